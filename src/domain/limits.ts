@@ -1,0 +1,17 @@
+/** Size and shape limits of SPEC §3 and §4, in one place so docs and checks agree. */
+export const LIMITS = {
+  bodyBytes: 1024 * 1024,
+  valueBytes: 512 * 1024,
+  entityPathChars: 512,
+  entityPathSegments: 32,
+  segmentChars: 128,
+  keyChars: 256,
+  tags: 64,
+  tagChars: 128,
+  agentIdChars: 256,
+  eventTypeChars: 128,
+  listLimitMax: 1000,
+  listLimitDefault: 100,
+  historyLimitMax: 1000,
+  namespaceChars: 128,
+} as const;

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { LIMITS } from './limits.ts';
+
+// C0, DEL and C1 control characters. Also the Unicode line/paragraph separators and BOM,
+// which render invisibly and are a favourite for spoofing paths in logs and UIs.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/;
+
+/** Whether a string holds a lone UTF-16 surrogate, which has no UTF-8 form and breaks storage. */
+const hasLoneSurrogate = (s: string): boolean => !s.isWellFormed();
+
+/**
+ * Entity path rules of SPEC §3: 1–32 segments joined by `/`, each 1–128 characters, total
+ * ≤ 512, no empty / `.` / `..` segment, no control characters. The message names the rule so
+ * an agent can fix its input.
+ */
+export const entityPathProblem = (path: string): string | null => {
+  if (path.length === 0) return 'must not be empty';
+  if (path.length > LIMITS.entityPathChars) return `must be at most ${LIMITS.entityPathChars} characters`;
+  if (CONTROL.test(path)) return 'must not contain control characters';
+  if (hasLoneSurrogate(path)) return 'must be valid Unicode';
+  if (path.startsWith('/') || path.endsWith('/')) return 'must not start or end with "/"';
+  const segments = path.split('/');
+  if (segments.length > LIMITS.entityPathSegments) return `must have at most ${LIMITS.entityPathSegments} segments`;
+  for (const segment of segments) {
+    if (segment.length === 0) return 'must not contain an empty segment ("//")';
+    if (segment === '.' || segment === '..') return 'must not contain "." or ".." segments';
+    if (segment.length > LIMITS.segmentChars) return `segments must be at most ${LIMITS.segmentChars} characters`;
+    if (segment.trim() !== segment) return 'segments must not start or end with whitespace';
+  }
+  return null;
+};
+
+export const keyProblem = (key: string): string | null => {
+  if (key.length === 0) return 'must not be empty';
+  if (key.length > LIMITS.keyChars) return `must be at most ${LIMITS.keyChars} characters`;
+  if (CONTROL.test(key)) return 'must not contain control characters';
+  if (hasLoneSurrogate(key)) return 'must be valid Unicode';
+  return null;
+};
+
+/** A short label (agent id, namespace, event type, tag): printable, bounded. */
+const labelProblem = (max: number) => (s: string): string | null => {
+  if (s.length === 0) return 'must not be empty';
+  if (s.length > max) return `must be at most ${max} characters`;
+  if (CONTROL.test(s)) return 'must not contain control characters';
+  if (hasLoneSurrogate(s)) return 'must be valid Unicode';
+  return null;
+};
+
+const checked = (problem: (s: string) => string | null, description: string) =>
+  z
+    .string()
+    .superRefine((s, ctx) => {
+      const p = problem(s);
+      if (p) ctx.addIssue({ code: 'custom', message: p });
+    })
+    .describe(description);
+
+export const EntityPathSchema = checked(
+  entityPathProblem,
+  'Slash-separated path naming the entity, e.g. "repos/acme/api" or "incidents/pagerduty/checkout".',
+);
+export const KeySchema = checked(keyProblem, 'Name of the entry under its entity path, e.g. "pr-42". May contain "/".');
+export const AgentIdSchema = checked(labelProblem(LIMITS.agentIdChars), 'Identity of the writer, e.g. "triage-bot".');
+export const EventTypeSchema = checked(labelProblem(LIMITS.eventTypeChars), 'Dotted type label, e.g. "pull_request.merged".');
+export const NamespaceSchema = checked(labelProblem(LIMITS.namespaceChars), 'Namespace the entry lives in.');
+export const TagSchema = checked(labelProblem(LIMITS.tagChars), 'A free-form tag.');
+
+/** Segment-wise prefix test: `repos/acme` covers `repos/acme` and `repos/acme/api`, not `repos/acme-corp`. */
+export const pathHasPrefix = (path: string, prefix: string): boolean =>
+  path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 47 /* "/" */);

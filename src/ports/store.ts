@@ -1,0 +1,82 @@
+import type { Entry, EntryAddress } from '../domain/entry.ts';
+import type { ChangeFeed } from './change-feed.ts';
+
+export type BackendName = 'filesystem' | 'postgres' | 's3';
+
+/** A position in the (entity_path, key) order; lists resume strictly after it. */
+export interface ListPosition {
+  entity_path: string;
+  key: string;
+}
+
+export interface ListQuery {
+  namespace: string;
+  /** Segment-wise entity path prefix (see `pathHasPrefix`); absent = every path. */
+  prefix?: string;
+  agentId?: string;
+  /** ISO time; only entries whose current version was written at or after it. */
+  since?: string;
+  after?: ListPosition;
+  limit: number;
+  /** Clock for expiry, in ms since the epoch, so one request sees one instant. */
+  now: number;
+}
+
+export interface ListPage {
+  entries: Entry[];
+  /** Where the next page starts, or null when this page is the last. */
+  next: ListPosition | null;
+}
+
+export interface HistoryQuery {
+  limit: number;
+  /** Only versions strictly older than this one (for paging back through history). */
+  beforeVersion?: number;
+}
+
+/**
+ * Thrown by `append` when the entry's newest version is not the one the caller expected:
+ * another writer got there first. Services decide whether to retry or answer 409.
+ */
+export class VersionConflict extends Error {
+  readonly actual: number;
+  constructor(actual: number) {
+    super(`entry is at version ${actual}`);
+    this.name = 'VersionConflict';
+    this.actual = actual;
+  }
+}
+
+/**
+ * Durable storage of entry versions. Every backend (filesystem, PostgreSQL, S3) implements
+ * this contract and passes `test/contract/`.
+ *
+ * - Versions are immutable once appended; history is never rewritten.
+ * - `head` returns the newest version whatever it is (tombstone, expired); services decide
+ *   what is visible.
+ * - `list` returns only live entries (not deleted, not expired at `query.now`), ordered by
+ *   entity_path then key, both compared by Unicode code point (PostgreSQL `COLLATE "C"`).
+ * - When the backend cannot be reached, methods reject with `ServiceError('UNAVAILABLE')`.
+ */
+export interface Store {
+  readonly backend: BackendName;
+  readonly changes: ChangeFeed;
+
+  head(address: EntryAddress): Promise<Entry | null>;
+  version(address: EntryAddress, version: number): Promise<Entry | null>;
+  /** Versions newest first; empty when the entry was never written. */
+  history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]>;
+  list(query: ListQuery): Promise<ListPage>;
+
+  /**
+   * Persist `entry` (whose `version` is `expectedHead + 1`) atomically, only if the entry's
+   * newest stored version is still `expectedHead` (0 = never written); otherwise reject with
+   * `VersionConflict`. Resolves once the version is durable.
+   */
+  append(entry: Entry, expectedHead: number): Promise<void>;
+
+  /** Resolves when the backend answers; rejects with UNAVAILABLE otherwise. */
+  ping(): Promise<void>;
+  /** Flush, release locks and connections. Idempotent. */
+  close(): Promise<void>;
+}

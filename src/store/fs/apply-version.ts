@@ -1,0 +1,36 @@
+import type { Entry } from '../../domain/entry.ts';
+import type { EntryIndex } from './entry-index.ts';
+import type { Location } from './segment-log.ts';
+
+export class CorruptDataError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CorruptDataError';
+  }
+}
+
+/**
+ * Put one durable version into the index. Replaying a version the index already holds at
+ * the same place is a no-op (a checkpoint may overlap the log after it); any other gap or
+ * overlap means the data is not what Cairn wrote, and start-up must stop.
+ */
+export const applyVersion = (index: EntryIndex, entry: Entry, location: Location): void => {
+  const state = index.get(entry);
+  const have = state ? state.locations.length : 0;
+  if (entry.version <= have && state) {
+    const known = state.locations[entry.version - 1] as Location;
+    if (known.seg === location.seg && known.off === location.off) return;
+    throw new CorruptDataError(
+      `version ${entry.version} of ${entry.entity_path} / ${entry.key} appears twice (segment ${location.seg} offset ${location.off})`,
+    );
+  }
+  if (entry.version !== have + 1) {
+    throw new CorruptDataError(
+      `version ${entry.version} of ${entry.entity_path} / ${entry.key} follows version ${have} (segment ${location.seg} offset ${location.off})`,
+    );
+  }
+  const target = state ?? index.create(entry, entry);
+  target.locations.push(location);
+  target.head = entry;
+  target.reserved = entry.version;
+};

@@ -1,0 +1,92 @@
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Entry } from '../../domain/entry.ts';
+import { decodeRecords, encodeRecord } from './record-codec.ts';
+import type { EntryIndex } from './entry-index.ts';
+import { type Location, syncDirectory } from './segment-log.ts';
+
+/**
+ * A checkpoint is the index written to disk: every entry's head and version locations, and
+ * the log position it covers. Start-up loads it and replays only the log after it. The log
+ * keeps every version (history is never dropped), so the checkpoint is what keeps start-up
+ * time bounded as the log grows; losing it costs a full replay, never data.
+ */
+const FILE = 'checkpoint';
+const FORMAT = 1;
+/** Entries serialised between yields, so a checkpoint never holds the event loop for long. */
+const CHUNK = 2000;
+
+interface Header {
+  t: 'checkpoint';
+  format: number;
+  seg: number;
+  off: number;
+  count: number;
+}
+interface Item {
+  h: Entry;
+  l: number[];
+}
+
+export interface LoadedCheckpoint {
+  seg: number;
+  off: number;
+}
+
+/** Capture synchronously (consistent with `position`), then write in chunks in the background. */
+export const writeCheckpoint = async (dir: string, index: EntryIndex, position: { seg: number; off: number }): Promise<void> => {
+  const captured: Array<[Entry, Location[], number]> = [];
+  for (const state of index.states()) captured.push([state.head, state.locations, state.head.version]);
+  const parts: Buffer[] = [encodeRecord({ t: 'checkpoint', format: FORMAT, ...position, count: captured.length } satisfies Header)];
+  for (let i = 0; i < captured.length; i += CHUNK) {
+    for (const [head, locations, versions] of captured.slice(i, i + CHUNK)) {
+      const flat: number[] = [];
+      for (const loc of locations.slice(0, versions)) flat.push(loc.seg, loc.off, loc.len);
+      parts.push(encodeRecord({ h: head, l: flat } satisfies Item));
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  parts.push(encodeRecord({ t: 'end', count: captured.length }));
+  const tmp = join(dir, `${FILE}.tmp`);
+  await writeFile(tmp, Buffer.concat(parts), { flush: true, mode: 0o600 });
+  await rename(tmp, join(dir, FILE));
+  await syncDirectory(dir);
+};
+
+/**
+ * Load the checkpoint into `index`, or return null (after which the caller replays the whole
+ * log) when there is none or it is damaged: a checkpoint is a cache, never the only copy.
+ */
+export const loadCheckpoint = async (dir: string, index: EntryIndex, warn: (msg: string) => void): Promise<LoadedCheckpoint | null> => {
+  let buf: Buffer;
+  try {
+    buf = await readFile(join(dir, FILE));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  let header: Header | null = null;
+  const items: Item[] = [];
+  let complete = false;
+  for (const rec of decodeRecords(buf)) {
+    if (rec.kind !== 'record') break;
+    const payload = rec.payload as Header | Item | { t: 'end'; count: number };
+    if (!header) {
+      if ((payload as Header).t !== 'checkpoint' || (payload as Header).format !== FORMAT) break;
+      header = payload as Header;
+    } else if ('t' in payload && payload.t === 'end') {
+      complete = payload.count === items.length && items.length === header.count;
+      break;
+    } else items.push(payload as Item);
+  }
+  if (!header || !complete) {
+    warn('checkpoint file is damaged or incomplete; rebuilding the index from the full log');
+    return null;
+  }
+  for (const { h, l } of items) {
+    const state = index.create(h, h);
+    for (let i = 0; i < l.length; i += 3) state.locations.push({ seg: l[i] as number, off: l[i + 1] as number, len: l[i + 2] as number });
+    state.reserved = h.version;
+  }
+  return { seg: header.seg, off: header.off };
+};

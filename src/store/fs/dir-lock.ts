@@ -1,0 +1,71 @@
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+
+export class DirectoryLockedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DirectoryLockedError';
+  }
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else — still alive.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * An exclusive lock on the data directory: a LOCK file created with O_EXCL, holding the
+ * owner's pid and host. A lock left by a dead process (after kill -9) is taken over; a lock
+ * held by our own pid is stale too (a container restarting as pid 1 again).
+ */
+export const lockDirectory = (dir: string): (() => void) => {
+  const path = join(dir, 'LOCK');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }));
+      closeSync(fd);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        try {
+          unlinkSync(path);
+        } catch {
+          // Already gone: nothing to release.
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let owner: { pid?: number; host?: string } = {};
+    try {
+      owner = JSON.parse(readFileSync(path, 'utf8')) as typeof owner;
+    } catch {
+      // Unreadable or half-written lock: the writer died before finishing it.
+    }
+    const pid = owner.pid ?? 0;
+    if (pid > 0 && pid !== process.pid && owner.host === hostname() && alive(pid)) {
+      throw new DirectoryLockedError(
+        `data directory ${dir} is in use by process ${pid}; stop that server or choose another --data-dir`,
+      );
+    }
+    if (pid > 0 && owner.host !== undefined && owner.host !== hostname()) {
+      throw new DirectoryLockedError(
+        `data directory ${dir} is locked by process ${pid} on host ${owner.host}; if that server is gone, remove ${path}`,
+      );
+    }
+    try {
+      unlinkSync(path);
+    } catch {
+      // Another starter removed it first; retry the exclusive create.
+    }
+  }
+  throw new DirectoryLockedError(`could not lock data directory ${dir}: another server is starting on it`);
+};

@@ -1,0 +1,148 @@
+import { mkdir } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import type { Entry, EntryAddress } from '../../domain/entry.ts';
+import { unavailable } from '../../domain/errors.ts';
+import { LocalChangeFeed } from '../../ports/memory-feed.ts';
+import { type HistoryQuery, type ListPage, type ListQuery, type Store, VersionConflict } from '../../ports/store.ts';
+import { applyVersion } from './apply-version.ts';
+import { writeCheckpoint } from './checkpoint.ts';
+import { lockDirectory } from './dir-lock.ts';
+import { EntryIndex } from './entry-index.ts';
+import { decodeOne, encodeRecord } from './record-codec.ts';
+import { recover } from './recovery.ts';
+import { SegmentLog } from './segment-log.ts';
+
+export interface FsStoreOptions {
+  dir: string;
+  logger: Logger;
+  /** Log bytes written since the last checkpoint that trigger a new one. */
+  checkpointBytes?: number;
+}
+
+const addressId = (a: EntryAddress): string => `${a.namespace}\u0000${a.entity_path}\u0000${a.key}`;
+
+/**
+ * The embedded default backend: one log of versions on local disk (see segment-log.ts),
+ * an in-memory index of heads, checkpoints for quick start-up, and a lock so that one
+ * server owns the directory.
+ */
+export class FsStore implements Store {
+  readonly backend = 'filesystem' as const;
+  readonly changes: LocalChangeFeed;
+  private readonly index: EntryIndex;
+  private readonly log: SegmentLog;
+  private readonly options: FsStoreOptions;
+  private readonly release: () => void;
+  /** Versions accepted but not yet durable, so concurrent appends see each other. */
+  private readonly inflight = new Map<string, number>();
+  private bytesSinceCheckpoint: number;
+  private checkpointing: Promise<void> | null = null;
+  private closed = false;
+
+  private constructor(options: FsStoreOptions, index: EntryIndex, log: SegmentLog, release: () => void, replayed: number) {
+    this.options = options;
+    this.index = index;
+    this.log = log;
+    this.release = release;
+    this.bytesSinceCheckpoint = replayed;
+    this.changes = new LocalChangeFeed((error) => options.logger.error({ err: error }, 'change listener failed'));
+  }
+
+  static async open(options: FsStoreOptions): Promise<FsStore> {
+    await mkdir(options.dir, { recursive: true, mode: 0o700 });
+    const release = lockDirectory(options.dir);
+    try {
+      const started = performance.now();
+      const index = new EntryIndex();
+      const end = await recover(options.dir, index, (msg) => options.logger.warn(msg));
+      const log = await SegmentLog.open(options.dir, end.seg, end.off);
+      options.logger.info({ entries: index.size, ms: Math.round(performance.now() - started) }, 'filesystem store ready');
+      const store = new FsStore(options, index, log, release, end.replayedBytes);
+      store.maybeCheckpoint();
+      return store;
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  async head(address: EntryAddress): Promise<Entry | null> {
+    return this.index.get(address)?.head ?? null;
+  }
+
+  async version(address: EntryAddress, version: number): Promise<Entry | null> {
+    const state = this.index.get(address);
+    if (!state || version < 1 || version > state.locations.length) return null;
+    if (version === state.head.version) return state.head;
+    const record = decodeOne(await this.log.read(state.locations[version - 1]!)) as { e: Entry };
+    return record.e;
+  }
+
+  async history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]> {
+    const state = this.index.get(address);
+    if (!state) return [];
+    const top = Math.min(state.head.version, (query.beforeVersion ?? Number.MAX_SAFE_INTEGER) - 1);
+    const versions: Entry[] = [];
+    for (let v = top; v >= 1 && versions.length < query.limit; v--) {
+      versions.push((await this.version(address, v)) as Entry);
+    }
+    return versions;
+  }
+
+  async list(query: ListQuery): Promise<ListPage> {
+    return this.index.list(query);
+  }
+
+  async append(entry: Entry, expectedHead: number): Promise<void> {
+    if (this.closed) throw unavailable('the store is shutting down');
+    const id = addressId(entry);
+    const current = this.inflight.get(id) ?? this.index.get(entry)?.head.version ?? 0;
+    if (current !== expectedHead) throw new VersionConflict(current);
+    this.inflight.set(id, entry.version);
+    const record = encodeRecord({ t: 'v', e: entry });
+    try {
+      await this.log.append(record, (location) => applyVersion(this.index, entry, location));
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'write to the data log failed');
+      throw unavailable('the data directory could not be written', error);
+    } finally {
+      if (this.inflight.get(id) === entry.version) this.inflight.delete(id);
+    }
+    this.bytesSinceCheckpoint += record.length;
+    this.maybeCheckpoint();
+    this.changes.publish(entry);
+  }
+
+  async ping(): Promise<void> {
+    if (this.closed) throw unavailable('the store is closed');
+  }
+
+  private maybeCheckpoint(): void {
+    const threshold = this.options.checkpointBytes ?? 32 * 1024 * 1024;
+    if (this.checkpointing || this.bytesSinceCheckpoint < threshold) return;
+    this.checkpoint();
+  }
+
+  private checkpoint(): Promise<void> {
+    this.bytesSinceCheckpoint = 0;
+    const started = performance.now();
+    this.checkpointing = writeCheckpoint(this.options.dir, this.index, this.log.position)
+      .then(() => this.options.logger.debug({ ms: Math.round(performance.now() - started) }, 'checkpoint written'))
+      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'checkpoint failed; the log still holds every write'))
+      .finally(() => {
+        this.checkpointing = null;
+      });
+    return this.checkpointing;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.checkpointing;
+    await this.log.close();
+    if (this.bytesSinceCheckpoint > 0) await this.checkpoint();
+    this.release();
+  }
+}
+
+export const openFsStore = (options: FsStoreOptions): Promise<FsStore> => FsStore.open(options);

@@ -1,0 +1,69 @@
+import { crc32 } from 'node:zlib';
+
+/**
+ * One record on disk: [u32 payload length][u32 CRC-32 of payload][payload (UTF-8 JSON)].
+ * The checksum lets start-up tell a torn or rotten record from a good one.
+ */
+const HEADER = 8;
+/** Records are bounded by the request body limit; anything larger is corruption. */
+const MAX_PAYLOAD = 16 * 1024 * 1024;
+
+export const encodeRecord = (payload: unknown): Buffer => {
+  const body = Buffer.from(JSON.stringify(payload), 'utf8');
+  const record = Buffer.allocUnsafe(HEADER + body.length);
+  record.writeUInt32LE(body.length, 0);
+  record.writeUInt32LE(crc32(body), 4);
+  body.copy(record, HEADER);
+  return record;
+};
+
+export type Decoded =
+  | { kind: 'record'; payload: unknown; offset: number; length: number }
+  | { kind: 'end'; offset: number }
+  | { kind: 'bad'; offset: number; reason: string };
+
+/**
+ * Walk the records of `buf` from `start`. Stops at the end, or at the first record that is
+ * cut short or fails its checksum; what that means (torn tail or real damage) is the
+ * caller's call, since only it knows where the buffer sits in the log.
+ */
+export function* decodeRecords(buf: Buffer, start = 0): Generator<Decoded> {
+  let offset = start;
+  while (offset < buf.length) {
+    if (buf.length - offset < HEADER) {
+      yield { kind: 'bad', offset, reason: 'record header cut short' };
+      return;
+    }
+    const length = buf.readUInt32LE(offset);
+    if (length > MAX_PAYLOAD) {
+      yield { kind: 'bad', offset, reason: `implausible record length ${length}` };
+      return;
+    }
+    if (offset + HEADER + length > buf.length) {
+      yield { kind: 'bad', offset, reason: 'record body cut short' };
+      return;
+    }
+    const body = buf.subarray(offset + HEADER, offset + HEADER + length);
+    if (crc32(body) !== buf.readUInt32LE(offset + 4)) {
+      yield { kind: 'bad', offset, reason: 'checksum mismatch' };
+      return;
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(body.toString('utf8'));
+    } catch {
+      yield { kind: 'bad', offset, reason: 'record is not JSON' };
+      return;
+    }
+    yield { kind: 'record', payload, offset, length: HEADER + length };
+    offset += HEADER + length;
+  }
+  yield { kind: 'end', offset };
+}
+
+/** Decode a single record read back from a known location. */
+export const decodeOne = (buf: Buffer): unknown => {
+  const first = decodeRecords(buf).next().value;
+  if (!first || first.kind !== 'record') throw new Error(`unreadable record: ${first?.kind === 'bad' ? first.reason : 'empty'}`);
+  return first.payload;
+};

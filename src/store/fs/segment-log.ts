@@ -1,0 +1,168 @@
+import { constants } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Where a record lives: segment number, byte offset, byte length. */
+export interface Location {
+  seg: number;
+  off: number;
+  len: number;
+}
+
+/** Segments roll at this size so that start-up, checkpoints and reads stay bounded. */
+export const SEGMENT_BYTES = 64 * 1024 * 1024;
+
+// Not O_APPEND: on Linux it ignores the write position, and we must be able to overwrite a
+// failed batch's leftovers at the known end of the log.
+const WRITE_FLAGS = constants.O_RDWR | constants.O_CREAT;
+
+export const segmentName = (seg: number): string => `${String(seg).padStart(8, '0')}.log`;
+
+/** Make a file's creation or rename durable: its directory entry must reach the disk too. */
+export const syncDirectory = async (dir: string): Promise<void> => {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+};
+
+interface Pending {
+  record: Buffer;
+  /** Runs synchronously once the record is durable, before anyone can observe the new end. */
+  onDurable: (location: Location) => void;
+  resolve: (location: Location) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The append-only log with group commit: records that arrive while a flush is running wait
+ * for the next one, and one write + one fdatasync covers the whole batch. A record's promise
+ * resolves only after the fdatasync that covers it, so an acknowledged write survives a crash.
+ */
+export class SegmentLog {
+  private readonly dir: string;
+  private handle: FileHandle;
+  private seg: number;
+  private size: number;
+  private pending: Pending[] = [];
+  private flushing = false;
+  private broken: Error | null = null;
+  private readonly readers = new Map<number, FileHandle>();
+
+  private constructor(dir: string, handle: FileHandle, seg: number, size: number) {
+    this.dir = dir;
+    this.handle = handle;
+    this.seg = seg;
+    this.size = size;
+  }
+
+  /** Open segment `seg` for appending at `size` (the end of its last good record). */
+  static async open(dir: string, seg: number, size: number): Promise<SegmentLog> {
+    const handle = await open(join(dir, segmentName(seg)), WRITE_FLAGS, 0o600);
+    // Anything past the last good record is a torn tail the caller chose to drop.
+    await handle.truncate(size);
+    await handle.datasync();
+    await syncDirectory(dir);
+    return new SegmentLog(dir, handle, seg, size);
+  }
+
+  get position(): { seg: number; off: number } {
+    return { seg: this.seg, off: this.size };
+  }
+
+  /**
+   * Append `record`; `onDurable` applies it to in-memory state in the same tick that moves
+   * the log's end, so a checkpoint never sees a position its index does not cover.
+   */
+  append(record: Buffer, onDurable: (location: Location) => void): Promise<Location> {
+    if (this.broken) return Promise.reject(this.broken);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ record, onDurable, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    while (this.pending.length > 0 && !this.broken) {
+      const batch = this.pending;
+      this.pending = [];
+      try {
+        if (this.size > 0 && this.size >= SEGMENT_BYTES) await this.roll();
+        const data = Buffer.concat(batch.map((p) => p.record));
+        await this.writeAll(data, this.size);
+        await this.handle.datasync();
+        let off = this.size;
+        this.size += data.length;
+        for (const p of batch) {
+          const location = { seg: this.seg, off, len: p.record.length };
+          off += p.record.length;
+          try {
+            p.onDurable(location);
+            p.resolve(location);
+          } catch (error) {
+            p.reject(error);
+          }
+        }
+      } catch (error) {
+        // Versions queued behind a failed batch may build on it: fail them too.
+        for (const p of [...batch, ...this.pending.splice(0)]) p.reject(error);
+        await this.forgetFailedBatch(error);
+      }
+    }
+    for (const p of this.pending.splice(0)) p.reject(this.broken);
+    this.flushing = false;
+  }
+
+  /**
+   * A batch that failed (disk full, I/O error) may be partly on disk. Cut it off so that its
+   * never-acknowledged records cannot be replayed at start; if even that fails, stop taking
+   * writes rather than risk it.
+   */
+  private async forgetFailedBatch(cause: unknown): Promise<void> {
+    try {
+      await this.handle.truncate(this.size);
+    } catch {
+      this.broken = new Error('the data log could not be repaired after a failed write; restart the server', { cause });
+    }
+  }
+
+  private async writeAll(data: Buffer, position: number): Promise<void> {
+    let written = 0;
+    while (written < data.length) {
+      const { bytesWritten } = await this.handle.write(data, written, data.length - written, position + written);
+      written += bytesWritten;
+    }
+  }
+
+  private async roll(): Promise<void> {
+    await this.handle.close();
+    this.seg += 1;
+    this.size = 0;
+    this.handle = await open(join(this.dir, segmentName(this.seg)), WRITE_FLAGS, 0o600);
+    await syncDirectory(this.dir);
+  }
+
+  /** Read one record back (old versions are not kept in memory). */
+  async read(location: Location): Promise<Buffer> {
+    let reader = this.readers.get(location.seg);
+    if (!reader) {
+      reader = await open(join(this.dir, segmentName(location.seg)), 'r');
+      this.readers.set(location.seg, reader);
+    }
+    const buf = Buffer.allocUnsafe(location.len);
+    const { bytesRead } = await reader.read(buf, 0, location.len, location.off);
+    if (bytesRead !== location.len) throw new Error(`short read in segment ${location.seg} at ${location.off}`);
+    return buf;
+  }
+
+  /** Wait for pending writes, then close every file. */
+  async close(): Promise<void> {
+    while (this.flushing) await new Promise((r) => setTimeout(r, 1));
+    await this.handle.close();
+    for (const reader of this.readers.values()) await reader.close();
+    this.readers.clear();
+  }
+}

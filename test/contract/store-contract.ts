@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Entry } from '../../src/domain/entry.ts';
+import { contentHash } from '../../src/domain/content-hash.ts';
+import { type Store, VersionConflict } from '../../src/ports/store.ts';
+
+/** What a backend's test file gives the contract: a fresh, empty store, and a way to reopen it. */
+export interface StoreHarness {
+  store: Store;
+  /** Close the store and open a new instance over the same data (durability). */
+  reopen(): Promise<Store>;
+  cleanup(): Promise<void>;
+}
+
+let counter = 0;
+export const makeEntry = (overrides: Partial<Entry> = {}): Entry => {
+  const now = new Date().toISOString();
+  const value = overrides.value ?? { n: ++counter };
+  return {
+    namespace: 'default',
+    entity_path: 'repos/acme/api',
+    key: 'pr-1',
+    version: 1,
+    confidence: 1,
+    agent_id: 'tester',
+    event_type: null,
+    memory_type: 'fact',
+    shared: false,
+    tags: [],
+    provenance: {},
+    created_at: now,
+    written_at: now,
+    expires_at: null,
+    deleted: false,
+    ...overrides,
+    value,
+    content_hash: contentHash(value),
+  };
+};
+
+const addr = (e: Entry) => ({ namespace: e.namespace, entity_path: e.entity_path, key: e.key });
+
+/** Write `count` versions of one entry, as a service would, and return the last. */
+const writeVersions = async (store: Store, base: Partial<Entry>, count: number): Promise<Entry> => {
+  let last = makeEntry({ ...base, version: 1 });
+  for (let v = 1; v <= count; v++) {
+    last = makeEntry({ ...base, version: v, value: { v } });
+    await store.append(last, v - 1);
+  }
+  return last;
+};
+
+/**
+ * The Store contract (src/ports/store.ts). Every backend runs this same suite; a backend is
+ * done when it passes here, not when its own tests do.
+ */
+export const describeStoreContract = (name: string, open: () => Promise<StoreHarness>): void => {
+  describe(`Store contract: ${name}`, () => {
+    let h: StoreHarness;
+    let store: Store;
+    // Each test works in its own namespace so tests stay independent on a shared store.
+    let ns = '';
+    let nsCounter = 0;
+    const nextNs = () => {
+      ns = `ns${++nsCounter}-${Date.now()}`;
+      return ns;
+    };
+
+    beforeAll(async () => {
+      h = await open();
+      store = h.store;
+    });
+    afterAll(async () => {
+      await h?.cleanup();
+    });
+
+    it('appends a first version and reads it back as head and by number', async () => {
+      const e = makeEntry({ namespace: nextNs(), value: { title: 'Fix retry storm', nested: { a: [1, 'ü'] } } });
+      await store.append(e, 0);
+      expect(await store.head(addr(e))).toEqual(e);
+      expect(await store.version(addr(e), 1)).toEqual(e);
+      expect(await store.version(addr(e), 2)).toBeNull();
+      expect(await store.head({ ...addr(e), key: 'other' })).toBeNull();
+    });
+
+    it('keeps string values as strings', async () => {
+      const e = makeEntry({ namespace: nextNs(), value: 'plain text ✓ with "quotes"\nand lines' });
+      await store.append(e, 0);
+      expect((await store.head(addr(e)))?.value).toBe('plain text ✓ with "quotes"\nand lines');
+    });
+
+    it('rejects an append whose expected head is stale, reporting the actual version', async () => {
+      const last = await writeVersions(store, { namespace: nextNs() }, 2);
+      const stale = makeEntry({ ...addr(last), version: 2 });
+      const error = await store.append(stale, 1).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(VersionConflict);
+      expect((error as VersionConflict).actual).toBe(2);
+      const fresh = makeEntry({ ...addr(last), version: 1, key: 'new-key' });
+      await expect(store.append(fresh, 3)).rejects.toBeInstanceOf(VersionConflict);
+      expect((await store.head(addr(last)))?.version).toBe(2);
+    });
+
+    it('lets exactly one of two racing appends of the same version win', async () => {
+      const base = { namespace: nextNs(), key: 'race' };
+      const results = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => store.append(makeEntry({ ...base, version: 1, value: { i } }), 0)),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(VersionConflict);
+      expect(await store.history({ namespace: ns, entity_path: 'repos/acme/api', key: 'race' }, { limit: 10 })).toHaveLength(1);
+    });
+
+    it('returns history newest first, with limit and paging', async () => {
+      const last = await writeVersions(store, { namespace: nextNs() }, 5);
+      const all = await store.history(addr(last), { limit: 100 });
+      expect(all.map((e) => e.version)).toEqual([5, 4, 3, 2, 1]);
+      expect(all[4]?.value).toEqual({ v: 1 });
+      expect((await store.history(addr(last), { limit: 2 })).map((e) => e.version)).toEqual([5, 4]);
+      expect((await store.history(addr(last), { limit: 2, beforeVersion: 4 })).map((e) => e.version)).toEqual([3, 2]);
+      expect(await store.history({ ...addr(last), key: 'never' }, { limit: 10 })).toEqual([]);
+    });
+
+    it('lists by segment-wise prefix in code point order with paging', async () => {
+      const n = nextNs();
+      const paths = ['repos/acme', 'repos/acme/api', 'repos/acme-corp/web', 'repos/acme/api/v2', 'repos/zeta', 'incidents/pd/checkout'];
+      for (const p of paths) for (const k of ['b', 'a', 'k/with/slash', '𝒳', '\uE000']) {
+        await store.append(makeEntry({ namespace: n, entity_path: p, key: k }), 0);
+      }
+      const page1 = await store.list({ namespace: n, prefix: 'repos/acme', limit: 4, now: Date.now() });
+      expect(page1.entries.map((e) => `${e.entity_path}|${e.key}`)).toEqual([
+        'repos/acme|a', 'repos/acme|b', 'repos/acme|k/with/slash', 'repos/acme|\uE000',
+      ]);
+      expect(page1.next).toEqual({ entity_path: 'repos/acme', key: '\uE000' });
+      const rest = await store.list({ namespace: n, prefix: 'repos/acme', limit: 100, after: page1.next!, now: Date.now() });
+      expect(rest.next).toBeNull();
+      expect(rest.entries.map((e) => `${e.entity_path}|${e.key}`)).toEqual([
+        'repos/acme|𝒳',
+        'repos/acme/api|a', 'repos/acme/api|b', 'repos/acme/api|k/with/slash', 'repos/acme/api|\uE000', 'repos/acme/api|𝒳',
+        'repos/acme/api/v2|a', 'repos/acme/api/v2|b', 'repos/acme/api/v2|k/with/slash', 'repos/acme/api/v2|\uE000', 'repos/acme/api/v2|𝒳',
+      ]);
+      const everything = await store.list({ namespace: n, limit: 1000, now: Date.now() });
+      expect(everything.entries).toHaveLength(paths.length * 5);
+      expect(everything.entries[0]?.entity_path).toBe('incidents/pd/checkout');
+    });
+
+    it('lists exactly `limit` entries with no next page when the store holds exactly that many', async () => {
+      const n = nextNs();
+      for (const k of ['a', 'b', 'c']) await store.append(makeEntry({ namespace: n, key: k }), 0);
+      const page = await store.list({ namespace: n, limit: 3, now: Date.now() });
+      expect(page.entries).toHaveLength(3);
+      // A next position is allowed here only if following it yields nothing.
+      if (page.next) expect((await store.list({ namespace: n, limit: 3, after: page.next, now: Date.now() })).entries).toEqual([]);
+    });
+
+    it('lists only live current versions, filtered by agent and time', async () => {
+      const n = nextNs();
+      const t0 = new Date(Date.now() - 60_000).toISOString();
+      await store.append(makeEntry({ namespace: n, key: 'old', agent_id: 'a1', written_at: t0, created_at: t0 }), 0);
+      await store.append(makeEntry({ namespace: n, key: 'new', agent_id: 'a2' }), 0);
+      const v1 = makeEntry({ namespace: n, key: 'gone', agent_id: 'a1' });
+      await store.append(v1, 0);
+      await store.append(makeEntry({ ...addr(v1), version: 2, deleted: true, agent_id: 'a1' }), 1);
+      await store.append(makeEntry({ namespace: n, key: 'expired', expires_at: new Date(Date.now() - 1000).toISOString() }), 0);
+      await store.append(makeEntry({ namespace: n, key: 'later', expires_at: new Date(Date.now() + 60_000).toISOString() }), 0);
+      const now = Date.now();
+      const keys = async (q: { agentId?: string; since?: string }) =>
+        (await store.list({ namespace: n, limit: 100, now, ...q })).entries.map((e) => e.key);
+      expect(await keys({})).toEqual(['later', 'new', 'old']);
+      expect(await keys({ agentId: 'a1' })).toEqual(['old']);
+      expect(await keys({ since: new Date(now - 30_000).toISOString() })).toEqual(['later', 'new']);
+      // Expiry is judged at the query's instant, not when the entry was written.
+      expect((await store.list({ namespace: n, limit: 100, now: now + 120_000 })).entries.map((e) => e.key)).toEqual(['new', 'old']);
+    });
+
+    it('keeps namespaces apart', async () => {
+      const a = nextNs();
+      const b = `${a}-other`;
+      await store.append(makeEntry({ namespace: a, key: 'shared-name', value: { ns: 'a' } }), 0);
+      expect(await store.head({ namespace: b, entity_path: 'repos/acme/api', key: 'shared-name' })).toBeNull();
+      expect((await store.list({ namespace: b, limit: 10, now: Date.now() })).entries).toEqual([]);
+      await store.append(makeEntry({ namespace: b, key: 'shared-name', value: { ns: 'b' } }), 0);
+      expect((await store.head({ namespace: a, entity_path: 'repos/acme/api', key: 'shared-name' }))?.value).toEqual({ ns: 'a' });
+    });
+
+    it('announces every appended version on the change feed', async () => {
+      const n = nextNs();
+      const seen: Entry[] = [];
+      const stop = store.changes.subscribe((e) => {
+        if (e.namespace === n) seen.push(e);
+      });
+      const last = await writeVersions(store, { namespace: n, key: 'fed' }, 3);
+      await expect.poll(() => seen.length, { timeout: 5000 }).toBe(3);
+      stop();
+      expect(seen.map((e) => e.version)).toEqual([1, 2, 3]);
+      expect(seen[2]).toEqual(last);
+    });
+
+    it('answers ping while healthy', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
+    it('keeps every version across a reopen', async () => {
+      const n = nextNs();
+      const last = await writeVersions(store, { namespace: n, key: 'durable' }, 3);
+      await store.append(makeEntry({ namespace: n, key: 'two', value: 'second' }), 0);
+      store = await h.reopen();
+      expect(await store.head(addr(last))).toEqual(last);
+      expect((await store.history(addr(last), { limit: 10 })).map((e) => e.version)).toEqual([3, 2, 1]);
+      expect((await store.list({ namespace: n, limit: 10, now: Date.now() })).entries.map((e) => e.key)).toEqual(['durable', 'two']);
+      await store.append(makeEntry({ ...addr(last), version: 4 }), 3);
+      expect((await store.head(addr(last)))?.version).toBe(4);
+    });
+  });
+};

@@ -1,0 +1,27 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { openFsStore } from '../../src/store/fs/index.ts';
+import type { Store } from '../../src/ports/store.ts';
+import { describeStoreContract } from './store-contract.ts';
+
+describeStoreContract('filesystem', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cairn-fs-'));
+  const logger = pino({ level: 'silent' });
+  let store: Store = await openFsStore({ dir, logger });
+  return {
+    get store() {
+      return store;
+    },
+    async reopen() {
+      await store.close();
+      store = await openFsStore({ dir, logger });
+      return store;
+    },
+    async cleanup() {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});

@@ -1,0 +1,112 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './free-port.ts';
+
+export interface TestS3 {
+  /** http://127.0.0.1:<port>; use path-style addressing. */
+  endpoint: string;
+  bucket: string;
+  /** s3rver accepts exactly these credentials. */
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Kills the server; objects stay on disk. */
+  stopServer(): Promise<void>;
+  /** Brings the server back on the same port with the same objects. */
+  startServer(): Promise<void>;
+  /** Stops the server and deletes its directory. */
+  stop(): Promise<void>;
+}
+
+// s3rver runs in a child process rather than in the test process: a test that blocks its own
+// event loop (execFileSync of the CLI, say) would otherwise stall the S3 server its subject is
+// talking to, and killing the child is a faithful outage. The IPC channel doubles as a
+// lifeline: when the test process dies, however it dies, the child sees `disconnect`, removes
+// the directory and exits, so a crashed run leaves nothing behind.
+const CHILD = `
+const [modulePath, options] = [process.argv[1], JSON.parse(process.argv[2])];
+const S3rver = require(modulePath);
+process.on('disconnect', () => {
+  require('node:fs').rmSync(options.directory, { recursive: true, force: true });
+  process.exit(0);
+});
+new S3rver(options).run().then(
+  () => process.send('ready'),
+  (err) => { console.error(err); process.exit(1); },
+);
+`;
+
+export async function startS3(): Promise<TestS3> {
+  const directory = await mkdtemp(join(tmpdir(), 'cairn-s3-'));
+  const port = await freePort();
+  const bucket = 'cairn-test';
+  const options = {
+    address: '127.0.0.1',
+    port,
+    directory,
+    silent: true,
+    // Creating an existing bucket is a no-op, so restarts keep their objects.
+    configureBuckets: [{ name: bucket, configs: [] }],
+  };
+  const modulePath = createRequire(import.meta.url).resolve('s3rver');
+  let child: ChildProcess | undefined;
+
+  async function startServer(): Promise<void> {
+    if (child) return;
+    const proc = spawn(process.execPath, ['-e', CHILD, modulePath, JSON.stringify(options)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    await waitReady(proc);
+    // Neither the child nor its IPC channel may keep a finished test process alive.
+    proc.unref();
+    proc.channel?.unref();
+    child = proc;
+  }
+
+  async function stopServer(): Promise<void> {
+    const proc = child;
+    if (!proc) return;
+    child = undefined;
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.ref(); // keep the process up until the exit below is seen
+      const exited = once(proc, 'exit');
+      proc.kill('SIGKILL');
+      await exited;
+    }
+  }
+
+  try {
+    await startServer();
+  } catch (err) {
+    await rm(directory, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    bucket,
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    startServer,
+    stopServer,
+    async stop() {
+      await stopServer();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+function waitReady(proc: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) =>
+      reject(new Error(`s3rver exited during start-up (code ${String(code)})`));
+    proc.once('exit', onExit);
+    proc.once('message', (message) => {
+      proc.off('exit', onExit);
+      if (message === 'ready') resolve();
+      else reject(new Error(`unexpected message from s3rver: ${String(message)}`));
+    });
+  });
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError, type ConfigFlags, parseConfig } from './config.ts';
+import { createLogger } from './http/logger.ts';
+import { startServer } from './server.ts';
+import { VERSION } from './version.ts';
+
+const port = (value: string): string => {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('expected a port number 0–65535');
+  return value;
+};
+
+/** `cairn serve`: run the HTTP API until SIGINT/SIGTERM, then shut down gracefully. */
+const serve = async (flags: ConfigFlags): Promise<void> => {
+  let config;
+  try {
+    config = parseConfig(process.env, flags);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`cairn: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  let server;
+  try {
+    server = await startServer(config, logger);
+  } catch (error) {
+    logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
+    logger.flush();
+    process.exit(1);
+  }
+  const stop = (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    void server.close().then(
+      () => {
+        logger.flush();
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        logger.flush();
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+};
+
+const program = new Command()
+  .name('cairn')
+  .description('Cairn: shared memory for software agents')
+  .version(VERSION, '-v, --version');
+
+program
+  .command('serve')
+  .description('run the HTTP API (and MCP at /mcp) on the configured backend')
+  .option('-p, --port <port>', 'port to listen on (CAIRN_PORT, default 8080)', port)
+  .option('--host <host>', 'address to bind (CAIRN_HOST, default 127.0.0.1)')
+  .option('--data-dir <dir>', 'filesystem backend directory (CAIRN_DATA_DIR, default /data/.cairn)')
+  .action(async (options: ConfigFlags) => serve(options));
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { LIMITS } from '../domain/limits.ts';
+import type { Store } from '../ports/store.ts';
+import type { ServiceDeps } from '../services/context.ts';
+import { VERSION } from '../version.ts';
+import { registerAuth } from './auth.ts';
+import { registerErrorHandlers } from './errors.ts';
+import { redactUrl } from './logger.ts';
+import { type Metrics, createMetrics, registerRequestMetrics } from './metrics.ts';
+import { entryRoutes } from './routes/entries.ts';
+import { historyRoutes } from './routes/history.ts';
+import { streamRoutes } from './routes/stream.ts';
+import { systemRoutes } from './routes/system.ts';
+
+export interface AppOptions {
+  config: Config;
+  store: Store;
+  logger: Logger;
+  now?: () => number;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/**
+ * The composition root of the HTTP transport. Route schemas (zod) document the API in the
+ * OpenAPI file; validation itself happens in the services, so REST and MCP share it.
+ */
+export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInstance; metrics: Metrics }> => {
+  const { config, store, logger } = options;
+  const app = Fastify({
+    loggerInstance: logger,
+    bodyLimit: LIMITS.bodyBytes,
+    // One log line per request (the onResponse hook below) instead of fastify's two.
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
+    requestIdHeader: false,
+    // Keep a caller's id when it is sane, so logs join up across services; else make one.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { maxParamLength: 4096 },
+  });
+  const metrics = createMetrics();
+  const deps: ServiceDeps = { store, now: options.now ?? Date.now };
+
+  // Zod schemas are for documentation; services validate, so the compilers pass data through.
+  app.setValidatorCompiler(() => (data) => ({ value: data }));
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.removeContentTypeParser('text/plain');
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Cairn', version: VERSION, description: 'Shared memory for software agents.' },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-Cairn-API-Key' },
+          bearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+      security: [{ apiKey: [] }, { bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    );
+  });
+
+  registerErrorHandlers(app);
+  registerAuth(app, config.apiKeys);
+  registerRequestMetrics(app, metrics);
+  systemRoutes(app, store, metrics);
+  entryRoutes(app, deps, config, metrics);
+  historyRoutes(app, deps, config);
+  streamRoutes(app, store, config, metrics);
+  await app.ready();
+  return { app, metrics };
+};

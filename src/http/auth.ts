@@ -1,0 +1,42 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ServiceError } from '../domain/errors.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Reachable without an API key (health, readiness, dashboard files). */
+    public?: boolean;
+  }
+}
+
+const digest = (key: string): Buffer => createHash('sha256').update(key).digest();
+
+/** The key a request presents: `X-Cairn-API-Key`, or `Authorization: Bearer <key>`. */
+export const presentedKey = (request: FastifyRequest): string | undefined => {
+  const header = request.headers['x-cairn-api-key'];
+  if (typeof header === 'string' && header.length > 0) return header;
+  const auth = request.headers.authorization;
+  if (typeof auth === 'string' && /^bearer\s+/i.test(auth)) return auth.replace(/^bearer\s+/i, '').trim();
+  return undefined;
+};
+
+/**
+ * Static API keys (CAIRN_API_KEYS). Keys are compared as SHA-256 digests with a constant-time
+ * compare, so neither timing nor length tells an attacker how close a guess was.
+ */
+export const registerAuth = (app: FastifyInstance, apiKeys: readonly string[]): void => {
+  if (apiKeys.length === 0) {
+    app.log.warn('CAIRN_API_KEYS is not set: running in open mode, every request is allowed without a key');
+    return;
+  }
+  const known = apiKeys.map(digest);
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config?.public) return;
+    const key = presentedKey(request);
+    if (key === undefined) throw new ServiceError('UNAUTHENTICATED', 'an API key is required: send X-Cairn-API-Key or Authorization: Bearer');
+    const candidate = digest(key);
+    let ok = false;
+    for (const k of known) ok = timingSafeEqual(k, candidate) || ok;
+    if (!ok) throw new ServiceError('UNAUTHENTICATED', 'the API key is not valid');
+  });
+};

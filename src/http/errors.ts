@@ -1,0 +1,45 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ERROR_STATUS, ServiceError } from '../domain/errors.ts';
+import { codeForStatus, errorBody } from './error-body.ts';
+
+/** Fastify's own request errors, each mapped to the SPEC §4 code a client can act on. */
+const FASTIFY_CODES: Record<string, { status: number; message?: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, message: 'the body is not valid JSON' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, message: 'the body is empty; send a JSON object' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: 'the body is larger than 1 MiB' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, message: 'send the body as application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, message: 'the Content-Length does not match the body' },
+  FST_ERR_CTP_INVALID_TYPE: { status: 415, message: 'send the body as application/json' },
+};
+
+/**
+ * One error shape for every route (SPEC §4). ServiceErrors carry their code; fastify's
+ * parse errors become 400/413/415; anything else is a bug, logged with its stack and answered
+ * without internals.
+ */
+export const registerErrorHandlers = (app: FastifyInstance): void => {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ServiceError) {
+      if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
+      if (error.code === 'UNAVAILABLE') request.log.warn({ err: error.cause ?? error }, error.message);
+      return reply.status(ERROR_STATUS[error.code]).send(errorBody(error.code, error.message, request.id, error.details));
+    }
+    const known = error.code ? FASTIFY_CODES[error.code] : undefined;
+    if (known) {
+      return reply.status(known.status).send(errorBody(codeForStatus(known.status), known.message ?? error.message, request.id));
+    }
+    if (error instanceof SyntaxError) {
+      return reply.status(400).send(errorBody('BAD_REQUEST', 'the body is not valid JSON', request.id));
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return reply.status(status).send(errorBody(codeForStatus(status), error.message, request.id));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.status(500).send(errorBody('INTERNAL', 'internal error; the request id identifies it in the server log', request.id));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(errorBody('NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`, request.id)),
+  );
+};

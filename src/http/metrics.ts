@@ -1,0 +1,46 @@
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The metrics one server exposes at /metrics; a registry per app keeps tests independent. */
+export interface Metrics {
+  registry: Registry;
+  entryWrites: Counter<'result'>;
+  streamClients: Gauge;
+}
+
+export const createMetrics = (): Metrics => {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'cairn_' });
+  return {
+    registry,
+    entryWrites: new Counter({
+      name: 'cairn_entry_writes_total',
+      help: 'Entry writes by result (created, unchanged, deleted)',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    streamClients: new Gauge({ name: 'cairn_stream_clients', help: 'Open /api/v1/stream connections', registers: [registry] }),
+  };
+};
+
+/** Request rate, errors and latency per route (the route pattern, never the raw URL). */
+export const registerRequestMetrics = (app: FastifyInstance, metrics: Metrics): void => {
+  const requests = new Counter({
+    name: 'cairn_http_requests_total',
+    help: 'HTTP requests by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [metrics.registry],
+  });
+  const duration = new Histogram({
+    name: 'cairn_http_request_duration_seconds',
+    help: 'HTTP request latency by method and route',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [metrics.registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+};

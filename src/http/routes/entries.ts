@@ -1,0 +1,89 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Config } from '../../config.ts';
+import type { ServiceDeps } from '../../services/context.ts';
+import { deleteEntry } from '../../services/delete-entry.ts';
+import { ListEntriesInput, listEntries } from '../../services/list-entries.ts';
+import { readEntry } from '../../services/read-entry.ts';
+import { EntrySchema } from '../../services/schemas.ts';
+import { WriteEntryInput, writeEntry } from '../../services/write-entry.ts';
+import { contextOf } from '../context.ts';
+import { addressFromUrl } from '../entry-url.ts';
+import type { Metrics } from '../metrics.ts';
+import { ErrorResponse } from './error-schema.ts';
+
+const PREFIX = '/api/v1/entries/';
+const WildcardParams = z.object({ '*': z.string().describe('<entity_path>/<key>, the key percent-encoded if it contains "/"') });
+const AddressQuery = z.object({
+  namespace: z.string().optional(),
+  version: z.number().int().optional().describe('A past version to read.'),
+});
+
+/** Write, read, delete and list entries (SPEC §5). Routes adapt HTTP; services decide. */
+export const entryRoutes = (app: FastifyInstance, deps: ServiceDeps, config: Config, metrics: Metrics): void => {
+  app.post(
+    '/api/v1/entries',
+    {
+      schema: {
+        summary: 'Write an entry (creates a new version unless identical to the current one)',
+        tags: ['entries'],
+        body: WriteEntryInput,
+        response: { 200: z.object({ entry: EntrySchema, unchanged: z.literal(true) }), 201: z.object({ entry: EntrySchema, unchanged: z.literal(false) }), ...ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const result = await writeEntry(deps, contextOf(request, config), request.body);
+      metrics.entryWrites.inc({ result: result.created ? 'created' : 'unchanged' });
+      return reply.status(result.created ? 201 : 200).send({ entry: result.entry, unchanged: !result.created });
+    },
+  );
+
+  app.get(
+    '/api/v1/entries/*',
+    {
+      schema: {
+        summary: 'Read the current version of an entry, or ?version=N',
+        tags: ['entries'],
+        params: WildcardParams,
+        querystring: AddressQuery,
+        response: { 200: EntrySchema, ...ErrorResponse },
+      },
+    },
+    async (request) => {
+      const query = request.query as Record<string, unknown>;
+      return readEntry(deps, contextOf(request, config), { ...query, ...addressFromUrl(request, PREFIX) });
+    },
+  );
+
+  app.delete(
+    '/api/v1/entries/*',
+    {
+      schema: {
+        summary: 'Delete an entry (writes a tombstone version; history is kept)',
+        tags: ['entries'],
+        params: WildcardParams,
+        querystring: z.object({ namespace: z.string().optional(), if_version: z.number().int().optional() }),
+        response: { 204: z.null().describe('Deleted'), ...ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as Record<string, unknown>;
+      await deleteEntry(deps, contextOf(request, config), { ...query, ...addressFromUrl(request, PREFIX) });
+      metrics.entryWrites.inc({ result: 'deleted' });
+      return reply.status(204).send();
+    },
+  );
+
+  app.get(
+    '/api/v1/entries',
+    {
+      schema: {
+        summary: 'List live entries under an entity path prefix',
+        tags: ['entries'],
+        querystring: ListEntriesInput,
+        response: { 200: z.object({ entries: z.array(EntrySchema), next_cursor: z.string().nullable() }), ...ErrorResponse },
+      },
+    },
+    async (request) => listEntries(deps, contextOf(request, config), request.query),
+  );
+};

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Config } from '../../config.ts';
+import type { ServiceDeps } from '../../services/context.ts';
+import { entryHistory } from '../../services/entry-history.ts';
+import { EntrySchema } from '../../services/schemas.ts';
+import { contextOf } from '../context.ts';
+import { addressFromUrl } from '../entry-url.ts';
+import { ErrorResponse } from './error-schema.ts';
+
+const PREFIX = '/api/v1/history/';
+
+export const historyRoutes = (app: FastifyInstance, deps: ServiceDeps, config: Config): void => {
+  app.get(
+    '/api/v1/history/*',
+    {
+      schema: {
+        summary: 'Every version of an entry, newest first (tombstones included)',
+        tags: ['entries'],
+        params: z.object({ '*': z.string() }),
+        querystring: z.object({
+          namespace: z.string().optional(),
+          limit: z.number().int().optional(),
+          before: z.number().int().optional().describe('Only versions older than this one.'),
+        }),
+        response: { 200: z.object({ versions: z.array(EntrySchema), next_before: z.number().nullable() }), ...ErrorResponse },
+      },
+    },
+    async (request) => {
+      const query = request.query as Record<string, unknown>;
+      return entryHistory(deps, contextOf(request, config), { ...query, ...addressFromUrl(request, PREFIX) });
+    },
+  );
+};

@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Config } from '../../config.ts';
+import type { Entry } from '../../domain/entry.ts';
+import { pathHasPrefix } from '../../domain/names.ts';
+import type { Store } from '../../ports/store.ts';
+import { parseInput } from '../../services/parse-input.ts';
+import { EntityPathSchema } from '../../domain/names.ts';
+import { contextOf } from '../context.ts';
+import type { Metrics } from '../metrics.ts';
+import { SseConnection } from '../sse.ts';
+
+const StreamQuery = z.object({
+  entity_path: EntityPathSchema.optional().describe('Only writes at or below this path.'),
+});
+
+/**
+ * GET /api/v1/stream: every entry write in the caller's namespace as an `entry` event, live.
+ * The store's change feed includes other replicas' writes, so this works across replicas.
+ */
+export const streamRoutes = (app: FastifyInstance, store: Store, config: Config, metrics: Metrics): void => {
+  const open = new Set<SseConnection>();
+  app.addHook('preClose', async () => {
+    for (const connection of open) connection.close();
+  });
+
+  app.get(
+    '/api/v1/stream',
+    { schema: { summary: 'Server-sent events: every entry write, live (event "entry")', tags: ['stream'], querystring: StreamQuery } },
+    async (request, reply) => {
+      const ctx = contextOf(request, config);
+      const query = parseInput(StreamQuery, request.query);
+      reply.hijack();
+      let unsubscribe = (): void => {};
+      const connection = new SseConnection(reply.raw, config.sseKeepAliveMs, () => {
+        unsubscribe();
+        open.delete(connection);
+        metrics.streamClients.dec();
+      });
+      open.add(connection);
+      metrics.streamClients.inc();
+      unsubscribe = store.changes.subscribe((entry: Entry) => {
+        if (entry.namespace !== ctx.namespace) return;
+        if (query.entity_path !== undefined && !pathHasPrefix(entry.entity_path, query.entity_path)) return;
+        connection.send('entry', entry, `${entry.entity_path}/${encodeURIComponent(entry.key)}@${entry.version}`);
+      });
+    },
+  );
+};

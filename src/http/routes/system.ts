@@ -1,0 +1,64 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Store } from '../../ports/store.ts';
+import { VERSION } from '../../version.ts';
+import { errorBody } from '../error-body.ts';
+import type { Metrics } from '../metrics.ts';
+
+const READY_TIMEOUT_MS = 2000;
+
+/** A ping that gives up: a hung backend must turn /ready red, not hang it. */
+const pingWithin = (store: Store, ms: number): Promise<void> =>
+  Promise.race([
+    store.ping(),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref()),
+  ]);
+
+/** Liveness, readiness, metrics and the OpenAPI document. */
+export const systemRoutes = (app: FastifyInstance, store: Store, metrics: Metrics): void => {
+  const started = Date.now();
+
+  app.get(
+    '/health',
+    {
+      config: { public: true },
+      schema: {
+        summary: 'Liveness: the process is up',
+        tags: ['system'],
+        response: { 200: z.object({ status: z.literal('ok'), version: z.string(), backend: z.string(), uptime_s: z.number() }) },
+      },
+    },
+    async () => ({ status: 'ok' as const, version: VERSION, backend: store.backend, uptime_s: Math.round((Date.now() - started) / 1000) }),
+  );
+
+  app.get(
+    '/ready',
+    {
+      config: { public: true },
+      schema: {
+        summary: 'Readiness: the storage backend answers',
+        tags: ['system'],
+        response: { 200: z.object({ status: z.literal('ready'), backend: z.string() }) },
+      },
+    },
+    async (request, reply) => {
+      try {
+        await pingWithin(store, READY_TIMEOUT_MS);
+        return { status: 'ready' as const, backend: store.backend };
+      } catch (error) {
+        request.log.warn({ err: error }, 'readiness check failed');
+        return reply
+          .status(503)
+          .header('retry-after', '2')
+          .send(errorBody('UNAVAILABLE', `the ${store.backend} backend is not answering`, request.id));
+      }
+    },
+  );
+
+  app.get('/metrics', { schema: { summary: 'Prometheus metrics', tags: ['system'] } }, async (_request, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply.type(metrics.registry.contentType).send(text);
+  });
+
+  app.get('/api/v1/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document', tags: ['system'] } }, async () => app.swagger());
+};

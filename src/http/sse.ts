@@ -1,0 +1,53 @@
+import type { ServerResponse } from 'node:http';
+
+/** A client that stops reading is cut off past this much unsent data; it can reconnect. */
+const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+
+/**
+ * One server-sent-events connection: the framing (a `data:` line per line of payload, so
+ * no payload can break a frame), a keep-alive comment, and a bound on what a slow client
+ * can make the server hold.
+ */
+export class SseConnection {
+  private readonly res: ServerResponse;
+  private readonly timer: NodeJS.Timeout;
+  private closed = false;
+  private readonly onClose: () => void;
+
+  constructor(res: ServerResponse, keepAliveMs: number, onClose: () => void) {
+    this.res = res;
+    this.onClose = onClose;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write('retry: 3000\n\n');
+    this.timer = setInterval(() => this.write(': keep-alive\n\n'), keepAliveMs);
+    res.on('close', () => this.close());
+  }
+
+  send(event: string, data: unknown, id?: string): void {
+    const lines = JSON.stringify(data).split('\n').map((line) => `data: ${line}`).join('\n');
+    const idLine = id === undefined ? '' : `id: ${id.replace(/[\r\n]/g, '')}\n`;
+    this.write(`${idLine}event: ${event}\n${lines}\n\n`);
+  }
+
+  private write(frame: string): void {
+    if (this.closed) return;
+    if (this.res.writableLength > MAX_BUFFERED_BYTES) {
+      this.close();
+      return;
+    }
+    this.res.write(frame);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    this.onClose();
+    this.res.end();
+  }
+}

@@ -1,0 +1,20 @@
+import type { Store } from '../ports/store.ts';
+
+/**
+ * Who is asking, built by a transport (HTTP, MCP, CLI) for each call. Services decide with
+ * it and never look at transport details.
+ */
+export interface Context {
+  requestId: string;
+  /** Namespace the caller works in unless it names one it may use. */
+  namespace: string;
+  /** Writer identity used when a write does not name its own `agent_id`. */
+  agentId: string;
+}
+
+/** What services need from the running system. */
+export interface ServiceDeps {
+  store: Store;
+  /** Milliseconds since the epoch; a port so tests can move time (TTL). */
+  now: () => number;
+}

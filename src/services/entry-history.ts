@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import type { Entry } from '../domain/entry.ts';
+import { ServiceError } from '../domain/errors.ts';
+import { LIMITS } from '../domain/limits.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { parseInput } from './parse-input.ts';
+import { AddressSchema } from './schemas.ts';
+
+export const EntryHistoryInput = AddressSchema.extend({
+  limit: z.coerce.number().int().min(1).max(LIMITS.historyLimitMax).default(100),
+  before: z.coerce.number().int().min(2).optional().describe('Only versions older than this one (paging back).'),
+});
+export type EntryHistoryInput = z.input<typeof EntryHistoryInput>;
+
+export interface HistoryResult {
+  versions: Entry[];
+  /** Pass as `before` to get the next older page; null at version 1. */
+  next_before: number | null;
+}
+
+/** Every version of an entry, newest first, tombstones included; 404 if it was never written. */
+export const entryHistory = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<HistoryResult> => {
+  const input = parseInput(EntryHistoryInput, raw);
+  const address = { namespace: input.namespace ?? ctx.namespace, entity_path: input.entity_path, key: input.key };
+  const versions = await deps.store.history(address, { limit: input.limit, beforeVersion: input.before });
+  if (versions.length === 0 && !(await deps.store.head(address))) {
+    throw new ServiceError('NOT_FOUND', `entry ${address.entity_path} / ${address.key} not found`);
+  }
+  const oldest = versions[versions.length - 1];
+  return { versions, next_before: oldest && oldest.version > 1 ? oldest.version : null };
+};

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import type { Entry } from '../domain/entry.ts';
+import { ServiceError } from '../domain/errors.ts';
+import { LIMITS } from '../domain/limits.ts';
+import { AgentIdSchema, EntityPathSchema, NamespaceSchema, entityPathProblem, keyProblem } from '../domain/names.ts';
+import type { ListPosition } from '../ports/store.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { parseInput } from './parse-input.ts';
+
+export const ListEntriesInput = z.object({
+  namespace: NamespaceSchema.optional(),
+  entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment ("repos/acme" matches "repos/acme/api", not "repos/acme-corp").'),
+  agent_id: AgentIdSchema.optional(),
+  since: z.iso.datetime({ offset: true }).optional().describe('Only entries written at or after this time (ISO 8601).'),
+  limit: z.coerce.number().int().min(1).max(LIMITS.listLimitMax).default(LIMITS.listLimitDefault),
+  cursor: z.string().max(4096).optional().describe('The `next_cursor` of the previous page.'),
+});
+export type ListEntriesInput = z.input<typeof ListEntriesInput>;
+
+export interface ListResult {
+  entries: Entry[];
+  next_cursor: string | null;
+}
+
+const encodeCursor = (position: ListPosition): string => Buffer.from(JSON.stringify([position.entity_path, position.key])).toString('base64url');
+
+const decodeCursor = (cursor: string): ListPosition => {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(parsed) && parsed.length === 2) {
+      const [entity_path, key] = parsed as unknown[];
+      if (typeof entity_path === 'string' && typeof key === 'string' && !entityPathProblem(entity_path) && !keyProblem(key)) {
+        return { entity_path, key };
+      }
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new ServiceError('VALIDATION_FAILED', 'cursor is not one this server issued', {
+    details: [{ field: 'cursor', message: 'pass the next_cursor of a previous page unchanged' }],
+  });
+};
+
+/** Live entries under a path prefix, in (entity_path, key) order, a page at a time. */
+export const listEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<ListResult> => {
+  const input = parseInput(ListEntriesInput, raw);
+  const page = await deps.store.list({
+    namespace: input.namespace ?? ctx.namespace,
+    prefix: input.entity_path,
+    agentId: input.agent_id,
+    since: input.since === undefined ? undefined : new Date(input.since).toISOString(),
+    after: input.cursor === undefined ? undefined : decodeCursor(input.cursor),
+    limit: input.limit,
+    now: deps.now(),
+  });
+  return { entries: page.entries, next_cursor: page.next ? encodeCursor(page.next) : null };
+};

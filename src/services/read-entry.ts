@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { type Entry, isLive } from '../domain/entry.ts';
+import { ServiceError } from '../domain/errors.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { parseInput } from './parse-input.ts';
+import { AddressSchema } from './schemas.ts';
+
+export const ReadEntryInput = AddressSchema.extend({
+  version: z.coerce.number().int().min(1).optional().describe('Read this past version instead of the current one.'),
+});
+export type ReadEntryInput = z.input<typeof ReadEntryInput>;
+
+/**
+ * The current version of a live entry, or a given past version. Deleted and expired entries
+ * are 404 as a whole; their past versions stay readable by number (history is kept), except
+ * the tombstone itself, which holds no content.
+ */
+export const readEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<Entry> => {
+  const input = parseInput(ReadEntryInput, raw);
+  const address = { namespace: input.namespace ?? ctx.namespace, entity_path: input.entity_path, key: input.key };
+  if (input.version !== undefined) {
+    const entry = await deps.store.version(address, input.version);
+    if (!entry) throw new ServiceError('NOT_FOUND', `version ${input.version} of ${address.entity_path} / ${address.key} not found`);
+    if (entry.deleted) throw new ServiceError('NOT_FOUND', `version ${input.version} of ${address.entity_path} / ${address.key} is a deletion`);
+    return entry;
+  }
+  const head = await deps.store.head(address);
+  if (!head || !isLive(head, deps.now())) {
+    throw new ServiceError('NOT_FOUND', `entry ${address.entity_path} / ${address.key} not found`);
+  }
+  return head;
+};

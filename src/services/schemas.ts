@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { LIMITS } from '../domain/limits.ts';
+import { AgentIdSchema, EntityPathSchema, EventTypeSchema, KeySchema, NamespaceSchema, TagSchema } from '../domain/names.ts';
+
+/** Schemas shared by several operations; each operation's own input lives in its file. */
+
+export const ValueSchema = z
+  .union([z.string(), z.record(z.string(), z.unknown())])
+  .describe('The content: a plain string, or a JSON object (not an array or a number).');
+
+export const ConfidenceSchema = z
+  .number()
+  .min(0)
+  .max(1)
+  .describe('How much to trust this entry, from 0 (a guess) to 1 (system of record).');
+
+export const MemoryTypeSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z][a-z0-9_-]*$/, { error: 'expected a lower-case word such as "fact", "decision", "observation"' })
+  .describe('Kind of memory: "fact" (default), "decision", "observation", …');
+
+export const AddressSchema = z.object({
+  namespace: NamespaceSchema.optional(),
+  entity_path: EntityPathSchema,
+  key: KeySchema,
+});
+
+export const EntrySchema = z
+  .object({
+    namespace: z.string(),
+    entity_path: z.string(),
+    key: z.string(),
+    value: ValueSchema,
+    version: z.number().int(),
+    confidence: z.number(),
+    agent_id: z.string(),
+    event_type: z.string().nullable(),
+    memory_type: z.string(),
+    shared: z.boolean(),
+    tags: z.array(z.string()),
+    provenance: z.record(z.string(), z.unknown()),
+    content_hash: z.string(),
+    created_at: z.string(),
+    written_at: z.string(),
+    expires_at: z.string().nullable(),
+    deleted: z.boolean(),
+  })
+  .meta({ id: 'Entry', description: 'One version of a memory entry (SPEC §3).' });
+
+export const WriteFieldsSchema = {
+  confidence: ConfidenceSchema.optional(),
+  agent_id: AgentIdSchema.optional(),
+  event_type: EventTypeSchema.nullable().optional(),
+  memory_type: MemoryTypeSchema.optional(),
+  shared: z.boolean().optional(),
+  tags: z.array(TagSchema).max(LIMITS.tags).optional(),
+  provenance: z.record(z.string(), z.unknown()).optional().describe('Where this came from (connector, delivery id, URL, …).'),
+};

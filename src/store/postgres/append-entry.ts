@@ -1,0 +1,69 @@
+import type { Entry, EntryAddress } from '../../domain/entry.ts';
+import { VersionConflict } from '../../ports/store.ts';
+import type { Sql } from './client.ts';
+import { isUniqueViolation } from './db-errors.ts';
+import { ENTRY_CASTS, ENTRY_COLUMNS, entryParams } from './entry-row.ts';
+
+// $1… follow ENTRY_COLUMNS; the head row reuses the same parameters, $18 is the expected head.
+const param = (column: (typeof ENTRY_COLUMNS)[number]): string => `$${ENTRY_COLUMNS.indexOf(column) + 1}`;
+const HEAD_VALUES = ['namespace', 'entity_path', 'key', 'version', 'agent_id', 'written_at', 'expires_at', 'deleted'] as const;
+
+const INSERT_VERSION = `
+  insert into cairn_versions (${ENTRY_COLUMNS.join(', ')})
+  select ${ENTRY_COLUMNS.map((c) => `${param(c)}::${ENTRY_CASTS[c]}`).join(', ')} from head
+  returning seq`;
+
+/**
+ * One statement, hence one round trip and one implicit transaction: claim the head, then
+ * insert the version only if the claim succeeded. The claim is the compare-and-set. Under
+ * READ COMMITTED a concurrent claim on the same row makes this statement wait for the other
+ * transaction and then re-check its condition against the committed row, so of two racing
+ * writers exactly one claims version N and the other claims nothing.
+ */
+const CREATE_FIRST = `
+  with head as (
+    insert into cairn_heads (${HEAD_VALUES.join(', ')})
+    values (${HEAD_VALUES.map(param).join(', ')})
+    on conflict do nothing
+    returning 1
+  )${INSERT_VERSION}`;
+
+const ADVANCE = `
+  with head as (
+    update cairn_heads
+       set ${HEAD_VALUES.slice(3).map((c) => `${c} = ${param(c)}`).join(', ')}
+     where namespace = $1 and entity_path = $2 and key = $3 and version = $18
+    returning 1
+  )${INSERT_VERSION}`;
+
+const currentVersion = async (sql: Sql, a: EntryAddress): Promise<number> => {
+  const rows = await sql<{ version: number }[]>`
+    select version from cairn_heads
+     where namespace = ${a.namespace} and entity_path = ${a.entity_path} and key = ${a.key}`;
+  return rows[0]?.version ?? 0;
+};
+
+/**
+ * Appends `entry` if the entry's head is still `expectedHead`, returning the version's
+ * global sequence number; otherwise throws VersionConflict with the version found.
+ */
+export const appendEntry = async (sql: Sql, entry: Entry, expectedHead: number): Promise<number> => {
+  if (entry.version !== expectedHead + 1) {
+    throw new Error(`append: version ${entry.version} does not follow expected head ${expectedHead}`);
+  }
+  const params = entryParams(entry);
+  let rows: { seq: string }[];
+  try {
+    rows = expectedHead === 0
+      ? await sql.unsafe<{ seq: string }[]>(CREATE_FIRST, params, { prepare: true })
+      : await sql.unsafe<{ seq: string }[]>(ADVANCE, [...params, expectedHead], { prepare: true });
+  } catch (error) {
+    // Only reachable if the versions table holds a version the head row does not know of
+    // (edited by hand): the primary key still refuses a second version N.
+    if (!isUniqueViolation(error)) throw error;
+    rows = [];
+  }
+  const seq = rows[0]?.seq;
+  if (seq === undefined) throw new VersionConflict(await currentVersion(sql, entry));
+  return Number(seq);
+};

@@ -1,0 +1,64 @@
+import type { Logger } from 'pino';
+import { ServiceError, unavailable } from '../../domain/errors.ts';
+
+/** The fields the driver puts on its errors: SQLSTATE for server errors, errno-style for sockets. */
+interface DriverError {
+  code?: unknown;
+  message?: unknown;
+  detail?: unknown;
+}
+
+const asDriverError = (error: unknown): DriverError => (typeof error === 'object' && error !== null ? (error as DriverError) : {});
+
+/** SQLSTATE of a server error (five characters), or undefined for socket and client errors. */
+export const sqlState = (error: unknown): string | undefined => {
+  const code = asDriverError(error).code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+};
+
+export const isUniqueViolation = (error: unknown): boolean => sqlState(error) === '23505';
+
+/**
+ * Data exceptions (class 22) are caused by the entry itself, e.g. a "\u0000" inside a JSON
+ * string, which jsonb cannot hold, or a timestamp PostgreSQL cannot parse. Retrying cannot
+ * help, so they are the caller's to fix, not an outage.
+ */
+const isDataException = (state: string | undefined): boolean => state?.startsWith('22') === true;
+
+/**
+ * Classes that mean "the database cannot serve us right now": connection failures (08),
+ * resources (53), operator intervention such as shutdown or a cancelled statement (57),
+ * system errors (58), a read-only standby after failover (25006), rollbacks (40).
+ */
+const OUTAGE_CLASSES = ['08', '53', '57', '58', '40'];
+const isExpectedOutage = (error: unknown): boolean => {
+  const state = sqlState(error);
+  if (state === undefined) return true; // sockets, timeouts, a closed pool
+  return state === '25006' || OUTAGE_CLASSES.includes(state.slice(0, 2));
+};
+
+/**
+ * Turns whatever the driver threw into the errors the Store port promises: data problems
+ * become VALIDATION_FAILED, everything else UNAVAILABLE (retryable, 503). A raw driver error
+ * never leaves the store. Errors that are not plain outages (a missing table, a syntax error)
+ * are bugs or a damaged schema, so they are logged loudly while the caller still gets a 503.
+ */
+export const toServiceError = (error: unknown, operation: string, logger: Logger): ServiceError => {
+  if (error instanceof ServiceError) return error;
+  const state = sqlState(error);
+  const { message, detail } = asDriverError(error);
+  const text = typeof message === 'string' ? message : String(error);
+  if (isDataException(state)) {
+    const why = typeof detail === 'string' ? `${text} (${detail})` : text;
+    return new ServiceError('VALIDATION_FAILED', `the database refused the entry: ${why}`, {
+      details: [{ field: 'entry', message: why }],
+      cause: error,
+    });
+  }
+  // Expected outages are logged quietly: the transport logs each 503 already, and an outage
+  // would otherwise print one warning per request. The driver's text stays out of the
+  // message because clients see it (it can name internal hosts); it travels as `cause`.
+  if (isExpectedOutage(error)) logger.debug({ err: error, operation }, 'postgres unavailable');
+  else logger.error({ err: error, operation, sqlState: state }, 'unexpected postgres error');
+  return unavailable(`the database is unavailable (${operation}); retry shortly`, error);
+};

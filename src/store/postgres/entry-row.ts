@@ -1,0 +1,85 @@
+import type { Entry, EntryValue } from '../../domain/entry.ts';
+
+/** The versions columns that make up an Entry, in the order `entryParams` fills them. */
+export const ENTRY_COLUMNS = [
+  'namespace', 'entity_path', 'key', 'version', 'value', 'confidence', 'agent_id', 'event_type',
+  'memory_type', 'shared', 'tags', 'provenance', 'content_hash', 'created_at', 'written_at',
+  'expires_at', 'deleted',
+] as const;
+
+/** `v.namespace, v.entity_path, …` for a select over cairn_versions aliased as `alias`. */
+export const selectEntryColumns = (alias: string): string => ENTRY_COLUMNS.map((c) => `${alias}.${c}`).join(', ');
+
+/** A versions row as the driver returns it: jsonb parsed, timestamptz as Date, text[] as array. */
+export interface EntryRow {
+  namespace: string;
+  entity_path: string;
+  key: string;
+  version: number;
+  value: EntryValue;
+  confidence: number;
+  agent_id: string;
+  event_type: string | null;
+  memory_type: string;
+  shared: boolean;
+  tags: string[];
+  provenance: Record<string, unknown>;
+  content_hash: string;
+  created_at: Date;
+  written_at: Date;
+  expires_at: Date | null;
+  deleted: boolean;
+}
+
+/**
+ * Timestamps go in as the ISO strings services produce (`toISOString()`, millisecond
+ * precision, UTC) and come back in that same form, so a stored entry reads back deep-equal.
+ */
+export const rowToEntry = (row: EntryRow): Entry => ({
+  namespace: row.namespace,
+  entity_path: row.entity_path,
+  key: row.key,
+  value: row.value,
+  version: row.version,
+  confidence: row.confidence,
+  agent_id: row.agent_id,
+  event_type: row.event_type,
+  memory_type: row.memory_type,
+  shared: row.shared,
+  tags: row.tags,
+  provenance: row.provenance,
+  content_hash: row.content_hash,
+  created_at: row.created_at.toISOString(),
+  written_at: row.written_at.toISOString(),
+  expires_at: row.expires_at === null ? null : row.expires_at.toISOString(),
+  deleted: row.deleted,
+});
+
+/** Parameter values in ENTRY_COLUMNS order; JSON goes as text and is cast to jsonb in SQL. */
+export const entryParams = (e: Entry): (string | number | boolean | null | string[])[] => [
+  e.namespace,
+  e.entity_path,
+  e.key,
+  e.version,
+  JSON.stringify(e.value),
+  e.confidence,
+  e.agent_id,
+  e.event_type,
+  e.memory_type,
+  e.shared,
+  e.tags,
+  JSON.stringify(e.provenance),
+  e.content_hash,
+  e.created_at,
+  e.written_at,
+  e.expires_at,
+  e.deleted,
+];
+
+/** SQL casts per column, so parameters in a SELECT list get the types of the target columns. */
+export const ENTRY_CASTS: Readonly<Record<(typeof ENTRY_COLUMNS)[number], string>> = {
+  namespace: 'text', entity_path: 'text', key: 'text', version: 'int4', value: 'jsonb',
+  confidence: 'float8', agent_id: 'text', event_type: 'text', memory_type: 'text',
+  shared: 'bool', tags: 'text[]', provenance: 'jsonb', content_hash: 'text',
+  created_at: 'timestamptz', written_at: 'timestamptz', expires_at: 'timestamptz', deleted: 'bool',
+};

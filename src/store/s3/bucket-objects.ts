@@ -1,0 +1,122 @@
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { isConditionalConflict, isMissingObject, isPreconditionFailed, s3Unavailable } from './s3-client.ts';
+
+export interface ReadOptions {
+  /** Overrides the client's short request timeout, for large objects (snapshots). */
+  timeoutMs?: number;
+}
+
+/**
+ * The handful of object operations the store needs, with S3's answers turned into values
+ * (missing → null, precondition failed → 'exists') and every other failure into
+ * UNAVAILABLE, so the layers above never see SDK errors.
+ */
+export class BucketObjects {
+  private readonly client: S3Client;
+  readonly bucket: string;
+
+  constructor(client: S3Client, bucket: string) {
+    this.client = client;
+    this.bucket = bucket;
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (error) {
+      throw s3Unavailable(error, `HeadBucket ${this.bucket}`);
+    }
+  }
+
+  async getText(key: string, options: ReadOptions = {}): Promise<string | null> {
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), httpOptions(options));
+      return out.Body ? await out.Body.transformToString('utf8') : '';
+    } catch (error) {
+      if (isMissingObject(error)) return null;
+      throw s3Unavailable(error, 'GetObject');
+    }
+  }
+
+  /** The object's user metadata, or null when it does not exist. */
+  async head(key: string): Promise<Record<string, string> | null> {
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return out.Metadata ?? {};
+    } catch (error) {
+      if (isMissingObject(error)) return null;
+      throw s3Unavailable(error, 'HeadObject');
+    }
+  }
+
+  /**
+   * Create `key` only if it does not exist (`If-None-Match: *`). 'busy' is AWS's 409: another
+   * conditional write to the same key is in flight and its outcome is not known yet.
+   */
+  async create(key: string, body: string, metadata: Record<string, string> = {}): Promise<'created' | 'exists' | 'busy'> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({ ...putInput(this.bucket, key, body), IfNoneMatch: '*', Metadata: metadata }),
+      );
+      return 'created';
+    } catch (error) {
+      if (isPreconditionFailed(error)) return 'exists';
+      if (isConditionalConflict(error)) return 'busy';
+      throw s3Unavailable(error, 'PutObject');
+    }
+  }
+
+  async put(key: string, body: string, options: ReadOptions = {}): Promise<void> {
+    try {
+      await this.client.send(new PutObjectCommand(putInput(this.bucket, key, body)), httpOptions(options));
+    } catch (error) {
+      throw s3Unavailable(error, 'PutObject');
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (error) {
+      throw s3Unavailable(error, 'DeleteObject');
+    }
+  }
+
+  /** Keys under `prefix` strictly after `startAfter`, in S3's (byte) order, a page at a time. */
+  async *list(prefix: string, startAfter?: string): AsyncGenerator<string[]> {
+    let token: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
+          }),
+        );
+      } catch (error) {
+        throw s3Unavailable(error, 'ListObjectsV2');
+      }
+      yield (page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : []));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+}
+
+const putInput = (bucket: string, key: string, body: string) => ({
+  Bucket: bucket,
+  Key: key,
+  Body: body,
+  ContentType: 'application/json',
+});
+
+const httpOptions = (options: ReadOptions) => (options.timeoutMs ? { requestTimeout: options.timeoutMs } : {});

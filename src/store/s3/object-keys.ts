@@ -1,0 +1,77 @@
+import { sha256 } from '../../domain/content-hash.ts';
+import type { EntryAddress } from '../../domain/entry.ts';
+
+/**
+ * Where everything lives inside the bucket. Entity paths and keys never appear in object
+ * keys: they can be 512 + 256 characters of any Unicode (S3 keys stop at 1024 bytes, and some
+ * servers choke on unusual characters), so an entry is named by a hash of its address.
+ *
+ *   <prefix>v1/entries/<sha256>/<version, 10 digits>.json   one immutable object per version
+ *   <prefix>v1/changes/<ms, 13 digits>-<replica>-<seq>.json  one object per write, time-ordered
+ *   <prefix>v1/snapshots/<watermark ms, 13 digits>-<replica>.json   heads, for quick start-up
+ *   <prefix>v1/probe/conditional-put                         start-up check of If-None-Match
+ */
+export class ObjectKeys {
+  readonly entriesPrefix: string;
+  readonly changesPrefix: string;
+  readonly snapshotsPrefix: string;
+  readonly probeKey: string;
+
+  constructor(prefix: string) {
+    const root = `${prefix}v1/`;
+    this.entriesPrefix = `${root}entries/`;
+    this.changesPrefix = `${root}changes/`;
+    this.snapshotsPrefix = `${root}snapshots/`;
+    this.probeKey = `${root}probe/conditional-put`;
+  }
+
+  version(hash: string, version: number): string {
+    return `${this.entriesPrefix}${hash}/${String(version).padStart(10, '0')}.json`;
+  }
+
+  change(timeMs: number, replica: string, seq: number): string {
+    return `${this.changesPrefix}${pad13(timeMs)}-${replica}-${String(seq).padStart(8, '0')}.json`;
+  }
+
+  /**
+   * A StartAfter value below every change key stamped at or after `timeMs`: the bare
+   * timestamp sorts before `<timestamp>-…`, and after every earlier timestamp.
+   */
+  changesFrom(timeMs: number): string {
+    return `${this.changesPrefix}${pad13(Math.max(0, timeMs))}`;
+  }
+
+  parseChange(key: string): { timeMs: number; replica: string } | null {
+    const match = CHANGE_NAME.exec(key.slice(this.changesPrefix.length));
+    if (!key.startsWith(this.changesPrefix) || !match) return null;
+    return { timeMs: Number(match[1]), replica: match[2] as string };
+  }
+
+  snapshot(watermarkMs: number, replica: string): string {
+    return `${this.snapshotsPrefix}${pad13(watermarkMs)}-${replica}.json`;
+  }
+
+  parseSnapshot(key: string): { watermarkMs: number } | null {
+    const match = SNAPSHOT_NAME.exec(key.slice(this.snapshotsPrefix.length));
+    if (!key.startsWith(this.snapshotsPrefix) || !match) return null;
+    return { watermarkMs: Number(match[1]) };
+  }
+}
+
+const CHANGE_NAME = /^(\d{13})-([0-9a-f]+)-\d+\.json$/;
+const SNAPSHOT_NAME = /^(\d{13})-[0-9a-f]+\.json$/;
+
+const pad13 = (ms: number): string => String(Math.floor(ms)).padStart(13, '0');
+
+/**
+ * The name of one entry's versions. JSON array encoding keeps the three parts unambiguous
+ * (no separator that a key could contain).
+ */
+export const addressHash = (address: EntryAddress): string =>
+  sha256(JSON.stringify([address.namespace, address.entity_path, address.key]));
+
+export const addressOf = (entry: EntryAddress): EntryAddress => ({
+  namespace: entry.namespace,
+  entity_path: entry.entity_path,
+  key: entry.key,
+});

@@ -65,7 +65,12 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
       },
       security: [{ apiKey: [] }, { bearer: [] }],
     },
-    transform: jsonSchemaTransform,
+    // Entry routes match `*` (entity paths have any number of segments); document them as
+    // the two parameters they really are.
+    transform: (input) => {
+      const out = jsonSchemaTransform(input);
+      return out.url.endsWith('/*') ? { ...out, url: `${out.url.slice(0, -2)}/{entity_path}/{key}` } : out;
+    },
     transformObject: jsonSchemaTransformObject,
   });
 

@@ -3,6 +3,7 @@ import { contentHash } from '../domain/content-hash.ts';
 import { type Entry, isLive } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { VersionConflict } from '../ports/store.ts';
+import { contentionBackoff } from './backoff.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from './parse-input.ts';
 import { AddressSchema } from './schemas.ts';
@@ -12,7 +13,7 @@ export const DeleteEntryInput = AddressSchema.extend({
 });
 export type DeleteEntryInput = z.input<typeof DeleteEntryInput>;
 
-const MAX_ATTEMPTS = 8;
+const MAX_ATTEMPTS = 16;
 const EMPTY_HASH = contentHash('');
 
 /**
@@ -23,6 +24,7 @@ export const deleteEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown)
   const input = parseInput(DeleteEntryInput, raw);
   const address = { namespace: input.namespace ?? ctx.namespace, entity_path: input.entity_path, key: input.key };
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 1) await contentionBackoff(attempt);
     const head = await deps.store.head(address);
     const now = deps.now();
     if (!head || !isLive(head, now)) throw new ServiceError('NOT_FOUND', `entry ${address.entity_path} / ${address.key} not found`);

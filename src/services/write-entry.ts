@@ -4,6 +4,7 @@ import { type Entry, isLive } from '../domain/entry.ts';
 import { ServiceError, validationFailed } from '../domain/errors.ts';
 import { valueProblem } from '../domain/value.ts';
 import { VersionConflict } from '../ports/store.ts';
+import { contentionBackoff } from './backoff.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from './parse-input.ts';
 import { AddressSchema, ValueSchema, WriteFieldsSchema } from './schemas.ts';
@@ -34,7 +35,7 @@ export interface WriteResult {
 }
 
 /** Retries when another writer takes the version we were about to write. */
-const MAX_ATTEMPTS = 8;
+const MAX_ATTEMPTS = 16;
 
 /** Same content and metadata: a re-write that should not make a version. */
 const sameAs = (a: Entry, b: Entry): boolean =>
@@ -62,6 +63,7 @@ export const writeEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown):
   }
   const address = { namespace: input.namespace ?? ctx.namespace, entity_path: input.entity_path, key: input.key };
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 1) await contentionBackoff(attempt);
     const head = await deps.store.head(address);
     const now = deps.now();
     const live = head !== null && isLive(head, now);

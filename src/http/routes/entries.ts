@@ -10,10 +10,10 @@ import { WriteEntryInput, writeEntry } from '../../services/write-entry.ts';
 import { contextOf } from '../context.ts';
 import { addressFromUrl } from '../entry-url.ts';
 import type { Metrics } from '../metrics.ts';
+import { EntryParams } from './entry-params.ts';
 import { ErrorResponse } from './error-schema.ts';
 
 const PREFIX = '/api/v1/entries/';
-const WildcardParams = z.object({ '*': z.string().describe('<entity_path>/<key>, the key percent-encoded if it contains "/"') });
 const AddressQuery = z.object({
   namespace: z.string().optional(),
   version: z.number().int().optional().describe('A past version to read.'),
@@ -44,7 +44,7 @@ export const entryRoutes = (app: FastifyInstance, deps: ServiceDeps, config: Con
       schema: {
         summary: 'Read the current version of an entry, or ?version=N',
         tags: ['entries'],
-        params: WildcardParams,
+        params: EntryParams,
         querystring: AddressQuery,
         response: { 200: EntrySchema, ...ErrorResponse },
       },
@@ -61,7 +61,7 @@ export const entryRoutes = (app: FastifyInstance, deps: ServiceDeps, config: Con
       schema: {
         summary: 'Delete an entry (writes a tombstone version; history is kept)',
         tags: ['entries'],
-        params: WildcardParams,
+        params: EntryParams,
         querystring: z.object({ namespace: z.string().optional(), if_version: z.number().int().optional() }),
         response: { 204: z.null().describe('Deleted'), ...ErrorResponse },
       },

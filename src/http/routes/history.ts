@@ -6,6 +6,7 @@ import { entryHistory } from '../../services/entry-history.ts';
 import { EntrySchema } from '../../services/schemas.ts';
 import { contextOf } from '../context.ts';
 import { addressFromUrl } from '../entry-url.ts';
+import { EntryParams } from './entry-params.ts';
 import { ErrorResponse } from './error-schema.ts';
 
 const PREFIX = '/api/v1/history/';
@@ -17,7 +18,7 @@ export const historyRoutes = (app: FastifyInstance, deps: ServiceDeps, config: C
       schema: {
         summary: 'Every version of an entry, newest first (tombstones included)',
         tags: ['entries'],
-        params: z.object({ '*': z.string() }),
+        params: EntryParams,
         querystring: z.object({
           namespace: z.string().optional(),
           limit: z.number().int().optional(),

@@ -33,8 +33,8 @@ export class FsStore implements Store {
   private readonly log: SegmentLog;
   private readonly options: FsStoreOptions;
   private readonly release: () => void;
-  /** Versions accepted but not yet durable, so concurrent appends see each other. */
-  private readonly inflight = new Map<string, number>();
+  /** The newest version accepted per entry but not yet durable, so concurrent appends see it. */
+  private readonly inflight = new Map<string, { version: number; done: Promise<unknown> }>();
   private bytesSinceCheckpoint: number;
   private checkpointing: Promise<void> | null = null;
   private closed = false;
@@ -96,17 +96,23 @@ export class FsStore implements Store {
   async append(entry: Entry, expectedHead: number): Promise<void> {
     if (this.closed) throw unavailable('the store is shutting down');
     const id = addressId(entry);
-    const current = this.inflight.get(id) ?? this.index.get(entry)?.head.version ?? 0;
-    if (current !== expectedHead) throw new VersionConflict(current);
-    this.inflight.set(id, entry.version);
+    const pending = this.inflight.get(id);
+    const current = pending?.version ?? this.index.get(entry)?.head.version ?? 0;
+    if (current !== expectedHead) {
+      // Let the competing write land first, so the caller's retry reads a head it can build on.
+      if (pending) await pending.done.catch(() => {});
+      throw new VersionConflict(this.index.get(entry)?.head.version ?? 0);
+    }
     const record = encodeRecord({ t: 'v', e: entry });
+    const done = this.log.append(record, (location) => applyVersion(this.index, entry, location));
+    this.inflight.set(id, { version: entry.version, done });
     try {
-      await this.log.append(record, (location) => applyVersion(this.index, entry, location));
+      await done;
     } catch (error) {
       this.options.logger.error({ err: error }, 'write to the data log failed');
       throw unavailable('the data directory could not be written', error);
     } finally {
-      if (this.inflight.get(id) === entry.version) this.inflight.delete(id);
+      if (this.inflight.get(id)?.version === entry.version) this.inflight.delete(id);
     }
     this.bytesSinceCheckpoint += record.length;
     this.maybeCheckpoint();

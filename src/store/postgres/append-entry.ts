@@ -48,9 +48,6 @@ const currentVersion = async (sql: Sql, a: EntryAddress): Promise<number> => {
  * global sequence number; otherwise throws VersionConflict with the version found.
  */
 export const appendEntry = async (sql: Sql, entry: Entry, expectedHead: number): Promise<number> => {
-  if (entry.version !== expectedHead + 1) {
-    throw new Error(`append: version ${entry.version} does not follow expected head ${expectedHead}`);
-  }
   const params = entryParams(entry);
   let rows: { seq: string }[];
   try {

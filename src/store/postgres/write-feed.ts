@@ -1,0 +1,148 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Entry } from '../../domain/entry.ts';
+import { LocalChangeFeed } from '../../ports/memory-feed.ts';
+import type { Sql } from './client.ts';
+import { fetchAfterSeq, fetchBySeq, maxSeq, parseWriteNote, RecentSet, type WriteNote } from './write-notes.ts';
+
+const CHANNEL = 'cairn_write';
+const BATCH = 500;
+/**
+ * Sequence numbers are taken before commit, so transactions can commit out of seq order: a
+ * catch-up rescans this far below the highest seq already seen, and the de-duplication
+ * window (published) is larger than that so nothing is announced twice.
+ */
+const CATCH_UP_WINDOW = 1000;
+const LOCAL_CAPACITY = 2000;
+const RETRY_MS = 1000;
+
+type Job = { kind: 'note'; note: WriteNote } | { kind: 'catch-up' };
+
+/**
+ * The store's change feed, fed by LISTEN cairn_write on a dedicated connection, so writes by
+ * every process sharing the database reach this process's subscribers, in notification
+ * (= commit) order. The driver re-issues LISTEN whenever that connection comes back; each
+ * time it does, versions committed meanwhile are fetched by seq and announced (catch-up).
+ */
+export class WriteFeed {
+  readonly changes: LocalChangeFeed;
+  private readonly sql: Sql;
+  private readonly logger: Logger;
+  private readonly jobs: Job[] = [];
+  private readonly published = new RecentSet<number>(4 * CATCH_UP_WINDOW);
+  /** Versions this process appended, so their own notifications need no fetch. */
+  private readonly local = new Map<number, Entry>();
+  private highSeq = 0;
+  private listens = 0;
+  private draining: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(sql: Sql, logger: Logger) {
+    this.sql = sql;
+    this.logger = logger;
+    this.changes = new LocalChangeFeed((error) => logger.error({ err: error }, 'change listener failed'));
+  }
+
+  async start(): Promise<void> {
+    await this.sql.listen(CHANNEL, (payload) => this.onPayload(payload), () => this.onListen());
+    this.highSeq = Math.max(this.highSeq, await maxSeq(this.sql));
+  }
+
+  remember(seq: number, entry: Entry): void {
+    if (this.closed || this.published.has(seq)) return;
+    this.local.set(seq, entry);
+    if (this.local.size > LOCAL_CAPACITY) this.local.delete(this.local.keys().next().value as number);
+  }
+
+  /** Stops announcing; the caller ends the connections, which ends any fetch in flight. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.jobs.length = 0;
+    return this.draining ?? Promise.resolve();
+  }
+
+  private onPayload(payload: string): void {
+    const note = parseWriteNote(payload);
+    if (!note) return void this.logger.warn({ payload: payload.slice(0, 200) }, 'ignoring a malformed cairn_write notification');
+    this.enqueue({ kind: 'note', note });
+  }
+
+  private onListen(): void {
+    this.listens++;
+    if (this.listens === 1) return;
+    this.logger.info('LISTEN cairn_write re-established; catching up on missed writes');
+    this.enqueue({ kind: 'catch-up' });
+  }
+
+  private enqueue(job: Job): void {
+    if (this.closed) return;
+    this.jobs.push(job);
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.draining || this.closed) return;
+    this.draining = this.drain().finally(() => {
+      this.draining = null;
+      if (this.jobs.length > 0) this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.jobs.length > 0 && !this.closed) {
+      if (this.jobs[0]?.kind === 'catch-up') {
+        this.jobs.shift();
+        await this.retrying(() => this.catchUp());
+        continue;
+      }
+      const notes: WriteNote[] = [];
+      while (notes.length < BATCH && this.jobs[0]?.kind === 'note') notes.push((this.jobs.shift() as { note: WriteNote }).note);
+      await this.retrying(() => this.deliver(notes));
+    }
+  }
+
+  /** Retries until it works or the feed closes: dropping a batch would lose announcements. */
+  private async retrying(work: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; !this.closed; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        if (this.closed) return;
+        if (attempt === 1) this.logger.warn({ err: error }, 'change feed cannot read from the database; retrying');
+        await sleep(RETRY_MS);
+      }
+    }
+  }
+
+  private async deliver(notes: WriteNote[]): Promise<void> {
+    const wanted = notes.filter((n) => !this.local.has(n.seq) && !this.published.has(n.seq)).map((n) => n.seq);
+    const fetched = wanted.length > 0 ? await fetchBySeq(this.sql, wanted) : new Map<number, Entry>();
+    for (const note of notes) {
+      const entry = this.local.get(note.seq) ?? fetched.get(note.seq);
+      this.local.delete(note.seq);
+      if (entry) this.publish(note.seq, entry);
+      else if (!this.published.has(note.seq)) this.logger.warn({ note }, 'announced version not found');
+    }
+  }
+
+  private async catchUp(): Promise<void> {
+    let after = Math.max(0, this.highSeq - CATCH_UP_WINDOW);
+    for (;;) {
+      const page = await fetchAfterSeq(this.sql, after, BATCH);
+      for (const { seq, entry } of page) {
+        this.local.delete(seq);
+        this.publish(seq, entry);
+      }
+      const last = page.at(-1);
+      if (page.length < BATCH || !last) return;
+      after = last.seq;
+    }
+  }
+
+  private publish(seq: number, entry: Entry): void {
+    if (this.published.has(seq)) return;
+    this.published.add(seq);
+    this.highSeq = Math.max(this.highSeq, seq);
+    this.changes.publish(entry);
+  }
+}

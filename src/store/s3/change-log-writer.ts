@@ -1,0 +1,81 @@
+import type { Logger } from 'pino';
+import type { Entry } from '../../domain/entry.ts';
+import type { BucketObjects } from './bucket-objects.ts';
+import type { ObjectKeys } from './object-keys.ts';
+
+const INLINE_ATTEMPTS = 3;
+
+/**
+ * Writes one change-log object per version this replica appended, after the version object
+ * exists. The version object is the durable record, so an append has succeeded once it is
+ * written; the change object only tells other replicas. When it cannot be written, the
+ * append still resolves and the change is queued here, retried by the follower loop until
+ * it lands (see `flush`). Only a crash between the two puts loses a change object; other
+ * replicas then still find the version through head(), history() and append(), which read
+ * version objects, but their lists and change feeds miss it until the entry is touched.
+ */
+export class ChangeLogWriter {
+  private readonly objects: BucketObjects;
+  private readonly keys: ObjectKeys;
+  private readonly replica: string;
+  private readonly logger: Logger;
+  private readonly pending: string[] = [];
+  private flushing: Promise<void> | null = null;
+  private seq = 0;
+
+  constructor(objects: BucketObjects, keys: ObjectKeys, replica: string, logger: Logger) {
+    this.objects = objects;
+    this.keys = keys;
+    this.replica = replica;
+    this.logger = logger;
+  }
+
+  get backlog(): number {
+    return this.pending.length;
+  }
+
+  /** Never rejects: a change that cannot be written now is queued. */
+  async record(entry: Entry): Promise<void> {
+    const body = JSON.stringify(entry);
+    // Behind a backlog, queue rather than overtake it, so the log keeps this replica's order.
+    if (this.pending.length === 0 && (await this.write(body, INLINE_ATTEMPTS))) return;
+    this.pending.push(body);
+    if (this.pending.length === 1) {
+      this.logger.warn({ version: entry.version }, 'change log write failed; the version is stored, the change will be retried');
+    }
+    await this.flush();
+  }
+
+  /** Write queued changes, oldest first, stopping at the first failure. */
+  flush(): Promise<void> {
+    this.flushing ??= (async () => {
+      try {
+        let written = 0;
+        while (this.pending.length > 0 && (await this.write(this.pending[0] as string, 1))) {
+          this.pending.shift();
+          written += 1;
+        }
+        if (written > 0 && this.pending.length === 0) this.logger.info({ written }, 'change log backlog written');
+      } finally {
+        this.flushing = null;
+      }
+    })();
+    return this.flushing;
+  }
+
+  private async write(body: string, attempts: number): Promise<boolean> {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+      // A fresh key, hence a fresh timestamp, per attempt: followers only re-list a short
+      // lookback window, and a key stamped long before it became visible could fall outside.
+      const key = this.keys.change(Date.now(), this.replica, ++this.seq);
+      try {
+        await this.objects.put(key, body);
+        return true;
+      } catch (error) {
+        this.logger.debug({ err: error, key }, 'change log put failed');
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,25 @@
+import type { BucketObjects } from './bucket-objects.ts';
+
+/**
+ * Refuse to run on a server that ignores `If-None-Match: *`. Everything that keeps two
+ * replicas from both writing version N rests on that header; a server that accepts it and
+ * overwrites anyway (s3rver, old MinIO, some gateways) would lose versions silently under
+ * concurrent writes. Checked once at start by creating the same small object twice: the
+ * second attempt (or the first, when an earlier start left the object) must be refused.
+ *
+ * Why not read each version back after writing it instead? A read-back only catches the
+ * loser that reads after the winner wrote; a loser that reads before still "succeeds", so it
+ * narrows the race without closing it, for one extra GET per write.
+ */
+export const assertConditionalWrites = async (objects: BucketObjects, probeKey: string): Promise<void> => {
+  const body = JSON.stringify({ purpose: 'checks that this server enforces If-None-Match: *' });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const outcome = await objects.create(probeKey, body);
+    if (outcome === 'exists') return;
+  }
+  throw new Error(
+    `the S3 server behind bucket "${objects.bucket}" ignores conditional writes (If-None-Match: *); ` +
+      'Cairn needs them to keep replicas from overwriting each other\'s versions. ' +
+      'Use AWS S3, MinIO (2024 or later) or another server that supports them.',
+  );
+};

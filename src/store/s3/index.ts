@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Store } from '../../ports/store.ts';
+import { BucketObjects } from './bucket-objects.ts';
+import { ChangeFollower } from './change-follower.ts';
+import { ChangeLogWriter } from './change-log-writer.ts';
+import { assertConditionalWrites } from './conditional-writes.ts';
+import { HeadIndex } from './head-index.ts';
+import { ObjectKeys } from './object-keys.ts';
+import { createS3Client } from './s3-client.ts';
+import { S3Store } from './s3-store.ts';
+import { Snapshots } from './snapshots.ts';
+import { VersionObjects } from './version-objects.ts';
+
+export interface S3StoreOptions {
+  bucket: string;
+  /** Custom endpoint (MinIO, s3rver, …); selects path-style addressing. */
+  endpoint?: string;
+  /** Key prefix inside the bucket, e.g. `cairn/`. */
+  prefix: string;
+  logger: Logger;
+  /** How often the change log is polled for other replicas' writes. */
+  pollIntervalMs?: number;
+  /** AWS region; default AWS_REGION, else us-east-1. */
+  region?: string;
+  /** Re-list window for late change objects; must exceed put latency plus clock skew. */
+  lookbackMs?: number;
+  snapshotEveryChanges?: number;
+  snapshotMinIntervalMs?: number;
+}
+
+/**
+ * Open the S3 backend: check the bucket answers and enforces conditional writes, load the
+ * newest snapshot of heads, read the change log after it, then follow the log in the
+ * background. Rejects with UNAVAILABLE when the bucket cannot be reached, and with a plain
+ * Error when the server would silently allow two replicas to write the same version.
+ */
+export const openS3Store = async (options: S3StoreOptions): Promise<Store> => {
+  const started = performance.now();
+  const logger = options.logger.child({ backend: 's3' });
+  // Credentials come from the SDK's default chain (AWS_ACCESS_KEY_ID …); the region is read
+  // from the same standard variable here because the SDK has no default of its own.
+  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+  const client = createS3Client({ region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
+  try {
+    const objects = new BucketObjects(client, options.bucket);
+    const keys = new ObjectKeys(options.prefix);
+    const replica = randomBytes(6).toString('hex');
+    await objects.ping();
+    await assertConditionalWrites(objects, keys.probeKey);
+
+    const index = new HeadIndex();
+    const snapshots = new Snapshots(objects, keys, replica, logger, {
+      everyChanges: options.snapshotEveryChanges ?? 1000,
+      minIntervalMs: options.snapshotMinIntervalMs ?? 60_000,
+    });
+    const snapshot = await snapshots.loadLatest();
+    for (const entry of snapshot?.entries ?? []) index.apply(entry);
+
+    const changeLog = new ChangeLogWriter(objects, keys, replica, logger);
+    const store = new S3Store({ client, objects, versions: new VersionObjects(objects, keys), index, changeLog, logger });
+    const follower: ChangeFollower = new ChangeFollower({
+      objects,
+      keys,
+      replica,
+      logger,
+      pollIntervalMs: options.pollIntervalMs ?? 300,
+      lookbackMs: options.lookbackMs ?? 10_000,
+      fromMs: snapshot?.watermarkMs ?? 0,
+      onChange: (entry) => {
+        store.observe(entry);
+        snapshots.noteChanges();
+      },
+      afterPoll: async () => {
+        await changeLog.flush();
+        await snapshots.maybeWrite(() => index.heads(), follower.watermarkMs);
+      },
+    });
+    store.attach(follower);
+    // Catch up before serving; this is the start-up cost: one snapshot GET plus one GET per
+    // change written since that snapshot (or since the beginning, without one).
+    await follower.sync();
+    index.finishBulk();
+    follower.start();
+    logger.info(
+      { replica, snapshot: snapshot?.key ?? null, entries: index.size, changesRead: follower.changesRead, ms: Math.round(performance.now() - started) },
+      's3 store ready',
+    );
+    return store;
+  } catch (error) {
+    client.destroy();
+    throw error;
+  }
+};

@@ -1,0 +1,155 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Logger } from 'pino';
+import type { Entry, EntryAddress } from '../../domain/entry.ts';
+import { unavailable } from '../../domain/errors.ts';
+import { LocalChangeFeed } from '../../ports/memory-feed.ts';
+import { type HistoryQuery, type ListPage, type ListQuery, type Store, VersionConflict } from '../../ports/store.ts';
+import type { BucketObjects } from './bucket-objects.ts';
+import type { ChangeFollower } from './change-follower.ts';
+import type { ChangeLogWriter } from './change-log-writer.ts';
+import type { HeadIndex } from './head-index.ts';
+import { addressHash, addressOf } from './object-keys.ts';
+import type { VersionObjects } from './version-objects.ts';
+
+export interface S3StoreParts {
+  client: S3Client;
+  objects: BucketObjects;
+  versions: VersionObjects;
+  index: HeadIndex;
+  changeLog: ChangeLogWriter;
+  logger: Logger;
+}
+
+// Versions announced recently, so a change seen twice (a retried change-log put that did
+// land after all) reaches subscribers once. Bounded: duplicates arrive within seconds.
+const ANNOUNCED_MEMORY = 50_000;
+
+/**
+ * The S3 Store. Version objects are the truth; the head index (fed by the change log) is
+ * this replica's fast view of it. Reads of one entry confirm against version objects, so
+ * they are current across replicas; lists are served from the index after catching up with
+ * the change log.
+ */
+export class S3Store implements Store {
+  readonly backend = 's3' as const;
+  readonly changes: LocalChangeFeed;
+  private readonly parts: S3StoreParts;
+  private follower: ChangeFollower | undefined;
+  private readonly announced = new Set<string>();
+  private closed = false;
+
+  constructor(parts: S3StoreParts) {
+    this.parts = parts;
+    this.changes = new LocalChangeFeed((error) => parts.logger.error({ err: error }, 'change listener failed'));
+  }
+
+  /** Wired after construction: the follower feeds `observe`, and lists wait on it. */
+  attach(follower: ChangeFollower): void {
+    this.follower = follower;
+  }
+
+  /** A version seen in the change log (another replica's write). */
+  observe(entry: Entry): void {
+    this.parts.index.apply(entry);
+    this.announce(entry);
+  }
+
+  async head(address: EntryAddress): Promise<Entry | null> {
+    this.assertOpen();
+    const hash = addressHash(address);
+    const known = this.parts.index.get(address);
+    // The index may lag another replica by a poll, or miss a version whose change object was
+    // never written; one HEAD of the next version object settles it.
+    const newest = await this.parts.versions.newest(hash, known?.version ?? 0);
+    if (newest === (known?.version ?? 0)) return known ?? null;
+    const entry = await this.parts.versions.read(hash, newest);
+    if (entry) this.parts.index.apply(entry);
+    return entry;
+  }
+
+  async version(address: EntryAddress, version: number): Promise<Entry | null> {
+    this.assertOpen();
+    if (!Number.isSafeInteger(version) || version < 1) return null;
+    const known = this.parts.index.get(address);
+    if (known?.version === version) return known;
+    return this.parts.versions.read(addressHash(address), version);
+  }
+
+  async history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]> {
+    this.assertOpen();
+    const hash = addressHash(address);
+    const newest = await this.parts.versions.newest(hash, this.parts.index.get(address)?.version ?? 0);
+    const top = query.beforeVersion === undefined ? newest : Math.min(newest, query.beforeVersion - 1);
+    return this.parts.versions.range(hash, top, query.limit);
+  }
+
+  async list(query: ListQuery): Promise<ListPage> {
+    this.assertOpen();
+    // Catch up first, so a write acknowledged by any replica before this call is listed
+    // (and an unreachable bucket answers UNAVAILABLE rather than a stale page).
+    await this.follower?.sync();
+    return this.parts.index.list(query);
+  }
+
+  async append(entry: Entry, expectedHead: number): Promise<void> {
+    this.assertOpen();
+    const { index, versions } = this.parts;
+    const address = addressOf(entry);
+    const hash = addressHash(address);
+    const known = index.get(address)?.version ?? 0;
+    // The index only holds versions that exist, so a head above `expectedHead` is proof of
+    // a conflict; below it, the index may just lag, and the object store decides.
+    if (known > expectedHead) throw new VersionConflict(await versions.newest(hash, known));
+    if (expectedHead > known && !(await versions.exists(hash, expectedHead))) {
+      throw new VersionConflict(await versions.newest(hash, known));
+    }
+    if (entry.version !== expectedHead + 1) {
+      throw new Error(`append: entry.version ${entry.version} must be expectedHead + 1 (${expectedHead + 1})`);
+    }
+    // Version N exists, so creating N+1 keeps versions contiguous; the conditional put is
+    // the arbiter between replicas racing for N+1.
+    const body = JSON.stringify(entry);
+    if (!(await versions.create(hash, entry, body))) {
+      throw new VersionConflict(await versions.newest(hash, entry.version));
+    }
+    // Stored and returned as its JSON round trip, as every other replica will read it.
+    const stored = JSON.parse(body) as Entry;
+    index.apply(stored);
+    await this.parts.changeLog.record(stored);
+    this.announce(stored);
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    await this.parts.objects.ping();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.follower?.close();
+    await this.parts.changeLog.flush();
+    if (this.parts.changeLog.backlog > 0) {
+      this.parts.logger.error(
+        { backlog: this.parts.changeLog.backlog },
+        'closing with change log objects unwritten: other replicas will not list those versions until the entries are read or written again',
+      );
+    }
+    this.parts.client.destroy();
+  }
+
+  private announce(entry: Entry): void {
+    const id = `${addressHash(entry)}:${entry.version}`;
+    if (this.announced.has(id)) return;
+    this.announced.add(id);
+    if (this.announced.size > ANNOUNCED_MEMORY) {
+      const oldest = this.announced.values().next().value;
+      if (oldest !== undefined) this.announced.delete(oldest);
+    }
+    this.changes.publish(entry);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw unavailable('the object store has been closed');
+  }
+}

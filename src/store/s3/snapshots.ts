@@ -1,0 +1,107 @@
+import type { Logger } from 'pino';
+import type { Entry } from '../../domain/entry.ts';
+import type { BucketObjects } from './bucket-objects.ts';
+import type { ObjectKeys } from './object-keys.ts';
+
+export interface SnapshotPolicy {
+  /** Changes applied (local or remote) since the last snapshot before a new one is due. */
+  everyChanges: number;
+  /** Least time between two snapshots, from any replica. */
+  minIntervalMs: number;
+}
+
+interface SnapshotBody {
+  format: 1;
+  /** Every change stamped before this is reflected in `entries`. */
+  watermark_ms: number;
+  written_at: string;
+  entries: Entry[];
+}
+
+export interface LoadedSnapshot {
+  key: string;
+  watermarkMs: number;
+  entries: Entry[];
+}
+
+// Snapshots hold every head, so they can be large: give them far more than the client's
+// short request timeout.
+const LARGE_OBJECT_TIMEOUT_MS = 120_000;
+const KEEP = 3;
+
+/**
+ * Periodic copies of the head index, so that a starting replica reads one object plus the
+ * change-log tail after it instead of the whole log. Any replica may write one (they are
+ * interchangeable); a replica skips its turn when another wrote one recently. Older ones are
+ * pruned, keeping a few so that a replica loading one while it is deleted can fall back.
+ */
+export class Snapshots {
+  private readonly objects: BucketObjects;
+  private readonly keys: ObjectKeys;
+  private readonly replica: string;
+  private readonly logger: Logger;
+  private readonly policy: SnapshotPolicy;
+  private changesSince = 0;
+  private lastWrittenAt = 0;
+
+  constructor(objects: BucketObjects, keys: ObjectKeys, replica: string, logger: Logger, policy: SnapshotPolicy) {
+    this.objects = objects;
+    this.keys = keys;
+    this.replica = replica;
+    this.logger = logger;
+    this.policy = policy;
+  }
+
+  noteChanges(count = 1): void {
+    this.changesSince += count;
+  }
+
+  async loadLatest(): Promise<LoadedSnapshot | null> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const key = (await this.list()).at(-1);
+      if (!key) return null;
+      const text = await this.objects.getText(key, { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
+      if (text === null) continue; // pruned between the list and the read
+      const body = JSON.parse(text) as SnapshotBody;
+      if (body.format !== 1 || !Array.isArray(body.entries)) {
+        this.logger.warn({ key }, 'snapshot in an unknown format ignored; reading the whole change log');
+        return null;
+      }
+      return { key, watermarkMs: body.watermark_ms, entries: body.entries };
+    }
+    return null;
+  }
+
+  /** Never rejects: a snapshot is an optimisation, and the next poll tries again. */
+  async maybeWrite(heads: () => Iterable<Entry>, watermarkMs: number): Promise<void> {
+    const now = Date.now();
+    if (this.changesSince < this.policy.everyChanges || now - this.lastWrittenAt < this.policy.minIntervalMs) return;
+    try {
+      const existing = await this.list();
+      const newest = this.keys.parseSnapshot(existing.at(-1) ?? '');
+      if (newest && newest.watermarkMs > watermarkMs - this.policy.minIntervalMs) {
+        this.changesSince = 0;
+        this.lastWrittenAt = now;
+        return;
+      }
+      // Built synchronously, so the heads and the watermark describe one instant.
+      const body: SnapshotBody = { format: 1, watermark_ms: watermarkMs, written_at: new Date(now).toISOString(), entries: [...heads()] };
+      const key = this.keys.snapshot(watermarkMs, this.replica);
+      await this.objects.put(key, JSON.stringify(body), { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
+      this.changesSince = 0;
+      this.lastWrittenAt = now;
+      this.logger.info({ key, entries: body.entries.length }, 'snapshot written');
+      const stale = [...existing, key].sort().slice(0, -KEEP);
+      for (const old of stale) await this.objects.delete(old);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.logger.warn({ reason }, 'snapshot not written; will retry');
+    }
+  }
+
+  private async list(): Promise<string[]> {
+    const keys: string[] = [];
+    for await (const page of this.objects.list(this.keys.snapshotsPrefix)) keys.push(...page);
+    return keys.filter((k) => this.keys.parseSnapshot(k) !== null).sort();
+  }
+}

@@ -1,0 +1,363 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Cairn, startCairn } from '../helpers/cairn.ts';
+import { readSse } from '../helpers/sse.ts';
+
+/**
+ * The HTTP contract (SPEC §3–§6): the same requests and answers on every backend. A backend
+ * file supplies the environment that selects it; the suite starts Cairn over it.
+ */
+export interface BackendEnv {
+  /** Environment selecting a fresh, empty backend. */
+  env(): Promise<Record<string, string>>;
+  cleanup(): Promise<void>;
+}
+
+const json = { 'content-type': 'application/json' };
+let unique = 0;
+/** A fresh entity path per test so tests share a server without sharing data. */
+const freshPath = (base = 'repos/acme') => `${base}/t${++unique}-${Date.now()}`;
+const enc = (key: string) => encodeURIComponent(key);
+
+export const describeHttpContract = (name: string, backend: BackendEnv): void => {
+  describe(`HTTP contract: ${name}`, () => {
+    let cairn: Cairn;
+    let env: Record<string, string>;
+
+    beforeAll(async () => {
+      env = await backend.env();
+      cairn = await startCairn(env);
+    });
+    afterAll(async () => {
+      await cairn?.close();
+      await backend.cleanup();
+    });
+
+    describe('health and documents', () => {
+      it('answers /health and /ready without a key', async () => {
+        const health = await cairn.call('GET', '/health');
+        expect(health.status).toBe(200);
+        expect(health.body).toMatchObject({ status: 'ok', backend: name, version: expect.any(String), uptime_s: expect.any(Number) });
+        expect((await cairn.call('GET', '/ready')).status).toBe(200);
+      });
+
+      it('serves an OpenAPI 3.1 document covering the entry routes', async () => {
+        const doc = await cairn.call('GET', '/api/v1/openapi.json');
+        expect(doc.status).toBe(200);
+        expect(doc.body.openapi).toBe('3.1.0');
+        expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/api/v1/entries', '/api/v1/entries/{entity_path}/{key}', '/api/v1/history/{entity_path}/{key}', '/health']));
+        expect(doc.body.paths['/api/v1/entries'].post.requestBody.content['application/json'].schema).toBeDefined();
+      });
+
+      it('exposes Prometheus metrics including request counts', async () => {
+        await cairn.call('GET', '/health');
+        const metrics = await cairn.call('GET', '/metrics');
+        expect(metrics.status).toBe(200);
+        expect(metrics.body).toMatch(/cairn_http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);
+        expect(metrics.body).toContain('cairn_http_request_duration_seconds_bucket');
+      });
+
+      it('answers unknown routes with a JSON 404 carrying the request id', async () => {
+        const res = await cairn.call('GET', '/api/v1/nope', undefined, { 'x-request-id': 'trace-123' });
+        expect(res.status).toBe(404);
+        expect(res.body.error).toMatchObject({ code: 'NOT_FOUND', request_id: 'trace-123' });
+        expect(res.headers.get('x-request-id')).toBe('trace-123');
+      });
+    });
+
+    describe('write and read', () => {
+      it('creates version 1 (201), answers an identical re-write with 200 unchanged, versions a change', async () => {
+        const path = freshPath();
+        const body = { entity_path: path, key: 'pr-42', value: { title: 'Fix retry storm', state: 'open' }, tags: ['ci'] };
+        const first = await cairn.call('POST', '/api/v1/entries', body);
+        expect(first.status).toBe(201);
+        expect(first.body.unchanged).toBe(false);
+        expect(first.body.entry).toMatchObject({
+          namespace: 'default', entity_path: path, key: 'pr-42', version: 1, confidence: 1, agent_id: 'cairn-server',
+          memory_type: 'fact', shared: false, tags: ['ci'], deleted: false, expires_at: null, event_type: null,
+          content_hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+        });
+        const again = await cairn.call('POST', '/api/v1/entries', { ...body, value: { state: 'open', title: 'Fix retry storm' } });
+        expect(again.status).toBe(200);
+        expect(again.body).toMatchObject({ unchanged: true, entry: { version: 1 } });
+        const changed = await cairn.call('POST', '/api/v1/entries', { ...body, value: { title: 'Fix retry storm', state: 'merged' } });
+        expect(changed.status).toBe(201);
+        expect(changed.body.entry.version).toBe(2);
+        expect(changed.body.entry.created_at).toBe(first.body.entry.created_at);
+        const meta = await cairn.call('POST', '/api/v1/entries', { ...body, value: { title: 'Fix retry storm', state: 'merged' }, confidence: 0.5 });
+        expect(meta.body.entry.version).toBe(3);
+
+        const read = await cairn.call('GET', `/api/v1/entries/${path}/pr-42`);
+        expect(read.status).toBe(200);
+        expect(read.body).toEqual(meta.body.entry);
+        const old = await cairn.call('GET', `/api/v1/entries/${path}/pr-42?version=1`);
+        expect(old.body.value).toEqual({ title: 'Fix retry storm', state: 'open' });
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/pr-42?version=9`)).status).toBe(404);
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/pr-42?version=zero`)).status).toBe(422);
+      });
+
+      it('keeps string values, writer identity, event type and provenance', async () => {
+        const path = freshPath('notes');
+        const res = await cairn.call(
+          'POST', '/api/v1/entries',
+          { entity_path: path, key: 'k', value: 'plain text', event_type: 'note.added', memory_type: 'decision', shared: true, provenance: { url: 'x' } },
+          { 'x-cairn-agent-id': 'triage-bot' },
+        );
+        expect(res.status).toBe(201);
+        const read = await cairn.call('GET', `/api/v1/entries/${path}/k`);
+        expect(read.body).toMatchObject({ value: 'plain text', agent_id: 'triage-bot', event_type: 'note.added', memory_type: 'decision', shared: true, provenance: { url: 'x' } });
+        const named = await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'k2', value: 'v', agent_id: 'explicit' }, { 'x-cairn-agent-id': 'triage-bot' });
+        expect(named.body.entry.agent_id).toBe('explicit');
+      });
+
+      it('handles keys with "/", spaces and unicode through percent-encoding', async () => {
+        const path = freshPath('repos/ünï');
+        for (const key of ['a/b/c', 'with space', 'emoji-🪨', '%2F-literal', '?#&=']) {
+          const w = await cairn.call('POST', '/api/v1/entries', { entity_path: path, key, value: { key } });
+          expect(w.status).toBe(201);
+          const r = await cairn.call('GET', `/api/v1/entries/${path.split('/').map(enc).join('/')}/${enc(key)}`);
+          expect(r.status).toBe(200);
+          expect(r.body.key).toBe(key);
+        }
+      });
+
+      it('answers 404 for a missing entry and a path without a key', async () => {
+        const missing = await cairn.call('GET', `/api/v1/entries/${freshPath()}/absent`);
+        expect(missing.status).toBe(404);
+        expect(missing.body.error.code).toBe('NOT_FOUND');
+        expect((await cairn.call('GET', '/api/v1/entries/onlyone')).status).toBe(400);
+      });
+
+      it('honours if_version as compare-and-set', async () => {
+        const path = freshPath();
+        const w = (if_version: number, v: string) => cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'cas', value: v, if_version });
+        expect((await w(1, 'x')).status).toBe(409);
+        expect((await w(0, 'first')).status).toBe(201);
+        const stale = await w(0, 'again');
+        expect(stale.status).toBe(409);
+        expect(stale.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('version 1') });
+        expect((await w(1, 'second')).status).toBe(201);
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/cas`)).body.value).toBe('second');
+      });
+
+      it('never loses a version when many writers hit one key at once', async () => {
+        const path = freshPath();
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'hot', value: { i } })),
+        );
+        expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
+        const history = await cairn.call('GET', `/api/v1/history/${path}/hot?limit=100`);
+        expect(history.body.versions.map((v: { version: number }) => v.version)).toEqual(Array.from({ length: 20 }, (_, i) => 20 - i));
+        expect(new Set(history.body.versions.map((v: { value: { i: number } }) => v.value.i)).size).toBe(20);
+      });
+
+      it('expires entries after ttl_seconds: reads 404, lists skip them, a new write revives', async () => {
+        const path = freshPath();
+        const w = await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'short', value: 'soon gone', ttl_seconds: 1 });
+        expect(w.body.entry.expires_at).not.toBeNull();
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/short`)).status).toBe(200);
+        await new Promise((r) => setTimeout(r, 1100));
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/short`)).status).toBe(404);
+        expect((await cairn.call('GET', `/api/v1/entries?entity_path=${path}`)).body.entries).toEqual([]);
+        const revived = await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'short', value: 'back', if_version: 0 });
+        expect(revived.status).toBe(201);
+        expect(revived.body.entry.version).toBe(2);
+      });
+    });
+
+    describe('delete and history', () => {
+      it('deletes with a tombstone (204), keeps history, and continues versions on re-write', async () => {
+        const path = freshPath();
+        await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'd', value: 'one' });
+        await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'd', value: 'two' });
+        const del = await cairn.call('DELETE', `/api/v1/entries/${path}/d`);
+        expect(del.status).toBe(204);
+        expect(del.body).toBeNull();
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/d`)).status).toBe(404);
+        expect((await cairn.call('DELETE', `/api/v1/entries/${path}/d`)).status).toBe(404);
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/d?version=1`)).body.value).toBe('one');
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/d?version=3`)).status).toBe(404);
+        const history = await cairn.call('GET', `/api/v1/history/${path}/d`);
+        expect(history.status).toBe(200);
+        expect(history.body.versions.map((v: { version: number; deleted: boolean }) => [v.version, v.deleted])).toEqual([[3, true], [2, false], [1, false]]);
+        const back = await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'd', value: 'three' });
+        expect(back.body.entry.version).toBe(4);
+        expect((await cairn.call('DELETE', `/api/v1/entries/${path}/d?if_version=3`)).status).toBe(409);
+        expect((await cairn.call('DELETE', `/api/v1/entries/${freshPath()}/never`)).status).toBe(404);
+      });
+
+      it('pages history newest first and 404s an unknown entry', async () => {
+        const path = freshPath();
+        for (let i = 1; i <= 5; i++) await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'h', value: { i } });
+        const page = await cairn.call('GET', `/api/v1/history/${path}/h?limit=2`);
+        expect(page.body.versions.map((v: { version: number }) => v.version)).toEqual([5, 4]);
+        expect(page.body.next_before).toBe(4);
+        const next = await cairn.call('GET', `/api/v1/history/${path}/h?limit=10&before=4`);
+        expect(next.body.versions.map((v: { version: number }) => v.version)).toEqual([3, 2, 1]);
+        expect(next.body.next_before).toBeNull();
+        expect((await cairn.call('GET', `/api/v1/history/${path}/nope`)).status).toBe(404);
+        expect((await cairn.call('GET', `/api/v1/history/${path}/h?limit=0`)).status).toBe(422);
+      });
+    });
+
+    describe('list', () => {
+      it('lists by segment-wise prefix, in order, across pages', async () => {
+        const base = freshPath('repos');
+        const paths = [`${base}/acme`, `${base}/acme/api`, `${base}/acme-corp`, `${base}/acme/api/v2`];
+        for (const p of paths) for (const key of ['b', 'a']) await cairn.call('POST', '/api/v1/entries', { entity_path: p, key, value: p });
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        let pages = 0;
+        do {
+          const q: string = `/api/v1/entries?entity_path=${enc(`${base}/acme`)}&limit=2${cursor ? `&cursor=${cursor}` : ''}`;
+          const page = await cairn.call('GET', q);
+          expect(page.status).toBe(200);
+          seen.push(...page.body.entries.map((e: { entity_path: string; key: string }) => `${e.entity_path.slice(base.length + 1)}|${e.key}`));
+          cursor = page.body.next_cursor;
+          pages += 1;
+        } while (cursor && pages < 10);
+        expect(seen).toEqual(['acme|a', 'acme|b', 'acme/api|a', 'acme/api|b', 'acme/api/v2|a', 'acme/api/v2|b']);
+      });
+
+      it('filters by agent and time and checks its parameters', async () => {
+        const base = freshPath('agents');
+        const before = new Date().toISOString();
+        await cairn.call('POST', '/api/v1/entries', { entity_path: base, key: 'x', value: 'v', agent_id: 'alpha' });
+        await cairn.call('POST', '/api/v1/entries', { entity_path: base, key: 'y', value: 'v', agent_id: 'beta' });
+        const byAgent = await cairn.call('GET', `/api/v1/entries?entity_path=${base}&agent_id=beta`);
+        expect(byAgent.body.entries.map((e: { key: string }) => e.key)).toEqual(['y']);
+        expect((await cairn.call('GET', `/api/v1/entries?entity_path=${base}&since=${before}`)).body.entries).toHaveLength(2);
+        const future = new Date(Date.now() + 60_000).toISOString();
+        expect((await cairn.call('GET', `/api/v1/entries?entity_path=${base}&since=${future}`)).body.entries).toHaveLength(0);
+        for (const bad of ['limit=0', 'limit=1001', 'limit=ten', 'since=yesterday', 'cursor=garbage', 'entity_path=../etc']) {
+          const res = await cairn.call('GET', `/api/v1/entries?${bad}`);
+          expect(res.status, bad).toBe(422);
+          expect(res.body.error.details[0].field, bad).toBe(bad.split('=')[0]);
+        }
+      });
+
+      it('keeps namespaces apart', async () => {
+        const path = freshPath();
+        await cairn.call('POST', '/api/v1/entries', { namespace: 'team-a', entity_path: path, key: 'k', value: 'a' });
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/k`)).status).toBe(404);
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/k?namespace=team-a`)).body.value).toBe('a');
+        expect((await cairn.call('GET', `/api/v1/entries?entity_path=${path}`)).body.entries).toEqual([]);
+        expect((await cairn.call('GET', `/api/v1/entries?entity_path=${path}&namespace=team-a`)).body.entries).toHaveLength(1);
+      });
+    });
+
+    describe('bad input: a clear 4xx naming the field, and nothing stored', () => {
+      const bad = (body: unknown) => cairn.call('POST', '/api/v1/entries', body);
+
+      it('rejects hostile entity paths and keys with 422 naming the field', async () => {
+        const cases: Array<[string, Record<string, unknown>]> = [
+          ['entity_path', { entity_path: '../etc/passwd', key: 'k', value: 'v' }],
+          ['entity_path', { entity_path: 'a/./b', key: 'k', value: 'v' }],
+          ['entity_path', { entity_path: '/leading', key: 'k', value: 'v' }],
+          ['entity_path', { entity_path: 'trailing/', key: 'k', value: 'v' }],
+          ['entity_path', { entity_path: 'a//b', key: 'k', value: 'v' }],
+          ['entity_path', { entity_path: 'ctl\u0000char', key: 'k', value: 'v' }],
+          ['entity_path', { entity_path: 'line\nbreak', key: 'k', value: 'v' }],
+          ['entity_path', { entity_path: '🪨'.repeat(300), key: 'k', value: 'v' }],
+          ['entity_path', { entity_path: Array(33).fill('s').join('/'), key: 'k', value: 'v' }],
+          ['entity_path', { entity_path: 'x'.repeat(129), key: 'k', value: 'v' }],
+          ['entity_path', { entity_path: 'lone\ud800surrogate', key: 'k', value: 'v' }],
+          ['entity_path', { entity_path: 42, key: 'k', value: 'v' }],
+          ['key', { entity_path: 'ok/path', key: '', value: 'v' }],
+          ['key', { entity_path: 'ok/path', key: 'k'.repeat(257), value: 'v' }],
+          ['key', { entity_path: 'ok/path', key: 'tab\there', value: 'v' }],
+          ['value', { entity_path: 'ok/path', key: 'k', value: [1, 2] }],
+          ['value', { entity_path: 'ok/path', key: 'k', value: 3 }],
+          ['value', { entity_path: 'ok/path', key: 'k', value: null }],
+          ['value', { entity_path: 'ok/path', key: 'k' }],
+          ['confidence', { entity_path: 'ok/path', key: 'k', value: 'v', confidence: 1.5 }],
+          ['ttl_seconds', { entity_path: 'ok/path', key: 'k', value: 'v', ttl_seconds: -1 }],
+          ['if_version', { entity_path: 'ok/path', key: 'k', value: 'v', if_version: 'one' }],
+          ['tags.0', { entity_path: 'ok/path', key: 'k', value: 'v', tags: [''] }],
+          ['surprise', { entity_path: 'ok/path', key: 'k', value: 'v', surprise: true }],
+        ];
+        for (const [field, body] of cases) {
+          const res = await bad(body);
+          expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(422);
+          expect(res.body.error.code).toBe('VALIDATION_FAILED');
+          expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
+          expect(res.body.error.request_id).toBe(res.headers.get('x-request-id'));
+        }
+        expect((await cairn.call('GET', '/api/v1/entries?entity_path=ok/path')).body.entries).toEqual([]);
+      });
+
+      it('rejects a value nested too deep, without crashing', async () => {
+        let deep: Record<string, unknown> = { leaf: 1 };
+        for (let i = 0; i < 100; i++) deep = { d: deep };
+        const res = await bad({ entity_path: 'ok/deep', key: 'k', value: deep });
+        expect(res.status).toBe(422);
+        const nested = `{"entity_path":"ok/deep","key":"k","value":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`;
+        expect((await cairn.call('POST', '/api/v1/entries', nested)).status).toBe(422);
+      });
+
+      it('answers malformed JSON 400, wrong media type 415, oversized bodies and values 413', async () => {
+        const malformed = await cairn.call('POST', '/api/v1/entries', '{"entity_path": "a", ');
+        expect(malformed.status).toBe(400);
+        expect(malformed.body.error.code).toBe('BAD_REQUEST');
+        expect((await cairn.call('POST', '/api/v1/entries', 'entity_path=a', { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(415);
+        expect((await cairn.call('POST', '/api/v1/entries', 'hello', { 'content-type': 'text/plain' })).status).toBe(415);
+        const huge = await cairn.call('POST', '/api/v1/entries', { entity_path: 'ok/big', key: 'k', value: 'x'.repeat(1024 * 1024 + 10) });
+        expect(huge.status).toBe(413);
+        expect(huge.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+        const bigValue = await cairn.call('POST', '/api/v1/entries', { entity_path: 'ok/big', key: 'k', value: 'x'.repeat(600 * 1024) });
+        expect(bigValue.status).toBe(413);
+        expect(bigValue.body.error.details[0].field).toBe('value');
+        expect((await cairn.call('POST', '/api/v1/entries', '[]')).status).toBe(422);
+        expect((await cairn.call('GET', '/api/v1/entries/ok/%E0%A4%A/k')).status).toBe(400);
+        expect((await cairn.call('GET', '/api/v1/entries?entity_path=ok/big')).body.entries).toEqual([]);
+      });
+
+      it('rejects a bad X-Cairn-Agent-Id header', async () => {
+        const res = await cairn.call('POST', '/api/v1/entries', { entity_path: 'ok/agent', key: 'k', value: 'v' }, { 'x-cairn-agent-id': 'x'.repeat(300) });
+        expect(res.status).toBe(422);
+        expect(res.body.error.details[0].field).toBe('X-Cairn-Agent-Id');
+      });
+    });
+
+    describe('stream', () => {
+      it('sends every write as an entry event, filtered by path, with keep-alives', async () => {
+        const path = freshPath('streamed');
+        const stream = await readSse(`${cairn.url}/api/v1/stream?entity_path=${path}`);
+        try {
+          await cairn.call('POST', '/api/v1/entries', { entity_path: 'elsewhere/x', key: 'k', value: 'not for us' });
+          await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'k', value: 'v1' });
+          await cairn.call('DELETE', `/api/v1/entries/${path}/k`);
+          const events = await stream.next(2);
+          expect(events.map((e) => e.event)).toEqual(['entry', 'entry']);
+          expect(events.map((e) => JSON.parse(e.data).version)).toEqual([1, 2]);
+          expect(JSON.parse(events[1]!.data).deleted).toBe(true);
+          await expect.poll(() => stream.comments(), { timeout: 3000 }).toBeGreaterThan(0);
+        } finally {
+          stream.close();
+        }
+      });
+    });
+
+    describe('authentication', () => {
+      let secured: Cairn;
+      beforeAll(async () => {
+        secured = await startCairn({ ...env, CAIRN_API_KEYS: 'key-one-12345,key-two-67890' });
+      });
+      afterAll(async () => secured?.close());
+
+      it('requires a valid key on every API route, by header or bearer', async () => {
+        expect((await secured.call('GET', '/health')).status).toBe(200);
+        expect((await secured.call('GET', '/ready')).status).toBe(200);
+        const none = await secured.call('GET', '/api/v1/entries');
+        expect(none.status).toBe(401);
+        expect(none.body.error.code).toBe('UNAUTHENTICATED');
+        expect((await secured.call('GET', '/api/v1/entries', undefined, { 'x-cairn-api-key': 'key-one-1234X' })).status).toBe(401);
+        expect((await secured.call('GET', '/api/v1/entries', undefined, { authorization: 'Bearer nope' })).status).toBe(401);
+        expect((await secured.call('POST', '/api/v1/entries', { entity_path: 'a/b', key: 'k', value: 'v' })).status).toBe(401);
+        expect((await secured.call('GET', '/metrics')).status).toBe(401);
+        expect((await secured.call('GET', '/api/v1/stream')).status).toBe(401);
+        expect((await secured.call('GET', '/api/v1/entries', undefined, { 'x-cairn-api-key': 'key-one-12345' })).status).toBe(200);
+        expect((await secured.call('GET', '/api/v1/entries', undefined, { authorization: 'Bearer key-two-67890' })).status).toBe(200);
+      });
+    });
+  });
+};

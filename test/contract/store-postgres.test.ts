@@ -1,0 +1,30 @@
+import { afterAll } from 'vitest';
+import pino from 'pino';
+import { openPostgresStore } from '../../src/store/postgres/index.ts';
+import type { Store } from '../../src/ports/store.ts';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { describeStoreContract } from './store-contract.ts';
+
+let pg: TestPostgres | undefined;
+afterAll(async () => {
+  await pg?.stop();
+});
+
+describeStoreContract('postgres', async () => {
+  pg = await startPostgres();
+  const options = { dsn: pg.dsn, logger: pino({ level: 'silent' }) };
+  let store: Store = await openPostgresStore(options);
+  return {
+    get store() {
+      return store;
+    },
+    async reopen() {
+      await store.close();
+      store = await openPostgresStore(options);
+      return store;
+    },
+    async cleanup() {
+      await store.close();
+    },
+  };
+});

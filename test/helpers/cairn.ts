@@ -1,0 +1,34 @@
+import pino from 'pino';
+import { parseConfig } from '../../src/config.ts';
+import { type RunningServer, startServer } from '../../src/server.ts';
+
+export interface Cairn {
+  url: string;
+  server: RunningServer;
+  /** fetch against the server, JSON in and out, with the key when one is given. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+/** Start Cairn in this process on a free loopback port, logging nothing unless asked. */
+export const startCairn = async (env: Record<string, string>): Promise<Cairn> => {
+  const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', ...env });
+  const server = await startServer(config, pino({ level: process.env.CAIRN_TEST_LOG ?? 'silent' }));
+  const call: Cairn['call'] = async (method, path, body, headers = {}) => {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(server.url + path, init);
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // Not JSON (metrics, SSE): the raw text is the body.
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  };
+  return { url: server.url, server, call, close: () => server.close() };
+};

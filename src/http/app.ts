@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -33,7 +33,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInstance; metrics: Metrics }> => {
   const { config, store, logger } = options;
   const app = Fastify({
-    loggerInstance: logger,
+    loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: LIMITS.bodyBytes,
     // One log line per request (the onResponse hook below) instead of fastify's two.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),

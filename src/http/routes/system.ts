@@ -4,6 +4,7 @@ import type { Store } from '../../ports/store.ts';
 import { VERSION } from '../../version.ts';
 import { errorBody } from '../error-body.ts';
 import type { Metrics } from '../metrics.ts';
+import { ErrorSchema } from './error-schema.ts';
 
 const READY_TIMEOUT_MS = 2000;
 
@@ -38,7 +39,7 @@ export const systemRoutes = (app: FastifyInstance, store: Store, metrics: Metric
       schema: {
         summary: 'Readiness: the storage backend answers',
         tags: ['system'],
-        response: { 200: z.object({ status: z.literal('ready'), backend: z.string() }) },
+        response: { 200: z.object({ status: z.literal('ready'), backend: z.string() }), 503: ErrorSchema },
       },
     },
     async (request, reply) => {

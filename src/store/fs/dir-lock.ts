@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -19,6 +19,9 @@ const alive = (pid: number): boolean => {
   }
 };
 
+/** Directories this process holds, so that a LOCK naming our own pid can be told apart. */
+const heldHere = new Set<string>();
+
 /**
  * An exclusive lock on the data directory: a LOCK file created with O_EXCL, holding the
  * owner's pid and host. A lock left by a dead process (after kill -9) is taken over; a lock
@@ -26,15 +29,19 @@ const alive = (pid: number): boolean => {
  */
 export const lockDirectory = (dir: string): (() => void) => {
   const path = join(dir, 'LOCK');
+  const real = realpathSync(dir);
+  if (heldHere.has(real)) throw new DirectoryLockedError(`data directory ${dir} is in use by this process (pid ${process.pid})`);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o600);
       writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }));
       closeSync(fd);
+      heldHere.add(real);
       let released = false;
       return () => {
         if (released) return;
         released = true;
+        heldHere.delete(real);
         try {
           unlinkSync(path);
         } catch {

@@ -17,6 +17,8 @@ export interface FsStoreOptions {
   logger: Logger;
   /** Log bytes written since the last checkpoint that trigger a new one. */
   checkpointBytes?: number;
+  /** Size at which the log starts a new segment file (tests use small ones). */
+  segmentBytes?: number;
 }
 
 const addressId = (a: EntryAddress): string => `${a.namespace}\u0000${a.entity_path}\u0000${a.key}`;
@@ -55,7 +57,7 @@ export class FsStore implements Store {
       const started = performance.now();
       const index = new EntryIndex();
       const end = await recover(options.dir, index, (msg) => options.logger.warn(msg));
-      const log = await SegmentLog.open(options.dir, end.seg, end.off);
+      const log = await SegmentLog.open(options.dir, end.seg, end.off, options.segmentBytes);
       options.logger.info({ entries: index.size, ms: Math.round(performance.now() - started) }, 'filesystem store ready');
       const store = new FsStore(options, index, log, release, end.replayedBytes);
       store.maybeCheckpoint();

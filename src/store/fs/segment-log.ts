@@ -9,7 +9,7 @@ export interface Location {
   len: number;
 }
 
-/** Segments roll at this size so that start-up, checkpoints and reads stay bounded. */
+/** Segments roll at this size so that no single file grows without bound. */
 export const SEGMENT_BYTES = 64 * 1024 * 1024;
 
 // Not O_APPEND: on Linux it ignores the write position, and we must be able to overwrite a
@@ -50,22 +50,24 @@ export class SegmentLog {
   private flushing = false;
   private broken: Error | null = null;
   private readonly readers = new Map<number, FileHandle>();
+  private readonly segmentBytes: number;
 
-  private constructor(dir: string, handle: FileHandle, seg: number, size: number) {
+  private constructor(dir: string, handle: FileHandle, seg: number, size: number, segmentBytes: number) {
     this.dir = dir;
+    this.segmentBytes = segmentBytes;
     this.handle = handle;
     this.seg = seg;
     this.size = size;
   }
 
   /** Open segment `seg` for appending at `size` (the end of its last good record). */
-  static async open(dir: string, seg: number, size: number): Promise<SegmentLog> {
+  static async open(dir: string, seg: number, size: number, segmentBytes = SEGMENT_BYTES): Promise<SegmentLog> {
     const handle = await open(join(dir, segmentName(seg)), WRITE_FLAGS, 0o600);
     // Anything past the last good record is a torn tail the caller chose to drop.
     await handle.truncate(size);
     await handle.datasync();
     await syncDirectory(dir);
-    return new SegmentLog(dir, handle, seg, size);
+    return new SegmentLog(dir, handle, seg, size, segmentBytes);
   }
 
   get position(): { seg: number; off: number } {
@@ -90,7 +92,7 @@ export class SegmentLog {
       const batch = this.pending;
       this.pending = [];
       try {
-        if (this.size > 0 && this.size >= SEGMENT_BYTES) await this.roll();
+        if (this.size > 0 && this.size >= this.segmentBytes) await this.roll();
         const data = Buffer.concat(batch.map((p) => p.record));
         await this.writeAll(data, this.size);
         await this.handle.datasync();

@@ -1,3 +1,4 @@
+import type postgres from 'postgres';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { VersionConflict } from '../../ports/store.ts';
 import type { Sql } from './client.ts';
@@ -36,7 +37,20 @@ const ADVANCE = `
     returning 1
   )${INSERT_VERSION}`;
 
-const currentVersion = async (sql: Sql, a: EntryAddress): Promise<number> => {
+/** Where statements run: the pool, or one transaction of the batcher. */
+export type Queryable = Sql | postgres.TransactionSql;
+
+/**
+ * The compare-and-set statement for one append: one row holding the new version's global
+ * sequence number, or no row when the entry's head was not `expectedHead`.
+ */
+export const appendStatement = (db: Queryable, entry: Entry, expectedHead: number) =>
+  expectedHead === 0
+    ? db.unsafe<{ seq: string }[]>(CREATE_FIRST, entryParams(entry), { prepare: true })
+    : db.unsafe<{ seq: string }[]>(ADVANCE, [...entryParams(entry), expectedHead], { prepare: true });
+
+/** The entry's head version now (0 = never written), for the VersionConflict of a lost race. */
+export const currentVersion = async (sql: Sql, a: EntryAddress): Promise<number> => {
   const rows = await sql<{ version: number }[]>`
     select version from cairn_heads
      where namespace = ${a.namespace} and entity_path = ${a.entity_path} and key = ${a.key}`;
@@ -44,16 +58,14 @@ const currentVersion = async (sql: Sql, a: EntryAddress): Promise<number> => {
 };
 
 /**
- * Appends `entry` if the entry's head is still `expectedHead`, returning the version's
- * global sequence number; otherwise throws VersionConflict with the version found.
+ * Appends `entry` in its own transaction if the entry's head is still `expectedHead`,
+ * returning the version's global sequence number; otherwise throws VersionConflict with the
+ * version found.
  */
 export const appendEntry = async (sql: Sql, entry: Entry, expectedHead: number): Promise<number> => {
-  const params = entryParams(entry);
   let rows: { seq: string }[];
   try {
-    rows = expectedHead === 0
-      ? await sql.unsafe<{ seq: string }[]>(CREATE_FIRST, params, { prepare: true })
-      : await sql.unsafe<{ seq: string }[]>(ADVANCE, [...params, expectedHead], { prepare: true });
+    rows = await appendStatement(sql, entry, expectedHead);
   } catch (error) {
     // Only reachable if the versions table holds a version the head row does not know of
     // (edited by hand): the primary key still refuses a second version N.

@@ -1,3 +1,4 @@
+import type postgres from 'postgres';
 import type { Entry, EntryValue } from '../../domain/entry.ts';
 
 /** The versions columns that make up an Entry, in the order `entryParams` fills them. */
@@ -55,20 +56,24 @@ export const rowToEntry = (row: EntryRow): Entry => ({
   deleted: row.deleted,
 });
 
-/** Parameter values in ENTRY_COLUMNS order; JSON goes as text and is cast to jsonb in SQL. */
-export const entryParams = (e: Entry): (string | number | boolean | null | string[])[] => [
+/**
+ * Parameter values in ENTRY_COLUMNS order. The driver serializes each by the type the server
+ * reports for it (statements are prepared and described first): objects and strings bound to
+ * jsonb go through JSON.stringify, so a string value becomes a jsonb string.
+ */
+export const entryParams = (e: Entry): postgres.ParameterOrJSON<never>[] => [
   e.namespace,
   e.entity_path,
   e.key,
   e.version,
-  JSON.stringify(e.value),
+  e.value as postgres.JSONValue,
   e.confidence,
   e.agent_id,
   e.event_type,
   e.memory_type,
   e.shared,
   e.tags,
-  JSON.stringify(e.provenance),
+  e.provenance as postgres.JSONValue,
   e.content_hash,
   e.created_at,
   e.written_at,

@@ -10,7 +10,7 @@ import { withDeadline } from './deadline.ts';
 import { type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
 import { listEntries } from './list-entries.ts';
 import { SCHEMA_LOCK } from './migrate.ts';
-import { prepareEmbeddings } from './vectors.ts';
+import { EmbeddingDimensionError, prepareEmbeddings } from './vectors.ts';
 import type { WriteFeed } from './write-feed.ts';
 
 const COLUMNS = selectEntryColumns('v');
@@ -78,9 +78,6 @@ export class PostgresStore implements Store {
   }
 
   async append(entry: Entry, expectedHead: number): Promise<void> {
-    if (entry.version !== expectedHead + 1) {
-      throw new Error(`append: version ${entry.version} does not follow the expected head ${expectedHead}`);
-    }
     const seq = await this.run('append', () => appendEntry(this.sql, entry, expectedHead));
     this.feed.remember(seq, entry);
   }
@@ -112,7 +109,8 @@ export class PostgresStore implements Store {
     try {
       return await (timeoutMs > 0 ? withDeadline(work(), timeoutMs, operation) : work());
     } catch (error) {
-      if (error instanceof VersionConflict || error instanceof RangeError) throw error;
+      // Conflicts are the port's own answer; a wrong dimension is the caller's configuration.
+      if (error instanceof VersionConflict || error instanceof EmbeddingDimensionError) throw error;
       throw toServiceError(error, operation, this.logger);
     }
   }

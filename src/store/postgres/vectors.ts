@@ -2,6 +2,14 @@ import type postgres from 'postgres';
 import type { Logger } from 'pino';
 import type { Sql } from './client.ts';
 
+/** An embedder whose dimension this store cannot take: a configuration error, not an outage. */
+export class EmbeddingDimensionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EmbeddingDimensionError';
+  }
+}
+
 /** pgvector's HNSW index takes vectors of up to 2000 dimensions. */
 const MAX_INDEXED_DIMENSION = 2000;
 
@@ -42,14 +50,14 @@ export const embeddingDimension = async (sql: Sql): Promise<number | null> => {
  */
 export const prepareEmbeddings = async (sql: Sql, dimension: number, lock: number): Promise<void> => {
   if (!Number.isInteger(dimension) || dimension < 1 || dimension > MAX_INDEXED_DIMENSION) {
-    throw new RangeError(`embedding dimension must be a whole number from 1 to ${MAX_INDEXED_DIMENSION}`);
+    throw new EmbeddingDimensionError(`embedding dimension must be a whole number from 1 to ${MAX_INDEXED_DIMENSION}`);
   }
   await sql.begin(async (tx) => {
     await tx`set local statement_timeout = 0`;
     await tx`select pg_advisory_xact_lock(${lock}::int8)`;
     const [row] = await tx<{ value: number }[]>`select value from cairn_meta where name = 'embedding_dimension'`;
     if (row && row.value !== dimension) {
-      throw new Error(`this store's embeddings have ${row.value} dimensions; the embedder produces ${dimension}`);
+      throw new EmbeddingDimensionError(`this store's embeddings have ${row.value} dimensions; the embedder produces ${dimension}`);
     }
     if (!row) await tx`insert into cairn_meta (name, value) values ('embedding_dimension', to_jsonb(${dimension}::int))`;
     await tx.unsafe(

@@ -42,11 +42,15 @@ export const fetchBySeq = async (sql: Sql, seqs: number[]): Promise<Map<number, 
   return new Map(rows.map((r) => [Number(r.seq), rowToEntry(r)]));
 };
 
-/** Versions with seq above `after`, oldest first: what a replica may have missed. */
+/**
+ * Versions with seq above `after`, oldest first: what a replica may have missed. The limit is
+ * written into the statement because a prepared plan cannot see a LIMIT parameter and may
+ * then prefer a full scan and a sort over walking the seq index.
+ */
 export const fetchAfterSeq = async (sql: Sql, after: number, limit: number): Promise<SequencedEntry[]> => {
   const rows = await sql<SeqRow[]>`
     select ${sql.unsafe(COLUMNS)}, v.seq from cairn_versions v
-     where v.seq > ${after} order by v.seq limit ${limit}`;
+     where v.seq > ${after} order by v.seq limit ${sql.unsafe(String(Math.trunc(limit)))}`;
   return rows.map(toSequenced);
 };
 

@@ -90,25 +90,27 @@ export class BucketObjects {
     }
   }
 
-  /** Keys under `prefix` strictly after `startAfter`, in S3's (byte) order, a page at a time. */
+  /**
+   * Keys under `prefix` strictly after `startAfter`, in S3's (byte) order, a page at a time.
+   * Pages continue from the last key rather than a continuation token: equivalent on S3, and
+   * s3rver's tokens use DES, which OpenSSL 3 refuses (every truncated listing fails there).
+   */
   async *list(prefix: string, startAfter?: string): AsyncGenerator<string[]> {
-    let token: string | undefined;
-    do {
+    let after = startAfter;
+    for (;;) {
       let page;
       try {
         page = await this.client.send(
-          new ListObjectsV2Command({
-            Bucket: this.bucket,
-            Prefix: prefix,
-            ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
-          }),
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(after ? { StartAfter: after } : {}) }),
         );
       } catch (error) {
         throw s3Unavailable(error, 'ListObjectsV2');
       }
-      yield (page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : []));
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
+      const keys = (page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : []));
+      yield keys;
+      if (!page.IsTruncated || keys.length === 0) return;
+      after = keys[keys.length - 1];
+    }
   }
 }
 

@@ -48,19 +48,23 @@ export class ChangeLogWriter {
 
   /** Write queued changes, oldest first, stopping at the first failure. */
   flush(): Promise<void> {
-    this.flushing ??= (async () => {
-      try {
-        let written = 0;
-        while (this.pending.length > 0 && (await this.write(this.pending[0] as string, 1))) {
-          this.pending.shift();
-          written += 1;
-        }
-        if (written > 0 && this.pending.length === 0) this.logger.info({ written }, 'change log backlog written');
-      } finally {
-        this.flushing = null;
-      }
-    })();
+    if (this.pending.length === 0) return Promise.resolve();
+    if (!this.flushing) {
+      const run: Promise<void> = this.drain().finally(() => {
+        if (this.flushing === run) this.flushing = null;
+      });
+      this.flushing = run;
+    }
     return this.flushing;
+  }
+
+  private async drain(): Promise<void> {
+    let written = 0;
+    while (this.pending.length > 0 && (await this.write(this.pending[0] as string, 1))) {
+      this.pending.shift();
+      written += 1;
+    }
+    if (this.pending.length === 0) this.logger.info({ written }, 'change log backlog written');
   }
 
   private async write(body: string, attempts: number): Promise<boolean> {

@@ -4,6 +4,7 @@ import type { Store } from '../../ports/store.ts';
 import { BucketObjects } from './bucket-objects.ts';
 import { ChangeFollower } from './change-follower.ts';
 import { ChangeLogWriter } from './change-log-writer.ts';
+import { ChangeWindow } from './change-window.ts';
 import { assertConditionalWrites } from './conditional-writes.ts';
 import { HeadIndex } from './head-index.ts';
 import { ObjectKeys } from './object-keys.ts';
@@ -44,7 +45,9 @@ export const openS3Store = async (options: S3StoreOptions): Promise<Store> => {
   const client = createS3Client({ region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
   try {
     const objects = new BucketObjects(client, options.bucket);
-    const keys = new ObjectKeys(options.prefix);
+    // `cairn` and `cairn/` both mean the folder `cairn/`.
+    const prefix = options.prefix === '' || options.prefix.endsWith('/') ? options.prefix : `${options.prefix}/`;
+    const keys = new ObjectKeys(prefix);
     const replica = randomBytes(6).toString('hex');
     await objects.ping();
     await assertConditionalWrites(objects, keys.probeKey);
@@ -58,22 +61,16 @@ export const openS3Store = async (options: S3StoreOptions): Promise<Store> => {
     for (const entry of snapshot?.entries ?? []) index.apply(entry);
 
     const changeLog = new ChangeLogWriter(objects, keys, replica, logger);
-    const store = new S3Store({ client, objects, versions: new VersionObjects(objects, keys), index, changeLog, logger });
-    const follower: ChangeFollower = new ChangeFollower({
-      objects,
-      keys,
-      replica,
+    const store = new S3Store({ client, objects, versions: new VersionObjects(objects, keys), index, changeLog, snapshots, logger });
+    const changeWindow = new ChangeWindow(objects, keys, replica, logger, options.lookbackMs ?? 10_000, snapshot?.watermarkMs ?? 0);
+    const follower = new ChangeFollower({
+      window: changeWindow,
       logger,
       pollIntervalMs: options.pollIntervalMs ?? 300,
-      lookbackMs: options.lookbackMs ?? 10_000,
-      fromMs: snapshot?.watermarkMs ?? 0,
-      onChange: (entry) => {
-        store.observe(entry);
-        snapshots.noteChanges();
-      },
+      onChange: (entry) => store.observe(entry),
       afterPoll: async () => {
         await changeLog.flush();
-        await snapshots.maybeWrite(() => index.heads(), follower.watermarkMs);
+        await snapshots.maybeWrite(() => index.heads(), changeWindow.watermarkMs);
       },
     });
     store.attach(follower);
@@ -83,7 +80,7 @@ export const openS3Store = async (options: S3StoreOptions): Promise<Store> => {
     index.finishBulk();
     follower.start();
     logger.info(
-      { replica, snapshot: snapshot?.key ?? null, entries: index.size, changesRead: follower.changesRead, ms: Math.round(performance.now() - started) },
+      { replica, snapshot: snapshot?.key ?? null, entries: index.size, changesRead: changeWindow.changesRead, ms: Math.round(performance.now() - started) },
       's3 store ready',
     );
     return store;

@@ -2,13 +2,15 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { unavailable } from '../../domain/errors.ts';
-import { LocalChangeFeed } from '../../ports/memory-feed.ts';
+import type { LocalChangeFeed } from '../../ports/memory-feed.ts';
 import { type HistoryQuery, type ListPage, type ListQuery, type Store, VersionConflict } from '../../ports/store.ts';
+import { Announcer } from './announcer.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import type { ChangeFollower } from './change-follower.ts';
 import type { ChangeLogWriter } from './change-log-writer.ts';
 import type { HeadIndex } from './head-index.ts';
 import { addressHash, addressOf } from './object-keys.ts';
+import type { Snapshots } from './snapshots.ts';
 import type { VersionObjects } from './version-objects.ts';
 
 export interface S3StoreParts {
@@ -17,12 +19,9 @@ export interface S3StoreParts {
   versions: VersionObjects;
   index: HeadIndex;
   changeLog: ChangeLogWriter;
+  snapshots: Snapshots;
   logger: Logger;
 }
-
-// Versions announced recently, so a change seen twice (a retried change-log put that did
-// land after all) reaches subscribers once. Bounded: duplicates arrive within seconds.
-const ANNOUNCED_MEMORY = 50_000;
 
 /**
  * The S3 Store. Version objects are the truth; the head index (fed by the change log) is
@@ -34,13 +33,14 @@ export class S3Store implements Store {
   readonly backend = 's3' as const;
   readonly changes: LocalChangeFeed;
   private readonly parts: S3StoreParts;
+  private readonly announcer: Announcer;
   private follower: ChangeFollower | undefined;
-  private readonly announced = new Set<string>();
   private closed = false;
 
   constructor(parts: S3StoreParts) {
     this.parts = parts;
-    this.changes = new LocalChangeFeed((error) => parts.logger.error({ err: error }, 'change listener failed'));
+    this.announcer = new Announcer(parts.logger);
+    this.changes = this.announcer.feed;
   }
 
   /** Wired after construction: the follower feeds `observe`, and lists wait on it. */
@@ -51,7 +51,8 @@ export class S3Store implements Store {
   /** A version seen in the change log (another replica's write). */
   observe(entry: Entry): void {
     this.parts.index.apply(entry);
-    this.announce(entry);
+    this.parts.snapshots.noteChanges();
+    this.announcer.announce(entry);
   }
 
   async head(address: EntryAddress): Promise<Entry | null> {
@@ -115,8 +116,9 @@ export class S3Store implements Store {
     // Stored and returned as its JSON round trip, as every other replica will read it.
     const stored = JSON.parse(body) as Entry;
     index.apply(stored);
+    this.parts.snapshots.noteChanges();
     await this.parts.changeLog.record(stored);
-    this.announce(stored);
+    this.announcer.announce(stored);
   }
 
   async ping(): Promise<void> {
@@ -136,17 +138,6 @@ export class S3Store implements Store {
       );
     }
     this.parts.client.destroy();
-  }
-
-  private announce(entry: Entry): void {
-    const id = `${addressHash(entry)}:${entry.version}`;
-    if (this.announced.has(id)) return;
-    this.announced.add(id);
-    if (this.announced.size > ANNOUNCED_MEMORY) {
-      const oldest = this.announced.values().next().value;
-      if (oldest !== undefined) this.announced.delete(oldest);
-    }
-    this.changes.publish(entry);
   }
 
   private assertOpen(): void {

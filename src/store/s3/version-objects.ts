@@ -5,7 +5,7 @@ import { mapLimit } from './map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
 const WRITE_ID = 'cairn-write-id';
-const READ_CONCURRENCY = 8;
+const READ_CONCURRENCY = 16;
 
 /**
  * The authoritative record: one immutable object per version. Version N+1 is only ever

@@ -1,0 +1,26 @@
+// The test command: type-check, then every vitest suite, then one summary line
+// ("tests: N passed, N failed, N skipped") that any CI log reader can find.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const run = (cmd: string, args: string[]): number => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1;
+
+const typecheck = run('tsc', ['--noEmit']);
+if (typecheck !== 0) {
+  console.log('tests: 0 passed, 1 failed (type check)');
+  process.exit(typecheck);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'cairn-test-report-'));
+const report = join(dir, 'vitest.json');
+const status = run('vitest', ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)]);
+try {
+  const r = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+} catch {
+  console.log('tests: 0 passed, 1 failed (no report: the runner crashed)');
+}
+rmSync(dir, { recursive: true, force: true });
+process.exit(status);

@@ -1,0 +1,145 @@
+import { Agent, createServer, type IncomingHttpHeaders, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FaultMatch {
+  method?: string;
+  /** Substring of the request path (after the bucket), e.g. `/v1/changes/`. */
+  pathIncludes: string;
+}
+
+export type FaultMode = 'error' | 'lost-reply';
+
+export interface ConditionalProxy {
+  endpoint: string;
+  /** Answer 412 to `If-None-Match: *` PUTs of existing keys (on by default). */
+  enforcing: boolean;
+  /** PUTs refused with 412 so far. */
+  refused: number;
+  /** Faults injected so far. */
+  injected: number;
+  /**
+   * Fail the next `count` matching requests: `error` answers an S3 500 without forwarding;
+   * `lost-reply` forwards the request, then drops the connection instead of answering (the
+   * server did the work, the client cannot know).
+   */
+  failNext(match: FaultMatch, count: number, mode?: FaultMode): void;
+  clearFaults(): void;
+  close(): Promise<void>;
+}
+
+interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+const PRECONDITION_FAILED = Buffer.from(
+  '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PreconditionFailed</Code>' +
+    '<Message>At least one of the pre-conditions you specified did not hold</Message>' +
+    '<Condition>If-None-Match</Condition></Error>',
+);
+const INTERNAL_ERROR = Buffer.from(
+  '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code><Message>injected fault</Message></Error>',
+);
+
+/**
+ * An HTTP proxy in front of s3rver that adds what s3rver lacks: `If-None-Match: *` on PUT is
+ * enforced (PUTs are serialized per key, existence is checked, then the PUT is forwarded), so
+ * replicas racing for a version are really tested. It also injects faults. When s3rver is
+ * down, client connections are dropped, as an unreachable server would do.
+ */
+export async function startConditionalProxy(upstream: string): Promise<ConditionalProxy> {
+  const target = new URL(upstream);
+  const agent = new Agent({ keepAlive: true, maxSockets: 128 });
+  const locks = new Map<string, Promise<void>>();
+  const faults: (FaultMatch & { remaining: number; mode: FaultMode })[] = [];
+
+  const forward = (method: string, url: string, headers: IncomingHttpHeaders, body?: Buffer): Promise<Reply> =>
+    new Promise((resolve, reject) => {
+      const req = request({ host: target.hostname, port: target.port, method, path: url, headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  // Runs `fn` after every earlier call for the same key has finished.
+  const withKeyLock = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+    const before = locks.get(key) ?? Promise.resolve();
+    let release = () => {};
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const chained = before.then(() => mine);
+    locks.set(key, chained);
+    await before;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (locks.get(key) === chained) locks.delete(key);
+    }
+  };
+
+  const proxy: ConditionalProxy = {
+    endpoint: '',
+    enforcing: true,
+    refused: 0,
+    injected: 0,
+    failNext(match, count, mode = 'error') {
+      faults.push({ ...match, remaining: count, mode });
+    },
+    clearFaults() {
+      faults.length = 0;
+    },
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+      agent.destroy();
+    }),
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    const url = req.url ?? '/';
+    const path = url.split('?')[0] as string;
+    const method = req.method ?? 'GET';
+    const fault = faults.find((f) => f.remaining > 0 && (!f.method || f.method === method) && path.includes(f.pathIncludes));
+    if (fault?.mode === 'error') {
+      fault.remaining -= 1;
+      proxy.injected += 1;
+      res.writeHead(500, { 'content-type': 'application/xml' }).end(INTERNAL_ERROR);
+      return;
+    }
+    const send = (reply: Reply) => {
+      if (fault?.mode !== 'lost-reply') return void res.writeHead(reply.status, reply.headers).end(reply.body);
+      fault.remaining -= 1;
+      proxy.injected += 1;
+      req.socket.destroy();
+    };
+    if (method === 'PUT' && req.headers['if-none-match'] === '*' && proxy.enforcing) {
+      await withKeyLock(path, async () => {
+        // s3rver lets unsigned requests through, so the proxy can look without credentials.
+        const existing = await forward('HEAD', path, { host: req.headers.host ?? target.host });
+        if (existing.status === 200) {
+          proxy.refused += 1;
+          res.writeHead(412, { 'content-type': 'application/xml' }).end(PRECONDITION_FAILED);
+          return;
+        }
+        send(await forward(method, url, req.headers, body));
+      });
+      return;
+    }
+    send(await forward(method, url, req.headers, body));
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => req.socket.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
+}

@@ -1,0 +1,60 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+export interface CairnProcess {
+  url: string;
+  child: ChildProcess;
+  /** Everything the process printed so far (stdout and stderr). */
+  output(): string;
+  /** Resolves with the exit code (or signal) once the process is gone. */
+  exited: Promise<number | string>;
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+/**
+ * Run `cairn serve` as its own process (for crash and multi-process tests), on a free port,
+ * and wait until it says it is listening. Rejects with its output if it exits first.
+ */
+export const spawnCairn = (env: Record<string, string>, args: string[] = [], timeoutMs = 20_000): Promise<CairnProcess> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CAIRN_LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let ready = false;
+    const exited = new Promise<number | string>((done) => child.once('exit', (code, signal) => done(code ?? signal ?? -1)));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`cairn did not start within ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.length > 2_000_000) out = out.slice(-1_000_000);
+      const match = !ready && /"url":"(http:\/\/[^"]+)"[^\n]*cairn is listening/.exec(out);
+      if (match?.[1]) {
+        ready = true;
+        clearTimeout(timer);
+        resolve({
+          url: match[1],
+          child,
+          output: () => out,
+          exited,
+          stop: async (signal = 'SIGTERM') => {
+            if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+            return exited;
+          },
+        });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    void exited.then((code) => {
+      if (!ready) {
+        clearTimeout(timer);
+        reject(Object.assign(new Error(`cairn exited (${code}) before listening:\n${out}`), { output: out, code }));
+      }
+    });
+  });

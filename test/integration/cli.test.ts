@@ -1,0 +1,40 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawnCairn } from '../helpers/spawn-cairn.ts';
+
+const run = promisify(execFile);
+const cli = join(import.meta.dirname, '../../src/cli.ts');
+const dir = await mkdtemp(join(tmpdir(), 'cairn-cli-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe('the cairn command', () => {
+  it('prints help and its version', async () => {
+    const help = await run(process.execPath, [cli, '--help']);
+    expect(help.stdout).toContain('serve');
+    const serveHelp = await run(process.execPath, [cli, 'serve', '--help']);
+    expect(serveHelp.stdout).toMatch(/--port[\s\S]*--host[\s\S]*--data-dir/);
+    const pkg = JSON.parse(await readFile(join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string };
+    expect((await run(process.execPath, [cli, '--version'])).stdout.trim()).toBe(pkg.version);
+  });
+
+  it('refuses a bad configuration, naming the variable, with exit code 2', async () => {
+    const failed = await run(process.execPath, [cli, 'serve'], { env: { ...process.env, CAIRN_RATE_LIMIT_RPM: 'lots' } }).catch((e: { code: number; stderr: string }) => e);
+    expect(failed).toMatchObject({ code: 2 });
+    expect((failed as { stderr: string }).stderr).toContain('CAIRN_RATE_LIMIT_RPM: expected a whole number');
+  });
+
+  it('serves, refuses a second server on the same data directory, and stops on SIGTERM', async () => {
+    const first = await spawnCairn({ CAIRN_DATA_DIR: dir });
+    expect((await fetch(`${first.url}/health`)).status).toBe(200);
+    expect(first.output()).toContain('open mode');
+    const second = await spawnCairn({ CAIRN_DATA_DIR: dir }).catch((e: { output: string; code: number }) => e);
+    expect(second).toMatchObject({ code: 1 });
+    expect((second as { output: string }).output).toMatch(/data directory .* is in use by process \d+/);
+    expect(await first.stop('SIGTERM')).toBe(0);
+    expect(first.output()).toContain('shutting down');
+  });
+});

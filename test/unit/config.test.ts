@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../src/config.ts';
+
+describe('configuration', () => {
+  it('has the SPEC §2 defaults', () => {
+    expect(parseConfig({})).toMatchObject({
+      port: 8080, host: '127.0.0.1', backend: 'filesystem', dataDir: '/data/.cairn', objectPrefix: 'cairn/',
+      apiKeys: [], agentId: 'cairn-server', namespace: 'default', cortexDebounceMs: 3000, rateLimitRpm: 6000,
+    });
+  });
+
+  it('selects the backend from CAIRN_DB_DSN or CAIRN_OBJECT_BUCKET and refuses both', () => {
+    expect(parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db' }).backend).toBe('postgres');
+    expect(parseConfig({ CAIRN_OBJECT_BUCKET: 'my-bucket' }).backend).toBe('s3');
+    expect(() => parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db', CAIRN_OBJECT_BUCKET: 'my-bucket' })).toThrow(/both set/);
+  });
+
+  it('names every bad variable and what it expects', () => {
+    try {
+      parseConfig({ CAIRN_PORT: '99999', CAIRN_CORTEX_DEBOUNCE_MS: 'soon', CAIRN_DB_DSN: 'mysql://x', CAIRN_API_KEYS: 'short' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const message = (error as Error).message;
+      expect(message).toContain('CAIRN_PORT: expected at most 65535');
+      expect(message).toContain('CAIRN_CORTEX_DEBOUNCE_MS: expected a whole number');
+      expect(message).toContain('CAIRN_DB_DSN: expected a postgres:// connection string');
+      expect(message).toContain('CAIRN_API_KEYS: each key must be at least 8 characters');
+    }
+  });
+
+  it('lets flags win over the environment and reads lists and connector secrets', () => {
+    const config = parseConfig(
+      { CAIRN_PORT: '9000', CAIRN_API_KEYS: ' key-aaaaaaaa , key-bbbbbbbb ,', CAIRN_CONNECTOR_GITHUB_SECRET: 's3cr3t', CAIRN_CONNECTOR_SLACK_CHANNELS: 'C1,C2' },
+      { port: '9100', dataDir: './here' },
+    );
+    expect(config).toMatchObject({ port: 9100, dataDir: './here', apiKeys: ['key-aaaaaaaa', 'key-bbbbbbbb'], connectorSecrets: { github: 's3cr3t' }, slackChannels: ['C1', 'C2'] });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(parseConfig({ CAIRN_DB_DSN: '', CAIRN_PORT: '' })).toMatchObject({ backend: 'filesystem', port: 8080 });
+  });
+});

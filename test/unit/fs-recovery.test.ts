@@ -1,0 +1,113 @@
+import { appendFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FsStore, openFsStore } from '../../src/store/fs/index.ts';
+import { makeEntry } from '../contract/store-contract.ts';
+
+/** Start-up behaviour of the filesystem log: torn tails, damage, checkpoints, the lock. */
+describe('filesystem store recovery', () => {
+  let dir: string;
+  let warnings: string[];
+  const logger = () => {
+    const stream = { write: (line: string) => { const rec = JSON.parse(line) as { level: number; msg: string }; if (rec.level >= 40) warnings.push(rec.msg); } };
+    return pino({ level: 'info' }, stream);
+  };
+  const open = (extra: { checkpointBytes?: number; segmentBytes?: number } = {}) => openFsStore({ dir, logger: logger(), ...extra });
+  const fill = async (store: FsStore, n: number, key = 'k') => {
+    for (let v = 1; v <= n; v++) await store.append(makeEntry({ key, version: v, value: { v, pad: 'p'.repeat(200) } }), v - 1);
+  };
+  const segments = async () => (await readdir(dir)).filter((f) => f.endsWith('.log')).sort();
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cairn-recovery-'));
+    warnings = [];
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('drops a torn record at the end of the log with a warning and keeps the rest', async () => {
+    const store = await open();
+    await fill(store, 3);
+    await store.close();
+    await rm(join(dir, 'checkpoint'));
+    const [last] = (await segments()).slice(-1);
+    // Half a record: a plausible header promising more bytes than follow.
+    const torn = Buffer.alloc(20);
+    torn.writeUInt32LE(500, 0);
+    await appendFile(join(dir, last!), torn);
+    const reopened = await open();
+    expect((await reopened.head(makeEntry({ key: 'k' })))?.version).toBe(3);
+    expect(warnings.some((w) => w.includes('torn write'))).toBe(true);
+    // The torn bytes are gone, so new writes land cleanly after the good records.
+    await reopened.append(makeEntry({ key: 'k', version: 4 }), 3);
+    await reopened.close();
+    await rm(join(dir, 'checkpoint'));
+    expect((await (await open()).head(makeEntry({ key: 'k' })))?.version).toBe(4);
+  });
+
+  it('refuses to start when a sealed segment is damaged, naming the place', async () => {
+    const store = await open({ segmentBytes: 2048 });
+    await fill(store, 30);
+    await store.close();
+    await rm(join(dir, 'checkpoint'));
+    const files = await segments();
+    expect(files.length).toBeGreaterThan(2);
+    const first = join(dir, files[0]!);
+    const bytes = await readFile(first);
+    bytes[100] = bytes[100]! ^ 0xff;
+    await writeFile(first, bytes);
+    await expect(open({ segmentBytes: 2048 })).rejects.toThrow(/segment 1 is damaged at byte \d+: checksum mismatch/);
+    // The refused start released the directory lock.
+    bytes[100] = bytes[100]! ^ 0xff;
+    await writeFile(first, bytes);
+    const healed = await open({ segmentBytes: 2048 });
+    expect((await healed.history(makeEntry({ key: 'k' }), { limit: 100 })).map((e) => e.version)).toEqual(
+      Array.from({ length: 30 }, (_, i) => 30 - i),
+    );
+    await healed.close();
+  });
+
+  it('starts from a checkpoint plus the log after it, and survives a damaged checkpoint', async () => {
+    const store = await open({ checkpointBytes: 1 });
+    await fill(store, 20);
+    await store.close();
+    const reopened = await open();
+    expect((await reopened.head(makeEntry({ key: 'k' })))?.version).toBe(20);
+    await fill(reopened, 0);
+    await reopened.append(makeEntry({ key: 'other', version: 1 }), 0);
+    await reopened.close();
+    await writeFile(join(dir, 'checkpoint'), 'not a checkpoint');
+    const rebuilt = await open();
+    expect(warnings.some((w) => w.includes('checkpoint file is damaged'))).toBe(true);
+    expect((await rebuilt.head(makeEntry({ key: 'k' })))?.version).toBe(20);
+    expect((await rebuilt.head(makeEntry({ key: 'other' })))?.version).toBe(1);
+    expect((await rebuilt.version(makeEntry({ key: 'k' }), 7))?.value).toMatchObject({ v: 7 });
+    await rebuilt.close();
+  });
+
+  it('lets only one server own a data directory', async () => {
+    const first = await open();
+    await expect(open()).rejects.toThrow(/data directory .* is in use by this process/);
+    await first.close();
+    const second = await open();
+    await second.close();
+  });
+
+  it('refuses a directory held by another live process, naming it', async () => {
+    const { spawn } = await import('node:child_process');
+    const holder = spawn('sleep', ['30']);
+    try {
+      await writeFile(join(dir, 'LOCK'), JSON.stringify({ pid: holder.pid, host: (await import('node:os')).hostname() }));
+      await expect(open()).rejects.toThrow(new RegExp(`is in use by process ${holder.pid}; stop that server or choose another --data-dir`));
+    } finally {
+      holder.kill();
+    }
+  });
+
+  it('takes over the lock of a process that died', async () => {
+    await writeFile(join(dir, 'LOCK'), JSON.stringify({ pid: 2 ** 22 + 7, host: (await import('node:os')).hostname() }));
+    const store = await open();
+    await store.close();
+  });
+});

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { entityPathProblem, keyProblem, pathHasPrefix } from '../../src/domain/names.ts';
+import { compareCodePoints } from '../../src/domain/order.ts';
+import { canonicalJson, contentHash } from '../../src/domain/content-hash.ts';
+
+describe('names, order and hashing', () => {
+  it('accepts ordinary entity paths and refuses each broken rule', () => {
+    for (const ok of ['repos/acme/api', 'a', 'incidents/pagerduty/Checkout Service', 'ünï/代码', Array(32).fill('s').join('/')]) {
+      expect(entityPathProblem(ok), ok).toBeNull();
+    }
+    for (const bad of ['', '/a', 'a/', 'a//b', '.', 'a/../b', 'a/\u0007', 'a/\u202e'.replace('\u202e', '\u2028'), ' a', 'x'.repeat(513), Array(33).fill('s').join('/')]) {
+      expect(entityPathProblem(bad), JSON.stringify(bad)).not.toBeNull();
+    }
+    expect(keyProblem('a/b c')).toBeNull();
+    expect(keyProblem('\u0000')).not.toBeNull();
+  });
+
+  it('matches prefixes segment by segment', () => {
+    expect(pathHasPrefix('repos/acme', 'repos/acme')).toBe(true);
+    expect(pathHasPrefix('repos/acme/api', 'repos/acme')).toBe(true);
+    expect(pathHasPrefix('repos/acme-corp', 'repos/acme')).toBe(false);
+    expect(pathHasPrefix('repos/acm', 'repos/acme')).toBe(false);
+  });
+
+  it('orders by code point like PostgreSQL COLLATE "C"', () => {
+    const sorted = ['\uE000', '𝒳', 'b', 'a', 'B'].sort(compareCodePoints);
+    expect(sorted).toEqual(['B', 'a', 'b', '\uE000', '𝒳']);
+    expect(['ab', 'a'].sort(compareCodePoints)).toEqual(['a', 'ab']);
+  });
+
+  it('hashes content independent of key order', () => {
+    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":1,"y":2}]},"b":1}');
+    expect(contentHash({ a: 1, b: 2 })).toBe(contentHash({ b: 2, a: 1 }));
+    expect(contentHash('1')).not.toBe(contentHash({ v: 1 }));
+  });
+});

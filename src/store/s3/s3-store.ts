@@ -111,7 +111,7 @@ export class S3Store implements Store {
     // the arbiter between replicas racing for N+1.
     const body = JSON.stringify(entry);
     if (!(await versions.create(hash, entry, body))) {
-      throw new VersionConflict(await versions.newest(hash, entry.version));
+      throw new VersionConflict(await versions.newest(hash, expectedHead));
     }
     // Stored and returned as its JSON round trip, as every other replica will read it.
     const stored = JSON.parse(body) as Entry;

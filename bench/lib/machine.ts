@@ -1,0 +1,12 @@
+import { cpus, freemem, totalmem } from 'node:os';
+
+/** What the figures were measured on, printed and saved with them. */
+export const describeMachine = () => ({
+  cpu: cpus()[0]?.model ?? 'unknown',
+  cores: cpus().length,
+  memory_gib: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+  free_gib: Math.round((freemem() / 2 ** 30) * 10) / 10,
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`,
+  date: new Date().toISOString(),
+});

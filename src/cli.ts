@@ -28,20 +28,16 @@ const serve = async (flags: ConfigFlags): Promise<void> => {
     server = await startServer(config, logger);
   } catch (error) {
     logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
-    logger.flush();
-    process.exit(1);
+    logger.flush(() => process.exit(1));
+    return;
   }
   const stop = (signal: string) => {
     logger.info({ signal }, 'shutting down');
     void server.close().then(
-      () => {
-        logger.flush();
-        process.exit(0);
-      },
+      () => logger.flush(() => process.exit(0)),
       (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
-        logger.flush();
-        process.exit(1);
+        logger.flush(() => process.exit(1));
       },
     );
   };

@@ -8,10 +8,10 @@ import { LIMITS } from '../domain/limits.ts';
 import type { Store } from '../ports/store.ts';
 import type { ServiceDeps } from '../services/context.ts';
 import { VERSION } from '../version.ts';
-import { registerAuth } from './auth.ts';
+import { createAuthenticator } from './auth.ts';
 import { registerErrorHandlers } from './errors.ts';
-import { redactUrl } from './logger.ts';
-import { type Metrics, createMetrics, registerRequestMetrics } from './metrics.ts';
+import { type Metrics, createMetrics } from './metrics.ts';
+import { registerRequestHooks } from './request-hooks.ts';
 import { entryRoutes } from './routes/entries.ts';
 import { historyRoutes } from './routes/history.ts';
 import { streamRoutes } from './routes/stream.ts';
@@ -74,19 +74,8 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
     transformObject: jsonSchemaTransformObject,
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    void reply.header('x-request-id', request.id);
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-      'request',
-    );
-  });
-
   registerErrorHandlers(app);
-  registerAuth(app, config.apiKeys);
-  registerRequestMetrics(app, metrics);
+  registerRequestHooks(app, metrics, createAuthenticator(config.apiKeys, app.log));
   systemRoutes(app, store, metrics);
   entryRoutes(app, deps, config, metrics);
   historyRoutes(app, deps, config);

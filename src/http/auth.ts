@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { ServiceError } from '../domain/errors.ts';
 
 declare module 'fastify' {
@@ -22,15 +22,16 @@ export const presentedKey = (request: FastifyRequest): string | undefined => {
 
 /**
  * Static API keys (CAIRN_API_KEYS). Keys are compared as SHA-256 digests with a constant-time
- * compare, so neither timing nor length tells an attacker how close a guess was.
+ * compare, so neither timing nor length tells an attacker how close a guess was. Returns the
+ * check to run on each request, or null in open mode (no keys configured).
  */
-export const registerAuth = (app: FastifyInstance, apiKeys: readonly string[]): void => {
+export const createAuthenticator = (apiKeys: readonly string[], log: FastifyBaseLogger): ((request: FastifyRequest) => void) | null => {
   if (apiKeys.length === 0) {
-    app.log.warn('CAIRN_API_KEYS is not set: running in open mode, every request is allowed without a key');
-    return;
+    log.warn('CAIRN_API_KEYS is not set: running in open mode, every request is allowed without a key');
+    return null;
   }
   const known = apiKeys.map(digest);
-  app.addHook('onRequest', async (request) => {
+  return (request) => {
     if (request.routeOptions.config?.public) return;
     const key = presentedKey(request);
     if (key === undefined) throw new ServiceError('UNAUTHENTICATED', 'an API key is required: send X-Cairn-API-Key or Authorization: Bearer');
@@ -38,5 +39,5 @@ export const registerAuth = (app: FastifyInstance, apiKeys: readonly string[]): 
     let ok = false;
     for (const k of known) ok = timingSafeEqual(k, candidate) || ok;
     if (!ok) throw new ServiceError('UNAUTHENTICATED', 'the API key is not valid');
-  });
+  };
 };

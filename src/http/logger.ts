@@ -25,5 +25,7 @@ export const createLogger = (level: string, destination?: pino.DestinationStream
         req: (req: IncomingMessage) => ({ method: req.method, url: redactUrl(req.url) }),
       },
     },
-    destination,
+    // Asynchronous writes: a synchronous write per line costs more than the request it logs.
+    // The CLI flushes before exiting, so shutdown and fatal lines are not lost.
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The metrics one server exposes at /metrics; a registry per app keeps tests independent. */
@@ -24,7 +23,7 @@ export const createMetrics = (): Metrics => {
 };
 
 /** Request rate, errors and latency per route (the route pattern, never the raw URL). */
-export const registerRequestMetrics = (app: FastifyInstance, metrics: Metrics): void => {
+export const createRequestMetrics = (metrics: Metrics) => {
   const requests = new Counter({
     name: 'cairn_http_requests_total',
     help: 'HTTP requests by method, route and status',
@@ -38,9 +37,8 @@ export const registerRequestMetrics = (app: FastifyInstance, metrics: Metrics): 
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [metrics.registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
-  });
+  return (method: string, route: string, status: number, seconds: number): void => {
+    requests.inc({ method, route, status: String(status) });
+    duration.observe({ method, route }, seconds);
+  };
 };

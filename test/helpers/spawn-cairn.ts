@@ -33,7 +33,7 @@ export const spawnCairn = (env: Record<string, string>, args: string[] = [], tim
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       if (out.length > 2_000_000) out = out.slice(-1_000_000);
-      const match = !ready && /"url":"(http:\/\/[^"]+)"[^\n]*cairn is listening/.exec(out);
+      const match = ready ? null : /"url":"(http:\/\/[^"]+)"[^\n]*cairn is listening/.exec(out);
       if (match?.[1]) {
         ready = true;
         clearTimeout(timer);

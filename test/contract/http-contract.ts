@@ -7,7 +7,7 @@ import { readSse } from '../helpers/sse.ts';
  * file supplies the environment that selects it; the suite starts Cairn over it.
  */
 export interface BackendEnv {
-  /** Environment selecting a fresh, empty backend. */
+  /** Environment selecting the backend; each call may be a fresh one (a second server needs its own data directory). */
   env(): Promise<Record<string, string>>;
   cleanup(): Promise<void>;
 }
@@ -21,11 +21,9 @@ const enc = (key: string) => encodeURIComponent(key);
 export const describeHttpContract = (name: string, backend: BackendEnv): void => {
   describe(`HTTP contract: ${name}`, () => {
     let cairn: Cairn;
-    let env: Record<string, string>;
 
     beforeAll(async () => {
-      env = await backend.env();
-      cairn = await startCairn(env);
+      cairn = await startCairn(await backend.env());
     });
     afterAll(async () => {
       await cairn?.close();
@@ -340,7 +338,7 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
     describe('authentication', () => {
       let secured: Cairn;
       beforeAll(async () => {
-        secured = await startCairn({ ...env, CAIRN_API_KEYS: 'key-one-12345,key-two-67890' });
+        secured = await startCairn({ ...(await backend.env()), CAIRN_API_KEYS: 'key-one-12345,key-two-67890' });
       });
       afterAll(async () => secured?.close());
 

@@ -37,8 +37,17 @@ export const createRequestMetrics = (metrics: Metrics) => {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [metrics.registry],
   });
+  // prom-client hashes a label object on every call; resolving each label set once and
+  // keeping the child saves that on the hot path. Routes are patterns, so the map is small.
+  const children = new Map<string, { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> }>();
   return (method: string, route: string, status: number, seconds: number): void => {
-    requests.inc({ method, route, status: String(status) });
-    duration.observe({ method, route }, seconds);
+    const id = `${method} ${route} ${status}`;
+    let child = children.get(id);
+    if (!child) {
+      child = { count: requests.labels(method, route, String(status)), time: duration.labels(method, route) };
+      children.set(id, child);
+    }
+    child.count.inc();
+    child.time.observe(seconds);
   };
 };

@@ -29,6 +29,9 @@ export const applyVersion = (index: EntryIndex, entry: Entry, location: Location
       `version ${entry.version} of ${entry.entity_path} / ${entry.key} follows version ${have} (segment ${location.seg} offset ${location.off})`,
     );
   }
+  // Versions are immutable; freezing the one held in memory keeps anyone from editing a
+  // shared head in place, and lets the HTTP layer cache its JSON (http/serialize.ts).
+  Object.freeze(entry);
   const target = state ?? index.create(entry, entry);
   target.locations.push(location);
   target.head = entry;

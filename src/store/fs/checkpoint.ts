@@ -2,7 +2,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Entry } from '../../domain/entry.ts';
 import { decodeRecords, encodeRecord } from './record-codec.ts';
-import type { EntryIndex } from './entry-index.ts';
+import { EntryIndex } from './entry-index.ts';
 import { type Location, syncDirectory } from './segment-log.ts';
 
 /**
@@ -54,10 +54,11 @@ export const writeCheckpoint = async (dir: string, index: EntryIndex, position: 
 };
 
 /**
- * Load the checkpoint into `index`, or return null (after which the caller replays the whole
- * log) when there is none or it is damaged: a checkpoint is a cache, never the only copy.
+ * Load the checkpoint into a new index, or return null (after which the caller replays the
+ * whole log) when there is none or it is damaged: a checkpoint is a cache, never the only copy.
+ * Entries go into the index as they are decoded, in one pass over the file.
  */
-export const loadCheckpoint = async (dir: string, index: EntryIndex, warn: (msg: string) => void): Promise<LoadedCheckpoint | null> => {
+export const loadCheckpoint = async (dir: string, warn: (msg: string) => void): Promise<(LoadedCheckpoint & { index: EntryIndex }) | null> => {
   let buf: Buffer;
   try {
     buf = await readFile(join(dir, FILE));
@@ -65,8 +66,9 @@ export const loadCheckpoint = async (dir: string, index: EntryIndex, warn: (msg:
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
+  const index = new EntryIndex();
   let header: Header | null = null;
-  const items: Item[] = [];
+  let loaded = 0;
   let complete = false;
   for (const rec of decodeRecords(buf)) {
     if (rec.kind !== 'record') break;
@@ -75,18 +77,19 @@ export const loadCheckpoint = async (dir: string, index: EntryIndex, warn: (msg:
       if ((payload as Header).t !== 'checkpoint' || (payload as Header).format !== FORMAT) break;
       header = payload as Header;
     } else if ('t' in payload && payload.t === 'end') {
-      complete = payload.count === items.length && items.length === header.count;
+      complete = payload.count === loaded && loaded === header.count;
       break;
-    } else items.push(payload as Item);
+    } else {
+      const { h, l } = payload as Item;
+      const state = index.create(h, Object.freeze(h));
+      for (let i = 0; i < l.length; i += 3) state.locations.push({ seg: l[i] as number, off: l[i + 1] as number, len: l[i + 2] as number });
+      state.reserved = h.version;
+      loaded += 1;
+    }
   }
   if (!header || !complete) {
     warn('checkpoint file is damaged or incomplete; rebuilding the index from the full log');
     return null;
   }
-  for (const { h, l } of items) {
-    const state = index.create(h, h);
-    for (let i = 0; i < l.length; i += 3) state.locations.push({ seg: l[i] as number, off: l[i + 1] as number, len: l[i + 2] as number });
-    state.reserved = h.version;
-  }
-  return { seg: header.seg, off: header.off };
+  return { index, seg: header.seg, off: header.off };
 };

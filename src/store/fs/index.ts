@@ -7,7 +7,7 @@ import { type HistoryQuery, type ListPage, type ListQuery, type Store, VersionCo
 import { applyVersion } from './apply-version.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { lockDirectory } from './dir-lock.ts';
-import { EntryIndex } from './entry-index.ts';
+import type { EntryIndex } from './entry-index.ts';
 import { decodeOne, encodeRecord } from './record-codec.ts';
 import { recover } from './recovery.ts';
 import { SegmentLog } from './segment-log.ts';
@@ -55,8 +55,8 @@ export class FsStore implements Store {
     const release = lockDirectory(options.dir);
     try {
       const started = performance.now();
-      const index = new EntryIndex();
-      const end = await recover(options.dir, index, (msg) => options.logger.warn(msg));
+      const end = await recover(options.dir, (msg) => options.logger.warn(msg));
+      const index = end.index;
       const log = await SegmentLog.open(options.dir, end.seg, end.off, options.segmentBytes);
       options.logger.info({ entries: index.size, ms: Math.round(performance.now() - started) }, 'filesystem store ready');
       const store = new FsStore(options, index, log, release, end.replayedBytes);

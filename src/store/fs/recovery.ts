@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import type { Entry } from '../../domain/entry.ts';
 import { CorruptDataError, applyVersion } from './apply-version.ts';
 import { loadCheckpoint } from './checkpoint.ts';
-import type { EntryIndex } from './entry-index.ts';
+import { EntryIndex } from './entry-index.ts';
 import { decodeRecords } from './record-codec.ts';
 
 export interface Recovered {
+  index: EntryIndex;
   /** The segment to keep appending to, and the end of its last good record. */
   seg: number;
   off: number;
@@ -34,9 +35,11 @@ interface VersionRecord {
  * returned) and is dropped with a warning. A bad record anywhere else is damage, and
  * start-up stops rather than serve wrong data.
  */
-export const recover = async (dir: string, index: EntryIndex, warn: (msg: string) => void): Promise<Recovered> => {
+export const recover = async (dir: string, warn: (msg: string) => void): Promise<Recovered> => {
   const segments = await listSegments(dir);
-  const from = (await loadCheckpoint(dir, index, warn)) ?? { seg: segments[0] ?? 1, off: 0 };
+  const checkpoint = await loadCheckpoint(dir, warn);
+  const index = checkpoint?.index ?? new EntryIndex();
+  const from = checkpoint ?? { seg: segments[0] ?? 1, off: 0 };
   const toReplay = segments.filter((s) => s >= from.seg);
   if (segments.length > 0 && toReplay[0] !== from.seg) {
     throw new CorruptDataError(`segment ${from.seg} named by the checkpoint is missing from ${dir}`);
@@ -65,5 +68,5 @@ export const recover = async (dir: string, index: EntryIndex, warn: (msg: string
     }
   }
   index.finishBulk();
-  return { ...end, replayedBytes };
+  return { index, ...end, replayedBytes };
 };

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks for the test suite: PostgreSQL 15 with
-# pgvector, Debian's chromium (browser tests) and the project's npm packages.
+# pgvector, Debian's chromium (browser tests), wrk (benchmarks) and the project's npm packages.
 # Idempotent: every step checks first, so a second run takes seconds and touches no network.
 set -euo pipefail
 
@@ -131,6 +131,9 @@ fi
 
 # --- chromium for browser tests -----------------------------------------------------------
 [ -x /usr/bin/chromium ] || apt_install chromium
+
+# --- wrk, the load generator of `npm run bench` --------------------------------------------
+command -v wrk >/dev/null || apt_install wrk
 
 # --- npm packages -------------------------------------------------------------------------
 if [ ! -d node_modules ]; then

@@ -14,6 +14,8 @@ export interface Config {
   objectBucket: string | undefined;
   objectEndpoint: string | undefined;
   objectPrefix: string;
+  /** AWS region for S3 (the standard AWS_REGION variable). */
+  objectRegion: string;
   apiKeys: readonly string[];
   agentId: string;
   httpUrl: string | undefined;
@@ -65,6 +67,7 @@ const EnvSchema = z.object({
   ),
   CAIRN_OBJECT_ENDPOINT: optionalText.pipe(z.url({ error: 'expected an http(s) URL' }).optional()),
   CAIRN_OBJECT_PREFIX: z.string().default('cairn/'),
+  AWS_REGION: z.string().regex(/^[a-z0-9-]{2,32}$/, { error: 'expected an AWS region such as us-east-1' }).default('us-east-1'),
   CAIRN_API_KEYS: list.pipe(z.array(z.string().min(8, { error: 'each key must be at least 8 characters' }))),
   CAIRN_AGENT_ID: z.string().min(1).max(256).default('cairn-server'),
   CAIRN_HTTP_URL: optionalText.pipe(z.url({ error: 'expected an http(s) URL' }).optional()),
@@ -122,6 +125,7 @@ export const parseConfig = (env: Record<string, string | undefined>, flags: Conf
     objectBucket: e.CAIRN_OBJECT_BUCKET,
     objectEndpoint: e.CAIRN_OBJECT_ENDPOINT,
     objectPrefix: e.CAIRN_OBJECT_PREFIX,
+    objectRegion: e.AWS_REGION,
     apiKeys: Object.freeze(e.CAIRN_API_KEYS),
     agentId: e.CAIRN_AGENT_ID,
     httpUrl: e.CAIRN_HTTP_URL,

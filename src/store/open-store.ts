@@ -14,7 +14,13 @@ export const openStore = async (config: Config, logger: Logger): Promise<Store> 
     }
     case 's3': {
       const { openS3Store } = await import('./s3/index.ts');
-      return openS3Store({ bucket: config.objectBucket as string, endpoint: config.objectEndpoint, prefix: config.objectPrefix, logger });
+      return openS3Store({
+        bucket: config.objectBucket as string,
+        endpoint: config.objectEndpoint,
+        prefix: config.objectPrefix,
+        region: config.objectRegion,
+        logger,
+      });
     }
     default: {
       const { openFsStore } = await import('./fs/index.ts');

@@ -22,7 +22,7 @@ export interface S3StoreOptions {
   logger: Logger;
   /** How often the change log is polled for other replicas' writes. */
   pollIntervalMs?: number;
-  /** AWS region; default AWS_REGION, else us-east-1. */
+  /** AWS region (config: AWS_REGION); default us-east-1. */
   region?: string;
   /** Re-list window for late change objects; must exceed put latency plus clock skew. */
   lookbackMs?: number;
@@ -39,9 +39,8 @@ export interface S3StoreOptions {
 export const openS3Store = async (options: S3StoreOptions): Promise<Store> => {
   const started = performance.now();
   const logger = options.logger.child({ backend: 's3' });
-  // Credentials come from the SDK's default chain (AWS_ACCESS_KEY_ID …); the region is read
-  // from the same standard variable here because the SDK has no default of its own.
-  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+  // Credentials come from the SDK's default chain (AWS_ACCESS_KEY_ID …); the region from config.
+  const region = options.region ?? 'us-east-1';
   const client = createS3Client({ region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
   try {
     const objects = new BucketObjects(client, options.bucket);

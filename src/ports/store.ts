@@ -1,5 +1,6 @@
 import type { Entry, EntryAddress } from '../domain/entry.ts';
 import type { ChangeFeed } from './change-feed.ts';
+import type { RecordStore } from './records.ts';
 
 export type BackendName = 'filesystem' | 'postgres' | 's3';
 
@@ -57,8 +58,9 @@ export class VersionConflict extends Error {
  * - `list` returns only live entries (not deleted, not expired at `query.now`), ordered by
  *   entity_path then key, both compared by Unicode code point (PostgreSQL `COLLATE "C"`).
  * - When the backend cannot be reached, methods reject with `ServiceError('UNAVAILABLE')`.
+ * - Beside entries it keeps small shared records (see RecordStore in records.ts).
  */
-export interface Store {
+export interface Store extends RecordStore {
   readonly backend: BackendName;
   readonly changes: ChangeFeed;
 

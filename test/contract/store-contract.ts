@@ -198,11 +198,50 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
       await expect(store.ping()).resolves.toBeUndefined();
     });
 
+    it('creates a record once: a second create leaves the first untouched', async () => {
+      const c = `dedup/${nextNs()}/github`;
+      expect(await store.createRecord(c, 'delivery-1', { entry: 'a' })).toBe(true);
+      expect(await store.createRecord(c, 'delivery-1', { entry: 'b' })).toBe(false);
+      const record = await store.getRecord(c, 'delivery-1');
+      expect(record).toMatchObject({ id: 'delivery-1', data: { entry: 'a' } });
+      expect(Date.parse(record!.updated_at)).not.toBeNaN();
+      expect(await store.getRecord(c, 'delivery-2')).toBeNull();
+      expect(await store.getRecord(`${c}-other`, 'delivery-1')).toBeNull();
+    });
+
+    it('lets exactly one of many racing creators of a record win', async () => {
+      const c = `dedup/${nextNs()}`;
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.createRecord(c, 'same', { i })));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = results.indexOf(true);
+      expect((await store.getRecord(c, 'same'))?.data).toEqual({ i: winner });
+    });
+
+    it('puts, deletes and lists records in id order', async () => {
+      const c = `settings/${nextNs()}`;
+      for (const id of ['b', 'a', 'with space/and slash', 'ü', '𝒳', '\uE000']) await store.putRecord(c, id, { id });
+      await store.putRecord(c, 'a', { replaced: true });
+      expect((await store.getRecord(c, 'a'))?.data).toEqual({ replaced: true });
+      const all = await store.listRecords(c, { limit: 100 });
+      expect(all.map((r) => r.id)).toEqual(['a', 'b', 'with space/and slash', 'ü', '\uE000', '𝒳']);
+      expect((await store.listRecords(c, { limit: 2, after: 'b' })).map((r) => r.id)).toEqual(['with space/and slash', 'ü']);
+      expect(await store.deleteRecord(c, 'b')).toBe(true);
+      expect(await store.deleteRecord(c, 'b')).toBe(false);
+      expect(await store.getRecord(c, 'b')).toBeNull();
+      expect((await store.listRecords(c, { limit: 100 })).map((r) => r.id)).not.toContain('b');
+      expect(await store.listRecords(`${c}-empty`, { limit: 10 })).toEqual([]);
+    });
+
     it('keeps every version across a reopen', async () => {
       const n = nextNs();
       const last = await writeVersions(store, { namespace: n, key: 'durable' }, 3);
       await store.append(makeEntry({ namespace: n, key: 'two', value: 'second' }), 0);
+      await store.putRecord(`settings/${n}`, 'kept', { secret: 'x' });
+      await store.putRecord(`settings/${n}`, 'dropped', { secret: 'y' });
+      await store.deleteRecord(`settings/${n}`, 'dropped');
       store = await h.reopen();
+      expect((await store.getRecord(`settings/${n}`, 'kept'))?.data).toEqual({ secret: 'x' });
+      expect(await store.getRecord(`settings/${n}`, 'dropped')).toBeNull();
       expect(await store.head(addr(last))).toEqual(last);
       expect((await store.history(addr(last), { limit: 10 })).map((e) => e.version)).toEqual([3, 2, 1]);
       expect((await store.list({ namespace: n, limit: 10, now: Date.now() })).entries.map((e) => e.key)).toEqual(['durable', 'two']);

@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import type { Entry } from '../../domain/entry.ts';
 import { decodeRecords, encodeRecord } from './record-codec.ts';
 import { EntryIndex } from './entry-index.ts';
+import { type RecordOp, RecordTable } from './record-table.ts';
 import { type Location, syncDirectory } from './segment-log.ts';
 
 /**
- * A checkpoint is the index written to disk: every entry's head and version locations, and
- * the log position it covers. Start-up loads it and replays only the log after it. The log
+ * A checkpoint is the index written to disk: every entry's head and version locations, the
+ * shared records, and the log position it covers. Start-up loads it and replays only the log after it. The log
  * keeps every version (history is never dropped), so the checkpoint is what keeps start-up
  * time bounded as the log grows; losing it costs a full replay, never data.
  */
@@ -23,10 +24,7 @@ interface Header {
   off: number;
   count: number;
 }
-interface Item {
-  h: Entry;
-  l: number[];
-}
+type Item = { h: Entry; l: number[] } | { r: RecordOp };
 
 export interface LoadedCheckpoint {
   seg: number;
@@ -34,10 +32,18 @@ export interface LoadedCheckpoint {
 }
 
 /** Capture synchronously (consistent with `position`), then write in chunks in the background. */
-export const writeCheckpoint = async (dir: string, index: EntryIndex, position: { seg: number; off: number }): Promise<void> => {
+export const writeCheckpoint = async (
+  dir: string,
+  index: EntryIndex,
+  records: RecordTable,
+  position: { seg: number; off: number },
+): Promise<void> => {
   const captured: Array<[Entry, Location[], number]> = [];
   for (const state of index.states()) captured.push([state.head, state.locations, state.head.version]);
-  const parts: Buffer[] = [encodeRecord({ t: 'checkpoint', format: FORMAT, ...position, count: captured.length } satisfies Header)];
+  const ops = [...records.ops()];
+  const count = captured.length + ops.length;
+  const parts: Buffer[] = [encodeRecord({ t: 'checkpoint', format: FORMAT, ...position, count } satisfies Header)];
+  for (const op of ops) parts.push(encodeRecord({ r: op } satisfies Item));
   for (let i = 0; i < captured.length; i += CHUNK) {
     for (const [head, locations, versions] of captured.slice(i, i + CHUNK)) {
       const flat: number[] = [];
@@ -46,7 +52,7 @@ export const writeCheckpoint = async (dir: string, index: EntryIndex, position: 
     }
     await new Promise((resolve) => setImmediate(resolve));
   }
-  parts.push(encodeRecord({ t: 'end', count: captured.length }));
+  parts.push(encodeRecord({ t: 'end', count }));
   const tmp = join(dir, `${FILE}.tmp`);
   await writeFile(tmp, Buffer.concat(parts), { flush: true, mode: 0o600 });
   await rename(tmp, join(dir, FILE));
@@ -58,7 +64,10 @@ export const writeCheckpoint = async (dir: string, index: EntryIndex, position: 
  * whole log) when there is none or it is damaged: a checkpoint is a cache, never the only copy.
  * Entries go into the index as they are decoded, in one pass over the file.
  */
-export const loadCheckpoint = async (dir: string, warn: (msg: string) => void): Promise<(LoadedCheckpoint & { index: EntryIndex }) | null> => {
+export const loadCheckpoint = async (
+  dir: string,
+  warn: (msg: string) => void,
+): Promise<(LoadedCheckpoint & { index: EntryIndex; records: RecordTable }) | null> => {
   let buf: Buffer;
   try {
     buf = await readFile(join(dir, FILE));
@@ -67,6 +76,7 @@ export const loadCheckpoint = async (dir: string, warn: (msg: string) => void): 
     throw error;
   }
   const index = new EntryIndex();
+  const records = new RecordTable();
   let header: Header | null = null;
   let loaded = 0;
   let complete = false;
@@ -79,8 +89,11 @@ export const loadCheckpoint = async (dir: string, warn: (msg: string) => void): 
     } else if ('t' in payload && payload.t === 'end') {
       complete = payload.count === loaded && loaded === header.count;
       break;
+    } else if ('r' in payload) {
+      records.apply(payload.r);
+      loaded += 1;
     } else {
-      const { h, l } = payload as Item;
+      const { h, l } = payload as { h: Entry; l: number[] };
       const state = index.create(h, Object.freeze(h));
       for (let i = 0; i < l.length; i += 3) state.locations.push({ seg: l[i] as number, off: l[i + 1] as number, len: l[i + 2] as number });
       state.reserved = h.version;
@@ -91,5 +104,5 @@ export const loadCheckpoint = async (dir: string, warn: (msg: string) => void): 
     warn('checkpoint file is damaged or incomplete; rebuilding the index from the full log');
     return null;
   }
-  return { index, seg: header.seg, off: header.off };
+  return { index, records, seg: header.seg, off: header.off };
 };

@@ -3,13 +3,15 @@ import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { unavailable } from '../../domain/errors.ts';
 import { LocalChangeFeed } from '../../ports/memory-feed.ts';
+import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import { type HistoryQuery, type ListPage, type ListQuery, type Store, VersionConflict } from '../../ports/store.ts';
 import { applyVersion } from './apply-version.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { lockDirectory } from './dir-lock.ts';
 import type { EntryIndex } from './entry-index.ts';
 import { decodeOne, encodeRecord } from './record-codec.ts';
-import { recover } from './recovery.ts';
+import { type Recovered, recover } from './recovery.ts';
+import type { RecordOp, RecordTable } from './record-table.ts';
 import { SegmentLog } from './segment-log.ts';
 
 export interface FsStoreOptions {
@@ -32,6 +34,9 @@ export class FsStore implements Store {
   readonly backend = 'filesystem' as const;
   readonly changes: LocalChangeFeed;
   private readonly index: EntryIndex;
+  private readonly records: RecordTable;
+  /** Record ids being created but not yet durable, so two creators cannot both win. */
+  private readonly creating = new Set<string>();
   private readonly log: SegmentLog;
   private readonly options: FsStoreOptions;
   private readonly release: () => void;
@@ -41,12 +46,13 @@ export class FsStore implements Store {
   private checkpointing: Promise<void> | null = null;
   private closed = false;
 
-  private constructor(options: FsStoreOptions, index: EntryIndex, log: SegmentLog, release: () => void, replayed: number) {
+  private constructor(options: FsStoreOptions, recovered: Recovered, log: SegmentLog, release: () => void) {
     this.options = options;
-    this.index = index;
+    this.index = recovered.index;
+    this.records = recovered.records;
     this.log = log;
     this.release = release;
-    this.bytesSinceCheckpoint = replayed;
+    this.bytesSinceCheckpoint = recovered.replayedBytes;
     this.changes = new LocalChangeFeed((error) => options.logger.error({ err: error }, 'change listener failed'));
   }
 
@@ -55,11 +61,10 @@ export class FsStore implements Store {
     const release = lockDirectory(options.dir);
     try {
       const started = performance.now();
-      const end = await recover(options.dir, (msg) => options.logger.warn(msg));
-      const index = end.index;
-      const log = await SegmentLog.open(options.dir, end.seg, end.off, options.segmentBytes);
-      options.logger.info({ entries: index.size, ms: Math.round(performance.now() - started) }, 'filesystem store ready');
-      const store = new FsStore(options, index, log, release, end.replayedBytes);
+      const recovered = await recover(options.dir, (msg) => options.logger.warn(msg));
+      const log = await SegmentLog.open(options.dir, recovered.seg, recovered.off, options.segmentBytes);
+      options.logger.info({ entries: recovered.index.size, ms: Math.round(performance.now() - started) }, 'filesystem store ready');
+      const store = new FsStore(options, recovered, log, release);
       store.maybeCheckpoint();
       return store;
     } catch (error) {
@@ -121,6 +126,49 @@ export class FsStore implements Store {
     this.changes.publish(entry);
   }
 
+  async getRecord(collection: string, id: string): Promise<StoredRecord | null> {
+    return this.records.get(collection, id) ?? null;
+  }
+
+  async createRecord(collection: string, id: string, data: Record<string, unknown>): Promise<boolean> {
+    const key = `${collection}\u0000${id}`;
+    if (this.records.get(collection, id) || this.creating.has(key)) return false;
+    this.creating.add(key);
+    try {
+      await this.writeRecord({ t: 'r', c: collection, i: id, d: data, u: new Date().toISOString() });
+      return true;
+    } finally {
+      this.creating.delete(key);
+    }
+  }
+
+  async putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void> {
+    await this.writeRecord({ t: 'r', c: collection, i: id, d: data, u: new Date().toISOString() });
+  }
+
+  async deleteRecord(collection: string, id: string): Promise<boolean> {
+    if (!this.records.get(collection, id)) return false;
+    await this.writeRecord({ t: 'x', c: collection, i: id });
+    return true;
+  }
+
+  async listRecords(collection: string, query: RecordListQuery): Promise<StoredRecord[]> {
+    return this.records.list(collection, query);
+  }
+
+  private async writeRecord(op: RecordOp): Promise<void> {
+    if (this.closed) throw unavailable('the store is shutting down');
+    const record = encodeRecord(op);
+    try {
+      await this.log.append(record, () => this.records.apply(op));
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'write to the data log failed');
+      throw unavailable('the data directory could not be written', error);
+    }
+    this.bytesSinceCheckpoint += record.length;
+    this.maybeCheckpoint();
+  }
+
   async ping(): Promise<void> {
     if (this.closed) throw unavailable('the store is closed');
   }
@@ -134,7 +182,7 @@ export class FsStore implements Store {
   private checkpoint(): Promise<void> {
     this.bytesSinceCheckpoint = 0;
     const started = performance.now();
-    this.checkpointing = writeCheckpoint(this.options.dir, this.index, this.log.position)
+    this.checkpointing = writeCheckpoint(this.options.dir, this.index, this.records, this.log.position)
       .then(() => this.options.logger.debug({ ms: Math.round(performance.now() - started) }, 'checkpoint written'))
       .catch((error: unknown) => this.options.logger.warn({ err: error }, 'checkpoint failed; the log still holds every write'))
       .finally(() => {

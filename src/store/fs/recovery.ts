@@ -5,9 +5,11 @@ import { CorruptDataError, applyVersion } from './apply-version.ts';
 import { loadCheckpoint } from './checkpoint.ts';
 import { EntryIndex } from './entry-index.ts';
 import { decodeRecords } from './record-codec.ts';
+import { type RecordOp, RecordTable } from './record-table.ts';
 
 export interface Recovered {
   index: EntryIndex;
+  records: RecordTable;
   /** The segment to keep appending to, and the end of its last good record. */
   seg: number;
   off: number;
@@ -24,10 +26,7 @@ const listSegments = async (dir: string): Promise<number[]> =>
     .map(Number)
     .sort((a, b) => a - b);
 
-interface VersionRecord {
-  t: 'v';
-  e: Entry;
-}
+type LogRecord = { t: 'v'; e: Entry } | RecordOp;
 
 /**
  * Rebuild the index from the checkpoint plus the log after it. A bad record at the end of
@@ -39,6 +38,7 @@ export const recover = async (dir: string, warn: (msg: string) => void): Promise
   const segments = await listSegments(dir);
   const checkpoint = await loadCheckpoint(dir, warn);
   const index = checkpoint?.index ?? new EntryIndex();
+  const records = checkpoint?.records ?? new RecordTable();
   const from = checkpoint ?? { seg: segments[0] ?? 1, off: 0 };
   const toReplay = segments.filter((s) => s >= from.seg);
   if (segments.length > 0 && toReplay[0] !== from.seg) {
@@ -60,13 +60,14 @@ export const recover = async (dir: string, warn: (msg: string) => void): Promise
         warn(`dropping a torn write at the end of segment ${seg}: ${buf.length - rec.offset} bytes from byte ${rec.offset} (${rec.reason})`);
         end = { seg, off: rec.offset };
       } else {
-        const payload = rec.payload as VersionRecord;
-        if (payload.t !== 'v') throw new CorruptDataError(`segment ${seg} holds an unknown record kind at byte ${rec.offset}`);
-        applyVersion(index, payload.e, { seg, off: rec.offset, len: rec.length });
+        const payload = rec.payload as LogRecord;
+        if (payload.t === 'v') applyVersion(index, payload.e, { seg, off: rec.offset, len: rec.length });
+        else if (payload.t === 'r' || payload.t === 'x') records.apply(payload);
+        else throw new CorruptDataError(`segment ${seg} holds an unknown record kind at byte ${rec.offset}`);
         replayedBytes += rec.length;
       }
     }
   }
   index.finishBulk();
-  return { index, ...end, replayedBytes };
+  return { index, records, ...end, replayedBytes };
 };

@@ -38,6 +38,9 @@ export const createClient = (options: ClientOptions): Sql =>
     max: options.max,
     connect_timeout: options.connectTimeoutS,
     backoff,
+    // Seconds of silence before TCP keepalive probes start, so a connection to a host that
+    // vanished (no FIN, no RST) is found dead in about half a minute, not after many minutes.
+    keep_alive: 15,
     // The driver prints notices to stdout by default; they are diagnostics, not output.
     onnotice: (notice) => options.logger.debug({ notice: notice.message }, 'postgres notice'),
     connection: {

@@ -28,20 +28,30 @@ const isDataException = (state: string | undefined): boolean => state?.startsWit
 /**
  * Classes that mean "the database cannot serve us right now": connection failures (08),
  * resources (53), operator intervention such as shutdown or a cancelled statement (57),
- * system errors (58), a read-only standby after failover (25006), rollbacks (40).
+ * system errors (58), a read-only standby after failover (25006).
  */
-const OUTAGE_CLASSES = ['08', '53', '57', '58', '40'];
-const isExpectedOutage = (error: unknown): boolean => {
+const OUTAGE_CLASSES = ['08', '53', '57', '58'];
+
+/** The driver's own codes for a connection that failed, timed out or was closed. */
+const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT']);
+
+/** Whether the error says the database is out of reach, rather than that a statement failed. */
+export const isOutage = (error: unknown): boolean => {
   const state = sqlState(error);
-  if (state === undefined) return true; // sockets, timeouts, a closed pool
-  return state === '25006' || OUTAGE_CLASSES.includes(state.slice(0, 2));
+  if (state !== undefined) return state === '25006' || OUTAGE_CLASSES.includes(state.slice(0, 2));
+  const code = asDriverError(error).code;
+  // Socket errors carry an errno name (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ENOTFOUND…).
+  return typeof code === 'string' && (CONNECTION_CODES.has(code) || /^E[A-Z]+$/.test(code));
 };
+
+/** Rollbacks (40: deadlock, serialization) are transient too: a retry may well succeed. */
+const isExpectedOutage = (error: unknown): boolean => isOutage(error) || sqlState(error)?.startsWith('40') === true;
 
 /**
  * Turns whatever the driver threw into the errors the Store port promises: data problems
  * become VALIDATION_FAILED, everything else UNAVAILABLE (retryable, 503). A raw driver error
- * never leaves the store. Errors that are not plain outages (a missing table, a syntax error)
- * are bugs or a damaged schema, so they are logged loudly while the caller still gets a 503.
+ * never leaves the store. Errors that are not plain outages (a missing table, a failed login,
+ * a bug of ours) are logged loudly while the caller still gets a 503.
  */
 export const toServiceError = (error: unknown, operation: string, logger: Logger): ServiceError => {
   if (error instanceof ServiceError) return error;
@@ -50,8 +60,9 @@ export const toServiceError = (error: unknown, operation: string, logger: Logger
   const text = typeof message === 'string' ? message : String(error);
   if (isDataException(state)) {
     const why = typeof detail === 'string' ? `${text} (${detail})` : text;
-    return new ServiceError('VALIDATION_FAILED', `the database refused the entry: ${why}`, {
-      details: [{ field: 'entry', message: why }],
+    const field = operation === 'append' ? 'entry' : 'query';
+    return new ServiceError('VALIDATION_FAILED', `the database refused the ${field}: ${why}`, {
+      details: [{ field, message: why }],
       cause: error,
     });
   }

@@ -2,13 +2,15 @@ import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { unavailable } from '../../domain/errors.ts';
 import type { ChangeFeed } from '../../ports/change-feed.ts';
+import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import { type HistoryQuery, type ListPage, type ListQuery, type Store, VersionConflict } from '../../ports/store.ts';
-import { appendEntry } from './append-entry.ts';
+import { AppendBatcher } from './append-batcher.ts';
 import type { Sql } from './client.ts';
 import { toServiceError } from './db-errors.ts';
 import { withDeadline } from './deadline.ts';
 import { type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
 import { listEntries } from './list-entries.ts';
+import * as records from './records.ts';
 import { SCHEMA_LOCK } from './migrate.ts';
 import { EmbeddingDimensionError, prepareEmbeddings } from './vectors.ts';
 import type { WriteFeed } from './write-feed.ts';
@@ -27,12 +29,16 @@ export class PostgresStore implements Store {
   readonly vectors: boolean;
   private readonly sql: Sql;
   private readonly feed: WriteFeed;
+  private readonly appends: AppendBatcher;
   private readonly logger: Logger;
   private readonly timeoutMs: number;
   private closing: Promise<void> | null = null;
+  /** Operations under way, which close() lets finish. */
+  private readonly running = new Set<Promise<unknown>>();
 
-  constructor(sql: Sql, feed: WriteFeed, options: { logger: Logger; vectors: boolean; timeoutMs: number }) {
+  constructor(sql: Sql, feed: WriteFeed, options: { logger: Logger; vectors: boolean; timeoutMs: number; writers: number }) {
     this.sql = sql;
+    this.appends = new AppendBatcher(sql, options.writers);
     this.feed = feed;
     this.changes = feed.changes;
     this.vectors = options.vectors;
@@ -78,7 +84,7 @@ export class PostgresStore implements Store {
   }
 
   async append(entry: Entry, expectedHead: number): Promise<void> {
-    const seq = await this.run('append', () => appendEntry(this.sql, entry, expectedHead));
+    const seq = await this.run('append', () => this.appends.append(entry, expectedHead));
     this.feed.remember(seq, entry);
   }
 
@@ -94,24 +100,55 @@ export class PostgresStore implements Store {
     return this.run('prepare embeddings', () => prepareEmbeddings(this.sql, dimension, SCHEMA_LOCK), 0);
   }
 
+  /**
+   * Lets the operations already running finish (each is bounded by the deadline), then drops
+   * the connections at once. Waiting for our own work rather than the driver's graceful end
+   * matters when the database is down: the driver then waits out its whole timeout for a
+   * query whose socket died.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await Promise.allSettled(this.running);
       const draining = this.feed.close();
-      await this.sql.end({ timeout: 5 });
+      await this.sql.end({ timeout: 0 });
       await draining;
     })();
     return this.closing;
   }
 
   /** Runs one operation under the deadline and turns failures into the port's errors. */
+  getRecord(collection: string, id: string): Promise<StoredRecord | null> {
+    return this.run('getRecord', () => records.getRecord(this.sql, collection, id));
+  }
+
+  createRecord(collection: string, id: string, data: Record<string, unknown>): Promise<boolean> {
+    return this.run('createRecord', () => records.createRecord(this.sql, collection, id, data));
+  }
+
+  putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void> {
+    return this.run('putRecord', () => records.putRecord(this.sql, collection, id, data));
+  }
+
+  deleteRecord(collection: string, id: string): Promise<boolean> {
+    return this.run('deleteRecord', () => records.deleteRecord(this.sql, collection, id));
+  }
+
+  listRecords(collection: string, query: RecordListQuery): Promise<StoredRecord[]> {
+    return this.run('listRecords', () => records.listRecords(this.sql, collection, query));
+  }
+
   private async run<T>(operation: string, work: () => Promise<T>, timeoutMs = this.timeoutMs): Promise<T> {
     if (this.closing) throw unavailable('the store is closed');
+    const running = timeoutMs > 0 ? withDeadline(work(), timeoutMs, operation) : work();
+    this.running.add(running);
     try {
-      return await (timeoutMs > 0 ? withDeadline(work(), timeoutMs, operation) : work());
+      return await running;
     } catch (error) {
       // Conflicts are the port's own answer; a wrong dimension is the caller's configuration.
       if (error instanceof VersionConflict || error instanceof EmbeddingDimensionError) throw error;
       throw toServiceError(error, operation, this.logger);
+    } finally {
+      this.running.delete(running);
     }
   }
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
 import { LocalChangeFeed } from '../../ports/memory-feed.ts';
 import type { Sql } from './client.ts';
+import { withDeadline } from './deadline.ts';
 import { fetchAfterSeq, fetchBySeq, maxSeq, parseWriteNote, RecentSet, type WriteNote } from './write-notes.ts';
 
 const CHANNEL = 'cairn_write';
@@ -28,6 +29,7 @@ export class WriteFeed {
   readonly changes: LocalChangeFeed;
   private readonly sql: Sql;
   private readonly logger: Logger;
+  private readonly timeoutMs: number;
   private readonly jobs: Job[] = [];
   private readonly published = new RecentSet<number>(4 * CATCH_UP_WINDOW);
   /** Versions this process appended, so their own notifications need no fetch. */
@@ -37,9 +39,10 @@ export class WriteFeed {
   private draining: Promise<void> | null = null;
   private closed = false;
 
-  constructor(sql: Sql, logger: Logger) {
+  constructor(sql: Sql, logger: Logger, timeoutMs: number) {
     this.sql = sql;
     this.logger = logger;
+    this.timeoutMs = timeoutMs;
     this.changes = new LocalChangeFeed((error) => logger.error({ err: error }, 'change listener failed'));
   }
 
@@ -68,23 +71,18 @@ export class WriteFeed {
   }
 
   private onListen(): void {
-    this.listens++;
-    if (this.listens === 1) return;
+    if (++this.listens === 1) return; // the first LISTEN, from start()
     this.logger.info('LISTEN cairn_write re-established; catching up on missed writes');
     this.enqueue({ kind: 'catch-up' });
   }
 
-  private enqueue(job: Job): void {
+  private enqueue(job?: Job): void {
     if (this.closed) return;
-    this.jobs.push(job);
-    this.kick();
-  }
-
-  private kick(): void {
-    if (this.draining || this.closed) return;
+    if (job) this.jobs.push(job);
+    if (this.draining) return;
     this.draining = this.drain().finally(() => {
       this.draining = null;
-      if (this.jobs.length > 0) this.kick();
+      if (this.jobs.length > 0) this.enqueue();
     });
   }
 
@@ -114,9 +112,12 @@ export class WriteFeed {
     }
   }
 
+  /** A fetch that hangs (a silent network) fails instead, so the retry loop goes on. */
+  private readonly timed = <T>(query: Promise<T>): Promise<T> => withDeadline(query, this.timeoutMs, 'change feed');
+
   private async deliver(notes: WriteNote[]): Promise<void> {
     const wanted = notes.filter((n) => !this.local.has(n.seq) && !this.published.has(n.seq)).map((n) => n.seq);
-    const fetched = wanted.length > 0 ? await fetchBySeq(this.sql, wanted) : new Map<number, Entry>();
+    const fetched = wanted.length > 0 ? await this.timed(fetchBySeq(this.sql, wanted)) : new Map<number, Entry>();
     for (const note of notes) {
       const entry = this.local.get(note.seq) ?? fetched.get(note.seq);
       this.local.delete(note.seq);
@@ -128,7 +129,7 @@ export class WriteFeed {
   private async catchUp(): Promise<void> {
     let after = Math.max(0, this.highSeq - CATCH_UP_WINDOW);
     for (;;) {
-      const page = await fetchAfterSeq(this.sql, after, BATCH);
+      const page = await this.timed(fetchAfterSeq(this.sql, after, BATCH));
       for (const { seq, entry } of page) {
         this.local.delete(seq);
         this.publish(seq, entry);

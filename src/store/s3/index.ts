@@ -9,6 +9,7 @@ import { assertConditionalWrites } from './conditional-writes.ts';
 import { HeadIndex } from './head-index.ts';
 import { ObjectKeys } from './object-keys.ts';
 import { createS3Client } from './s3-client.ts';
+import { RecordObjects } from './record-objects.ts';
 import { S3Store } from './s3-store.ts';
 import { Snapshots } from './snapshots.ts';
 import { VersionObjects } from './version-objects.ts';
@@ -60,7 +61,8 @@ export const openS3Store = async (options: S3StoreOptions): Promise<Store> => {
     for (const entry of snapshot?.entries ?? []) index.apply(entry);
 
     const changeLog = new ChangeLogWriter(objects, keys, replica, logger);
-    const store = new S3Store({ client, objects, versions: new VersionObjects(objects, keys), index, changeLog, snapshots, logger });
+    const records = new RecordObjects(objects, prefix);
+    const store = new S3Store({ client, objects, versions: new VersionObjects(objects, keys), index, changeLog, snapshots, records, logger });
     const changeWindow = new ChangeWindow(objects, keys, replica, logger, options.lookbackMs ?? 10_000, snapshot?.watermarkMs ?? 0);
     const follower = new ChangeFollower({
       window: changeWindow,

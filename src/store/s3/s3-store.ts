@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { unavailable } from '../../domain/errors.ts';
 import type { LocalChangeFeed } from '../../ports/memory-feed.ts';
+import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import { type HistoryQuery, type ListPage, type ListQuery, type Store, VersionConflict } from '../../ports/store.ts';
 import { Announcer } from './announcer.ts';
 import type { BucketObjects } from './bucket-objects.ts';
@@ -10,6 +11,7 @@ import type { ChangeFollower } from './change-follower.ts';
 import type { ChangeLogWriter } from './change-log-writer.ts';
 import type { HeadIndex } from './head-index.ts';
 import { addressHash, addressOf } from './object-keys.ts';
+import type { RecordObjects } from './record-objects.ts';
 import type { Snapshots } from './snapshots.ts';
 import type { VersionObjects } from './version-objects.ts';
 
@@ -20,6 +22,7 @@ export interface S3StoreParts {
   index: HeadIndex;
   changeLog: ChangeLogWriter;
   snapshots: Snapshots;
+  records: RecordObjects;
   logger: Logger;
 }
 
@@ -124,6 +127,31 @@ export class S3Store implements Store {
   async ping(): Promise<void> {
     this.assertOpen();
     await this.parts.objects.ping();
+  }
+
+  getRecord(collection: string, id: string): Promise<StoredRecord | null> {
+    this.assertOpen();
+    return this.parts.records.getRecord(collection, id);
+  }
+
+  createRecord(collection: string, id: string, data: Record<string, unknown>): Promise<boolean> {
+    this.assertOpen();
+    return this.parts.records.createRecord(collection, id, data);
+  }
+
+  putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void> {
+    this.assertOpen();
+    return this.parts.records.putRecord(collection, id, data);
+  }
+
+  deleteRecord(collection: string, id: string): Promise<boolean> {
+    this.assertOpen();
+    return this.parts.records.deleteRecord(collection, id);
+  }
+
+  listRecords(collection: string, query: RecordListQuery): Promise<StoredRecord[]> {
+    this.assertOpen();
+    return this.parts.records.listRecords(collection, query);
   }
 
   async close(): Promise<void> {

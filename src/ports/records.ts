@@ -1,0 +1,34 @@
+/**
+ * Small shared records beside the entries: delivery ids seen by connectors (dedup), connector
+ * settings and secrets, and later API keys, teams and digests. Each lives in a `collection`
+ * (a short path such as `dedup/default/github`) under an `id`. Every backend shares them
+ * across replicas: what one replica creates, every other one sees.
+ */
+export interface StoredRecord {
+  id: string;
+  data: Record<string, unknown>;
+  /** ISO time of the last put. */
+  updated_at: string;
+}
+
+export interface RecordListQuery {
+  /** Only ids greater than this one (paging); ids compare by code point. */
+  after?: string;
+  limit: number;
+}
+
+export interface RecordStore {
+  getRecord(collection: string, id: string): Promise<StoredRecord | null>;
+  /**
+   * Create the record only if no record has that id; resolves true when this call created it,
+   * false when one existed (its data untouched). Atomic across replicas: of two racing
+   * creators, exactly one gets true.
+   */
+  createRecord(collection: string, id: string, data: Record<string, unknown>): Promise<boolean>;
+  /** Create or replace. */
+  putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void>;
+  /** Remove; resolves false when there was nothing to remove. */
+  deleteRecord(collection: string, id: string): Promise<boolean>;
+  /** Records of a collection in id order (code point). */
+  listRecords(collection: string, query: RecordListQuery): Promise<StoredRecord[]>;
+}

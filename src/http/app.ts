@@ -13,10 +13,13 @@ import { registerErrorHandlers } from './errors.ts';
 import { type Metrics, createMetrics } from './metrics.ts';
 import { registerRequestHooks } from './request-hooks.ts';
 import { serializeJson } from './serialize.ts';
+import { connectorRoutes } from './routes/connectors.ts';
 import { entryRoutes } from './routes/entries.ts';
+import { eventRoutes } from './routes/events.ts';
 import { historyRoutes } from './routes/history.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { systemRoutes } from './routes/system.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 export interface AppOptions {
   config: Config;
@@ -53,7 +56,7 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
     routerOptions: { maxParamLength: 4096 },
   });
   const metrics = createMetrics();
-  const deps: ServiceDeps = { store, now: options.now ?? Date.now };
+  const deps: ServiceDeps = { store, now: options.now ?? Date.now, config };
 
   // Zod schemas are for documentation; services validate, so the compilers pass data through.
   app.setValidatorCompiler(() => (data) => ({ value: data }));
@@ -87,6 +90,9 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   entryRoutes(app, deps, config, metrics);
   historyRoutes(app, deps, config);
   streamRoutes(app, store, config, metrics);
+  eventRoutes(app, deps);
+  connectorRoutes(app, deps);
+  await webhookRoutes(app, deps);
   await app.ready();
   return { app, metrics };
 };

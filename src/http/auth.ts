@@ -6,17 +6,26 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Reachable without an API key (health, readiness, dashboard files). */
     public?: boolean;
+    /** Also accepts the key as ?api_key= (webhooks of providers that cannot send headers). */
+    keyInQuery?: boolean;
   }
 }
 
 const digest = (key: string): Buffer => createHash('sha256').update(key).digest();
 
-/** The key a request presents: `X-Cairn-API-Key`, or `Authorization: Bearer <key>`. */
+/**
+ * The key a request presents: `X-Cairn-API-Key`, or `Authorization: Bearer <key>`, or on
+ * routes that allow it `?api_key=`.
+ */
 export const presentedKey = (request: FastifyRequest): string | undefined => {
   const header = request.headers['x-cairn-api-key'];
   if (typeof header === 'string' && header.length > 0) return header;
   const auth = request.headers.authorization;
   if (typeof auth === 'string' && /^bearer\s+/i.test(auth)) return auth.replace(/^bearer\s+/i, '').trim();
+  if (request.routeOptions.config?.keyInQuery) {
+    const fromQuery = (request.query as Record<string, unknown> | undefined)?.api_key;
+    if (typeof fromQuery === 'string' && fromQuery.length > 0) return fromQuery;
+  }
   return undefined;
 };
 

@@ -1,3 +1,4 @@
+import type { Config } from '../config.ts';
 import type { Store } from '../ports/store.ts';
 
 /**
@@ -17,4 +18,5 @@ export interface ServiceDeps {
   store: Store;
   /** Milliseconds since the epoch; a port so tests can move time (TTL). */
   now: () => number;
+  config: Config;
 }

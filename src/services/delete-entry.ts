@@ -5,7 +5,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { VersionConflict } from '../ports/store.ts';
 import { contentionBackoff } from './backoff.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { parseInput } from './parse-input.ts';
+import { parseInput } from '../domain/parse-input.ts';
 import { AddressSchema } from './schemas.ts';
 
 export const DeleteEntryInput = AddressSchema.extend({

@@ -3,7 +3,7 @@ import type { Entry } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { LIMITS } from '../domain/limits.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { parseInput } from './parse-input.ts';
+import { parseInput } from '../domain/parse-input.ts';
 import { AddressSchema } from './schemas.ts';
 
 export const EntryHistoryInput = AddressSchema.extend({

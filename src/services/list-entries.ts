@@ -5,7 +5,7 @@ import { LIMITS } from '../domain/limits.ts';
 import { AgentIdSchema, EntityPathSchema, NamespaceSchema, entityPathProblem, keyProblem } from '../domain/names.ts';
 import type { ListPosition } from '../ports/store.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { parseInput } from './parse-input.ts';
+import { parseInput } from '../domain/parse-input.ts';
 
 export const ListEntriesInput = z.object({
   namespace: NamespaceSchema.optional(),

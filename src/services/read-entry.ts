@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { type Entry, isLive } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { parseInput } from './parse-input.ts';
+import { parseInput } from '../domain/parse-input.ts';
 import { AddressSchema } from './schemas.ts';
 
 export const ReadEntryInput = AddressSchema.extend({

@@ -6,7 +6,7 @@ import { valueProblem } from '../domain/value.ts';
 import { VersionConflict } from '../ports/store.ts';
 import { contentionBackoff } from './backoff.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { parseInput } from './parse-input.ts';
+import { parseInput } from '../domain/parse-input.ts';
 import { AddressSchema, ValueSchema, WriteFieldsSchema } from './schemas.ts';
 
 export const WriteEntryInput = AddressSchema.extend({

@@ -4,7 +4,7 @@ import type { Config } from '../../config.ts';
 import type { Entry } from '../../domain/entry.ts';
 import { pathHasPrefix } from '../../domain/names.ts';
 import type { Store } from '../../ports/store.ts';
-import { parseInput } from '../../services/parse-input.ts';
+import { parseInput } from '../../domain/parse-input.ts';
 import { EntityPathSchema } from '../../domain/names.ts';
 import { contextOf } from '../context.ts';
 import type { Metrics } from '../metrics.ts';

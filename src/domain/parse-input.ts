@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { type FieldIssue, validationFailed } from '../domain/errors.ts';
+import { type FieldIssue, validationFailed } from './errors.ts';
 
 /**
  * Validate a caller's raw input against an operation's schema. Every transport hands its

@@ -1,0 +1,103 @@
+import { ServiceError } from '../../domain/errors.ts';
+import type { Connector, Delivery, MappedWrite, Outcome } from '../connector.ts';
+import { parseJsonBody, pathSegment } from '../parse-json.ts';
+import { verifySha256Header } from '../signatures.ts';
+import { DeploymentStatusEvent, IssuesEvent, PullRequestEvent } from './payloads.ts';
+
+const PR_ACTIONS = new Set(['opened', 'closed', 'reopened']);
+const ISSUE_ACTIONS = new Set(['opened', 'closed', 'reopened', 'labeled', 'unlabeled']);
+
+const repoPath = (repo: { name: string; owner: { login: string } }): string =>
+  `repos/${pathSegment(repo.owner.login)}/${pathSegment(repo.name)}`;
+
+/**
+ * GitHub repository webhooks: pull requests (opened / closed / merged / reopened) with diff
+ * stats, deployment statuses per environment, and issue state and label changes. GitHub
+ * may send the JSON form-encoded (`payload=`); both content types are accepted.
+ */
+export const github: Connector = {
+  name: 'github',
+  title: 'GitHub',
+  hint: 'Repository → Settings → Webhooks → Add webhook: paste the URL as Payload URL, content type application/json, the secret as Secret; events: Pull requests, Deployment statuses, Issues.',
+  sendsHeaders: false,
+
+  verify: (delivery: Delivery, secret: string) =>
+    verifySha256Header(delivery.headers['x-hub-signature-256'], secret, delivery.body, 'X-Hub-Signature-256'),
+
+  handle(delivery: Delivery): Outcome {
+    const event = delivery.headers['x-github-event'];
+    const deliveryId = delivery.headers['x-github-delivery'];
+    if (!event) throw new ServiceError('BAD_REQUEST', 'missing X-GitHub-Event header');
+    if (!deliveryId) throw new ServiceError('BAD_REQUEST', 'missing X-GitHub-Delivery header');
+    if (event === 'ping') return { kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true } };
+    const body = jsonOf(delivery);
+    const writes = mapEvent(event, body);
+    if (writes === null) return { kind: 'ignored', deliveryId, reason: `GitHub event ${event} is not captured` };
+    if (writes.length === 0) return { kind: 'ignored', deliveryId, reason: `GitHub ${event} action is not captured` };
+    return { kind: 'writes', deliveryId, writes };
+  },
+};
+
+/** GitHub's "application/x-www-form-urlencoded" delivery wraps the JSON in `payload=`. */
+const jsonOf = (delivery: Delivery): Buffer => {
+  if (!(delivery.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) return delivery.body;
+  const payload = new URLSearchParams(delivery.body.toString('utf8')).get('payload');
+  if (payload === null) throw new ServiceError('BAD_REQUEST', 'form-encoded GitHub delivery without a payload field');
+  return Buffer.from(payload, 'utf8');
+};
+
+const mapEvent = (event: string, body: Buffer): MappedWrite[] | null => {
+  if (event === 'pull_request') {
+    const e = parseJsonBody(body, PullRequestEvent);
+    if (!PR_ACTIONS.has(e.action)) return [];
+    const pr = e.pull_request;
+    const merged = e.action === 'closed' && pr.merged === true;
+    const state = merged ? 'merged' : e.action === 'closed' ? 'closed' : 'open';
+    return [{
+      entity_path: repoPath(e.repository),
+      key: `pr-${pr.number}`,
+      event_type: `pull_request.${merged ? 'merged' : e.action}`,
+      confidence: 1,
+      value: {
+        number: pr.number, title: pr.title, state, author: pr.user?.login ?? null, url: pr.html_url ?? null,
+        head: pr.head?.ref ?? null, base: pr.base?.ref ?? null,
+        additions: pr.additions ?? null, deletions: pr.deletions ?? null, changed_files: pr.changed_files ?? null,
+        labels: (pr.labels ?? []).map((l) => l.name),
+        created_at: pr.created_at ?? null, merged_at: pr.merged_at ?? null, closed_at: pr.closed_at ?? null,
+      },
+    }];
+  }
+  if (event === 'deployment_status') {
+    const e = parseJsonBody(body, DeploymentStatusEvent);
+    const status = e.deployment_status;
+    return [{
+      entity_path: repoPath(e.repository),
+      key: `deployment-${e.deployment.id}`,
+      event_type: `deployment.${status.state}`,
+      confidence: 1,
+      value: {
+        id: e.deployment.id, environment: status.environment ?? e.deployment.environment, state: status.state,
+        sha: e.deployment.sha ?? null, ref: e.deployment.ref ?? null, description: status.description ?? null,
+        url: status.target_url ?? null, creator: e.deployment.creator?.login ?? null,
+        created_at: e.deployment.created_at ?? null, updated_at: status.created_at ?? null,
+      },
+    }];
+  }
+  if (event === 'issues') {
+    const e = parseJsonBody(body, IssuesEvent);
+    if (!ISSUE_ACTIONS.has(e.action)) return [];
+    const issue = e.issue;
+    return [{
+      entity_path: repoPath(e.repository),
+      key: `issue-${issue.number}`,
+      event_type: `issue.${e.action}`,
+      confidence: 1,
+      value: {
+        number: issue.number, title: issue.title, state: issue.state, author: issue.user?.login ?? null,
+        url: issue.html_url ?? null, labels: (issue.labels ?? []).map((l) => l.name),
+        created_at: issue.created_at ?? null, closed_at: issue.closed_at ?? null,
+      },
+    }];
+  }
+  return null;
+};

@@ -1,0 +1,14 @@
+import { ServiceError } from '../domain/errors.ts';
+import type { Connector, ConnectorName } from './connector.ts';
+import { github } from './github/index.ts';
+
+/** Every built-in connector, by name. */
+export const CONNECTORS: ReadonlyMap<string, Connector> = new Map<string, Connector>([[github.name, github]]);
+
+export const connectorNamed = (name: string): Connector => {
+  const connector = CONNECTORS.get(name);
+  if (!connector) throw new ServiceError('NOT_FOUND', `no connector named "${name.slice(0, 64)}"; known: ${[...CONNECTORS.keys()].join(', ')}`);
+  return connector;
+};
+
+export const isConnectorName = (name: string): name is ConnectorName => CONNECTORS.has(name);

@@ -1,0 +1,52 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { connectorNamed } from '../../connectors/registry.ts';
+import type { ServiceDeps } from '../../services/context.ts';
+import { disableConnector } from '../../services/disable-connector.ts';
+import { enableConnector } from '../../services/enable-connector.ts';
+import { listConnectors } from '../../services/list-connectors.ts';
+import { rotateConnectorSecret } from '../../services/rotate-connector-secret.ts';
+import { presentedKey } from '../auth.ts';
+import { contextOf } from '../context.ts';
+import { ErrorResponse } from './error-schema.ts';
+
+/**
+ * The webhook URL to paste into the provider: this server's address as the caller reached
+ * it, and — for providers that cannot send headers, when keys are on — the caller's key as
+ * ?api_key=, as SPEC §6 allows on webhook URLs only.
+ */
+const webhookUrl = (request: FastifyRequest, name: string, keyInUrl: boolean, authOn: boolean): string => {
+  const url = `${request.protocol}://${request.host}/api/v1/webhooks/${name}`;
+  const key = presentedKey(request);
+  return keyInUrl && authOn && key ? `${url}?api_key=${encodeURIComponent(key)}` : url;
+};
+
+const NameParams = z.object({ name: z.string() });
+
+export const connectorRoutes = (app: FastifyInstance, deps: ServiceDeps): void => {
+  const authOn = deps.config.apiKeys.length > 0;
+
+  app.get(
+    '/api/v1/connectors',
+    { schema: { summary: 'Every connector: state, webhook URL, counters', tags: ['connectors'], response: ErrorResponse } },
+    async (request) => {
+      const connectors = await listConnectors(deps, contextOf(request, deps.config));
+      return { connectors: connectors.map((c) => ({ ...c, webhook_url: webhookUrl(request, c.name, c.key_in_url, authOn) })) };
+    },
+  );
+
+  const action = (path: string, summary: string, run: typeof enableConnector | typeof disableConnector | typeof rotateConnectorSecret) =>
+    app.post(
+      `/api/v1/connectors/:name/${path}`,
+      { schema: { summary, tags: ['connectors'], params: NameParams, response: ErrorResponse } },
+      async (request) => {
+        const { name } = request.params as { name: string };
+        const result = await run(deps, contextOf(request, deps.config), name);
+        const connector = connectorNamed(name);
+        return { ...result, webhook_url: webhookUrl(request, name, !connector.sendsHeaders, authOn) };
+      },
+    );
+  action('enable', 'Enable a connector; answers its webhook URL and signing secret (shown once)', enableConnector);
+  action('disable', 'Disable a connector', disableConnector);
+  action('rotate-secret', 'Replace the signing secret; answers the new one (shown once)', rotateConnectorSecret);
+};

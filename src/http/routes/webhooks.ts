@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { LIMITS } from '../../domain/limits.ts';
+import type { ServiceDeps } from '../../services/context.ts';
+import { ingestWebhook } from '../../services/ingest-webhook.ts';
+import { contextOf } from '../context.ts';
+import { ErrorResponse } from './error-schema.ts';
+
+/**
+ * POST /api/v1/webhooks/<connector>. Registered in its own scope, whose only body parser
+ * keeps the raw bytes: provider signatures are computed over exactly what was sent, and any
+ * re-serialisation would break them. Each connector parses its own payload.
+ */
+export const webhookRoutes = async (app: FastifyInstance, deps: ServiceDeps): Promise<void> => {
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: LIMITS.bodyBytes }, (_request, body, done) => done(null, body));
+    scope.post(
+      '/api/v1/webhooks/:connector',
+      {
+        config: { keyInQuery: true },
+        schema: {
+          summary: 'Receive a provider webhook (pagerduty, github, slack, jira)',
+          tags: ['connectors'],
+          params: z.object({ connector: z.string() }),
+          querystring: z.object({ api_key: z.string().optional().describe('The API key, for providers that cannot send headers.') }),
+          response: {
+            200: z.object({ accepted: z.boolean(), duplicate: z.boolean(), entries: z.array(z.unknown()) }).passthrough(),
+            202: z.object({ accepted: z.boolean(), duplicate: z.boolean(), entries: z.array(z.unknown()), reason: z.string().optional() }),
+            ...ErrorResponse,
+          },
+        },
+      },
+      async (request, reply) => {
+        const { connector } = request.params as { connector: string };
+        const headers: Record<string, string | undefined> = {};
+        for (const [name, value] of Object.entries(request.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const result = await ingestWebhook(deps, contextOf(request, deps.config), connector, { headers, body, now: deps.now() });
+        return reply.status(result.status).send(result.body);
+      },
+    );
+  });
+};

@@ -1,0 +1,33 @@
+import { connectorNamed } from '../connectors/registry.ts';
+import { ServiceError } from '../domain/errors.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { connectorState, newSecret, settingsCollection } from './connector-state.ts';
+
+export interface EnabledConnector {
+  name: string;
+  enabled: true;
+  /** Shown here and on rotate only; store it in the provider now. */
+  signing_secret: string;
+}
+
+/**
+ * Turn a connector on with a fresh signing secret, stored so every replica verifies with it.
+ * Enabling one that is already on keeps its secret and does not show it again (rotate does).
+ */
+export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: string): Promise<EnabledConnector | { name: string; enabled: true; signing_secret: null }> => {
+  const connector = connectorNamed(name);
+  const state = await connectorState(deps, ctx.namespace, connector);
+  if (state.managedBy === 'config') {
+    throw new ServiceError('CONFLICT', `${name} is enabled by CAIRN_CONNECTOR_${name.toUpperCase()}_SECRET; change it there`);
+  }
+  if (state.enabled) return { name, enabled: true, signing_secret: null };
+  const secret = newSecret();
+  const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
+  await deps.store.putRecord(settingsCollection(ctx.namespace), name, {
+    ...record?.data,
+    enabled: true,
+    secret,
+    enabled_at: new Date(deps.now()).toISOString(),
+  });
+  return { name, enabled: true, signing_secret: secret };
+};

@@ -1,0 +1,50 @@
+import type { Delivery } from '../connectors/connector.ts';
+import { connectorNamed } from '../connectors/registry.ts';
+import { sha256 } from '../domain/content-hash.ts';
+import { ServiceError } from '../domain/errors.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { connectorState, countDelivery } from './connector-state.ts';
+import { type DeliveredEntry, deliverWrites } from './deliver-writes.ts';
+
+export type WebhookResult =
+  | { status: 200 | 202; body: { accepted: boolean; duplicate: boolean; entries: DeliveredEntry[]; reason?: string } }
+  | { status: 200; body: Record<string, unknown> };
+
+/** Delivery ids are the provider's; bound them so no header can bloat a record id. */
+const dedupId = (deliveryId: string): string => (deliveryId.length <= 200 ? deliveryId : `sha256:${sha256(deliveryId)}`);
+
+/**
+ * One provider webhook: the connector must exist and be enabled (else 404), the provider's
+ * signature must verify over the raw bytes (else 401, nothing written), then the mapped
+ * writes are stored once per delivery id — a replay, from any replica or after a restart,
+ * is answered `duplicate` and writes nothing.
+ */
+export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: string, delivery: Delivery): Promise<WebhookResult> => {
+  const connector = connectorNamed(name);
+  const state = await connectorState(deps, ctx.namespace, connector);
+  if (!state.enabled || !state.secret) throw new ServiceError('NOT_FOUND', `the ${name} connector is not enabled`);
+  const failure = connector.verify(delivery, state.secret);
+  if (failure) throw new ServiceError('UNAUTHENTICATED', `signature check failed: ${failure}`);
+
+  const outcome = connector.handle(delivery, state.settings);
+  if (outcome.kind === 'reply') return { status: 200, body: outcome.body };
+  if (outcome.kind === 'ignored') {
+    await countDelivery(deps, ctx.namespace, connector, 'ignored');
+    return { status: 202, body: { accepted: false, duplicate: false, entries: [], reason: outcome.reason } };
+  }
+
+  const collection = `dedup/${ctx.namespace}/${name}`;
+  const id = dedupId(outcome.deliveryId);
+  const seen = await deps.store.getRecord(collection, id);
+  if (seen) {
+    await countDelivery(deps, ctx.namespace, connector, 'duplicates');
+    return { status: 200, body: { accepted: true, duplicate: true, entries: (seen.data.entries as DeliveredEntry[]) ?? [] } };
+  }
+  // Write first, then mark the delivery: a crash in between means the provider's retry
+  // writes again, and identical content makes no new version — nothing is ever lost.
+  const written = await deliverWrites(deps, ctx, name, { connector: name, delivery_id: outcome.deliveryId }, outcome.writes);
+  const entries = written.map(({ entry, created }) => ({ entity_path: entry.entity_path, key: entry.key, version: entry.version, created }));
+  const first = await deps.store.createRecord(collection, id, { entries, at: new Date(deps.now()).toISOString() });
+  await countDelivery(deps, ctx.namespace, connector, first ? 'accepted' : 'duplicates');
+  return { status: first ? 202 : 200, body: { accepted: true, duplicate: !first, entries } };
+};

@@ -1,0 +1,38 @@
+import { CONNECTORS } from '../connectors/registry.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { type ConnectorStats, connectorState, connectorStats } from './connector-state.ts';
+
+export interface ConnectorView {
+  name: string;
+  title: string;
+  hint: string;
+  enabled: boolean;
+  managed_by: 'config' | 'api' | null;
+  has_signing_secret: boolean;
+  /** Whether the webhook URL must carry ?api_key= (the provider cannot send headers). */
+  key_in_url: boolean;
+  enabled_at: string | null;
+  last_event_at: string | null;
+  counts: Omit<ConnectorStats, 'last_event_at'>;
+}
+
+/** Every connector with its state and counters; never its secret. */
+export const listConnectors = async (deps: ServiceDeps, ctx: Context): Promise<ConnectorView[]> =>
+  Promise.all(
+    [...CONNECTORS.values()].map(async (connector) => {
+      const [state, stats] = await Promise.all([connectorState(deps, ctx.namespace, connector), connectorStats(deps, ctx.namespace, connector)]);
+      const { last_event_at, ...counts } = stats;
+      return {
+        name: connector.name,
+        title: connector.title,
+        hint: connector.hint,
+        enabled: state.enabled,
+        managed_by: state.managedBy,
+        has_signing_secret: state.secret !== null,
+        key_in_url: !connector.sendsHeaders,
+        enabled_at: state.enabled_at,
+        last_event_at,
+        counts,
+      };
+    }),
+  );

@@ -1,0 +1,23 @@
+import { connectorNamed } from '../connectors/registry.ts';
+import { ServiceError } from '../domain/errors.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { connectorState, newSecret, settingsCollection } from './connector-state.ts';
+import type { EnabledConnector } from './enable-connector.ts';
+
+/** Replace an enabled connector's signing secret; the old one stops verifying at once. */
+export const rotateConnectorSecret = async (deps: ServiceDeps, ctx: Context, name: string): Promise<EnabledConnector> => {
+  const connector = connectorNamed(name);
+  const state = await connectorState(deps, ctx.namespace, connector);
+  if (state.managedBy === 'config') {
+    throw new ServiceError('CONFLICT', `${name}'s secret comes from CAIRN_CONNECTOR_${name.toUpperCase()}_SECRET; rotate it there`);
+  }
+  if (!state.enabled) throw new ServiceError('CONFLICT', `${name} is not enabled; enable it first`);
+  const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
+  const secret = newSecret();
+  await deps.store.putRecord(settingsCollection(ctx.namespace), name, {
+    ...record?.data,
+    secret,
+    rotated_at: new Date(deps.now()).toISOString(),
+  });
+  return { name, enabled: true, signing_secret: secret };
+};

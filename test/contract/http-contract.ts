@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { readSse } from '../helpers/sse.ts';
+import { describeEventsContract } from './events-contract.ts';
 
 /**
  * The HTTP contract (SPEC §3–§6): the same requests and answers on every backend. A backend
@@ -357,5 +358,6 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect((await secured.call('GET', '/api/v1/entries', undefined, { authorization: 'Bearer key-two-67890' })).status).toBe(200);
       });
     });
+    describeEventsContract(name, () => backend.env());
   });
 };

@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { parseConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/http/logger.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 
 export interface Cairn {
@@ -10,10 +11,17 @@ export interface Cairn {
   close(): Promise<void>;
 }
 
-/** Start Cairn in this process on a free loopback port, logging nothing unless asked. */
-export const startCairn = async (env: Record<string, string>): Promise<Cairn> => {
+/**
+ * Start Cairn in this process on a free loopback port, logging nothing unless asked: pass
+ * `logLines` to collect every log line (at debug) for assertions about logging.
+ */
+export const startCairn = async (env: Record<string, string>, options: { logLines?: string[] } = {}): Promise<Cairn> => {
   const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', ...env });
-  const server = await startServer(config, pino({ level: process.env.CAIRN_TEST_LOG ?? 'silent' }));
+  const lines = options.logLines;
+  const logger = lines
+    ? createLogger('debug', { write: (line: string) => void lines.push(line) })
+    : pino({ level: process.env.CAIRN_TEST_LOG ?? 'silent' });
+  const server = await startServer(config, logger);
   const call: Cairn['call'] = async (method, path, body, headers = {}) => {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {

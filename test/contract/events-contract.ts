@@ -1,0 +1,150 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Cairn, startCairn } from '../helpers/cairn.ts';
+
+/**
+ * Events, webhooks and connector management (SPEC §5–§7) on one backend. The GitHub
+ * connector stands in for the framework; each connector's own mapping is tested beside it.
+ */
+let unique = 0;
+const json = { 'content-type': 'application/json' };
+const sign = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+const prPayload = (repo: string, n: number, action: string, merged = false) =>
+  JSON.stringify({
+    action,
+    number: n,
+    pull_request: { number: n, title: `PR ${n}`, state: action === 'closed' ? 'closed' : 'open', merged, additions: 5, deletions: 1, changed_files: 2, user: { login: 'ann' } },
+    repository: { name: repo, owner: { login: 'acme' } },
+  });
+
+export const describeEventsContract = (name: string, backendEnv: () => Promise<Record<string, string>>): void => {
+  describe(`events and webhooks: ${name}`, () => {
+    let cairn: Cairn;
+    const github = (body: string, signature: string | null, delivery: string, event = 'pull_request', query = '') =>
+      cairn.call('POST', `/api/v1/webhooks/github${query}`, body, {
+        ...json,
+        'x-github-event': event,
+        'x-github-delivery': delivery,
+        ...(signature ? { 'x-hub-signature-256': signature } : {}),
+      });
+
+    beforeAll(async () => {
+      cairn = await startCairn(await backendEnv());
+    });
+    afterAll(async () => cairn?.close());
+
+    it('stores an event as a shared entry of external/<source> and deduplicates replays', async () => {
+      const path = `alerts/${name}/e${++unique}`;
+      const event = { source: 'datadog', entity_path: path, key: 'cpu', value: { level: 'high' }, event_type: 'alert.triggered', event_id: `ev-${unique}` };
+      const first = await cairn.call('POST', '/api/v1/events', event);
+      expect(first.status).toBe(201);
+      expect(first.body).toMatchObject({ status: 'created', entry: { agent_id: 'external/datadog', shared: true, confidence: 0.9, event_type: 'alert.triggered', version: 1 } });
+      const replay = await cairn.call('POST', '/api/v1/events', event);
+      expect(replay.status).toBe(200);
+      expect(replay.body).toMatchObject({ status: 'duplicate', entry: { version: 1 } });
+      const anonymous = { ...event, event_id: undefined, value: { level: 'critical' }, confidence: 0.5 };
+      expect((await cairn.call('POST', '/api/v1/events', anonymous)).body).toMatchObject({ status: 'created', entry: { version: 2, confidence: 0.5 } });
+      expect((await cairn.call('POST', '/api/v1/events', anonymous)).body).toMatchObject({ status: 'duplicate', entry: { version: 2 } });
+      expect((await cairn.call('GET', `/api/v1/history/${path}/cpu`)).body.versions).toHaveLength(2);
+    });
+
+    it('rejects malformed events naming the field, storing nothing', async () => {
+      const path = `alerts/${name}/bad${++unique}`;
+      const cases: Array<[string, unknown]> = [
+        ['source', { entity_path: path, key: 'k', value: 'v', event_type: 'a.b' }],
+        ['source', { source: 'Not Valid!', entity_path: path, key: 'k', value: 'v', event_type: 'a.b' }],
+        ['event_type', { source: 'x', entity_path: path, key: 'k', value: 'v' }],
+        ['entity_path', { source: 'x', entity_path: '../up', key: 'k', value: 'v', event_type: 'a.b' }],
+        ['value', { source: 'x', entity_path: path, key: 'k', value: [1], event_type: 'a.b' }],
+      ];
+      for (const [field, body] of cases) {
+        const res = await cairn.call('POST', '/api/v1/events', body);
+        expect(res.status).toBe(422);
+        expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
+      }
+      expect((await cairn.call('POST', '/api/v1/events', '{"source": ')).status).toBe(400);
+      expect((await cairn.call('GET', `/api/v1/entries?entity_path=${path}`)).body.entries).toEqual([]);
+    });
+
+    it('answers 404 for unknown and disabled connectors', async () => {
+      expect((await cairn.call('POST', '/api/v1/webhooks/nosuch', '{}', json)).status).toBe(404);
+      expect((await github(prPayload('r', 1, 'opened'), 'sha256=00', 'd-disabled')).status).toBe(404);
+    });
+
+    it('enables GitHub, verifies signatures, stores the lifecycle once per delivery, rotates and disables', async () => {
+      const listed = await cairn.call('GET', '/api/v1/connectors');
+      expect(listed.body.connectors.find((c: { name: string }) => c.name === 'github')).toMatchObject({ enabled: false, has_signing_secret: false });
+      const enabled = await cairn.call('POST', '/api/v1/connectors/github/enable');
+      expect(enabled.status).toBe(200);
+      const secret: string = enabled.body.signing_secret;
+      expect(secret).toMatch(/^whsec_/);
+      expect(enabled.body.webhook_url).toMatch(/\/api\/v1\/webhooks\/github$/);
+      expect((await cairn.call('POST', '/api/v1/connectors/github/enable')).body.signing_secret).toBeNull();
+      const after = await cairn.call('GET', '/api/v1/connectors');
+      expect(JSON.stringify(after.body)).not.toContain(secret);
+      expect(after.body.connectors.find((c: { name: string }) => c.name === 'github')).toMatchObject({ enabled: true, has_signing_secret: true });
+
+      const repo = `repo${++unique}`;
+      const opened = prPayload(repo, 7, 'opened');
+      const res = await github(opened, sign(secret, opened), `d-${repo}-1`);
+      expect(res.status).toBe(202);
+      expect(res.body).toMatchObject({ accepted: true, duplicate: false, entries: [{ entity_path: `repos/acme/${repo}`, key: 'pr-7', version: 1 }] });
+      const replay = await github(opened, sign(secret, opened), `d-${repo}-1`);
+      expect(replay.status).toBe(200);
+      expect(replay.body.duplicate).toBe(true);
+      const forged = await github(prPayload(repo, 7, 'closed', true), sign(secret, opened), `d-${repo}-forged`);
+      expect(forged.status).toBe(401);
+      expect((await github(opened, null, `d-${repo}-unsigned`)).status).toBe(401);
+      const merged = prPayload(repo, 7, 'closed', true);
+      expect((await github(merged, sign(secret, merged), `d-${repo}-2`)).status).toBe(202);
+      const entry = await cairn.call('GET', `/api/v1/entries/repos/acme/${repo}/pr-7`);
+      expect(entry.body).toMatchObject({ version: 2, agent_id: 'external/github', shared: true, confidence: 1, event_type: 'pull_request.merged', value: { state: 'merged', additions: 5 } });
+      expect((await cairn.call('GET', `/api/v1/history/repos/acme/${repo}/pr-7`)).body.versions).toHaveLength(2);
+      expect((await github('{}', sign(secret, '{}'), `d-${repo}-ping`, 'ping')).status).toBe(200);
+      const malformed = '{"action": "opened", "number": "seven"}';
+      expect((await github(malformed, sign(secret, malformed), `d-${repo}-bad`)).status).toBe(422);
+
+      const rotated = await cairn.call('POST', '/api/v1/connectors/github/rotate-secret');
+      const fresh: string = rotated.body.signing_secret;
+      expect(fresh).not.toBe(secret);
+      const reopened = prPayload(repo, 7, 'reopened');
+      expect((await github(reopened, sign(secret, reopened), `d-${repo}-3`)).status).toBe(401);
+      expect((await github(reopened, sign(fresh, reopened), `d-${repo}-3`)).status).toBe(202);
+      const counts = (await cairn.call('GET', '/api/v1/connectors')).body.connectors.find((c: { name: string }) => c.name === 'github');
+      expect(counts.counts).toMatchObject({ accepted: 3, duplicates: 1 });
+      expect(counts.last_event_at).not.toBeNull();
+
+      expect((await cairn.call('POST', '/api/v1/connectors/github/disable')).body).toMatchObject({ enabled: false });
+      expect((await github(reopened, sign(fresh, reopened), `d-${repo}-4`)).status).toBe(404);
+      expect((await cairn.call('POST', '/api/v1/connectors/nosuch/enable')).status).toBe(404);
+    });
+
+    describe('with API keys and a connector enabled by configuration', () => {
+      let secured: Cairn;
+      const logLines: string[] = [];
+      const KEY = 'webhook-key-0123456789';
+      beforeAll(async () => {
+        secured = await startCairn({ ...(await backendEnv()), CAIRN_API_KEYS: KEY, CAIRN_CONNECTOR_GITHUB_SECRET: 'configured-secret' }, { logLines });
+      });
+      afterAll(async () => secured?.close());
+
+      it('takes the key as ?api_key= on webhooks only, and never logs it', async () => {
+        const body = prPayload(`cfg${++unique}`, 1, 'opened');
+        const headers = { ...json, 'x-github-event': 'pull_request', 'x-github-delivery': `cfg-${unique}`, 'x-hub-signature-256': sign('configured-secret', body) };
+        expect((await secured.call('POST', '/api/v1/webhooks/github', body, headers)).status).toBe(401);
+        expect((await secured.call('POST', `/api/v1/webhooks/github?api_key=wrong-key-000000`, body, headers)).status).toBe(401);
+        expect((await secured.call('POST', `/api/v1/webhooks/github?api_key=${KEY}`, body, headers)).status).toBe(202);
+        expect((await secured.call('GET', `/api/v1/entries?api_key=${KEY}`)).status).toBe(401);
+        const list = await secured.call('GET', '/api/v1/connectors', undefined, { 'x-cairn-api-key': KEY });
+        const gh = list.body.connectors.find((c: { name: string }) => c.name === 'github');
+        expect(gh).toMatchObject({ enabled: true, managed_by: 'config', key_in_url: true });
+        expect(gh.webhook_url).toContain(`?api_key=${KEY}`);
+        expect((await secured.call('POST', '/api/v1/connectors/github/rotate-secret', undefined, { 'x-cairn-api-key': KEY })).status).toBe(409);
+        expect(logLines.length).toBeGreaterThan(0);
+        expect(logLines.join('\n')).not.toContain(KEY);
+        expect(logLines.join('\n')).not.toContain('configured-secret');
+      });
+    });
+  });
+};

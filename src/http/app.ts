@@ -16,6 +16,7 @@ import { serializeJson } from './serialize.ts';
 import { connectorRoutes } from './routes/connectors.ts';
 import { entryRoutes } from './routes/entries.ts';
 import { eventRoutes } from './routes/events.ts';
+import { outcomeRoutes } from './routes/outcomes.ts';
 import { historyRoutes } from './routes/history.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { systemRoutes } from './routes/system.ts';
@@ -91,6 +92,7 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   historyRoutes(app, deps, config);
   streamRoutes(app, store, config, metrics);
   eventRoutes(app, deps);
+  outcomeRoutes(app, deps);
   connectorRoutes(app, deps);
   await webhookRoutes(app, deps);
   await app.ready();

@@ -198,6 +198,26 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
       });
     });
 
+    describe('outcomes', () => {
+      it('moves confidence toward 1 on success and toward 0 on failure, one version each', async () => {
+        const path = freshPath('outcomes');
+        await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'runbook', value: 'restart the pod', confidence: 0.5, ttl_seconds: 3600 });
+        const ok = await cairn.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key: 'runbook', version: 1 }], outcome: 'success', weight: 0.5 });
+        expect(ok.status).toBe(200);
+        expect(ok.body.results[0]).toMatchObject({ status: 'updated', version: 2, previous_confidence: 0.5, confidence: 0.75 });
+        const bad = await cairn.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key: 'runbook' }], outcome: 'failure', weight: 0.5 });
+        expect(bad.body.results[0]).toMatchObject({ status: 'updated', version: 3, confidence: 0.375 });
+        const stale = await cairn.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key: 'runbook', version: 1 }], outcome: 'failure' });
+        expect(stale.body.results[0]).toMatchObject({ status: 'stale', version: 3, confidence: 0.375 });
+        const entry = await cairn.call('GET', `/api/v1/entries/${path}/runbook`);
+        expect(entry.body).toMatchObject({ value: 'restart the pod', confidence: 0.375, version: 3 });
+        expect(entry.body.expires_at).not.toBeNull();
+        expect((await cairn.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key: 'nope' }], outcome: 'success' })).status).toBe(404);
+        expect((await cairn.call('POST', '/api/v1/outcomes', { entries: [], outcome: 'success' })).status).toBe(422);
+        expect((await cairn.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key: 'runbook' }], outcome: 'meh' })).status).toBe(422);
+      });
+    });
+
     describe('list', () => {
       it('lists by segment-wise prefix, in order, across pages', async () => {
         const base = freshPath('repos');

@@ -1,0 +1,14 @@
+import type { FastifyInstance } from 'fastify';
+import type { ServiceDeps } from '../../services/context.ts';
+import { RecordOutcomeInput, recordOutcome } from '../../services/record-outcome.ts';
+import { contextOf } from '../context.ts';
+import { ErrorResponse } from './error-schema.ts';
+
+/** POST /api/v1/outcomes: agents report whether acting on entries worked; confidences move. */
+export const outcomeRoutes = (app: FastifyInstance, deps: ServiceDeps): void => {
+  app.post(
+    '/api/v1/outcomes',
+    { schema: { summary: 'Record the outcome of acting on entries (moves their confidence)', tags: ['entries'], body: RecordOutcomeInput, response: ErrorResponse } },
+    async (request) => recordOutcome(deps, contextOf(request, deps.config), request.body),
+  );
+};

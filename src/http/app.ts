@@ -7,6 +7,7 @@ import type { Config } from '../config.ts';
 import { LIMITS } from '../domain/limits.ts';
 import type { Store } from '../ports/store.ts';
 import type { ServiceDeps } from '../services/context.ts';
+import { DeliveryCounters } from '../services/delivery-counters.ts';
 import { VERSION } from '../version.ts';
 import { createAuthenticator } from './auth.ts';
 import { registerErrorHandlers } from './errors.ts';
@@ -57,7 +58,10 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
     routerOptions: { maxParamLength: 4096 },
   });
   const metrics = createMetrics();
-  const deps: ServiceDeps = { store, now: options.now ?? Date.now, config };
+  const deliveries = new DeliveryCounters(store, (connector, outcome) => metrics.connectorDeliveries.inc({ connector, outcome }));
+  const deps: ServiceDeps = { store, now: options.now ?? Date.now, config, deliveries };
+  // Before the store closes (server.ts closes the app first), so the last counts land.
+  app.addHook('onClose', async () => deliveries.close());
 
   // Zod schemas are for documentation; services validate, so the compilers pass data through.
   app.setValidatorCompiler(() => (data) => ({ value: data }));

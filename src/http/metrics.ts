@@ -5,6 +5,7 @@ export interface Metrics {
   registry: Registry;
   entryWrites: Counter<'result'>;
   streamClients: Gauge;
+  connectorDeliveries: Counter<'connector' | 'outcome'>;
 }
 
 export const createMetrics = (): Metrics => {
@@ -19,6 +20,12 @@ export const createMetrics = (): Metrics => {
       registers: [registry],
     }),
     streamClients: new Gauge({ name: 'cairn_stream_clients', help: 'Open /api/v1/stream connections', registers: [registry] }),
+    connectorDeliveries: new Counter({
+      name: 'cairn_connector_deliveries_total',
+      help: 'Webhook deliveries by connector and outcome (written, duplicates, ignored, rejected)',
+      labelNames: ['connector', 'outcome'],
+      registers: [registry],
+    }),
   };
 };
 

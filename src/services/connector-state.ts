@@ -4,7 +4,6 @@ import type { ServiceDeps } from './context.ts';
 
 /** Where a connector's switch and secret live: shared records, so every replica agrees. */
 export const settingsCollection = (namespace: string): string => `connectors/${namespace}`;
-export const statsCollection = (namespace: string): string => `connector-stats/${namespace}`;
 
 export interface ConnectorState {
   enabled: boolean;
@@ -14,16 +13,6 @@ export interface ConnectorState {
   settings: ConnectorSettings;
   enabled_at: string | null;
 }
-
-export interface ConnectorStats {
-  received: number;
-  accepted: number;
-  duplicates: number;
-  ignored: number;
-  last_event_at: string | null;
-}
-
-export const EMPTY_STATS: ConnectorStats = { received: 0, accepted: 0, duplicates: 0, ignored: 0, last_event_at: null };
 
 /** A new signing secret: 32 random bytes, URL-safe, as providers accept any string. */
 export const newSecret = (): string => `whsec_${randomBytes(32).toString('base64url')}`;
@@ -39,27 +28,4 @@ export const connectorState = async (deps: ServiceDeps, namespace: string, conne
   if (fromConfig) return { enabled: true, secret: fromConfig, managedBy: 'config', settings, enabled_at: null };
   if (data.enabled && data.secret) return { enabled: true, secret: data.secret, managedBy: 'api', settings, enabled_at: data.enabled_at ?? null };
   return { enabled: false, secret: null, managedBy: null, settings, enabled_at: null };
-};
-
-export const connectorStats = async (deps: ServiceDeps, namespace: string, connector: Connector): Promise<ConnectorStats> => {
-  const record = await deps.store.getRecord(statsCollection(namespace), connector.name);
-  return { ...EMPTY_STATS, ...(record?.data as Partial<ConnectorStats> | undefined) };
-};
-
-/**
- * Count a verified delivery. Read-modify-write on a shared record: replicas racing on the
- * same connector can lose an increment, which these dashboard counters tolerate (exact
- * per-replica counts are in /metrics).
- */
-export const countDelivery = async (
-  deps: ServiceDeps,
-  namespace: string,
-  connector: Connector,
-  outcome: 'accepted' | 'duplicates' | 'ignored',
-): Promise<void> => {
-  const stats = await connectorStats(deps, namespace, connector);
-  stats.received += 1;
-  stats[outcome] += 1;
-  stats.last_event_at = new Date(deps.now()).toISOString();
-  await deps.store.putRecord(statsCollection(namespace), connector.name, { ...stats });
 };

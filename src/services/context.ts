@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Store } from '../ports/store.ts';
+import type { DeliveryCounters } from './delivery-counters.ts';
 
 /**
  * Who is asking, built by a transport (HTTP, MCP, CLI) for each call. Services decide with
@@ -19,4 +20,5 @@ export interface ServiceDeps {
   /** Milliseconds since the epoch; a port so tests can move time (TTL). */
   now: () => number;
   config: Config;
+  deliveries: DeliveryCounters;
 }

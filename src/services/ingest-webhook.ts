@@ -3,7 +3,7 @@ import { connectorNamed } from '../connectors/registry.ts';
 import { sha256 } from '../domain/content-hash.ts';
 import { ServiceError } from '../domain/errors.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { connectorState, countDelivery } from './connector-state.ts';
+import { connectorState } from './connector-state.ts';
 import { type DeliveredEntry, deliverWrites } from './deliver-writes.ts';
 
 export type WebhookResult =
@@ -23,13 +23,23 @@ export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: strin
   const connector = connectorNamed(name);
   const state = await connectorState(deps, ctx.namespace, connector);
   if (!state.enabled || !state.secret) throw new ServiceError('NOT_FOUND', `the ${name} connector is not enabled`);
+  const mediaType = (delivery.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const accepted = connector.contentTypes ?? ['application/json'];
+  if (!accepted.includes(mediaType)) {
+    throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${name} deliveries must be ${accepted.join(' or ')}, not "${mediaType.slice(0, 64) || 'none'}"`);
+  }
+  const at = new Date(deps.now()).toISOString();
+  const count = (outcome: 'written' | 'duplicates' | 'ignored' | 'rejected') => deps.deliveries.count(ctx.namespace, name, outcome, at);
   const failure = connector.verify(delivery, state.secret);
-  if (failure) throw new ServiceError('UNAUTHENTICATED', `signature check failed: ${failure}`);
+  if (failure) {
+    count('rejected');
+    throw new ServiceError('UNAUTHENTICATED', `signature check failed: ${failure}`);
+  }
 
   const outcome = connector.handle(delivery, state.settings);
   if (outcome.kind === 'reply') return { status: 200, body: outcome.body };
   if (outcome.kind === 'ignored') {
-    await countDelivery(deps, ctx.namespace, connector, 'ignored');
+    count('ignored');
     return { status: 202, body: { accepted: false, duplicate: false, entries: [], reason: outcome.reason } };
   }
 
@@ -37,7 +47,7 @@ export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: strin
   const id = dedupId(outcome.deliveryId);
   const seen = await deps.store.getRecord(collection, id);
   if (seen) {
-    await countDelivery(deps, ctx.namespace, connector, 'duplicates');
+    count('duplicates');
     return { status: 200, body: { accepted: true, duplicate: true, entries: (seen.data.entries as DeliveredEntry[]) ?? [] } };
   }
   // Write first, then mark the delivery: a crash in between means the provider's retry
@@ -45,6 +55,6 @@ export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: strin
   const written = await deliverWrites(deps, ctx, name, { connector: name, delivery_id: outcome.deliveryId }, outcome.writes);
   const entries = written.map(({ entry, created }) => ({ entity_path: entry.entity_path, key: entry.key, version: entry.version, created }));
   const first = await deps.store.createRecord(collection, id, { entries, at: new Date(deps.now()).toISOString() });
-  await countDelivery(deps, ctx.namespace, connector, first ? 'accepted' : 'duplicates');
+  count(first ? 'written' : 'duplicates');
   return { status: first ? 202 : 200, body: { accepted: true, duplicate: !first, entries } };
 };

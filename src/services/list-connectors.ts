@@ -1,6 +1,7 @@
 import { CONNECTORS } from '../connectors/registry.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { type ConnectorStats, connectorState, connectorStats } from './connector-state.ts';
+import { connectorState } from './connector-state.ts';
+import type { DeliveryCounts } from './delivery-counters.ts';
 
 export interface ConnectorView {
   name: string;
@@ -13,14 +14,14 @@ export interface ConnectorView {
   key_in_url: boolean;
   enabled_at: string | null;
   last_event_at: string | null;
-  counts: Omit<ConnectorStats, 'last_event_at'>;
+  counts: Omit<DeliveryCounts, 'last_event_at'>;
 }
 
 /** Every connector with its state and counters; never its secret. */
 export const listConnectors = async (deps: ServiceDeps, ctx: Context): Promise<ConnectorView[]> =>
   Promise.all(
     [...CONNECTORS.values()].map(async (connector) => {
-      const [state, stats] = await Promise.all([connectorState(deps, ctx.namespace, connector), connectorStats(deps, ctx.namespace, connector)]);
+      const [state, stats] = await Promise.all([connectorState(deps, ctx.namespace, connector), deps.deliveries.read(ctx.namespace, connector.name)]);
       const { last_event_at, ...counts } = stats;
       return {
         name: connector.name,

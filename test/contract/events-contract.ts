@@ -101,7 +101,16 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       const entry = await cairn.call('GET', `/api/v1/entries/repos/acme/${repo}/pr-7`);
       expect(entry.body).toMatchObject({ version: 2, agent_id: 'external/github', shared: true, confidence: 1, event_type: 'pull_request.merged', value: { state: 'merged', additions: 5 } });
       expect((await cairn.call('GET', `/api/v1/history/repos/acme/${repo}/pr-7`)).body.versions).toHaveLength(2);
+      const metrics = await cairn.call('GET', '/metrics');
+      expect(metrics.body).toMatch(/cairn_connector_deliveries_total\{connector="github",outcome="written"\} 2/);
       expect((await github('{}', sign(secret, '{}'), `d-${repo}-ping`, 'ping')).status).toBe(200);
+      const textual = await cairn.call('POST', '/api/v1/webhooks/github', opened, { 'content-type': 'text/plain', 'x-github-event': 'pull_request', 'x-github-delivery': `d-${repo}-text`, 'x-hub-signature-256': sign(secret, opened) });
+      expect(textual.status).toBe(415);
+      const huge = JSON.stringify({ ...JSON.parse(opened), padding: 'x'.repeat(2 * 1024 * 1024) });
+      expect((await github(huge, sign(secret, huge), `d-${repo}-huge`)).status).toBe(413);
+      const tampered = opened.replace('PR 7', 'PR 8');
+      expect((await github(tampered, sign(secret, opened), `d-${repo}-tampered`)).status).toBe(401);
+      expect((await github(opened, 'sha1=abc', `d-${repo}-sha1`)).status).toBe(401);
       const malformed = '{"action": "opened", "number": "seven"}';
       expect((await github(malformed, sign(secret, malformed), `d-${repo}-bad`)).status).toBe(422);
 
@@ -112,7 +121,7 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       expect((await github(reopened, sign(secret, reopened), `d-${repo}-3`)).status).toBe(401);
       expect((await github(reopened, sign(fresh, reopened), `d-${repo}-3`)).status).toBe(202);
       const counts = (await cairn.call('GET', '/api/v1/connectors')).body.connectors.find((c: { name: string }) => c.name === 'github');
-      expect(counts.counts).toMatchObject({ accepted: 3, duplicates: 1 });
+      expect(counts.counts).toMatchObject({ written: 3, duplicates: 1, rejected: 5 });
       expect(counts.last_event_at).not.toBeNull();
 
       expect((await cairn.call('POST', '/api/v1/connectors/github/disable')).body).toMatchObject({ enabled: false });

@@ -20,6 +20,7 @@ export const github: Connector = {
   title: 'GitHub',
   hint: 'Repository → Settings → Webhooks → Add webhook: paste the URL as Payload URL, content type application/json, the secret as Secret; events: Pull requests, Deployment statuses, Issues.',
   sendsHeaders: false,
+  contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
 
   verify: (delivery: Delivery, secret: string) =>
     verifySha256Header(delivery.headers['x-hub-signature-256'], secret, delivery.body, 'X-Hub-Signature-256'),

@@ -4,15 +4,14 @@ import { parseJsonBody, pathSegment } from '../parse-json.ts';
 import { verifySha256Header } from '../signatures.ts';
 import { DeploymentStatusEvent, IssuesEvent, PullRequestEvent } from './payloads.ts';
 
-const PR_ACTIONS = new Set(['opened', 'closed', 'reopened']);
-const ISSUE_ACTIONS = new Set(['opened', 'closed', 'reopened', 'labeled', 'unlabeled']);
 
 const repoPath = (repo: { name: string; owner: { login: string } }): string =>
   `repos/${pathSegment(repo.owner.login)}/${pathSegment(repo.name)}`;
 
 /**
- * GitHub repository webhooks: pull requests (opened / closed / merged / reopened) with diff
- * stats, deployment statuses per environment, and issue state and label changes. GitHub
+ * GitHub repository webhooks: pull requests (every action; opened / closed / merged are the
+ * lifecycle) with diff stats, deployment statuses per environment, and issue state and label
+ * changes. GitHub
  * may send the JSON form-encoded (`payload=`); both content types are accepted.
  */
 export const github: Connector = {
@@ -34,7 +33,6 @@ export const github: Connector = {
     const body = jsonOf(delivery);
     const writes = mapEvent(event, body);
     if (writes === null) return { kind: 'ignored', deliveryId, reason: `GitHub event ${event} is not captured` };
-    if (writes.length === 0) return { kind: 'ignored', deliveryId, reason: `GitHub ${event} action is not captured` };
     return { kind: 'writes', deliveryId, writes };
   },
 };
@@ -47,20 +45,22 @@ const jsonOf = (delivery: Delivery): Buffer => {
   return Buffer.from(payload, 'utf8');
 };
 
+/** The writes of a captured event, or null for events Cairn does not capture. */
 const mapEvent = (event: string, body: Buffer): MappedWrite[] | null => {
   if (event === 'pull_request') {
+    // Every action updates the one entry of the pull request (an edit changes its title, a
+    // synchronize its diff stats); the event type says which action made the version.
     const e = parseJsonBody(body, PullRequestEvent);
-    if (!PR_ACTIONS.has(e.action)) return [];
     const pr = e.pull_request;
     const merged = e.action === 'closed' && pr.merged === true;
-    const state = merged ? 'merged' : e.action === 'closed' ? 'closed' : 'open';
+    const state = merged || pr.merged === true ? 'merged' : pr.state === 'closed' ? 'closed' : 'open';
     return [{
       entity_path: repoPath(e.repository),
       key: `pr-${pr.number}`,
       event_type: `pull_request.${merged ? 'merged' : e.action}`,
       confidence: 1,
       value: {
-        number: pr.number, title: pr.title, state, author: pr.user?.login ?? null, url: pr.html_url ?? null,
+        number: pr.number, title: pr.title ?? null, state, author: pr.user?.login ?? null, url: pr.html_url ?? null,
         head: pr.head?.ref ?? null, base: pr.base?.ref ?? null,
         additions: pr.additions ?? null, deletions: pr.deletions ?? null, changed_files: pr.changed_files ?? null,
         labels: (pr.labels ?? []).map((l) => l.name),
@@ -86,7 +86,6 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | null => {
   }
   if (event === 'issues') {
     const e = parseJsonBody(body, IssuesEvent);
-    if (!ISSUE_ACTIONS.has(e.action)) return [];
     const issue = e.issue;
     return [{
       entity_path: repoPath(e.repository),
@@ -94,7 +93,7 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | null => {
       event_type: `issue.${e.action}`,
       confidence: 1,
       value: {
-        number: issue.number, title: issue.title, state: issue.state, author: issue.user?.login ?? null,
+        number: issue.number, title: issue.title ?? null, state: issue.state ?? null, author: issue.user?.login ?? null,
         url: issue.html_url ?? null, labels: (issue.labels ?? []).map((l) => l.name),
         created_at: issue.created_at ?? null, closed_at: issue.closed_at ?? null,
       },

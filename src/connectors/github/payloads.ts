@@ -1,6 +1,9 @@
 import { z } from 'zod';
 
-/** The parts of GitHub webhook payloads Cairn reads; everything else is ignored. */
+/**
+ * The parts of GitHub webhook payloads Cairn reads; everything else is ignored. Only the
+ * identifiers are required: GitHub's own examples omit other fields on some actions.
+ */
 
 const Repository = z.object({
   name: z.string().min(1),
@@ -15,8 +18,8 @@ export const PullRequestEvent = z.object({
   number: z.number().int(),
   pull_request: z.object({
     number: z.number().int(),
-    title: z.string(),
-    state: z.string(),
+    title: z.string().nullish(),
+    state: z.string().nullish(),
     merged: z.boolean().nullish(),
     merged_at: z.string().nullish(),
     closed_at: z.string().nullish(),
@@ -59,8 +62,8 @@ export const IssuesEvent = z.object({
   action: z.string(),
   issue: z.object({
     number: z.number().int(),
-    title: z.string(),
-    state: z.string(),
+    title: z.string().nullish(),
+    state: z.string().nullish(),
     html_url: z.string().nullish(),
     user: User,
     labels: z.array(Label).nullish(),

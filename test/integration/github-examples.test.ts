@@ -1,0 +1,74 @@
+import { createHmac } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Cairn, startCairn } from '../helpers/cairn.ts';
+
+/**
+ * Every example payload GitHub documents (npm @octokit/webhooks-examples), sent signed to a
+ * running server: the captured events are stored under repos/<owner>/<repo>, every other
+ * event is acknowledged without error and stores nothing.
+ */
+interface Example {
+  name: string;
+  examples: Array<Record<string, unknown>>;
+}
+const examples = createRequire(import.meta.url)('@octokit/webhooks-examples/api.github.com/index.json') as Example[];
+const CAPTURED: Record<string, (e: Record<string, any>) => string> = {
+  pull_request: (e) => `pr-${e.pull_request.number}`,
+  issues: (e) => `issue-${e.issue.number}`,
+  deployment_status: (e) => `deployment-${e.deployment.id}`,
+};
+
+let cairn: Cairn;
+let dir: string;
+let secret: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'cairn-octokit-'));
+  cairn = await startCairn({ CAIRN_DATA_DIR: dir });
+  secret = (await cairn.call('POST', '/api/v1/connectors/github/enable')).body.signing_secret;
+});
+afterAll(async () => {
+  await cairn.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+it('accepts and maps every pull_request, issues, deployment_status and ping example; acknowledges the rest', async () => {
+  let delivery = 0;
+  const tally = { stored: 0, ignored: 0, pings: 0 };
+  for (const { name, examples: payloads } of examples) {
+    for (const payload of payloads) {
+      const body = JSON.stringify(payload);
+      const res = await cairn.call('POST', '/api/v1/webhooks/github', body, {
+        'content-type': 'application/json',
+        'x-github-event': name,
+        'x-github-delivery': `example-${++delivery}`,
+        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+      });
+      const label = `${name} #${delivery} (${String(payload.action ?? '')})`;
+      if (name === 'ping') {
+        expect(res.status, label).toBe(200);
+        tally.pings += 1;
+      } else if (CAPTURED[name]) {
+        expect([200, 202], label).toContain(res.status);
+        expect(res.body.accepted, label).toBe(true);
+        const repo = payload.repository as { name: string; owner: { login: string } };
+        const [written] = res.body.entries as Array<{ entity_path: string; key: string }>;
+        expect(written, label).toMatchObject({ entity_path: `repos/${repo.owner.login}/${repo.name}`, key: CAPTURED[name](payload) });
+        const entry = await cairn.call('GET', `/api/v1/entries/${written!.entity_path}/${encodeURIComponent(written!.key)}`);
+        expect(entry.status, label).toBe(200);
+        expect(entry.body.event_type, label).toMatch(new RegExp(`^(${name === 'issues' ? 'issue' : name === 'deployment_status' ? 'deployment' : name})\\.`));
+        tally.stored += 1;
+      } else {
+        expect(res.status, label).toBe(202);
+        expect(res.body).toMatchObject({ accepted: false, entries: [] });
+        tally.ignored += 1;
+      }
+    }
+  }
+  expect(tally.stored).toBeGreaterThan(50);
+  expect(tally.pings).toBeGreaterThan(0);
+  expect(tally.ignored).toBeGreaterThan(50);
+}, 120_000);

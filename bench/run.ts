@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { benchEntries } from './http-entries.ts';
 import { describeMachine } from './lib/machine.ts';
 import { benchStartup } from './startup.ts';
+import { benchWebhooks } from './webhooks.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const machine = describeMachine();
@@ -25,7 +26,11 @@ const startup = await benchStartup(count);
 console.log(`  start from checkpoint ${startup.start_ms_checkpoint} ms, full log replay ${startup.start_ms_full_replay} ms (goal ≤ 3000 ms)`);
 console.log(`  resident memory ${startup.rss_mib} MiB (empty server ${startup.rss_mib_empty} MiB)`);
 
+console.log(`\n[webhooks] signed GitHub pull_request deliveries, distinct delivery ids, 50 connections (filesystem)`);
+const webhooks = await benchWebhooks(seconds);
+console.log(`  ${webhooks.ingest.rps} events/s (${webhooks.payload_bytes} B payloads), p99 ${webhooks.ingest.p99_ms} ms (goal ≥ 3000/s); non-2xx ${webhooks.ingest.non2xx}`);
+
 await mkdir(new URL('./results/', import.meta.url), { recursive: true });
 const file = new URL('./results/latest.json', import.meta.url);
-await writeFile(file, `${JSON.stringify({ machine, entries, startup }, null, 2)}\n`);
+await writeFile(file, `${JSON.stringify({ machine, entries, startup, webhooks }, null, 2)}\n`);
 console.log(`\nresults written to bench/results/latest.json`);

@@ -1,0 +1,62 @@
+import { createHmac } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type LoadResult, load } from './lib/load.ts';
+import { startCairn } from './lib/processes.ts';
+
+const SECRET = 'bench-webhook-secret';
+const PULL_REQUESTS = 200;
+
+/** A real GitHub pull_request delivery (GitHub's own example), renumbered per pull request. */
+const payloads = (): string[] => {
+  const all = createRequire(import.meta.url)('@octokit/webhooks-examples/api.github.com/index.json') as Array<{ name: string; examples: Array<Record<string, any>> }>;
+  const template = all.find((e) => e.name === 'pull_request')!.examples.find((p) => p.action === 'opened')!;
+  return Array.from({ length: PULL_REQUESTS }, (_, i) => {
+    const payload = structuredClone(template);
+    payload.number = i + 1;
+    payload.pull_request.number = i + 1;
+    return JSON.stringify(payload);
+  });
+};
+
+/**
+ * wrk script: each request sends one of the signed bodies with a fresh delivery id, so every
+ * request is a new event (a new version of one of the pull requests), never a duplicate.
+ */
+const lua = (bodies: string[]): string => `
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["X-GitHub-Event"] = "pull_request"
+local bodies = { ${bodies.map((b) => `[==[${b}]==]`).join(',\n')} }
+local sigs = { ${bodies.map((b) => `"sha256=${createHmac('sha256', SECRET).update(b).digest('hex')}"`).join(',')} }
+local n = 0
+local run = tostring(math.random(1, 1000000000))
+request = function()
+  n = n + 1
+  local i = (n % #bodies) + 1
+  wrk.headers["X-GitHub-Delivery"] = run .. "-" .. n
+  wrk.headers["X-Hub-Signature-256"] = sigs[i]
+  return wrk.format(nil, "/api/v1/webhooks/github", nil, bodies[i])
+end
+`;
+
+export interface WebhookBench {
+  payload_bytes: number;
+  ingest: LoadResult;
+}
+
+/** Signed GitHub deliveries per second into a Cairn server on the given backend environment. */
+export const benchWebhooks = async (seconds: number, env: Record<string, string> = {}): Promise<WebhookBench> => {
+  const dir = await mkdtemp(join(tmpdir(), 'cairn-bench-hooks-'));
+  const cairn = await startCairn({ CAIRN_DATA_DIR: dir, CAIRN_CONNECTOR_GITHUB_SECRET: SECRET, ...env });
+  try {
+    const bodies = payloads();
+    const ingest = await load({ url: cairn.url, seconds, lua: lua(bodies) });
+    return { payload_bytes: Buffer.byteLength(bodies[0] as string), ingest };
+  } finally {
+    await cairn.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+};

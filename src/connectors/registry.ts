@@ -1,9 +1,10 @@
 import { ServiceError } from '../domain/errors.ts';
 import type { Connector, ConnectorName } from './connector.ts';
 import { github } from './github/index.ts';
+import { slack } from './slack/index.ts';
 
 /** Every built-in connector, by name. */
-export const CONNECTORS: ReadonlyMap<string, Connector> = new Map<string, Connector>([[github.name, github]]);
+export const CONNECTORS: ReadonlyMap<string, Connector> = new Map<string, Connector>([[github.name, github], [slack.name, slack]]);
 
 export const connectorNamed = (name: string): Connector => {
   const connector = CONNECTORS.get(name);

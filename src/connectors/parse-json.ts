@@ -16,12 +16,25 @@ export const parseJsonBody = <S extends z.ZodType>(body: Buffer, schema: S): z.o
   return parseInput(schema, raw);
 };
 
-/** Make a provider's name usable as one entity path segment ("/" would add a segment). */
+/** Longest segment SPEC §3 allows, in UTF-16 code units as `entityPathProblem` counts them. */
+const SEGMENT_UNITS = 128;
+
+/**
+ * Make a provider's name usable as one entity path segment ("/" would add a segment). The
+ * cut is made between code points, never inside a surrogate pair, and whitespace is trimmed
+ * after it, so a long Unicode name still yields a valid segment.
+ */
 export const pathSegment = (name: string): string => {
   const cleaned = name
+    .toWellFormed()
     .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/g, '')
     .replace(/\//g, '-')
-    .trim()
-    .slice(0, 128);
-  return cleaned === '' || cleaned === '.' || cleaned === '..' ? 'unknown' : cleaned;
+    .trim();
+  let cut = '';
+  for (const char of cleaned) {
+    if (cut.length + char.length > SEGMENT_UNITS) break;
+    cut += char;
+  }
+  cut = cut.trim();
+  return cut === '' || cut === '.' || cut === '..' ? 'unknown' : cut;
 };

@@ -1,0 +1,59 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { parseInput } from '../../domain/parse-input.ts';
+import type { Connector, ConnectorSettings, Delivery, MappedWrite, Outcome } from '../connector.ts';
+import { isoOf } from '../lifecycle.ts';
+import { parseJsonBody } from '../parse-json.ts';
+import { verifySha256Header } from '../signatures.ts';
+import { issueWrite } from './issue.ts';
+import { Base, IssueEvent, SprintEvent, VersionEvent } from './payloads.ts';
+import { isSprintEvent, isVersionEvent, sprintWrite, versionWrite } from './planning.ts';
+
+const ISSUE_EVENTS = new Set(['jira:issue_created', 'jira:issue_updated']);
+
+/**
+ * Jira's delivery id is `X-Atlassian-Webhook-Identifier`, stable across retries. Without it
+ * (a proxy dropped it, an older Jira) the body itself identifies the delivery: Jira's
+ * `timestamp` in it makes two real events differ while a retry stays byte-identical.
+ */
+const deliveryIdOf = (delivery: Delivery): string => {
+  const header = delivery.headers['x-atlassian-webhook-identifier']?.trim();
+  return header ? header : `sha256:${createHash('sha256').update(delivery.body).digest('hex')}`;
+};
+
+/**
+ * Jira Cloud webhooks: issues created and updated (status transitions kept, from/to) under
+ * `projects/jira/<PROJECT>` / `<ISSUE-KEY>`; sprints started and closed as `sprint-<id>`;
+ * versions created and released as `release-<id>`.
+ */
+export const jira: Connector = {
+  name: 'jira',
+  title: 'Jira',
+  hint: 'Jira settings → System → WebHooks → Create a WebHook: paste the URL, the secret as Secret; events: Issue created / updated, Sprint started / closed, Version created / released.',
+  // Admin webhooks cannot add headers, so the API key rides in the URL.
+  sendsHeaders: false,
+
+  verify: (delivery: Delivery, secret: string) =>
+    verifySha256Header(delivery.headers['x-hub-signature'], secret, delivery.body, 'X-Hub-Signature'),
+
+  handle(delivery: Delivery, settings: ConnectorSettings): Outcome {
+    const deliveryId = deliveryIdOf(delivery);
+    const raw = parseJsonBody(delivery.body, z.record(z.string(), z.unknown()));
+    const base = parseInput(Base, raw);
+    // Jira's clock orders events that arrive out of order; our receipt time is the fallback.
+    const at = isoOf(base.timestamp) ?? new Date(delivery.now).toISOString();
+    const write = mapEvent(base.webhookEvent, raw, settings, deliveryId, at);
+    if (!write) return { kind: 'ignored', deliveryId, reason: `Jira event ${JSON.stringify(base.webhookEvent.slice(0, 64))} is not captured` };
+    return { kind: 'writes', deliveryId, writes: [write] };
+  },
+};
+
+const mapEvent = (name: string, raw: unknown, settings: ConnectorSettings, eventId: string, at: string): MappedWrite | null => {
+  if (ISSUE_EVENTS.has(name)) {
+    const e = parseInput(IssueEvent, raw);
+    return issueWrite(e, eventId, isoOf(e.timestamp) ?? isoOf(e.issue.fields.updated) ?? at);
+  }
+  if (isSprintEvent(name)) return sprintWrite(parseInput(SprintEvent, raw), settings, eventId, at);
+  if (isVersionEvent(name)) return versionWrite(parseInput(VersionEvent, raw), settings, eventId, at);
+  return null;
+};

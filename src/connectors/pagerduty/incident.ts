@@ -1,0 +1,75 @@
+import type { EntryValue } from '../../domain/entry.ts';
+import type { MappedWrite } from '../connector.ts';
+import { type Fields, earliest, fieldsOf, isoOf, mergeEvent } from '../lifecycle.ts';
+import { pathSegment } from '../parse-json.ts';
+import type { Envelope, Incident } from './payloads.ts';
+
+type PdEvent = Envelope['event'];
+
+/** What the incident looks like as of one event: every incident event carries the whole incident. */
+const snapshotOf = (incident: Incident): Fields => ({
+  id: incident.id,
+  number: incident.number ?? null,
+  title: incident.title,
+  status: incident.status,
+  urgency: incident.urgency ?? null,
+  priority: incident.priority?.summary ?? null,
+  service: { id: incident.service.id ?? null, name: incident.service.summary },
+  escalation_policy: incident.escalation_policy?.summary ?? null,
+  assignees: (incident.assignees ?? []).map((a) => a.summary ?? a.id ?? 'unknown'),
+  teams: (incident.teams ?? []).map((t) => t.summary ?? t.id ?? 'unknown'),
+  html_url: incident.html_url ?? null,
+  incident_key: incident.incident_key ?? null,
+  conference_url: incident.conference_bridge?.conference_url ?? null,
+  // PagerDuty's only resolve reason is a merge; a typed note arrives as incident.annotated.
+  resolution: incident.resolve_reason
+    ? { type: incident.resolve_reason.type, merged_into: incident.resolve_reason.incident?.id ?? null, merged_into_title: incident.resolve_reason.incident?.summary ?? null }
+    : null,
+  created_at: isoOf(incident.created_at),
+});
+
+/**
+ * When the incident last became resolved: the start of the final run of timeline entries
+ * whose status is "resolved". Null while it is open, so a reopened incident has no MTTR.
+ */
+const resolvedAt = (value: Fields): string | null => {
+  if (value.status !== 'resolved') return null;
+  const timeline = Array.isArray(value.timeline) ? (value.timeline as Fields[]) : [];
+  let since: string | null = null;
+  for (const entry of timeline) since = entry.status === 'resolved' ? (since ?? String(entry.at)) : null;
+  return since ?? (typeof value.last_event_at === 'string' ? value.last_event_at : null);
+};
+
+/**
+ * Fold one incident event into the incident's entry. Exported for tests: applying a
+ * sequence of these is exactly what the store does with successive deliveries.
+ */
+export const applyIncidentEvent = (current: EntryValue | null, event: PdEvent, incident: Incident): Fields => {
+  const at = isoOf(event.occurred_at) ?? event.occurred_at;
+  const merged = mergeEvent(current, {
+    id: event.id,
+    at,
+    snapshot: snapshotOf(incident),
+    mark: {
+      list: 'timeline',
+      entry: { id: event.id, event_type: event.event_type, status: incident.status, at, by: event.agent?.summary ?? null },
+    },
+  });
+  const prior = fieldsOf(current);
+  const acknowledged = event.event_type === 'incident.acknowledged' || incident.status === 'acknowledged';
+  return {
+    ...merged,
+    // Anchors for MTTA / MTTR: first trigger, first acknowledgement, last resolution.
+    triggered_at: earliest(prior?.triggered_at, merged.created_at, isoOf(incident.created_at), event.event_type === 'incident.triggered' ? at : null),
+    acknowledged_at: earliest(prior?.acknowledged_at, acknowledged ? at : null),
+    resolved_at: resolvedAt(merged),
+  };
+};
+
+export const incidentWrite = (event: PdEvent, incident: Incident): MappedWrite => ({
+  entity_path: `incidents/pagerduty/${pathSegment(incident.service.summary)}`,
+  key: `incident-${incident.id}`,
+  event_type: event.event_type,
+  confidence: 1,
+  update: (current) => applyIncidentEvent(current, event, incident),
+});

@@ -1,0 +1,227 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { Delivery, MappedWrite, Outcome } from '../../src/connectors/connector.ts';
+import { MAX_TIMELINE } from '../../src/connectors/lifecycle.ts';
+import { pagerduty } from '../../src/connectors/pagerduty/index.ts';
+import type { EntryValue } from '../../src/domain/entry.ts';
+import { ServiceError } from '../../src/domain/errors.ts';
+import { entityPathProblem, keyProblem } from '../../src/domain/names.ts';
+
+const SECRET = 'pd-secret-Zq8wX';
+const sign = (secret: string, body: string | Buffer): string => `v1=${createHmac('sha256', secret).update(body).digest('hex')}`;
+const delivery = (body: string | Buffer, headers: Record<string, string> = {}): Delivery => ({
+  headers: { 'content-type': 'application/json', ...headers },
+  body: Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8'),
+  now: Date.parse('2026-11-21T10:00:00Z'),
+});
+
+/** An `incident` event shaped like the example in PagerDuty's "Webhooks v3 Overview". */
+const incidentEvent = (id: string, eventType: string, at: string, data: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    event: {
+      id, event_type: eventType, resource_type: 'incident', occurred_at: at,
+      agent: { html_url: 'https://acme.pagerduty.com/users/PLH1HKV', id: 'PLH1HKV', self: 'https://api.pagerduty.com/users/PLH1HKV', summary: 'Tenex Engineer', type: 'user_reference' },
+      client: { name: 'PagerDuty' },
+      data: {
+        id: 'PGR0VU2', type: 'incident', self: 'https://api.pagerduty.com/incidents/PGR0VU2', html_url: 'https://acme.pagerduty.com/incidents/PGR0VU2',
+        number: 2, status: 'triggered', incident_key: 'd3640fbd41094207a1c11e58e46b1662', created_at: '2026-11-21T09:00:00Z',
+        title: 'Checkout latency above 2s',
+        service: { html_url: 'https://acme.pagerduty.com/services/PF9KMXH', id: 'PF9KMXH', self: 'https://api.pagerduty.com/services/PF9KMXH', summary: 'Checkout API', type: 'service_reference' },
+        assignees: [{ html_url: 'https://acme.pagerduty.com/users/PTUXL6G', id: 'PTUXL6G', self: 'https://api.pagerduty.com/users/PTUXL6G', summary: 'Dana Ops', type: 'user_reference' }],
+        escalation_policy: { html_url: 'https://acme.pagerduty.com/escalation_policies/PUS0KTE', id: 'PUS0KTE', summary: 'Checkout on-call', type: 'escalation_policy_reference' },
+        teams: [{ id: 'PFCVPS0', summary: 'Payments', type: 'team_reference' }],
+        priority: { id: 'PSO75BM', summary: 'P1', type: 'priority_reference' },
+        urgency: 'high',
+        conference_bridge: { conference_number: '+1 1234123412,,987654321#', conference_url: 'https://example.com/bridge' },
+        resolve_reason: null,
+        ...data,
+      },
+    },
+  });
+
+const TRIGGERED = incidentEvent('01EV-TRIG', 'incident.triggered', '2026-11-21T09:00:05.000Z');
+const ACKED = incidentEvent('01EV-ACK', 'incident.acknowledged', '2026-11-21T09:04:05.000Z', { status: 'acknowledged' });
+const ESCALATED = incidentEvent('01EV-ESC', 'incident.escalated', '2026-11-21T09:10:00.000Z', {
+  status: 'acknowledged', assignees: [{ id: 'PX', summary: 'Lee Senior', type: 'user_reference' }], priority: { summary: 'P0' },
+});
+const RESOLVED = incidentEvent('01EV-RES', 'incident.resolved', '2026-11-21T09:30:05.000Z', {
+  status: 'resolved', assignees: [], priority: { summary: 'P0' }, resolve_reason: { type: 'merge_resolve_reason', incident: { id: 'PMAIN01', summary: 'Checkout outage' } },
+});
+
+const handle = (body: string, headers: Record<string, string> = {}): Outcome => pagerduty.handle(delivery(body, headers), {});
+const writeOf = (body: string): MappedWrite => {
+  const outcome = handle(body);
+  if (outcome.kind !== 'writes' || outcome.writes.length !== 1) throw new Error(`expected one write, got ${JSON.stringify(outcome)}`);
+  return outcome.writes[0] as MappedWrite;
+};
+/** What the store does with successive deliveries: each update sees the previous value. */
+const fold = (bodies: string[], start: EntryValue | null = null): EntryValue | null =>
+  bodies.reduce<EntryValue | null>((current, body) => {
+    const write = writeOf(body);
+    if (!write.update) throw new Error('incident writes must be updates');
+    return write.update(current);
+  }, start);
+const fields = (value: EntryValue | null): Record<string, unknown> => {
+  if (value === null || typeof value !== 'object') throw new Error('expected an object value');
+  return value;
+};
+
+describe('PagerDuty connector: signatures', () => {
+  const body = TRIGGERED;
+  const verify = (header: string | undefined, raw: string | Buffer = body) =>
+    pagerduty.verify(delivery(raw, header === undefined ? {} : { 'x-pagerduty-signature': header }), SECRET);
+
+  it('accepts the HMAC-SHA256 of the raw body and refuses everything else', () => {
+    expect(verify(sign(SECRET, body))).toBeNull();
+    expect(verify(sign('another-secret', body))).toMatch(/does not match/);
+    expect(verify(undefined)).toMatch(/missing X-PagerDuty-Signature/);
+    expect(verify('')).toMatch(/missing/);
+    expect(verify(sign(SECRET, `${body} `))).toMatch(/does not match/);
+    expect(verify(sign(SECRET, body), body.replace('Checkout', 'Checkin'))).toMatch(/does not match/);
+  });
+
+  it('passes when any of several v1 signatures matches, as during secret rotation', () => {
+    expect(verify(`${sign('old-secret', body)},${sign(SECRET, body)}`)).toBeNull();
+    expect(verify(`${sign(SECRET, body)}, ${sign('old-secret', body)}`)).toBeNull();
+    expect(verify(`v0=abc,${sign(SECRET, body)}`)).toBeNull();
+    expect(verify(`${sign('a', body)},${sign('b', body)}`)).toMatch(/does not match/);
+  });
+
+  it('refuses malformed headers without throwing', () => {
+    const hex = sign(SECRET, body).slice(3);
+    for (const header of [hex, `sha256=${hex}`, 'v1=', 'v1=zz', `v1=${hex.slice(2)}`, `V1=${hex}`, ',,,', `v2=${hex}`, `v1=${'0'.repeat(64)}`, Array(20).fill(`v1=${hex}`).join(',')]) {
+      expect(verify(header), header).not.toBeNull();
+    }
+  });
+
+  it('signs bytes, not characters: a UTF-8 body verifies only as sent', () => {
+    const unicode = incidentEvent('01EV-U', 'incident.triggered', '2026-11-21T09:00:05.000Z', { title: 'Paiement échoué — 支付失败 😱' });
+    const bytes = Buffer.from(unicode, 'utf8');
+    expect(verify(sign(SECRET, bytes), bytes)).toBeNull();
+    expect(verify(sign(SECRET, Buffer.from(unicode, 'latin1')), bytes)).not.toBeNull();
+  });
+});
+
+describe('PagerDuty connector: mapping', () => {
+  it('files an incident under its service, keyed by id, with the PagerDuty event type', () => {
+    const outcome = handle(TRIGGERED);
+    expect(outcome).toMatchObject({ kind: 'writes', deliveryId: '01EV-TRIG' });
+    const write = writeOf(TRIGGERED);
+    expect(write).toMatchObject({ entity_path: 'incidents/pagerduty/Checkout API', key: 'incident-PGR0VU2', event_type: 'incident.triggered', confidence: 1 });
+    expect(write.value).toBeUndefined();
+    expect(fold([TRIGGERED])).toMatchObject({
+      id: 'PGR0VU2', number: 2, title: 'Checkout latency above 2s', status: 'triggered', urgency: 'high', priority: 'P1',
+      service: { id: 'PF9KMXH', name: 'Checkout API' }, escalation_policy: 'Checkout on-call', assignees: ['Dana Ops'], teams: ['Payments'],
+      html_url: 'https://acme.pagerduty.com/incidents/PGR0VU2', resolution: null,
+      triggered_at: '2026-11-21T09:00:00.000Z', acknowledged_at: null, resolved_at: null,
+      timeline: [{ id: '01EV-TRIG', event_type: 'incident.triggered', status: 'triggered', at: '2026-11-21T09:00:05.000Z', by: 'Tenex Engineer' }],
+    });
+  });
+
+  it('merges the lifecycle into one value: responders, priority, resolution and MTTA/MTTR anchors', () => {
+    const value = fields(fold([TRIGGERED, ACKED, ESCALATED, RESOLVED]));
+    expect(value).toMatchObject({
+      status: 'resolved', priority: 'P0', assignees: [],
+      resolution: { type: 'merge_resolve_reason', merged_into: 'PMAIN01', merged_into_title: 'Checkout outage' },
+      triggered_at: '2026-11-21T09:00:00.000Z', acknowledged_at: '2026-11-21T09:04:05.000Z', resolved_at: '2026-11-21T09:30:05.000Z',
+      last_event_id: '01EV-RES',
+    });
+    expect((value.timeline as Array<{ event_type: string }>).map((t) => t.event_type)).toEqual(['incident.triggered', 'incident.acknowledged', 'incident.escalated', 'incident.resolved']);
+  });
+
+  it('does not let a late acknowledgement regress a resolved incident', () => {
+    const value = fields(fold([TRIGGERED, RESOLVED, ACKED]));
+    expect(value).toMatchObject({ status: 'resolved', acknowledged_at: '2026-11-21T09:04:05.000Z', resolved_at: '2026-11-21T09:30:05.000Z' });
+    expect((value.timeline as Array<{ id: string }>).map((t) => t.id)).toEqual(['01EV-TRIG', '01EV-ACK', '01EV-RES']);
+  });
+
+  it('reaches the same value whatever order the events arrive in', () => {
+    const events = [TRIGGERED, ACKED, ESCALATED, RESOLVED];
+    const expected = JSON.stringify(fold(events));
+    const orders = [[3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1], [0, 3, 1, 2]];
+    for (const order of orders) expect(JSON.stringify(fold(order.map((i) => events[i] as string)))).toBe(expected);
+  });
+
+  it('is idempotent: a replayed event leaves the value exactly as it was', () => {
+    const once = fold([TRIGGERED, ACKED, RESOLVED]);
+    expect(fold([ACKED], once)).toEqual(once);
+    expect(fold([RESOLVED, TRIGGERED], once)).toEqual(once);
+  });
+
+  it('clears resolved_at when an incident reopens, and sets it again on the next resolution', () => {
+    const reopened = incidentEvent('01EV-REO', 'incident.reopened', '2026-11-21T10:00:00.000Z', { status: 'triggered' });
+    const again = incidentEvent('01EV-RES2', 'incident.resolved', '2026-11-21T11:00:00.000Z', { status: 'resolved' });
+    expect(fold([TRIGGERED, RESOLVED, reopened])).toMatchObject({ status: 'triggered', resolved_at: null });
+    expect(fold([TRIGGERED, RESOLVED, reopened, again])).toMatchObject({ status: 'resolved', resolved_at: '2026-11-21T11:00:00.000Z' });
+  });
+
+  it('bounds the timeline of a long-running incident', () => {
+    const start = Date.parse('2026-11-21T09:00:00Z');
+    const many = Array.from({ length: MAX_TIMELINE + 40 }, (_, i) =>
+      incidentEvent(`EV-${String(i).padStart(4, '0')}`, 'incident.escalated', new Date(start + i * 60_000).toISOString()));
+    const timeline = fields(fold(many)).timeline as Array<{ id: string }>;
+    expect(timeline).toHaveLength(MAX_TIMELINE);
+    expect(timeline.at(-1)?.id).toBe(`EV-${String(MAX_TIMELINE + 39).padStart(4, '0')}`);
+  });
+});
+
+describe('PagerDuty connector: what it ignores and refuses', () => {
+  it('answers pagey.ping without writing', () => {
+    const ping = JSON.stringify({ event: { id: '01FKZOXA868SHYEE4DVNWB5P9W', event_type: 'pagey.ping', resource_type: 'pagey', occurred_at: '2025-04-07T03:00:55.532Z', agent: { id: 'PVE0ZR9', type: 'user_reference' }, client: null, data: { message: 'Hello from your friend Pagey!', type: 'ping' } } });
+    expect(handle(ping)).toEqual({ kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true } });
+  });
+
+  it('acknowledges events that are not incident lifecycle changes, with a reason', () => {
+    const note = JSON.stringify({ event: { id: 'EV-NOTE', event_type: 'incident.annotated', resource_type: 'incident', occurred_at: '2026-11-21T09:20:00Z', data: { incident: { id: 'PGR0VU2', summary: 'Checkout latency', type: 'incident_reference' }, id: 'P2LA89X', content: 'Rolled back 4.2.1', trimmed: false, type: 'incident_note' } } });
+    const service = JSON.stringify({ event: { id: 'EV-SVC', event_type: 'service.updated', resource_type: 'service', occurred_at: '2026-11-21T09:20:00Z', agent: null, data: { id: 'PF9KMXH', summary: 'Checkout API', type: 'service' } } });
+    const odd = JSON.stringify({ event: { id: 'EV-ODD', event_type: 'incident.\u0000../x', occurred_at: '2026-11-21T09:20:00Z', data: { type: 'incident' } } });
+    expect(handle(note)).toMatchObject({ kind: 'ignored', deliveryId: 'EV-NOTE', reason: expect.stringMatching(/incident_note/) });
+    expect(handle(service)).toMatchObject({ kind: 'ignored', deliveryId: 'EV-SVC', reason: expect.stringMatching(/service\.updated/) });
+    expect(handle(odd)).toMatchObject({ kind: 'ignored', deliveryId: 'EV-ODD' });
+  });
+
+  it('refuses malformed deliveries with BAD_REQUEST or VALIDATION_FAILED, never a TypeError', () => {
+    const base = JSON.parse(TRIGGERED) as { event: Record<string, unknown> & { data: Record<string, unknown> } };
+    const variant = (edit: (e: typeof base.event) => void): string => {
+      const copy = structuredClone(base);
+      edit(copy.event);
+      return JSON.stringify(copy);
+    };
+    const cases: Array<[string, string]> = [
+      ['', 'BAD_REQUEST'], ['{', 'BAD_REQUEST'], ['\u00ff\u00fe', 'BAD_REQUEST'],
+      ['null', 'VALIDATION_FAILED'], ['[]', 'VALIDATION_FAILED'], ['"event"', 'VALIDATION_FAILED'], ['{}', 'VALIDATION_FAILED'],
+      ['{"event":null}', 'VALIDATION_FAILED'], ['{"event":[]}', 'VALIDATION_FAILED'], ['{"event":{"id":1}}', 'VALIDATION_FAILED'],
+      [variant((e) => { delete e.id; }), 'VALIDATION_FAILED'],
+      [variant((e) => { e.occurred_at = 'yesterday'; }), 'VALIDATION_FAILED'],
+      [variant((e) => { Object.assign(e, { data: 'incident' }); }), 'VALIDATION_FAILED'],
+      [variant((e) => { delete e.data.service; }), 'VALIDATION_FAILED'],
+      [variant((e) => { e.data.service = { summary: '' }; }), 'VALIDATION_FAILED'],
+      [variant((e) => { e.data.id = '../../PGR0VU2'; }), 'VALIDATION_FAILED'],
+      [variant((e) => { e.data.id = 'P\u0000'; }), 'VALIDATION_FAILED'],
+      [variant((e) => { e.data.title = 42; }), 'VALIDATION_FAILED'],
+      [variant((e) => { e.data.assignees = 'Dana'; }), 'VALIDATION_FAILED'],
+      [variant((e) => { e.data.number = '2'; }), 'VALIDATION_FAILED'],
+    ];
+    for (const [body, code] of cases) {
+      let thrown: unknown;
+      try {
+        handle(body);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, body.slice(0, 80)).toBeInstanceOf(ServiceError);
+      expect((thrown as ServiceError).code, body.slice(0, 80)).toBe(code);
+    }
+  });
+
+  it('turns hostile service names and ids into valid entity paths and keys', () => {
+    const names = ['../../etc/passwd', '..', '.', '/', '   ', 'a\u0000b\u001b[31mred\u007f', 'line\u2028sep\ufeff', 'Zahlungsdienst für Übergrößen 😀'.repeat(12), '😀'.repeat(300), `${'x'.repeat(127)} tail`, '\ud83d lone surrogate'];
+    for (const name of names) {
+      const write = writeOf(incidentEvent('EV-H', 'incident.triggered', '2026-11-21T09:00:00Z', { service: { id: 'PF9', summary: name } }));
+      expect(entityPathProblem(write.entity_path), JSON.stringify(name)).toBeNull();
+      expect(write.entity_path.startsWith('incidents/pagerduty/')).toBe(true);
+      expect(write.entity_path.split('/')).toHaveLength(3);
+      expect(keyProblem(write.key)).toBeNull();
+    }
+  });
+});

@@ -1,0 +1,161 @@
+import type { Entry, EntryValue } from '../domain/entry.ts';
+import type { ConnectorView } from '../services/list-connectors.ts';
+import type { OutcomeResult } from '../services/record-outcome.ts';
+
+/** Requests and answers of the REST API (SPEC §5), as the client sends and receives them. */
+
+export type { Entry, EntryValue, OutcomeResult };
+
+/** One entry: its entity path and key (and namespace, when not the server's default). */
+export interface EntryRef {
+  entity_path: string;
+  key: string;
+  namespace?: string;
+}
+
+export interface WriteRequest extends EntryRef {
+  value: EntryValue;
+  confidence?: number;
+  agent_id?: string;
+  event_type?: string | null;
+  memory_type?: string;
+  shared?: boolean;
+  tags?: string[];
+  provenance?: Record<string, unknown>;
+  /** Compare-and-set: write only if the entry is at this version (0 = must not exist). */
+  if_version?: number;
+  ttl_seconds?: number;
+}
+
+export interface WriteResponse {
+  entry: Entry;
+  /** True when the write was identical to the current version and stored nothing. */
+  unchanged: boolean;
+}
+
+export interface ReadRequest extends EntryRef {
+  version?: number;
+}
+
+export interface DeleteRequest extends EntryRef {
+  if_version?: number;
+}
+
+export interface ListQuery {
+  namespace?: string;
+  /** Segment-wise prefix: `repos/acme` matches `repos/acme/api`, not `repos/acme-corp`. */
+  entity_path?: string;
+  agent_id?: string;
+  /** ISO 8601 time. */
+  since?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface ListResponse {
+  entries: Entry[];
+  next_cursor: string | null;
+}
+
+export interface HistoryRequest extends EntryRef {
+  limit?: number;
+  before?: number;
+}
+
+export interface HistoryResponse {
+  versions: Entry[];
+  next_before: number | null;
+}
+
+export interface SearchRequest {
+  query: string;
+  entity_path?: string;
+  agent_id?: string;
+  since?: string;
+  min_confidence?: number;
+  limit?: number;
+  mode?: 'hybrid' | 'text' | 'vector';
+}
+
+export interface SearchHit {
+  entry: Entry;
+  score: number;
+  /** Why it matched; the search service defines the shape. */
+  highlights: unknown;
+}
+
+export interface SearchResponse {
+  results: SearchHit[];
+}
+
+export interface BriefingQuery {
+  entity_path?: string;
+  agent_id?: string;
+  limit?: number;
+}
+
+/** What an agent should know now (SPEC §5): digests, open items, recent changes, patterns. */
+export type Briefing = Record<string, unknown>;
+
+export interface DigestQuery {
+  scope?: string;
+  type?: string;
+}
+
+/** Cortex digests; the Cortex defines each digest's fields. */
+export type DigestList = Record<string, unknown>;
+
+export interface CortexStatus {
+  status: 'active' | 'standby' | 'stopped';
+  worker_id: string | null;
+  heartbeat_at: string | null;
+  lag_ms: number | null;
+  queue_depth: number;
+  digests: number;
+  last_compiled_at: string | null;
+}
+
+export interface OutcomeRequest {
+  namespace?: string;
+  /** The entries acted on; `version` = the version that was read (a changed entry is reported stale). */
+  entries: Array<{ entity_path: string; key: string; version?: number }>;
+  outcome: 'success' | 'failure';
+  weight?: number;
+}
+
+export interface OutcomeResponse {
+  results: OutcomeResult[];
+}
+
+export interface EventRequest {
+  source: string;
+  entity_path: string;
+  key: string;
+  value: EntryValue;
+  event_type: string;
+  event_id?: string;
+  confidence?: number;
+  tags?: string[];
+}
+
+export interface EventResponse {
+  status: 'created' | 'unchanged' | 'duplicate';
+  entry: Entry;
+}
+
+export interface Health {
+  status: 'ok';
+  version: string;
+  backend: string;
+  uptime_s: number;
+}
+
+export type Connector = ConnectorView & { webhook_url: string };
+
+export interface ConnectorChange {
+  name: string;
+  enabled: boolean;
+  /** Shown on enable and rotate only; null when enabling one already on. */
+  signing_secret?: string | null;
+  webhook_url: string;
+}

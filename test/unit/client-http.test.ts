@@ -1,0 +1,105 @@
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  CairnClient, CairnError, InternalServerError, NetworkError, NotFoundError, RateLimitedError, UnavailableError,
+  ValidationFailedError, parseRetryAfter,
+} from '../../src/client/index.ts';
+import { freePort } from '../helpers/free-port.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+const servers: Array<{ close(): void }> = [];
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close();
+});
+
+/** A fake Cairn answering with the scripted handlers in turn, recording when each request came. */
+const fake = async (...handlers: Handler[]) => {
+  const seen: Array<{ at: number; url: string; headers: IncomingMessage['headers'] }> = [];
+  const server = createServer((req, res) => {
+    seen.push({ at: Date.now(), url: req.url ?? '', headers: req.headers });
+    (handlers[Math.min(seen.length - 1, handlers.length - 1)] as Handler)(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push(server);
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+};
+
+const reply = (status: number, body: unknown, headers: Record<string, string> = {}): Handler => (_req, res) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+};
+const error = (status: number, code: string, extra: Record<string, unknown> = {}) => ({ error: { code, message: `${code} happened`, request_id: 'r-1', ...extra } });
+const entry = { entity_path: 'a/b', key: 'k', version: 1 };
+
+describe('client HTTP layer', () => {
+  it('retries 503 and 429, waiting at least the Retry-After, then succeeds', async () => {
+    const server = await fake(
+      reply(503, error(503, 'UNAVAILABLE'), { 'retry-after': '1' }),
+      reply(429, error(429, 'RATE_LIMITED'), { 'retry-after': '1' }),
+      reply(200, entry),
+    );
+    const client = new CairnClient({ url: server.url, apiKey: 'secret-key-1', agentId: 'bot-1' });
+    await expect(client.read({ entity_path: 'a/b', key: 'k' })).resolves.toEqual(entry);
+    expect(server.seen).toHaveLength(3);
+    expect(server.seen[1]!.at - server.seen[0]!.at).toBeGreaterThanOrEqual(950);
+    expect(server.seen[2]!.at - server.seen[1]!.at).toBeGreaterThanOrEqual(950);
+    expect(server.seen[0]!.headers).toMatchObject({ 'x-cairn-api-key': 'secret-key-1', 'x-cairn-agent-id': 'bot-1' });
+  });
+
+  it('backs off without a Retry-After and gives up after `retries`, throwing the typed error', async () => {
+    const server = await fake(reply(503, error(503, 'UNAVAILABLE')));
+    const client = new CairnClient({ url: server.url, retries: 2, retryBaseMs: 10 });
+    const failure = await client.list().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(UnavailableError);
+    expect(failure).toBeInstanceOf(CairnError);
+    expect(server.seen).toHaveLength(3);
+  });
+
+  it('does not wait for a Retry-After longer than maxRetryDelayMs', async () => {
+    const server = await fake(reply(429, error(429, 'RATE_LIMITED'), { 'retry-after': '120' }));
+    const client = new CairnClient({ url: server.url, maxRetryDelayMs: 1000 });
+    const failure = await client.list().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RateLimitedError);
+    expect((failure as RateLimitedError).retryAfter).toBe(120);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('never retries other errors, and carries code, status, request id and details', async () => {
+    const details = [{ field: 'entity_path', message: 'must not be empty' }];
+    const server = await fake(reply(422, error(422, 'VALIDATION_FAILED', { details })));
+    const failure = (await new CairnClient({ url: server.url }).write({ entity_path: '', key: 'k', value: 'v' }).catch((e: unknown) => e)) as ValidationFailedError;
+    expect(failure).toBeInstanceOf(ValidationFailedError);
+    expect(failure).toMatchObject({ code: 'VALIDATION_FAILED', status: 422, requestId: 'r-1', details });
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('maps a body that is not Cairn\'s by its status', async () => {
+    const server = await fake((_req, res) => res.writeHead(404).end('<html>nope</html>'), (_req, res) => res.writeHead(502).end('bad gateway'));
+    const client = new CairnClient({ url: server.url });
+    await expect(client.health()).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.health()).rejects.toBeInstanceOf(InternalServerError);
+  });
+
+  it('encodes entity path segments and the key separately', async () => {
+    const server = await fake(reply(200, entry));
+    await new CairnClient({ url: `${server.url}/` }).read({ entity_path: 'repos/a b', key: 'release/2026', version: 2 });
+    expect(server.seen[0]!.url).toBe('/api/v1/entries/repos/a%20b/release%2F2026?version=2');
+  });
+
+  it('retries a refused connection, then reports a NetworkError', async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const failure = await new CairnClient({ url: `http://127.0.0.1:${port}`, retries: 2, retryBaseMs: 20 }).health().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(NetworkError);
+    expect((failure as NetworkError).message).toContain(`127.0.0.1:${port}`);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(20);
+  });
+
+  it('parses Retry-After as seconds or an HTTP date', () => {
+    expect(parseRetryAfter('7')).toBe(7);
+    expect(parseRetryAfter(new Date(Date.now() + 5000).toUTCString())).toBeGreaterThanOrEqual(4);
+    expect(parseRetryAfter('soon')).toBeUndefined();
+    expect(parseRetryAfter(null)).toBeUndefined();
+  });
+});

@@ -22,6 +22,8 @@ export interface Config {
   namespace: string;
   cortexDebounceMs: number;
   rateLimitRpm: number;
+  /** Requests in flight beyond which the server answers 503 (CAIRN_MAX_CONCURRENT). */
+  maxConcurrent: number;
   connectorSecrets: Readonly<Record<string, string>>;
   slackChannels: readonly string[];
   logLevel: string;
@@ -74,6 +76,7 @@ const EnvSchema = z.object({
   CAIRN_NAMESPACE: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { error: 'expected letters, digits, ".", "_" or "-"' }).default('default'),
   CAIRN_CORTEX_DEBOUNCE_MS: integer(0, 3_600_000, 3000),
   CAIRN_RATE_LIMIT_RPM: integer(0, 100_000_000, 6000),
+  CAIRN_MAX_CONCURRENT: integer(1, 1_000_000, 1024),
   CAIRN_CONNECTOR_SLACK_CHANNELS: list,
   CAIRN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CAIRN_SSE_KEEPALIVE_MS: integer(100, 600_000, 15_000),
@@ -132,6 +135,7 @@ export const parseConfig = (env: Record<string, string | undefined>, flags: Conf
     namespace: e.CAIRN_NAMESPACE,
     cortexDebounceMs: e.CAIRN_CORTEX_DEBOUNCE_MS,
     rateLimitRpm: e.CAIRN_RATE_LIMIT_RPM,
+    maxConcurrent: e.CAIRN_MAX_CONCURRENT,
     connectorSecrets: Object.freeze(connectorSecrets(env)),
     slackChannels: Object.freeze(e.CAIRN_CONNECTOR_SLACK_CHANNELS),
     logLevel: e.CAIRN_LOG_LEVEL,

@@ -7,13 +7,17 @@ import type { Config } from '../config.ts';
 import { LIMITS } from '../domain/limits.ts';
 import type { Store } from '../ports/store.ts';
 import type { ServiceDeps } from '../services/context.ts';
+import { KeyResolver } from '../services/admin/key-resolver.ts';
 import { DeliveryCounters } from '../services/delivery-counters.ts';
 import { VERSION } from '../version.ts';
-import { createAuthenticator } from './auth.ts';
+import { countBackendErrors } from './backend-errors.ts';
+import { HttpDrain } from './drain.ts';
 import { registerErrorHandlers } from './errors.ts';
-import { type Metrics, createMetrics } from './metrics.ts';
+import { LoadLimits } from './load-limits.ts';
+import { type Metrics, createMetrics, registerInFlight } from './metrics.ts';
 import { registerRequestHooks } from './request-hooks.ts';
 import { serializeJson } from './serialize.ts';
+import { adminRoutes } from './routes/admin.ts';
 import { connectorRoutes } from './routes/connectors.ts';
 import { entryRoutes } from './routes/entries.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -42,8 +46,8 @@ const nextRequestId = (): string => `${BOOT}-${(++requestCounter).toString(36)}`
  * The composition root of the HTTP transport. Route schemas (zod) document the API in the
  * OpenAPI file; validation itself happens in the services, so REST and MCP share it.
  */
-export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInstance; metrics: Metrics }> => {
-  const { config, store, logger } = options;
+export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInstance; metrics: Metrics; drain: HttpDrain }> => {
+  const { config, logger } = options;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: LIMITS.bodyBytes,
@@ -56,8 +60,15 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId();
     },
     routerOptions: { maxParamLength: 4096 },
+    // While closing, a request arriving on an open connection is served (with Connection:
+    // close) rather than refused with fastify's own 503 body: it is already here, the store is
+    // still open, and a client that sent it before seeing the close must not lose it.
+    return503OnClosing: false,
   });
   const metrics = createMetrics();
+  const drain = new HttpDrain(app.server);
+  registerInFlight(metrics, () => drain.inFlightCount);
+  const store = countBackendErrors(options.store, (operation) => metrics.backendErrors.inc({ backend: options.store.backend, operation }));
   const deliveries = new DeliveryCounters(store, (connector, outcome) => metrics.connectorDeliveries.inc({ connector, outcome }));
   const deps: ServiceDeps = { store, now: options.now ?? Date.now, config, deliveries };
   // Before the store closes (server.ts closes the app first), so the last counts land.
@@ -90,15 +101,18 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   });
 
   registerErrorHandlers(app);
-  registerRequestHooks(app, metrics, createAuthenticator(config.apiKeys, app.log));
-  systemRoutes(app, store, metrics);
+  const keys = new KeyResolver(store, config.apiKeys);
+  if (await keys.openMode()) app.log.warn('no API key is configured (CAIRN_API_KEYS) or issued: running in open mode, every request is allowed without a key');
+  registerRequestHooks(app, metrics, keys, new LoadLimits(config.rateLimitRpm, config.maxConcurrent));
+  systemRoutes(app, store, metrics, drain);
   entryRoutes(app, deps, config, metrics);
   historyRoutes(app, deps, config);
   streamRoutes(app, store, config, metrics);
   eventRoutes(app, deps);
   outcomeRoutes(app, deps);
+  adminRoutes(app, deps, keys);
   connectorRoutes(app, deps);
   await webhookRoutes(app, deps);
   await app.ready();
-  return { app, metrics };
+  return { app, metrics, drain };
 };

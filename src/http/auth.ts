@@ -1,8 +1,14 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import { type Access, hasScope, unrestricted } from '../domain/access.ts';
 import { ServiceError } from '../domain/errors.ts';
+import type { KeyResolver } from '../services/admin/key-resolver.ts';
+import { requiredScope } from './route-scopes.ts';
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the request hook for every authenticated route. */
+    access?: Access;
+  }
   interface FastifyContextConfig {
     /** Reachable without an API key (health, readiness, dashboard files). */
     public?: boolean;
@@ -10,8 +16,6 @@ declare module 'fastify' {
     keyInQuery?: boolean;
   }
 }
-
-const digest = (key: string): Buffer => createHash('sha256').update(key).digest();
 
 /**
  * The key a request presents: `X-Cairn-API-Key`, or `Authorization: Bearer <key>`, or on
@@ -30,23 +34,13 @@ export const presentedKey = (request: FastifyRequest): string | undefined => {
 };
 
 /**
- * Static API keys (CAIRN_API_KEYS). Keys are compared as SHA-256 digests with a constant-time
- * compare, so neither timing nor length tells an attacker how close a guess was. Returns the
- * check to run on each request, or null in open mode (no keys configured).
+ * Who the request is: open mode (no keys anywhere) is unrestricted; otherwise the presented
+ * key is resolved (static or managed, see KeyResolver) and must carry the route's scope.
  */
-export const createAuthenticator = (apiKeys: readonly string[], log: FastifyBaseLogger): ((request: FastifyRequest) => void) | null => {
-  if (apiKeys.length === 0) {
-    log.warn('CAIRN_API_KEYS is not set: running in open mode, every request is allowed without a key');
-    return null;
-  }
-  const known = apiKeys.map(digest);
-  return (request) => {
-    if (request.routeOptions.config?.public) return;
-    const key = presentedKey(request);
-    if (key === undefined) throw new ServiceError('UNAUTHENTICATED', 'an API key is required: send X-Cairn-API-Key or Authorization: Bearer');
-    const candidate = digest(key);
-    let ok = false;
-    for (const k of known) ok = timingSafeEqual(k, candidate) || ok;
-    if (!ok) throw new ServiceError('UNAUTHENTICATED', 'the API key is not valid');
-  };
+export const authenticate = async (request: FastifyRequest, keys: KeyResolver): Promise<Access> => {
+  if (await keys.openMode()) return unrestricted(null);
+  const access = await keys.resolve(presentedKey(request));
+  const scope = requiredScope(request.method, request.routeOptions.url ?? '', request.routeOptions.config?.scope);
+  if (!hasScope(access, scope)) throw new ServiceError('FORBIDDEN', `this key lacks the "${scope}" scope this route needs`);
+  return access;
 };

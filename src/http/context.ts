@@ -4,7 +4,7 @@ import { validationFailed } from '../domain/errors.ts';
 import { AgentIdSchema } from '../domain/names.ts';
 import type { Context } from '../services/context.ts';
 
-/** The service Context for an HTTP request: its id, namespace and writer identity. */
+/** The service Context for an HTTP request: its id, namespace, writer identity and access. */
 export const contextOf = (request: FastifyRequest, config: Config): Context => {
   const header = request.headers['x-cairn-agent-id'];
   let agentId = config.agentId;
@@ -13,5 +13,8 @@ export const contextOf = (request: FastifyRequest, config: Config): Context => {
     if (!parsed.success) throw validationFailed([{ field: 'X-Cairn-Agent-Id', message: parsed.error.issues[0]?.message ?? 'invalid' }]);
     agentId = parsed.data;
   }
-  return { requestId: request.id, namespace: config.namespace, agentId };
+  const access = request.access;
+  // A managed key works in its own namespace; static keys and open mode in the default one.
+  const namespace = access && access.namespaces !== '*' ? (access.namespaces[0] ?? config.namespace) : config.namespace;
+  return { requestId: request.id, namespace, agentId, ...(access ? { access } : {}) };
 };

@@ -1,33 +1,50 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { KeyResolver } from '../services/admin/key-resolver.ts';
+import { authenticate } from './auth.ts';
+import type { LoadLimits } from './load-limits.ts';
 import { redactUrl } from './logger.ts';
 import { type Metrics, createRequestMetrics } from './metrics.ts';
 
 /** Requests slower than this are logged at info even when they succeed. */
 const SLOW_MS = 1000;
 
+/** Streams stay open for as long as a client listens; they do not take a request slot. */
+const longLived = (method: string, url: string): boolean => url.endsWith('/stream') || (url === '/mcp' && method === 'GET');
+
 /**
  * The per-request work every route shares, in one hook at each end (callback style: these
  * run on every request, and promise-based hooks cost measurably more):
- * - start: echo the request id, then authenticate;
+ * - start: echo the request id, take a concurrency slot (503 when full), authenticate and
+ *   check the route's scope (401/403), spend from the key's rate bucket (429);
  * - end: count and time the request, and write the access log line. Successful fast
  *   requests log at debug, so the default info level keeps errors, rejections and slow
  *   requests without paying for a line per request; CAIRN_LOG_LEVEL=debug logs them all.
  */
-export const registerRequestHooks = (
-  app: FastifyInstance,
-  metrics: Metrics,
-  authenticate: ((request: FastifyRequest) => void) | null,
-): void => {
+export const registerRequestHooks = (app: FastifyInstance, metrics: Metrics, keys: KeyResolver, limits: LoadLimits): void => {
   const record = createRequestMetrics(metrics);
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
-    if (!authenticate) return done();
-    try {
-      authenticate(request);
-      done();
-    } catch (error) {
-      done(error as Error);
+    if (!longLived(request.method, request.routeOptions.url ?? '')) {
+      try {
+        limits.admit();
+      } catch (error) {
+        return done(error as Error);
+      }
+      reply.raw.once('close', () => limits.release());
     }
+    if (request.routeOptions.config?.public) return done();
+    authenticate(request, keys).then(
+      (access) => {
+        request.access = access;
+        try {
+          if (access.keyId !== null) limits.spend(access.keyId === 'static' ? 'static' : access.keyId, Date.now());
+          done();
+        } catch (error) {
+          done(error as Error);
+        }
+      },
+      (error: Error) => done(error),
+    );
   });
   app.addHook('onResponse', (request, reply, done) => {
     const ms = reply.elapsedTime;

@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import type { Access } from '../domain/access.ts';
 import type { Store } from '../ports/store.ts';
 import type { DeliveryCounters } from './delivery-counters.ts';
 
@@ -12,6 +13,8 @@ export interface Context {
   namespace: string;
   /** Writer identity used when a write does not name its own `agent_id`. */
   agentId: string;
+  /** What the caller's key allows (see authorize.ts); absent for the server's own work. */
+  access?: Access;
 }
 
 /** What services need from the running system. */

@@ -3,6 +3,8 @@ import { contentHash } from '../domain/content-hash.ts';
 import { type Entry, isLive } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { VersionConflict } from '../ports/store.ts';
+import { recordAudit } from './audit-log.ts';
+import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import { contentionBackoff } from './backoff.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
@@ -22,7 +24,9 @@ const EMPTY_HASH = contentHash('');
  */
 export const deleteEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<Entry> => {
   const input = parseInput(DeleteEntryInput, raw);
-  const address = { namespace: input.namespace ?? ctx.namespace, entity_path: input.entity_path, key: input.key };
+  requireScope(ctx, 'write');
+  requirePath(ctx, input.entity_path);
+  const address = { namespace: namespaceFor(ctx, input.namespace), entity_path: input.entity_path, key: input.key };
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (attempt > 1) await contentionBackoff(attempt);
     const head = await deps.store.head(address);
@@ -43,6 +47,7 @@ export const deleteEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown)
     };
     try {
       await deps.store.append(tombstone, head.version);
+      await recordAudit(deps, ctx, address.namespace, { action: 'entry.deleted', target: { entity_path: address.entity_path, key: address.key }, changes: { version: tombstone.version } });
       return tombstone;
     } catch (error) {
       if (!(error instanceof VersionConflict)) throw error;

@@ -1,10 +1,13 @@
 import { connectorNamed } from '../connectors/registry.ts';
 import { ServiceError } from '../domain/errors.ts';
+import { recordAudit } from './audit-log.ts';
+import { requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { connectorState, settingsCollection } from './connector-state.ts';
 
 /** Turn a connector off: its webhook answers 404 and its secret is forgotten. */
 export const disableConnector = async (deps: ServiceDeps, ctx: Context, name: string): Promise<{ name: string; enabled: false }> => {
+  requireScope(ctx, 'admin');
   const connector = connectorNamed(name);
   const state = await connectorState(deps, ctx.namespace, connector);
   if (state.managedBy === 'config') {
@@ -13,5 +16,6 @@ export const disableConnector = async (deps: ServiceDeps, ctx: Context, name: st
   const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
   const { secret: _secret, ...rest } = (record?.data ?? {}) as Record<string, unknown>;
   await deps.store.putRecord(settingsCollection(ctx.namespace), name, { ...rest, enabled: false });
+  await recordAudit(deps, ctx, ctx.namespace, { action: 'connector.disabled', target: { connector: name } });
   return { name, enabled: false };
 };

@@ -1,5 +1,7 @@
 import { connectorNamed } from '../connectors/registry.ts';
 import { ServiceError } from '../domain/errors.ts';
+import { recordAudit } from './audit-log.ts';
+import { requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { connectorState, newSecret, settingsCollection } from './connector-state.ts';
 
@@ -15,6 +17,7 @@ export interface EnabledConnector {
  * Enabling one that is already on keeps its secret and does not show it again (rotate does).
  */
 export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: string): Promise<EnabledConnector | { name: string; enabled: true; signing_secret: null }> => {
+  requireScope(ctx, 'admin');
   const connector = connectorNamed(name);
   const state = await connectorState(deps, ctx.namespace, connector);
   if (state.managedBy === 'config') {
@@ -29,5 +32,6 @@ export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: str
     secret,
     enabled_at: new Date(deps.now()).toISOString(),
   });
+  await recordAudit(deps, ctx, ctx.namespace, { action: 'connector.enabled', target: { connector: name } });
   return { name, enabled: true, signing_secret: secret };
 };

@@ -4,6 +4,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { LIMITS } from '../domain/limits.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
+import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import { AddressSchema } from './schemas.ts';
 
 export const EntryHistoryInput = AddressSchema.extend({
@@ -21,7 +22,9 @@ export interface HistoryResult {
 /** Every version of an entry, newest first, tombstones included; 404 if it was never written. */
 export const entryHistory = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<HistoryResult> => {
   const input = parseInput(EntryHistoryInput, raw);
-  const address = { namespace: input.namespace ?? ctx.namespace, entity_path: input.entity_path, key: input.key };
+  requireScope(ctx, 'read');
+  requirePath(ctx, input.entity_path);
+  const address = { namespace: namespaceFor(ctx, input.namespace), entity_path: input.entity_path, key: input.key };
   const versions = await deps.store.history(address, { limit: input.limit, beforeVersion: input.before });
   if (versions.length === 0 && !(await deps.store.head(address))) {
     throw new ServiceError('NOT_FOUND', `entry ${address.entity_path} / ${address.key} not found`);

@@ -4,6 +4,7 @@ import type { Entry } from '../domain/entry.ts';
 import { LIMITS } from '../domain/limits.ts';
 import { EntityPathSchema, EventTypeSchema, KeySchema, TagSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
+import { requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { deliverWrites } from './deliver-writes.ts';
 import { ConfidenceSchema, ValueSchema } from './schemas.ts';
@@ -35,6 +36,8 @@ export interface IngestEventResult {
  */
 export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<IngestEventResult> => {
   const input = parseInput(IngestEventInput, raw);
+  requireScope(ctx, 'write');
+  requirePath(ctx, input.entity_path);
   const address = { namespace: ctx.namespace, entity_path: input.entity_path, key: input.key };
   const collection = `dedup/${ctx.namespace}/events/${input.source}`;
   const id = input.event_id !== undefined && input.event_id.length <= 200

@@ -2,6 +2,7 @@ import type { Delivery } from '../connectors/connector.ts';
 import { connectorNamed } from '../connectors/registry.ts';
 import { sha256 } from '../domain/content-hash.ts';
 import { ServiceError } from '../domain/errors.ts';
+import { requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { connectorState } from './connector-state.ts';
 import { type DeliveredEntry, deliverWrites } from './deliver-writes.ts';
@@ -20,6 +21,7 @@ const dedupId = (deliveryId: string): string => (deliveryId.length <= 200 ? deli
  * is answered `duplicate` and writes nothing.
  */
 export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: string, delivery: Delivery): Promise<WebhookResult> => {
+  requireScope(ctx, 'write');
   const connector = connectorNamed(name);
   const state = await connectorState(deps, ctx.namespace, connector);
   if (!state.enabled || !state.secret) throw new ServiceError('NOT_FOUND', `the ${name} connector is not enabled`);

@@ -1,5 +1,6 @@
 import { CONNECTORS } from '../connectors/registry.ts';
 import type { Context, ServiceDeps } from './context.ts';
+import { requireScope } from './authorize.ts';
 import { connectorState } from './connector-state.ts';
 import type { DeliveryCounts } from './delivery-counters.ts';
 
@@ -18,8 +19,9 @@ export interface ConnectorView {
 }
 
 /** Every connector with its state and counters; never its secret. */
-export const listConnectors = async (deps: ServiceDeps, ctx: Context): Promise<ConnectorView[]> =>
-  Promise.all(
+export const listConnectors = async (deps: ServiceDeps, ctx: Context): Promise<ConnectorView[]> => {
+  requireScope(ctx, 'admin');
+  return Promise.all(
     [...CONNECTORS.values()].map(async (connector) => {
       const [state, stats] = await Promise.all([connectorState(deps, ctx.namespace, connector), deps.deliveries.read(ctx.namespace, connector.name)]);
       const { last_event_at, ...counts } = stats;
@@ -37,3 +39,4 @@ export const listConnectors = async (deps: ServiceDeps, ctx: Context): Promise<C
       };
     }),
   );
+};

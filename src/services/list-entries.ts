@@ -6,6 +6,7 @@ import { AgentIdSchema, EntityPathSchema, NamespaceSchema, entityPathProblem, ke
 import type { ListPosition } from '../ports/store.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
+import { listPrefixFor, namespaceFor, requireScope } from './authorize.ts';
 
 export const ListEntriesInput = z.object({
   namespace: NamespaceSchema.optional(),
@@ -44,9 +45,10 @@ const decodeCursor = (cursor: string): ListPosition => {
 /** Live entries under a path prefix, in (entity_path, key) order, a page at a time. */
 export const listEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<ListResult> => {
   const input = parseInput(ListEntriesInput, raw);
+  requireScope(ctx, 'read');
   const page = await deps.store.list({
-    namespace: input.namespace ?? ctx.namespace,
-    prefix: input.entity_path,
+    namespace: namespaceFor(ctx, input.namespace),
+    prefix: listPrefixFor(ctx, input.entity_path),
     agentId: input.agent_id,
     since: input.since === undefined ? undefined : new Date(input.since).toISOString(),
     after: input.cursor === undefined ? undefined : decodeCursor(input.cursor),

@@ -3,6 +3,7 @@ import { type Entry, isLive } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
+import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import { AddressSchema } from './schemas.ts';
 
 export const ReadEntryInput = AddressSchema.extend({
@@ -17,7 +18,9 @@ export type ReadEntryInput = z.input<typeof ReadEntryInput>;
  */
 export const readEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<Entry> => {
   const input = parseInput(ReadEntryInput, raw);
-  const address = { namespace: input.namespace ?? ctx.namespace, entity_path: input.entity_path, key: input.key };
+  requireScope(ctx, 'read');
+  requirePath(ctx, input.entity_path);
+  const address = { namespace: namespaceFor(ctx, input.namespace), entity_path: input.entity_path, key: input.key };
   if (input.version !== undefined) {
     const entry = await deps.store.version(address, input.version);
     if (!entry) throw new ServiceError('NOT_FOUND', `version ${input.version} of ${address.entity_path} / ${address.key} not found`);

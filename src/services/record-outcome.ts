@@ -3,6 +3,7 @@ import { isLive } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { EntityPathSchema, KeySchema, NamespaceSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
+import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { writeEntry } from './write-entry.ts';
 
@@ -38,7 +39,9 @@ const MAX_ATTEMPTS = 8;
  */
 export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<{ results: OutcomeResult[] }> => {
   const input = parseInput(RecordOutcomeInput, raw);
-  const namespace = input.namespace ?? ctx.namespace;
+  requireScope(ctx, 'write');
+  const namespace = namespaceFor(ctx, input.namespace);
+  for (const ref of input.entries) requirePath(ctx, ref.entity_path);
   const results: OutcomeResult[] = [];
   for (const ref of input.entries) results.push(await applyOne(deps, ctx, namespace, ref, input.outcome, input.weight));
   return { results };

@@ -1,11 +1,14 @@
 import { connectorNamed } from '../connectors/registry.ts';
 import { ServiceError } from '../domain/errors.ts';
+import { recordAudit } from './audit-log.ts';
+import { requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { connectorState, newSecret, settingsCollection } from './connector-state.ts';
 import type { EnabledConnector } from './enable-connector.ts';
 
 /** Replace an enabled connector's signing secret; the old one stops verifying at once. */
 export const rotateConnectorSecret = async (deps: ServiceDeps, ctx: Context, name: string): Promise<EnabledConnector> => {
+  requireScope(ctx, 'admin');
   const connector = connectorNamed(name);
   const state = await connectorState(deps, ctx.namespace, connector);
   if (state.managedBy === 'config') {
@@ -19,5 +22,6 @@ export const rotateConnectorSecret = async (deps: ServiceDeps, ctx: Context, nam
     secret,
     rotated_at: new Date(deps.now()).toISOString(),
   });
+  await recordAudit(deps, ctx, ctx.namespace, { action: 'connector.secret_rotated', target: { connector: name } });
   return { name, enabled: true, signing_secret: secret };
 };

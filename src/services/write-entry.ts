@@ -4,6 +4,8 @@ import { type Entry, isLive } from '../domain/entry.ts';
 import { ServiceError, validationFailed } from '../domain/errors.ts';
 import { valueProblem } from '../domain/value.ts';
 import { VersionConflict } from '../ports/store.ts';
+import { recordAudit } from './audit-log.ts';
+import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import { contentionBackoff } from './backoff.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
@@ -56,12 +58,15 @@ const sameAs = (a: Entry, b: Entry): boolean =>
  */
 export const writeEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<WriteResult> => {
   const input = parseInput(WriteEntryInput, raw);
+  requireScope(ctx, 'write');
+  const namespace = namespaceFor(ctx, input.namespace);
+  requirePath(ctx, input.entity_path);
   const checked = valueProblem(input.value);
   if ('problem' in checked) {
     if (checked.tooLarge) throw new ServiceError('PAYLOAD_TOO_LARGE', `value ${checked.problem}`, { details: [{ field: 'value', message: checked.problem }] });
     throw validationFailed([{ field: 'value', message: checked.problem }]);
   }
-  const address = { namespace: input.namespace ?? ctx.namespace, entity_path: input.entity_path, key: input.key };
+  const address = { namespace, entity_path: input.entity_path, key: input.key };
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (attempt > 1) await contentionBackoff(attempt);
     const head = await deps.store.head(address);
@@ -92,6 +97,11 @@ export const writeEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown):
     if (live && sameAs(head, candidate)) return { entry: head, created: false };
     try {
       await deps.store.append(candidate, head?.version ?? 0);
+      await recordAudit(deps, ctx, namespace, {
+        action: 'entry.written',
+        target: { entity_path: candidate.entity_path, key: candidate.key },
+        changes: { version: candidate.version, content_hash: candidate.content_hash, agent_id: candidate.agent_id },
+      });
       return { entry: candidate, created: true };
     } catch (error) {
       if (!(error instanceof VersionConflict)) throw error;

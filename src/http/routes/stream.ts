@@ -5,6 +5,7 @@ import type { Entry } from '../../domain/entry.ts';
 import { pathHasPrefix } from '../../domain/names.ts';
 import type { Store } from '../../ports/store.ts';
 import { parseInput } from '../../domain/parse-input.ts';
+import { pathVisible, requirePath } from '../../services/authorize.ts';
 import { EntityPathSchema } from '../../domain/names.ts';
 import { contextOf } from '../context.ts';
 import type { Metrics } from '../metrics.ts';
@@ -30,6 +31,7 @@ export const streamRoutes = (app: FastifyInstance, store: Store, config: Config,
     async (request, reply) => {
       const ctx = contextOf(request, config);
       const query = parseInput(StreamQuery, request.query);
+      if (query.entity_path !== undefined) requirePath(ctx, query.entity_path);
       reply.hijack();
       let unsubscribe = (): void => {};
       const connection = new SseConnection(reply.raw, config.sseKeepAliveMs, () => {
@@ -40,7 +42,8 @@ export const streamRoutes = (app: FastifyInstance, store: Store, config: Config,
       open.add(connection);
       metrics.streamClients.inc();
       unsubscribe = store.changes.subscribe((entry: Entry) => {
-        if (entry.namespace !== ctx.namespace) return;
+        // Only what this key may read: its namespace, its prefixes.
+        if (entry.namespace !== ctx.namespace || !pathVisible(ctx, entry.entity_path)) return;
         if (query.entity_path !== undefined && !pathHasPrefix(entry.entity_path, query.entity_path)) return;
         connection.send('entry', entry, `${entry.entity_path}/${encodeURIComponent(entry.key)}@${entry.version}`);
       });

@@ -1,0 +1,52 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { CreateKeyInput, createKey } from '../../services/admin/create-key.ts';
+import type { KeyResolver } from '../../services/admin/key-resolver.ts';
+import { ListAuditInput, listAudit } from '../../services/admin/list-audit.ts';
+import { listKeys } from '../../services/admin/list-keys.ts';
+import { CreateTeamInput, SetMembersInput, createTeam, deleteTeam, listTeams, setTeamMembers } from '../../services/admin/manage-teams.ts';
+import { revokeKey } from '../../services/admin/revoke-key.ts';
+import type { ServiceDeps } from '../../services/context.ts';
+import { contextOf } from '../context.ts';
+import { ErrorResponse } from './error-schema.ts';
+
+const tags = ['admin'];
+const IdParams = z.object({ id: z.string() });
+const NameParams = z.object({ name: z.string() });
+const NamespaceQuery = z.object({ namespace: z.string().optional() });
+
+/** Managed API keys, teams and the audit log (SPEC §5, §6); every route needs the admin scope. */
+export const adminRoutes = (app: FastifyInstance, deps: ServiceDeps, keys: KeyResolver): void => {
+  const ctx = (request: Parameters<typeof contextOf>[0]) => contextOf(request, deps.config);
+
+  app.post('/api/v1/admin/keys', { schema: { summary: 'Issue an API key (the key is shown in this answer only)', tags, body: CreateKeyInput, response: ErrorResponse } }, async (request, reply) =>
+    reply.status(201).send(await createKey(deps, ctx(request), request.body)),
+  );
+  app.get('/api/v1/admin/keys', { schema: { summary: 'Managed keys (never their secrets)', tags, response: ErrorResponse } }, async (request) =>
+    listKeys(deps, ctx(request)),
+  );
+  app.delete('/api/v1/admin/keys/:id', { schema: { summary: 'Revoke a key (every replica refuses it within seconds)', tags, params: IdParams, response: ErrorResponse } }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    await revokeKey(deps, ctx(request), id);
+    keys.forget(id);
+    return reply.status(204).send();
+  });
+
+  app.post('/api/v1/admin/teams', { schema: { summary: 'Create a team', tags, body: CreateTeamInput, response: ErrorResponse } }, async (request, reply) =>
+    reply.status(201).send(await createTeam(deps, ctx(request), request.body)),
+  );
+  app.get('/api/v1/admin/teams', { schema: { summary: 'Teams and their members', tags, querystring: NamespaceQuery, response: ErrorResponse } }, async (request) =>
+    listTeams(deps, ctx(request), request.query),
+  );
+  app.put('/api/v1/admin/teams/:name/members', { schema: { summary: "Replace a team's members", tags, params: NameParams, body: SetMembersInput, response: ErrorResponse } }, async (request) =>
+    setTeamMembers(deps, ctx(request), (request.params as { name: string }).name, request.body),
+  );
+  app.delete('/api/v1/admin/teams/:name', { schema: { summary: 'Delete a team', tags, params: NameParams, querystring: NamespaceQuery, response: ErrorResponse } }, async (request, reply) => {
+    await deleteTeam(deps, ctx(request), (request.params as { name: string }).name, request.query);
+    return reply.status(204).send();
+  });
+
+  app.get('/api/v1/admin/audit', { schema: { summary: 'The audit log, newest first', tags, querystring: ListAuditInput, response: ErrorResponse } }, async (request) =>
+    listAudit(deps, ctx(request), request.query),
+  );
+};

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { ServiceError } from '../../domain/errors.ts';
+import { NamespaceSchema } from '../../domain/names.ts';
+import { parseInput } from '../../domain/parse-input.ts';
+import { recordAudit } from '../audit-log.ts';
+import { namespaceFor, requireScope } from '../authorize.ts';
+import type { Context, ServiceDeps } from '../context.ts';
+import { type TeamRecord, teamsCollection } from './team-records.ts';
+
+const TeamName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { error: 'expected letters, digits, ".", "_" or "-" (max 64)' });
+const Members = z.array(z.string().min(1).max(256)).max(1000);
+
+export const CreateTeamInput = z.object({ name: TeamName, members: Members.default([]), namespace: NamespaceSchema.optional() }).strict();
+export const SetMembersInput = z.object({ members: Members, namespace: NamespaceSchema.optional() }).strict();
+
+/** Teams group members; keys can be issued to a team (see create-key.ts). */
+export const createTeam = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<TeamRecord> => {
+  requireScope(ctx, 'admin');
+  const input = parseInput(CreateTeamInput, raw);
+  const namespace = namespaceFor(ctx, input.namespace);
+  const team: TeamRecord = { name: input.name, members: [...new Set(input.members)], created_at: new Date(deps.now()).toISOString() };
+  if (!(await deps.store.createRecord(teamsCollection(namespace), input.name, { ...team }))) {
+    throw new ServiceError('CONFLICT', `team "${input.name}" already exists`);
+  }
+  await recordAudit(deps, ctx, namespace, { action: 'team.created', target: { team: input.name }, changes: { members: team.members } });
+  return team;
+};
+
+export const listTeams = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<{ teams: TeamRecord[] }> => {
+  requireScope(ctx, 'admin');
+  const namespace = namespaceFor(ctx, parseInput(z.object({ namespace: NamespaceSchema.optional() }), raw).namespace);
+  const records = await deps.store.listRecords(teamsCollection(namespace), { limit: 1000 });
+  return { teams: records.map((r) => r.data as unknown as TeamRecord) };
+};
+
+/** Replace a team's members (the caller sends the full list it wants). */
+export const setTeamMembers = async (deps: ServiceDeps, ctx: Context, name: string, raw: unknown): Promise<TeamRecord> => {
+  requireScope(ctx, 'admin');
+  const input = parseInput(SetMembersInput, raw);
+  const namespace = namespaceFor(ctx, input.namespace);
+  const stored = await deps.store.getRecord(teamsCollection(namespace), name.slice(0, 64));
+  if (!stored) throw new ServiceError('NOT_FOUND', `no team "${name.slice(0, 64)}"`);
+  const before = stored.data as unknown as TeamRecord;
+  const team: TeamRecord = { ...before, members: [...new Set(input.members)] };
+  await deps.store.putRecord(teamsCollection(namespace), name, { ...team });
+  await recordAudit(deps, ctx, namespace, { action: 'team.members_set', target: { team: name }, changes: { before: before.members, after: team.members } });
+  return team;
+};
+
+export const deleteTeam = async (deps: ServiceDeps, ctx: Context, name: string, raw: unknown): Promise<void> => {
+  requireScope(ctx, 'admin');
+  const namespace = namespaceFor(ctx, parseInput(z.object({ namespace: NamespaceSchema.optional() }), raw).namespace);
+  if (!(await deps.store.deleteRecord(teamsCollection(namespace), name.slice(0, 64)))) throw new ServiceError('NOT_FOUND', `no team "${name.slice(0, 64)}"`);
+  await recordAudit(deps, ctx, namespace, { action: 'team.deleted', target: { team: name } });
+};

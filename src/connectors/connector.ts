@@ -55,6 +55,8 @@ export interface Connector {
   hint: string;
   /** Whether the provider can send our API key as a header; if not, the URL carries ?api_key=. */
   sendsHeaders: boolean;
+  /** The provider generates the signing secret (it cannot take ours): enable must be given it. */
+  issuesOwnSecret?: boolean;
   /** Media types the provider sends; others are refused with 415. Default: application/json. */
   contentTypes?: readonly string[];
   /** Check the provider's signature over the raw body; returns why it failed, or null. */

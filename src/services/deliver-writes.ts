@@ -1,4 +1,5 @@
 import type { MappedWrite } from '../connectors/connector.ts';
+import { contentHash } from '../domain/content-hash.ts';
 import { type Entry, isLive } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import type { Context, ServiceDeps } from './context.ts';
@@ -52,8 +53,12 @@ const deliverOne = async (
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const head = await deps.store.head({ namespace: ctx.namespace, entity_path: write.entity_path, key: write.key });
     const current = head && isLive(head, deps.now()) ? head : null;
+    const value = write.update(current?.value ?? null);
+    // A replayed or late event that changes nothing makes no version (its metadata — the
+    // delivery id, the event type — would otherwise make one).
+    if (current && contentHash(value) === current.content_hash) return { entry: current, created: false };
     try {
-      return await writeEntry(deps, ctx, { ...base, value: write.update(current?.value ?? null), if_version: current?.version ?? 0 });
+      return await writeEntry(deps, ctx, { ...base, value, if_version: current?.version ?? 0 });
     } catch (error) {
       if (!(error instanceof ServiceError && error.code === 'CONFLICT')) throw error;
     }

@@ -3,7 +3,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { recordAudit } from './audit-log.ts';
 import { requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { connectorState, newSecret, settingsCollection } from './connector-state.ts';
+import { connectorState, secretFor, settingsCollection } from './connector-state.ts';
 
 export interface EnabledConnector {
   name: string;
@@ -16,7 +16,7 @@ export interface EnabledConnector {
  * Turn a connector on with a fresh signing secret, stored so every replica verifies with it.
  * Enabling one that is already on keeps its secret and does not show it again (rotate does).
  */
-export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: string): Promise<EnabledConnector | { name: string; enabled: true; signing_secret: null }> => {
+export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: string, raw?: unknown): Promise<EnabledConnector | { name: string; enabled: true; signing_secret: null }> => {
   requireScope(ctx, 'admin');
   const connector = connectorNamed(name);
   const state = await connectorState(deps, ctx.namespace, connector);
@@ -24,7 +24,7 @@ export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: str
     throw new ServiceError('CONFLICT', `${name} is enabled by CAIRN_CONNECTOR_${name.toUpperCase()}_SECRET; change it there`);
   }
   if (state.enabled) return { name, enabled: true, signing_secret: null };
-  const secret = newSecret();
+  const secret = secretFor(connector, raw);
   const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
   await deps.store.putRecord(settingsCollection(ctx.namespace), name, {
     ...record?.data,

@@ -3,11 +3,11 @@ import { ServiceError } from '../domain/errors.ts';
 import { recordAudit } from './audit-log.ts';
 import { requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { connectorState, newSecret, settingsCollection } from './connector-state.ts';
+import { connectorState, secretFor, settingsCollection } from './connector-state.ts';
 import type { EnabledConnector } from './enable-connector.ts';
 
 /** Replace an enabled connector's signing secret; the old one stops verifying at once. */
-export const rotateConnectorSecret = async (deps: ServiceDeps, ctx: Context, name: string): Promise<EnabledConnector> => {
+export const rotateConnectorSecret = async (deps: ServiceDeps, ctx: Context, name: string, raw?: unknown): Promise<EnabledConnector> => {
   requireScope(ctx, 'admin');
   const connector = connectorNamed(name);
   const state = await connectorState(deps, ctx.namespace, connector);
@@ -16,7 +16,7 @@ export const rotateConnectorSecret = async (deps: ServiceDeps, ctx: Context, nam
   }
   if (!state.enabled) throw new ServiceError('CONFLICT', `${name} is not enabled; enable it first`);
   const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
-  const secret = newSecret();
+  const secret = secretFor(connector, raw);
   await deps.store.putRecord(settingsCollection(ctx.namespace), name, {
     ...record?.data,
     secret,

@@ -40,9 +40,14 @@ describe('PagerDuty webhooks over HTTP', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cairn-pd-'));
     cairn = await startCairn({ CAIRN_DATA_DIR: dir });
-    const enabled = await cairn.call('POST', '/api/v1/connectors/pagerduty/enable');
+    // PagerDuty issues the signing secret; Cairn is given it, and refuses to enable without it.
+    const refused = await cairn.call('POST', '/api/v1/connectors/pagerduty/enable');
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details[0].field).toBe('signing_secret');
+    const enabled = await cairn.call('POST', '/api/v1/connectors/pagerduty/enable', { signing_secret: 'pd-issued-secret-0123456789' });
     expect(enabled.status).toBe(200);
     secret = enabled.body.signing_secret;
+    expect(secret).toBe('pd-issued-secret-0123456789');
     expect(enabled.body.webhook_url).toMatch(/\/api\/v1\/webhooks\/pagerduty$/);
   });
   afterAll(async () => {

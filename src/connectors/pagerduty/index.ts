@@ -21,8 +21,9 @@ const IncidentEvent = z.object({ event: z.object({ data: Incident }) });
 export const pagerduty: Connector = {
   name: 'pagerduty',
   title: 'PagerDuty',
-  hint: 'Integrations → Generic Webhooks (v3) → New Webhook: paste the URL as Webhook URL, add the API key as custom header X-Cairn-API-Key when keys are on, and pick the incident events. PagerDuty generates the signing secret itself: give Cairn that secret (CAIRN_CONNECTOR_PAGERDUTY_SECRET).',
+  hint: 'Integrations → Generic Webhooks (v3) → New Webhook: paste the URL as Webhook URL, add the API key as custom header X-Cairn-API-Key when keys are on, and pick the incident events. PagerDuty generates the signing secret itself: give it to Cairn when enabling (signing_secret) or as CAIRN_CONNECTOR_PAGERDUTY_SECRET.',
   sendsHeaders: true,
+  issuesOwnSecret: true,
 
   verify: (delivery: Delivery, secret: string) =>
     verifyPagerDutySignature(delivery.headers['x-pagerduty-signature'], secret, delivery.body),

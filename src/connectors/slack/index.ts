@@ -15,8 +15,9 @@ import { verifySlackSignature } from './verify.ts';
 export const slack: Connector = {
   name: 'slack',
   title: 'Slack',
-  hint: 'api.slack.com/apps → your app → Event Subscriptions: paste the URL as Request URL and subscribe to message.channels (and app_mention). Slack issues the signing secret (Basic Information → App Credentials): give it to Cairn as CAIRN_CONNECTOR_SLACK_SECRET.',
+  hint: 'api.slack.com/apps → your app → Event Subscriptions: paste the URL as Request URL and subscribe to message.channels (and app_mention). Slack issues the signing secret (Basic Information → App Credentials): give it to Cairn when enabling (signing_secret) or as CAIRN_CONNECTOR_SLACK_SECRET.',
   sendsHeaders: false,
+  issuesOwnSecret: true,
 
   verify: verifySlackSignature,
 

@@ -6,6 +6,8 @@ import { disableConnector } from '../../services/disable-connector.ts';
 import { enableConnector } from '../../services/enable-connector.ts';
 import { listConnectors } from '../../services/list-connectors.ts';
 import { rotateConnectorSecret } from '../../services/rotate-connector-secret.ts';
+import { SecretInput } from '../../services/connector-state.ts';
+import { ConnectorSettingsInput, updateConnectorSettings } from '../../services/update-connector-settings.ts';
 import { presentedKey } from '../auth.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';
@@ -38,10 +40,10 @@ export const connectorRoutes = (app: FastifyInstance, deps: ServiceDeps): void =
   const action = (path: string, summary: string, run: typeof enableConnector | typeof disableConnector | typeof rotateConnectorSecret) =>
     app.post(
       `/api/v1/connectors/:name/${path}`,
-      { schema: { summary, tags: ['connectors'], params: NameParams, response: ErrorResponse } },
+      { schema: { summary, tags: ['connectors'], params: NameParams, ...(path === 'disable' ? {} : { body: SecretInput.optional() }), response: ErrorResponse } },
       async (request) => {
         const { name } = request.params as { name: string };
-        const result = await run(deps, contextOf(request, deps.config), name);
+        const result = await run(deps, contextOf(request, deps.config), name, request.body);
         const connector = connectorNamed(name);
         return { ...result, webhook_url: webhookUrl(request, name, !connector.sendsHeaders, authOn) };
       },
@@ -49,4 +51,10 @@ export const connectorRoutes = (app: FastifyInstance, deps: ServiceDeps): void =
   action('enable', 'Enable a connector; answers its webhook URL and signing secret (shown once)', enableConnector);
   action('disable', 'Disable a connector', disableConnector);
   action('rotate-secret', 'Replace the signing secret; answers the new one (shown once)', rotateConnectorSecret);
+
+  app.put(
+    '/api/v1/connectors/:name/settings',
+    { schema: { summary: 'Set what a connector captures (Slack channels, Jira project map)', tags: ['connectors'], params: NameParams, body: ConnectorSettingsInput, response: ErrorResponse } },
+    async (request) => updateConnectorSettings(deps, contextOf(request, deps.config), (request.params as { name: string }).name, request.body),
+  );
 };

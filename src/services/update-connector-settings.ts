@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { connectorNamed } from '../connectors/registry.ts';
+import { parseInput } from '../domain/parse-input.ts';
+import { recordAudit } from './audit-log.ts';
+import { requireScope } from './authorize.ts';
+import { settingsCollection } from './connector-state.ts';
+import type { Context, ServiceDeps } from './context.ts';
+
+export const ConnectorSettingsInput = z
+  .object({
+    channels: z.array(z.string().regex(/^[A-Z0-9]{1,32}$/, { error: 'expected a Slack channel id such as C0123ABCD' })).max(1000).optional()
+      .describe('Slack: channel ids to monitor; empty = every channel (CAIRN_CONNECTOR_SLACK_CHANNELS overrides).'),
+    projects: z.record(z.string().max(64), z.string().regex(/^[A-Z][A-Z0-9_]{0,31}$/, { error: 'expected a Jira project key such as OPS' })).optional()
+      .describe('Jira: project id or "board-<id>" → project key, for sprint and version events that carry no key.'),
+  })
+  .strict();
+
+/** Change what a connector captures; its switch and secret are untouched. */
+export const updateConnectorSettings = async (deps: ServiceDeps, ctx: Context, name: string, raw: unknown) => {
+  requireScope(ctx, 'admin');
+  connectorNamed(name);
+  const input = parseInput(ConnectorSettingsInput, raw);
+  const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
+  const data = { ...record?.data, ...(input.channels ? { channels: input.channels } : {}), ...(input.projects ? { projects: input.projects } : {}) };
+  await deps.store.putRecord(settingsCollection(ctx.namespace), name, data);
+  await recordAudit(deps, ctx, ctx.namespace, { action: 'connector.settings_changed', target: { connector: name }, changes: input });
+  return { name, channels: (data.channels as string[] | undefined) ?? [], projects: (data.projects as Record<string, string> | undefined) ?? {} };
+};

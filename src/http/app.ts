@@ -16,6 +16,7 @@ import { registerErrorHandlers } from './errors.ts';
 import { LoadLimits } from './load-limits.ts';
 import { type Metrics, createMetrics, registerInFlight } from './metrics.ts';
 import { registerRequestHooks } from './request-hooks.ts';
+import { collectRoutes } from './route-table.ts';
 import { serializeJson } from './serialize.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { connectorRoutes } from './routes/connectors.ts';
@@ -26,6 +27,7 @@ import { historyRoutes } from './routes/history.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { systemRoutes } from './routes/system.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
+import { mcpRoutes } from '../mcp/http-route.ts';
 
 export interface AppOptions {
   config: Config;
@@ -65,6 +67,7 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
     // still open, and a client that sent it before seeing the close must not lose it.
     return503OnClosing: false,
   });
+  collectRoutes(app);
   const metrics = createMetrics();
   const drain = new HttpDrain(app.server);
   registerInFlight(metrics, () => drain.inFlightCount);
@@ -113,6 +116,7 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   adminRoutes(app, deps, keys);
   connectorRoutes(app, deps);
   await webhookRoutes(app, deps);
+  mcpRoutes(app, deps);
   await app.ready();
   return { app, metrics, drain };
 };

@@ -1,0 +1,156 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requiredScope } from '../../src/http/route-scopes.ts';
+import { type Cairn, startCairn } from '../helpers/cairn.ts';
+import { readSse } from '../helpers/sse.ts';
+
+/**
+ * The access matrix, over the app's own route table (a new route is covered without being
+ * listed here): no key, a wrong key and a revoked key get 401; a key without the route's
+ * scope gets 403; a key outside its namespace or prefixes never sees the data.
+ */
+const ADMIN = 'static-admin-key-0123456789';
+let cairn: Cairn;
+let dir: string;
+const keys: Record<string, string> = {};
+
+const issue = async (body: Record<string, unknown>): Promise<{ id: string; key: string }> => {
+  const res = await cairn.call('POST', '/api/v1/admin/keys', body, { 'x-cairn-api-key': ADMIN });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+};
+const as = (key: string | undefined) => (key ? { 'x-cairn-api-key': key } : {});
+/** A concrete URL for a route pattern: parameters filled with values that exist or at least parse. */
+const concrete = (url: string): string =>
+  url.replace('*', 'repos/acme/api/pr-1').replace(':connector', 'github').replace(':name', 'github').replace(':id', '000000000000');
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'cairn-matrix-'));
+  cairn = await startCairn({ CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: ADMIN });
+  keys.read = (await issue({ name: 'reader', scopes: ['read'] })).key;
+  keys.write = (await issue({ name: 'writer', scopes: ['write'] })).key;
+  keys.incidents = (await issue({ name: 'incident-bot', scopes: ['read', 'write'], prefixes: ['incidents/'] })).key;
+  keys.other = (await issue({ name: 'other-team', scopes: ['admin'], namespace: 'other' })).key;
+  const revoked = await issue({ name: 'gone', scopes: ['admin'] });
+  keys.revoked = revoked.key;
+  expect((await cairn.call('DELETE', `/api/v1/admin/keys/${revoked.id}`, undefined, as(ADMIN))).status).toBe(204);
+  for (const [path, key] of [['repos/acme/api', 'pr-1'], ['incidents/pagerduty/checkout', 'incident-1']]) {
+    await cairn.call('POST', '/api/v1/entries', { entity_path: path, key, value: { secret: `data of ${path}` } }, as(ADMIN));
+  }
+});
+afterAll(async () => {
+  await cairn?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('every route', () => {
+  it('refuses no key, a wrong key and a revoked key with 401, and a key without the scope with 403', async () => {
+    const routes = cairn.server.app.routeTable.filter((r) => !r.public);
+    expect(routes.length).toBeGreaterThan(15);
+    for (const route of routes) {
+      const url = concrete(route.url);
+      const label = `${route.method} ${route.url}`;
+      for (const key of [undefined, 'not-a-key-000000000', 'ck_000000000000_' + 'A'.repeat(43), keys.revoked]) {
+        const res = await cairn.call(route.method, url, route.method === 'GET' || route.method === 'DELETE' ? undefined : {}, as(key));
+        expect(res.status, `${label} with ${key ? 'a bad key' : 'no key'}`).toBe(401);
+        expect(res.body.error.code).toBe('UNAUTHENTICATED');
+      }
+      const scope = requiredScope(route.method, route.url, undefined);
+      const lacking = scope === 'admin' ? [keys.read, keys.write] : scope === 'write' ? [keys.read] : [keys.write];
+      for (const key of lacking) {
+        const res = await cairn.call(route.method, url, route.method === 'GET' || route.method === 'DELETE' ? undefined : {}, as(key));
+        expect(res.status, `${label} needs ${scope}`).toBe(403);
+        expect(res.body.error.code).toBe('FORBIDDEN');
+      }
+    }
+  });
+});
+
+describe('data boundaries', () => {
+  it('keeps a confined key inside its prefixes', async () => {
+    const k = as(keys.incidents);
+    expect((await cairn.call('GET', '/api/v1/entries/incidents/pagerduty/checkout/incident-1', undefined, k)).status).toBe(200);
+    const outside = await cairn.call('GET', '/api/v1/entries/repos/acme/api/pr-1', undefined, k);
+    expect(outside.status).toBe(403);
+    expect(JSON.stringify(outside.body)).not.toContain('data of repos');
+    expect((await cairn.call('GET', '/api/v1/history/repos/acme/api/pr-1', undefined, k)).status).toBe(403);
+    const listed = await cairn.call('GET', '/api/v1/entries', undefined, k);
+    expect(listed.body.entries.map((e: { entity_path: string }) => e.entity_path)).toEqual(['incidents/pagerduty/checkout']);
+    expect((await cairn.call('GET', '/api/v1/entries?entity_path=repos', undefined, k)).status).toBe(403);
+    expect((await cairn.call('POST', '/api/v1/entries', { entity_path: 'repos/acme/api', key: 'x', value: 'v' }, k)).status).toBe(403);
+    expect((await cairn.call('POST', '/api/v1/entries', { entity_path: 'incidents/pagerduty/checkout', key: 'x', value: 'v' }, k)).status).toBe(201);
+    expect((await cairn.call('POST', '/api/v1/events', { source: 's', entity_path: 'repos/x', key: 'k', value: 'v', event_type: 'a.b' }, k)).status).toBe(403);
+  });
+
+  it('hides one namespace from another', async () => {
+    const k = as(keys.other);
+    expect((await cairn.call('GET', '/api/v1/entries/repos/acme/api/pr-1', undefined, k)).status).toBe(404);
+    expect((await cairn.call('GET', '/api/v1/entries/repos/acme/api/pr-1?namespace=default', undefined, k)).status).toBe(403);
+    expect((await cairn.call('GET', '/api/v1/entries', undefined, k)).body.entries).toEqual([]);
+    expect((await cairn.call('GET', '/api/v1/entries?namespace=default', undefined, k)).status).toBe(403);
+    expect((await cairn.call('POST', '/api/v1/entries', { namespace: 'default', entity_path: 'a/b', key: 'k', value: 'v' }, k)).status).toBe(403);
+    const ownKeys = await cairn.call('GET', '/api/v1/admin/keys', undefined, k);
+    expect(ownKeys.body.keys.every((key: { namespace: string }) => key.namespace === 'other')).toBe(true);
+    expect((await cairn.call('GET', '/api/v1/admin/audit?namespace=default', undefined, k)).status).toBe(403);
+    expect((await cairn.call('POST', '/api/v1/admin/keys', { name: 'x', scopes: ['read'], namespace: 'default' }, k)).status).toBe(403);
+  });
+
+  it('streams only what a key may read', async () => {
+    const confined = await readSse(`${cairn.url}/api/v1/stream`, as(keys.incidents));
+    const other = await readSse(`${cairn.url}/api/v1/stream`, as(keys.other));
+    try {
+      await cairn.call('POST', '/api/v1/entries', { entity_path: 'repos/acme/api', key: 'leak?', value: 'no' }, as(ADMIN));
+      await cairn.call('POST', '/api/v1/entries', { entity_path: 'incidents/pagerduty/checkout', key: 'ok', value: 'yes' }, as(ADMIN));
+      const [event] = await confined.next(1);
+      expect(JSON.parse(event!.data)).toMatchObject({ entity_path: 'incidents/pagerduty/checkout', key: 'ok' });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(confined.all()).toHaveLength(1);
+      expect(other.all()).toHaveLength(0);
+    } finally {
+      confined.close();
+      other.close();
+    }
+  });
+
+  it('audits changes with their actor and never a secret', async () => {
+    const audit = await cairn.call('GET', '/api/v1/admin/audit?limit=1000', undefined, as(ADMIN));
+    expect(audit.status).toBe(200);
+    const actions = audit.body.events.map((e: { action: string }) => e.action);
+    expect(actions).toEqual(expect.arrayContaining(['key.created', 'key.revoked', 'entry.written']));
+    const written = audit.body.events.find((e: { action: string; actor: { key_id: string } }) => e.action === 'entry.written' && e.actor.key_id !== 'static');
+    expect(written).toMatchObject({ request_id: expect.any(String), target: { entity_path: 'incidents/pagerduty/checkout' } });
+    const text = JSON.stringify(audit.body);
+    for (const key of [ADMIN, ...Object.values(keys)]) expect(text).not.toContain(key);
+    const filtered = await cairn.call('GET', '/api/v1/admin/audit?action=key.', undefined, as(ADMIN));
+    expect(filtered.body.events.every((e: { action: string }) => e.action.startsWith('key.'))).toBe(true);
+  });
+});
+
+describe('limits', () => {
+  let limited: Cairn;
+  let limitedDir: string;
+  beforeAll(async () => {
+    limitedDir = await mkdtemp(join(tmpdir(), 'cairn-limits-'));
+    limited = await startCairn({ CAIRN_DATA_DIR: limitedDir, CAIRN_API_KEYS: ADMIN, CAIRN_RATE_LIMIT_RPM: '60' });
+  });
+  afterAll(async () => {
+    await limited?.close();
+    await rm(limitedDir, { recursive: true, force: true });
+  });
+
+  it('answers 429 with Retry-After once a key spends its budget', async () => {
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 15; i++) {
+      const res = await limited.call('GET', '/api/v1/entries', undefined, as(ADMIN));
+      statuses.push(res.status);
+      if (res.status === 429) retryAfter = res.headers.get('retry-after');
+    }
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(200));
+    expect(statuses).toContain(429);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    expect((await limited.call('GET', '/health')).status).toBe(200);
+  });
+});

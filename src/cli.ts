@@ -3,6 +3,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, type ConfigFlags, parseConfig } from './config.ts';
 import { createLogger } from './http/logger.ts';
 import { startServer } from './server.ts';
+import { registerClientCommands } from './cli/client-commands.ts';
+import { registerMcpCommand } from './cli/mcp-command.ts';
 import { VERSION } from './version.ts';
 
 const port = (value: string): string => {
@@ -57,5 +59,8 @@ program
   .option('--host <host>', 'address to bind (CAIRN_HOST, default 127.0.0.1)')
   .option('--data-dir <dir>', 'filesystem backend directory (CAIRN_DATA_DIR, default /data/.cairn)')
   .action(async (options: ConfigFlags) => serve(options));
+
+registerMcpCommand(program);
+registerClientCommands(program);
 
 await program.parseAsync(process.argv);

@@ -68,24 +68,46 @@ export interface HistoryResponse {
 }
 
 export interface SearchRequest {
+  /** Words (any may match), "an exact phrase", or a prefix*. */
   query: string;
+  namespace?: string;
   entity_path?: string;
   agent_id?: string;
   since?: string;
   min_confidence?: number;
+  event_type?: string;
+  /** 1–100, default 10. */
   limit?: number;
   mode?: 'hybrid' | 'text' | 'vector';
+}
+
+/** Where the query's words matched: a fragment of one field with [start, end) offsets. */
+export interface SearchHighlight {
+  field: string;
+  fragment: string;
+  matches: Array<[number, number]>;
+}
+
+/** Why a result ranked where it did. */
+export interface ScoreParts {
+  text: { rank: number; score: number } | null;
+  vector: { rank: number; similarity: number } | null;
+  relevance: number;
+  recency: number;
+  confidence: number;
 }
 
 export interface SearchHit {
   entry: Entry;
   score: number;
-  /** Why it matched; the search service defines the shape. */
-  highlights: unknown;
+  parts: ScoreParts;
+  highlights: SearchHighlight[];
 }
 
 export interface SearchResponse {
   results: SearchHit[];
+  /** The rankings actually used: hybrid answers by text alone while no vector can be had. */
+  mode: 'hybrid' | 'text' | 'vector';
 }
 
 export interface BriefingQuery {

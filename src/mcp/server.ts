@@ -1,0 +1,76 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { VERSION } from '../version.ts';
+import type { MemoryOperations } from './operations.ts';
+import type { ToolDefinition } from './tool.ts';
+import { toolFailure, toolSuccess } from './tool-result.ts';
+import { TOOLS } from './tools.ts';
+
+export interface McpServerOptions {
+  /** The id that finds this call in the server log, when there is one. */
+  requestId?: string;
+  /** A failure that is a bug, not the caller's: log it. */
+  onBug: (error: unknown) => void;
+}
+
+/** Drop what only costs a model tokens: the dialect URI and zod's "safe integer" bounds. */
+const tidy = (node: unknown): unknown => {
+  if (Array.isArray(node)) return node.map(tidy);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (k === '$schema' || ((k === 'maximum' || k === 'minimum') && Math.abs(v as number) === Number.MAX_SAFE_INTEGER)) continue;
+    out[k] = tidy(v);
+  }
+  return out;
+};
+
+// Converted once: tools/list is called on every connection, and on every request when stateless.
+const LISTING = new Map<ToolDefinition, Tool>(
+  TOOLS.map((tool) => [
+    tool,
+    {
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tidy(z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' })) as Tool['inputSchema'],
+      annotations: tool.annotations,
+    },
+  ]),
+);
+
+const instructions = (tools: readonly ToolDefinition[]): string =>
+  [
+    'Cairn is a shared, versioned memory written by several agents and by connected systems (GitHub, PagerDuty, Slack, Jira).',
+    'Each entry is addressed by an entity_path, a slash-separated path naming what it is about from general to specific',
+    '("repos/acme/api", "incidents/pagerduty/checkout", "agents/<your name>/notes"), and a key naming one fact about it ("pr-42", "owner").',
+    'Every change makes a new version; confidence (0–1) says how far to trust an entry: 1 = system of record, lower = less certain.',
+    'Entries written by "external/<source>" come from connectors.',
+    `Tools here: ${tools.map((t) => t.name).join(', ')}.`,
+  ].join(' ');
+
+/**
+ * An MCP server offering the tools whose operation `ops` has. Built on the SDK's low-level
+ * Server rather than McpServer because McpServer validates arguments against the listed schema
+ * with its own messages; here the services validate, so REST and MCP refuse bad input alike.
+ */
+export const createMcpServer = (ops: Partial<MemoryOperations>, options: McpServerOptions): Server => {
+  const tools = TOOLS.filter((tool) => ops[tool.operation] !== undefined);
+  const server = new Server(
+    { name: 'cairn', title: 'Cairn shared memory', version: VERSION },
+    { capabilities: { tools: {} }, instructions: instructions(tools) },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((tool) => LISTING.get(tool) as Tool) }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = tools.find((t) => t.name === request.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; tools: ${tools.map((t) => t.name).join(', ')}`);
+    try {
+      // The filter above made sure this server has the tool's operation.
+      return toolSuccess(await tool.call(ops as MemoryOperations, request.params.arguments ?? {}));
+    } catch (error) {
+      return toolFailure(error, options.requestId, options.onBug);
+    }
+  });
+  return server;
+};

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { EntryHistoryInput } from '../../services/entry-history.ts';
+import { ListEntriesInput } from '../../services/list-entries.ts';
+import { ConfidenceSchema } from '../../services/schemas.ts';
+import { READ_ONLY, type ToolDefinition } from '../tool.ts';
+import { agentId, entityPath, entityPathPrefix, key, namespace, since } from './fields.ts';
+
+/** Tools that find entries: list under a path, walk one entry's versions, search by content. */
+
+export const memoryList: ToolDefinition = {
+  name: 'memory_list',
+  title: 'List memory entries under a path',
+  description:
+    'Browse the live entries at an entity path and below it, in path and key order, a page at a time: use it to see ' +
+    'what is known about a thing (e.g. entity_path "repos/acme/api") or to discover the keys there. ' +
+    'To find entries by their content rather than their place, use memory_search when it is offered. ' +
+    'Answers {entries, next_cursor}; pass next_cursor back as cursor for the next page (null = no more).',
+  input: ListEntriesInput.extend({
+    namespace,
+    entity_path: entityPathPrefix.optional(),
+    agent_id: agentId.optional(),
+    since: since.optional(),
+    limit: z.number().int().min(1).max(1000).optional().describe('Entries per page, 1–1000 (default 100); ask for fewer to save context.'),
+    cursor: z.string().optional().describe('The next_cursor of the previous page, unchanged.'),
+  }).strict(),
+  annotations: { title: 'List memory entries under a path', ...READ_ONLY },
+  operation: 'list',
+  call: async (ops, args) => ({ ...(await ops.list(args)) }),
+};
+
+export const memoryHistory: ToolDefinition = {
+  name: 'memory_history',
+  title: 'History of a memory entry',
+  description:
+    'Every version of one entry, newest first, deletions included (deleted: true): how a fact changed, who changed it ' +
+    'and when. A NOT_FOUND error means the entry was never written. Answers {versions, next_before}; pass next_before ' +
+    'back as before for older versions (null = reached version 1).',
+  input: EntryHistoryInput.extend({
+    namespace,
+    entity_path: entityPath,
+    key,
+    limit: z.number().int().min(1).max(1000).optional().describe('Versions per page, 1–1000 (default 100).'),
+    before: z.number().int().min(2).optional().describe('Only versions older than this one: the next_before of the previous page.'),
+  }).strict(),
+  annotations: { title: 'History of a memory entry', ...READ_ONLY },
+  operation: 'history',
+  call: async (ops, args) => ({ ...(await ops.history(args)) }),
+};
+
+export const memorySearch: ToolDefinition = {
+  name: 'memory_search',
+  title: 'Search shared memory',
+  description:
+    'Find entries by what they say when you do not know their entity path and key: ranks by matching words, ' +
+    'similar meaning, recency and confidence, and says why each result ranked (score, highlights). ' +
+    'Narrow with entity_path, agent_id, since or min_confidence. When you already know the path and key, memory_read is ' +
+    'exact and cheaper. Answers {results: [{entry, score, parts, highlights}], mode}.',
+  input: z
+    .object({
+      query: z
+        .string()
+        .min(1)
+        .max(1000)
+        .describe('What you are looking for: a few distinctive words (any may match; rarer ones weigh more), "an exact phrase" in quotes, or a prefix* — e.g. checkout latency incident.'),
+      namespace,
+      entity_path: entityPathPrefix.optional(),
+      agent_id: agentId.optional(),
+      since: since.optional(),
+      min_confidence: ConfidenceSchema.optional().describe('Leave out entries trusted less than this (0–1); 0.7 keeps likely-true facts only.'),
+      event_type: z.string().optional().describe('Only entries of this event type, e.g. "pull_request.merged" or "incident.triggered".'),
+      limit: z.number().int().min(1).max(100).optional().describe('Most results, 1–100 (default 10).'),
+      mode: z.enum(['hybrid', 'text', 'vector']).optional().describe('"hybrid" (default) mixes matching words and similar meaning; "text" matches words only; "vector" meaning only.'),
+    })
+    .strict(),
+  annotations: { title: 'Search shared memory', ...READ_ONLY },
+  operation: 'search',
+  call: async (ops, args) => ({ ...(await ops.search(args)) }),
+};

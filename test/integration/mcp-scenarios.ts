@@ -1,0 +1,130 @@
+import { existsSync } from 'node:fs';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { expect, it } from 'vitest';
+import { callTool } from '../helpers/mcp.ts';
+
+/** Tools whose service exists in this build; the others are listed once their service lands. */
+const has = (file: string) => existsSync(new URL(`../../src/services/${file}`, import.meta.url));
+export const HAS_SEARCH = has('search-entries.ts');
+export const HAS_BRIEFING = has('briefing.ts');
+export const HAS_DIGESTS = has('list-digests.ts');
+export const EXPECTED_TOOLS = [
+  'memory_write', 'memory_read', 'memory_list', 'memory_history', 'memory_delete', 'memory_record_outcome',
+  ...(HAS_SEARCH ? ['memory_search'] : []),
+  ...(HAS_BRIEFING ? ['memory_briefing'] : []),
+  ...(HAS_DIGESTS ? ['cortex_digests'] : []),
+];
+
+let unique = 0;
+const freshPath = () => `repos/acme/mcp-${++unique}-${Date.now()}`;
+
+/**
+ * The tool scenarios of the issue, run the same way against `/mcp` and `cairn mcp`: list
+ * tools, write, read, list, history, delete, outcome, search, briefing, and the error paths a
+ * model must be able to read and fix.
+ */
+export const mcpScenarios = (client: () => Client): void => {
+  it('lists the tools with descriptions and input schemas written for a model', async () => {
+    const { tools } = await client().listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([...EXPECTED_TOOLS].sort());
+    for (const tool of tools) {
+      expect(tool.description?.length).toBeGreaterThan(120);
+      expect(tool.inputSchema.type).toBe('object');
+    }
+    const write = tools.find((t) => t.name === 'memory_write')!;
+    expect(write.inputSchema.required).toEqual(expect.arrayContaining(['entity_path', 'key', 'value']));
+    const props = write.inputSchema.properties as Record<string, { description?: string }>;
+    expect(props.entity_path?.description).toContain('repos/acme/api');
+    expect(props.confidence?.description).toMatch(/0–1/);
+    expect(tools.find((t) => t.name === 'memory_read')!.annotations).toMatchObject({ readOnlyHint: true });
+    expect(tools.find((t) => t.name === 'memory_delete')!.annotations).toMatchObject({ destructiveHint: true });
+  });
+
+  it('writes, re-writes unchanged, reads, lists and walks the history', async () => {
+    const path = freshPath();
+    const first = await callTool(client(), 'memory_write', { entity_path: path, key: 'pr-42', value: { title: 'Fix retry storm', state: 'open' }, confidence: 0.8, agent_id: 'review-bot' });
+    expect(first.isError).toBe(false);
+    expect(first.body).toMatchObject({ unchanged: false, entry: { entity_path: path, key: 'pr-42', version: 1, confidence: 0.8, agent_id: 'review-bot' } });
+    const again = await callTool(client(), 'memory_write', { entity_path: path, key: 'pr-42', value: { state: 'open', title: 'Fix retry storm' }, confidence: 0.8, agent_id: 'review-bot' });
+    expect(again.body).toMatchObject({ unchanged: true, entry: { version: 1 } });
+    await callTool(client(), 'memory_write', { entity_path: path, key: 'pr-42', value: { title: 'Fix retry storm', state: 'merged' }, agent_id: 'review-bot' });
+
+    const read = await callTool(client(), 'memory_read', { entity_path: path, key: 'pr-42' });
+    expect(read.isError).toBe(false);
+    expect(read.body).toMatchObject({ version: 2, value: { state: 'merged' }, confidence: 1 });
+    expect(JSON.parse(read.text)).toEqual(read.body);
+    const old = await callTool(client(), 'memory_read', { entity_path: path, key: 'pr-42', version: 1 });
+    expect(old.body).toMatchObject({ version: 1, value: { state: 'open' } });
+
+    await callTool(client(), 'memory_write', { entity_path: `${path}/sub`, key: 'note', value: 'a plain string' });
+    const list = await callTool(client(), 'memory_list', { entity_path: path, limit: 10 });
+    expect(list.body.entries.map((e: { key: string }) => e.key)).toEqual(['pr-42', 'note']);
+    expect(list.body.next_cursor).toBeNull();
+
+    const history = await callTool(client(), 'memory_history', { entity_path: path, key: 'pr-42' });
+    expect(history.body.versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+    expect(history.body.next_before).toBeNull();
+  });
+
+  it('deletes (history kept) and moves confidence with outcomes', async () => {
+    const path = freshPath();
+    await callTool(client(), 'memory_write', { entity_path: path, key: 'owner', value: 'team-a', confidence: 0.5 });
+    const outcome = await callTool(client(), 'memory_record_outcome', { entries: [{ entity_path: path, key: 'owner', version: 1 }], outcome: 'success', weight: 0.5 });
+    expect(outcome.body.results[0]).toMatchObject({ status: 'updated', previous_confidence: 0.5, confidence: 0.75, version: 2 });
+
+    const deleted = await callTool(client(), 'memory_delete', { entity_path: path, key: 'owner' });
+    expect(deleted).toMatchObject({ isError: false, body: { deleted: true, entity_path: path, key: 'owner' } });
+    const gone = await callTool(client(), 'memory_read', { entity_path: path, key: 'owner' });
+    expect(gone.isError).toBe(true);
+    expect(gone.body.error.code).toBe('NOT_FOUND');
+    const history = await callTool(client(), 'memory_history', { entity_path: path, key: 'owner' });
+    expect(history.body.versions.map((v: { deleted: boolean }) => v.deleted)).toEqual([true, false, false]);
+  });
+
+  it('answers a bad entity path with a tool error naming the field and the rule', async () => {
+    const bad = await callTool(client(), 'memory_write', { entity_path: 'repos/../etc', key: 'k', value: 'v' });
+    expect(bad.isError).toBe(true);
+    expect(bad.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'entity_path', message: expect.stringContaining('..') }], hint: expect.any(String) });
+    expect(bad.text).toContain('entity_path');
+
+    const slash = await callTool(client(), 'memory_read', { entity_path: '/repos/acme', key: 'k' });
+    expect(slash.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'entity_path' }] });
+    const missing = await callTool(client(), 'memory_read', { key: 'k' });
+    expect(missing.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'entity_path' }] });
+    const unknown = await callTool(client(), 'memory_write', { entity_path: 'repos/acme', key: 'k', value: 'v', colour: 'red' });
+    expect(unknown.body.error.details).toEqual([{ field: 'colour', message: 'is not a known field' }]);
+  });
+
+  it('answers a missing entry and a stale if_version with errors a model can act on', async () => {
+    const path = freshPath();
+    const missing = await callTool(client(), 'memory_read', { entity_path: path, key: 'nope' });
+    expect(missing.isError).toBe(true);
+    expect(missing.body.error).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining(path), hint: expect.stringContaining('memory_list') });
+    const never = await callTool(client(), 'memory_history', { entity_path: path, key: 'nope' });
+    expect(never.body.error.code).toBe('NOT_FOUND');
+
+    await callTool(client(), 'memory_write', { entity_path: path, key: 'k', value: 'one' });
+    const conflict = await callTool(client(), 'memory_write', { entity_path: path, key: 'k', value: 'two', if_version: 5 });
+    expect(conflict.body.error).toMatchObject({ code: 'CONFLICT', hint: expect.stringContaining('if_version') });
+  });
+
+  it('refuses an unknown tool at the protocol level', async () => {
+    await expect(client().callTool({ name: 'memory_teleport', arguments: {} })).rejects.toThrow(/unknown tool/);
+  });
+
+  it.runIf(HAS_SEARCH)('searches by content', async () => {
+    const path = freshPath();
+    await callTool(client(), 'memory_write', { entity_path: path, key: 'incident', value: 'checkout latency spike after deploy' });
+    const found = await callTool(client(), 'memory_search', { query: 'checkout latency', entity_path: path });
+    expect(found.isError).toBe(false);
+    expect(found.body.results[0].entry).toMatchObject({ entity_path: path, key: 'incident' });
+    const bad = await callTool(client(), 'memory_search', { query: 'x', entity_path: 'a//b' });
+    expect(bad.body.error.code).toBe('VALIDATION_FAILED');
+  });
+
+  it.runIf(HAS_BRIEFING)('gives a briefing', async () => {
+    const briefing = await callTool(client(), 'memory_briefing', {});
+    expect(briefing.isError).toBe(false);
+    expect(typeof briefing.body).toBe('object');
+  });
+};

@@ -1,0 +1,128 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UNAUTHENTICATED_RPC_CODE } from '../../src/mcp/tool-result.ts';
+import { type Cairn, startCairn } from '../helpers/cairn.ts';
+import { callTool, connectHttp, connectStdio } from '../helpers/mcp.ts';
+import { mcpScenarios } from './mcp-scenarios.ts';
+
+const KEY = 'mcp-test-key-0123456789';
+let cairn: Cairn;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'cairn-mcp-'));
+  cairn = await startCairn({ CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: KEY });
+});
+afterAll(async () => {
+  await cairn?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('MCP over Streamable HTTP at /mcp', () => {
+  let client: Client;
+  beforeAll(async () => {
+    client = await connectHttp(cairn.url, KEY);
+  });
+  afterAll(() => client?.close());
+
+  mcpScenarios(() => client);
+
+  it('refuses a missing or wrong key with HTTP 401 before any MCP message is handled', async () => {
+    for (const key of [undefined, 'not-the-key-at-all']) {
+      const failure = await connectHttp(cairn.url, key).catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(StreamableHTTPError);
+      expect((failure as StreamableHTTPError).code).toBe(401);
+    }
+    const raw = await fetch(`${cairn.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer wrong-key-123' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(raw.status).toBe(401);
+    expect(((await raw.json()) as { error: { code: string } }).error.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('accepts the key as a bearer token too, and is stateless: no session id, GET and DELETE answer 405', async () => {
+    const bearer = await connectHttp(cairn.url, undefined, { authorization: `Bearer ${KEY}` });
+    expect((await bearer.listTools()).tools.length).toBeGreaterThan(0);
+    await bearer.close();
+    const init = await fetch(`${cairn.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-cairn-api-key': KEY },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    expect(init.status).toBe(200);
+    expect(init.headers.get('mcp-session-id')).toBeNull();
+    expect(init.headers.get('x-request-id')).toBeTruthy();
+    const body = (await init.json()) as { result: { serverInfo: { name: string }; instructions: string } };
+    expect(body.result.serverInfo.name).toBe('cairn');
+    expect(body.result.instructions).toContain('entity_path');
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(`${cairn.url}/mcp`, { method, headers: { 'x-cairn-api-key': KEY, accept: 'text/event-stream' } });
+      expect(res.status).toBe(405);
+    }
+  });
+
+  it('gives the same answers as the REST API for the same entry', async () => {
+    const path = `repos/acme/same-${Date.now()}`;
+    const written = await callTool(client, 'memory_write', { entity_path: path, key: 'release/2026', value: { ok: true } });
+    const rest = await cairn.call('GET', `/api/v1/entries/${path}/${encodeURIComponent('release/2026')}`, undefined, { 'x-cairn-api-key': KEY });
+    expect(rest.body).toEqual(written.body.entry);
+    expect((await callTool(client, 'memory_read', { entity_path: path, key: 'release/2026' })).body).toEqual(rest.body);
+    const restBad = await cairn.call('POST', '/api/v1/entries', { entity_path: 'a/./b', key: 'k', value: 'v' }, { 'x-cairn-api-key': KEY });
+    const mcpBad = await callTool(client, 'memory_write', { entity_path: 'a/./b', key: 'k', value: 'v' });
+    expect(mcpBad.body.error).toMatchObject({ code: restBad.body.error.code, message: restBad.body.error.message, details: restBad.body.error.details });
+  });
+});
+
+describe('cairn mcp (stdio, forwarding to CAIRN_HTTP_URL)', () => {
+  let client: Client;
+  const stderr: string[] = [];
+  beforeAll(async () => {
+    client = await connectStdio(cairn.url, KEY, stderr);
+  });
+  afterAll(() => client?.close());
+
+  mcpScenarios(() => client);
+
+  it('answers exactly what /mcp answers', async () => {
+    const http = await connectHttp(cairn.url, KEY);
+    const path = `repos/acme/both-${Date.now()}`;
+    await callTool(client, 'memory_write', { entity_path: path, key: 'k', value: 'v' });
+    for (const [name, args] of [['memory_read', { entity_path: path, key: 'k' }], ['memory_read', { entity_path: path, key: 'missing' }], ['memory_list', { entity_path: path }], ['memory_write', { entity_path: '', key: 'k', value: 'v' }]] as const) {
+      const viaStdio = await callTool(client, name, args);
+      const viaHttp = await callTool(http, name, args);
+      const { request_id: _a, ...stdioBody } = viaStdio.body.error ?? {};
+      const { request_id: _b, ...httpBody } = viaHttp.body.error ?? {};
+      if (viaHttp.isError) expect(stdioBody).toEqual(httpBody);
+      else expect(viaStdio.body).toEqual(viaHttp.body);
+    }
+    expect((await client.listTools()).tools).toEqual((await http.listTools()).tools);
+    await http.close();
+  });
+
+  it('reports a wrong or missing CAIRN_API_KEY as a protocol error, not a tool result', async () => {
+    for (const key of ['wrong-key-0123456789', undefined]) {
+      const bad = await connectStdio(cairn.url, key);
+      const failure = await bad.callTool({ name: 'memory_read', arguments: { entity_path: 'a/b', key: 'k' } }).catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(McpError);
+      expect((failure as McpError).code).toBe(UNAUTHENTICATED_RPC_CODE);
+      expect((failure as McpError).message).toMatch(/API key/);
+      await bad.close();
+    }
+  });
+
+  it('says on stderr where it forwards, and a tool error when the server is unreachable', async () => {
+    expect(stderr.join('')).toContain(`forwarding to ${cairn.url}`);
+    const down = await connectStdio('http://127.0.0.1:9', KEY);
+    const answer = await callTool(down, 'memory_read', { entity_path: 'a/b', key: 'k' });
+    expect(answer.isError).toBe(true);
+    expect(answer.body.error.code).toBe('NETWORK');
+    await down.close();
+  });
+});

@@ -7,6 +7,9 @@ import { registerClientCommands } from './cli/client-commands.ts';
 import { registerMcpCommand } from './cli/mcp-command.ts';
 import { VERSION } from './version.ts';
 
+/** Past every step's own bound (server.ts), and under the 30 s a container gets before SIGKILL. */
+const SHUTDOWN_DEADLINE_MS = 25_000;
+
 const port = (value: string): string => {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('expected a port number 0–65535');
   return value;
@@ -33,18 +36,32 @@ const serve = async (flags: ConfigFlags): Promise<void> => {
     logger.flush(() => process.exit(1));
     return;
   }
+  let stopping = false;
+  const exit = (code: number) => logger.flush(() => process.exit(code));
   const stop = (signal: string) => {
+    if (stopping) {
+      // A second signal is someone who will not wait: acknowledged writes are already durable.
+      logger.warn({ signal }, 'second signal: exiting without waiting');
+      exit(1);
+      return;
+    }
+    stopping = true;
     logger.info({ signal }, 'shutting down');
+    // The last word when a step hangs past its own bound: still exit before a SIGKILL would.
+    setTimeout(() => {
+      logger.error({ ms: SHUTDOWN_DEADLINE_MS }, 'shutdown did not finish in time; exiting');
+      exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
     void server.close().then(
-      () => logger.flush(() => process.exit(0)),
+      () => exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
-        logger.flush(() => process.exit(1));
+        exit(1);
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 };
 
 const program = new Command()

@@ -10,29 +10,82 @@ export interface RunningServer {
   store: Store;
   /** The address actually bound (port 0 picks a free one). */
   url: string;
+  /** Graceful stop (see startServer); resolves when the store is closed. Idempotent. */
   close(): Promise<void>;
 }
 
-/** How long shutdown waits for in-flight requests before closing connections anyway. */
-const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * How long each step of a graceful stop may take. The defaults add up to about 20 s, inside
+ * the 30 s that Kubernetes and the compose file give a container between SIGTERM and SIGKILL.
+ */
+export interface ShutdownTimings {
+  /** Still listening, every response saying `Connection: close`: requests already on their
+   * way over kept-alive connections arrive and are served instead of meeting a reset. */
+  settleMs: number;
+  /** In-flight requests get this long to finish before their connections are cut. */
+  graceMs: number;
+  /** Closing the store (final fsync, checkpoint, lock release, pool end) gets this long. */
+  storeCloseMs: number;
+}
 
-/** Open the configured store, build the app and listen. The caller owns signals. */
-export const startServer = async (config: Config, logger: Logger): Promise<RunningServer> => {
+export const SHUTDOWN_TIMINGS: Readonly<ShutdownTimings> = Object.freeze({ settleMs: 250, graceMs: 10_000, storeCloseMs: 10_000 });
+
+/** Idle kept-alive sockets (an SSE stream just ended, a response just finished) are cut this often while draining. */
+const REAP_EVERY_MS = 100;
+
+const within = <T>(work: Promise<T>, ms: number, what: string): Promise<T> =>
+  Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms).unref())]);
+
+/**
+ * Open the configured store, build the app and listen. The caller owns signals; `close()`
+ * stops in this order, each step bounded: stop being ready and end keep-alive, stop
+ * listening and end event streams, let in-flight requests finish (then cut what is left),
+ * and close the store last, so every request that was answered had its write persisted.
+ * An embedded Cortex (`serve --with-cortex`) belongs between the HTTP drain and the store,
+ * so that its lock is released while the backend is still there.
+ */
+export const startServer = async (config: Config, logger: Logger, timings: Partial<ShutdownTimings> = {}): Promise<RunningServer> => {
+  const { settleMs, graceMs, storeCloseMs } = { ...SHUTDOWN_TIMINGS, ...timings };
   const store = await openStore(config, logger);
   try {
-    const { app } = await buildApp({ config, store, logger });
+    const { app, drain } = await buildApp({ config, store, logger });
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, backend: store.backend }, 'cairn is listening');
+
+    const stopHttp = async (): Promise<void> => {
+      drain.begin();
+      const inFlight = drain.inFlightCount;
+      const connections = await new Promise<number>((resolve) => app.server.getConnections((_error, count) => resolve(count ?? 0)));
+      if (connections > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
+      const reaper = setInterval(() => app.server.closeIdleConnections(), REAP_EVERY_MS).unref();
+      const force = setTimeout(() => {
+        logger.warn({ in_flight: drain.inFlightCount, grace_ms: graceMs }, 'requests still running after the grace period; closing their connections');
+        app.server.closeAllConnections();
+      }, graceMs).unref();
+      try {
+        // Stops listening, cuts idle sockets, ends SSE streams (preClose), waits for the rest.
+        await app.close();
+      } finally {
+        clearInterval(reaper);
+        clearTimeout(force);
+      }
+      logger.info({ in_flight_at_signal: inFlight, connections_at_signal: connections }, 'http server closed');
+    };
+
     let closing: Promise<void> | null = null;
     const close = (): Promise<void> => {
       closing ??= (async () => {
-        const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
-        await app.close();
-        clearTimeout(force);
-        await store.close();
+        const started = Date.now();
+        try {
+          await stopHttp();
+        } finally {
+          // Even when the HTTP side failed to stop cleanly, the store gets its orderly close.
+          await within(store.close(), storeCloseMs, 'closing the store');
+        }
+        logger.info({ ms: Date.now() - started }, 'stopped');
       })();
       return closing;
     };

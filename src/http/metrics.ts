@@ -6,6 +6,8 @@ export interface Metrics {
   entryWrites: Counter<'result'>;
   streamClients: Gauge;
   connectorDeliveries: Counter<'connector' | 'outcome'>;
+  /** Store calls the backend failed with UNAVAILABLE, by store operation. */
+  backendErrors: Counter<'backend' | 'operation'>;
 }
 
 export const createMetrics = (): Metrics => {
@@ -26,7 +28,25 @@ export const createMetrics = (): Metrics => {
       labelNames: ['connector', 'outcome'],
       registers: [registry],
     }),
+    backendErrors: new Counter({
+      name: 'cairn_backend_errors_total',
+      help: 'Storage calls that failed because the backend could not be reached, by backend and store operation',
+      labelNames: ['backend', 'operation'],
+      registers: [registry],
+    }),
   };
+};
+
+/** Requests still running, read at scrape time (it climbs when the backend slows down). */
+export const registerInFlight = (metrics: Metrics, read: () => number): void => {
+  new Gauge({
+    name: 'cairn_http_requests_in_flight',
+    help: 'HTTP requests received whose response has not finished',
+    registers: [metrics.registry],
+    collect() {
+      this.set(read());
+    },
+  });
 };
 
 /** Request rate, errors and latency per route (the route pattern, never the raw URL). */

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Store } from '../../ports/store.ts';
 import { VERSION } from '../../version.ts';
+import type { HttpDrain } from '../drain.ts';
 import { errorBody } from '../error-body.ts';
 import type { Metrics } from '../metrics.ts';
 import { ErrorSchema } from './error-schema.ts';
@@ -16,7 +17,7 @@ const pingWithin = (store: Store, ms: number): Promise<void> =>
   ]);
 
 /** Liveness, readiness, metrics and the OpenAPI document. */
-export const systemRoutes = (app: FastifyInstance, store: Store, metrics: Metrics): void => {
+export const systemRoutes = (app: FastifyInstance, store: Store, metrics: Metrics, drain: HttpDrain): void => {
   const started = Date.now();
 
   app.get(
@@ -43,6 +44,10 @@ export const systemRoutes = (app: FastifyInstance, store: Store, metrics: Metric
       },
     },
     async (request, reply) => {
+      // A stopping replica says so, so a load balancer that still polls it sends no more.
+      if (drain.draining) {
+        return reply.status(503).header('retry-after', '1').send(errorBody('UNAVAILABLE', 'the server is shutting down', request.id));
+      }
       try {
         await pingWithin(store, READY_TIMEOUT_MS);
         return { status: 'ready' as const, backend: store.backend };

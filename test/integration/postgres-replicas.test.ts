@@ -100,6 +100,22 @@ describe('postgres store: replicas sharing a database', () => {
     }
   });
 
+  it('scans every head once, tombstones and expired ones included, across pages', async () => {
+    const n = ns();
+    await Promise.all(Array.from({ length: 2100 }, (_, i) => a.append(makeEntry({ namespace: n, key: `k${i}` }), 0)));
+    await a.append(makeEntry({ namespace: n, key: 'k7', version: 2, deleted: true }), 1);
+    await a.append(makeEntry({ namespace: n, key: 'old', expires_at: new Date(Date.now() - 1000).toISOString() }), 0);
+    const seen = new Map<string, Entry>();
+    for await (const e of b.scanHeads()) {
+      if (e.namespace !== n) continue;
+      expect(seen.has(e.key)).toBe(false);
+      seen.set(e.key, e);
+    }
+    expect(seen.size).toBe(2101);
+    expect(seen.get('k7')).toMatchObject({ version: 2, deleted: true });
+    expect(seen.has('old')).toBe(true);
+  });
+
   it('round-trips awkward content exactly', async () => {
     const n = ns();
     const e = makeEntry({

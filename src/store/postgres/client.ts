@@ -38,6 +38,11 @@ export const createClient = (options: ClientOptions): Sql =>
     max: options.max,
     connect_timeout: options.connectTimeoutS,
     backoff,
+    // The driver's start-up query for array types drops its promise, so a connection lost
+    // during that query becomes an unhandled rejection that exits the process
+    // (porsager/postgres#1192, #1223). Cairn needs no array type parsing from the driver:
+    // text[] goes in as a literal and comes out as jsonb (entry-row.ts).
+    fetch_types: false,
     // Seconds of silence before TCP keepalive probes start, so a connection to a host that
     // vanished (no FIN, no RST) is found dead in about half a minute, not after many minutes.
     keep_alive: 15,

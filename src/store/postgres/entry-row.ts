@@ -8,10 +8,18 @@ export const ENTRY_COLUMNS = [
   'expires_at', 'deleted',
 ] as const;
 
-/** `v.namespace, v.entity_path, …` for a select over cairn_versions aliased as `alias`. */
-export const selectEntryColumns = (alias: string): string => ENTRY_COLUMNS.map((c) => `${alias}.${c}`).join(', ');
+/**
+ * `v.namespace, v.entity_path, …` for a select over cairn_versions aliased as `alias`. Tags
+ * are read as jsonb because the driver does not parse arrays (see client.ts).
+ */
+export const selectEntryColumns = (alias: string): string =>
+  ENTRY_COLUMNS.map((c) => (c === 'tags' ? `to_jsonb(${alias}.tags) as tags` : `${alias}.${c}`)).join(', ');
 
-/** A versions row as the driver returns it: jsonb parsed, timestamptz as Date, text[] as array. */
+/** A text[] literal: every element quoted, so commas, braces, spaces and NULL stay text. */
+export const textArrayLiteral = (items: readonly string[]): string =>
+  `{${items.map((t) => `"${t.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
+
+/** A row of `selectEntryColumns` as the driver returns it: jsonb parsed, timestamptz as Date. */
 export interface EntryRow {
   namespace: string;
   entity_path: string;
@@ -59,7 +67,8 @@ export const rowToEntry = (row: EntryRow): Entry => ({
 /**
  * Parameter values in ENTRY_COLUMNS order. The driver serializes each by the type the server
  * reports for it (statements are prepared and described first): objects and strings bound to
- * jsonb go through JSON.stringify, so a string value becomes a jsonb string.
+ * jsonb go through JSON.stringify, so a string value becomes a jsonb string. Tags go as a
+ * text[] literal, which the driver passes through untouched.
  */
 export const entryParams = (e: Entry): postgres.ParameterOrJSON<never>[] => [
   e.namespace,
@@ -72,7 +81,7 @@ export const entryParams = (e: Entry): postgres.ParameterOrJSON<never>[] => [
   e.event_type,
   e.memory_type,
   e.shared,
-  e.tags,
+  textArrayLiteral(e.tags),
   e.provenance as postgres.JSONValue,
   e.content_hash,
   e.created_at,

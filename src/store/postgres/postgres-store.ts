@@ -8,15 +8,14 @@ import { AppendBatcher } from './append-batcher.ts';
 import type { Sql } from './client.ts';
 import { toServiceError } from './db-errors.ts';
 import { withDeadline } from './deadline.ts';
-import { type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
 import { listEntries } from './list-entries.ts';
-import * as records from './records.ts';
 import { SCHEMA_LOCK } from './migrate.ts';
+import { MAX_VERSION, readHead, readHeadsPage, readHistory, readVersion } from './read-entries.ts';
+import * as records from './records.ts';
 import { EmbeddingDimensionError, prepareEmbeddings } from './vectors.ts';
 import type { WriteFeed } from './write-feed.ts';
 
-const COLUMNS = selectEntryColumns('v');
-const MAX_VERSION = 2 ** 31 - 1; // the version column is an int4
+const SCAN_PAGE = 1000;
 
 /**
  * The Store port over PostgreSQL (schema in migrations/). Every method is one indexed
@@ -47,40 +46,32 @@ export class PostgresStore implements Store {
   }
 
   head(a: EntryAddress): Promise<Entry | null> {
-    return this.run('head', async () => {
-      const rows = await this.sql<EntryRow[]>`
-        select ${this.sql.unsafe(COLUMNS)} from cairn_versions v
-         where v.namespace = ${a.namespace} and v.entity_path = ${a.entity_path} and v.key = ${a.key}
-         order by v.version desc limit 1`;
-      return rows[0] ? rowToEntry(rows[0]) : null;
-    });
+    return this.run('head', () => readHead(this.sql, a));
   }
 
   version(a: EntryAddress, version: number): Promise<Entry | null> {
     if (!Number.isInteger(version) || version < 1 || version > MAX_VERSION) return Promise.resolve(null);
-    return this.run('version', async () => {
-      const rows = await this.sql<EntryRow[]>`
-        select ${this.sql.unsafe(COLUMNS)} from cairn_versions v
-         where v.namespace = ${a.namespace} and v.entity_path = ${a.entity_path} and v.key = ${a.key}
-           and v.version = ${version}`;
-      return rows[0] ? rowToEntry(rows[0]) : null;
-    });
+    return this.run('version', () => readVersion(this.sql, a, version));
   }
 
   history(a: EntryAddress, q: HistoryQuery): Promise<Entry[]> {
     const before = Math.min(q.beforeVersion ?? MAX_VERSION + 1, MAX_VERSION + 1);
-    return this.run('history', async () => {
-      const rows = await this.sql<EntryRow[]>`
-        select ${this.sql.unsafe(COLUMNS)} from cairn_versions v
-         where v.namespace = ${a.namespace} and v.entity_path = ${a.entity_path} and v.key = ${a.key}
-           and v.version < ${before}::int8
-         order by v.version desc limit ${Math.max(0, q.limit)}`;
-      return rows.map(rowToEntry);
-    });
+    return this.run('history', () => readHistory(this.sql, a, before, Math.max(0, q.limit)));
   }
 
   list(q: ListQuery): Promise<ListPage> {
     return this.run('list', () => listEntries(this.sql, q));
+  }
+
+  /** Pages through cairn_heads, one short query per page, so a long scan pins nothing. */
+  async *scanHeads(): AsyncIterable<Entry> {
+    let after: EntryAddress | undefined;
+    for (;;) {
+      const page = await this.run('scan heads', () => readHeadsPage(this.sql, after, SCAN_PAGE));
+      yield* page;
+      after = page.at(-1);
+      if (page.length < SCAN_PAGE) return;
+    }
   }
 
   async append(entry: Entry, expectedHead: number): Promise<void> {
@@ -116,7 +107,6 @@ export class PostgresStore implements Store {
     return this.closing;
   }
 
-  /** Runs one operation under the deadline and turns failures into the port's errors. */
   getRecord(collection: string, id: string): Promise<StoredRecord | null> {
     return this.run('getRecord', () => records.getRecord(this.sql, collection, id));
   }
@@ -137,6 +127,7 @@ export class PostgresStore implements Store {
     return this.run('listRecords', () => records.listRecords(this.sql, collection, query));
   }
 
+  /** Runs one operation under the deadline and turns failures into the port's errors. */
   private async run<T>(operation: string, work: () => Promise<T>, timeoutMs = this.timeoutMs): Promise<T> {
     if (this.closing) throw unavailable('the store is closed');
     const running = timeoutMs > 0 ? withDeadline(work(), timeoutMs, operation) : work();

@@ -38,7 +38,7 @@ const toSequenced = (row: SeqRow): SequencedEntry => ({ seq: Number(row.seq), en
 export const fetchBySeq = async (sql: Sql, seqs: number[]): Promise<Map<number, Entry>> => {
   const rows = await sql<SeqRow[]>`
     select ${sql.unsafe(COLUMNS)}, v.seq from cairn_versions v
-     where v.seq = any(${seqs.map(String)}::int8[])`;
+     where v.seq = any(${`{${seqs.join(',')}}`}::int8[])`;
   return new Map(rows.map((r) => [Number(r.seq), rowToEntry(r)]));
 };
 

@@ -1,0 +1,58 @@
+import type { Entry, EntryAddress } from '../../domain/entry.ts';
+import type { Sql } from './client.ts';
+import { ENTRY_COLUMNS, type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
+
+const COLUMNS = selectEntryColumns('v');
+/** The version column is an int4; numbers beyond it cannot name a stored version. */
+export const MAX_VERSION = 2 ** 31 - 1;
+
+// Each read is one walk of the versions primary key (namespace, entity_path, key, version).
+// These stay prepared statements: with the whole key given, a generic plan is the index.
+
+/** The newest version: the head row would need a join, the key's last index entry does not. */
+export const readHead = async (sql: Sql, a: EntryAddress): Promise<Entry | null> => {
+  const rows = await sql<EntryRow[]>`
+    select ${sql.unsafe(COLUMNS)} from cairn_versions v
+     where v.namespace = ${a.namespace} and v.entity_path = ${a.entity_path} and v.key = ${a.key}
+     order by v.version desc limit 1`;
+  return rows[0] ? rowToEntry(rows[0]) : null;
+};
+
+export const readVersion = async (sql: Sql, a: EntryAddress, version: number): Promise<Entry | null> => {
+  const rows = await sql<EntryRow[]>`
+    select ${sql.unsafe(COLUMNS)} from cairn_versions v
+     where v.namespace = ${a.namespace} and v.entity_path = ${a.entity_path} and v.key = ${a.key}
+       and v.version = ${version}`;
+  return rows[0] ? rowToEntry(rows[0]) : null;
+};
+
+/** Newest first, strictly below `before`. */
+export const readHistory = async (sql: Sql, a: EntryAddress, before: number, limit: number): Promise<Entry[]> => {
+  const rows = await sql<EntryRow[]>`
+    select ${sql.unsafe(COLUMNS)} from cairn_versions v
+     where v.namespace = ${a.namespace} and v.entity_path = ${a.entity_path} and v.key = ${a.key}
+       and v.version < ${before}::int8
+     order by v.version desc limit ${limit}`;
+  return rows.map(rowToEntry);
+};
+
+/**
+ * One page of current versions (tombstones and expired included) in primary key order after
+ * `after`, for scans that must not hold a connection or a snapshot between pages.
+ */
+export const readHeadsPage = async (sql: Sql, after: EntryAddress | undefined, limit: number): Promise<Entry[]> => {
+  const from = after ?? { namespace: '', entity_path: '', key: '' };
+  const rows = await sql<EntryRow[]>`
+    select ${sql.unsafe(COLUMNS)}
+      from (select namespace, entity_path, key, version from cairn_heads h
+             where (h.namespace, h.entity_path, h.key) > (${from.namespace}, ${from.entity_path}, ${from.key})
+             order by h.namespace, h.entity_path, h.key
+             limit ${sql.unsafe(String(Math.trunc(limit)))}) h
+     cross join lateral (
+            select ${sql.unsafe(ENTRY_COLUMNS.join(', '))} from cairn_versions v
+             where v.namespace = h.namespace and v.entity_path = h.entity_path
+               and v.key = h.key and v.version = h.version
+             limit 1) v
+     order by h.namespace, h.entity_path, h.key`;
+  return rows.map(rowToEntry);
+};

@@ -89,6 +89,8 @@ const action = <A extends unknown[]>(run: (client: CairnClient, options: CommonO
 
 const common = (command: Command): Command =>
   command
+    // Bad usage exits 2, as a bad configuration does, keeping 1 for the server's refusals.
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
     .option('--json', 'print the API\'s JSON answer instead of a table')
     .option('--namespace <name>', 'namespace (default: the server\'s)')
     .option('--url <url>', 'server address (default CAIRN_HTTP_URL)');

@@ -1,0 +1,176 @@
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CairnClient, ConflictError, type Entry, NotFoundError, UnauthenticatedError, ValidationFailedError,
+} from '../../src/client/index.ts';
+import { type Cairn, startCairn } from '../helpers/cairn.ts';
+import { runCli } from '../helpers/run-cli.ts';
+import type { BackendEnv } from './http-contract.ts';
+
+const KEY = 'client-contract-key-0123';
+const HAS_SEARCH = existsSync(new URL('../../src/services/search-entries.ts', import.meta.url));
+let unique = 0;
+const freshPath = () => `repos/acme/client-${++unique}-${Date.now()}`;
+
+/**
+ * The typed client and the `cairn` client commands against a running server on one backend:
+ * every endpoint they cover, typed errors, paging, the live stream, and what the CLI prints.
+ */
+export const describeClientContract = (name: string, backend: BackendEnv): void => {
+  describe(`client and CLI: ${name}`, () => {
+    let cairn: Cairn;
+    let client: CairnClient;
+    const cli = (args: string[], options: { key?: string | null; stdin?: string } = {}) =>
+      runCli(args, { CAIRN_HTTP_URL: cairn.url, ...(options.key === null ? {} : { CAIRN_API_KEY: options.key ?? KEY }) }, options.stdin);
+
+    beforeAll(async () => {
+      cairn = await startCairn({ ...(await backend.env()), CAIRN_API_KEYS: KEY });
+      client = new CairnClient({ url: cairn.url, apiKey: KEY, agentId: 'client-test' });
+    });
+    afterAll(async () => {
+      await cairn?.close();
+      await backend.cleanup();
+    });
+
+    it('writes, re-writes unchanged, reads current and past versions, with "/" in keys and odd paths', async () => {
+      expect((await client.health()).backend).toBe(name);
+      const path = `${freshPath()}/naïve path`;
+      const first = await client.write({ entity_path: path, key: 'release/2026', value: { state: 'open' }, tags: ['ci'] });
+      expect(first).toMatchObject({ unchanged: false, entry: { version: 1, agent_id: 'client-test', tags: ['ci'] } });
+      expect((await client.write({ entity_path: path, key: 'release/2026', value: { state: 'open' }, tags: ['ci'] })).unchanged).toBe(true);
+      await client.write({ entity_path: path, key: 'release/2026', value: 'shipped', confidence: 0.7 });
+      expect(await client.read({ entity_path: path, key: 'release/2026' })).toMatchObject({ version: 2, value: 'shipped', confidence: 0.7 });
+      expect(await client.read({ entity_path: path, key: 'release/2026', version: 1 })).toMatchObject({ version: 1, value: { state: 'open' } });
+    });
+
+    it('lists page by page, follows cursors with listAll, and pages history back', async () => {
+      const path = freshPath();
+      for (const key of ['a', 'b', 'c']) await client.write({ entity_path: path, key, value: key });
+      const page = await client.list({ entity_path: path, limit: 2 });
+      expect(page.entries.map((e) => e.key)).toEqual(['a', 'b']);
+      expect(page.next_cursor).toEqual(expect.any(String));
+      const all: string[] = [];
+      for await (const entry of client.listAll({ entity_path: path, limit: 1 })) all.push(entry.key);
+      expect(all).toEqual(['a', 'b', 'c']);
+      for (const value of ['2', '3']) await client.write({ entity_path: path, key: 'a', value });
+      const newest = await client.history({ entity_path: path, key: 'a', limit: 2 });
+      expect(newest.versions.map((v) => v.version)).toEqual([3, 2]);
+      const older = await client.history({ entity_path: path, key: 'a', before: newest.next_before! });
+      expect(older).toEqual({ versions: [expect.objectContaining({ version: 1 })], next_before: null });
+    });
+
+    it('throws the SPEC §4 error classes with code, status, request id and details', async () => {
+      const path = freshPath();
+      const missing = await client.read({ entity_path: path, key: 'nope' }).catch((e: unknown) => e);
+      expect(missing).toBeInstanceOf(NotFoundError);
+      expect(missing).toMatchObject({ code: 'NOT_FOUND', status: 404, requestId: expect.any(String) });
+      const invalid = await client.write({ entity_path: 'a/../b', key: 'k', value: 'v' }).catch((e: unknown) => e);
+      expect(invalid).toBeInstanceOf(ValidationFailedError);
+      expect((invalid as ValidationFailedError).details).toEqual([{ field: 'entity_path', message: expect.stringContaining('..') }]);
+      await client.write({ entity_path: path, key: 'k', value: 'v' });
+      await expect(client.write({ entity_path: path, key: 'k', value: 'w', if_version: 7 })).rejects.toBeInstanceOf(ConflictError);
+      await expect(new CairnClient({ url: cairn.url, apiKey: 'wrong-key-0123456789' }).list()).rejects.toBeInstanceOf(UnauthenticatedError);
+      await expect(new CairnClient({ url: cairn.url }).list()).rejects.toBeInstanceOf(UnauthenticatedError);
+    });
+
+    it('deletes, records outcomes and ingests events', async () => {
+      const path = freshPath();
+      await client.write({ entity_path: path, key: 'owner', value: 'team-a', confidence: 0.5 });
+      const outcome = await client.recordOutcome({ entries: [{ entity_path: path, key: 'owner', version: 1 }], outcome: 'failure', weight: 0.5 });
+      expect(outcome.results[0]).toMatchObject({ status: 'updated', confidence: 0.25 });
+      await client.delete({ entity_path: path, key: 'owner', if_version: 2 });
+      await expect(client.read({ entity_path: path, key: 'owner' })).rejects.toBeInstanceOf(NotFoundError);
+      await expect(client.delete({ entity_path: path, key: 'owner' })).rejects.toBeInstanceOf(NotFoundError);
+      const event = { source: 'deploybot', entity_path: path, key: 'deploy-1', value: { ok: true }, event_type: 'deploy.finished', event_id: 'e-1' };
+      expect((await client.ingestEvent(event)).status).toBe('created');
+      expect(await client.ingestEvent(event)).toMatchObject({ status: 'duplicate', entry: { agent_id: 'external/deploybot', shared: true } });
+    });
+
+    it('watches writes live over the stream, under a path, and stops when the loop ends', async () => {
+      const path = freshPath();
+      let opened!: () => void;
+      const open = new Promise<void>((resolve) => (opened = resolve));
+      const seen: Entry[] = [];
+      const watching = (async () => {
+        for await (const entry of client.watch({ entity_path: path, onOpen: opened })) {
+          seen.push(entry);
+          if (seen.length === 2) break;
+        }
+      })();
+      await open;
+      await client.write({ entity_path: 'elsewhere/x', key: 'k', value: 'not for us' });
+      await client.write({ entity_path: path, key: 'one', value: '1' });
+      await client.write({ entity_path: `${path}/deeper`, key: 'two', value: '2' });
+      await watching;
+      expect(seen.map((e) => [e.entity_path, e.key])).toEqual([[path, 'one'], [`${path}/deeper`, 'two']]);
+    });
+
+    it.runIf(HAS_SEARCH)('searches', async () => {
+      const path = freshPath();
+      await client.write({ entity_path: path, key: 'incident', value: 'checkout latency spike after the deploy' });
+      const found = await client.search({ query: 'checkout latency', entity_path: path, mode: 'text' });
+      expect(found.results[0]?.entry).toMatchObject({ entity_path: path, key: 'incident' });
+      expect(found.results[0]?.highlights.length).toBeGreaterThan(0);
+    });
+
+    it('cairn write/read/list/history/delete print tables, or the API\'s JSON with --json', async () => {
+      const path = freshPath();
+      expect(await cli(['write', path, 'pr-42', '{"title":"Fix retry storm","state":"open"}', '--tag', 'ci', '--confidence', '0.9'])).toMatchObject({ code: 0, stdout: `wrote ${path} / pr-42 version 1\n` });
+      expect((await cli(['write', path, 'note', '-'], { stdin: 'plain text\nsecond line\n' })).code).toBe(0);
+      const again = await cli(['write', path, 'pr-42', '{"state":"open","title":"Fix retry storm"}', '--tag', 'ci', '--confidence', '0.9', '--json']);
+      expect(JSON.parse(again.stdout)).toMatchObject({ unchanged: true, entry: { version: 1 } });
+
+      const read = await cli(['read', path, 'pr-42']);
+      expect(read.stdout).toMatch(/^entity_path\s+repos\/acme/m);
+      expect(read.stdout).toMatch(/^confidence\s+0\.9$/m);
+      expect(read.stdout).toContain('"title": "Fix retry storm"');
+      expect(JSON.parse((await cli(['read', path, 'note', '--json'])).stdout)).toEqual(await client.read({ entity_path: path, key: 'note' }));
+      expect((await client.read({ entity_path: path, key: 'note' })).value).toBe('plain text\nsecond line');
+
+      const list = await cli(['list', path]);
+      const lines = list.stdout.trim().split('\n');
+      expect(lines[0]).toMatch(/^ENTITY_PATH\s+KEY\s+VERSION\s+CONFIDENCE\s+AGENT_ID\s+WRITTEN_AT\s+VALUE$/);
+      expect(lines.slice(1).map((l) => l.split(/\s{2,}/)[1])).toEqual(['note', 'pr-42']);
+      expect(lines[1]).toContain('plain text second line');
+      expect(JSON.parse((await cli(['list', path, '--limit', '1', '--json'])).stdout).next_cursor).toEqual(expect.any(String));
+
+      await cli(['write', path, 'pr-42', '{"state":"merged"}']);
+      const history = await cli(['history', path, 'pr-42']);
+      expect(history.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/)[0])).toEqual(['2', '1']);
+
+      expect(await cli(['delete', path, 'pr-42'])).toMatchObject({ code: 0, stdout: `deleted ${path} / pr-42\n` });
+      const gone = await cli(['read', path, 'pr-42']);
+      expect(gone.code).toBe(3);
+      expect(gone.stderr).toMatch(/NOT_FOUND: entry .* not found/);
+    });
+
+    it('cairn reports refusals on stderr with exit codes: 1 refused, 2 usage, 3 not found', async () => {
+      const bad = await cli(['write', 'a//b', 'k', 'v']);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain('VALIDATION_FAILED');
+      expect(bad.stderr).toMatch(/entity_path: must not contain an empty segment/);
+      const badJson = await cli(['read', 'a//b', 'k', '--json']);
+      expect(JSON.parse(badJson.stderr).error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'entity_path' }] });
+      for (const key of ['wrong-key-0123456789', null]) {
+        const refused = await cli(['list'], { key });
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain('UNAUTHENTICATED');
+      }
+      expect((await cli(['write', 'a/b', 'k', '{not json'])).code).toBe(2);
+      expect((await cli(['read', 'a/b', 'k', '--version', 'two'])).code).toBe(2);
+      expect((await cli(['read', 'a/b'])).code).toBe(2);
+      const noUrl = await runCli(['list'], {});
+      expect(noUrl.code).toBe(2);
+      expect(noUrl.stderr).toContain('CAIRN_HTTP_URL');
+    });
+
+    it.runIf(HAS_SEARCH)('cairn search prints ranked results', async () => {
+      const path = freshPath();
+      await client.write({ entity_path: path, key: 'runbook', value: 'restart the payment gateway when queue depth alarms' });
+      const out = await cli(['search', 'payment', 'gateway', '--entity-path', path]);
+      expect(out.code).toBe(0);
+      expect(out.stdout.split('\n')[0]).toMatch(/^SCORE\s+ENTITY_PATH\s+KEY/);
+      expect(out.stdout).toContain('runbook');
+    });
+  });
+};

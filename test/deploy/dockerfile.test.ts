@@ -1,0 +1,119 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { DockerfileParser, Healthcheck, type Instruction } from 'dockerfile-ast';
+import { validate } from 'dockerfile-utils';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startCairn } from '../helpers/cairn.ts';
+
+// No container engine here: these tests check what can be checked without one — the
+// Dockerfile's syntax (the parser and validator behind VS Code's Docker support), what its
+// instructions promise, that every file it copies is in the build context, that production
+// dependencies are enough for the sources it ships, and that its entry point and health
+// check actually work.
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, '../..');
+const text = await readFile(join(root, 'Dockerfile'), 'utf8');
+const dockerfile = DockerfileParser.parse(text);
+const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+const scratch = await mkdtemp(join(tmpdir(), 'cairn-dockerfile-'));
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+const stages = dockerfile.getFROMs();
+/** The instructions of the last stage: what the image is. */
+const final = dockerfile.getInstructions().filter((i) => i.getRange().start.line > (stages.at(-1)?.getRange().start.line ?? 0));
+const one = (keyword: string): Instruction => {
+  const found = final.filter((i) => i.getKeyword() === keyword);
+  expect(found, keyword).toHaveLength(1);
+  return found[0] as Instruction;
+};
+const jsonArgs = (instruction: Instruction): string[] => JSON.parse(instruction.getArgumentsContent() ?? 'null') as string[];
+
+describe('Dockerfile', () => {
+  it('is valid Dockerfile syntax', () => {
+    expect(validate(text)).toEqual([]);
+  });
+
+  it('is multi-stage on node:24 slim, with the Node version package.json pins', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    const arg = dockerfile.getARGs().find((a) => a.getProperty()?.getName() === 'NODE_VERSION');
+    expect(arg?.getProperty()?.getValue()).toBe(pkg.dependencies.node);
+    for (const stage of stages) expect(stage.getImage()).toBe('node:${NODE_VERSION}-bookworm-slim');
+    expect(pkg.dependencies.node).toMatch(/^24\./);
+  });
+
+  it('runs as a non-root user, serves 8080 on 0.0.0.0, keeps data on a /data/.cairn volume', () => {
+    const user = one('USER').getArgumentsContent() ?? '';
+    expect(user).not.toMatch(/^(root|0)(:|$)/);
+    expect(user).toMatch(/^\d+:\d+$/);
+    expect(one('EXPOSE').getArgumentsContent()).toBe('8080');
+    const env = one('ENV').getArguments().map((a) => a.getValue());
+    expect(env).toEqual(expect.arrayContaining(['CAIRN_HOST=0.0.0.0', 'CAIRN_PORT=8080', 'CAIRN_DATA_DIR=/data/.cairn']));
+    expect(jsonArgs(one('VOLUME'))).toEqual(['/data/.cairn']);
+  });
+
+  it('has the cairn command as entry point, serve by default', () => {
+    expect(jsonArgs(one('ENTRYPOINT'))).toEqual(['cairn']);
+    expect(jsonArgs(one('CMD'))).toEqual(['serve']);
+  });
+
+  it('copies only files that exist and that .dockerignore lets into the build context', async () => {
+    const ignore = (await readFile(join(root, '.dockerignore'), 'utf8')).split('\n').filter((l) => l && !l.startsWith('#'));
+    expect(ignore[0]).toBe('*');
+    const allowed = ignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/\/$/, ''));
+    const copies = dockerfile.getCOPYs().filter((c) => !c.getFromFlag());
+    expect(copies.length).toBeGreaterThan(0);
+    for (const copy of copies) {
+      for (const source of copy.getArguments().slice(0, -1).map((a) => a.getValue())) {
+        expect(existsSync(join(root, source)), source).toBe(true);
+        expect(allowed, source).toContain(source);
+      }
+    }
+  });
+
+  it('ships sources that need no dev dependency (the image installs production ones only)', async () => {
+    const files = (await readdir(join(root, 'src'), { recursive: true })).filter((f) => f.endsWith('.ts'));
+    const builtins = new Set(builtinModules);
+    const offenders: string[] = [];
+    for (const file of files) {
+      const source = await readFile(join(root, 'src', file), 'utf8');
+      // Value imports only: `import type` is erased and needs nothing at run time.
+      for (const match of source.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^'"]*?\sfrom\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+        const specifier = match[1] ?? match[2] ?? '';
+        if (specifier.startsWith('.') || specifier.startsWith('node:') || builtins.has(specifier)) continue;
+        const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : (specifier.split('/')[0] as string);
+        if (!(name in pkg.dependencies)) offenders.push(`${relative(root, join(root, 'src', file))}: ${specifier}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('the entry point works through a symlink on PATH, as /usr/local/bin/cairn in the image', async () => {
+    await symlink(join(root, 'bin/cairn.js'), join(scratch, 'cairn'));
+    const { stdout } = await run(join(scratch, 'cairn'), ['--version'], { env: { ...process.env, PATH: `${join(process.execPath, '..')}:${process.env.PATH ?? ''}` } });
+    expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('the HEALTHCHECK command passes against a running server and fails against none', async () => {
+    const health = one('HEALTHCHECK');
+    expect(health).toBeInstanceOf(Healthcheck);
+    const flags = Object.fromEntries((health as Healthcheck).getFlags().map((f) => [f.getName(), f.getValue()]));
+    expect(flags).toMatchObject({ interval: expect.any(String), timeout: expect.any(String), retries: expect.any(String) });
+    const [program, ...command] = JSON.parse((health.getArgumentsContent() ?? '').replace(/^CMD\s+/, '')) as string[];
+    expect(program).toBe('node');
+    expect(command.join(' ')).toContain('/health');
+    const cairn = await startCairn({ CAIRN_DATA_DIR: join(scratch, 'data') });
+    const port = new URL(cairn.url).port;
+    try {
+      await expect(run(process.execPath, command, { env: { ...process.env, CAIRN_PORT: port } })).resolves.toBeDefined();
+    } finally {
+      await cairn.close();
+    }
+    await expect(run(process.execPath, command, { env: { ...process.env, CAIRN_PORT: port } })).rejects.toMatchObject({ code: 1 });
+  });
+});

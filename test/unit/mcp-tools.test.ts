@@ -1,0 +1,50 @@
+import { existsSync } from 'node:fs';
+import type { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import { TOOLS } from '../../src/mcp/tools.ts';
+import { DeleteEntryInput } from '../../src/services/delete-entry.ts';
+import { EntryHistoryInput } from '../../src/services/entry-history.ts';
+import { ListEntriesInput } from '../../src/services/list-entries.ts';
+import { ReadEntryInput } from '../../src/services/read-entry.ts';
+import { RecordOutcomeInput } from '../../src/services/record-outcome.ts';
+import { WriteEntryInput } from '../../src/services/write-entry.ts';
+
+const keys = (schema: z.ZodObject) => Object.keys(schema.shape).sort();
+const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
+
+// A tool's schema only documents; the service validates. They must name the same fields, or
+// a model would be shown arguments the service refuses, or miss ones it takes.
+const SERVICE_INPUTS: Record<string, z.ZodObject> = {
+  memory_write: WriteEntryInput,
+  memory_read: ReadEntryInput,
+  memory_list: ListEntriesInput,
+  memory_history: EntryHistoryInput,
+  memory_delete: DeleteEntryInput,
+  memory_record_outcome: RecordOutcomeInput,
+};
+
+describe('MCP tool definitions', () => {
+  it('are the nine tools of SPEC §9, each with a distinct name and operation', () => {
+    expect(TOOLS.map((t) => t.name).sort()).toEqual([
+      'cortex_digests', 'memory_briefing', 'memory_delete', 'memory_history', 'memory_list', 'memory_read', 'memory_record_outcome', 'memory_search', 'memory_write',
+    ]);
+    expect(new Set(TOOLS.map((t) => t.operation)).size).toBe(TOOLS.length);
+  });
+
+  it.each(Object.entries(SERVICE_INPUTS))('%s documents exactly the fields its service takes', (name, input) => {
+    expect(keys(tool(name).input)).toEqual(keys(input));
+  });
+
+  it.runIf(existsSync(new URL('../../src/services/search-entries.ts', import.meta.url)))('memory_search documents exactly the fields search takes', async () => {
+    const { SearchInput } = (await import('../../src/services/search-entries.ts' as string)) as { SearchInput: z.ZodObject };
+    expect(keys(tool('memory_search').input)).toEqual(keys(SearchInput));
+  });
+
+  it('mark what only reads as read-only and what deletes as destructive', () => {
+    for (const t of TOOLS) {
+      const writes = ['write', 'delete', 'recordOutcome'].includes(t.operation);
+      expect(t.annotations.readOnlyHint, t.name).toBe(!writes);
+    }
+    expect(tool('memory_delete').annotations.destructiveHint).toBe(true);
+  });
+});

@@ -68,6 +68,21 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     }
   });
 
+  it('holds tools to the key\'s scopes and prefixes, as the REST routes are', async () => {
+    const issued = await cairn.call('POST', '/api/v1/admin/keys', { name: 'mcp-reader', scopes: ['read'], prefixes: ['repos/acme'] }, { 'x-cairn-api-key': KEY });
+    expect(issued.status).toBe(201);
+    const reader = await connectHttp(cairn.url, issued.body.key as string);
+    const path = `repos/acme/scoped-${Date.now()}`;
+    await callTool(client, 'memory_write', { entity_path: path, key: 'k', value: 'v' });
+    expect((await callTool(reader, 'memory_read', { entity_path: path, key: 'k' })).body).toMatchObject({ value: 'v' });
+    const write = await callTool(reader, 'memory_write', { entity_path: path, key: 'k', value: 'w' });
+    expect(write.isError).toBe(true);
+    expect(write.body.error).toMatchObject({ code: 'FORBIDDEN', hint: expect.stringContaining('API key') });
+    const outside = await callTool(reader, 'memory_read', { entity_path: 'incidents/x', key: 'k' });
+    expect(outside.body.error.code).toBe('FORBIDDEN');
+    await reader.close();
+  });
+
   it('gives the same answers as the REST API for the same entry', async () => {
     const path = `repos/acme/same-${Date.now()}`;
     const written = await callTool(client, 'memory_write', { entity_path: path, key: 'release/2026', value: { ok: true } });

@@ -5,6 +5,7 @@ import { createLogger } from './http/logger.ts';
 import { startServer } from './server.ts';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { registerMcpCommand } from './cli/mcp-command.ts';
+import { registerCortexCommand } from './cli/cortex-command.ts';
 import { VERSION } from './version.ts';
 
 /** Past every step's own bound (server.ts), and under the 30 s a container gets before SIGKILL. */
@@ -16,7 +17,7 @@ const port = (value: string): string => {
 };
 
 /** `cairn serve`: run the HTTP API until SIGINT/SIGTERM, then shut down gracefully. */
-const serve = async (flags: ConfigFlags): Promise<void> => {
+const serve = async (flags: ConfigFlags & { withCortex?: boolean }): Promise<void> => {
   let config;
   try {
     config = parseConfig(process.env, flags);
@@ -30,7 +31,7 @@ const serve = async (flags: ConfigFlags): Promise<void> => {
   const logger = createLogger(config.logLevel);
   let server;
   try {
-    server = await startServer(config, logger);
+    server = await startServer(config, logger, {}, { withCortex: flags.withCortex === true });
   } catch (error) {
     logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
     logger.flush(() => process.exit(1));
@@ -75,9 +76,11 @@ program
   .option('-p, --port <port>', 'port to listen on (CAIRN_PORT, default 8080)', port)
   .option('--host <host>', 'address to bind (CAIRN_HOST, default 127.0.0.1)')
   .option('--data-dir <dir>', 'filesystem backend directory (CAIRN_DATA_DIR, default /data/.cairn)')
-  .action(async (options: ConfigFlags) => serve(options));
+  .option('--with-cortex', 'also run the Cortex worker in this process (digests, patterns, traces)')
+  .action(async (options: ConfigFlags & { withCortex?: boolean }) => serve(options));
 
 registerMcpCommand(program);
+registerCortexCommand(program);
 registerClientCommands(program);
 
 await program.parseAsync(process.argv);

@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { CortexFeed } from './cortex/cortex-feed.ts';
+import { startCortex } from './cortex/start-cortex.ts';
+import type { CortexWorker } from './cortex/worker.ts';
 import { buildApp } from './http/app.ts';
 import type { Store } from './ports/store.ts';
 import { openStore } from './store/open-store.ts';
@@ -12,6 +15,8 @@ export interface RunningServer {
   url: string;
   /** Graceful stop (see startServer); resolves when the store is closed. Idempotent. */
   close(): Promise<void>;
+  /** The embedded Cortex worker (`withCortex`), else null. */
+  cortex: CortexWorker | null;
 }
 
 /**
@@ -27,6 +32,14 @@ export interface ShutdownTimings {
   /** Closing the store (final fsync, checkpoint, lock release, pool end) gets this long. */
   storeCloseMs: number;
 }
+
+export interface ServerOptions {
+  /** Run a Cortex worker in this process (`cairn serve --with-cortex`). */
+  withCortex?: boolean;
+}
+
+/** Stopping the embedded Cortex: finish the compile under way, release the lease. */
+const CORTEX_STOP_MS = 5_000;
 
 export const SHUTDOWN_TIMINGS: Readonly<ShutdownTimings> = Object.freeze({ settleMs: 250, graceMs: 10_000, storeCloseMs: 10_000 });
 
@@ -44,11 +57,15 @@ const within = <T>(work: Promise<T>, ms: number, what: string): Promise<T> =>
  * An embedded Cortex (`serve --with-cortex`) belongs between the HTTP drain and the store,
  * so that its lock is released while the backend is still there.
  */
-export const startServer = async (config: Config, logger: Logger, timings: Partial<ShutdownTimings> = {}): Promise<RunningServer> => {
+export const startServer = async (config: Config, logger: Logger, timings: Partial<ShutdownTimings> = {}, options: ServerOptions = {}): Promise<RunningServer> => {
   const { settleMs, graceMs, storeCloseMs } = { ...SHUTDOWN_TIMINGS, ...timings };
   const store = await openStore(config, logger);
+  let cortex: CortexWorker | null = null;
   try {
-    const { app, drain } = await buildApp({ config, store, logger });
+    // On a shared backend the stream follows the active worker's event log, wherever it runs.
+    const cortexFeed = new CortexFeed(store, { poll: store.backend !== 'filesystem', logger });
+    if (options.withCortex) cortex = await startCortex(config, store, logger, (event) => cortexFeed.publishLocal(event));
+    const { app, drain } = await buildApp({ config, store, logger, cortexFeed, ...(cortex ? { cortex } : {}) });
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -82,6 +99,7 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
         try {
           await stopHttp();
         } finally {
+          if (cortex) await within(cortex.stop(), CORTEX_STOP_MS, 'stopping the cortex').catch((error: unknown) => logger.warn({ err: error }, 'cortex did not stop cleanly'));
           // Even when the HTTP side failed to stop cleanly, the store gets its orderly close.
           await within(store.close(), storeCloseMs, 'closing the store');
         }
@@ -89,8 +107,9 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
       })();
       return closing;
     };
-    return { app, store, url, close };
+    return { app, store, url, close, cortex };
   } catch (error) {
+    await cortex?.stop().catch(() => {});
     await store.close();
     throw error;
   }

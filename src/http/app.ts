@@ -25,6 +25,9 @@ import { eventRoutes } from './routes/events.ts';
 import { outcomeRoutes } from './routes/outcomes.ts';
 import { historyRoutes } from './routes/history.ts';
 import { streamRoutes } from './routes/stream.ts';
+import { cortexRoutes } from './routes/cortex.ts';
+import { CortexFeed } from '../cortex/cortex-feed.ts';
+import type { CortexStatus } from '../cortex/heartbeat.ts';
 import { systemRoutes } from './routes/system.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { mcpRoutes } from '../mcp/http-route.ts';
@@ -34,6 +37,10 @@ export interface AppOptions {
   store: Store;
   logger: Logger;
   now?: () => number;
+  /** The Cortex worker embedded in this process, for /api/v1/cortex/status. */
+  cortex?: { status(): CortexStatus };
+  /** Compile events for /api/v1/cortex/stream; one that follows the shared log when absent. */
+  cortexFeed?: CortexFeed;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -73,7 +80,7 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   registerInFlight(metrics, () => drain.inFlightCount);
   const store = countBackendErrors(options.store, (operation) => metrics.backendErrors.inc({ backend: options.store.backend, operation }));
   const deliveries = new DeliveryCounters(store, (connector, outcome) => metrics.connectorDeliveries.inc({ connector, outcome }));
-  const deps: ServiceDeps = { store, now: options.now ?? Date.now, config, deliveries };
+  const deps: ServiceDeps = { store, now: options.now ?? Date.now, config, deliveries, ...(options.cortex ? { cortex: options.cortex } : {}) };
   // Before the store closes (server.ts closes the app first), so the last counts land.
   app.addHook('onClose', async () => deliveries.close());
 
@@ -111,6 +118,9 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   entryRoutes(app, deps, config, metrics);
   historyRoutes(app, deps, config);
   streamRoutes(app, store, config, metrics);
+  const cortexFeed = options.cortexFeed ?? new CortexFeed(options.store, { poll: options.store.backend !== 'filesystem', logger });
+  app.addHook('onClose', async () => cortexFeed.close());
+  cortexRoutes(app, deps, cortexFeed);
   eventRoutes(app, deps);
   outcomeRoutes(app, deps);
   adminRoutes(app, deps, keys);

@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import type { CortexStatus } from '../cortex/heartbeat.ts';
 import type { Access } from '../domain/access.ts';
 import type { Store } from '../ports/store.ts';
 import type { DeliveryCounters } from './delivery-counters.ts';
@@ -24,4 +25,6 @@ export interface ServiceDeps {
   now: () => number;
   config: Config;
   deliveries: DeliveryCounters;
+  /** The Cortex worker embedded in this process (`cairn serve --with-cortex`), if any. */
+  cortex?: { status(): CortexStatus };
 }

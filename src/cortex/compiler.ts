@@ -1,0 +1,155 @@
+import type { Entry } from '../domain/entry.ts';
+import type { Store } from '../ports/store.ts';
+import { numbered, pathDigest } from './assemble.ts';
+import type { CortexEvent, CortexRecords } from './cortex-records.ts';
+import { type Changes, syncPatterns, syncRollups, syncTraces } from './insights.ts';
+import type { KeyHistory } from './key-history.ts';
+import { changedIncidentIds, NamespaceState } from './namespace-state.ts';
+import { pathScope, pathType, TYPE_ORDER } from './scopes.ts';
+
+export interface CompilerDeps {
+  store: Store;
+  records: CortexRecords;
+  history: KeyHistory;
+  now: () => number;
+  publish: (event: CortexEvent) => void;
+}
+
+const PAGE = 1000;
+
+/**
+ * Turns live entries into digests. `compilePaths` reads only the named paths (a list by
+ * prefix that stops at the first deeper path), so its cost follows the size of the scopes
+ * that changed; `compileNamespace` is the catch-up: one ordered scan of the namespace.
+ */
+export class Compiler {
+  private readonly deps: CompilerDeps;
+  private readonly states = new Map<string, NamespaceState>();
+  /** Path scopes compiled since start, for the status report. */
+  compiled = 0;
+
+  constructor(deps: CompilerDeps) {
+    this.deps = deps;
+  }
+
+  async state(ns: string): Promise<NamespaceState> {
+    let st = this.states.get(ns);
+    if (!st) {
+      st = await NamespaceState.load(this.deps.records, ns);
+      this.states.set(ns, st);
+    }
+    return st;
+  }
+
+  /** Forget everything loaded (a worker that lost leadership must reload when it regains it). */
+  reset(): void {
+    this.states.clear();
+  }
+
+  digestCount(): number {
+    let n = 0;
+    for (const st of this.states.values()) n += st.digests.size;
+    return n;
+  }
+
+  /** Live entries at exactly `path`: they sort before any deeper path, so the scan stops there. */
+  private async entriesAt(ns: string, path: string): Promise<Entry[]> {
+    const out: Entry[] = [];
+    let after: { entity_path: string; key: string } | undefined;
+    for (;;) {
+      const page = await this.deps.store.list({ namespace: ns, prefix: path, limit: PAGE, now: this.deps.now(), ...(after ? { after } : {}) });
+      for (const e of page.entries) {
+        if (e.entity_path !== path) return out;
+        out.push(e);
+      }
+      if (!page.next) return out;
+      after = page.next;
+    }
+  }
+
+  async compilePaths(ns: string, paths: Iterable<string>): Promise<void> {
+    const st = await this.state(ns);
+    const changes: Changes = { changed: [], removed: [] };
+    const ordered = [...new Set(paths)].sort((a, b) => TYPE_ORDER[pathType(a)] - TYPE_ORDER[pathType(b)]);
+    const comms = ordered.filter((p) => pathType(p) === 'comms');
+    const before = st.openIncidents();
+    for (const path of ordered) if (pathType(path) !== 'comms') await this.apply(st, path, await this.entriesAt(ns, path), changes);
+    // Chat scopes naming an incident whose state just changed are recompiled with the rest.
+    for (const scope of st.commsNaming(changedIncidentIds(before, st.openIncidents()))) {
+      const path = scope.slice('path:'.length);
+      if (!comms.includes(path)) comms.push(path);
+    }
+    for (const path of comms) await this.apply(st, path, await this.entriesAt(ns, path), changes);
+    await this.finish(st, changes, false);
+  }
+
+  /** Catch-up: every path of the namespace from one scan, and digests of vanished paths removed. */
+  async compileNamespace(ns: string): Promise<void> {
+    const st = await this.state(ns);
+    const changes: Changes = { changed: [], removed: [] };
+    const before = st.openIncidents();
+    const seen = new Set<string>();
+    let group: Entry[] = [];
+    const flush = async () => {
+      const path = group[0]?.entity_path;
+      if (path === undefined) return;
+      seen.add(path);
+      await this.apply(st, path, group, changes);
+      group = [];
+    };
+    let after: { entity_path: string; key: string } | undefined;
+    do {
+      const page = await this.deps.store.list({ namespace: ns, limit: PAGE, now: this.deps.now(), ...(after ? { after } : {}) });
+      for (const e of page.entries) {
+        if (group.length > 0 && group[0]?.entity_path !== e.entity_path) await flush();
+        group.push(e);
+      }
+      after = page.next ?? undefined;
+    } while (after);
+    await flush();
+    for (const d of st.pathDigests()) if (d.entity_path !== null && !seen.has(d.entity_path)) await this.apply(st, d.entity_path, [], changes);
+    // The scan meets comms/ before incidents/, so threads are linked again once incidents are known.
+    const ids = changedIncidentIds(before, st.openIncidents());
+    for (const id of st.openIncidents().keys()) ids.add(id);
+    for (const scope of st.commsNaming(ids)) {
+      const path = scope.slice('path:'.length);
+      await this.apply(st, path, await this.entriesAt(ns, path), changes);
+    }
+    await this.finish(st, { changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), removed: changes.removed }, true);
+  }
+
+  private async apply(st: NamespaceState, path: string, entries: Entry[], changes: Changes): Promise<void> {
+    const { records, publish, history } = this.deps;
+    const now = this.deps.now();
+    const scope = pathScope(path);
+    const previous = st.digests.get(scope);
+    this.compiled += 1;
+    if (entries.length === 0) {
+      if (!previous) return;
+      await records.deleteDigest(st.namespace, scope);
+      st.removeDigest(scope);
+      changes.removed.push(previous);
+      publish({ type: 'digest_removed', namespace: st.namespace, scope });
+      return;
+    }
+    const tokens = new Set<string>();
+    const findings = await history.analyze(entries, now);
+    const draft = pathDigest(st.namespace, path, entries, findings, { now, openIncidents: st.openIncidents(), tokens });
+    if (pathType(path) === 'comms') st.tokens.set(scope, tokens);
+    const { digest, changed } = numbered(draft, previous, now);
+    if (!changed) return;
+    await records.putDigest(digest);
+    st.setDigest(digest);
+    changes.changed.push({ digest, previous });
+    publish({ type: 'digest', namespace: st.namespace, digest });
+  }
+
+  private async finish(st: NamespaceState, changes: Changes, all: boolean): Promise<void> {
+    const now = this.deps.now();
+    if (changes.changed.length === 0 && changes.removed.length === 0 && !all) return;
+    await syncPatterns(this.deps, st, changes, now);
+    const crossScope = (t: string) => t === 'repos' || t === 'incidents';
+    if (all || [...changes.changed.map((c) => c.digest), ...changes.removed].some((d) => crossScope(d.type))) await syncTraces(this.deps, st, now);
+    await syncRollups(this.deps, st, changes, now, all);
+  }
+}

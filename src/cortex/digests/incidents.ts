@@ -1,0 +1,137 @@
+import type { Entry } from '../../domain/entry.ts';
+import { DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
+import { byTimeDesc, humanDuration, mean, ms, objOf, str, strings, topCounts } from '../fields.ts';
+
+/** One incident as the digest indexes it (also what patterns, traces and mentions read). */
+export interface IncidentRef {
+  entity_path: string;
+  key: string;
+  version: number;
+  id: string;
+  title: string;
+  status: string;
+  service: string;
+  urgency: string | null;
+  assignees: string[];
+  triggered_at: string | null;
+  acknowledged_at: string | null;
+  resolved_at: string | null;
+}
+
+export interface IncidentFacts {
+  counts: { open: number; acknowledged: number; resolved: number; total: number };
+  /** Mean time to acknowledge / resolve from the trigger, over the incidents that got there. */
+  mtta_ms: number | null;
+  mttr_ms: number | null;
+  acks: { count: number; total_ms: number };
+  resolutions: { count: number; total_ms: number };
+  services: Array<{ service: string; incidents: number; unresolved: number; last_7d: number; last_triggered_at: string | null }>;
+  responders: Array<{ name: string; incidents: number }>;
+  incidents?: IncidentRef[];
+}
+
+const refOf = (entry: Entry): IncidentRef | null => {
+  const v = objOf(entry.value);
+  if (!entry.key.startsWith('incident-') || v === null) return null;
+  const service = objOf(v.service);
+  return {
+    entity_path: entry.entity_path,
+    key: entry.key,
+    version: entry.version,
+    id: str(v.id) ?? entry.key.slice('incident-'.length),
+    title: str(v.title) ?? entry.key,
+    status: str(v.status) ?? 'unknown',
+    service: str(service?.name) ?? entry.entity_path.split('/').at(-1) ?? entry.entity_path,
+    urgency: str(v.urgency),
+    assignees: strings(v.assignees),
+    triggered_at: str(v.triggered_at) ?? str(v.created_at),
+    acknowledged_at: str(v.acknowledged_at),
+    resolved_at: str(v.resolved_at),
+  };
+};
+
+/** Elapsed time between two instants, or null when either is missing or they run backwards. */
+const span = (from: string | null, to: string | null): number | null => {
+  const [a, b] = [ms(from), ms(to)];
+  return a === null || b === null || b < a ? null : b - a;
+};
+
+export const unresolved = (i: IncidentRef): boolean => i.status !== 'resolved';
+
+/**
+ * Incident facts over the PagerDuty shape (`incident-<id>` with a status and trigger /
+ * acknowledge / resolve anchors): `open` counts triggered incidents nobody has
+ * acknowledged yet, so open + acknowledged is everything unresolved.
+ */
+export const compileIncidents = (entries: Entry[], now: number): TypedFacts => {
+  const refs = entries.map(refOf).filter((r): r is IncidentRef => r !== null).sort(byTimeDesc((r) => r.triggered_at));
+  const facts = factsOf(refs, now);
+  facts.incidents = refs.slice(0, DIGEST_LIMITS.index);
+  const open_items: OpenItem[] = refs.filter(unresolved).slice(0, DIGEST_LIMITS.openItems).map((r) => ({
+    kind: 'incident', entity_path: r.entity_path, key: r.key, title: r.title, status: r.status, since: r.triggered_at,
+    detail: { service: r.service, urgency: r.urgency, assignees: r.assignees },
+  }));
+  return { facts: { ...facts }, open_items, headline: headlineOf(facts) };
+};
+
+const factsOf = (refs: IncidentRef[], now: number): IncidentFacts => {
+  const counts = { open: 0, acknowledged: 0, resolved: 0, total: refs.length };
+  const acks = { count: 0, total_ms: 0 };
+  const resolutions = { count: 0, total_ms: 0 };
+  const services = new Map<string, IncidentFacts['services'][number]>();
+  for (const r of refs) {
+    if (r.status === 'triggered') counts.open += 1;
+    else if (r.status === 'acknowledged') counts.acknowledged += 1;
+    else if (r.status === 'resolved') counts.resolved += 1;
+    const ack = span(r.triggered_at, r.acknowledged_at);
+    if (ack !== null) Object.assign(acks, { count: acks.count + 1, total_ms: acks.total_ms + ack });
+    const fix = r.status === 'resolved' ? span(r.triggered_at, r.resolved_at) : null;
+    if (fix !== null) Object.assign(resolutions, { count: resolutions.count + 1, total_ms: resolutions.total_ms + fix });
+    const s = services.get(r.service) ?? { service: r.service, incidents: 0, unresolved: 0, last_7d: 0, last_triggered_at: null };
+    s.incidents += 1;
+    if (unresolved(r)) s.unresolved += 1;
+    const at = ms(r.triggered_at);
+    if (at !== null && now - at <= WEEK_MS) s.last_7d += 1;
+    if (at !== null && (s.last_triggered_at === null || at > (ms(s.last_triggered_at) ?? 0))) s.last_triggered_at = r.triggered_at;
+    services.set(r.service, s);
+  }
+  const responders = topCounts(refs.filter(unresolved).flatMap((r) => r.assignees), 10).map(([name, incidents]) => ({ name, incidents }));
+  return finish({ counts, acks, resolutions, services: [...services.values()], responders, mtta_ms: null, mttr_ms: null });
+};
+
+const finish = (f: IncidentFacts): IncidentFacts => ({
+  ...f,
+  mtta_ms: mean(f.acks.total_ms, f.acks.count),
+  mttr_ms: mean(f.resolutions.total_ms, f.resolutions.count),
+  services: f.services.sort((a, b) => b.last_7d - a.last_7d || b.incidents - a.incidents || (a.service < b.service ? -1 : 1)).slice(0, 10),
+});
+
+/** Facts of several scopes as one (source and namespace digests): sums, then means again. */
+export const mergeIncidents = (all: IncidentFacts[]): IncidentFacts => {
+  const services = new Map<string, IncidentFacts['services'][number]>();
+  const responders = new Map<string, number>();
+  const total = { counts: { open: 0, acknowledged: 0, resolved: 0, total: 0 }, acks: { count: 0, total_ms: 0 }, resolutions: { count: 0, total_ms: 0 } };
+  for (const f of all) {
+    for (const k of ['open', 'acknowledged', 'resolved', 'total'] as const) total.counts[k] += f.counts[k];
+    total.acks = { count: total.acks.count + f.acks.count, total_ms: total.acks.total_ms + f.acks.total_ms };
+    total.resolutions = { count: total.resolutions.count + f.resolutions.count, total_ms: total.resolutions.total_ms + f.resolutions.total_ms };
+    for (const s of f.services) {
+      const m = services.get(s.service) ?? { service: s.service, incidents: 0, unresolved: 0, last_7d: 0, last_triggered_at: null };
+      services.set(s.service, {
+        ...m, incidents: m.incidents + s.incidents, unresolved: m.unresolved + s.unresolved, last_7d: m.last_7d + s.last_7d,
+        last_triggered_at: (ms(s.last_triggered_at) ?? 0) > (ms(m.last_triggered_at) ?? 0) ? s.last_triggered_at : m.last_triggered_at,
+      });
+    }
+    for (const r of f.responders) responders.set(r.name, (responders.get(r.name) ?? 0) + r.incidents);
+  }
+  const top = [...responders].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10).map(([name, incidents]) => ({ name, incidents }));
+  return finish({ ...total, services: [...services.values()], responders: top, mtta_ms: null, mttr_ms: null });
+};
+
+export const headlineOf = (f: IncidentFacts): string => {
+  const noisy = f.services[0];
+  return `${f.counts.open} open, ${f.counts.acknowledged} acknowledged, ${f.counts.resolved} resolved incidents; ` +
+    `MTTA ${humanDuration(f.mtta_ms)}, MTTR ${humanDuration(f.mttr_ms)}` +
+    (noisy && f.services.length > 1 ? `; noisiest: ${noisy.service} (${noisy.last_7d} in 7 days)` : '') +
+    (f.responders.length > 0 ? `; responding: ${f.responders.map((r) => r.name).join(', ')}` : '');
+};

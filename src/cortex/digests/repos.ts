@@ -1,0 +1,142 @@
+import type { Entry } from '../../domain/entry.ts';
+import { DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
+import { byTimeDesc, ms, num, objOf, percent, ratio, str } from '../fields.ts';
+
+/** One deployment as the digest indexes it (flapping patterns and deploy → incident traces read it). */
+export interface DeployRef {
+  entity_path: string;
+  key: string;
+  version: number;
+  id: string;
+  environment: string;
+  state: string;
+  sha: string | null;
+  /** When it reached its current state (the status time), else when it was created. */
+  at: string | null;
+}
+
+interface EnvFacts {
+  total: number;
+  success: number;
+  failure: number;
+  error: number;
+  /** success / (success + failure + error); deployments still running do not count. */
+  success_rate: number | null;
+  last_failed: { key: string; id: string; sha: string | null; at: string | null } | null;
+  latest: { key: string; state: string; at: string | null } | null;
+}
+
+export interface RepoFacts {
+  prs: { open: { count: number; additions: number; deletions: number }; merged_7d: { count: number; additions: number; deletions: number } };
+  deployments: { by_environment: Record<string, EnvFacts>; last_failed: (EnvFacts['last_failed'] & { environment: string }) | null };
+  issues: { open: number; closed: number };
+  deploys?: DeployRef[];
+}
+
+const FAILED = new Set(['failure', 'error']);
+const emptyEnv = (): EnvFacts => ({ total: 0, success: 0, failure: 0, error: 0, success_rate: null, last_failed: null, latest: null });
+const later = (a: string | null, b: string | null): boolean => (ms(a) ?? Number.NEGATIVE_INFINITY) > (ms(b) ?? Number.NEGATIVE_INFINITY);
+
+const deployOf = (e: Entry): DeployRef | null => {
+  const v = objOf(e.value);
+  if (!e.key.startsWith('deployment-') || v === null) return null;
+  return {
+    entity_path: e.entity_path, key: e.key, version: e.version, id: String(v.id ?? e.key.slice('deployment-'.length)),
+    environment: str(v.environment) ?? 'unknown', state: str(v.state) ?? 'unknown', sha: str(v.sha),
+    at: str(v.updated_at) ?? str(v.created_at) ?? e.written_at,
+  };
+};
+
+/** Adds one deployment to its environment's tally (newest state of each deployment entry). */
+const tally = (env: EnvFacts, d: DeployRef): void => {
+  env.total += 1;
+  if (d.state === 'success') env.success += 1;
+  if (d.state === 'failure') env.failure += 1;
+  if (d.state === 'error') env.error += 1;
+  if (FAILED.has(d.state) && (env.last_failed === null || later(d.at, env.last_failed.at))) env.last_failed = { key: d.key, id: d.id, sha: d.sha, at: d.at };
+  if (env.latest === null || later(d.at, env.latest.at)) env.latest = { key: d.key, state: d.state, at: d.at };
+};
+
+const rated = (env: EnvFacts): EnvFacts => ({ ...env, success_rate: ratio(env.success, env.success + env.failure + env.error) });
+
+/**
+ * Repository facts over the GitHub shape: pull requests open and merged in the last 7 days
+ * (with their diff stats), deployment success rate per environment and the last failure,
+ * and issues open/closed.
+ */
+export const compileRepos = (entries: Entry[], now: number): TypedFacts => {
+  const facts: RepoFacts = {
+    prs: { open: { count: 0, additions: 0, deletions: 0 }, merged_7d: { count: 0, additions: 0, deletions: 0 } },
+    deployments: { by_environment: {}, last_failed: null },
+    issues: { open: 0, closed: 0 },
+  };
+  const open_items: OpenItem[] = [];
+  const deploys: DeployRef[] = [];
+  for (const e of entries) {
+    const v = objOf(e.value);
+    if (v === null) continue;
+    if (e.key.startsWith('pr-')) {
+      const bucket = v.state === 'open' ? facts.prs.open : v.state === 'merged' && now - (ms(v.merged_at) ?? Number.NEGATIVE_INFINITY) <= WEEK_MS ? facts.prs.merged_7d : null;
+      if (bucket) Object.assign(bucket, { count: bucket.count + 1, additions: bucket.additions + (num(v.additions) ?? 0), deletions: bucket.deletions + (num(v.deletions) ?? 0) });
+      if (v.state === 'open') open_items.push({ kind: 'pull_request', entity_path: e.entity_path, key: e.key, title: str(v.title) ?? e.key, status: 'open', since: str(v.created_at) ?? e.created_at, detail: { author: v.author ?? null, additions: v.additions ?? null, deletions: v.deletions ?? null } });
+    } else if (e.key.startsWith('issue-')) {
+      if (v.state === 'open') facts.issues.open += 1;
+      else facts.issues.closed += 1;
+      if (v.state === 'open') open_items.push({ kind: 'issue', entity_path: e.entity_path, key: e.key, title: str(v.title) ?? e.key, status: 'open', since: str(v.created_at) ?? e.created_at });
+    } else {
+      const d = deployOf(e);
+      if (d) deploys.push(d);
+    }
+  }
+  for (const d of deploys) {
+    const env = (facts.deployments.by_environment[d.environment] ??= emptyEnv());
+    tally(env, d);
+  }
+  finishDeployments(facts);
+  for (const [environment, env] of Object.entries(facts.deployments.by_environment)) {
+    if (env.latest && FAILED.has(env.latest.state)) {
+      open_items.push({ kind: 'failed_deploy', entity_path: entries[0]?.entity_path ?? '', key: env.latest.key, title: `last ${environment} deploy ${env.latest.state}`, status: env.latest.state, since: env.latest.at, detail: { environment } });
+    }
+  }
+  facts.deploys = deploys.sort(byTimeDesc((d) => d.at)).slice(0, DIGEST_LIMITS.index);
+  return { facts: { ...facts }, open_items: open_items.sort(byTimeDesc((i) => i.since)).slice(0, DIGEST_LIMITS.openItems), headline: headlineOf(facts) };
+};
+
+const finishDeployments = (facts: RepoFacts): void => {
+  let last: RepoFacts['deployments']['last_failed'] = null;
+  for (const [environment, env] of Object.entries(facts.deployments.by_environment)) {
+    facts.deployments.by_environment[environment] = rated(env);
+    if (env.last_failed && (last === null || later(env.last_failed.at, last.at))) last = { ...env.last_failed, environment };
+  }
+  facts.deployments.last_failed = last;
+};
+
+export const mergeRepos = (all: RepoFacts[]): RepoFacts => {
+  const out: RepoFacts = {
+    prs: { open: { count: 0, additions: 0, deletions: 0 }, merged_7d: { count: 0, additions: 0, deletions: 0 } },
+    deployments: { by_environment: {}, last_failed: null },
+    issues: { open: 0, closed: 0 },
+  };
+  for (const f of all) {
+    for (const k of ['open', 'merged_7d'] as const) for (const n of ['count', 'additions', 'deletions'] as const) out.prs[k][n] += f.prs[k][n];
+    out.issues.open += f.issues.open;
+    out.issues.closed += f.issues.closed;
+    for (const [name, env] of Object.entries(f.deployments.by_environment)) {
+      const m = (out.deployments.by_environment[name] ??= emptyEnv());
+      for (const n of ['total', 'success', 'failure', 'error'] as const) m[n] += env[n];
+      if (env.last_failed && (m.last_failed === null || later(env.last_failed.at, m.last_failed.at))) m.last_failed = env.last_failed;
+      if (env.latest && (m.latest === null || later(env.latest.at, m.latest.at))) m.latest = env.latest;
+    }
+  }
+  finishDeployments(out);
+  return out;
+};
+
+export const headlineOf = (f: RepoFacts): string => {
+  const envs = Object.entries(f.deployments.by_environment)
+    .map(([name, env]) => `${name} ${percent(env.success_rate)} (${env.success}/${env.success + env.failure + env.error})`);
+  return `${f.prs.open.count} open PRs; ${f.prs.merged_7d.count} merged in 7 days (+${f.prs.merged_7d.additions}/−${f.prs.merged_7d.deletions})` +
+    (envs.length > 0 ? `; deploy success ${envs.join(', ')}` : '') +
+    (f.deployments.last_failed ? `; last failed deploy ${f.deployments.last_failed.id} to ${f.deployments.last_failed.environment} at ${f.deployments.last_failed.at}` : '') +
+    (f.issues.open > 0 ? `; ${f.issues.open} open issues` : '');
+};

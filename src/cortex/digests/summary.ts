@@ -1,0 +1,74 @@
+import type { Entry } from '../../domain/entry.ts';
+import { DIGEST_LIMITS, type RecentChange, type Summary } from '../digest-types.ts';
+import { byTimeDesc, shortText, topCounts } from '../fields.ts';
+
+const round = (n: number): number => Math.round(n * 10_000) / 10_000;
+
+/**
+ * What every digest carries, whatever its type (and all a generic path gets): how many live
+ * entries, their keys, who wrote them, how much they are trusted, and the latest change.
+ */
+export const summarize = (entries: Entry[]): Summary => {
+  let min = 1;
+  let max = 0;
+  let sum = 0;
+  let belowHalf = 0;
+  let last: Entry | null = null;
+  for (const e of entries) {
+    min = Math.min(min, e.confidence);
+    max = Math.max(max, e.confidence);
+    sum += e.confidence;
+    if (e.confidence < 0.5) belowHalf += 1;
+    if (last === null || e.written_at > last.written_at) last = e;
+  }
+  return {
+    entries: entries.length,
+    keys: entries.slice(0, DIGEST_LIMITS.keys).map((e) => e.key),
+    keys_truncated: entries.length > DIGEST_LIMITS.keys,
+    writers: topCounts(entries.map((e) => e.agent_id), DIGEST_LIMITS.writers).map(([agent_id, n]) => ({ agent_id, entries: n })),
+    confidence: entries.length === 0 ? null : { min: round(min), max: round(max), mean: round(sum / entries.length), below_half: belowHalf },
+    last_change: last === null ? null : { entity_path: last.entity_path, key: last.key, version: last.version, agent_id: last.agent_id, event_type: last.event_type, written_at: last.written_at },
+  };
+};
+
+/** The newest current versions, one line each. */
+export const recentChanges = (entries: Entry[]): RecentChange[] =>
+  [...entries].sort(byTimeDesc((e) => e.written_at)).slice(0, DIGEST_LIMITS.recent).map((e) => ({
+    entity_path: e.entity_path, key: e.key, version: e.version, agent_id: e.agent_id, event_type: e.event_type,
+    written_at: e.written_at, confidence: e.confidence, summary: shortText(e.value),
+  }));
+
+/** Summaries of several scopes as one; keys become `<path>/<key>`-free counts only. */
+export const mergeSummaries = (all: Summary[]): Summary => {
+  const writers = new Map<string, number>();
+  let entries = 0;
+  let weighted = 0;
+  let belowHalf = 0;
+  let min = 1;
+  let max = 0;
+  let last: Summary['last_change'] = null;
+  for (const s of all) {
+    entries += s.entries;
+    for (const w of s.writers) writers.set(w.agent_id, (writers.get(w.agent_id) ?? 0) + w.entries);
+    if (s.confidence) {
+      weighted += s.confidence.mean * s.entries;
+      belowHalf += s.confidence.below_half;
+      min = Math.min(min, s.confidence.min);
+      max = Math.max(max, s.confidence.max);
+    }
+    if (s.last_change && (last === null || s.last_change.written_at > last.written_at)) last = s.last_change;
+  }
+  return {
+    entries,
+    keys: [],
+    keys_truncated: entries > 0,
+    writers: [...writers].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, DIGEST_LIMITS.writers).map(([agent_id, n]) => ({ agent_id, entries: n })),
+    confidence: entries === 0 ? null : { min: round(min), max: round(max), mean: round(weighted / entries), below_half: belowHalf },
+    last_change: last,
+  };
+};
+
+export const summaryHeadline = (s: Summary): string =>
+  `${s.entries} entries by ${s.writers.map((w) => w.agent_id).join(', ') || 'nobody'}` +
+  (s.confidence ? `; confidence ${s.confidence.min}–${s.confidence.max} (mean ${s.confidence.mean})` : '') +
+  (s.last_change ? `; last change ${s.last_change.key} v${s.last_change.version} by ${s.last_change.agent_id} at ${s.last_change.written_at}` : '');

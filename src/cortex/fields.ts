@@ -1,0 +1,63 @@
+import type { EntryValue } from '../domain/entry.ts';
+
+/**
+ * Reading connector values defensively: an entry's value is whatever its writer sent, so a
+ * digest must never throw on a missing or mistyped field, only skip it.
+ */
+export type Obj = Record<string, unknown>;
+
+export const objOf = (value: EntryValue | unknown): Obj | null =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Obj) : null;
+
+export const str = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+
+export const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+
+export const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((x): x is string => typeof x === 'string') : []);
+
+export const objects = (value: unknown): Obj[] =>
+  Array.isArray(value) ? value.filter((x): x is Obj => x !== null && typeof x === 'object' && !Array.isArray(x)) : [];
+
+/** Milliseconds of an ISO instant, or null when it is not one. */
+export const ms = (iso: unknown): number | null => {
+  if (typeof iso !== 'string') return null;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? null : t;
+};
+
+/** Newest first by an ISO field; missing times sort last. */
+export const byTimeDesc = <T>(time: (item: T) => string | null) => (a: T, b: T): number =>
+  (ms(time(b)) ?? Number.NEGATIVE_INFINITY) - (ms(time(a)) ?? Number.NEGATIVE_INFINITY);
+
+/** A ratio rounded to four places, or null when there is nothing to divide. */
+export const ratio = (part: number, whole: number): number | null => (whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null);
+
+export const mean = (total: number, count: number): number | null => (count > 0 ? Math.round(total / count) : null);
+
+/** "1h 5m", "4m 10s", "12s": durations as people read them in a headline. */
+export const humanDuration = (milliseconds: number | null): string => {
+  if (milliseconds === null) return 'n/a';
+  const s = Math.round(milliseconds / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  const h = Math.floor(m / 60);
+  return h < 48 ? `${h}h ${m % 60}m` : `${Math.floor(h / 24)}d ${h % 24}h`;
+};
+
+export const percent = (value: number | null): string => (value === null ? 'n/a' : `${Math.round(value * 1000) / 10}%`);
+
+/** Count occurrences, then the top `limit` as [name, count] by count then name. */
+export const topCounts = (names: Iterable<string>, limit: number): Array<[string, number]> => {
+  const counts = new Map<string, number>();
+  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, limit);
+};
+
+/** Short one-line text of a value, for recent-change summaries. */
+export const shortText = (value: EntryValue, max = 120): string => {
+  const o = objOf(value);
+  const raw = o === null ? String(value) : (str(o.title) ?? str(o.summary) ?? str(o.text) ?? str(o.name) ?? str(o.status) ?? str(o.state) ?? JSON.stringify(o));
+  const line = raw.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};

@@ -1,0 +1,52 @@
+import type { Config } from '../config.ts';
+import { COLLECTIONS } from './cortex-records.ts';
+import { type CortexStatus, isFresh } from './heartbeat.ts';
+import { openSharedRecords } from './open-lease.ts';
+
+export interface HealthVerdict {
+  ok: boolean;
+  message: string;
+}
+
+/** The container checks with a 5-second timeout; answer well within it. */
+const BUDGET_MS = 4000;
+
+const verdict = (status: CortexStatus | null, now: number, where: string): HealthVerdict => {
+  if (!status || status.status !== 'active') return { ok: false, message: `no active Cortex worker (${where} says ${status?.status ?? 'nothing'})` };
+  if (!isFresh(status, now)) return { ok: false, message: `the active Cortex worker's heartbeat is stale (last ${status.heartbeat_at}, per ${where})` };
+  return { ok: true, message: `cortex active: worker ${status.worker_id}, heartbeat ${status.heartbeat_at}, lag ${status.lag_ms} ms, ${status.queue_depth} queued` };
+};
+
+/**
+ * `cairn cortex --health`: healthy only when the active worker's heartbeat is fresh. On
+ * PostgreSQL and S3 the heartbeat is read where the workers keep it; with the filesystem
+ * backend the Cortex lives inside the server, so its status is asked of CAIRN_HTTP_URL.
+ */
+export const cortexHealth = async (config: Config, now: () => number = Date.now, apiKey?: string): Promise<HealthVerdict> => {
+  const shared = await openSharedRecords(config);
+  if (shared) {
+    try {
+      const record = await Promise.race([
+        shared.records.getRecord(COLLECTIONS.status, 'active'),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${BUDGET_MS} ms`)), BUDGET_MS).unref()),
+      ]);
+      return verdict(record ? (record.data as unknown as CortexStatus) : null, now(), `the ${config.backend} backend`);
+    } catch (error) {
+      return { ok: false, message: `cannot read the Cortex heartbeat from ${config.backend}: ${(error as Error).message}` };
+    } finally {
+      await shared.close().catch(() => {});
+    }
+  }
+  if (!config.httpUrl) {
+    return { ok: false, message: 'the filesystem backend runs the Cortex inside `cairn serve --with-cortex`; set CAIRN_HTTP_URL to that server to check it' };
+  }
+  const url = `${config.httpUrl.replace(/\/$/, '')}/api/v1/cortex/status`;
+  try {
+    const headers: Record<string, string> = apiKey ? { 'x-cairn-api-key': apiKey } : {};
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(BUDGET_MS) });
+    if (!res.ok) return { ok: false, message: `${url} answered ${res.status}` };
+    return verdict((await res.json()) as CortexStatus, now(), url);
+  } catch (error) {
+    return { ok: false, message: `cannot reach ${url}: ${(error as Error).message}` };
+  }
+};

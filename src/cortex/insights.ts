@@ -1,0 +1,101 @@
+import { canonicalJson } from '../domain/content-hash.ts';
+import { numbered } from './assemble.ts';
+import type { CortexEvent, CortexRecords } from './cortex-records.ts';
+import type { Digest } from './digest-types.ts';
+import type { NamespaceState } from './namespace-state.ts';
+import { type Pattern, patternsOf } from './patterns.ts';
+import { rollupDigest } from './rollup.ts';
+import { isSourceWriter, namespaceScope, sourceScope } from './scopes.ts';
+import { type Trace, tracesOf } from './traces.ts';
+
+export interface InsightDeps {
+  records: CortexRecords;
+  publish: (event: CortexEvent) => void;
+}
+
+/** What one compile changed, which decides which patterns, traces and roll-ups to redo. */
+export interface Changes {
+  /** Path digests rewritten, with the digest each replaced. */
+  changed: Array<{ digest: Digest; previous: Digest | undefined }>;
+  /** Path digests removed (their path has no live entries left). */
+  removed: Digest[];
+}
+
+const sameContent = <T extends { detected_at: string }>(a: T | undefined, b: Omit<T, 'detected_at'>): boolean =>
+  a !== undefined && canonicalJson({ ...a, detected_at: null }) === canonicalJson({ ...b, detected_at: null });
+
+/** Publish the patterns the changed scopes show now; withdraw the ones they no longer show. */
+export const syncPatterns = async (deps: InsightDeps, st: NamespaceState, changes: Changes, now: number): Promise<void> => {
+  const at = new Date(now).toISOString();
+  for (const d of changes.removed) {
+    for (const p of [...st.patterns.values()]) if (p.scope === d.scope) await withdraw(deps, st, p);
+  }
+  for (const { digest } of changes.changed) {
+    const found = patternsOf(digest, now);
+    const ids = new Set(found.map((p) => p.id));
+    for (const p of [...st.patterns.values()]) if (p.scope === digest.scope && !ids.has(p.id)) await withdraw(deps, st, p);
+    for (const p of found) {
+      const known = st.patterns.get(p.id);
+      if (sameContent(known, p)) continue;
+      const pattern: Pattern = { ...p, detected_at: known?.detected_at ?? at };
+      await deps.records.putPattern(pattern);
+      st.patterns.set(p.id, pattern);
+      deps.publish({ type: 'pattern', namespace: st.namespace, pattern });
+    }
+  }
+};
+
+const withdraw = async (deps: InsightDeps, st: NamespaceState, p: Pattern): Promise<void> => {
+  await deps.records.deletePattern(st.namespace, p.id);
+  st.patterns.delete(p.id);
+};
+
+/**
+ * Traces are decisions already explained: they are added and extended (a fix, a resolution)
+ * but never withdrawn, so an agent can still read why two entries were linked after the
+ * incident has aged out of the digests.
+ */
+export const syncTraces = async (deps: InsightDeps, st: NamespaceState, now: number): Promise<void> => {
+  const at = new Date(now).toISOString();
+  for (const t of tracesOf(st.namespace, st.digests.values())) {
+    const known = st.traces.get(t.id);
+    if (sameContent(known, t)) continue;
+    const trace: Trace = { ...t, detected_at: known?.detected_at ?? at };
+    await deps.records.putTrace(trace);
+    st.traces.set(t.id, trace);
+    deps.publish({ type: 'trace', namespace: st.namespace, trace });
+  }
+};
+
+const sourcesOf = (d: Digest | undefined): string[] => (d ? d.summary.writers.map((w) => w.agent_id).filter(isSourceWriter) : []);
+
+/** Recompile the source digests the change touched and the namespace digest. */
+export const syncRollups = async (deps: InsightDeps, st: NamespaceState, changes: Changes, now: number, all = false): Promise<void> => {
+  const paths = st.pathDigests();
+  const sources = new Set<string>();
+  if (all) for (const d of paths) for (const s of sourcesOf(d)) sources.add(s);
+  for (const { digest, previous } of changes.changed) for (const s of [...sourcesOf(digest), ...sourcesOf(previous)]) sources.add(s);
+  for (const d of changes.removed) for (const s of sourcesOf(d)) sources.add(s);
+  if (all) for (const d of st.digests.values()) if (d.kind === 'source') sources.add(d.scope.slice('source:'.length));
+  for (const source of sources) {
+    const mine = paths.filter((d) => d.summary.writers.some((w) => w.agent_id === source));
+    await put(deps, st, mine.length === 0 ? null : rollupDigest('source', st.namespace, source, mine), sourceScope(source), now);
+  }
+  await put(deps, st, paths.length === 0 ? null : rollupDigest('namespace', st.namespace, st.namespace, paths), namespaceScope(st.namespace), now);
+};
+
+const put = async (deps: InsightDeps, st: NamespaceState, draft: ReturnType<typeof rollupDigest> | null, scope: string, now: number): Promise<void> => {
+  const previous = st.digests.get(scope);
+  if (draft === null) {
+    if (!previous) return;
+    await deps.records.deleteDigest(st.namespace, scope);
+    st.removeDigest(scope);
+    deps.publish({ type: 'digest_removed', namespace: st.namespace, scope });
+    return;
+  }
+  const { digest, changed } = numbered(draft, previous, now);
+  if (!changed) return;
+  await deps.records.putDigest(digest);
+  st.setDigest(digest);
+  deps.publish({ type: 'digest', namespace: st.namespace, digest });
+};

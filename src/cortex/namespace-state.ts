@@ -1,0 +1,80 @@
+import { COLLECTIONS, type CortexRecords } from './cortex-records.ts';
+import type { Digest } from './digest-types.ts';
+import { type IncidentRef, unresolved } from './digests/incidents.ts';
+import type { Pattern } from './patterns.ts';
+import type { Trace } from './traces.ts';
+
+/**
+ * What the active worker knows about one namespace, loaded from the shared records when it
+ * becomes active: every digest (roll-ups and cross-scope rules read them without touching
+ * the store), the patterns and traces already published, and which id-like words each chat
+ * scope contains (so an incident opening or closing recompiles only the threads naming it).
+ */
+export class NamespaceState {
+  readonly namespace: string;
+  readonly digests = new Map<string, Digest>();
+  readonly patterns = new Map<string, Pattern>();
+  readonly traces = new Map<string, Trace>();
+  readonly tokens = new Map<string, Set<string>>();
+  private open: Map<string, IncidentRef> | null = null;
+
+  constructor(namespace: string) {
+    this.namespace = namespace;
+  }
+
+  static async load(records: CortexRecords, namespace: string): Promise<NamespaceState> {
+    const state = new NamespaceState(namespace);
+    for await (const d of records.all<Digest>(COLLECTIONS.digests(namespace))) state.digests.set(d.scope, d);
+    for await (const p of records.all<Pattern>(COLLECTIONS.patterns(namespace))) state.patterns.set(p.id, p);
+    for await (const t of records.all<Trace>(COLLECTIONS.traces(namespace))) state.traces.set(t.id, t);
+    return state;
+  }
+
+  pathDigests(): Digest[] {
+    return [...this.digests.values()].filter((d) => d.kind === 'path');
+  }
+
+  setDigest(d: Digest): void {
+    this.digests.set(d.scope, d);
+    if (d.type === 'incidents') this.open = null;
+  }
+
+  removeDigest(scope: string): Digest | undefined {
+    const d = this.digests.get(scope);
+    this.digests.delete(scope);
+    this.tokens.delete(scope);
+    if (d?.type === 'incidents') this.open = null;
+    return d;
+  }
+
+  /** Unresolved incidents by PagerDuty id, from the incident digests' indexes. */
+  openIncidents(): ReadonlyMap<string, IncidentRef> {
+    if (this.open) return this.open;
+    const open = new Map<string, IncidentRef>();
+    for (const d of this.digests.values()) {
+      if (d.type !== 'incidents') continue;
+      for (const i of (d.facts.incidents ?? []) as IncidentRef[]) if (unresolved(i)) open.set(i.id, i);
+    }
+    this.open = open;
+    return open;
+  }
+
+  /** Chat scopes that named any of these incident ids, or that link to an incident now. */
+  commsNaming(ids: ReadonlySet<string>): string[] {
+    const out: string[] = [];
+    for (const [scope, tokens] of this.tokens) if ([...ids].some((id) => tokens.has(id))) out.push(scope);
+    for (const d of this.digests.values()) {
+      const linked = (d.facts.incident_threads ?? []) as Array<{ incident: { id: string } }>;
+      if (d.type === 'comms' && linked.some((t) => ids.has(t.incident.id)) && !out.includes(d.scope)) out.push(d.scope);
+    }
+    return out;
+  }
+}
+
+/** Ids whose open/closed state differs between two snapshots of the open incidents. */
+export const changedIncidentIds = (before: ReadonlyMap<string, IncidentRef>, after: ReadonlyMap<string, IncidentRef>): Set<string> => {
+  const ids = new Set<string>();
+  for (const id of before.keys()) if (!after.has(id)) ids.add(id);
+  for (const [id, i] of after) if (before.get(id)?.status !== i.status) ids.add(id);
+  return ids;
+};

@@ -1,0 +1,82 @@
+import { entityPathProblem, pathHasPrefix } from '../domain/names.ts';
+import { compareCodePoints } from '../domain/order.ts';
+import type { RecordStore } from '../ports/records.ts';
+import { COLLECTIONS, recordId } from './cortex-records.ts';
+import type { Digest } from './digest-types.ts';
+
+export interface DigestQuery {
+  namespace: string;
+  /**
+   * `path:…`, `source:…` or `namespace:…` for that one digest; a source name (`github`,
+   * `external/github`) for its source digest; otherwise an entity path prefix (segment-wise)
+   * for the digests of every path at or below it.
+   */
+  scope?: string;
+  /** A digest type (`incidents`, `repos`, …, `source`, `namespace`), or `path`/`entity` for every path digest. */
+  type?: string;
+  /** Resume after this record id (a previous page's last). */
+  after?: string;
+  limit: number;
+  /** Which digests the caller may see (key prefixes). */
+  visible: (d: Digest) => boolean;
+}
+
+const KINDS = ['path:', 'source:', 'namespace:'];
+
+const typeMatches = (d: Digest, type: string | undefined): boolean =>
+  type === undefined || ((type === 'path' || type === 'entity') ? d.kind === 'path' : d.type === type);
+
+/**
+ * Digests from the shared records, by scope and type, a page at a time. A path prefix is a
+ * range of record ids (`path:<prefix>…`), so its cost follows the number of digests under it.
+ */
+export const readDigests = async (records: RecordStore, q: DigestQuery): Promise<{ digests: Digest[]; last: string | null; more: boolean }> => {
+  const collection = COLLECTIONS.digests(q.namespace);
+  const keep = (d: Digest | null | undefined): d is Digest => !!d && typeMatches(d, q.type) && q.visible(d);
+  const scope = q.scope;
+  if (scope !== undefined && KINDS.some((k) => scope.startsWith(k))) {
+    const record = q.after === undefined ? await records.getRecord(collection, recordId(scope)) : null;
+    const d = record?.data as unknown as Digest | undefined;
+    return { digests: keep(d) ? [d] : [], last: null, more: false };
+  }
+  const out: Digest[] = [];
+  if (scope !== undefined && q.after === undefined && !scope.includes('/')) {
+    // A bare name may be a source ("github" → external/github).
+    const source = await records.getRecord(collection, recordId(`source:external/${scope}`));
+    const d = source?.data as unknown as Digest | undefined;
+    if (keep(d)) out.push(d);
+  }
+  if (scope !== undefined && q.after === undefined && scope.startsWith('external/')) {
+    const d = (await records.getRecord(collection, recordId(`source:${scope}`)))?.data as unknown as Digest | undefined;
+    if (keep(d)) out.push(d);
+  }
+  const prefix = scope === undefined || entityPathProblem(scope) !== null ? null : scope;
+  if (scope !== undefined && prefix === null) return { digests: out, last: null, more: false };
+  // Long ids are cut at 180 characters (recordId), so the range starts at most that deep.
+  const rangeStart = prefix === null ? '' : `path:${prefix}`.slice(0, 180);
+  let after = q.after ?? (prefix === null ? undefined : rangeStart.slice(0, -1));
+  for (;;) {
+    const page = await records.listRecords(collection, { limit: Math.min(500, q.limit + 1), ...(after === undefined ? {} : { after }) });
+    for (const r of page) {
+      if (prefix !== null && compareCodePoints(r.id, rangeStart) < 0) continue;
+      if (prefix !== null && !r.id.startsWith(rangeStart)) return { digests: out, last: null, more: false };
+      const d = r.data as unknown as Digest;
+      if (prefix !== null && (d.entity_path === null || !pathHasPrefix(d.entity_path, prefix))) continue;
+      if (!keep(d)) continue;
+      if (out.length === q.limit) return { digests: out, last: out.at(-1) ? recordId(out.at(-1)?.scope ?? '') : null, more: true };
+      out.push(d);
+    }
+    const last = page.at(-1);
+    if (page.length < Math.min(500, q.limit + 1) || !last) return { digests: out, last: null, more: false };
+    after = last.id;
+  }
+};
+
+/** Whether a digest falls under a `scope` as readDigests reads it (for live streams). */
+export const digestMatches = (d: Digest, scope: string | undefined, type: string | undefined): boolean => {
+  if (!typeMatches(d, type)) return false;
+  if (scope === undefined) return true;
+  if (KINDS.some((k) => scope.startsWith(k))) return d.scope === scope;
+  if (d.kind === 'source') return d.scope === `source:external/${scope}` || d.scope === `source:${scope}`;
+  return d.entity_path !== null && pathHasPrefix(d.entity_path, scope);
+};

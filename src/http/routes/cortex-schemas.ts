@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+/**
+ * Response shapes of the Cortex routes, for the OpenAPI document. Facts differ per digest
+ * type (see the README's Cortex section), so they are documented as an open object.
+ */
+const Item = z.record(z.string(), z.unknown());
+
+export const DigestSchema = z
+  .object({
+    scope: z.string().describe('"path:<entity_path>", "source:external/<name>" or "namespace:<namespace>".'),
+    kind: z.enum(['path', 'source', 'namespace']),
+    type: z.enum(['incidents', 'repos', 'comms', 'projects', 'generic', 'source', 'namespace']),
+    namespace: z.string(),
+    entity_path: z.string().nullable(),
+    version: z.number().int().describe('Grows by one whenever the digest\'s content changes.'),
+    compiled_at: z.string(),
+    headline: z.string().describe('One line, for prompts.'),
+    summary: Item.describe('Entries, keys, writers, confidence (min/max/mean/below_half) and the last change.'),
+    facts: Item.describe('Domain facts of the type: incidents, repos, comms, projects; roll-ups of them for source and namespace digests.'),
+    open_items: z.array(Item),
+    recent_changes: z.array(Item),
+    confidence_drops: z.array(Item),
+    contested: z.array(Item),
+    content_hash: z.string(),
+  })
+  .meta({ id: 'Digest' });
+
+export const PatternSchema = z
+  .object({
+    id: z.string(),
+    kind: z.enum(['recurring_incidents', 'flapping_deploy', 'contested_key']),
+    namespace: z.string(),
+    scope: z.string(),
+    entity_path: z.string(),
+    title: z.string(),
+    detail: Item,
+    evidence: z.array(z.object({ entity_path: z.string(), key: z.string(), version: z.number(), at: z.string().nullable() })),
+    detected_at: z.string(),
+  })
+  .meta({ id: 'Pattern' });
+
+export const TraceSchema = z
+  .object({
+    id: z.string(),
+    kind: z.literal('failed_deploy_then_incident'),
+    namespace: z.string(),
+    service: z.string(),
+    title: z.string(),
+    reason: z.string().describe('Why the entries were linked, in words.'),
+    chain: z.array(z.object({
+      step: z.number(), role: z.enum(['cause', 'effect', 'fix', 'resolution']), entity_path: z.string(), key: z.string(),
+      version: z.number(), event: z.string(), at: z.string().nullable(), summary: z.string(),
+    })),
+    window_ms: z.number(),
+    detected_at: z.string(),
+  })
+  .meta({ id: 'Trace' });
+
+export const CortexStatusSchema = z
+  .object({
+    status: z.enum(['active', 'standby', 'stopped']),
+    worker_id: z.string().nullable(),
+    heartbeat_at: z.string().nullable(),
+    lag_ms: z.number(),
+    queue_depth: z.number(),
+    digests: z.number(),
+    last_compiled_at: z.string().nullable(),
+    workers: z.array(Item),
+  })
+  .meta({ id: 'CortexStatus' });

@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { CortexFeed } from '../../cortex/cortex-feed.ts';
+import { digestMatches } from '../../cortex/read-digests.ts';
+import { parseInput } from '../../domain/parse-input.ts';
+import { pathVisible, requireScope } from '../../services/authorize.ts';
+import { BriefingInput, briefing } from '../../services/briefing.ts';
+import type { ServiceDeps } from '../../services/context.ts';
+import { cortexStatus } from '../../services/cortex-status.ts';
+import { DIGEST_TYPES, digestVisible, ListDigestsInput, listDigests } from '../../services/list-digests.ts';
+import { ListPatternsInput, listPatterns } from '../../services/list-patterns.ts';
+import { ListTracesInput, listTraces } from '../../services/list-traces.ts';
+import { contextOf } from '../context.ts';
+import { SseConnection } from '../sse.ts';
+import { CortexStatusSchema, DigestSchema, PatternSchema, TraceSchema } from './cortex-schemas.ts';
+import { ErrorResponse } from './error-schema.ts';
+
+const StreamQuery = z.object({
+  scope: ListDigestsInput.shape.scope,
+  type: z.enum(DIGEST_TYPES).optional(),
+});
+
+/**
+ * The Cortex over HTTP (SPEC §5, §8): status, digests and their live stream, patterns,
+ * decision traces and the briefing. Every answer comes from shared records, so any replica
+ * serves it wherever the active worker runs.
+ */
+export const cortexRoutes = (app: FastifyInstance, deps: ServiceDeps, feed: CortexFeed): void => {
+  const ctxOf = (request: Parameters<typeof contextOf>[0]) => contextOf(request, deps.config);
+  app.get('/api/v1/cortex/status', { schema: { summary: 'Whether a Cortex worker is active, its heartbeat, lag and queue', tags: ['cortex'], response: { 200: CortexStatusSchema, ...ErrorResponse } } },
+    async (request) => cortexStatus(deps, ctxOf(request)));
+  app.get('/api/v1/cortex/digests', { schema: { summary: 'Compiled digests by scope and type', tags: ['cortex'], querystring: ListDigestsInput, response: { 200: z.object({ digests: z.array(DigestSchema), next_cursor: z.string().nullable() }), ...ErrorResponse } } },
+    async (request) => listDigests(deps, ctxOf(request), request.query));
+  app.get('/api/v1/patterns', { schema: { summary: 'Detected patterns: recurring incidents, flapping deploys, contested keys', tags: ['cortex'], querystring: ListPatternsInput, response: { 200: z.object({ patterns: z.array(PatternSchema) }), ...ErrorResponse } } },
+    async (request) => listPatterns(deps, ctxOf(request), request.query));
+  app.get('/api/v1/traces', { schema: { summary: 'Decision traces: causal chains of entries with the reason they were linked', tags: ['cortex'], querystring: ListTracesInput, response: { 200: z.object({ traces: z.array(TraceSchema) }), ...ErrorResponse } } },
+    async (request) => listTraces(deps, ctxOf(request), request.query));
+  app.get('/api/v1/briefing', { schema: { summary: 'What an agent should know now about a scope, sized for a prompt', tags: ['cortex'], querystring: BriefingInput, response: ErrorResponse } },
+    async (request) => briefing(deps, ctxOf(request), request.query));
+
+  const open = new Set<SseConnection>();
+  app.addHook('preClose', async () => {
+    for (const connection of open) connection.close();
+  });
+  app.get('/api/v1/cortex/stream', { schema: { summary: 'Server-sent events: each digest as it is compiled ("digest"), removals, patterns and traces', tags: ['cortex'], querystring: StreamQuery } },
+    async (request, reply) => {
+      const ctx = ctxOf(request);
+      requireScope(ctx, 'read');
+      const query = parseInput(StreamQuery, request.query);
+      const visible = digestVisible(ctx);
+      const removedVisible = (scope: string) => (scope.startsWith('path:') ? pathVisible(ctx, scope.slice('path:'.length)) : (ctx.access?.prefixes ?? null) === null);
+      reply.hijack();
+      let unsubscribe = (): void => {};
+      const connection = new SseConnection(reply.raw, deps.config.sseKeepAliveMs, () => {
+        unsubscribe();
+        open.delete(connection);
+      });
+      open.add(connection);
+      unsubscribe = feed.subscribe(ctx.namespace, (event, id) => {
+        if (event.type === 'digest' && visible(event.digest) && digestMatches(event.digest, query.scope, query.type)) connection.send('digest', event.digest, id);
+        else if (event.type === 'digest_removed' && query.type === undefined && removedVisible(event.scope)) connection.send('digest_removed', { scope: event.scope }, id);
+        else if (event.type === 'pattern' && query.scope === undefined && pathVisible(ctx, event.pattern.entity_path)) connection.send('pattern', event.pattern, id);
+        else if (event.type === 'trace' && query.scope === undefined && event.trace.chain.every((l) => pathVisible(ctx, l.entity_path))) connection.send('trace', event.trace, id);
+      });
+    },
+  );
+};

@@ -1,9 +1,10 @@
 import type { Entry } from '../domain/entry.ts';
 import { type ClientOptions, HttpTransport } from './http.ts';
 import type {
-  Briefing, BriefingQuery, Connector, ConnectorChange, CortexStatus, DeleteRequest, DigestList, DigestQuery, EntryRef,
-  EventRequest, EventResponse, Health, HistoryRequest, HistoryResponse, ListQuery, ListResponse, OutcomeRequest,
-  OutcomeResponse, ReadRequest, SearchRequest, SearchResponse, WriteRequest, WriteResponse,
+  AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest,
+  DigestList, DigestQuery, EntryRef, EventRequest, EventResponse, Health, HistoryRequest, HistoryResponse, IssuedKey,
+  KeyRequest, ListQuery, ListResponse, ManagedKey, OutcomeRequest, OutcomeResponse, ReadRequest, SearchRequest,
+  SearchResponse, Team, WriteRequest, WriteResponse,
 } from './types.ts';
 import { type WatchOptions, watchEntries } from './watch.ts';
 
@@ -94,16 +95,56 @@ export class CairnClient {
     return (await this.http.json<{ connectors: Connector[] }>('GET', '/api/v1/connectors')).connectors;
   }
 
-  enableConnector(name: string): Promise<ConnectorChange> {
-    return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/enable`);
+  /** `signing_secret`: the provider's own, for providers that issue it (PagerDuty, Slack). */
+  enableConnector(name: string, body: { signing_secret?: string } = {}): Promise<ConnectorChange> {
+    return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/enable`, { body });
   }
 
   disableConnector(name: string): Promise<ConnectorChange> {
     return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/disable`);
   }
 
-  rotateConnectorSecret(name: string): Promise<ConnectorChange> {
-    return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/rotate-secret`);
+  rotateConnectorSecret(name: string, body: { signing_secret?: string } = {}): Promise<ConnectorChange> {
+    return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/rotate-secret`, { body });
+  }
+
+  updateConnectorSettings(name: string, settings: ConnectorSettings): Promise<{ name: string } & Required<ConnectorSettings>> {
+    return this.http.json('PUT', `/api/v1/connectors/${encodeURIComponent(name)}/settings`, { body: settings });
+  }
+
+  /** A managed key; its secret (`key`) is in this answer only. */
+  createKey(request: KeyRequest): Promise<IssuedKey> {
+    return this.http.json('POST', '/api/v1/admin/keys', { body: request });
+  }
+
+  async listKeys(): Promise<ManagedKey[]> {
+    return (await this.http.json<{ keys: ManagedKey[] }>('GET', '/api/v1/admin/keys')).keys;
+  }
+
+  async revokeKey(id: string): Promise<void> {
+    await this.http.send('DELETE', `/api/v1/admin/keys/${encodeURIComponent(id)}`);
+  }
+
+  createTeam(request: { name: string; members?: string[]; namespace?: string }): Promise<Team> {
+    return this.http.json('POST', '/api/v1/admin/teams', { body: request });
+  }
+
+  async listTeams(query: { namespace?: string } = {}): Promise<Team[]> {
+    return (await this.http.json<{ teams: Team[] }>('GET', '/api/v1/admin/teams', { query: { ...query } })).teams;
+  }
+
+  /** Replaces the members with exactly `members`. */
+  setTeamMembers(name: string, members: string[], namespace?: string): Promise<Team> {
+    return this.http.json('PUT', `/api/v1/admin/teams/${encodeURIComponent(name)}/members`, { body: { members, ...(namespace ? { namespace } : {}) } });
+  }
+
+  async deleteTeam(name: string, namespace?: string): Promise<void> {
+    await this.http.send('DELETE', `/api/v1/admin/teams/${encodeURIComponent(name)}`, { query: { namespace } });
+  }
+
+  /** The audit log, newest first; pass `next_cursor` back as `cursor`. */
+  audit(query: AuditQuery = {}): Promise<AuditPage> {
+    return this.http.json('GET', '/api/v1/admin/audit', { query: { ...query } });
   }
 
   cortexStatus(): Promise<CortexStatus> {

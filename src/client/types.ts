@@ -1,10 +1,12 @@
+import type { Scope } from '../domain/access.ts';
 import type { Entry, EntryValue } from '../domain/entry.ts';
+import type { TeamRecord } from '../services/admin/team-records.ts';
 import type { ConnectorView } from '../services/list-connectors.ts';
 import type { OutcomeResult } from '../services/record-outcome.ts';
 
 /** Requests and answers of the REST API (SPEC §5), as the client sends and receives them. */
 
-export type { Entry, EntryValue, OutcomeResult };
+export type { Entry, EntryValue, OutcomeResult, Scope };
 
 /** One entry: its entity path and key (and namespace, when not the server's default). */
 export interface EntryRef {
@@ -180,4 +182,53 @@ export interface ConnectorChange {
   /** Shown on enable and rotate only; null when enabling one already on. */
   signing_secret?: string | null;
   webhook_url: string;
+}
+
+export interface ConnectorSettings {
+  /** Slack: channel ids to monitor; empty = every channel. */
+  channels?: string[];
+  /** Jira: project id or "board-<id>" → project key. */
+  projects?: Record<string, string>;
+}
+
+export interface KeyRequest {
+  name: string;
+  scopes: Scope[];
+  /** Confine the key to these entity-path prefixes. */
+  prefixes?: string[];
+  namespace?: string;
+  team?: string;
+}
+
+/** A managed key as listed: never its secret. */
+export interface ManagedKey {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  prefixes: string[] | null;
+  namespace: string;
+  team: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** A key as issued: `key` is in this answer only. */
+export type IssuedKey = ManagedKey & { key: string };
+
+export type Team = TeamRecord;
+
+export interface AuditQuery {
+  namespace?: string;
+  /** e.g. entry.written, key.created; a trailing "." matches a family ("key."). */
+  action?: string;
+  key_id?: string;
+  agent_id?: string;
+  since?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface AuditPage {
+  events: Array<Record<string, unknown> & { id: string; at: string; action: string }>;
+  next_cursor: string | null;
 }

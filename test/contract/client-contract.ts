@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  CairnClient, ConflictError, type Entry, NotFoundError, UnauthenticatedError, ValidationFailedError,
+  CairnClient, ConflictError, type Entry, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationFailedError,
 } from '../../src/client/index.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { runCli } from '../helpers/run-cli.ts';
@@ -103,6 +103,34 @@ export const describeClientContract = (name: string, backend: BackendEnv): void 
       await client.write({ entity_path: `${path}/deeper`, key: 'two', value: '2' });
       await watching;
       expect(seen.map((e) => [e.entity_path, e.key])).toEqual([[path, 'one'], [`${path}/deeper`, 'two']]);
+    });
+
+    it('administers keys, teams and connectors, and reads the audit log', async () => {
+      const team = `team-${++unique}`;
+      expect(await client.createTeam({ name: team, members: ['ann'] })).toMatchObject({ name: team, members: ['ann'] });
+      expect((await client.setTeamMembers(team, ['ann', 'bob'])).members).toEqual(['ann', 'bob']);
+      expect((await client.listTeams()).map((t) => t.name)).toContain(team);
+
+      const issued = await client.createKey({ name: 'reader', scopes: ['read'], prefixes: ['repos/acme'], team });
+      expect(issued).toMatchObject({ name: 'reader', scopes: ['read'], prefixes: ['repos/acme'], team, key: expect.any(String) });
+      expect((await client.listKeys()).find((k) => k.id === issued.id)).not.toHaveProperty('key');
+      const reader = new CairnClient({ url: cairn.url, apiKey: issued.key });
+      await expect(reader.list({ entity_path: 'repos/acme' })).resolves.toMatchObject({ entries: expect.any(Array) });
+      await expect(reader.write({ entity_path: 'repos/acme/x', key: 'k', value: 'v' })).rejects.toBeInstanceOf(ForbiddenError);
+      await client.revokeKey(issued.id);
+      await expect(reader.list({ entity_path: 'repos/acme' })).rejects.toBeInstanceOf(UnauthenticatedError);
+
+      const enabled = await client.enableConnector('github');
+      expect(enabled).toMatchObject({ name: 'github', enabled: true, signing_secret: expect.any(String), webhook_url: expect.stringContaining('/api/v1/webhooks/github') });
+      expect((await client.rotateConnectorSecret('github')).signing_secret).not.toBe(enabled.signing_secret);
+      expect(await client.updateConnectorSettings('jira', { projects: { '10001': 'OPS' } })).toMatchObject({ name: 'jira', projects: { '10001': 'OPS' } });
+      expect((await client.connectors()).find((c) => c.name === 'github')).toMatchObject({ enabled: true, has_signing_secret: true });
+      expect(await client.disableConnector('github')).toMatchObject({ enabled: false });
+
+      await client.deleteTeam(team);
+      await expect(client.deleteTeam(team)).rejects.toBeInstanceOf(NotFoundError);
+      const audit = await client.audit({ action: 'key.', limit: 10 });
+      expect(audit.events.map((e) => e.action)).toEqual(expect.arrayContaining(['key.created', 'key.revoked']));
     });
 
     it.runIf(HAS_SEARCH)('searches', async () => {

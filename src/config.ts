@@ -28,6 +28,10 @@ export interface Config {
   slackChannels: readonly string[];
   logLevel: string;
   sseKeepAliveMs: number;
+  /** OpenAI-compatible embeddings endpoint; unset = the built-in offline embedder. */
+  embeddingsUrl: string | undefined;
+  embeddingsModel: string | undefined;
+  embeddingsApiKey: string | undefined;
 }
 
 /** Values given on the command line; they win over the environment. */
@@ -80,6 +84,9 @@ const EnvSchema = z.object({
   CAIRN_CONNECTOR_SLACK_CHANNELS: list,
   CAIRN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CAIRN_SSE_KEEPALIVE_MS: integer(100, 600_000, 15_000),
+  CAIRN_EMBEDDINGS_URL: optionalText.pipe(z.url({ error: 'expected an http(s) URL such as http://localhost:11434/v1' }).optional()),
+  CAIRN_EMBEDDINGS_MODEL: optionalText.pipe(z.string().max(256).optional()),
+  CAIRN_EMBEDDINGS_API_KEY: optionalText,
 });
 
 export class ConfigError extends Error {
@@ -118,6 +125,9 @@ export const parseConfig = (env: Record<string, string | undefined>, flags: Conf
   if (e.CAIRN_DB_DSN && e.CAIRN_OBJECT_BUCKET) {
     throw new ConfigError('invalid configuration: CAIRN_DB_DSN and CAIRN_OBJECT_BUCKET are both set; choose one backend');
   }
+  if (e.CAIRN_EMBEDDINGS_URL && !e.CAIRN_EMBEDDINGS_MODEL) {
+    throw new ConfigError('invalid configuration:\n  CAIRN_EMBEDDINGS_MODEL: required with CAIRN_EMBEDDINGS_URL (the model name, e.g. nomic-embed-text)');
+  }
   const backend: BackendName = e.CAIRN_DB_DSN ? 'postgres' : e.CAIRN_OBJECT_BUCKET ? 's3' : 'filesystem';
   return Object.freeze({
     port: e.CAIRN_PORT,
@@ -140,5 +150,8 @@ export const parseConfig = (env: Record<string, string | undefined>, flags: Conf
     slackChannels: Object.freeze(e.CAIRN_CONNECTOR_SLACK_CHANNELS),
     logLevel: e.CAIRN_LOG_LEVEL,
     sseKeepAliveMs: e.CAIRN_SSE_KEEPALIVE_MS,
+    embeddingsUrl: e.CAIRN_EMBEDDINGS_URL,
+    embeddingsModel: e.CAIRN_EMBEDDINGS_MODEL,
+    embeddingsApiKey: e.CAIRN_EMBEDDINGS_API_KEY,
   });
 };

@@ -24,6 +24,9 @@ import { entryRoutes } from './routes/entries.ts';
 import { eventRoutes } from './routes/events.ts';
 import { outcomeRoutes } from './routes/outcomes.ts';
 import { historyRoutes } from './routes/history.ts';
+import { searchRoutes } from './routes/search.ts';
+import { type Search, openSearch } from '../search/open-search.ts';
+import { registerSearchMetrics } from './search-metrics.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { cortexRoutes } from './routes/cortex.ts';
 import { CortexFeed } from '../cortex/cortex-feed.ts';
@@ -41,6 +44,8 @@ export interface AppOptions {
   cortex?: { status(): CortexStatus };
   /** Compile events for /api/v1/cortex/stream; one that follows the shared log when absent. */
   cortexFeed?: CortexFeed;
+  /** Search index and embedder; opened here for the store when absent. */
+  search?: Search;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -80,7 +85,10 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   registerInFlight(metrics, () => drain.inFlightCount);
   const store = countBackendErrors(options.store, (operation) => metrics.backendErrors.inc({ backend: options.store.backend, operation }));
   const deliveries = new DeliveryCounters(store, (connector, outcome) => metrics.connectorDeliveries.inc({ connector, outcome }));
-  const deps: ServiceDeps = { store, now: options.now ?? Date.now, config, deliveries, ...(options.cortex ? { cortex: options.cortex } : {}) };
+  const search = options.search ?? (await openSearch(options.store, config, logger));
+  app.addHook('onClose', async () => search.index.close());
+  registerSearchMetrics(metrics, search.index);
+  const deps: ServiceDeps = { store, now: options.now ?? Date.now, config, deliveries, search: search.index, embedder: search.embedder, ...(options.cortex ? { cortex: options.cortex } : {}) };
   // Before the store closes (server.ts closes the app first), so the last counts land.
   app.addHook('onClose', async () => deliveries.close());
 
@@ -117,6 +125,7 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   systemRoutes(app, store, metrics, drain);
   entryRoutes(app, deps, config, metrics);
   historyRoutes(app, deps, config);
+  searchRoutes(app, deps, config);
   streamRoutes(app, store, config, metrics);
   const cortexFeed = options.cortexFeed ?? new CortexFeed(options.store, { poll: options.store.backend !== 'filesystem', logger });
   app.addHook('onClose', async () => cortexFeed.close());

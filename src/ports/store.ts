@@ -69,6 +69,13 @@ export interface Store extends RecordStore {
   /** Versions newest first; empty when the entry was never written. */
   history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]>;
   list(query: ListQuery): Promise<ListPage>;
+  /**
+   * The newest version of every entry in every namespace, tombstones and expired ones
+   * included, in no particular order; for indexes built beside the store (search). Each
+   * entry appears once; writes made during the scan may or may not appear, so a consumer
+   * subscribes to `changes` first and keeps the higher version.
+   */
+  scanHeads(): AsyncIterable<Entry>;
 
   /**
    * Persist `entry` (whose `version` is `expectedHead + 1`) atomically, only if the entry's

@@ -1,6 +1,8 @@
 import type { Config } from '../config.ts';
 import type { CortexStatus } from '../cortex/heartbeat.ts';
 import type { Access } from '../domain/access.ts';
+import type { Embedder } from '../ports/embedder.ts';
+import type { SearchIndex } from '../ports/search-index.ts';
 import type { Store } from '../ports/store.ts';
 import type { DeliveryCounters } from './delivery-counters.ts';
 
@@ -25,6 +27,10 @@ export interface ServiceDeps {
   now: () => number;
   config: Config;
   deliveries: DeliveryCounters;
+  /** Search over live heads; absent where a transport runs without it (search answers 503). */
+  search?: SearchIndex;
+  /** Embeds search queries; the same embedder the index uses. Absent: vector search is off. */
+  embedder?: Embedder | null;
   /** The Cortex worker embedded in this process (`cairn serve --with-cortex`), if any. */
   cortex?: { status(): CortexStatus };
 }

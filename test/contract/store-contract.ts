@@ -194,6 +194,31 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
       expect(seen[2]).toEqual(last);
     });
 
+    it('scans the current head of every entry in every namespace, tombstones and expired ones included', async () => {
+      const [a, b] = [nextNs(), nextNs()];
+      const twice = await writeVersions(store, { namespace: a, key: 'scan-twice' }, 2);
+      const other = makeEntry({ namespace: b, key: 'scan-other' });
+      await store.append(other, 0);
+      const gone = makeEntry({ namespace: b, key: 'scan-gone' });
+      await store.append(gone, 0);
+      const tombstone = makeEntry({ namespace: b, key: 'scan-gone', version: 2, deleted: true });
+      await store.append(tombstone, 1);
+      const expired = makeEntry({ namespace: a, key: 'scan-expired', expires_at: new Date(Date.now() - 1000).toISOString() });
+      await store.append(expired, 0);
+      const seen = new Map<string, Entry>();
+      for await (const head of store.scanHeads()) {
+        if (head.namespace !== a && head.namespace !== b) continue;
+        const id = `${head.namespace}/${head.key}`;
+        expect(seen.has(id)).toBe(false);
+        seen.set(id, head);
+      }
+      expect([...seen.keys()].sort()).toEqual([`${a}/scan-expired`, `${a}/scan-twice`, `${b}/scan-gone`, `${b}/scan-other`].sort());
+      expect(seen.get(`${a}/scan-twice`)).toEqual(twice);
+      expect(seen.get(`${b}/scan-gone`)).toEqual(tombstone);
+      expect(seen.get(`${a}/scan-expired`)).toEqual(expired);
+      expect(seen.get(`${b}/scan-other`)).toEqual(other);
+    });
+
     it('answers ping while healthy', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
     });

@@ -100,6 +100,10 @@ export class FsStore implements Store {
     return this.index.list(query);
   }
 
+  async *scanHeads(): AsyncGenerator<Entry> {
+    for (const state of this.index.states()) yield state.head;
+  }
+
   async append(entry: Entry, expectedHead: number): Promise<void> {
     if (this.closed) throw unavailable('the store is shutting down');
     const id = addressId(entry);

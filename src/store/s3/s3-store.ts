@@ -95,6 +95,12 @@ export class S3Store implements Store {
     return this.parts.index.list(query);
   }
 
+  async *scanHeads(): AsyncGenerator<Entry> {
+    this.assertOpen();
+    await this.follower?.sync();
+    for (const head of this.parts.index.heads()) yield head;
+  }
+
   async append(entry: Entry, expectedHead: number): Promise<void> {
     this.assertOpen();
     const { index, versions } = this.parts;

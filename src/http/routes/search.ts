@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Config } from '../../config.ts';
+import type { ServiceDeps } from '../../services/context.ts';
+import { EntrySchema } from '../../services/schemas.ts';
+import { SearchInput, searchEntries } from '../../services/search-entries.ts';
+import { contextOf } from '../context.ts';
+import { ErrorResponse } from './error-schema.ts';
+
+const Highlight = z.object({
+  field: z.string().describe('Where the words matched: entity_path, key, tags, value, or value.<field> inside a JSON value.'),
+  fragment: z.string(),
+  matches: z.array(z.tuple([z.number(), z.number()])).describe('[start, end) offsets of each matching word in fragment.'),
+});
+
+const Parts = z.object({
+  text: z.object({ rank: z.number(), score: z.number() }).nullable().describe('Place and BM25F score in the full-text ranking.'),
+  vector: z.object({ rank: z.number(), similarity: z.number() }).nullable().describe('Place and cosine similarity in the vector ranking.'),
+  relevance: z.number().describe('Reciprocal rank fusion of the two (hybrid), or the score relative to the best (one ranking).'),
+  recency: z.number().describe('Multiplier for how recently the entry was written (0.95–1).'),
+  confidence: z.number().describe('Multiplier for the entry confidence (0.9–1).'),
+});
+
+export const SearchResponseSchema = z.object({
+  results: z.array(z.object({ entry: EntrySchema, score: z.number(), parts: Parts, highlights: z.array(Highlight) })),
+  mode: z.enum(['hybrid', 'text', 'vector']).describe('The rankings used: hybrid answers by text alone while no vector can be had.'),
+});
+
+/** POST /api/v1/search (SPEC §5). */
+export const searchRoutes = (app: FastifyInstance, deps: ServiceDeps, config: Config): void => {
+  app.post(
+    '/api/v1/search',
+    {
+      schema: {
+        summary: 'Search live entries by text, by meaning, or both (hybrid)',
+        tags: ['search'],
+        body: SearchInput,
+        response: { 200: SearchResponseSchema, ...ErrorResponse },
+      },
+    },
+    async (request) => searchEntries(deps, contextOf(request, config), request.body),
+  );
+};

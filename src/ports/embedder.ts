@@ -1,0 +1,19 @@
+/**
+ * Turns texts into vectors whose cosine similarity tracks similarity of meaning. Adapters:
+ * the built-in offline embedder (embed/builtin-embedder.ts) and any OpenAI-compatible
+ * endpoint (embed/openai-embedder.ts: OpenAI, Ollama, vLLM, TEI).
+ *
+ * - `id` names the model and its settings; vectors from different ids are never compared,
+ *   so changing it means re-embedding (the search index does that in the background).
+ * - `dimension` is known up front for the built-in embedder; a remote model's is learned
+ *   from its first answer (undefined until then).
+ * - `embed` answers one vector per text, in order, each of `dimension` numbers; it rejects
+ *   when the model cannot be reached (callers retry, and writes never wait for it).
+ */
+export interface Embedder {
+  readonly id: string;
+  readonly dimension: number | undefined;
+  /** True when embedding runs in this process and costs microseconds, so callers may wait for it. */
+  readonly local: boolean;
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+}

@@ -1,0 +1,52 @@
+import type { Entry } from '../domain/entry.ts';
+import type { ParsedQuery } from '../search/query.ts';
+
+/** Which live entries a search may return (SPEC §5 search filters). */
+export interface SearchFilter {
+  namespace: string;
+  /** Only entries under one of these entity paths (segment-wise prefixes); absent = any path. */
+  prefixes?: readonly string[];
+  agentId?: string;
+  /** Only entries whose current version was written at or after this time (ms since the epoch). */
+  since?: number;
+  minConfidence?: number;
+  eventType?: string;
+  /** Clock for expiry (ms since the epoch). */
+  now: number;
+}
+
+/** An entry a ranking proposes, with that ranking's own score (BM25F, or cosine similarity). */
+export interface Candidate {
+  entry: Entry;
+  score: number;
+}
+
+export interface SearchIndexStatus {
+  /** `building` while the index loads at start; searches wait or answer UNAVAILABLE. */
+  state: 'building' | 'ready';
+  /** Live entries the text index holds. */
+  entries: number;
+  /** Embedder whose vectors the index holds, and how many entries have one. */
+  embedder: string | null;
+  dimension: number | null;
+  embedded: number;
+  /** Entries waiting for a vector (new writes, or re-embedding after an embedder change). */
+  pendingEmbeddings: number;
+  /** Whether vector search can answer at all (PostgreSQL without pgvector cannot). */
+  vectors: boolean;
+}
+
+/**
+ * The search capability services call: two candidate rankings over the current, live heads
+ * of one namespace, which the service fuses (search/fuse.ts). Every backend implements it:
+ * an in-process index kept current by the change feed (filesystem, S3) or SQL over tsvector
+ * and pgvector (PostgreSQL). Deleted and expired entries never come back.
+ */
+export interface SearchIndex {
+  /** Up to `n` entries matching the query's terms, best BM25F first. */
+  textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]>;
+  /** Up to `n` entries nearest to `vector` (from the same embedder), most similar first. */
+  vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]>;
+  status(): SearchIndexStatus;
+  close(): Promise<void>;
+}

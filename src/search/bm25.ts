@@ -1,0 +1,23 @@
+/**
+ * BM25 (Robertson–Spärck Jones, Lucene's variant of idf) over field-weighted term
+ * frequencies (BM25F). Shared by every backend so that one query ranks alike everywhere.
+ */
+export const K1 = 1.2;
+export const B = 0.75;
+
+/** Inverse document frequency: rare terms say more. Never negative. */
+export const idf = (docFrequency: number, docCount: number): number =>
+  Math.log(1 + (docCount - docFrequency + 0.5) / (docFrequency + 0.5));
+
+/** Contribution of a term with weighted frequency `tf` to a document of weighted length `length`. */
+export const termScore = (termIdf: number, tf: number, length: number, averageLength: number): number => {
+  const norm = K1 * (1 - B + (B * length) / (averageLength || 1));
+  return (termIdf * tf * (K1 + 1)) / (tf + norm);
+};
+
+/** Statistics of the collection a score is computed against. */
+export interface CollectionStats {
+  docCount: number;
+  averageLength: number;
+  docFrequency(term: string): number;
+}

@@ -1,0 +1,158 @@
+import type { Logger } from 'pino';
+import type { Entry } from '../domain/entry.ts';
+import { unavailable } from '../domain/errors.ts';
+import type { Embedder } from '../ports/embedder.ts';
+import type { Candidate, SearchFilter, SearchIndex, SearchIndexStatus } from '../ports/search-index.ts';
+import type { Store } from '../ports/store.ts';
+import { analyze } from './analyzer.ts';
+import { EmbedQueue } from './embed-queue.ts';
+import { docTerms, embeddingText, entryFields } from './entry-text.ts';
+import { passesFilter } from './filter.ts';
+import { type ParsedQuery, containsPhrase } from './query.ts';
+import { SlotTable } from './slot-table.ts';
+import { TextIndex } from './text-index.ts';
+import { VectorIndex } from './vector-index.ts';
+
+/** Searches arriving while the index loads wait this long before answering UNAVAILABLE. */
+const LOADING_WAIT_MS = 3_000;
+/** While fewer embeddings than this are queued, a vector search waits for them (read-your-writes). */
+const WAIT_FOR_EMBEDDINGS_BELOW = 2_000;
+
+const hasPhrase = (entry: Entry, phrase: ParsedQuery['phrases'][number]): boolean =>
+  entryFields(entry).some((f) => containsPhrase(analyze(f.text), phrase));
+
+/**
+ * The search index of the filesystem and S3 backends: every live head of every namespace in
+ * memory (text postings, and vectors from the embedder), fed by the store's change feed. At
+ * start it loads the heads in slices, yielding to requests between them, while the feed's
+ * changes wait in a buffer; vectors follow in the background.
+ */
+export class MemorySearchIndex implements SearchIndex {
+  private readonly slots = new SlotTable();
+  private readonly text = new TextIndex();
+  private vectors: VectorIndex | null;
+  private readonly queue: EmbedQueue<Entry> | null;
+  private readonly embedder: Embedder | null;
+  private readonly logger: Logger;
+  private state: 'building' | 'ready' = 'building';
+  private ready: Promise<void> = Promise.resolve();
+  private unsubscribe: () => void = () => {};
+
+  constructor(embedder: Embedder | null, logger: Logger) {
+    this.embedder = embedder;
+    this.logger = logger;
+    this.vectors = embedder?.dimension ? new VectorIndex(embedder.id, embedder.dimension) : null;
+    this.queue = embedder ? new EmbedQueue<Entry>(embedder, (entries, vectors) => this.setVectors(entries, vectors), logger) : null;
+  }
+
+  /** Subscribe to the feed, then load every head; resolves when text search is complete. */
+  start(store: Store): Promise<void> {
+    const buffered: Entry[] = [];
+    let loading = true;
+    this.unsubscribe = store.changes.subscribe((entry) => (loading ? buffered.push(entry) : this.apply(entry)));
+    const started = performance.now();
+    this.ready = (async () => {
+      let n = 0;
+      for await (const head of store.scanHeads()) {
+        this.apply(head);
+        if (++n % 2_000 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      loading = false;
+      for (const entry of buffered.splice(0)) this.apply(entry);
+      this.state = 'ready';
+      this.logger.info({ entries: this.text.docCount, terms: this.text.termCount, ms: Math.round(performance.now() - started) }, 'search index loaded');
+    })();
+    return this.ready;
+  }
+
+  /** Index one version: the newest version of an entry replaces the one held; tombstones remove it. */
+  apply(entry: Entry): void {
+    const replaced = this.slots.replace(entry);
+    if (replaced === undefined) return;
+    if (replaced >= 0) {
+      this.text.remove(replaced);
+      this.vectors?.delete(replaced);
+    }
+    const slot = this.slots.slotOf(entry);
+    if (slot !== undefined) {
+      this.text.add(slot, docTerms(entry));
+      this.queue?.push({ item: entry, text: embeddingText(entry) });
+    }
+    const remap = this.slots.compactIfSparse();
+    if (remap) {
+      this.text.compact(remap, this.slots.size);
+      this.vectors?.compact(remap, this.slots.size);
+    }
+  }
+
+  async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]> {
+    await this.whenReady();
+    const terms = [...query.terms];
+    for (const prefixes of query.prefixes) terms.push(...this.text.expandPrefix(prefixes));
+    if (terms.length === 0) return [];
+    const accept = (slot: number): boolean => {
+      const entry = this.slots.entry(slot) as Entry;
+      return passesFilter(entry, filter) && query.phrases.every((p) => hasPhrase(entry, p));
+    };
+    return this.candidates(this.text.search([...new Set(terms)], n, this.slots.alive, accept));
+  }
+
+  async vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]> {
+    await this.whenReady();
+    if (!this.queue) return [];
+    if (this.embedder?.local && this.queue.pending < WAIT_FOR_EMBEDDINGS_BELOW) await this.queue.idle();
+    if (!this.vectors) return [];
+    const accept = (slot: number): boolean => passesFilter(this.slots.entry(slot) as Entry, filter);
+    return this.candidates(this.vectors.search(vector, n, this.slots.alive, accept));
+  }
+
+  status(): SearchIndexStatus {
+    return {
+      state: this.state,
+      entries: this.text.docCount,
+      embedder: this.embedder?.id ?? null,
+      dimension: this.vectors?.dimension ?? null,
+      embedded: this.vectors?.size ?? 0,
+      pendingEmbeddings: this.queue?.pending ?? 0,
+      vectors: this.queue !== null,
+    };
+  }
+
+  /** Resolves once every queued embedding is applied (tests, benchmarks). */
+  async settled(): Promise<void> {
+    await this.ready;
+    await this.queue?.idle();
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe();
+    this.queue?.close();
+  }
+
+  private candidates(hits: { slot: number; score: number }[]): Candidate[] {
+    return hits.map((h) => ({ entry: this.slots.entry(h.slot) as Entry, score: h.score }));
+  }
+
+  private setVectors(entries: Entry[], vectors: Float32Array[]): void {
+    // A remote model's dimension is known from its first answer.
+    const dimension = vectors[0]?.length ?? 0;
+    if (!this.vectors && this.embedder && dimension > 0) this.vectors = new VectorIndex(this.embedder.id, dimension);
+    if (this.vectors && dimension !== this.vectors.dimension) {
+      this.logger.error({ embedder: this.embedder?.id, expected: this.vectors.dimension, got: dimension }, 'the embedder changed dimension while running; vectors ignored until restart');
+      return;
+    }
+    entries.forEach((entry, i) => {
+      // The entry may have been replaced or deleted, or moved by a compaction, meanwhile.
+      const slot = this.slots.slotOf(entry);
+      if (slot !== undefined && this.slots.entry(slot) === entry) this.vectors?.set(slot, vectors[i] as Float32Array);
+    });
+  }
+
+  private async whenReady(): Promise<void> {
+    if (this.state === 'ready') return;
+    const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), LOADING_WAIT_MS).unref());
+    if ((await Promise.race([this.ready.then(() => 'ready' as const), timeout])) === 'timeout') {
+      throw unavailable(`the search index is still loading (${this.text.docCount} entries so far); retry shortly`);
+    }
+  }
+}

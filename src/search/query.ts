@@ -1,0 +1,67 @@
+import { type Token, analyze, foldWord, termOf } from './analyzer.ts';
+
+/** A phrase: its terms in order, each with its offset from the first (stop words leave gaps). */
+export type Phrase = { term: string; offset: number }[];
+
+/**
+ * A search query as every backend runs it. Plain words are OR-ed and ranked (BM25), so an
+ * entry matching more and rarer words ranks higher; `"quoted words"` must appear in that
+ * order; `word*` matches every term starting with `word`.
+ */
+export interface ParsedQuery {
+  /** Distinct terms of plain words and phrases. */
+  terms: string[];
+  phrases: Phrase[];
+  /** Term prefixes to expand against the index vocabulary (lower-case, unstemmed and stemmed). */
+  prefixes: string[][];
+  /** The query as typed, for the embedder. */
+  text: string;
+}
+
+const PART = /"([^"]*)"?|(\S+)/g;
+const MAX_TERMS = 32;
+
+const phraseOf = (tokens: Token[]): Phrase => tokens.map((t) => ({ term: t.term, offset: t.pos - (tokens[0] as Token).pos }));
+
+export const parseQuery = (text: string): ParsedQuery => {
+  const terms = new Set<string>();
+  const phrases: Phrase[] = [];
+  const prefixes: string[][] = [];
+  for (const match of text.matchAll(PART)) {
+    if (match[1] !== undefined) {
+      const tokens = analyze(match[1]);
+      for (const t of tokens) terms.add(t.term);
+      if (tokens.length > 1) phrases.push(phraseOf(tokens));
+      continue;
+    }
+    const word = match[2] as string;
+    if (word.length > 1 && word.endsWith('*')) {
+      const stem = word.slice(0, -1);
+      const folded = analyze(stem).map((t) => t.term);
+      // `deploy*`: stems are not prefixes of their words ("deploy" → "deploi"), so try both.
+      const raw = [...stem.matchAll(/[\p{L}\p{N}]+/gu)].map((m) => foldWord(m[0]));
+      const last = raw.at(-1);
+      if (last) prefixes.push([...new Set([last, termOf(last)])]);
+      for (const t of folded.slice(0, -1)) terms.add(t);
+      continue;
+    }
+    for (const t of analyze(word)) terms.add(t.term);
+  }
+  return { terms: [...terms].slice(0, MAX_TERMS), phrases, prefixes: prefixes.slice(0, 4), text };
+};
+
+/** Whether `tokens` (one field's analysis) contain `phrase` at consecutive positions. */
+export const containsPhrase = (tokens: readonly Token[], phrase: Phrase): boolean => {
+  const first = phrase[0];
+  if (!first) return true;
+  const at = new Map<number, string>();
+  for (const t of tokens) at.set(t.pos, t.term);
+  for (const t of tokens) {
+    if (t.term !== first.term) continue;
+    if (phrase.every((p) => at.get(t.pos + p.offset) === p.term)) return true;
+  }
+  return false;
+};
+
+/** Whether the query can match anything by text (it may be all stop words). */
+export const hasTextTerms = (q: ParsedQuery): boolean => q.terms.length > 0 || q.prefixes.length > 0;

@@ -1,0 +1,124 @@
+import { idf, termScore } from './bm25.ts';
+import type { DocTerms } from './entry-text.ts';
+import { TopK } from './top-k.ts';
+
+/** Postings of one term: slots holding it and the weighted frequency there (× 10, as integers). */
+interface Postings {
+  slots: number[];
+  tfs: number[];
+}
+
+const TF_SCALE = 10;
+const MAX_PREFIX_TERMS = 64;
+
+/**
+ * The in-process inverted index (filesystem and S3 backends). Documents are slots owned by
+ * the caller; a replaced or deleted document is only marked dead, and its postings stay
+ * until `compact` — as in Lucene, document frequencies count dead documents until then,
+ * which shifts scores a little and saves rewriting postings on every update.
+ */
+export class TextIndex {
+  private readonly postings = new Map<string, Postings>();
+  private lengths = new Float32Array(1024);
+  private totalLength = 0;
+  private liveDocs = 0;
+  /** Per-query accumulator, reused: one search runs at a time (no await inside). */
+  private scores = new Float64Array(1024);
+
+  get docCount(): number {
+    return this.liveDocs;
+  }
+
+  get termCount(): number {
+    return this.postings.size;
+  }
+
+  add(slot: number, doc: DocTerms): void {
+    if (slot >= this.lengths.length) this.grow(slot + 1);
+    for (const [term, tf] of doc.tf) {
+      let p = this.postings.get(term);
+      if (!p) this.postings.set(term, (p = { slots: [], tfs: [] }));
+      p.slots.push(slot);
+      p.tfs.push(Math.round(tf * TF_SCALE));
+    }
+    this.lengths[slot] = doc.length;
+    this.totalLength += doc.length;
+    this.liveDocs += 1;
+  }
+
+  /** The caller marks the slot dead for scoring; here only the statistics move. */
+  remove(slot: number): void {
+    this.totalLength -= this.lengths[slot] ?? 0;
+    this.liveDocs -= 1;
+  }
+
+  docFrequency(term: string): number {
+    return this.postings.get(term)?.slots.length ?? 0;
+  }
+
+  /** Vocabulary terms starting with any of `prefixes`, most frequent first. */
+  expandPrefix(prefixes: readonly string[]): string[] {
+    const found: [string, number][] = [];
+    for (const [term, p] of this.postings) if (prefixes.some((x) => term.startsWith(x))) found.push([term, p.slots.length]);
+    return found.sort((a, b) => b[1] - a[1]).slice(0, MAX_PREFIX_TERMS).map(([t]) => t);
+  }
+
+  /**
+   * The `n` best live slots by BM25F over `terms`, among those `accept` lets through. `alive`
+   * is checked per posting (cheap); `accept` only for slots good enough to enter the top n.
+   */
+  search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean): { slot: number; score: number }[] {
+    const touched: number[] = [];
+    const scores = this.scores;
+    const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
+    for (const term of terms) {
+      const p = this.postings.get(term);
+      if (!p) continue;
+      const weight = idf(p.slots.length, Math.max(this.liveDocs, p.slots.length));
+      const { slots, tfs } = p;
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i] as number;
+        if (alive[slot] !== 1) continue;
+        if (scores[slot] === 0) touched.push(slot);
+        scores[slot]! += termScore(weight, (tfs[i] as number) / TF_SCALE, this.lengths[slot] as number, average);
+      }
+    }
+    const top = new TopK(n);
+    for (const slot of touched) {
+      const score = scores[slot] as number;
+      scores[slot] = 0;
+      if (top.wouldTake(score) && accept(slot)) top.push(slot, score);
+    }
+    return top.sorted();
+  }
+
+  /** Drops postings of dead slots and renumbers them by `remap` (old slot → new, -1 = gone). */
+  compact(remap: Int32Array, slotCount: number): void {
+    for (const [term, p] of this.postings) {
+      const slots: number[] = [];
+      const tfs: number[] = [];
+      for (let i = 0; i < p.slots.length; i++) {
+        const to = remap[p.slots[i] as number] as number;
+        if (to >= 0) {
+          slots.push(to);
+          tfs.push(p.tfs[i] as number);
+        }
+      }
+      if (slots.length === 0) this.postings.delete(term);
+      else this.postings.set(term, { slots, tfs });
+    }
+    const lengths = new Float32Array(Math.max(1024, slotCount));
+    for (let old = 0; old < remap.length; old++) if ((remap[old] as number) >= 0) lengths[remap[old] as number] = this.lengths[old] as number;
+    this.lengths = lengths;
+    this.scores = new Float64Array(lengths.length);
+  }
+
+  private grow(min: number): void {
+    let size = this.lengths.length;
+    while (size < min) size *= 2;
+    const lengths = new Float32Array(size);
+    lengths.set(this.lengths);
+    this.lengths = lengths;
+    this.scores = new Float64Array(size);
+  }
+}

@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import type { Entry } from '../domain/entry.ts';
+import { ServiceError } from '../domain/errors.ts';
+import { AgentIdSchema, EntityPathSchema, EventTypeSchema, NamespaceSchema } from '../domain/names.ts';
+import { parseInput } from '../domain/parse-input.ts';
+import type { Candidate, SearchFilter } from '../ports/search-index.ts';
+import { type ScoreParts, fuse } from '../search/fuse.ts';
+import { type Highlight, highlight } from '../search/highlights.ts';
+import { hasTextTerms, parseQuery } from '../search/query.ts';
+import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
+import type { Context, ServiceDeps } from './context.ts';
+
+export const SearchInput = z
+  .object({
+    query: z.string().trim().min(1).max(1000).describe('What to look for: words (any may match; rarer and more matches rank higher), "an exact phrase", or a prefix*.'),
+    namespace: NamespaceSchema.optional(),
+    entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment.'),
+    agent_id: AgentIdSchema.optional(),
+    since: z.iso.datetime({ offset: true }).optional().describe('Only entries written at or after this time (ISO 8601).'),
+    min_confidence: z.number().min(0).max(1).optional(),
+    event_type: EventTypeSchema.optional(),
+    limit: z.number().int().min(1).max(100).default(10),
+    mode: z
+      .enum(['hybrid', 'text', 'vector'])
+      .default('hybrid')
+      .describe('hybrid (default): text and vector rankings fused, then weighed by recency and confidence; text: full-text only; vector: embeddings only.'),
+  })
+  .strict();
+export type SearchInput = z.input<typeof SearchInput>;
+
+export interface SearchResult {
+  entry: Entry;
+  score: number;
+  parts: ScoreParts;
+  highlights: Highlight[];
+}
+
+export interface SearchResponse {
+  results: SearchResult[];
+  /** The rankings actually used: hybrid falls back to text when no vector can be had. */
+  mode: 'hybrid' | 'text' | 'vector';
+}
+
+/** Each ranking offers this many candidates per result asked for (fusion needs depth). */
+const DEPTH = 5;
+const MIN_CANDIDATES = 50;
+/** Weight of the vector ranking in the fusion, relative to text (1). */
+const VECTOR_WEIGHT = 1;
+
+/**
+ * Search live entries by text, meaning, or both (SPEC §5). Ranking is the same on every
+ * backend: the index proposes candidates, this service fuses them (search/fuse.ts) and
+ * highlights why each matched.
+ */
+export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<SearchResponse> => {
+  const input = parseInput(SearchInput, raw);
+  requireScope(ctx, 'read');
+  const index = deps.search;
+  if (!index) throw new ServiceError('UNAVAILABLE', 'search is not available on this server', { retryAfter: 5 });
+  if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
+  const filter: SearchFilter = {
+    namespace: namespaceFor(ctx, input.namespace),
+    prefixes: input.entity_path !== undefined ? [input.entity_path] : ctx.access?.prefixes ?? undefined,
+    agentId: input.agent_id,
+    since: input.since === undefined ? undefined : Date.parse(input.since),
+    minConfidence: input.min_confidence,
+    eventType: input.event_type,
+    now: deps.now(),
+  };
+  const query = parseQuery(input.query);
+  const depth = Math.max(MIN_CANDIDATES, input.limit * DEPTH);
+  const wantText = input.mode !== 'vector';
+  const wantVector = input.mode !== 'text';
+
+  const textRun = wantText && hasTextTerms(query) ? index.textCandidates(query, filter, depth) : Promise.resolve([]);
+  const vectorRun = wantVector ? vectorCandidates(deps, query.text, filter, depth, input.mode === 'vector') : Promise.resolve(null);
+  const [text, vector] = await Promise.all([textRun, vectorRun]);
+  const mode = vector === null ? 'text' : input.mode;
+  const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit, vectorWeight: VECTOR_WEIGHT });
+
+  const terms = new Set(query.terms);
+  const prefixes = query.prefixes.flat();
+  const matches = (term: string): boolean => terms.has(term) || prefixes.some((p) => term.startsWith(p));
+  const results = ranked
+    // A confined key never sees paths outside its prefixes, whatever the index returned.
+    .filter((r) => pathVisible(ctx, r.entry.entity_path))
+    .map((r) => ({ entry: r.entry, score: round(r.score), parts: r.parts, highlights: highlight(r.entry, matches) }));
+  return { results, mode };
+};
+
+/** Vector candidates, or null when vectors cannot be had (then hybrid answers by text alone). */
+const vectorCandidates = async (deps: ServiceDeps, text: string, filter: SearchFilter, n: number, required: boolean): Promise<Candidate[] | null> => {
+  const index = deps.search;
+  const embedder = deps.embedder;
+  const status = index?.status();
+  if (!index || !embedder || !status?.vectors) {
+    if (required) throw new ServiceError('UNAVAILABLE', 'vector search is off on this server (no embedder, or no pgvector)', { retryAfter: 60 });
+    return null;
+  }
+  let vector: Float32Array | undefined;
+  try {
+    [vector] = await embedder.embed([text]);
+  } catch (error) {
+    if (required) throw new ServiceError('UNAVAILABLE', 'the embedding model cannot be reached', { retryAfter: 5, cause: error });
+    return null;
+  }
+  return vector ? index.vectorCandidates(vector, filter, n) : null;
+};
+
+const round = (x: number): number => Math.round(x * 1e6) / 1e6;

@@ -1,0 +1,101 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Embedder } from '../../ports/embedder.ts';
+import { embeddingText } from '../../search/entry-text.ts';
+import type { Sql } from './client.ts';
+import { readVersions } from './search-rows.ts';
+import { embedderLiteral, vectorLiteral } from './search-vectors.ts';
+
+const PROGRESS_EVERY_MS = 5_000;
+const IDLE_POLL_MS = 5_000;
+const MAX_BACKOFF_MS = 30_000;
+
+/**
+ * Gives every search row a vector from the current embedder: rows written by a remote
+ * embedder's server (which never waits for the endpoint), and every row after the embedder
+ * changed. Rows are claimed with SKIP LOCKED, so replicas share the work; progress goes to
+ * the log every few seconds and to /metrics (pending). An unreachable endpoint is retried with
+ * backoff; text search serves those rows meanwhile.
+ */
+export class EmbeddingBacklog {
+  pending = 0;
+  private readonly sql: Sql;
+  private readonly embedder: Embedder;
+  private readonly logger: Logger;
+  private readonly ensureIndex: (dimension: number) => Promise<void>;
+  private wake: (() => void) | null = null;
+  private closed = false;
+
+  constructor(sql: Sql, embedder: Embedder, logger: Logger, ensureIndex: (dimension: number) => Promise<void>) {
+    this.sql = sql;
+    this.embedder = embedder;
+    this.logger = logger;
+    this.ensureIndex = ensureIndex;
+  }
+
+  start(): void {
+    void this.loop();
+  }
+
+  nudge(): void {
+    this.wake?.();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.nudge();
+  }
+
+  private async loop(): Promise<void> {
+    const id = embedderLiteral(this.embedder.id);
+    const stale = `(embedder is null or embedder <> ${id})`;
+    let backoff = 500;
+    while (!this.closed) {
+      try {
+        const [count] = await this.sql.unsafe<{ n: string }[]>(`select count(*) as n from cairn_search where ${stale}`);
+        this.pending = Number(count?.n ?? 0);
+        const total = this.pending;
+        let done = 0;
+        let reported = performance.now();
+        while (this.pending > 0 && !this.closed) {
+          const claimed = await this.sql.begin(async (tx) => {
+            const rows = await tx.unsafe<{ namespace: string; entity_path: string; key: string; version: number }[]>(
+              `select namespace, entity_path, key, version from cairn_search where ${stale} limit 64 for update skip locked`,
+            );
+            if (rows.length === 0) return 0;
+            const entries = await readVersions(tx, rows);
+            const vectors = await this.embedder.embed(entries.map((e) => embeddingText(e)));
+            await this.ensureIndex((vectors[0] as Float32Array).length);
+            const json = JSON.stringify(entries.map((e, i) => ({ namespace: e.namespace, entity_path: e.entity_path, key: e.key, version: e.version, embedding: vectorLiteral(vectors[i] as Float32Array) })));
+            await tx.unsafe(
+              `update cairn_search s set embedding = r.embedding::vector, embedder = ${id}
+                 from json_to_recordset($1::text::json) as r(namespace text, entity_path text, key text, version int, embedding text)
+                where s.namespace = r.namespace and s.entity_path = r.entity_path and s.key = r.key and s.version = r.version`,
+              [json],
+            );
+            return rows.length;
+          });
+          if (claimed === 0) break;
+          done += claimed;
+          this.pending = Math.max(0, total - done);
+          backoff = 500;
+          if (performance.now() - reported >= PROGRESS_EVERY_MS) {
+            reported = performance.now();
+            this.logger.info({ embedder: this.embedder.id, done, total, pct: Math.floor((100 * done) / Math.max(1, total)) }, 'embedding entries');
+          }
+        }
+        if (total > 0 && done > 0) this.logger.info({ embedder: this.embedder.id, done }, 'embedding caught up');
+      } catch (error) {
+        this.logger.warn({ err: error, retry_ms: backoff }, 'embedding failed; text search still serves these entries, retrying');
+        await sleep(backoff, undefined, { ref: false });
+        backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        setTimeout(resolve, IDLE_POLL_MS).unref();
+      });
+      this.wake = null;
+    }
+  }
+}

@@ -1,0 +1,181 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import type { Entry } from '../../domain/entry.ts';
+import type { Embedder } from '../../ports/embedder.ts';
+import type { Candidate, SearchFilter, SearchIndex, SearchIndexStatus } from '../../ports/search-index.ts';
+import type { Store } from '../../ports/store.ts';
+import { idf, termScore } from '../../search/bm25.ts';
+import { passesFilter } from '../../search/filter.ts';
+import type { ParsedQuery } from '../../search/query.ts';
+import { TopK } from '../../search/top-k.ts';
+import { type Sql, createClient } from './client.ts';
+import { toServiceError } from './db-errors.ts';
+import { EmbeddingBacklog } from './search-backlog.ts';
+import { SearchIndexer } from './search-indexer.ts';
+import { readVersions } from './search-rows.ts';
+import { filterSql } from './search-sql.ts';
+import { SearchStats } from './search-stats.ts';
+import { tsqueryOf, weightedTf } from './search-terms.ts';
+import { embedderLiteral, prepareSearchVectors, vectorLiteral } from './search-vectors.ts';
+
+/** Rows ts_rank preselects for BM25 to rank: GIN finds matches, BM25 orders them. */
+const PRESELECT = 400;
+
+interface KeyRow {
+  namespace: string;
+  entity_path: string;
+  key: string;
+  version: number;
+}
+
+/**
+ * Search on PostgreSQL: tsvector + GIN for text and pgvector HNSW for vectors, over
+ * cairn_search (one row per live head, kept by SearchIndexer). Text matches are preselected
+ * in SQL (ts_rank, which knows no word rarity) and ranked by BM25F here with document
+ * frequencies from SearchStats, the same formula the in-process index uses.
+ */
+export class PostgresSearchIndex implements SearchIndex {
+  private readonly sql: Sql;
+  private readonly embedder: Embedder;
+  private readonly vectors: boolean;
+  private readonly logger: Logger;
+  readonly stats: SearchStats;
+  readonly indexer: SearchIndexer;
+  private readonly backlog: EmbeddingBacklog | null;
+  private indexedDimension: number | null = null;
+
+  constructor(sql: Sql, store: Store, embedder: Embedder, vectors: boolean, logger: Logger) {
+    this.sql = sql;
+    this.embedder = embedder;
+    this.vectors = vectors;
+    this.logger = logger;
+    this.stats = new SearchStats(sql, logger);
+    this.backlog = vectors ? new EmbeddingBacklog(sql, embedder, logger, (d) => this.ensureVectorIndex(d)) : null;
+    this.indexer = new SearchIndexer({
+      sql, store, embedder, vectors, stats: this.stats, logger,
+      vectorsReady: () => this.indexedDimension !== null,
+      onUnembedded: () => this.backlog?.nudge(),
+    });
+  }
+
+  async start(): Promise<void> {
+    if (this.vectors && this.embedder.dimension) await this.ensureVectorIndex(this.embedder.dimension);
+    this.indexer.start();
+    this.backlog?.start();
+    await this.stats.refresh().catch((error: unknown) => this.logger.warn({ err: error }, 'reading search statistics failed'));
+  }
+
+  async ensureVectorIndex(dimension: number): Promise<void> {
+    if (this.indexedDimension === dimension) return;
+    await prepareSearchVectors(this.sql, { id: this.embedder.id, dimension }, this.logger);
+    this.indexedDimension = dimension;
+  }
+
+  async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]> {
+    const tsquery = tsqueryOf(query);
+    if (!tsquery) return [];
+    return this.guard(async () => {
+      await this.stats.current();
+      const f = filterSql(filter, 2);
+      const rows = await this.sql.unsafe<(KeyRow & { terms: string; doc_length: number })[]>(
+        `select namespace, entity_path, key, version, terms::text as terms, doc_length from cairn_search
+          where terms @@ $1::tsquery and ${f.where}
+          order by ts_rank('{0.1, 0.6, 0.4, 0.6}', terms, $1::tsquery, 1) desc limit ${PRESELECT}`,
+        [tsquery, ...f.values],
+      );
+      const docs = Math.max(this.stats.docCount, rows.length, 1);
+      const weights = new Map(query.terms.map((t) => [t, idf(this.stats.docFrequency(t), docs)]));
+      const prefixes = query.prefixes.flat();
+      const top = new TopK(n);
+      rows.forEach((row, i) => {
+        let score = 0;
+        for (const [term, tf] of weightedTf(row.terms)) {
+          const weight = weights.get(term) ?? (prefixes.some((p) => term.startsWith(p)) ? idf(this.stats.docFrequency(term), docs) : 0);
+          if (weight > 0) score += termScore(weight, tf, row.doc_length, this.stats.averageLength);
+        }
+        top.push(i, score);
+      });
+      const best = top.sorted();
+      return this.withEntries(best.map((b) => rows[b.slot] as KeyRow), best.map((b) => b.score), filter);
+    });
+  }
+
+  async vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]> {
+    const dim = this.indexedDimension;
+    if (!this.vectors || dim === null || vector.length !== dim) return [];
+    return this.guard(async () => {
+      const f = filterSql(filter, 2);
+      const distance = `embedding::vector(${dim}) <=> $1::vector(${dim})`;
+      const rows = await this.sql.begin(async (tx) => {
+        // Filters apply after the HNSW walk; iterative scans keep walking until enough rows pass.
+        await tx.unsafe(`set local hnsw.ef_search = ${Math.max(100, Math.min(1000, 2 * n))}`);
+        await tx.unsafe(`set local hnsw.iterative_scan = relaxed_order`);
+        return tx.unsafe<(KeyRow & { distance: number })[]>(
+          `select namespace, entity_path, key, version, ${distance} as distance from cairn_search
+            where embedder = ${embedderLiteral(this.embedder.id)} and ${f.where}
+            order by ${distance} limit ${Math.trunc(n)}`,
+          [vectorLiteral(vector), ...f.values],
+        );
+      });
+      rows.sort((a, b) => a.distance - b.distance);
+      return this.withEntries(rows, rows.map((r) => 1 - r.distance), filter);
+    });
+  }
+
+  status(): SearchIndexStatus {
+    return {
+      state: 'ready',
+      entries: this.stats.docCount,
+      embedder: this.embedder.id,
+      dimension: this.indexedDimension,
+      embedded: Math.max(0, this.stats.docCount - (this.backlog?.pending ?? 0)),
+      pendingEmbeddings: this.backlog?.pending ?? 0,
+      vectors: this.vectors,
+    };
+  }
+
+  /** Every write announced so far is searchable (tests, benchmarks). */
+  async settled(): Promise<void> {
+    await this.indexer.idle();
+    await this.stats.refresh();
+  }
+
+  async close(): Promise<void> {
+    this.indexer.close();
+    this.backlog?.close();
+    await this.sql.end({ timeout: 0 });
+  }
+
+  private async withEntries(keys: KeyRow[], scores: number[], filter: SearchFilter): Promise<Candidate[]> {
+    const entries = await readVersions(this.sql, keys);
+    const byId = new Map(entries.map((e) => [`${e.entity_path}\u0000${e.key}\u0000${e.version}`, e]));
+    const out: Candidate[] = [];
+    keys.forEach((k, i) => {
+      const entry = byId.get(`${k.entity_path}\u0000${k.key}\u0000${k.version}`) as Entry | undefined;
+      if (entry && passesFilter(entry, filter)) out.push({ entry, score: scores[i] as number });
+    });
+    return out;
+  }
+
+  private async guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw toServiceError(error, 'search', this.logger);
+    }
+  }
+}
+
+/** Search over the PostgreSQL store, on a small pool of its own so searches never starve writes. */
+export const openPostgresSearch = async (config: Config, store: Store, embedder: Embedder, logger: Logger): Promise<PostgresSearchIndex> => {
+  const sql = createClient({ dsn: config.dbDsn as string, logger, max: 4, connectTimeoutS: 3, statementTimeoutMs: 15_000 });
+  const vectors = (store as Store & { vectors?: boolean }).vectors === true;
+  const index = new PostgresSearchIndex(sql, store, embedder, vectors, logger);
+  try {
+    await index.start();
+  } catch (error) {
+    await sql.end({ timeout: 0 }).catch(() => {});
+    throw toServiceError(error, 'opening search', logger);
+  }
+  return index;
+};

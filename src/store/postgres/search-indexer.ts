@@ -1,0 +1,117 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Entry } from '../../domain/entry.ts';
+import type { Embedder } from '../../ports/embedder.ts';
+import type { Store } from '../../ports/store.ts';
+import { embeddingText } from '../../search/entry-text.ts';
+import type { Sql } from './client.ts';
+import { type SearchRow, deleteSearchRows, staleHeads, upsertSearchRows } from './search-rows.ts';
+import type { SearchStats } from './search-stats.ts';
+
+const BATCH = 256;
+const SWEEP_EVERY_MS = 30_000;
+
+export interface IndexerOptions {
+  sql: Sql;
+  store: Store;
+  embedder: Embedder;
+  /** Whether the embedding column exists (pgvector installed). */
+  vectors: boolean;
+  stats: SearchStats;
+  logger: Logger;
+  /** Vectors may be written for this embedder (its index exists); false until then. */
+  vectorsReady: () => boolean;
+  /** Called after rows were written without a vector (a remote embedder's backlog). */
+  onUnembedded: () => void;
+}
+
+/**
+ * Keeps cairn_search current. Every version announced on the change feed (this replica's
+ * writes and the others') is analysed and upserted in batches; a local embedder's vector goes
+ * in the same statement. A remote embedder's vectors come later from the backlog worker
+ * (search-backlog.ts), so writes never wait for, or fail with, the embedding endpoint. A
+ * sweep at start and every 30 s indexes what no feed delivered (a crash between commit and
+ * indexing, writes made while no server ran). Replicas index the same writes; the version
+ * guard in the upsert makes the repeats no-ops.
+ */
+export class SearchIndexer {
+  private readonly o: IndexerOptions;
+  private readonly pending = new Map<string, Entry>();
+  private flushing: Promise<void> | null = null;
+  private unsubscribe: () => void = () => {};
+  private closed = false;
+  indexed = 0;
+
+  constructor(options: IndexerOptions) {
+    this.o = options;
+  }
+
+  start(): void {
+    this.unsubscribe = this.o.store.changes.subscribe((entry) => {
+      const id = `${entry.namespace}\u0000${entry.entity_path}\u0000${entry.key}`;
+      const known = this.pending.get(id);
+      if (!known || known.version < entry.version) this.pending.set(id, entry);
+      this.flushing ??= this.flush();
+    });
+    const sweepLoop = async (): Promise<void> => {
+      while (!this.closed) {
+        await this.sweep().catch((error: unknown) => this.o.logger.warn({ err: error }, 'search catch-up failed; retrying'));
+        await sleep(SWEEP_EVERY_MS, undefined, { ref: false });
+      }
+    };
+    void sweepLoop();
+  }
+
+  /** Resolves when every announced version so far is in cairn_search (or failed to be). */
+  async idle(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.unsubscribe();
+  }
+
+  /** Index heads the feed did not deliver, until none are left. */
+  async sweep(): Promise<void> {
+    for (;;) {
+      const heads = await staleHeads(this.o.sql, BATCH);
+      if (heads.length === 0 || this.closed) return;
+      await this.write(heads);
+      if (heads.length < BATCH) return;
+    }
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      while (this.pending.size > 0 && !this.closed) {
+        const batch = [...this.pending.values()].slice(0, BATCH);
+        for (const e of batch) this.pending.delete(`${e.namespace}\u0000${e.entity_path}\u0000${e.key}`);
+        await this.write(batch).catch((error: unknown) => {
+          // The sweep picks these up once the database answers again.
+          this.o.logger.warn({ err: error, entries: batch.length }, 'search indexing failed; the next catch-up retries');
+        });
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private async write(entries: Entry[]): Promise<void> {
+    const live = entries.filter((e) => !e.deleted);
+    const rows: SearchRow[] = live.map((entry) => ({ entry }));
+    const { embedder } = this.o;
+    if (embedder.local && this.o.vectors && this.o.vectorsReady() && rows.length > 0) {
+      const vectors = await embedder.embed(live.map((e) => embeddingText(e)));
+      rows.forEach((row, i) => {
+        row.vector = vectors[i];
+        row.embedder = embedder.id;
+      });
+    }
+    await upsertSearchRows(this.o.sql, rows, this.o.vectors);
+    if (rows.some((r) => !r.vector)) this.o.onUnembedded();
+    await deleteSearchRows(this.o.sql, entries.filter((e) => e.deleted));
+    this.indexed += entries.length;
+    this.o.stats.noteChanges(entries.length);
+  }
+}

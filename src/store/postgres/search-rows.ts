@@ -1,0 +1,90 @@
+import type postgres from 'postgres';
+import type { Entry } from '../../domain/entry.ts';
+import type { Sql } from './client.ts';
+import { type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
+import { tsvectorOf } from './search-terms.ts';
+import { vectorLiteral } from './search-vectors.ts';
+
+export interface SearchRow {
+  entry: Entry;
+  /** A vector from `embedder`, or none yet. */
+  vector?: Float32Array;
+  embedder?: string;
+}
+
+const COLUMNS = selectEntryColumns('v');
+
+const SHAPE = `namespace text, entity_path text, key text, version int, agent_id text, event_type text, confidence float8,
+  written_at timestamptz, expires_at timestamptz, terms text, doc_length real, embedder text, embedding text`;
+
+/**
+ * Write the search rows of live heads in one statement. A row only moves forward: an older
+ * version arriving late (another replica, a catch-up) leaves a newer row alone, and a new
+ * version without a vector clears the old one's, which described other content.
+ */
+export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors: boolean): Promise<void> => {
+  if (rows.length === 0) return;
+  const json = JSON.stringify(
+    rows.map(({ entry: e, vector, embedder }) => {
+      const { literal, length } = tsvectorOf(e);
+      return {
+        namespace: e.namespace, entity_path: e.entity_path, key: e.key, version: e.version, agent_id: e.agent_id, event_type: e.event_type,
+        confidence: e.confidence, written_at: e.written_at, expires_at: e.expires_at, terms: literal, doc_length: length,
+        embedder: vector ? (embedder ?? null) : null, embedding: vector ? vectorLiteral(vector) : null,
+      };
+    }),
+  );
+  const vectorColumn = withVectors ? ', embedding' : '';
+  const vectorValue = withVectors ? ', r.embedding::vector' : '';
+  const vectorUpdate = withVectors ? ', embedding = excluded.embedding' : '';
+  await sql.unsafe(
+    `insert into cairn_search (namespace, entity_path, key, version, agent_id, event_type, confidence, written_at, expires_at, terms, doc_length, embedder${vectorColumn})
+     select r.namespace, r.entity_path, r.key, r.version, r.agent_id, r.event_type, r.confidence, r.written_at, r.expires_at,
+            r.terms::tsvector, r.doc_length, r.embedder${vectorValue}
+       from json_to_recordset($1::text::json) as r(${SHAPE})
+     on conflict (namespace, entity_path, key) do update set
+       version = excluded.version, agent_id = excluded.agent_id, event_type = excluded.event_type, confidence = excluded.confidence,
+       written_at = excluded.written_at, expires_at = excluded.expires_at, terms = excluded.terms, doc_length = excluded.doc_length,
+       embedder = excluded.embedder${vectorUpdate}
+     where cairn_search.version < excluded.version`,
+    [json],
+  );
+};
+
+/** Remove the rows of entries deleted at `version` (rows of older versions only). */
+export const deleteSearchRows = async (sql: Sql, tombstones: Entry[]): Promise<void> => {
+  if (tombstones.length === 0) return;
+  const json = JSON.stringify(tombstones.map((e) => ({ namespace: e.namespace, entity_path: e.entity_path, key: e.key, version: e.version })));
+  await sql.unsafe(
+    `delete from cairn_search s using json_to_recordset($1::text::json) as r(namespace text, entity_path text, key text, version int)
+      where s.namespace = r.namespace and s.entity_path = r.entity_path and s.key = r.key and s.version < r.version`,
+    [json],
+  );
+};
+
+/** Entries by exact version, in the order asked (missing ones left out). */
+export const readVersions = async (sql: Sql | postgres.TransactionSql, ids: { namespace: string; entity_path: string; key: string; version: number }[]): Promise<Entry[]> => {
+  if (ids.length === 0) return [];
+  const rows = await sql.unsafe<(EntryRow & { ord: number })[]>(
+    `select ${COLUMNS}, r.ord from json_to_recordset($1::text::json) as r(namespace text, entity_path text, key text, version int, ord int)
+       join cairn_versions v on v.namespace = r.namespace and v.entity_path = r.entity_path and v.key = r.key and v.version = r.version
+      order by r.ord`,
+    [JSON.stringify(ids.map((id, ord) => ({ ...id, ord })))],
+  );
+  return rows.map(rowToEntry);
+};
+
+/**
+ * Heads that have no search row, or an older one (written while no indexer ran, or lost with
+ * a crash between commit and indexing), and rows whose entry is now deleted; a page at a time.
+ */
+export const staleHeads = async (sql: Sql, limit: number): Promise<Entry[]> => {
+  const rows = await sql.unsafe<EntryRow[]>(
+    `select ${COLUMNS} from cairn_heads h
+       join cairn_versions v on v.namespace = h.namespace and v.entity_path = h.entity_path and v.key = h.key and v.version = h.version
+       left join cairn_search s on s.namespace = h.namespace and s.entity_path = h.entity_path and s.key = h.key
+      where (not h.deleted and (s.version is null or s.version < h.version)) or (h.deleted and s.version is not null)
+      limit ${Math.trunc(limit)}`,
+  );
+  return rows.map(rowToEntry);
+};

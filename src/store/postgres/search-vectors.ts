@@ -1,0 +1,53 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Sql } from './client.ts';
+import { SCHEMA_LOCK } from './migrate.ts';
+
+/** pgvector's HNSW index takes vectors of up to 2000 dimensions. */
+const MAX_INDEXED_DIMENSION = 2000;
+
+export interface SearchEmbedder {
+  id: string;
+  dimension: number;
+}
+
+/** `[0.1,0.2,…]`, pgvector's text form. */
+export const vectorLiteral = (v: Float32Array): string => `[${Array.prototype.join.call(v, ',')}]`;
+
+/** The embedder id as an SQL string literal (it is written into index predicates and queries). */
+export const embedderLiteral = (id: string): string => `'${id.replaceAll("'", "''")}'`;
+
+const indexName = (e: SearchEmbedder): string => `cairn_search_hnsw_${createHash('sha256').update(`${e.id}/${e.dimension}`).digest('hex').slice(0, 12)}`;
+
+/**
+ * Record the embedder this store's search vectors come from (cairn_meta `search_embedder`),
+ * and build its HNSW index over `embedding::vector(<dimension>)` for its rows only. A
+ * different embedder than the one recorded means every row must be embedded again: the old
+ * index is dropped (its rows no longer answer searches) and the caller re-embeds in the
+ * background. Serialized with migrations by the same advisory lock; idempotent.
+ */
+export const prepareSearchVectors = async (sql: Sql, embedder: SearchEmbedder, logger: Logger): Promise<{ previous: SearchEmbedder | null }> => {
+  if (!Number.isInteger(embedder.dimension) || embedder.dimension < 1 || embedder.dimension > MAX_INDEXED_DIMENSION) {
+    throw new Error(`embedding dimension must be a whole number from 1 to ${MAX_INDEXED_DIMENSION} for pgvector's HNSW index (got ${embedder.dimension})`);
+  }
+  return sql.begin(async (tx) => {
+    await tx`set local statement_timeout = 0`;
+    await tx`select pg_advisory_xact_lock(${SCHEMA_LOCK}::int8)`;
+    const [row] = await tx<{ value: SearchEmbedder }[]>`select value from cairn_meta where name = 'search_embedder'`;
+    const previous = row?.value ?? null;
+    const same = previous?.id === embedder.id && previous.dimension === embedder.dimension;
+    if (!same) {
+      if (previous) {
+        await tx.unsafe(`drop index if exists ${indexName(previous)}`);
+        logger.info({ from: previous, to: embedder }, 'search embedder changed: every entry is embedded again in the background');
+      }
+      await tx`insert into cairn_meta (name, value) values ('search_embedder', ${tx.json({ id: embedder.id, dimension: embedder.dimension })})
+               on conflict (name) do update set value = excluded.value`;
+    }
+    await tx.unsafe(
+      `create index if not exists ${indexName(embedder)} on cairn_search
+         using hnsw ((embedding::vector(${embedder.dimension})) vector_cosine_ops) where embedder = ${embedderLiteral(embedder.id)}`,
+    );
+    return { previous: same ? null : previous };
+  });
+};

@@ -1,0 +1,22 @@
+import { chats } from './chats.ts';
+import { decisions } from './decisions.ts';
+import { deploys } from './deploys.ts';
+import { incidents } from './incidents.ts';
+import { type EvalEntry, type EvalQuery, random } from './model.ts';
+import { notes } from './notes.ts';
+import { pullRequests } from './pull-requests.ts';
+import { runbooks } from './runbooks.ts';
+import { tickets } from './tickets.ts';
+
+export type { EvalEntry, EvalQuery, QueryKind } from './model.ts';
+
+/**
+ * The evaluation corpus: an engineering organisation's operations memory (incidents, pull
+ * requests, deployments, chat threads, tickets, runbooks, decisions, agent notes; strings and
+ * JSON objects), with queries and the entries that answer them. Deterministic.
+ */
+export const buildCorpus = (): { entries: EvalEntry[]; queries: EvalQuery[] } => {
+  const rand = random(20261121);
+  const parts = [incidents(rand), pullRequests(rand), deploys(rand), chats(rand), tickets(rand), runbooks(rand), decisions(rand), notes()];
+  return { entries: parts.flatMap((p) => p.entries), queries: parts.flatMap((p) => p.queries) };
+};

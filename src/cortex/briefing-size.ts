@@ -12,7 +12,8 @@ const size = (value: unknown): number => JSON.stringify(value).length;
 
 export const fitToBudget = <T extends { digests: Array<Record<string, unknown>> }>(briefing: T, maxChars: number, lists: Array<keyof T & string>): T & Sized => {
   let truncated = false;
-  const measure = () => size({ ...briefing, truncated, size_chars: 0 });
+  // Measured with a six-digit size in place, the widest the cap allows, so the final figure fits too.
+  const measure = () => size({ ...briefing, truncated, size_chars: 100_000 });
   if (measure() > maxChars) {
     truncated = true;
     briefing.digests = briefing.digests.map(({ facts: _facts, ...rest }) => rest);
@@ -27,6 +28,8 @@ export const fitToBudget = <T extends { digests: Array<Record<string, unknown>> 
     (briefing[longest] as unknown as unknown[]).pop();
   }
   const out = { ...briefing, truncated, size_chars: 0 };
-  out.size_chars = size(out);
+  const bare = size(out) - 1;
+  out.size_chars = bare + String(bare).length;
+  if (String(out.size_chars).length !== String(bare).length) out.size_chars += 1;
   return out;
 };

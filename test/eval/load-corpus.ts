@@ -1,0 +1,30 @@
+import type { Cairn } from '../helpers/cairn.ts';
+import type { EvalEntry } from './corpus/index.ts';
+
+/** Writes the corpus through the API, a few requests at a time, and waits until search sees all of it. */
+export const loadCorpus = async (cairn: Cairn, entries: EvalEntry[], concurrency = 16): Promise<void> => {
+  for (let i = 0; i < entries.length; i += concurrency) {
+    await Promise.all(
+      entries.slice(i, i + concurrency).map(async (e) => {
+        const res = await cairn.call('POST', '/api/v1/entries', e);
+        if (res.status !== 201) throw new Error(`writing ${e.entity_path}/${e.key}: ${res.status} ${JSON.stringify(res.body)}`);
+      }),
+    );
+  }
+  // PostgreSQL indexes from the change feed a moment after each commit; wait for the last
+  // writes to be searchable and for every vector to be in.
+  const tail = entries.slice(-8);
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const metrics = String((await cairn.call('GET', '/metrics')).body);
+    const pending = Number(/cairn_search_pending_embeddings (\d+)/.exec(metrics)?.[1] ?? 1);
+    const found = await Promise.all(
+      tail.map(async (e) => {
+        const res = await cairn.call('POST', '/api/v1/search', { query: `"${e.key}"`, mode: 'text', entity_path: e.entity_path, limit: 5 });
+        return (res.body?.results ?? []).some((r: { entry: { key: string } }) => r.entry.key === e.key);
+      }),
+    );
+    if (pending === 0 && found.every(Boolean)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('search did not catch up with the corpus within 30 s');
+};

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { readSse } from '../helpers/sse.ts';
 import { describeEventsContract } from './events-contract.ts';
+import { describeSearchContract } from './search-contract.ts';
 
 /**
  * The HTTP contract (SPEC §3–§6): the same requests and answers on every backend. A backend
@@ -379,5 +380,6 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
       });
     });
     describeEventsContract(name, () => backend.env());
+    describeSearchContract(() => cairn);
   });
 };

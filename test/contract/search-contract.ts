@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import type { Cairn } from '../helpers/cairn.ts';
+
+interface Hit {
+  entry: { entity_path: string; key: string; version: number; namespace: string };
+  score: number;
+  parts: { text: { rank: number } | null; vector: { rank: number } | null };
+  highlights: { field: string; fragment: string; matches: [number, number][] }[];
+}
+
+let unique = 0;
+/** A path of its own per test, with a random word no other test uses, so results are exact. */
+const fresh = () => {
+  const n = `${++unique}${Date.now().toString(36)}`;
+  return { path: `search/t${n}`, word: `zq${n}x` };
+};
+
+/**
+ * POST /api/v1/search on a running server (SPEC §5): the same answers on every backend.
+ * PostgreSQL indexes a moment after the write commits, so expectations poll.
+ */
+export const describeSearchContract = (server: () => Cairn): void => {
+  const search = async (body: Record<string, unknown>): Promise<Hit[]> => {
+    const res = await server().call('POST', '/api/v1/search', body);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.results as Hit[];
+  };
+  const keys = async (body: Record<string, unknown>): Promise<string[]> => (await search(body)).map((h) => h.entry.key);
+  const write = async (body: Record<string, unknown>) => {
+    const res = await server().call('POST', '/api/v1/entries', body);
+    expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+    return res.body.entry;
+  };
+
+  describe('search', () => {
+    it('finds entries by stemmed words in value, key, path and tags, and shows why', async () => {
+      const { path, word } = fresh();
+      await write({ entity_path: path, key: 'pr-7', value: { title: `Retries storming the ${word} gateway`, state: 'merged' }, tags: ['ci'] });
+      await write({ entity_path: path, key: 'note', value: `nothing to see about ${word}` });
+      await expect.poll(() => keys({ query: `${word} retry storms`, mode: 'text', entity_path: path }), { timeout: 5000 }).toEqual(['pr-7', 'note']);
+      const [hit] = await search({ query: `${word} retry storms`, entity_path: path, limit: 1 });
+      expect(hit?.parts.text?.rank).toBe(1);
+      expect(typeof hit?.score).toBe('number');
+      const highlight = hit?.highlights.find((h) => h.field === 'value.title');
+      expect(highlight?.matches.map(([s, e]) => highlight.fragment.slice(s, e))).toEqual(['Retries', 'storming', word]);
+      expect(await keys({ query: 'pr-7', mode: 'text', entity_path: path })).toEqual(['pr-7']);
+    });
+
+    it('matches phrases in order and prefixes', async () => {
+      const { path, word } = fresh();
+      await write({ entity_path: path, key: 'a', value: `${word} connection pool exhausted` });
+      await write({ entity_path: path, key: 'b', value: `${word} pool of connections` });
+      await expect.poll(() => keys({ query: `"connection pool"`, mode: 'text', entity_path: path }), { timeout: 5000 }).toEqual(['a']);
+      expect((await keys({ query: `${word.slice(0, -2)}*`, mode: 'text', entity_path: path })).sort()).toEqual(['a', 'b']);
+    });
+
+    it('never returns deleted, expired or superseded content, and filters by path, agent, type, confidence and time', async () => {
+      const { path, word } = fresh();
+      const old = await write({ entity_path: `${path}/a`, key: 'one', value: `${word} first words`, agent_id: 'bot-a', event_type: 'x.y', confidence: 0.4 });
+      await write({ entity_path: `${path}/a`, key: 'one', value: `${word} second text`, agent_id: 'bot-a', event_type: 'x.y', confidence: 0.4 });
+      await write({ entity_path: `${path}/a-corp`, key: 'two', value: `${word} sibling path`, agent_id: 'bot-b' });
+      await write({ entity_path: `${path}/a/deep`, key: 'three', value: `${word} deeper` });
+      await write({ entity_path: path, key: 'gone', value: `${word} deleted soon` });
+      await write({ entity_path: path, key: 'brief', value: `${word} expiring`, ttl_seconds: 1 });
+      expect((await server().call('DELETE', `/api/v1/entries/${path}/gone`)).status).toBe(204);
+      const all = { query: word, entity_path: path, limit: 50 };
+      await expect.poll(async () => (await keys({ ...all, mode: 'text' })).sort(), { timeout: 5000 }).toEqual(['brief', 'one', 'three', 'two']);
+      expect(await keys({ query: 'first', entity_path: path, mode: 'text' })).toEqual([]);
+      expect((await search({ ...all, mode: 'text', agent_id: 'bot-a' }))[0]?.entry.version).toBe(2);
+      expect((await keys({ ...all, entity_path: `${path}/a` })).sort()).toEqual(['one', 'three']);
+      expect(await keys({ ...all, agent_id: 'bot-b' })).toEqual(['two']);
+      expect(await keys({ ...all, event_type: 'x.y' })).toEqual(['one']);
+      expect((await keys({ ...all, min_confidence: 0.5 })).sort()).toEqual(['brief', 'three', 'two']);
+      expect(await keys({ ...all, since: new Date(Date.now() + 60_000).toISOString() })).toEqual([]);
+      expect(old.version).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      for (const mode of ['text', 'vector', 'hybrid']) expect(await keys({ ...all, mode })).not.toContain('brief');
+      expect(await keys({ ...all, mode: 'vector' })).not.toContain('gone');
+    });
+
+    it('keeps namespaces apart', async () => {
+      const { path, word } = fresh();
+      await write({ namespace: 'search-other', entity_path: path, key: 'elsewhere', value: `${word} in another namespace` });
+      await write({ entity_path: path, key: 'here', value: `${word} in the default namespace` });
+      await expect.poll(() => keys({ query: word, mode: 'text', namespace: 'search-other' }), { timeout: 5000 }).toEqual(['elsewhere']);
+      expect(await keys({ query: word, mode: 'hybrid', entity_path: path })).toEqual(['here']);
+    });
+
+    it('finds entries by meaning with vectors and fuses both rankings in hybrid', async () => {
+      const { path } = fresh();
+      await write({ entity_path: path, key: 'outage', value: 'The payments database was down for an hour after a failed failover' });
+      await write({ entity_path: path, key: 'lunch', value: 'Team lunch on Friday at the pizza place' });
+      await expect.poll(() => keys({ query: 'database downtime', mode: 'vector', entity_path: path, limit: 1 }), { timeout: 5000 }).toEqual(['outage']);
+      const hybrid = await search({ query: 'database outage', entity_path: path });
+      expect(hybrid[0]?.entry.key).toBe('outage');
+      expect(hybrid[0]?.parts.text?.rank).toBe(1);
+      expect(hybrid[0]?.parts.vector?.rank).toBe(1);
+    });
+
+    it('refuses bad input with 422 naming the field', async () => {
+      for (const [body, field] of [
+        [{}, 'query'],
+        [{ query: 'x', mode: 'fuzzy' }, 'mode'],
+        [{ query: 'x', limit: 1000 }, 'limit'],
+        [{ query: 'x', min_confidence: 2 }, 'min_confidence'],
+        [{ query: 'x', entity_path: '/bad/' }, 'entity_path'],
+        [{ query: 'x', since: 'yesterday' }, 'since'],
+        [{ query: 'x', colour: 'red' }, 'colour'],
+      ] as const) {
+        const res = await server().call('POST', '/api/v1/search', body);
+        expect(res.status).toBe(422);
+        expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
+      }
+    });
+  });
+};

@@ -40,7 +40,7 @@ beforeAll(async () => {
   for (const d of scriptedWeek(Date.now())) {
     const res = await fetch(`${server.url}/api/v1/webhooks/${d.connector}`, { method: 'POST', headers: signDelivery(d, secrets[d.connector] as string), body: d.body });
     expect(res.status, `${d.connector}: ${await res.clone().text()}`).toBe(202);
-    expect((await res.json()).accepted).toBe(true);
+    expect(((await res.json()) as { accepted: boolean }).accepted).toBe(true);
   }
   // An agent found deployment 505 misleading: its confidence falls.
   const outcome = await httpCall(server.url, 'POST', '/api/v1/outcomes', { entries: [{ entity_path: 'repos/acme/checkout', key: 'deployment-505' }], outcome: 'failure', weight: 0.2 });

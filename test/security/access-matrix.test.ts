@@ -15,20 +15,22 @@ const ADMIN = 'static-admin-key-0123456789';
 let cairn: Cairn;
 let dir: string;
 const keys: Record<string, string> = {};
+const logLines: string[] = [];
+const bodies: string[] = [];
 
 const issue = async (body: Record<string, unknown>): Promise<{ id: string; key: string }> => {
   const res = await cairn.call('POST', '/api/v1/admin/keys', body, { 'x-cairn-api-key': ADMIN });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
 };
-const as = (key: string | undefined) => (key ? { 'x-cairn-api-key': key } : {});
+const as = (key: string | undefined): Record<string, string> => (key ? { 'x-cairn-api-key': key } : {});
 /** A concrete URL for a route pattern: parameters filled with values that exist or at least parse. */
 const concrete = (url: string): string =>
   url.replace('*', 'repos/acme/api/pr-1').replace(':connector', 'github').replace(':name', 'github').replace(':id', '000000000000');
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cairn-matrix-'));
-  cairn = await startCairn({ CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: ADMIN });
+  cairn = await startCairn({ CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: ADMIN }, { logLines });
   keys.read = (await issue({ name: 'reader', scopes: ['read'] })).key;
   keys.write = (await issue({ name: 'writer', scopes: ['write'] })).key;
   keys.incidents = (await issue({ name: 'incident-bot', scopes: ['read', 'write'], prefixes: ['incidents/'] })).key;
@@ -54,6 +56,7 @@ describe('every route', () => {
       const label = `${route.method} ${route.url}`;
       for (const key of [undefined, 'not-a-key-000000000', 'ck_000000000000_' + 'A'.repeat(43), keys.revoked]) {
         const res = await cairn.call(route.method, url, route.method === 'GET' || route.method === 'DELETE' ? undefined : {}, as(key));
+        bodies.push(JSON.stringify(res.body));
         expect(res.status, `${label} with ${key ? 'a bad key' : 'no key'}`).toBe(401);
         expect(res.body.error.code).toBe('UNAUTHENTICATED');
       }
@@ -125,6 +128,25 @@ describe('data boundaries', () => {
     for (const key of [ADMIN, ...Object.values(keys)]) expect(text).not.toContain(key);
     const filtered = await cairn.call('GET', '/api/v1/admin/audit?action=key.', undefined, as(ADMIN));
     expect(filtered.body.events.every((e: { action: string }) => e.action.startsWith('key.'))).toBe(true);
+  });
+});
+
+describe('secrets', () => {
+  it('never appear in logs, error bodies or the audit log', async () => {
+    const enabled = await cairn.call('POST', '/api/v1/connectors/github/enable', undefined, as(ADMIN));
+    const signing = enabled.body.signing_secret as string;
+    expect(signing).toMatch(/^whsec_/);
+    const forged = await cairn.call('POST', `/api/v1/webhooks/github?api_key=${keys.write}`, '{}', {
+      'content-type': 'application/json', 'x-github-event': 'ping', 'x-github-delivery': 'd', 'x-hub-signature-256': 'sha256=00',
+    });
+    expect(forged.status).toBe(401);
+    bodies.push(JSON.stringify(forged.body));
+    const bad = await cairn.call('GET', '/api/v1/entries', undefined, { authorization: `Bearer ${keys.revoked}` });
+    bodies.push(JSON.stringify(bad.body));
+    const audit = await cairn.call('GET', '/api/v1/admin/audit?limit=1000', undefined, as(ADMIN));
+    const everything = [...logLines, ...bodies, JSON.stringify(audit.body)].join('\n');
+    expect(logLines.length).toBeGreaterThan(100);
+    for (const secret of [ADMIN, signing, ...Object.values(keys)]) expect(everything).not.toContain(secret);
   });
 });
 

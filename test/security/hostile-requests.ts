@@ -1,0 +1,59 @@
+/**
+ * Generators of hostile HTTP requests for the fuzz test: deterministic (seeded), so a
+ * failure reproduces. Each yields a method, a raw path, headers and body bytes.
+ */
+export interface HostileRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+  /** Send the body in pieces with pauses (a slow client). */
+  slow?: boolean;
+}
+
+export const seeded = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+
+const TRAVERSALS = ['../../etc/passwd', '..%2f..%2fetc%2fpasswd', '%2e%2e/%2e%2e/secret', '....//....//', 'a/./b', '/abs/olute', 'a//b', '%00', 'nul%00byte', '%c0%ae%c0%ae/x', '%ff%fe', '🪨'.repeat(400), 'x'.repeat(3000)];
+const STRINGS = ['', ' ', '\u0000', '\u001b[31m', '\ud800', '\u202e', '..', '../..', 'a'.repeat(10_000), '🪨'.repeat(5000), '${jndi:ldap://x}', '<script>', "'; drop table cairn_versions; --", '__proto__', 'constructor'];
+const VALUES: unknown[] = [null, 0, -1, 1e308, true, [], {}, [1, [2, [3]]], { __proto__: { polluted: true } }, 'x'.repeat(600 * 1024), Number.NaN];
+
+/** Node refuses unescaped bytes outside printable ASCII in a request path; send them percent-encoded. */
+const escapeRaw = (path: string): string =>
+  path.replace(/[^\x21-\x7e]/gu, (ch) => [...Buffer.from(ch, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join(''));
+
+export const hostileRequests = function* (routes: Array<{ method: string; url: string }>, count: number, random: () => number): Generator<HostileRequest> {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const field = (): unknown => (random() < 0.5 ? pick(STRINGS) : pick(VALUES));
+  for (let i = 0; i < count; i++) {
+    const route = pick(routes);
+    const path = route.url
+      .replace('*', random() < 0.7 ? `${pick(TRAVERSALS)}/${pick(TRAVERSALS)}` : 'repos/acme/k')
+      .replace(/:[a-z]+/g, () => (random() < 0.5 ? pick(TRAVERSALS) : 'github'));
+    const query = random() < 0.3 ? `?${pick(['entity_path', 'limit', 'cursor', 'since', 'version', 'namespace', 'api_key'])}=${escapeRaw(String(field()).slice(0, 4000))}` : '';
+    const headers: Record<string, string> = { 'content-type': pick(['application/json', 'application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '', 'application/json; charset=utf-16']) };
+    if (random() < 0.05) for (let h = 0; h < 90; h++) headers[`x-flood-${h}`] = 'v'.repeat(100);
+    if (random() < 0.05) headers['x-cairn-agent-id'] = String(pick(STRINGS)).replace(/[\r\n\u0000-\u001f\u007f-\uffff]/g, '?').slice(0, 8000);
+    let body: Buffer | undefined;
+    const kind = random();
+    if (route.method !== 'GET' && route.method !== 'DELETE') {
+      if (kind < 0.2) body = Buffer.from(Array.from({ length: Math.floor(random() * 2000) }, () => Math.floor(random() * 256)));
+      else if (kind < 0.35) body = Buffer.from(`{"entity_path": ${'['.repeat(20_000)}`);
+      else if (kind < 0.45) body = Buffer.from(`${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`);
+      else if (kind < 0.5) body = Buffer.alloc(1024 * 1024 + 100, 0x61);
+      else if (kind < 0.55) body = Buffer.from([0x7b, 0x22, 0x6b, 0x22, 0x3a, 0x22, 0xc0, 0xaf, 0xed, 0xa0, 0x80, 0x22, 0x7d]);
+      else {
+        const obj: Record<string, unknown> = {};
+        for (const name of ['entity_path', 'key', 'value', 'source', 'event_type', 'confidence', 'tags', 'if_version', 'ttl_seconds', 'entries', 'outcome', 'query', 'name', 'scopes', 'prefixes', 'namespace', '__proto__', 'constructor']) {
+          if (random() < 0.5) obj[name] = field();
+        }
+        body = Buffer.from(JSON.stringify(obj) ?? 'null');
+      }
+    }
+    yield { method: route.method, path: escapeRaw(path + query), headers, ...(body ? { body } : {}), slow: random() < 0.004 && (body?.length ?? 0) <= 4096 };
+  }
+};

@@ -46,6 +46,13 @@ export class EmbeddingBacklog {
     this.nudge();
   }
 
+  /** The embedder's dimension (asking it once when remote), with its vector index in place. */
+  private async dimension(): Promise<number> {
+    const dimension = this.embedder.dimension ?? (await this.embedder.embed(['dimension probe']))[0]?.length ?? 0;
+    await this.ensureIndex(dimension);
+    return dimension;
+  }
+
   private async loop(): Promise<void> {
     const id = embedderLiteral(this.embedder.id);
     const stale = `(embedder is null or embedder <> ${id})`;
@@ -55,8 +62,12 @@ export class EmbeddingBacklog {
         const [count] = await this.sql.unsafe<{ n: string }[]>(`select count(*) as n from cairn_search where ${stale}`);
         this.pending = Number(count?.n ?? 0);
         const total = this.pending;
+        // The index must exist before rows are claimed: building it takes a lock that the
+        // claiming transaction would otherwise wait on while holding its own.
+        const dimension = total > 0 ? await this.dimension() : 0;
         let done = 0;
         let reported = performance.now();
+        if (total > 0) this.logger.info({ embedder: this.embedder.id, done, total, pct: 0 }, 'embedding entries');
         while (this.pending > 0 && !this.closed) {
           const claimed = await this.sql.begin(async (tx) => {
             const rows = await tx.unsafe<{ namespace: string; entity_path: string; key: string; version: number }[]>(
@@ -65,7 +76,7 @@ export class EmbeddingBacklog {
             if (rows.length === 0) return 0;
             const entries = await readVersions(tx, rows);
             const vectors = await this.embedder.embed(entries.map((e) => embeddingText(e)));
-            await this.ensureIndex((vectors[0] as Float32Array).length);
+            if (vectors.some((v) => v.length !== dimension)) throw new Error(`the embedder answered ${vectors[0]?.length} dimensions, expected ${dimension}`);
             const json = JSON.stringify(entries.map((e, i) => ({ namespace: e.namespace, entity_path: e.entity_path, key: e.key, version: e.version, embedding: vectorLiteral(vectors[i] as Float32Array) })));
             await tx.unsafe(
               `update cairn_search s set embedding = r.embedding::vector, embedder = ${id}

@@ -62,6 +62,7 @@ export class PostgresSearchIndex implements SearchIndex {
     if (this.vectors && this.embedder.dimension) await this.ensureVectorIndex(this.embedder.dimension);
     this.indexer.start();
     this.backlog?.start();
+    this.stats.startCounting();
     await this.stats.refresh().catch((error: unknown) => this.logger.warn({ err: error }, 'reading search statistics failed'));
   }
 
@@ -143,6 +144,7 @@ export class PostgresSearchIndex implements SearchIndex {
   async close(): Promise<void> {
     this.indexer.close();
     this.backlog?.close();
+    this.stats.close();
     await this.sql.end({ timeout: 0 });
   }
 

@@ -17,6 +17,9 @@ export class SearchStats implements CollectionStats {
   averageLength = 1;
   private df = new Map<string, number>();
   private changes = 0;
+  /** Changes since the row count was last read (the count feeds /metrics). */
+  private uncounted = 0;
+  private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | null = null;
   private readonly sql: Sql;
   private readonly logger: Logger;
@@ -33,6 +36,24 @@ export class SearchStats implements CollectionStats {
   /** Counts rows written or removed (by any replica: the change feed reports them all). */
   noteChanges(n: number): void {
     this.changes += n;
+    this.uncounted += n;
+  }
+
+  /** Keeps the row count current for /metrics: a count every few seconds while rows change. */
+  startCounting(everyMs = 5_000): void {
+    this.timer = setInterval(() => {
+      if (this.uncounted === 0) return;
+      this.uncounted = 0;
+      this.sql<{ n: string }[]>`select count(*) as n from cairn_search`
+        .then(([row]) => {
+          this.docCount = Number(row?.n ?? this.docCount);
+        })
+        .catch(() => {});
+    }, everyMs).unref();
+  }
+
+  close(): void {
+    clearInterval(this.timer);
   }
 
   /** Refresh if stale: waits when the table is small, else refreshes in the background. */

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../src/config.ts';
+import type { Entry } from '../../src/domain/entry.ts';
+import { BuiltinEmbedder } from '../../src/embed/builtin-embedder.ts';
+import { analyze } from '../../src/search/analyzer.ts';
+import { docTerms } from '../../src/search/entry-text.ts';
+import { fuse } from '../../src/search/fuse.ts';
+import { parseQuery } from '../../src/search/query.ts';
+import { tsqueryOf, tsvectorOf, weightedTf } from '../../src/store/postgres/search-terms.ts';
+
+const entry = (over: Partial<Entry> = {}): Entry => ({
+  namespace: 'default', entity_path: 'repos/acme/checkout-api', key: 'pr-42', value: { title: 'Fix retry storms in OOMKilled pods', n: 7 },
+  version: 1, confidence: 1, agent_id: 'a', event_type: null, memory_type: 'fact', shared: false, tags: ['ci'], provenance: {},
+  content_hash: 'sha256:x', created_at: '2026-11-01T00:00:00.000Z', written_at: '2026-11-01T00:00:00.000Z', expires_at: null, deleted: false, ...over,
+});
+
+describe('search analysis', () => {
+  it('folds, splits camelCase, drops stop words (keeping their positions) and stems', () => {
+    expect(analyze('The Deployments of OOMKilled pods, Café').map((t) => [t.term, t.pos])).toEqual([['deploy', 1], ['oom', 3], ['kill', 4], ['pod', 5], ['cafe', 6]]);
+  });
+
+  it('parses words, phrases and prefixes', () => {
+    const q = parseQuery('retry "connection pool" deploy*');
+    expect(q.terms).toEqual(['retri', 'connect', 'pool']);
+    expect(q.phrases).toEqual([[{ term: 'connect', offset: 0 }, { term: 'pool', offset: 1 }]]);
+    expect(q.prefixes).toEqual([['deploy', 'deploi']]);
+    expect(tsqueryOf(q)).toBe("('retri' | 'connect' | 'pool' | 'deploy':* | 'deploi':*) & ('connect' <1> 'pool')");
+  });
+
+  it('stores for PostgreSQL exactly the weighted frequencies the in-process index counts', () => {
+    const e = entry();
+    const { literal, length } = tsvectorOf(e);
+    const mine = docTerms(e);
+    expect(length).toBe(mine.length);
+    expect(Object.fromEntries(weightedTf(literal))).toEqual(Object.fromEntries(mine.tf));
+  });
+
+  it('fuses rankings by reciprocal rank and weighs confidence and recency gently', () => {
+    const now = Date.parse('2026-11-01T00:00:00.000Z');
+    const a = entry({ key: 'a' });
+    const b = entry({ key: 'b', confidence: 0.2 });
+    const ranked = fuse([{ entry: a, score: 5 }, { entry: b, score: 4 }], [{ entry: b, score: 0.9 }, { entry: a, score: 0.8 }], { now, limit: 10, vectorWeight: 1 });
+    expect(ranked.map((r) => r.entry.key)).toEqual(['a', 'b']);
+    expect(ranked[1]?.parts).toMatchObject({ text: { rank: 2 }, vector: { rank: 1 }, confidence: 0.92 });
+  });
+
+  it('embeds offline and deterministically, closer for related words', async () => {
+    const embedder = new BuiltinEmbedder();
+    const [outage, downtime, lunch] = await embedder.embed(['database outage', 'database downtime', 'team lunch on friday']);
+    const cos = (x: Float32Array, y: Float32Array) => x.reduce((s, v, i) => s + v * (y[i] as number), 0);
+    expect(outage?.length).toBe(100);
+    expect(cos(outage as Float32Array, downtime as Float32Array)).toBeGreaterThan(cos(outage as Float32Array, lunch as Float32Array) + 0.3);
+    expect(Array.from((await embedder.embed(['database outage']))[0] as Float32Array)).toEqual(Array.from(outage as Float32Array));
+  });
+
+  it('takes the embeddings endpoint from the environment, and needs a model with it', () => {
+    const c = parseConfig({ CAIRN_EMBEDDINGS_URL: 'http://localhost:11434/v1', CAIRN_EMBEDDINGS_MODEL: 'nomic-embed-text', CAIRN_EMBEDDINGS_API_KEY: 'k' });
+    expect([c.embeddingsUrl, c.embeddingsModel, c.embeddingsApiKey]).toEqual(['http://localhost:11434/v1', 'nomic-embed-text', 'k']);
+    expect(() => parseConfig({ CAIRN_EMBEDDINGS_URL: 'http://localhost:11434/v1' })).toThrow(ConfigError);
+    expect(() => parseConfig({ CAIRN_EMBEDDINGS_URL: 'not a url', CAIRN_EMBEDDINGS_MODEL: 'm' })).toThrow(/CAIRN_EMBEDDINGS_URL/);
+  });
+});

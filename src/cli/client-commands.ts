@@ -4,7 +4,7 @@ import { CairnError } from '../client/errors.ts';
 import type { EntryValue, WriteRequest } from '../client/types.ts';
 import { ConfigError } from '../config.ts';
 import { clientOptionsFrom } from './client-env.ts';
-import { entriesTable, entryDetail, oneLine, preview, sections, table, versionsTable } from './render.ts';
+import { briefingText, entriesTable, entryDetail, oneLine, preview, table, versionsTable } from './render.ts';
 
 /** What a command prints: the API's answer for `--json`, a readable text otherwise. */
 interface Output {
@@ -188,6 +188,7 @@ export const registerClientCommands = (program: Command): void => {
         min_confidence: o.minConfidence as number | undefined,
         limit: o.limit as number | undefined,
         mode: o.mode as 'hybrid' | 'text' | 'vector' | undefined,
+        namespace: o.namespace,
       });
       const rows = result.results.map((r) => [r.score.toFixed(3), r.entry.entity_path, r.entry.key, String(r.entry.confidence), oneLine(preview(r.entry.value))]);
       return { json: result, text: rows.length === 0 ? '(no results)' : table(['score', 'entity_path', 'key', 'confidence', 'value'], rows) };
@@ -196,10 +197,17 @@ export const registerClientCommands = (program: Command): void => {
   common(program.command('briefing').description('what an agent should know now'))
     .option('--entity-path <prefix>', 'focus on this path')
     .option('--agent-id <id>', 'for this agent')
-    .option('--limit <n>', 'most items per section', integer(1))
+    .option('--limit <n>', 'most items per list (default 10)', integer(1))
+    .option('--max-chars <n>', 'size cap of the whole answer (default 8000)', integer(500))
     .action(action(async (client, o) => {
-      const body = await client.briefing({ entity_path: o.entityPath as string | undefined, agent_id: o.agentId as string | undefined, limit: o.limit as number | undefined });
-      return { json: body, text: sections(body) };
+      const body = await client.briefing({
+        entity_path: o.entityPath as string | undefined,
+        agent_id: o.agentId as string | undefined,
+        limit: o.limit as number | undefined,
+        max_chars: o.maxChars as number | undefined,
+        namespace: o.namespace,
+      });
+      return { json: body, text: briefingText(body) };
     }));
 
   common(program.command('delete').description('delete an entry (a tombstone version; history is kept)'))

@@ -1,4 +1,4 @@
-import type { Entry, EntryValue } from '../client/types.ts';
+import type { Briefing, Entry, EntryValue } from '../client/types.ts';
 
 /** Plain-text tables for people at a terminal; `--json` gives the API's own answer instead. */
 
@@ -56,19 +56,20 @@ export const entryDetail = (e: Entry): string => {
   return `${fields.map(([k, v]) => `${k.padEnd(width)}  ${oneLine(v, 200)}`).join('\n')}\n\n${value}`;
 };
 
-const looksLikeEntry = (x: unknown): x is Entry =>
-  typeof x === 'object' && x !== null && typeof (x as Entry).entity_path === 'string' && typeof (x as Entry).key === 'string' && 'value' in x;
+const section = (title: string, rows: ReadonlyArray<readonly string[]>, headers: readonly string[]): string =>
+  `${title}\n${rows.length === 0 ? '(none)' : table(headers, rows)}`;
 
-/**
- * A briefing, section by section. Its sections are the briefing service's to define, so
- * lists of entries become tables and anything else is shown as indented JSON.
- */
-export const sections = (body: Record<string, unknown>): string =>
-  Object.entries(body)
-    .map(([name, content]) => {
-      const items = Array.isArray(content) ? content : null;
-      const entries = items?.map((item) => (looksLikeEntry(item) ? item : looksLikeEntry((item as { entry?: unknown } | null)?.entry) ? (item as { entry: Entry }).entry : null));
-      const shown = entries && entries.length > 0 && entries.every((e) => e !== null) ? entriesTable(entries as Entry[]) : items?.length === 0 ? '(none)' : JSON.stringify(content, null, 2);
-      return `${name.replace(/_/g, ' ').toUpperCase()}\n${shown}`;
-    })
-    .join('\n\n');
+/** A briefing as a person reads it: a heading, the overview, then one table per list. */
+export const briefingText = (b: Briefing): string => {
+  const cortex = b.cortex.compiled ? `cortex ${b.cortex.status}, compiled ${time(b.cortex.last_compiled_at)}` : `cortex ${b.cortex.status}, nothing compiled here yet`;
+  const heading = `BRIEFING ${b.entity_path ?? `namespace ${b.namespace}`} at ${time(b.generated_at)} (${cortex}${b.truncated ? '; trimmed to fit' : ''})`;
+  return [
+    heading + (b.overview ? `\n${b.overview}` : ''),
+    section('DIGESTS', b.digests.map((d) => [String(d.scope), String(d.type), String(d.headline)]), ['scope', 'type', 'headline']),
+    section('OPEN ITEMS', b.open_items.map((i) => [i.kind, i.entity_path, i.key, i.status ?? '', time(i.since), i.title]), ['kind', 'entity_path', 'key', 'status', 'since', 'title']),
+    section('RECENT CHANGES', b.recent_changes.map((c) => [time(c.written_at), c.agent_id, c.entity_path, c.key, String(c.version), c.summary]), ['written_at', 'agent_id', 'entity_path', 'key', 'version', 'summary']),
+    section('PATTERNS', b.patterns.map((p) => [p.kind, p.entity_path, p.title]), ['kind', 'entity_path', 'title']),
+    section('TRACES', b.traces.map((t) => [t.title, t.reason]), ['title', 'reason']),
+    section('CONFIDENCE DROPS', b.confidence_drops.map((d) => [d.entity_path, d.key, String(d.from), String(d.to), d.by, d.reason]), ['entity_path', 'key', 'from', 'to', 'by', 'reason']),
+  ].join('\n\n');
+};

@@ -3,8 +3,8 @@ import { type ClientOptions, HttpTransport } from './http.ts';
 import type {
   AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest,
   DigestList, DigestQuery, EntryRef, EventRequest, EventResponse, Health, HistoryRequest, HistoryResponse, IssuedKey,
-  KeyRequest, ListQuery, ListResponse, ManagedKey, OutcomeRequest, OutcomeResponse, ReadRequest, SearchRequest,
-  SearchResponse, Team, WriteRequest, WriteResponse,
+  KeyRequest, ListQuery, ListResponse, ManagedKey, OutcomeRequest, OutcomeResponse, Pattern, PatternQuery, ReadRequest,
+  SearchRequest, SearchResponse, Team, Trace, TraceQuery, WriteRequest, WriteResponse,
 } from './types.ts';
 import { type WatchOptions, watchEntries } from './watch.ts';
 
@@ -153,6 +153,16 @@ export class CairnClient {
 
   digests(query: DigestQuery = {}): Promise<DigestList> {
     return this.http.json('GET', '/api/v1/cortex/digests', { query: { ...query } });
+  }
+
+  /** Detected patterns: recurring incidents, flapping deploys, contested keys. */
+  async patterns(query: PatternQuery = {}): Promise<Pattern[]> {
+    return (await this.http.json<{ patterns: Pattern[] }>('GET', '/api/v1/patterns', { query: { ...query } })).patterns;
+  }
+
+  /** Decision traces: causal chains of entries with the reason they were linked. */
+  async traces(query: TraceQuery = {}): Promise<Trace[]> {
+    return (await this.http.json<{ traces: Trace[] }>('GET', '/api/v1/traces', { query: { ...query } })).traces;
   }
 
   /**

@@ -1,6 +1,15 @@
 import type { Scope } from '../domain/access.ts';
 import type { Entry, EntryValue } from '../domain/entry.ts';
+import type { Digest } from '../cortex/digest-types.ts';
+import type { Pattern } from '../cortex/patterns.ts';
+import type { Trace } from '../cortex/traces.ts';
+import type { ScoreParts } from '../search/fuse.ts';
+import type { Highlight } from '../search/highlights.ts';
 import type { TeamRecord } from '../services/admin/team-records.ts';
+import type { briefing } from '../services/briefing.ts';
+import type { CortexStatusResult } from '../services/cortex-status.ts';
+import type { DIGEST_TYPES } from '../services/list-digests.ts';
+import type { SearchResponse, SearchResult } from '../services/search-entries.ts';
 import type { ConnectorView } from '../services/list-connectors.ts';
 import type { OutcomeResult } from '../services/record-outcome.ts';
 
@@ -83,61 +92,54 @@ export interface SearchRequest {
   mode?: 'hybrid' | 'text' | 'vector';
 }
 
-/** Where the query's words matched: a fragment of one field with [start, end) offsets. */
-export interface SearchHighlight {
-  field: string;
-  fragment: string;
-  matches: Array<[number, number]>;
-}
-
-/** Why a result ranked where it did. */
-export interface ScoreParts {
-  text: { rank: number; score: number } | null;
-  vector: { rank: number; similarity: number } | null;
-  relevance: number;
-  recency: number;
-  confidence: number;
-}
-
-export interface SearchHit {
-  entry: Entry;
-  score: number;
-  parts: ScoreParts;
-  highlights: SearchHighlight[];
-}
-
-export interface SearchResponse {
-  results: SearchHit[];
-  /** The rankings actually used: hybrid answers by text alone while no vector can be had. */
-  mode: 'hybrid' | 'text' | 'vector';
-}
+/** A result and why it ranked (`parts`) and matched (`highlights`), as the search service answers. */
+export type SearchHit = SearchResult;
+export type { Digest, Highlight as SearchHighlight, Pattern, ScoreParts, SearchResponse, Trace };
 
 export interface BriefingQuery {
+  namespace?: string;
+  /** The area to brief on: this path and below. */
   entity_path?: string;
+  /** Who asks: their own writes are left out of recent changes. */
   agent_id?: string;
+  /** Most items per list (default 10). */
+  limit?: number;
+  /** Size cap of the whole answer, in JSON characters (default 8000). */
+  max_chars?: number;
+}
+
+/** What an agent should know now: overview, digests, open items, recent changes, patterns, traces, confidence drops. */
+export type Briefing = Awaited<ReturnType<typeof briefing>>;
+
+export interface DigestQuery {
+  namespace?: string;
+  /** An entity path prefix, a source ("github"), or a scope id ("path:…", "source:…", "namespace:…"). */
+  scope?: string;
+  type?: (typeof DIGEST_TYPES)[number];
+  limit?: number;
+  cursor?: string;
+}
+
+export interface DigestList {
+  digests: Digest[];
+  next_cursor: string | null;
+}
+
+export interface PatternQuery {
+  namespace?: string;
+  entity_path?: string;
+  kind?: Pattern['kind'];
   limit?: number;
 }
 
-/** What an agent should know now (SPEC §5): digests, open items, recent changes, patterns. */
-export type Briefing = Record<string, unknown>;
-
-export interface DigestQuery {
-  scope?: string;
-  type?: string;
+export interface TraceQuery {
+  namespace?: string;
+  entity_path?: string;
+  since?: string;
+  limit?: number;
 }
 
-/** Cortex digests; the Cortex defines each digest's fields. */
-export type DigestList = Record<string, unknown>;
-
-export interface CortexStatus {
-  status: 'active' | 'standby' | 'stopped';
-  worker_id: string | null;
-  heartbeat_at: string | null;
-  lag_ms: number | null;
-  queue_depth: number;
-  digests: number;
-  last_compiled_at: string | null;
-}
+export type CortexStatus = CortexStatusResult;
 
 export interface OutcomeRequest {
   namespace?: string;

@@ -1,9 +1,12 @@
+import { briefing } from '../services/briefing.ts';
 import type { Context, ServiceDeps } from '../services/context.ts';
 import { deleteEntry } from '../services/delete-entry.ts';
 import { entryHistory } from '../services/entry-history.ts';
+import { listDigests } from '../services/list-digests.ts';
 import { listEntries } from '../services/list-entries.ts';
 import { readEntry } from '../services/read-entry.ts';
 import { recordOutcome } from '../services/record-outcome.ts';
+import { searchEntries } from '../services/search-entries.ts';
 import { writeEntry } from '../services/write-entry.ts';
 import type { MemoryOperations, OperationName } from './operations.ts';
 
@@ -12,10 +15,7 @@ type Binding<K extends OperationName> = (deps: ServiceDeps, ctx: Context) => Mem
 /**
  * The services behind the MCP tools, one line per operation, each answering what its REST
  * route answers. A tool is offered only when its operation is here, by `/mcp` and by
- * `cairn mcp` alike. Search, the briefing and the Cortex digests have their tools ready
- * (tools/browse-tools.ts, tools/knowledge-tools.ts); each joins this table with one line
- * once its service exists (search-entries.ts `searchEntries`, briefing.ts `briefing`,
- * list-digests.ts `listDigests`).
+ * `cairn mcp` alike, so a tool whose service is not built yet stays unlisted.
  */
 const SERVICES: { [K in OperationName]?: Binding<K> } = {
   write: (deps, ctx) => async (raw) => {
@@ -29,6 +29,9 @@ const SERVICES: { [K in OperationName]?: Binding<K> } = {
     await deleteEntry(deps, ctx, raw);
   },
   recordOutcome: (deps, ctx) => (raw) => recordOutcome(deps, ctx, raw),
+  search: (deps, ctx) => (raw) => searchEntries(deps, ctx, raw),
+  briefing: (deps, ctx) => (raw) => briefing(deps, ctx, raw),
+  digests: (deps, ctx) => (raw) => listDigests(deps, ctx, raw),
 };
 
 /** The operations this build serves, so `cairn mcp` offers the same tools as `/mcp`. */

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CairnClient, ConflictError, type Entry, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationFailedError,
@@ -8,9 +7,17 @@ import { runCli } from '../helpers/run-cli.ts';
 import type { BackendEnv } from './http-contract.ts';
 
 const KEY = 'client-contract-key-0123';
-const HAS_SEARCH = existsSync(new URL('../../src/services/search-entries.ts', import.meta.url));
 let unique = 0;
 const freshPath = () => `repos/acme/client-${++unique}-${Date.now()}`;
+
+/** Search indexes follow the change feed (on PostgreSQL asynchronously): wait until a hit shows. */
+const searchUntilFound = async (client: CairnClient, request: Parameters<CairnClient['search']>[0]) => {
+  for (let i = 0; ; i++) {
+    const found = await client.search(request);
+    if (found.results.length > 0 || i === 100) return found;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
 
 /**
  * The typed client and the `cairn` client commands against a running server on one backend:
@@ -24,7 +31,7 @@ export const describeClientContract = (name: string, backend: BackendEnv): void 
       runCli(args, { CAIRN_HTTP_URL: cairn.url, ...(options.key === null ? {} : { CAIRN_API_KEY: options.key ?? KEY }) }, options.stdin);
 
     beforeAll(async () => {
-      cairn = await startCairn({ ...(await backend.env()), CAIRN_API_KEYS: KEY });
+      cairn = await startCairn({ ...(await backend.env()), CAIRN_API_KEYS: KEY, CAIRN_CORTEX_DEBOUNCE_MS: '100' }, { withCortex: true });
       client = new CairnClient({ url: cairn.url, apiKey: KEY, agentId: 'client-test' });
     });
     afterAll(async () => {
@@ -133,12 +140,37 @@ export const describeClientContract = (name: string, backend: BackendEnv): void 
       expect(audit.events.map((e) => e.action)).toEqual(expect.arrayContaining(['key.created', 'key.revoked']));
     });
 
-    it.runIf(HAS_SEARCH)('searches', async () => {
+    it('searches', async () => {
       const path = freshPath();
       await client.write({ entity_path: path, key: 'incident', value: 'checkout latency spike after the deploy' });
-      const found = await client.search({ query: 'checkout latency', entity_path: path, mode: 'text' });
+      const found = await searchUntilFound(client, { query: 'checkout latency', entity_path: path, mode: 'text' });
       expect(found.results[0]?.entry).toMatchObject({ entity_path: path, key: 'incident' });
       expect(found.results[0]?.highlights.length).toBeGreaterThan(0);
+    });
+
+    it('reads what the Cortex compiled: status, digests, briefing, patterns and traces', async () => {
+      const service = `svc-${++unique}-${Date.now()}`;
+      const path = `incidents/pagerduty/${service}`;
+      await client.write({ entity_path: path, key: 'incident-1', agent_id: 'external/pagerduty', event_type: 'incident.triggered', value: { title: 'Checkout 500s', status: 'triggered', service } });
+      let digests = await client.digests({ scope: path });
+      for (let i = 0; i < 150 && digests.digests.length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        digests = await client.digests({ scope: path });
+      }
+      expect(digests.digests[0]).toMatchObject({ scope: `path:${path}`, type: 'incidents', headline: expect.any(String) });
+      expect((await client.cortexStatus()).status).toBe('active');
+      const brief = await client.briefing({ entity_path: path });
+      expect(brief).toMatchObject({ entity_path: path, cortex: { compiled: true } });
+      expect(brief.open_items.map((i) => i.key)).toContain('incident-1');
+      expect(await client.patterns({ entity_path: path })).toEqual(expect.any(Array));
+      expect(await client.traces({ entity_path: path })).toEqual(expect.any(Array));
+
+      const text = await cli(['briefing', '--entity-path', path]);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toMatch(new RegExp(`^BRIEFING ${path} at `));
+      expect(text.stdout).toMatch(/^OPEN ITEMS\nKIND\s+ENTITY_PATH\s+KEY/m);
+      expect(text.stdout).toContain('incident-1');
+      expect(JSON.parse((await cli(['briefing', '--entity-path', path, '--json'])).stdout)).toMatchObject({ entity_path: path, digests: [expect.objectContaining({ scope: `path:${path}` })] });
     });
 
     it('cairn write/read/list/history/delete print tables, or the API\'s JSON with --json', async () => {
@@ -192,9 +224,10 @@ export const describeClientContract = (name: string, backend: BackendEnv): void 
       expect(noUrl.stderr).toContain('CAIRN_HTTP_URL');
     });
 
-    it.runIf(HAS_SEARCH)('cairn search prints ranked results', async () => {
+    it('cairn search prints ranked results', async () => {
       const path = freshPath();
       await client.write({ entity_path: path, key: 'runbook', value: 'restart the payment gateway when queue depth alarms' });
+      await searchUntilFound(client, { query: 'payment gateway', entity_path: path });
       const out = await cli(['search', 'payment', 'gateway', '--entity-path', path]);
       expect(out.code).toBe(0);
       expect(out.stdout.split('\n')[0]).toMatch(/^SCORE\s+ENTITY_PATH\s+KEY/);

@@ -13,15 +13,16 @@ export interface Cairn {
 
 /**
  * Start Cairn in this process on a free loopback port, logging nothing unless asked: pass
- * `logLines` to collect every log line (at debug) for assertions about logging.
+ * `logLines` to collect every log line (at debug) for assertions about logging, and
+ * `withCortex` to embed a Cortex worker as `cairn serve --with-cortex` does.
  */
-export const startCairn = async (env: Record<string, string>, options: { logLines?: string[] } = {}): Promise<Cairn> => {
+export const startCairn = async (env: Record<string, string>, options: { logLines?: string[]; withCortex?: boolean } = {}): Promise<Cairn> => {
   const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', ...env });
   const lines = options.logLines;
   const logger = lines
     ? createLogger('debug', { write: (line: string) => void lines.push(line) })
     : pino({ level: process.env.CAIRN_TEST_LOG ?? 'silent' });
-  const server = await startServer(config, logger);
+  const server = await startServer(config, logger, {}, { withCortex: options.withCortex === true });
   const call: Cairn['call'] = async (method, path, body, headers = {}) => {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {

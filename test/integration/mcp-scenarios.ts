@@ -1,18 +1,10 @@
-import { existsSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { expect, it } from 'vitest';
 import { callTool } from '../helpers/mcp.ts';
 
-/** Tools whose service exists in this build; the others are listed once their service lands. */
-const has = (file: string) => existsSync(new URL(`../../src/services/${file}`, import.meta.url));
-export const HAS_SEARCH = has('search-entries.ts');
-export const HAS_BRIEFING = has('briefing.ts');
-export const HAS_DIGESTS = has('list-digests.ts');
 export const EXPECTED_TOOLS = [
   'memory_write', 'memory_read', 'memory_list', 'memory_history', 'memory_delete', 'memory_record_outcome',
-  ...(HAS_SEARCH ? ['memory_search'] : []),
-  ...(HAS_BRIEFING ? ['memory_briefing'] : []),
-  ...(HAS_DIGESTS ? ['cortex_digests'] : []),
+  'memory_search', 'memory_briefing', 'cortex_digests',
 ];
 
 let unique = 0;
@@ -112,19 +104,38 @@ export const mcpScenarios = (client: () => Client): void => {
     await expect(client().callTool({ name: 'memory_teleport', arguments: {} })).rejects.toThrow(/unknown tool/);
   });
 
-  it.runIf(HAS_SEARCH)('searches by content', async () => {
+  it('searches by content', async () => {
     const path = freshPath();
     await callTool(client(), 'memory_write', { entity_path: path, key: 'incident', value: 'checkout latency spike after deploy' });
     const found = await callTool(client(), 'memory_search', { query: 'checkout latency', entity_path: path });
     expect(found.isError).toBe(false);
-    expect(found.body.results[0].entry).toMatchObject({ entity_path: path, key: 'incident' });
+    expect(found.body.results[0]).toMatchObject({ entry: { entity_path: path, key: 'incident' }, highlights: expect.any(Array) });
     const bad = await callTool(client(), 'memory_search', { query: 'x', entity_path: 'a//b' });
-    expect(bad.body.error.code).toBe('VALIDATION_FAILED');
+    expect(bad.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'entity_path' }] });
   });
 
-  it.runIf(HAS_BRIEFING)('gives a briefing', async () => {
-    const briefing = await callTool(client(), 'memory_briefing', {});
+  it('gives a briefing and the Cortex digests of an area once compiled', async () => {
+    const service = `checkout-${++unique}-${Date.now()}`;
+    const path = `incidents/pagerduty/${service}`;
+    await callTool(client(), 'memory_write', {
+      entity_path: path, key: 'incident-P1', agent_id: 'external/pagerduty', event_type: 'incident.triggered',
+      value: { title: 'Checkout 500s', status: 'triggered', urgency: 'high', service, created_at: new Date().toISOString() },
+    });
+    let digests: Array<{ scope: string; headline: string }> = [];
+    for (let i = 0; i < 100 && digests.length === 0; i++) {
+      const answer = await callTool(client(), 'cortex_digests', { scope: path });
+      expect(answer.isError).toBe(false);
+      digests = answer.body.digests;
+      if (digests.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(digests[0]).toMatchObject({ scope: `path:${path}`, headline: expect.any(String) });
+
+    const briefing = await callTool(client(), 'memory_briefing', { entity_path: path, agent_id: 'someone-else' });
     expect(briefing.isError).toBe(false);
-    expect(typeof briefing.body).toBe('object');
+    expect(briefing.body).toMatchObject({ entity_path: path, cortex: { compiled: true }, digests: [expect.objectContaining({ scope: `path:${path}` })] });
+    expect(briefing.body.recent_changes.map((c: { key: string }) => c.key)).toContain('incident-P1');
+    expect(briefing.body.open_items.map((i: { key: string }) => i.key)).toContain('incident-P1');
+    const bad = await callTool(client(), 'cortex_digests', { type: 'weather' });
+    expect(bad.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'type' }] });
   });
 };

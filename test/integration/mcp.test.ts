@@ -16,7 +16,7 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cairn-mcp-'));
-  cairn = await startCairn({ CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: KEY });
+  cairn = await startCairn({ CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: KEY, CAIRN_CORTEX_DEBOUNCE_MS: '100' }, { withCortex: true });
 });
 afterAll(async () => {
   await cairn?.close();

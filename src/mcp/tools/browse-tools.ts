@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EntryHistoryInput } from '../../services/entry-history.ts';
 import { ListEntriesInput } from '../../services/list-entries.ts';
-import { ConfidenceSchema } from '../../services/schemas.ts';
+import { SearchInput } from '../../services/search-entries.ts';
 import { READ_ONLY, type ToolDefinition } from '../tool.ts';
 import { agentId, entityPath, entityPathPrefix, key, namespace, since } from './fields.ts';
 
@@ -55,23 +55,19 @@ export const memorySearch: ToolDefinition = {
     'similar meaning, recency and confidence, and says why each result ranked (score, highlights). ' +
     'Narrow with entity_path, agent_id, since or min_confidence. When you already know the path and key, memory_read is ' +
     'exact and cheaper. Answers {results: [{entry, score, parts, highlights}], mode}.',
-  input: z
-    .object({
-      query: z
-        .string()
-        .min(1)
-        .max(1000)
-        .describe('What you are looking for: a few distinctive words (any may match; rarer ones weigh more), "an exact phrase" in quotes, or a prefix* — e.g. checkout latency incident.'),
-      namespace,
-      entity_path: entityPathPrefix.optional(),
-      agent_id: agentId.optional(),
-      since: since.optional(),
-      min_confidence: ConfidenceSchema.optional().describe('Leave out entries trusted less than this (0–1); 0.7 keeps likely-true facts only.'),
-      event_type: z.string().optional().describe('Only entries of this event type, e.g. "pull_request.merged" or "incident.triggered".'),
-      limit: z.number().int().min(1).max(100).optional().describe('Most results, 1–100 (default 10).'),
-      mode: z.enum(['hybrid', 'text', 'vector']).optional().describe('"hybrid" (default) mixes matching words and similar meaning; "text" matches words only; "vector" meaning only.'),
-    })
-    .strict(),
+  input: SearchInput.extend({
+    query: SearchInput.shape.query.describe(
+      'What you are looking for: a few distinctive words (any may match; rarer ones weigh more), "an exact phrase" in quotes, or a prefix* — e.g. checkout latency incident.',
+    ),
+    namespace,
+    entity_path: entityPathPrefix.optional(),
+    agent_id: agentId.optional(),
+    since: since.optional(),
+    min_confidence: z.number().min(0).max(1).optional().describe('Leave out entries trusted less than this (0–1); 0.7 keeps likely-true facts only.'),
+    event_type: z.string().optional().describe('Only entries of this event type, e.g. "pull_request.merged" or "incident.triggered".'),
+    limit: z.number().int().min(1).max(100).optional().describe('Most results, 1–100 (default 10).'),
+    mode: z.enum(['hybrid', 'text', 'vector']).optional().describe('"hybrid" (default) mixes matching words and similar meaning; "text" matches words only; "vector" meaning only.'),
+  }).strict(),
   annotations: { title: 'Search shared memory', ...READ_ONLY },
   operation: 'search',
   call: async (ops, args) => ({ ...(await ops.search(args)) }),

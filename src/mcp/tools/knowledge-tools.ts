@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { BriefingInput } from '../../services/briefing.ts';
+import { ListDigestsInput } from '../../services/list-digests.ts';
 import { RecordOutcomeInput } from '../../services/record-outcome.ts';
 import { READ_ONLY, type ToolDefinition } from '../tool.ts';
 import { agentId, entityPath, entityPathPrefix, key, namespace } from './fields.ts';
@@ -9,16 +11,18 @@ export const memoryBriefing: ToolDefinition = {
   name: 'memory_briefing',
   title: 'Briefing: what to know now',
   description:
-    'What you should know before starting work: digests of recent activity, open items (open incidents, pull ' +
-    'requests, issues), recent changes and detected patterns, optionally focused on an entity path. ' +
-    'Call it at the start of a task; then read or search for details.',
-  input: z
-    .object({
-      entity_path: entityPathPrefix.optional(),
-      agent_id: agentId.optional(),
-      limit: z.number().int().min(1).optional().describe('Most items per section (default set by the server).'),
-    })
-    .strict(),
+    'What you should know before starting work on an area, sized for a prompt: an overview line, the Cortex\'s digests, ' +
+    'open items (open incidents, pull requests, issues), recent changes by others, detected patterns (recurring ' +
+    'incidents, flapping deploys, keys agents keep overwriting), decision traces (e.g. a failed deploy followed by an ' +
+    'incident) and entries whose confidence fell. Call it at the start of a task, focused with entity_path; then read ' +
+    'or search for details.',
+  input: BriefingInput.extend({
+    namespace,
+    entity_path: entityPathPrefix.optional().describe('The area to brief on: this path and everything below it, e.g. "repos/acme/api". Leave out for the whole namespace.'),
+    agent_id: agentId.optional().describe('Your own agent id: your own writes are left out of recent changes, since you know them.'),
+    limit: z.number().int().min(1).max(100).optional().describe('Most items per list, 1–100 (default 10).'),
+    max_chars: z.number().int().min(500).max(200_000).optional().describe('Size cap of the whole answer in characters (default 8000); lists are trimmed to fit and truncated: true says so.'),
+  }).strict(),
   annotations: { title: 'Briefing: what to know now', ...READ_ONLY },
   operation: 'briefing',
   call: async (ops, args) => ({ ...(await ops.briefing(args)) }),
@@ -28,16 +32,21 @@ export const cortexDigests: ToolDefinition = {
   name: 'cortex_digests',
   title: 'Knowledge digests',
   description:
-    'Summaries the Cortex compiles from memory, per entity path, per source and per namespace, with domain facts: ' +
-    'open incidents and time to acknowledge/resolve, pull requests merged and deploy success rate per environment, ' +
-    'busy chat threads, issue counts and sprint progress. Use for an overview of an area; memory_briefing already ' +
-    'includes the most relevant ones.',
-  input: z
-    .object({
-      scope: z.string().optional().describe('Only digests of this scope, e.g. an entity path such as "incidents/pagerduty/checkout", or a source such as "github".'),
-      type: z.string().optional().describe('Only digests of this type, e.g. "entity", "source" or "namespace".'),
-    })
-    .strict(),
+    'Summaries the Cortex compiles from memory, per entity path, per source and per namespace, each with a one-line ' +
+    'headline and domain facts: open incidents and time to acknowledge/resolve, pull requests merged and deploy success ' +
+    'rate per environment, busy chat threads, issue counts and sprint progress. Use it for an overview of an area or a ' +
+    'source; memory_briefing already includes the most relevant ones. Answers {digests, next_cursor}.',
+  input: ListDigestsInput.extend({
+    namespace,
+    scope: ListDigestsInput.shape.scope.describe(
+      'An entity path prefix ("incidents/pagerduty"), a source ("github"), or a digest scope id ("path:repos/acme/api", "source:external/github", "namespace:default"). Leave out for all.',
+    ),
+    type: ListDigestsInput.shape.type.describe(
+      'Only this kind: "incidents", "repos", "comms", "projects" or "generic" path digests; "path" for every path digest; "source" or "namespace" roll-ups.',
+    ),
+    limit: z.number().int().min(1).max(500).optional().describe('Digests per page, 1–500 (default 100).'),
+    cursor: z.string().optional().describe('The next_cursor of the previous page, unchanged.'),
+  }).strict(),
   annotations: { title: 'Knowledge digests', ...READ_ONLY },
   operation: 'digests',
   call: async (ops, args) => ({ ...(await ops.digests(args)) }),

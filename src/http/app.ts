@@ -8,6 +8,7 @@ import { LIMITS } from '../domain/limits.ts';
 import type { Store } from '../ports/store.ts';
 import type { ServiceDeps } from '../services/context.ts';
 import { KeyResolver } from '../services/admin/key-resolver.ts';
+import { AuditLog } from '../services/audit-log.ts';
 import { DeliveryCounters } from '../services/delivery-counters.ts';
 import { VERSION } from '../version.ts';
 import { countBackendErrors } from './backend-errors.ts';
@@ -20,6 +21,7 @@ import { collectRoutes } from './route-table.ts';
 import { serializeJson } from './serialize.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { connectorRoutes } from './routes/connectors.ts';
+import { dashboardRoutes } from './dashboard.ts';
 import { entryRoutes } from './routes/entries.ts';
 import { eventRoutes } from './routes/events.ts';
 import { outcomeRoutes } from './routes/outcomes.ts';
@@ -88,9 +90,13 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   const search = options.search ?? (await openSearch(options.store, config, logger));
   app.addHook('onClose', async () => search.index.close());
   registerSearchMetrics(metrics, search.index);
-  const deps: ServiceDeps = { store, now: options.now ?? Date.now, config, deliveries, search: search.index, embedder: search.embedder, ...(options.cortex ? { cortex: options.cortex } : {}) };
+  const audit = new AuditLog(store, options.now ?? Date.now);
+  const deps: ServiceDeps = { store, now: options.now ?? Date.now, config, deliveries, audit, search: search.index, embedder: search.embedder, ...(options.cortex ? { cortex: options.cortex } : {}) };
   // Before the store closes (server.ts closes the app first), so the last counts land.
-  app.addHook('onClose', async () => deliveries.close());
+  app.addHook('onClose', async () => {
+    await deliveries.close();
+    await audit.drain();
+  });
 
   // Zod schemas are for documentation; services validate, so the compilers pass data through.
   app.setValidatorCompiler(() => (data) => ({ value: data }));
@@ -123,6 +129,7 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   if (await keys.openMode()) app.log.warn('no API key is configured (CAIRN_API_KEYS) or issued: running in open mode, every request is allowed without a key');
   registerRequestHooks(app, metrics, keys, new LoadLimits(config.rateLimitRpm, config.maxConcurrent));
   systemRoutes(app, store, metrics, drain);
+  await dashboardRoutes(app, keys);
   entryRoutes(app, deps, config, metrics);
   historyRoutes(app, deps, config);
   searchRoutes(app, deps, config);

@@ -4,6 +4,7 @@ import type { Access } from '../domain/access.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { SearchIndex } from '../ports/search-index.ts';
 import type { Store } from '../ports/store.ts';
+import type { AuditLog } from './audit-log.ts';
 import type { DeliveryCounters } from './delivery-counters.ts';
 
 /**
@@ -27,6 +28,7 @@ export interface ServiceDeps {
   now: () => number;
   config: Config;
   deliveries: DeliveryCounters;
+  audit: AuditLog;
   /** Search over live heads; absent where a transport runs without it (search answers 503). */
   search?: SearchIndex;
   /** Embeds search queries; the same embedder the index uses. Absent: vector search is off. */

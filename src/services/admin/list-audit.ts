@@ -13,40 +13,54 @@ export const ListAuditInput = z.object({
   agent_id: z.string().max(256).optional(),
   since: z.iso.datetime({ offset: true }).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().max(64).optional().describe('The next_cursor of the previous page.'),
+  cursor: z.string().max(80).regex(/^[0-9a-f-]+:\d+$/).optional().describe('The next_cursor of the previous page.'),
 });
 
-/** Scanning stops after this many records per call, so filters cannot turn one request into a full scan. */
-const SCAN_LIMIT = 5000;
+type AuditEventRecord = { at: string; action: string; actor: { key_id: string | null; agent_id: string } } & Record<string, unknown>;
 
-/** The audit log, newest first, filtered by action, actor and time. */
+/** Scanning stops after this many batches per call, so filters cannot turn one request into a full scan. */
+const SCAN_BATCHES = 2000;
+
+/**
+ * The audit log, newest first, filtered by action, actor and time. Events are stored in
+ * batches (audit-log.ts); a cursor names a batch and how many of its events were read.
+ */
 export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown) => {
   requireScope(ctx, 'admin');
   const input = parseInput(ListAuditInput, raw);
   const collection = auditCollection(namespaceFor(ctx, input.namespace));
   const since = input.since ? Date.parse(input.since) : undefined;
+  const [cursorId, cursorSkip] = input.cursor ? (input.cursor.split(':') as [string, string]) : [undefined, '0'];
+  const matches = (e: AuditEventRecord): boolean =>
+    (!input.action || (input.action.endsWith('.') ? e.action.startsWith(input.action) : e.action === input.action)) &&
+    (!input.key_id || e.actor.key_id === input.key_id) &&
+    (!input.agent_id || e.actor.agent_id === input.agent_id);
+
   const events: Array<Record<string, unknown>> = [];
-  let after = input.cursor;
-  let scanned = 0;
-  let last: string | null = null;
-  scan: while (scanned < SCAN_LIMIT) {
-    const page: StoredRecord[] = await deps.store.listRecords(collection, { limit: 500, ...(after ? { after } : {}) });
-    for (const record of page) {
-      scanned += 1;
-      last = record.id;
-      const e = record.data as { at: string; action: string; actor: { key_id: string | null; agent_id: string } };
-      if (since !== undefined && Date.parse(e.at) < since) break scan;
-      if (input.action && !(input.action.endsWith('.') ? e.action.startsWith(input.action) : e.action === input.action)) continue;
-      if (input.key_id && e.actor.key_id !== input.key_id) continue;
-      if (input.agent_id && e.actor.agent_id !== input.agent_id) continue;
-      events.push({ id: record.id, ...record.data });
-      if (events.length === input.limit) break scan;
+  const batches = async function* (): AsyncGenerator<StoredRecord> {
+    if (cursorId) {
+      const first = await deps.store.getRecord(collection, cursorId);
+      if (first) yield first;
     }
-    if (page.length < 500) {
-      last = null;
-      break;
+    let after = cursorId;
+    for (let scanned = 0; scanned < SCAN_BATCHES; ) {
+      const page = await deps.store.listRecords(collection, { limit: 200, ...(after ? { after } : {}) });
+      for (const record of page) yield record;
+      scanned += page.length;
+      if (page.length < 200) return;
+      after = page[page.length - 1]?.id;
     }
-    after = page[page.length - 1]?.id;
+  };
+  for await (const batch of batches()) {
+    const newestFirst = [...((batch.data.events as AuditEventRecord[] | undefined) ?? [])].reverse();
+    const skip = batch.id === cursorId ? Number(cursorSkip) : 0;
+    for (let i = skip; i < newestFirst.length; i++) {
+      const e = newestFirst[i] as AuditEventRecord;
+      if (since !== undefined && Date.parse(e.at) < since) return { events, next_cursor: null };
+      if (!matches(e)) continue;
+      events.push(e);
+      if (events.length === input.limit) return { events, next_cursor: `${batch.id}:${i + 1}` };
+    }
   }
-  return { events, next_cursor: events.length === input.limit || scanned >= SCAN_LIMIT ? last : null };
+  return { events, next_cursor: null };
 };

@@ -1,0 +1,119 @@
+import type { Entry, EntryAddress } from '../domain/entry.ts';
+import { isLive } from '../domain/entry.ts';
+import { pathHasPrefix } from '../domain/names.ts';
+import { compareCodePoints } from '../domain/order.ts';
+import type { ListPage, ListQuery } from '../ports/store.ts';
+
+interface PathNode<S> {
+  items: Map<string, S>;
+  sortedKeys: string[];
+}
+
+interface NamespaceNode<S> {
+  paths: Map<string, PathNode<S>>;
+  sortedPaths: string[];
+}
+
+/** First index in `sorted` whose item is not below `item` (code point order). */
+const lowerBound = (sorted: readonly string[], item: string): number => {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareCodePoints(sorted[mid] as string, item) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+};
+
+/**
+ * Per-entry state held in memory by the backends that serve lists themselves (filesystem,
+ * S3): namespace → entity path → key, with paths and keys kept in code point order so a
+ * prefix list is a range walk, not a sort. `S` is the backend's state per entry; `headOf`
+ * finds its newest version. While loading (`bulk`), inserts skip the sorted arrays and
+ * `finishBulk` sorts once.
+ */
+export class HeadTree<S> {
+  private readonly namespaces = new Map<string, NamespaceNode<S>>();
+  private readonly headOf: (state: S) => Entry;
+  private bulk = true;
+  size = 0;
+
+  constructor(headOf: (state: S) => Entry) {
+    this.headOf = headOf;
+  }
+
+  get(address: EntryAddress): S | undefined {
+    return this.namespaces.get(address.namespace)?.paths.get(address.entity_path)?.items.get(address.key);
+  }
+
+  /** Store `state` for `address`, placing a new key in order. */
+  set(address: EntryAddress, state: S): void {
+    let ns = this.namespaces.get(address.namespace);
+    if (!ns) {
+      ns = { paths: new Map(), sortedPaths: [] };
+      this.namespaces.set(address.namespace, ns);
+    }
+    let path = ns.paths.get(address.entity_path);
+    if (!path) {
+      path = { items: new Map(), sortedKeys: [] };
+      ns.paths.set(address.entity_path, path);
+      if (!this.bulk) ns.sortedPaths.splice(lowerBound(ns.sortedPaths, address.entity_path), 0, address.entity_path);
+    }
+    if (!path.items.has(address.key)) {
+      this.size += 1;
+      if (!this.bulk) path.sortedKeys.splice(lowerBound(path.sortedKeys, address.key), 0, address.key);
+    }
+    path.items.set(address.key, state);
+  }
+
+  finishBulk(): void {
+    for (const ns of this.namespaces.values()) {
+      ns.sortedPaths = [...ns.paths.keys()].sort(compareCodePoints);
+      for (const path of ns.paths.values()) path.sortedKeys = [...path.items.keys()].sort(compareCodePoints);
+    }
+    this.bulk = false;
+  }
+
+  *values(): Generator<S> {
+    for (const ns of this.namespaces.values()) for (const path of ns.paths.values()) yield* path.items.values();
+  }
+
+  /** Live heads in (entity_path, key) order after `query.after`, filtered, a page at a time. */
+  list(query: ListQuery): ListPage {
+    const ns = this.namespaces.get(query.namespace);
+    const entries: Entry[] = [];
+    if (!ns || query.limit < 1) return { entries, next: null };
+    const { after, prefix } = query;
+    const since = query.since === undefined ? undefined : Date.parse(query.since);
+    const startPath = after && (prefix === undefined || compareCodePoints(after.entity_path, prefix) > 0) ? after.entity_path : (prefix ?? '');
+    for (let i = lowerBound(ns.sortedPaths, startPath); i < ns.sortedPaths.length; i++) {
+      const path = ns.sortedPaths[i] as string;
+      if (prefix !== undefined) {
+        // Paths starting with the prefix are contiguous; `repos/acme-corp` sits among them
+        // but is not under `repos/acme`, hence the segment-wise check.
+        if (!path.startsWith(prefix)) break;
+        if (!pathHasPrefix(path, prefix)) continue;
+      }
+      const node = ns.paths.get(path) as PathNode<S>;
+      let k = 0;
+      if (after && path === after.entity_path) {
+        k = lowerBound(node.sortedKeys, after.key);
+        if (node.sortedKeys[k] === after.key) k += 1;
+      }
+      for (; k < node.sortedKeys.length; k++) {
+        const head = this.headOf(node.items.get(node.sortedKeys[k] as string) as S);
+        if (!isLive(head, query.now)) continue;
+        if (query.agentId !== undefined && head.agent_id !== query.agentId) continue;
+        if (since !== undefined && Date.parse(head.written_at) < since) continue;
+        // One match past the page proves there is a next page; without it, `next` is null.
+        if (entries.length === query.limit) {
+          const last = entries[entries.length - 1] as Entry;
+          return { entries, next: { entity_path: last.entity_path, key: last.key } };
+        }
+        entries.push(head);
+      }
+    }
+    return { entries, next: null };
+  }
+}

@@ -1,3 +1,4 @@
+import type { ConnectorSettings } from '../connectors/connector.ts';
 import { CONNECTORS } from '../connectors/registry.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { requireScope } from './authorize.ts';
@@ -14,6 +15,8 @@ export interface ConnectorView {
   /** Whether the webhook URL must carry ?api_key= (the provider cannot send headers). */
   key_in_url: boolean;
   enabled_at: string | null;
+  /** What it captures: Slack's monitored channels, Jira's project map (for the dashboard's form). */
+  settings: ConnectorSettings;
   last_event_at: string | null;
   counts: Omit<DeliveryCounts, 'last_event_at'>;
 }
@@ -34,6 +37,7 @@ export const listConnectors = async (deps: ServiceDeps, ctx: Context): Promise<C
         has_signing_secret: state.secret !== null,
         key_in_url: !connector.sendsHeaders,
         enabled_at: state.enabled_at,
+        settings: state.settings,
         last_event_at,
         counts,
       };

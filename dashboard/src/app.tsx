@@ -1,0 +1,102 @@
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { ApiError, createApi } from './api/client.ts';
+import { Loading, ErrorNote } from './components/states.tsx';
+import { App as AppCtx } from './context.ts';
+import { LiveHub } from './live.ts';
+import { Arrivals } from './memory/recent.ts';
+import { AuditPage } from './pages/audit-page.tsx';
+import { ConnectorsPage } from './pages/connectors-page.tsx';
+import { CortexPage } from './pages/cortex-page.tsx';
+import { KeysPage } from './pages/keys-page.tsx';
+import { LoginPage } from './pages/login-page.tsx';
+import { MemoryPage } from './memory/memory-page.tsx';
+import { SearchPage } from './pages/search-page.tsx';
+import { type Page, navigate, useRoute } from './router.ts';
+import { type Session, forgetKey, keyRequired, probeSession, storeKey, storedKey } from './session.ts';
+import { Shell } from './shell.tsx';
+
+type Boot = { kind: 'starting' } | { kind: 'failed'; error: ApiError } | { kind: 'login'; notice: string | null } | { kind: 'ready'; session: Session; keyed: boolean };
+
+const refusal = (error: unknown): string =>
+  error instanceof ApiError && error.status === 401 ? 'That key was refused: it is unknown, revoked or mistyped.' : error instanceof Error ? error.message : String(error);
+
+/** Sign-in (when keys are on), then the pages the key may see. */
+export const App = () => {
+  const [boot, setBoot] = useState<Boot>({ kind: 'starting' });
+  const route = useRoute();
+
+  const signOut = (notice: string | null = null) => {
+    forgetKey();
+    setBoot({ kind: 'login', notice });
+  };
+
+  const start = async () => {
+    try {
+      if (!(await keyRequired())) return setBoot({ kind: 'ready', session: await probeSession(null), keyed: false });
+      const key = storedKey();
+      if (!key) return setBoot({ kind: 'login', notice: null });
+      setBoot({ kind: 'ready', session: await probeSession(key), keyed: true });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return signOut('The saved key no longer works; enter another.');
+      setBoot({ kind: 'failed', error: error instanceof ApiError ? error : new ApiError(0, 'NETWORK', 'the server cannot be reached; is it running?') });
+    }
+  };
+  useEffect(() => void start(), []);
+
+  if (boot.kind === 'starting') return <Loading label="Connecting to Cairn…" />;
+  if (boot.kind === 'failed') return <ErrorNote error={boot.error} retry={() => void start()} />;
+  if (boot.kind === 'login') {
+    return (
+      <LoginPage
+        notice={boot.notice}
+        onSubmit={async (key, remember) => {
+          try {
+            const session = await probeSession(key);
+            storeKey(key, remember);
+            setBoot({ kind: 'ready', session, keyed: true });
+            return null;
+          } catch (error) {
+            return refusal(error);
+          }
+        }}
+      />
+    );
+  }
+  return <SignedIn session={boot.session} page={route.page} params={route.params} onSignOut={boot.keyed ? () => signOut() : null} onRefused={() => signOut('The server refused the key (revoked or changed); enter another.')} />;
+};
+
+const allowedPage = (session: Session, page: Page | null): Page => {
+  const fallback: Page = session.admin ? 'connectors' : 'memory';
+  if (page === null) return fallback;
+  if (['connectors', 'keys', 'audit'].includes(page) && !session.admin) return 'memory';
+  return page;
+};
+
+const SignedIn = ({ session, page, params, onSignOut, onRefused }: { session: Session; page: Page | null; params: URLSearchParams; onSignOut: (() => void) | null; onRefused: () => void }) => {
+  const live = useMemo(() => new LiveHub(), []);
+  const arrivals = useMemo(() => new Arrivals(live), [live]);
+  const api = useMemo(() => createApi(session.key, onRefused), [session.key]);
+  useEffect(() => {
+    if (session.read) live.start(api.headers(), onRefused);
+    return () => live.close();
+  }, [api]);
+  const shown = allowedPage(session, page);
+  useEffect(() => {
+    if (shown !== page) navigate(shown, Object.fromEntries(params));
+  }, [shown, page]);
+  if (!session.read && !session.admin) {
+    return <ErrorNote error={new ApiError(403, 'FORBIDDEN', 'This key may only write. The dashboard needs a key with the read or admin scope.')} />;
+  }
+  return (
+    <AppCtx.Provider value={{ api, session, live, arrivals }}>
+      <Shell page={shown} onSignOut={onSignOut}>
+        {shown === 'connectors' && <ConnectorsPage />}
+        {shown === 'memory' && <MemoryPage params={params} />}
+        {shown === 'search' && <SearchPage params={params} />}
+        {shown === 'cortex' && <CortexPage />}
+        {shown === 'keys' && <KeysPage />}
+        {shown === 'audit' && <AuditPage />}
+      </Shell>
+    </AppCtx.Provider>
+  );
+};

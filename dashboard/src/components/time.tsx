@@ -1,0 +1,31 @@
+import { useEffect, useState } from 'preact/hooks';
+
+const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+  ['second', 1000],
+];
+const format = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+
+export const relative = (iso: string, now = Date.now()): string => {
+  const diff = Date.parse(iso) - now;
+  if (Math.abs(diff) < 5000) return 'just now';
+  for (const [unit, ms] of UNITS) if (Math.abs(diff) >= ms || unit === 'second') return format.format(Math.round(diff / ms), unit);
+  return iso;
+};
+
+/** "3 minutes ago", exact time on hover; re-rendered every 15 s so it does not go stale. */
+export const Time = ({ iso, fallback = '—' }: { iso: string | null | undefined; fallback?: string }) => {
+  const [, tick] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => tick((n) => n + 1), 15_000);
+    return () => clearInterval(timer);
+  }, []);
+  if (!iso) return <span class="muted">{fallback}</span>;
+  return (
+    <time dateTime={iso} title={new Date(iso).toLocaleString()}>
+      {relative(iso)}
+    </time>
+  );
+};

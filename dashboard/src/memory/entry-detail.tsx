@@ -1,0 +1,156 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, entryUrl } from '../api/client.ts';
+import type { Entry } from '../api/types.ts';
+import { Confidence } from '../components/confidence.tsx';
+import { CopyButton } from '../components/copy-button.tsx';
+import { JsonView } from '../components/json-view.tsx';
+import { ErrorNote, Loading } from '../components/states.tsx';
+import { Time } from '../components/time.tsx';
+import { useApp } from '../context.ts';
+import { useLoad } from '../hooks/use-load.ts';
+import { addressOf } from './address.ts';
+import { HistoryPanel } from './history-panel.tsx';
+import type { Arrivals } from './recent.ts';
+
+type Tab = 'value' | 'history' | 'details';
+interface HistoryPage {
+  versions: Entry[];
+  next_before: number | null;
+}
+
+/** One entry: its value, metadata and provenance, and its history with diffs; live. */
+export const EntryDetail = ({ path, entryKey, arrivals }: { path: string; entryKey: string; arrivals: Arrivals }) => {
+  const { api, live } = useApp();
+  const [tab, setTab] = useState<Tab>('value');
+  const [shown, setShown] = useState<number | null>(null);
+  const [older, setOlder] = useState<Entry[]>([]);
+  const [arrived, setArrived] = useState<Set<number>>(new Set());
+  const history = useLoad(() => api.get<HistoryPage>(entryUrl('history', path, entryKey), { limit: 50 }), [api, path, entryKey]);
+  const id = addressOf({ entity_path: path, key: entryKey });
+
+  useEffect(() => {
+    setShown(null);
+    setOlder([]);
+    setArrived(new Set());
+    arrivals.seen(id);
+  }, [id]);
+  useEffect(
+    () =>
+      live.onEntry((e) => {
+        if (addressOf(e) !== id) return;
+        setArrived((s) => new Set([...s, e.version]));
+        arrivals.seen(id);
+        history.reload(true);
+      }),
+    [live, id, history.reload],
+  );
+
+  if (history.loading && !history.data) return <Loading label="Loading the entry…" />;
+  if (history.error) return <ErrorNote error={history.error} retry={() => history.reload()} />;
+  const versions = [...(history.data?.versions ?? []), ...older];
+  const current = versions[0];
+  if (!current) return <ErrorNote error={new ApiError(404, 'NOT_FOUND', 'This entry has no versions.')} />;
+  const entry = versions.find((v) => v.version === shown) ?? current;
+  const nextBefore = older.length > 0 ? (older.at(-1)?.version ?? null) : (history.data?.next_before ?? null);
+  const loadOlder = async () => {
+    const page = await api.get<HistoryPage>(entryUrl('history', path, entryKey), { limit: 50, before: nextBefore });
+    setOlder((o) => [...o, ...page.versions]);
+  };
+
+  return (
+    <article class="entry-detail" aria-labelledby="entry-title">
+      <header class="pane-head">
+        <div>
+          <div class="muted small mono">{path}</div>
+          <h2 id="entry-title" class="mono">
+            {entryKey}
+          </h2>
+        </div>
+        <CopyButton text={`${path}/${entryKey}`} label="Copy the entry address" />
+      </header>
+      <div class="entry-summary">
+        <span class="pill">v{current.version}</span>
+        {current.deleted && <span class="pill danger">deleted</span>}
+        <Confidence value={current.confidence} />
+        <span>{current.event_type ?? current.memory_type}</span>
+        <span class="muted">
+          by {current.agent_id} · <Time iso={current.written_at} />
+        </span>
+      </div>
+      {Object.keys(current.provenance).length > 0 && (
+        <div class="provenance" aria-label="Provenance">
+          {Object.entries(current.provenance).map(([k, v]) => (
+            <span class="chip">
+              {k}: <b>{typeof v === 'string' ? v : JSON.stringify(v)}</b>
+            </span>
+          ))}
+        </div>
+      )}
+      <div class="tabs" role="tablist" aria-label="Entry views">
+        {(['value', 'history', 'details'] as Tab[]).map((t) => (
+          <button type="button" role="tab" aria-selected={tab === t} class={tab === t ? 'active' : ''} onClick={() => setTab(t)}>
+            {t === 'value' ? 'Value' : t === 'history' ? `History (${versions.length}${nextBefore ? '+' : ''})` : 'Details'}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" class="tab-body">
+        {tab === 'value' && (
+          <>
+            {entry !== current && (
+              <p class="notice small">
+                Showing v{entry.version} of {current.version}.{' '}
+                <button type="button" class="link" onClick={() => setShown(null)}>
+                  Back to the current version
+                </button>
+              </p>
+            )}
+            {entry.deleted ? <p class="muted">This version is a tombstone: the entry was deleted. Its history is kept.</p> : <JsonView value={entry.value} label={`Value of ${entryKey} v${entry.version}`} />}
+          </>
+        )}
+        {tab === 'history' && (
+          <HistoryPanel
+            versions={versions}
+            arrived={arrived}
+            more={nextBefore ? () => void loadOlder() : null}
+            onView={(v) => {
+              setShown(v);
+              setTab('value');
+            }}
+          />
+        )}
+        {tab === 'details' && <Details entry={entry} />}
+      </div>
+    </article>
+  );
+};
+
+const Details = ({ entry }: { entry: Entry }) => (
+  <div>
+    <dl class="details">
+      <dt>namespace</dt>
+      <dd>{entry.namespace}</dd>
+      <dt>memory type</dt>
+      <dd>{entry.memory_type}</dd>
+      <dt>shared</dt>
+      <dd>{entry.shared ? 'yes' : 'no'}</dd>
+      <dt>tags</dt>
+      <dd>{entry.tags.length ? entry.tags.join(', ') : '—'}</dd>
+      <dt>created</dt>
+      <dd>
+        <Time iso={entry.created_at} />
+      </dd>
+      <dt>written</dt>
+      <dd>
+        <Time iso={entry.written_at} />
+      </dd>
+      <dt>expires</dt>
+      <dd>
+        <Time iso={entry.expires_at} fallback="never" />
+      </dd>
+      <dt>content hash</dt>
+      <dd class="mono small">{entry.content_hash}</dd>
+    </dl>
+    <h3>Provenance</h3>
+    <JsonView value={entry.provenance} label="Provenance" />
+  </div>
+);

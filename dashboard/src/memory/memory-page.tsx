@@ -1,0 +1,53 @@
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { ErrorNote, Loading } from '../components/states.tsx';
+import { useApp } from '../context.ts';
+import { isUnder } from './address.ts';
+import { EntryDetail } from './entry-detail.tsx';
+import { EntryList } from './entry-list.tsx';
+import { PathTree } from './path-tree.tsx';
+import { buildTree, findNode } from './tree.ts';
+import { useEntries } from './use-entries.ts';
+
+const RECENT = 50;
+
+/** Memory: the path tree, the entries at a path, one entry in detail — all live. */
+export const MemoryPage = ({ params }: { params: URLSearchParams }) => {
+  const { arrivals } = useApp();
+  const path = params.get('path') ?? '';
+  const key = params.get('key');
+  const state = useEntries(path);
+  // Re-render when arrivals are marked or seen.
+  const [, setTick] = useState(0);
+  useEffect(() => arrivals.subscribe(() => setTick((n) => n + 1)), [arrivals]);
+
+  const all = [...state.entries.values()];
+  const tree = useMemo(() => buildTree(all.map((e) => e.entity_path)), [state.entries]);
+  const node = findNode(tree, path);
+  const shown = path
+    ? all.filter((e) => e.entity_path === path).sort((a, b) => b.written_at.localeCompare(a.written_at))
+    : all.sort((a, b) => b.written_at.localeCompare(a.written_at)).slice(0, RECENT);
+  const partial = [...state.truncated].some((t) => isUnder(path, t) || t === '');
+
+  return (
+    <section class="page memory" aria-label="Memory">
+      <aside class="pane tree-pane">
+        {state.loading && state.entries.size === 0 ? <Loading /> : <PathTree root={tree} selected={path} unseen={(p) => arrivals.countUnder((q) => isUnder(q, p))} />}
+        {partial && <p class="muted small pad">The tree shows the first 5,000 entries; open a path to list all of it.</p>}
+      </aside>
+      <div class="pane list-pane">
+        {state.error && <ErrorNote error={state.error} retry={state.reload} />}
+        {!state.error && (state.loading && state.entries.size === 0 ? <Loading label="Listing entries…" /> : <EntryList path={path} node={node} entries={shown} selectedKey={key} arrivals={arrivals} />)}
+      </div>
+      <div class="pane detail-pane">
+        {key ? (
+          <EntryDetail key={`${path}\u0000${key}`} path={path} entryKey={key} arrivals={arrivals} />
+        ) : (
+          <div class="state empty">
+            <strong>Pick an entry</strong>
+            <div class="muted">Its value, confidence, provenance and every version with diffs show here. New entries and versions arrive live, marked “new”.</div>
+          </div>
+        )}
+      </div>
+    </section>
+  );
+};

@@ -1,0 +1,37 @@
+// Builds the dashboard (dashboard/ → dashboard/dist) when it is missing or older than its
+// sources, so `npm start` and `npm test` work on a fresh clone without a separate step.
+// `--force` always builds. Without Vite (a production install without dev dependencies)
+// and without a build, it says so and the server serves a page explaining what to run.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+const dashboard = join(root, 'dashboard');
+const built = join(dashboard, 'dist', 'index.html');
+
+const newestSource = (): number => {
+  let newest = 0;
+  for (const file of readdirSync(dashboard, { recursive: true, encoding: 'utf8' })) {
+    if (file.startsWith('dist')) continue;
+    newest = Math.max(newest, statSync(join(dashboard, file)).mtimeMs);
+  }
+  return newest;
+};
+
+/** Whether dist/ is missing or older than any file it is built from. */
+export const dashboardStale = (): boolean => !existsSync(built) || statSync(built).mtimeMs < newestSource();
+
+export const buildDashboard = (): void => {
+  const vite = join(root, 'node_modules', 'vite', 'bin', 'vite.js');
+  if (!existsSync(vite)) {
+    console.warn('dashboard: not built, and Vite is not installed (npm install with dev dependencies, then npm run build)');
+    return;
+  }
+  const result = spawnSync(process.execPath, [vite, 'build', '--config', join(dashboard, 'vite.config.ts')], { stdio: 'inherit', cwd: root });
+  if (result.status !== 0) throw new Error(`dashboard build failed (exit ${result.status})`);
+};
+
+if (import.meta.main) {
+  if (process.argv.includes('--force') || dashboardStale()) buildDashboard();
+}

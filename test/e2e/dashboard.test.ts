@@ -1,0 +1,195 @@
+import { createHmac } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDashboard, dashboardStale } from '../../scripts/build-dashboard.ts';
+import { parseConfig } from '../../src/config.ts';
+import { type RunningServer, startServer } from '../../src/server.ts';
+import { type Session, clipboard, openBrowser } from './browser.ts';
+
+/**
+ * The dashboard in a real browser (Debian's chromium driven by playwright-core) against a
+ * running server with keys on and an embedded Cortex: sign in, enable GitHub, copy its URL
+ * and secret from the page, deliver signed webhooks with them, and watch the entry and its
+ * new version arrive without a reload; diff versions, search, read the Cortex, issue a key,
+ * read the audit log. Every page is photographed into SCREENSHOTS (named in the README), and
+ * the browser must log no error throughout.
+ */
+export const SCREENSHOTS = join(import.meta.dirname, 'screenshots');
+const KEY = 'e2e-dashboard-admin-key-0123';
+let server: RunningServer;
+let dir: string;
+let b: Session;
+let webhookUrl = '';
+let secret = '';
+
+const shot = (name: string) => b.page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
+
+const pr = (n: number, action: 'opened' | 'closed', title: string) =>
+  JSON.stringify({
+    action,
+    number: n,
+    pull_request: {
+      number: n, title, state: action === 'opened' ? 'open' : 'closed', merged: action === 'closed', additions: 120, deletions: 14, changed_files: 6,
+      user: { login: 'ann' }, created_at: new Date(Date.now() - 3_600_000).toISOString(), ...(action === 'closed' ? { merged_at: new Date().toISOString(), closed_at: new Date().toISOString() } : {}),
+    },
+    repository: { name: 'api', owner: { login: 'acme' } },
+  });
+
+/** What GitHub would send: the body signed with the secret copied from the page. */
+const deliver = async (body: string, delivery: string): Promise<Response> =>
+  fetch(webhookUrl, {
+    method: 'POST',
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': 'pull_request',
+      'x-github-delivery': delivery,
+      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+    },
+  });
+
+beforeAll(async () => {
+  if (dashboardStale()) buildDashboard();
+  await mkdir(SCREENSHOTS, { recursive: true });
+  dir = await mkdtemp(join(tmpdir(), 'cairn-e2e-'));
+  const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: KEY, CAIRN_CORTEX_DEBOUNCE_MS: '200' });
+  server = await startServer(config, pino({ level: process.env.CAIRN_TEST_LOG ?? 'silent' }), {}, { withCortex: true });
+  b = await openBrowser(server.url);
+  // A pre-existing entry, so the tree has more than the connector's path.
+  await fetch(`${server.url}/api/v1/entries`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-cairn-api-key': KEY },
+    body: JSON.stringify({ entity_path: 'services/checkout', key: 'runbook', value: { title: 'Checkout runbook', steps: ['page on-call', 'roll back'] }, confidence: 0.8, agent_id: 'ops-bot' }),
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await b?.browser.close();
+  await server?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('dashboard in a browser', { timeout: 60_000 }, () => {
+  it('asks for an API key and opens with it', async () => {
+    const { page } = b;
+    await page.goto('/');
+    await page.getByLabel('API key').waitFor();
+    await shot('01-sign-in');
+    await page.getByLabel('API key').fill(KEY);
+    await page.getByRole('button', { name: 'Open the dashboard' }).click();
+    await page.getByRole('heading', { name: 'Connectors' }).waitFor();
+    expect(page.url()).toMatch(/\/dashboard\/#\/connectors$/);
+    // Marks this document: if anything below reloaded the page, the mark would be gone.
+    await page.evaluate('window.__sameDocument = true');
+  });
+
+  it('enables GitHub and copies its webhook URL and signing secret from the page', async () => {
+    const { page } = b;
+    const card = page.locator('[data-connector="github"]');
+    await card.getByRole('button', { name: 'Enable GitHub' }).click();
+    await card.locator('[data-field="signing-secret"]').waitFor();
+    await card.getByRole('button', { name: 'Copy the GitHub webhook URL' }).click();
+    webhookUrl = await clipboard(page);
+    await card.getByRole('button', { name: 'Copy the GitHub signing secret' }).click();
+    secret = await clipboard(page);
+    expect(webhookUrl).toBe(`${server.url}/api/v1/webhooks/github?api_key=${KEY}`);
+    expect(secret).toMatch(/^whsec_/);
+    // On screen the key in the URL is masked; the copy holds it whole.
+    expect(await card.locator('[data-field="webhook-url"]').textContent()).not.toContain(KEY);
+    await page.locator('[data-connector="slack"] summary', { hasText: 'Where to paste this' }).click();
+    await shot('02-connectors');
+  });
+
+  it('shows a signed webhook’s entry in the memory view without a reload, marked new', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Memory', exact: true }).click();
+    await page.getByRole('link', { name: 'runbook' }).waitFor();
+    const res = await deliver(pr(7, 'opened', 'Fix retry storm in checkout'), 'delivery-7-opened');
+    expect(res.status).toBe(202);
+    const row = page.locator('li[data-key="pr-7"]');
+    await row.waitFor();
+    await expect.poll(() => row.locator('.badge').textContent()).toBe('new');
+    expect(await page.locator('[data-path="repos/acme/api"]').count()).toBe(1);
+    expect(await page.evaluate('window.__sameDocument')).toBe(true);
+    await shot('03-memory-live');
+  });
+
+  it('browses a path, opens an entry, and diffs a version that arrives live', async () => {
+    const { page } = b;
+    await page.locator('[data-path="repos/acme/api"]').click();
+    await page.getByRole('heading', { name: 'repos/acme/api' }).waitFor();
+    await page.locator('li[data-key="pr-7"] a').click();
+    await page.getByRole('heading', { name: 'pr-7' }).waitFor();
+    await expect.poll(() => page.getByLabel('Value of pr-7 v1').textContent()).toContain('"Fix retry storm in checkout"');
+    await page.getByRole('tab', { name: /History/ }).click();
+    expect((await deliver(pr(7, 'closed', 'Fix retry storm in checkout'), 'delivery-7-closed')).status).toBe(202);
+    const v2 = page.locator('li[data-version="2"]');
+    await v2.waitFor();
+    expect(await v2.locator('.badge').textContent()).toBe('new');
+    await page.getByRole('button', { name: 'Compare v1 with v2' }).click();
+    const diff = page.getByLabel('Diff of v1 and v2');
+    await diff.waitFor();
+    expect(await diff.locator('.d-del').allTextContents()).toContain('−   "state": "open",');
+    expect(await diff.locator('.d-add').allTextContents()).toContain('+   "state": "merged",');
+    expect(await page.evaluate('window.__sameDocument')).toBe(true);
+    await shot('04-memory-diff');
+  });
+
+  it('searches with highlighted matches and opens a result', async () => {
+    const { page } = b;
+    await page.getByLabel('Search memory').fill('retry storm');
+    await page.getByLabel('Search memory').press('Enter');
+    await page.getByRole('heading', { name: 'Search' }).waitFor();
+    const first = page.locator('.result').first();
+    await first.waitFor();
+    expect(await first.locator('.result-title').textContent()).toBe('repos/acme/api/pr-7');
+    expect(await first.locator('mark').allTextContents()).toEqual(expect.arrayContaining(['retry', 'storm']));
+    await shot('05-search');
+  });
+
+  it('shows the Cortex status, its digests and patterns', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Cortex', exact: true }).click();
+    await expect.poll(() => page.locator('[data-status]').textContent()).toBe('active');
+    await page.locator('[data-scope="path:repos/acme/api"]').waitFor();
+    await page.locator('[data-scope="path:repos/acme/api"] summary').click();
+    await shot('06-cortex');
+  });
+
+  it('issues a key shown once, and lists it', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await page.getByLabel('Name').fill('github-webhooks');
+    await page.getByLabel('write').check();
+    await page.getByLabel('read').uncheck();
+    await page.getByRole('button', { name: 'Issue key' }).click();
+    expect(await page.locator('[data-field="issued-key"]').textContent()).toMatch(/^ck_/);
+    await page.getByRole('cell', { name: /^github-webhooks / }).waitFor();
+    await shot('07-keys');
+  });
+
+  it('shows the audit log of what was done', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Audit', exact: true }).click();
+    await page.locator('tr[data-action="connector.enabled"]').waitFor();
+    await page.locator('tr[data-action="key.created"]').waitFor();
+    await shot('08-audit');
+  });
+
+  it('fits a smaller laptop screen', async () => {
+    const { page } = b;
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await page.goto('/dashboard/#/memory?path=repos/acme/api&key=pr-7');
+    await page.getByRole('heading', { name: 'pr-7' }).waitFor();
+    const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow).toBe(0);
+    await shot('09-memory-1024');
+  });
+
+  it('logged no console error or uncaught exception', () => {
+    expect(b.errors).toEqual([]);
+  });
+});

@@ -2,6 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { benchEntries } from './http-entries.ts';
 import { describeMachine } from './lib/machine.ts';
+import { benchCortex } from './cortex.ts';
 import { benchStartup } from './startup.ts';
 import { benchWebhooks } from './webhooks.ts';
 
@@ -30,7 +31,15 @@ console.log(`\n[webhooks] signed GitHub pull_request deliveries, distinct delive
 const webhooks = await benchWebhooks(seconds);
 console.log(`  ${webhooks.ingest.rps} events/s (${webhooks.payload_bytes} B payloads), p99 ${webhooks.ingest.p99_ms} ms (goal ≥ 3000/s); non-2xx ${webhooks.ingest.non2xx}`);
 
+const cortexEntries = Number(process.env.BENCH_CORTEX_ENTRIES ?? 100_000);
+const debounce = Number(process.env.BENCH_CORTEX_DEBOUNCE_MS ?? 3000);
+console.log(`\n[cortex] ${cortexEntries} entries over 1000 paths (filesystem): catch-up, compile cost per scope, freshness at debounce ${debounce} ms`);
+const cortex = await benchCortex(cortexEntries, debounce, Number(process.env.BENCH_CORTEX_ROUNDS ?? 5));
+console.log(`  catch-up (every path from one scan) ${cortex.catch_up_ms} ms`);
+for (const c of cortex.compile_ms) console.log(`  compile one scope of ${c.entries} entries: ${c.first_ms} ms first, ${c.recompile_ms} ms after a write`);
+console.log(`  freshness (last write → digest on the stream) p50 ${cortex.freshness_ms.p50} ms, max ${cortex.freshness_ms.max} ms (goal ≤ ${cortex.freshness_ms.goal} ms)`);
+
 await mkdir(new URL('./results/', import.meta.url), { recursive: true });
 const file = new URL('./results/latest.json', import.meta.url);
-await writeFile(file, `${JSON.stringify({ machine, entries, startup, webhooks }, null, 2)}\n`);
+await writeFile(file, `${JSON.stringify({ machine, entries, startup, webhooks, cortex }, null, 2)}\n`);
 console.log(`\nresults written to bench/results/latest.json`);

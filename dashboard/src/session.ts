@@ -5,6 +5,8 @@ export interface Session {
   key: string | null;
   admin: boolean;
   read: boolean;
+  /** Entity-path prefixes the key is confined to; null = every path. */
+  prefixes: string[] | null;
 }
 
 const STORAGE_KEY = 'cairn.api-key';
@@ -30,22 +32,20 @@ export const keyRequired = async (): Promise<boolean> => {
   return ((await res.json()) as { key_required: boolean }).key_required;
 };
 
-const allowed = async (call: Promise<unknown>): Promise<boolean> => {
+interface Whoami {
+  scopes: Array<'read' | 'write' | 'admin'>;
+  prefixes: string[] | null;
+}
+
+/** What the key may do, from GET /api/v1/whoami; a refused key throws 401. */
+export const probeSession = async (key: string | null): Promise<Session> => {
   try {
-    await call;
-    return true;
+    const me = await createApi(key, () => {}).get<Whoami>('/api/v1/whoami');
+    const admin = me.scopes.includes('admin');
+    return { key, admin, read: admin || me.scopes.includes('read'), prefixes: me.prefixes };
   } catch (error) {
-    if (error instanceof ApiError && error.status === 403) return false;
+    // Only a key without the read scope (a webhook key) is refused here with 403.
+    if (error instanceof ApiError && error.status === 403) return { key, admin: false, read: false, prefixes: null };
     throw error;
   }
-};
-
-/**
- * What the key may do, asked of the server: the connector list needs `admin` (which also
- * reads), else a one-entry listing tells whether it reads. A refused key throws 401.
- */
-export const probeSession = async (key: string | null): Promise<Session> => {
-  const api = createApi(key, () => {});
-  if (await allowed(api.get('/api/v1/connectors'))) return { key, admin: true, read: true };
-  return { key, admin: false, read: await allowed(api.get('/api/v1/entries', { limit: 1 })) };
 };

@@ -22,6 +22,7 @@ import { serializeJson } from './serialize.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { connectorRoutes } from './routes/connectors.ts';
 import { dashboardRoutes } from './dashboard.ts';
+import { whoamiRoutes } from './routes/whoami.ts';
 import { entryRoutes } from './routes/entries.ts';
 import { eventRoutes } from './routes/events.ts';
 import { outcomeRoutes } from './routes/outcomes.ts';
@@ -130,6 +131,7 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   registerRequestHooks(app, metrics, keys, new LoadLimits(config.rateLimitRpm, config.maxConcurrent));
   systemRoutes(app, store, metrics, drain);
   await dashboardRoutes(app, keys);
+  whoamiRoutes(app, config);
   entryRoutes(app, deps, config, metrics);
   historyRoutes(app, deps, config);
   searchRoutes(app, deps, config);

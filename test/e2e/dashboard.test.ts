@@ -189,6 +189,31 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await shot('09-memory-1024');
   });
 
+  it('shows a confined read-only key its paths only, and refuses a wrong key', async () => {
+    const issued = await fetch(`${server.url}/api/v1/admin/keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-cairn-api-key': KEY },
+      body: JSON.stringify({ name: 'checkout-viewer', scopes: ['read'], prefixes: ['services/'] }),
+    });
+    const { key } = (await issued.json()) as { key: string };
+    const context = await b.browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 720 } });
+    const refused: string[] = [];
+    context.on('console', (m) => void (m.type() === 'error' && refused.push(m.text())));
+    const page = await context.newPage();
+    await page.goto('/dashboard/');
+    await page.getByLabel('API key').fill('not-a-real-key-000000');
+    await page.getByRole('button', { name: 'Open the dashboard' }).click();
+    await page.getByRole('alert').getByText('That key was refused').waitFor();
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Open the dashboard' }).click();
+    await page.getByRole('link', { name: 'runbook' }).waitFor();
+    expect(await page.locator('[data-path^="repos"]').count()).toBe(0);
+    expect(await page.getByRole('navigation', { name: 'Sections' }).getByRole('link').allTextContents()).toEqual(['Memory', 'Search', 'Cortex']);
+    // The only browser error is the wrong key's 401, which Chromium logs for any refused fetch.
+    expect(refused.every((m) => m.includes('401'))).toBe(true);
+    await context.close();
+  });
+
   it('logged no console error or uncaught exception', () => {
     expect(b.errors).toEqual([]);
   });

@@ -21,7 +21,9 @@ export interface EntriesState {
  * user opens (so a large store is still browsable path by path), kept current by the stream.
  */
 export const useEntries = (path: string): EntriesState => {
-  const { api, live } = useApp();
+  const { api, live, session } = useApp();
+  // A key confined to several prefixes cannot list the root: each prefix is listed instead.
+  const roots = session.prefixes ?? [''];
   const [entries, setEntries] = useState<Map<string, Entry>>(new Map());
   const [truncated, setTruncated] = useState<Set<string>>(new Set());
   const [loading, setLoading] = useState(true);
@@ -60,7 +62,8 @@ export const useEntries = (path: string): EntriesState => {
     [api],
   );
 
-  useEffect(() => void load(''), [load]);
+  const loadRoots = useCallback(() => Promise.all(roots.map(load)), [load]);
+  useEffect(() => void loadRoots(), [loadRoots]);
   // A path under a partial root listing gets its own full listing when opened.
   useEffect(() => {
     if (path && [...truncated].some((t) => isUnder(path, t))) void load(path);
@@ -79,12 +82,12 @@ export const useEntries = (path: string): EntriesState => {
       }),
     );
     // The stream keeps no backlog: whatever was written while it was down is listed again.
-    const offReconnect = live.onReconnect(() => void load(''));
+    const offReconnect = live.onReconnect(() => void loadRoots());
     return () => {
       offEntry();
       offReconnect();
     };
-  }, [live, load]);
+  }, [live, loadRoots]);
 
-  return { entries, loading, error, truncated, reload: () => void load(path) };
+  return { entries, loading, error, truncated, reload: () => void (path ? load(path) : loadRoots()) };
 };

@@ -30,6 +30,7 @@ export const buildDashboard = (): void => {
   }
   const result = spawnSync(process.execPath, [vite, 'build', '--config', join(dashboard, 'vite.config.ts')], { stdio: 'inherit', cwd: root });
   if (result.status !== 0) throw new Error(`dashboard build failed (exit ${result.status})`);
+  console.log('dashboard: built into dashboard/dist');
 };
 
 if (import.meta.main) {

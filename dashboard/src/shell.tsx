@@ -78,7 +78,8 @@ export const Shell = ({ page, onSignOut, children }: { page: Page; onSignOut: ((
           ))}
         </nav>
         <div class="topbar-end">
-          {session.read && <HeaderSearch />}
+          {/* Remounted when leaving the search page, so an old query does not linger there. */}
+          {session.read && <HeaderSearch key={page === 'search' ? 'on-search' : 'elsewhere'} />}
           {session.read && <LiveBadge />}
           {onSignOut && (
             <button type="button" class="button ghost small" onClick={onSignOut}>

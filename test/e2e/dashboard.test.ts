@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDashboard, dashboardStale } from '../../scripts/build-dashboard.ts';
 import { parseConfig } from '../../src/config.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
+import { signDelivery } from '../helpers/provider-events.ts';
+import { scriptedWeek } from '../helpers/scripted-week.ts';
 import { type Session, clipboard, openBrowser } from './browser.ts';
 
 /**
@@ -50,6 +52,26 @@ const deliver = async (body: string, delivery: string): Promise<Response> =>
       'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
     },
   });
+
+const asAdmin = { 'content-type': 'application/json', 'x-cairn-api-key': KEY };
+
+/**
+ * A week of all four providers' webhooks (test/helpers/scripted-week.ts): GitHub signed with
+ * the secret copied from the page, the others enabled here. It gives the Cortex recurring
+ * incidents and a failed deploy followed by an incident to find.
+ */
+const deliverWeek = async (): Promise<void> => {
+  const secrets: Record<string, string> = { github: secret };
+  for (const name of ['pagerduty', 'slack', 'jira']) {
+    const given = name === 'jira' ? {} : { signing_secret: `${name}-secret-from-the-provider` };
+    const res = await fetch(`${server.url}/api/v1/connectors/${name}/enable`, { method: 'POST', headers: asAdmin, body: JSON.stringify(given) });
+    secrets[name] = ((await res.json()) as { signing_secret: string }).signing_secret;
+  }
+  for (const d of scriptedWeek(Date.now())) {
+    const res = await fetch(`${server.url}/api/v1/webhooks/${d.connector}`, { method: 'POST', headers: { ...signDelivery(d, secrets[d.connector] as string), 'x-cairn-api-key': KEY }, body: d.body });
+    expect(res.status, d.connector).toBe(202);
+  }
+};
 
 beforeAll(async () => {
   if (dashboardStale()) buildDashboard();
@@ -150,13 +172,27 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await shot('05-search');
   });
 
-  it('shows the Cortex status, its digests and patterns', async () => {
+  it('shows the Cortex status, its digests, patterns and traces as they are compiled', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'Cortex', exact: true }).click();
     await expect.poll(() => page.locator('[data-status]').textContent()).toBe('active');
     await page.locator('[data-scope="path:repos/acme/api"]').waitFor();
-    await page.locator('[data-scope="path:repos/acme/api"] summary').click();
+    await deliverWeek();
+    // Arrives over /api/v1/cortex/stream: the page is not reloaded.
+    await page.locator('.pattern', { hasText: 'Checkout' }).first().waitFor({ timeout: 20_000 });
+    await page.locator('.trace summary').first().waitFor({ timeout: 20_000 });
+    await page.locator('[data-scope="path:incidents/pagerduty/Checkout"] summary').click();
+    await page.locator('.trace summary').first().click();
     await shot('06-cortex');
+  });
+
+  it('counts each connector’s deliveries', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Connectors', exact: true }).click();
+    const received = page.locator('[data-connector="github"] [data-counter="received"]');
+    await expect.poll(async () => Number(await received.textContent()), { timeout: 15_000 }).toBeGreaterThan(2);
+    expect(await page.locator('[data-connector="pagerduty"] .pill').textContent()).toBe('On');
+    await shot('07-connectors-counting');
   });
 
   it('issues a key shown once, and lists it', async () => {
@@ -168,15 +204,18 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await page.getByRole('button', { name: 'Issue key' }).click();
     expect(await page.locator('[data-field="issued-key"]').textContent()).toMatch(/^ck_/);
     await page.getByRole('cell', { name: /^github-webhooks / }).waitFor();
-    await shot('07-keys');
+    await shot('08-keys');
   });
 
   it('shows the audit log of what was done', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'Audit', exact: true }).click();
-    await page.locator('tr[data-action="connector.enabled"]').waitFor();
     await page.locator('tr[data-action="key.created"]').waitFor();
-    await shot('08-audit');
+    await page.getByLabel('Action').fill('connector.');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.locator('tr[data-action="entry.written"]').count()).toBe(0);
+    await page.locator('tr[data-action="connector.enabled"]', { hasText: 'connector: github' }).waitFor();
+    await shot('09-audit');
   });
 
   it('fits a smaller laptop screen', async () => {
@@ -186,7 +225,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await page.getByRole('heading', { name: 'pr-7' }).waitFor();
     const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
     expect(overflow).toBe(0);
-    await shot('09-memory-1024');
+    await shot('10-memory-1024');
   });
 
   it('shows a confined read-only key its paths only, and refuses a wrong key', async () => {

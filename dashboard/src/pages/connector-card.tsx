@@ -14,7 +14,7 @@ interface Props {
 }
 
 /** The URL as shown: a key in it is masked on screen (the copy button copies it whole). */
-const maskedUrl = (url: string): string => url.replace(/([?&]api_key=)[^&]+/, '$1••••••••');
+const maskedUrl = (url: string): string => url.replace(/([?&]api_key=)[^&]+/, '$1••••');
 
 const COUNTERS: Array<[keyof ConnectorView['counts'], string]> = [
   ['received', 'received'],
@@ -25,7 +25,7 @@ const COUNTERS: Array<[keyof ConnectorView['counts'], string]> = [
 ];
 
 export const ConnectorCard = ({ connector: c, secret, onSecret, onChanged }: Props) => {
-  const { api } = useApp();
+  const { api, session } = useApp();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   // Providers that issue their own secret (PagerDuty, Slack) need it pasted here first.
@@ -87,6 +87,11 @@ export const ConnectorCard = ({ connector: c, secret, onSecret, onChanged }: Pro
           {c.key_in_url && c.webhook_url.includes('api_key=') && (
             <p class="muted small">The URL carries your API key ({c.title} cannot send headers). For production, issue a write-only key on the Keys page and put it in the URL instead.</p>
           )}
+          {!c.key_in_url && session.key && (
+            <p class="muted small">
+              {c.title} sends the key as a header: add <code>X-Cairn-API-Key</code> with a write-only key in its custom headers.
+            </p>
+          )}
           <div class="field-row">
             <span class="field-label">Signing secret</span>
             {secret ? (
@@ -104,7 +109,8 @@ export const ConnectorCard = ({ connector: c, secret, onSecret, onChanged }: Pro
         <p class="muted">Off: {c.title} deliveries are refused with 404 until you enable it.</p>
       )}
 
-      <details class="hint">
+      {/* Open while a fresh secret is on screen: that is when it is being pasted. */}
+      <details class="hint" open={secret !== null}>
         <summary>Where to paste this</summary>
         <p>{c.hint}</p>
       </details>

@@ -70,7 +70,7 @@ const DigestCard = ({ digest }: { digest: Digest }) => (
     </header>
     <p class="headline">{digest.headline}</p>
     <details>
-      <summary>Facts{digest.open_items.length > 0 ? ` · ${digest.open_items.length} open items` : ''}</summary>
+      <summary>Facts{digest.open_items.length > 0 ? ` · ${digest.open_items.length} open ${digest.open_items.length === 1 ? 'item' : 'items'}` : ''}</summary>
       <FactsView facts={digest.facts} />
       {digest.open_items.length > 0 && (
         <ul class="open-items">

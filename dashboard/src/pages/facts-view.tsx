@@ -1,9 +1,18 @@
 import type { Item } from '../api/types.ts';
 
-const label = (name: string): string => name.replace(/_/g, ' ');
+const label = (name: string): string => name.replace(/(^|_)ms$/, '').replace(/_/g, ' ') || name;
 
-const scalar = (value: unknown): string => {
+/** 5h 3m, 21m 15s, 800 ms: durations the Cortex keeps in milliseconds (mtta_ms, total_ms…). */
+const duration = (ms: number): string => {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = Math.round(ms / 1000);
+  const [h, m, sec] = [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60];
+  return h > 0 ? `${h}h ${m}m` : m > 0 ? `${m}m ${sec}s` : `${sec}s`;
+};
+
+const scalar = (name: string, value: unknown): string => {
   if (value === null || value === undefined) return '—';
+  if (typeof value === 'number' && /(^|_)ms$/.test(name)) return duration(value);
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : value.toFixed(2);
   return String(value);
 };
@@ -22,13 +31,13 @@ export const FactsView = ({ facts, depth = 0 }: { facts: Item; depth?: number })
           <dt>{label(name)}</dt>
           <dd>
             {Array.isArray(value) ? (
-              value.length === 0 ? '—' : value.every((v) => typeof v !== 'object') ? value.join(', ') : `${value.length} items`
+              value.length === 0 ? '—' : value.every((v) => typeof v !== 'object') ? value.join(', ') : `${value.length} ${value.length === 1 ? 'item' : 'items'}`
             ) : typeof value === 'object' && value !== null && depth < 2 ? (
               <FactsView facts={value as Item} depth={depth + 1} />
             ) : typeof value === 'object' && value !== null ? (
               <code class="small">{JSON.stringify(value)}</code>
             ) : (
-              scalar(value)
+              scalar(name, value)
             )}
           </dd>
         </div>

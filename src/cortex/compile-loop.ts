@@ -6,6 +6,8 @@ import type { CortexRecords } from './cortex-records.ts';
 import { ScopeQueue } from './scope-queue.ts';
 
 const RETRY_MS = 2000;
+/** How often digests with time-window facts are recompiled even without writes. */
+const REFRESH_MS = 10 * 60_000;
 
 export interface LoopOptions {
   store: Store;
@@ -30,6 +32,7 @@ export class CompileLoop {
   private unsubscribe: (() => void) | null = null;
   private work: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  private refresher: NodeJS.Timeout | null = null;
   private timerAt = Number.POSITIVE_INFINITY;
   private inflightSince: number | null = null;
   private running = true;
@@ -48,6 +51,14 @@ export class CompileLoop {
       for (const ns of namespaces) await this.catchUp(ns);
       this.o.logger.info({ namespaces: namespaces.size, digests: this.o.compiler.digestCount() }, 'cortex caught up');
     });
+    this.refresher = setInterval(() => this.refresh(), REFRESH_MS);
+    this.refresher.unref();
+  }
+
+  private refresh(): void {
+    const now = this.o.now();
+    for (const ns of this.known) for (const path of this.o.compiler.timedPaths(ns)) this.queue.touch(ns, path, now);
+    this.arm();
   }
 
   /** Stops taking work; resolves when the compile under way has finished. */
@@ -55,6 +66,7 @@ export class CompileLoop {
     this.running = false;
     this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
+    if (this.refresher) clearInterval(this.refresher);
     this.queue.clear();
     await this.work;
   }

@@ -1,6 +1,7 @@
 import type { Entry } from '../domain/entry.ts';
 import type { Store } from '../ports/store.ts';
 import { numbered, pathDigest } from './assemble.ts';
+import { entriesAt, pathGroups } from './path-entries.ts';
 import type { CortexEvent, CortexRecords } from './cortex-records.ts';
 import { type Changes, syncPatterns, syncRollups, syncTraces } from './insights.ts';
 import type { KeyHistory } from './key-history.ts';
@@ -14,8 +15,6 @@ export interface CompilerDeps {
   now: () => number;
   publish: (event: CortexEvent) => void;
 }
-
-const PAGE = 1000;
 
 /**
  * Turns live entries into digests. `compilePaths` reads only the named paths (a list by
@@ -52,19 +51,16 @@ export class Compiler {
     return n;
   }
 
-  /** Live entries at exactly `path`: they sort before any deeper path, so the scan stops there. */
-  private async entriesAt(ns: string, path: string): Promise<Entry[]> {
-    const out: Entry[] = [];
-    let after: { entity_path: string; key: string } | undefined;
-    for (;;) {
-      const page = await this.deps.store.list({ namespace: ns, prefix: path, limit: PAGE, now: this.deps.now(), ...(after ? { after } : {}) });
-      for (const e of page.entries) {
-        if (e.entity_path !== path) return out;
-        out.push(e);
-      }
-      if (!page.next) return out;
-      after = page.next;
-    }
+  /**
+   * Paths whose digests hold facts over time windows (merged in 7 days, active in 24 hours,
+   * sprint time elapsed): they age without any write, so the loop recompiles them now and then.
+   */
+  timedPaths(ns: string): string[] {
+    return (this.states.get(ns)?.pathDigests() ?? []).filter((d) => d.type !== 'generic' && d.entity_path !== null).map((d) => d.entity_path as string);
+  }
+
+  private entriesAt(ns: string, path: string): Promise<Entry[]> {
+    return entriesAt(this.deps.store, ns, path, this.deps.now());
   }
 
   async compilePaths(ns: string, paths: Iterable<string>): Promise<void> {
@@ -89,24 +85,11 @@ export class Compiler {
     const changes: Changes = { changed: [], removed: [] };
     const before = st.openIncidents();
     const seen = new Set<string>();
-    let group: Entry[] = [];
-    const flush = async () => {
-      const path = group[0]?.entity_path;
-      if (path === undefined) return;
+    for await (const group of pathGroups(this.deps.store, ns, this.deps.now)) {
+      const path = (group[0] as Entry).entity_path;
       seen.add(path);
       await this.apply(st, path, group, changes);
-      group = [];
-    };
-    let after: { entity_path: string; key: string } | undefined;
-    do {
-      const page = await this.deps.store.list({ namespace: ns, limit: PAGE, now: this.deps.now(), ...(after ? { after } : {}) });
-      for (const e of page.entries) {
-        if (group.length > 0 && group[0]?.entity_path !== e.entity_path) await flush();
-        group.push(e);
-      }
-      after = page.next ?? undefined;
-    } while (after);
-    await flush();
+    }
     for (const d of st.pathDigests()) if (d.entity_path !== null && !seen.has(d.entity_path)) await this.apply(st, d.entity_path, [], changes);
     // The scan meets comms/ before incidents/, so threads are linked again once incidents are known.
     const ids = changedIncidentIds(before, st.openIncidents());

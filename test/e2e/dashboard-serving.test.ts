@@ -1,8 +1,7 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboard, dashboardStale } from '../../scripts/build-dashboard.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 
 /**
@@ -16,7 +15,6 @@ let dir: string;
 let asset: string;
 
 beforeAll(async () => {
-  if (dashboardStale()) buildDashboard();
   asset = (await readdir(join(import.meta.dirname, '../../dashboard/dist/assets'))).find((f) => f.endsWith('.js')) as string;
   dir = await mkdtemp(join(tmpdir(), 'cairn-dash-serving-'));
   cairn = await startCairn({ CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: KEY });
@@ -59,6 +57,13 @@ describe('dashboard files', () => {
     const index = await get('/dashboard/', { 'accept-encoding': 'gzip, deflate, br' });
     expect(index.headers.get('content-encoding')).toBe('br');
     expect(index.headers.get('vary')).toMatch(/accept-encoding/i);
+  });
+
+  it('is a lean production build', async () => {
+    const file = join(import.meta.dirname, '../../dashboard/dist/assets', asset);
+    // Preact's development JSX runtime records file names and line numbers; production does not.
+    expect(await readFile(file, 'utf8')).not.toContain('lineNumber');
+    expect((await stat(`${file}.br`)).size).toBeLessThan(40 * 1024);
   });
 
   it('says whether a key is needed, and nothing more', async () => {

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboard, dashboardStale } from '../../scripts/build-dashboard.ts';
 import { parseConfig } from '../../src/config.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { signDelivery } from '../helpers/provider-events.ts';
@@ -74,7 +73,6 @@ const deliverWeek = async (): Promise<void> => {
 };
 
 beforeAll(async () => {
-  if (dashboardStale()) buildDashboard();
   await mkdir(SCREENSHOTS, { recursive: true });
   dir = await mkdtemp(join(tmpdir(), 'cairn-e2e-'));
   const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: KEY, CAIRN_CORTEX_DEBOUNCE_MS: '200' });
@@ -162,8 +160,10 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
 
   it('searches with highlighted matches and opens a result', async () => {
     const { page } = b;
-    await page.getByLabel('Search memory').fill('retry storm');
-    await page.getByLabel('Search memory').press('Enter');
+    // "/" focuses the search box from anywhere, as the placeholder says.
+    await page.keyboard.press('/');
+    await page.keyboard.type('retry storm');
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Search' }).waitFor();
     const first = page.locator('.result').first();
     await first.waitFor();

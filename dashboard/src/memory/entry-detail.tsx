@@ -13,6 +13,16 @@ import { HistoryPanel } from './history-panel.tsx';
 import type { Arrivals } from './recent.ts';
 
 type Tab = 'value' | 'history' | 'details';
+const TABS: Tab[] = ['value', 'history', 'details'];
+
+/** Arrow keys move between tabs, as the ARIA tabs pattern expects. */
+const onTabKey = (event: KeyboardEvent, tab: Tab, setTab: (t: Tab) => void): void => {
+  const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
+  if (step === 0) return;
+  const next = TABS[(TABS.indexOf(tab) + step + TABS.length) % TABS.length] as Tab;
+  setTab(next);
+  document.getElementById(`tab-${next}`)?.focus();
+};
 interface HistoryPage {
   versions: Entry[];
   next_before: number | null;
@@ -86,14 +96,14 @@ export const EntryDetail = ({ path, entryKey, arrivals }: { path: string; entryK
           ))}
         </div>
       )}
-      <div class="tabs" role="tablist" aria-label="Entry views">
-        {(['value', 'history', 'details'] as Tab[]).map((t) => (
-          <button type="button" role="tab" aria-selected={tab === t} class={tab === t ? 'active' : ''} onClick={() => setTab(t)}>
+      <div class="tabs" role="tablist" aria-label="Entry views" onKeyDown={(e) => onTabKey(e, tab, setTab)}>
+        {TABS.map((t) => (
+          <button type="button" role="tab" id={`tab-${t}`} aria-selected={tab === t} tabIndex={tab === t ? 0 : -1} class={tab === t ? 'active' : ''} onClick={() => setTab(t)}>
             {t === 'value' ? 'Value' : t === 'history' ? `History (${versions.length}${nextBefore ? '+' : ''})` : 'Details'}
           </button>
         ))}
       </div>
-      <div role="tabpanel" class="tab-body">
+      <div role="tabpanel" class="tab-body" aria-labelledby={`tab-${tab}`}>
         {tab === 'value' && (
           <>
             {entry !== current && (

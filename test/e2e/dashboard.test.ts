@@ -28,13 +28,14 @@ let secret = '';
 
 const shot = (name: string) => b.page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
 
+const OPENED_AT = new Date(Date.now() - 3_600_000).toISOString();
 const pr = (n: number, action: 'opened' | 'closed', title: string) =>
   JSON.stringify({
     action,
     number: n,
     pull_request: {
       number: n, title, state: action === 'opened' ? 'open' : 'closed', merged: action === 'closed', additions: 120, deletions: 14, changed_files: 6,
-      user: { login: 'ann' }, created_at: new Date(Date.now() - 3_600_000).toISOString(), ...(action === 'closed' ? { merged_at: new Date().toISOString(), closed_at: new Date().toISOString() } : {}),
+      user: { login: 'ann' }, created_at: OPENED_AT, ...(action === 'closed' ? { merged_at: new Date().toISOString(), closed_at: new Date().toISOString() } : {}),
     },
     repository: { name: 'api', owner: { login: 'acme' } },
   });
@@ -195,6 +196,23 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await shot('07-connectors-counting');
   });
 
+  it('re-shows a secret only on rotate, and the old one stops verifying', async () => {
+    const { page } = b;
+    const card = page.locator('[data-connector="github"]');
+    expect(await card.locator('[data-field="signing-secret"]').count()).toBe(0);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await card.getByRole('button', { name: 'Rotate secret' }).click();
+    await card.locator('[data-field="signing-secret"]').waitFor();
+    await card.getByRole('button', { name: 'Copy the GitHub signing secret' }).click();
+    const rotated = await clipboard(page);
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    const body = pr(8, 'opened', 'Signed after the rotation');
+    expect((await deliver(body, 'delivery-8-old-secret')).status).toBe(401);
+    secret = rotated;
+    expect((await deliver(body, 'delivery-8-new-secret')).status).toBe(202);
+  });
+
   it('issues a key shown once, and lists it', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'Keys', exact: true }).click();
@@ -226,6 +244,12 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
     expect(overflow).toBe(0);
     await shot('10-memory-1024');
+    // The system's dark preference gets the dark palette.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.setViewportSize({ width: 1366, height: 820 });
+    await page.getByRole('tab', { name: /History/ }).click();
+    await page.getByRole('button', { name: 'Compare v1 with v2' }).click();
+    await shot('11-memory-dark');
   });
 
   it('shows a confined read-only key its paths only, and refuses a wrong key', async () => {

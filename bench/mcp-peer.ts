@@ -22,6 +22,14 @@ export interface OperationFigures {
   p50_ms: number;
   p99_ms: number;
 }
+export interface Throughput {
+  write_ops_s: number;
+  search_ops_s: number;
+  /** Tool calls answered with isError or rejected. */
+  errors: number;
+  /** Memories the server holds afterwards out of those it acknowledged (reference: entities in read_graph). */
+  kept?: number;
+}
 export interface PeerBench {
   memories: number;
   searches: number;
@@ -29,6 +37,12 @@ export interface PeerBench {
   reference: { write: OperationFigures; search: OperationFigures };
   /** How many times faster Cairn is per operation (reference mean ÷ Cairn mean). */
   speedup: { write: number; search: number };
+  /**
+   * Throughput with `concurrency` calls in flight on one client session each (more memories
+   * written on top of the first ones, then the same searches again): Cairn commits concurrent
+   * writes together, the reference handles its stdio stream's calls as they come.
+   */
+  concurrent: { concurrency: number; memories: number; cairn: Throughput; reference: Throughput; speedup: { write: number; search: number } };
 }
 
 const memory = (i: number) => {
@@ -54,7 +68,28 @@ const timed = async (count: number, call: (i: number) => Promise<unknown>, progr
   return samples;
 };
 
-export const benchMcpPeer = async (memories: number, searches: number, progress: (line: string) => void = () => {}): Promise<PeerBench> => {
+/** `count` calls, `concurrency` in flight at a time; calls per second and failures. */
+const rate = async (count: number, concurrency: number, call: (i: number) => Promise<unknown>): Promise<{ ops_s: number; errors: number }> => {
+  let next = 0;
+  let errors = 0;
+  const started = performance.now();
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) {
+      try {
+        const result = (await call(i)) as { isError?: boolean };
+        if (result.isError) errors++;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { ops_s: Math.round((count / (performance.now() - started)) * 1000 * 10) / 10, errors };
+};
+
+const ratio = (a: number, b: number) => Math.round((a / b) * 10) / 10;
+
+export const benchMcpPeer = async (memories: number, searches: number, progress: (line: string) => void = () => {}, concurrency = 8, concurrentMemories = 2000): Promise<PeerBench> => {
   const dir = await mkdtemp(join(tmpdir(), 'cairn-peer-'));
   const queries = Array.from({ length: searches }, (_, i) => `${WORDS[(i * 31) % WORDS.length]} ${WORDS[(i * 17 + 5) % WORDS.length]}`);
   const referenceEntry = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-memory/dist/index.js');
@@ -80,8 +115,38 @@ export const benchMcpPeer = async (memories: number, searches: number, progress:
       cairn: { write: figures(cairnWrites), search: figures(cairnSearches) },
       reference: { write: figures(refWrites), search: figures(refSearches) },
     };
-    const ratio = (a: number, b: number) => Math.round((a / b) * 10) / 10;
-    return { ...result, speedup: { write: ratio(result.reference.write.mean_ms, result.cairn.write.mean_ms), search: ratio(result.reference.search.mean_ms, result.cairn.search.mean_ms) } };
+    const refWrite = (i: number) => {
+      const m = memory(memories + i);
+      return reference.callTool({ name: 'create_entities', arguments: { entities: [{ name: `${m.service}/${m.name}`, entityType: 'note', observations: [m.text] }] } });
+    };
+    const cairnWrite = (i: number) => {
+      const m = memory(memories + i);
+      return cairn.callTool({ name: 'memory_write', arguments: { entity_path: `notes/${m.service}`, key: m.name, value: m.text } });
+    };
+    progress(`reference: ${concurrentMemories} writes, ${concurrency} in flight`);
+    const refW = await rate(concurrentMemories, concurrency, refWrite);
+    progress(`reference: ${searches} searches, ${concurrency} in flight`);
+    const refS = await rate(searches, concurrency, (i) => reference.callTool({ name: 'search_nodes', arguments: { query: queries[i] } }));
+    // The reference loads, changes and rewrites its whole file per call: calls that overlap can
+    // overwrite each other's changes, so count what it still holds.
+    const graph = (await reference.callTool({ name: 'read_graph', arguments: {} })) as { structuredContent?: { entities?: unknown[] }; content?: Array<{ text?: string }> };
+    const entities = graph.structuredContent?.entities ?? (JSON.parse(graph.content?.[0]?.text ?? '{}') as { entities?: unknown[] }).entities ?? [];
+    progress(`cairn: ${concurrentMemories} writes, ${concurrency} in flight`);
+    const cairnW = await rate(concurrentMemories, concurrency, cairnWrite);
+    progress(`cairn: ${searches} searches, ${concurrency} in flight`);
+    const cairnS = await rate(searches, concurrency, (i) => cairn.callTool({ name: 'memory_search', arguments: { query: queries[i], limit: 10 } }));
+    const concurrent = {
+      concurrency,
+      memories: concurrentMemories,
+      cairn: { write_ops_s: cairnW.ops_s, search_ops_s: cairnS.ops_s, errors: cairnW.errors + cairnS.errors },
+      reference: { write_ops_s: refW.ops_s, search_ops_s: refS.ops_s, errors: refW.errors + refS.errors, kept: entities.length },
+      speedup: { write: ratio(cairnW.ops_s, refW.ops_s), search: ratio(cairnS.ops_s, refS.ops_s) },
+    };
+    return {
+      ...result,
+      speedup: { write: ratio(result.reference.write.mean_ms, result.cairn.write.mean_ms), search: ratio(result.reference.search.mean_ms, result.cairn.search.mean_ms) },
+      concurrent,
+    };
   } finally {
     await cairn.close();
     await reference.close();

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { type LoadResult, load } from './lib/load.ts';
 import { startCairn } from './lib/processes.ts';
 
-const SECRET = 'bench-webhook-secret';
+export const SECRET = 'bench-webhook-secret';
 const PULL_REQUESTS = 200;
 
 /** A real GitHub pull_request delivery (GitHub's own example), renumbered per pull request. */
-const payloads = (): string[] => {
+export const payloads = (): string[] => {
   const all = createRequire(import.meta.url)('@octokit/webhooks-examples/api.github.com/index.json') as Array<{ name: string; examples: Array<Record<string, any>> }>;
   const template = all.find((e) => e.name === 'pull_request')!.examples.find((p) => p.action === 'opened')!;
   return Array.from({ length: PULL_REQUESTS }, (_, i) => {

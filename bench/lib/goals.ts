@@ -1,0 +1,53 @@
+import type { ReliabilityResults } from '../../scripts/reliability/types.ts';
+import type { BenchResults } from './results.ts';
+
+/** One figure against its goal; `met` is null where there is no goal, only a figure to watch. */
+export interface GoalRow {
+  measure: string;
+  value: string;
+  goal: string;
+  met: boolean | null;
+}
+
+const pct = (r: number) => `${Math.round(r * 1000) / 10} %`;
+const k = (n: number) => (n >= 1000 ? `${Math.round(n / 100) / 10}k` : String(n));
+
+/** Every figure with a goal (this issue's and the other issues'), as ratios where there is a ceiling or peer. */
+export const benchGoals = (r: BenchResults): GoalRow[] => {
+  const rows: GoalRow[] = [];
+  if (r.entries) {
+    const e = r.entries;
+    rows.push({ measure: 'write req/s vs POST hello-world (filesystem)', value: `${pct(e.write_ratio)} (${k(e.write.rps)} vs ${k(e.ceiling_post.rps)})`, goal: '≥ 50 %', met: e.write_ratio >= 0.5 });
+    rows.push({ measure: 'read req/s vs GET hello-world', value: `${pct(e.read_ratio)} (${k(e.read.rps)} vs ${k(e.ceiling_get.rps)})`, goal: '≥ 80 %', met: e.read_ratio >= 0.8 });
+  }
+  if (r.postgres) {
+    const p = r.postgres;
+    rows.push({ measure: 'PostgreSQL write req/s vs raw single-row INSERTs', value: `${pct(p.write_ratio)} (${k(p.write.rps)} vs ${k(p.raw_insert.rps)})`, goal: '≥ 50 %', met: p.write_ratio >= 0.5 });
+    rows.push({ measure: 'PostgreSQL read req/s vs GET hello-world', value: r.entries ? `${pct(p.read.rps / r.entries.ceiling_get.rps)} (${k(p.read.rps)})` : k(p.read.rps), goal: '', met: null });
+  }
+  if (r.search) {
+    for (const s of r.search.sizes) {
+      rows.push({ measure: `search at ${k(s.entries)} entries (${s.backend}), hybrid p50 / p95`, value: `${s.hybrid.p50_ms} / ${s.hybrid.p95_ms} ms, ${k(s.load.rps)}/s at 8 connections, RSS ${s.rss_mib} MiB`, goal: '', met: null });
+    }
+  }
+  if (r.startup) rows.push({ measure: `start-up with ${k(r.startup.entries)} entries (checkpoint / full replay)`, value: `${r.startup.start_ms_checkpoint} / ${r.startup.start_ms_full_replay} ms`, goal: '≤ 3000 ms', met: Math.max(r.startup.start_ms_checkpoint, r.startup.start_ms_full_replay) <= 3000 });
+  if (r.webhooks) rows.push({ measure: 'webhook ingest (signed GitHub deliveries)', value: `${k(r.webhooks.ingest.rps)} events/s`, goal: '≥ 3000/s', met: r.webhooks.ingest.rps >= 3000 });
+  if (r.cortex) rows.push({ measure: `Cortex freshness at ${k(r.cortex.entries)} entries (last write → digest)`, value: `p50 ${r.cortex.freshness_ms.p50} ms, max ${r.cortex.freshness_ms.max} ms`, goal: `≤ ${r.cortex.freshness_ms.goal} ms`, met: r.cortex.freshness_ms.max <= r.cortex.freshness_ms.goal });
+  if (r.mcp_peer) {
+    const p = r.mcp_peer;
+    rows.push({ measure: `vs MCP reference server: write, one call at a time (${k(p.memories)} memories)`, value: `${p.speedup.write}× (${p.reference.write.mean_ms} vs ${p.cairn.write.mean_ms} ms)`, goal: '≥ 100×', met: p.speedup.write >= 100 });
+    rows.push({ measure: `vs MCP reference server: search, one call at a time (${p.searches} searches)`, value: `${p.speedup.search}× (${p.reference.search.mean_ms} vs ${p.cairn.search.mean_ms} ms)`, goal: '≥ 100×', met: p.speedup.search >= 100 });
+    const c = p.concurrent;
+    rows.push({ measure: `vs MCP reference server: write throughput, ${c.concurrency} in flight`, value: `${c.speedup.write}× (${c.cairn.write_ops_s} vs ${c.reference.write_ops_s}/s)`, goal: '≥ 100×', met: c.speedup.write >= 100 });
+    rows.push({ measure: `vs MCP reference server: search throughput, ${c.concurrency} in flight`, value: `${c.speedup.search}× (${c.cairn.search_ops_s} vs ${c.reference.search_ops_s}/s)`, goal: '≥ 100×', met: c.speedup.search >= 100 });
+  }
+  return rows;
+};
+
+export const reliabilityGoals = (r: ReliabilityResults): GoalRow[] =>
+  r.checks.map((c) => ({ measure: c.name, value: `${c.tried}; lost ${c.lost}`, goal: 'nothing lost, passes', met: c.ok && c.lost === 0 }));
+
+export const goalTable = (rows: GoalRow[]): string[] => {
+  const mark = (m: boolean | null) => (m === null ? '' : m ? 'met' : 'NOT met');
+  return rows.map((row) => `  ${row.measure.padEnd(72)} ${row.value.padEnd(44)} ${row.goal.padEnd(22)} ${mark(row.met)}`);
+};

@@ -1,0 +1,22 @@
+import type { CortexBench } from '../cortex.ts';
+import type { EntriesBench } from '../http-entries.ts';
+import type { PeerBench } from '../mcp-peer.ts';
+import type { PostgresBench } from '../postgres.ts';
+import type { SearchBench } from '../search.ts';
+import type { StartupBench } from '../startup.ts';
+import type { WebhookBench } from '../webhooks.ts';
+import type { describeMachine } from './machine.ts';
+
+/** bench/results/latest.json: the machine, then each step's figures under its key. */
+export interface BenchResults {
+  machine: ReturnType<typeof describeMachine>;
+  /** Wall-clock seconds per step. */
+  step_seconds?: Record<string, number>;
+  entries?: EntriesBench;
+  postgres?: PostgresBench;
+  search?: SearchBench;
+  startup?: StartupBench;
+  webhooks?: WebhookBench;
+  cortex?: CortexBench;
+  mcp_peer?: PeerBench;
+}

@@ -1,0 +1,47 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface SuiteRun {
+  passed: number;
+  failed: number;
+  /** Lines of the run's output matching `keep` (what the tests printed about themselves). */
+  lines: string[];
+  /** The failing tests' names and first message lines. */
+  failures: string[];
+}
+
+interface VitestJson {
+  numPassedTests: number;
+  numFailedTests: number;
+  testResults: Array<{ assertionResults: Array<{ fullName: string; status: string; failureMessages: string[] }> }>;
+}
+
+/**
+ * Run one vitest file as the test suite does (its own process, the project's config), so the
+ * reliability report exercises the very tests CI runs rather than a copy of them.
+ */
+export const runSuite = async (file: string, keep: RegExp): Promise<SuiteRun> => {
+  const dir = await mkdtemp(join(tmpdir(), 'cairn-suite-'));
+  const report = join(dir, 'vitest.json');
+  try {
+    const output = await new Promise<string>((resolve) => {
+      const child = spawn('npx', ['vitest', 'run', file, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => void (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => void (out += c.toString()));
+      child.once('exit', () => resolve(out));
+    });
+    const lines = output.split('\n').filter((l) => keep.test(l)).map((l) => l.trim());
+    try {
+      const r = JSON.parse(await readFile(report, 'utf8')) as VitestJson;
+      const failures = r.testResults.flatMap((t) => t.assertionResults.filter((a) => a.status === 'failed').map((a) => `${a.fullName}: ${(a.failureMessages[0] ?? '').split('\n')[0]}`));
+      return { passed: r.numPassedTests, failed: r.numFailedTests, lines, failures };
+    } catch {
+      return { passed: 0, failed: 1, lines, failures: [`no vitest report; output ends:\n${output.slice(-2000)}`] };
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+};

@@ -1,4 +1,4 @@
-import { idf, termScore } from './bm25.ts';
+import { K1, idf, termScore } from './bm25.ts';
 import type { DocTerms } from './entry-text.ts';
 import { TopK } from './top-k.ts';
 
@@ -10,6 +10,22 @@ interface Postings {
 
 const TF_SCALE = 10;
 const MAX_PREFIX_TERMS = 64;
+/** Postings longer than this are worth checking whether they can still matter (MaxScore). */
+const LONG_LIST = 20_000;
+
+/** Position of `slot` in ascending `slots`, or -1. */
+const indexOf = (slots: number[], slot: number): number => {
+  let lo = 0;
+  let hi = slots.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const at = slots[mid] as number;
+    if (at === slot) return mid;
+    if (at < slot) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+};
 
 /**
  * The in-process inverted index (filesystem and S3 backends). Documents are slots owned by
@@ -66,30 +82,67 @@ export class TextIndex {
   /**
    * The `n` best live slots by BM25F over `terms`, among those `accept` lets through. `alive`
    * is checked per posting (cheap); `accept` only for slots good enough to enter the top n.
+   *
+   * Rare terms are scored first. Before each long postings list, if even the most the terms
+   * left could add (their upper bounds) cannot lift a slot past the current n-th best, the
+   * lists are not scanned: only slots that may still reach the top n are completed, by binary
+   * search in the remaining lists (MaxScore). Exact, and common words stop costing a scan.
    */
   search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean): { slot: number; score: number }[] {
     const touched: number[] = [];
     const scores = this.scores;
     const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
-    for (const term of terms) {
-      const p = this.postings.get(term);
-      if (!p) continue;
-      const weight = idf(p.slots.length, Math.max(this.liveDocs, p.slots.length));
+    const lists = terms
+      .map((term) => this.postings.get(term))
+      .filter((p): p is Postings => p !== undefined)
+      .map((p) => {
+        const weight = idf(p.slots.length, Math.max(this.liveDocs, p.slots.length));
+        return { p, weight, bound: weight * (K1 + 1) };
+      })
+      .sort((a, b) => b.bound - a.bound);
+    let rest = lists.reduce((sum, l) => sum + l.bound, 0);
+    let theta = -Infinity;
+    let i = 0;
+    for (; i < lists.length; i++) {
+      const { p, weight, bound } = lists[i] as (typeof lists)[number];
+      if (p.slots.length > LONG_LIST && touched.length >= n) {
+        theta = this.nthBest(touched, n, accept);
+        if (rest < theta) break;
+      }
       const { slots, tfs } = p;
-      for (let i = 0; i < slots.length; i++) {
-        const slot = slots[i] as number;
+      for (let j = 0; j < slots.length; j++) {
+        const slot = slots[j] as number;
         if (alive[slot] !== 1) continue;
         if (scores[slot] === 0) touched.push(slot);
-        scores[slot]! += termScore(weight, (tfs[i] as number) / TF_SCALE, this.lengths[slot] as number, average);
+        scores[slot]! += termScore(weight, (tfs[j] as number) / TF_SCALE, this.lengths[slot] as number, average);
       }
+      rest -= bound;
     }
     const top = new TopK(n);
     for (const slot of touched) {
-      const score = scores[slot] as number;
+      let score = scores[slot] as number;
       scores[slot] = 0;
+      if (i < lists.length) {
+        if (score + rest < theta) continue;
+        for (let k = i; k < lists.length; k++) {
+          const { p, weight } = lists[k] as (typeof lists)[number];
+          const at = indexOf(p.slots, slot);
+          if (at >= 0) score += termScore(weight, (p.tfs[at] as number) / TF_SCALE, this.lengths[slot] as number, average);
+        }
+      }
       if (top.wouldTake(score) && accept(slot)) top.push(slot, score);
     }
     return top.sorted();
+  }
+
+  /** The n-th best score so far among slots `accept` lets through (-Infinity with fewer). */
+  private nthBest(touched: number[], n: number, accept: (slot: number) => boolean): number {
+    const top = new TopK(n);
+    for (const slot of touched) {
+      const score = this.scores[slot] as number;
+      if (top.wouldTake(score) && accept(slot)) top.push(slot, score);
+    }
+    return top.size < n ? -Infinity : top.min;
   }
 
   /** Drops postings of dead slots and renumbers them by `remap` (old slot → new, -1 = gone). */

@@ -11,6 +11,20 @@ export class TopK {
     this.k = Math.max(0, k);
   }
 
+  get size(): number {
+    return this.ids.length;
+  }
+
+  /** The lowest score held (the k-th best once full). */
+  get min(): number {
+    return this.scores[0] ?? -Infinity;
+  }
+
+  clear(): void {
+    this.ids.length = 0;
+    this.scores.length = 0;
+  }
+
   /** Whether a candidate with this score would enter the top k (check before costly tests). */
   wouldTake(score: number): boolean {
     return this.ids.length < this.k || score > (this.scores[0] as number);

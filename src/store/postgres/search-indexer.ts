@@ -9,7 +9,9 @@ import { type SearchRow, deleteSearchRows, staleHeads, upsertSearchRows } from '
 import type { SearchStats } from './search-stats.ts';
 
 const BATCH = 256;
-const SWEEP_EVERY_MS = 30_000;
+/** Heads checked per sweep query; a sweep reads every head once. */
+const SWEEP_PAGE = 2_000;
+const SWEEP_EVERY_MS = 5 * 60_000;
 
 export interface IndexerOptions {
   sql: Sql;
@@ -30,7 +32,7 @@ export interface IndexerOptions {
  * writes and the others') is analysed and upserted in batches; a local embedder's vector goes
  * in the same statement. A remote embedder's vectors come later from the backlog worker
  * (search-backlog.ts), so writes never wait for, or fail with, the embedding endpoint. A
- * sweep at start and every 30 s indexes what no feed delivered (a crash between commit and
+ * sweep at start and every five minutes indexes what no feed delivered (a crash between commit and
  * indexing, writes made while no server ran). Replicas index the same writes; the version
  * guard in the upsert makes the repeats no-ops.
  */
@@ -74,12 +76,12 @@ export class SearchIndexer {
 
   /** Index heads the feed did not deliver, until none are left. */
   async sweep(): Promise<void> {
-    for (;;) {
-      const heads = await staleHeads(this.o.sql, BATCH);
-      if (heads.length === 0 || this.closed) return;
-      await this.write(heads);
-      if (heads.length < BATCH) return;
-    }
+    let after: Parameters<typeof staleHeads>[1] = null;
+    do {
+      const page = await staleHeads(this.o.sql, after, SWEEP_PAGE);
+      for (let i = 0; i < page.stale.length && !this.closed; i += BATCH) await this.write(page.stale.slice(i, i + BATCH));
+      after = page.last;
+    } while (after && !this.closed);
   }
 
   private async flush(): Promise<void> {

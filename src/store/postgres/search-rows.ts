@@ -75,16 +75,26 @@ export const readVersions = async (sql: Sql | postgres.TransactionSql, ids: { na
 };
 
 /**
- * Heads that have no search row, or an older one (written while no indexer ran, or lost with
- * a crash between commit and indexing), and rows whose entry is now deleted; a page at a time.
+ * Heads after `after` (in primary key order, one page of `limit` heads) that have no search
+ * row, or an older one (written while no indexer ran, or lost with a crash between commit and
+ * indexing), and deleted heads that still have one. Paging by key keeps a full sweep linear.
  */
-export const staleHeads = async (sql: Sql, limit: number): Promise<Entry[]> => {
-  const rows = await sql.unsafe<EntryRow[]>(
-    `select ${COLUMNS} from cairn_heads h
-       join cairn_versions v on v.namespace = h.namespace and v.entity_path = h.entity_path and v.key = h.key and v.version = h.version
+export const staleHeads = async (sql: Sql, after: { namespace: string; entity_path: string; key: string } | null, limit: number): Promise<{ stale: Entry[]; last: { namespace: string; entity_path: string; key: string } | null }> => {
+  const from = after ?? { namespace: '', entity_path: '', key: '' };
+  const rows = await sql.unsafe<(EntryRow & { h_namespace: string; h_entity_path: string; h_key: string; stale: boolean })[]>(
+    `select h.namespace as h_namespace, h.entity_path as h_entity_path, h.key as h_key,
+            ((not h.deleted and (s.version is null or s.version < h.version)) or (h.deleted and s.version is not null)) as stale, ${COLUMNS}
+       from (select * from cairn_heads where (namespace, entity_path, key) > ($1, $2, $3)
+              order by namespace, entity_path, key limit ${Math.trunc(limit)}) h
        left join cairn_search s on s.namespace = h.namespace and s.entity_path = h.entity_path and s.key = h.key
-      where (not h.deleted and (s.version is null or s.version < h.version)) or (h.deleted and s.version is not null)
-      limit ${Math.trunc(limit)}`,
+       left join cairn_versions v on v.namespace = h.namespace and v.entity_path = h.entity_path and v.key = h.key and v.version = h.version
+                                 and ((not h.deleted and (s.version is null or s.version < h.version)) or (h.deleted and s.version is not null))
+      order by h.namespace, h.entity_path, h.key`,
+    [from.namespace, from.entity_path, from.key],
   );
-  return rows.map(rowToEntry);
+  const last = rows.at(-1);
+  return {
+    stale: rows.filter((r) => r.stale).map(rowToEntry),
+    last: rows.length < limit || !last ? null : { namespace: last.h_namespace, entity_path: last.h_entity_path, key: last.h_key },
+  };
 };

@@ -1,0 +1,146 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pino from 'pino';
+import type { Store } from '../src/ports/store.ts';
+import { openFsStore } from '../src/store/fs/index.ts';
+import { openPostgresStore } from '../src/store/postgres/index.ts';
+import { startPostgres } from '../test/helpers/postgres.ts';
+import { type LoadResult, load } from './lib/load.ts';
+import { startCairn } from './lib/processes.ts';
+import { searchCorpus, searchQueries } from './lib/search-corpus.ts';
+
+export interface Latency {
+  p50_ms: number;
+  p95_ms: number;
+}
+
+export interface SearchAtSize {
+  backend: 'filesystem' | 'postgres';
+  entries: number;
+  /** From server start until every entry is searchable by text and by vector. */
+  ready_ms: number;
+  rss_mib: number;
+  /** One request at a time, so the figures are service time, not queueing. */
+  hybrid: Latency;
+  text: Latency;
+  vector: Latency;
+  /** wrk, 8 connections, hybrid queries. */
+  load: LoadResult;
+}
+
+export interface SearchBench {
+  sizes: SearchAtSize[];
+  /** The in-process index alone (text postings, vectors, slots), per 100k entries. */
+  index_mib_per_100k: number;
+}
+
+const run = promisify(execFile);
+const queries = searchQueries();
+const body = (i: number, mode: string): string => JSON.stringify({ query: queries[i % queries.length], mode, limit: 10 });
+
+const fill = async (store: Store, count: number): Promise<void> => {
+  let batch: Promise<void>[] = [];
+  for (const entry of searchCorpus(count)) {
+    batch.push(store.append(entry, 0));
+    if (batch.length === 500) await Promise.all(batch.splice(0));
+  }
+  await Promise.all(batch);
+  batch = [];
+};
+
+const metric = (text: string, name: string): number => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? -1);
+
+const waitSearchable = async (url: string, count: number): Promise<void> => {
+  for (const deadline = Date.now() + 30 * 60_000; Date.now() < deadline; ) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    if (metric(text, 'cairn_search_index_ready') === 1 && metric(text, 'cairn_search_entries') >= count && metric(text, 'cairn_search_pending_embeddings') === 0 && metric(text, 'cairn_search_embedded_entries') >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`search did not load ${count} entries within 30 minutes`);
+};
+
+const latency = async (url: string, mode: string, requests: number): Promise<Latency> => {
+  const times: number[] = [];
+  for (let i = 0; i < requests; i++) {
+    const started = performance.now();
+    const res = await fetch(`${url}/api/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(i, mode) });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`search answered ${res.status}`);
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const at = (p: number) => Math.round((times[Math.min(times.length - 1, Math.floor(times.length * p))] as number) * 100) / 100;
+  return { p50_ms: at(0.5), p95_ms: at(0.95) };
+};
+
+const searchLua = (mode: string): string => `
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local bodies = { ${queries.map((_, i) => `[==[${body(i, mode)}]==]`).join(', ')} }
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format(nil, "/api/v1/search", nil, bodies[(n % #bodies) + 1])
+end
+`;
+
+/** Measure a running server holding `entries` entries. */
+const measure = async (backend: SearchAtSize['backend'], env: Record<string, string>, entries: number, seconds: number): Promise<SearchAtSize> => {
+  // A million entries and their index need more than V8's default heap.
+  const cairn = await startCairn({ ...env, CAIRN_RATE_LIMIT_RPM: '0', NODE_OPTIONS: '--max-old-space-size=16384' });
+  try {
+    const started = performance.now() - cairn.startMs;
+    await waitSearchable(cairn.url, entries);
+    const ready_ms = Math.round(performance.now() - started);
+    await latency(cairn.url, 'hybrid', 50);
+    const hybrid = await latency(cairn.url, 'hybrid', 400);
+    const text = await latency(cairn.url, 'text', 200);
+    const vector = await latency(cairn.url, 'vector', 200);
+    const result = await load({ url: `${cairn.url}/api/v1/search`, seconds, connections: 8, lua: searchLua('hybrid') });
+    return { backend, entries, ready_ms, rss_mib: cairn.rssMiB(), hybrid, text, vector, load: result };
+  } finally {
+    await cairn.stop();
+  }
+};
+
+const filesystemAt = async (entries: number, seconds: number): Promise<SearchAtSize> => {
+  const dir = await mkdtemp(join(tmpdir(), 'cairn-search-'));
+  try {
+    const store = await openFsStore({ dir, logger: pino({ level: 'silent' }) });
+    await fill(store, entries);
+    await store.close();
+    return await measure('filesystem', { CAIRN_DATA_DIR: dir }, entries, seconds);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+};
+
+const postgresAt = async (entries: number, seconds: number): Promise<SearchAtSize> => {
+  const pg = await startPostgres();
+  try {
+    const store = await openPostgresStore({ dsn: pg.dsn, logger: pino({ level: 'silent' }) });
+    await fill(store, entries);
+    await store.close();
+    return await measure('postgres', { CAIRN_DB_DSN: pg.dsn }, entries, seconds);
+  } finally {
+    await pg.stop();
+  }
+};
+
+const indexMemory = async (entries: number): Promise<number> => {
+  const script = fileURLToPath(new URL('./lib/index-memory.ts', import.meta.url));
+  const { stdout } = await run(process.execPath, ['--expose-gc', '--max-old-space-size=8192', script, String(entries)], { maxBuffer: 1 << 20 });
+  return (JSON.parse(stdout.trim().split('\n').at(-1) as string) as { index_mib: number }).index_mib;
+};
+
+/** Search latency, throughput, start-up and memory on the filesystem backend at each size, and on PostgreSQL. */
+export const benchSearch = async (seconds: number, sizes: number[], postgresEntries: number): Promise<SearchBench> => {
+  const results: SearchAtSize[] = [];
+  for (const entries of sizes) results.push(await filesystemAt(entries, seconds));
+  if (postgresEntries > 0) results.push(await postgresAt(postgresEntries, seconds));
+  return { sizes: results, index_mib_per_100k: await indexMemory(100_000) };
+};

@@ -2,6 +2,7 @@
 // same run on this machine. Steps run one after another (each alone on the machine); their
 // figures go to bench/results/latest.json and bench/results/report.html.
 import { mkdir, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { benchGoals, goalTable } from './lib/goals.ts';
 import { describeMachine } from './lib/machine.ts';
 import { startProgress } from './lib/progress.ts';
@@ -21,7 +22,7 @@ const only = process.env.BENCH_STEPS?.split(',').map((s) => s.trim());
 const steps = only ? ALL.filter((s) => only.includes(s.key)) : ALL;
 
 const machine = describeMachine();
-console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory_gib} GiB, node ${machine.node}`);
+console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory_gib} GiB, node ${machine.node}, load average ${machine.load_average_1m}`);
 
 const progress = startProgress(steps.length);
 const ctx: StepContext = { seconds: Number(process.env.BENCH_SECONDS ?? 10), progress: (d) => progress.detail(d) };
@@ -50,7 +51,7 @@ await writeFile(new URL('./results/latest.json', import.meta.url), `${JSON.strin
 const report = await writeReport();
 console.log(`\nagainst the goals:`);
 for (const line of goalTable(benchGoals({ ...results, machine }))) console.log(line);
-console.log(`\nstep times: ${Object.entries(stepSeconds).map(([k, s]) => `${k} ${s} s`).join(', ')}`);
+console.log(`\nload average at the end ${loadavg()[0]?.toFixed(2)}; step times: ${Object.entries(stepSeconds).map(([k, s]) => `${k} ${s} s`).join(', ')}`);
 console.log(`results written to bench/results/latest.json and ${report}`);
 if (failed.length) {
   console.log(`steps that failed: ${failed.join(', ')}`);

@@ -94,7 +94,7 @@ const checks: Check[] = [
 const only = process.env.RELIABILITY_CHECKS?.split(',').map((s) => s.trim());
 const selected = only ? checks.filter((c) => only.includes(c.key)) : checks;
 const machine = describeMachine();
-console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory_gib} GiB, node ${machine.node}`);
+console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory_gib} GiB, node ${machine.node}, load average ${machine.load_average_1m}`);
 const progress = startProgress(selected.length);
 const results: ReliabilityCheck[] = [];
 for (const [i, check] of selected.entries()) {

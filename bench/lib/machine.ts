@@ -1,4 +1,4 @@
-import { cpus, freemem, totalmem } from 'node:os';
+import { cpus, freemem, loadavg, totalmem } from 'node:os';
 
 /** What the figures were measured on, printed and saved with them. */
 export const describeMachine = () => ({
@@ -8,5 +8,7 @@ export const describeMachine = () => ({
   free_gib: Math.round((freemem() / 2 ** 30) * 10) / 10,
   node: process.version,
   platform: `${process.platform} ${process.arch}`,
+  // Other work on the machine shows here: a ratio holds under load, an absolute figure does not.
+  load_average_1m: Math.round((loadavg()[0] ?? 0) * 100) / 100,
   date: new Date().toISOString(),
 });

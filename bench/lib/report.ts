@@ -101,7 +101,7 @@ export const writeReport = async (): Promise<string> => {
 <style>body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#111}table{border-collapse:collapse;font-size:13px}
 td,th{border-bottom:1px solid #e5e7eb;padding:4px 8px;text-align:left;vertical-align:top}.ok{color:#15803d}.no{color:#b91c1c;font-weight:600}.m{color:#555;font-size:13px}
 ${CHART_CSS}</style></head><body><h1>Cairn: performance and reliability</h1>
-<p class="m">${machine ? esc(`${machine.cpu}, ${machine.cores} cores, ${machine.memory_gib} GiB, node ${machine.node}, ${machine.platform}`) : ''}. Every figure is a ratio to a ceiling or a peer measured in the same run on this machine. Reproduce with <code>npm run bench</code> and <code>npm run reliability</code>.</p>
+<p class="m">${machine ? esc(`${machine.cpu}, ${machine.cores} cores, ${machine.memory_gib} GiB, node ${machine.node}, ${machine.platform}, load average ${machine.load_average_1m ?? "not recorded"} at the start`) : ''}. Every figure is a ratio to a ceiling or a peer measured in the same run on this machine. Reproduce with <code>npm run bench</code> and <code>npm run reliability</code>.</p>
 ${sections.join('\n')}</body></html>\n`;
   const file = new URL('report.html', RESULTS);
   await writeFile(file, html);

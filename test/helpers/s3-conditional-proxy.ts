@@ -18,6 +18,13 @@ export interface ConditionalProxy {
   /** Faults injected so far. */
   injected: number;
   /**
+   * While true, every new request is dropped unanswered, as by an unreachable endpoint;
+   * requests already forwarded finish normally.
+   */
+  offline: boolean;
+  /** Resolves once no forwarded request is in flight (use after setting `offline`). */
+  settled(): Promise<void>;
+  /**
    * Fail the next `count` matching requests: `error` answers an S3 500 without forwarding;
    * `lost-reply` forwards the request, then drops the connection instead of answering (the
    * server did the work, the client cannot know).
@@ -53,6 +60,8 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
   const agent = new Agent({ keepAlive: true, maxSockets: 128 });
   const locks = new Map<string, Promise<void>>();
   const faults: (FaultMatch & { remaining: number; mode: FaultMode })[] = [];
+  let inFlight = 0;
+  let onSettled: (() => void)[] = [];
 
   const forward = (method: string, url: string, headers: IncomingHttpHeaders, body?: Buffer): Promise<Reply> =>
     new Promise((resolve, reject) => {
@@ -87,6 +96,8 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
     enforcing: true,
     refused: 0,
     injected: 0,
+    offline: false,
+    settled: () => (inFlight === 0 ? Promise.resolve() : new Promise((resolve) => onSettled.push(resolve))),
     failNext(match, count, mode = 'error') {
       faults.push({ ...match, remaining: count, mode });
     },
@@ -137,7 +148,17 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
   };
 
   const server = createServer((req, res) => {
-    handle(req, res).catch(() => req.socket.destroy());
+    if (proxy.offline) return void req.socket.destroy();
+    inFlight += 1;
+    handle(req, res)
+      .catch(() => req.socket.destroy())
+      .finally(() => {
+        inFlight -= 1;
+        if (inFlight > 0) return;
+        const waiting = onSettled;
+        onSettled = [];
+        for (const resolve of waiting) resolve();
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   proxy.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

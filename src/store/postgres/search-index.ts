@@ -4,10 +4,8 @@ import type { Entry } from '../../domain/entry.ts';
 import type { Embedder } from '../../ports/embedder.ts';
 import type { Candidate, SearchFilter, SearchIndex, SearchIndexStatus } from '../../ports/search-index.ts';
 import type { Store } from '../../ports/store.ts';
-import { idf, termScore } from '../../search/bm25.ts';
 import { passesFilter } from '../../search/filter.ts';
 import type { ParsedQuery } from '../../search/query.ts';
-import { TopK } from '../../search/top-k.ts';
 import { type Sql, createClient } from './client.ts';
 import { toServiceError } from './db-errors.ts';
 import { EmbeddingBacklog } from './search-backlog.ts';
@@ -15,24 +13,14 @@ import { SearchIndexer } from './search-indexer.ts';
 import { readVersions } from './search-rows.ts';
 import { filterSql } from './search-sql.ts';
 import { SearchStats } from './search-stats.ts';
-import { tsqueryOf, weightedTf } from './search-terms.ts';
+import { type KeyRow, rankText } from './search-text.ts';
 import { embedderLiteral, prepareSearchVectors, vectorLiteral } from './search-vectors.ts';
-
-/** Rows ts_rank preselects for BM25 to rank: GIN finds matches, BM25 orders them. */
-const PRESELECT = 400;
-
-interface KeyRow {
-  namespace: string;
-  entity_path: string;
-  key: string;
-  version: number;
-}
 
 /**
  * Search on PostgreSQL: tsvector + GIN for text and pgvector HNSW for vectors, over
  * cairn_search (one row per live head, kept by SearchIndexer). Text matches are preselected
- * in SQL (ts_rank, which knows no word rarity) and ranked by BM25F here with document
- * frequencies from SearchStats, the same formula the in-process index uses.
+ * in SQL and ranked by BM25F in the application (search-text.ts), the formula the
+ * in-process index uses.
  */
 export class PostgresSearchIndex implements SearchIndex {
   private readonly sql: Sql;
@@ -73,31 +61,9 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]> {
-    const tsquery = tsqueryOf(query);
-    if (!tsquery) return [];
     return this.guard(async () => {
-      await this.stats.current();
-      const f = filterSql(filter, 2);
-      const rows = await this.sql.unsafe<(KeyRow & { terms: string; doc_length: number })[]>(
-        `select namespace, entity_path, key, version, terms::text as terms, doc_length from cairn_search
-          where terms @@ $1::tsquery and ${f.where}
-          order by ts_rank('{0.1, 0.6, 0.4, 0.6}', terms, $1::tsquery, 1) desc limit ${PRESELECT}`,
-        [tsquery, ...f.values],
-      );
-      const docs = Math.max(this.stats.docCount, rows.length, 1);
-      const weights = new Map(query.terms.map((t) => [t, idf(this.stats.docFrequency(t), docs)]));
-      const prefixes = query.prefixes.flat();
-      const top = new TopK(n);
-      rows.forEach((row, i) => {
-        let score = 0;
-        for (const [term, tf] of weightedTf(row.terms)) {
-          const weight = weights.get(term) ?? (prefixes.some((p) => term.startsWith(p)) ? idf(this.stats.docFrequency(term), docs) : 0);
-          if (weight > 0) score += termScore(weight, tf, row.doc_length, this.stats.averageLength);
-        }
-        top.push(i, score);
-      });
-      const best = top.sorted();
-      return this.withEntries(best.map((b) => rows[b.slot] as KeyRow), best.map((b) => b.score), filter);
+      const best = await rankText(this.sql, this.stats, query, filter, n);
+      return this.withEntries(best.map((b) => b.key), best.map((b) => b.score), filter);
     });
   }
 

@@ -1,0 +1,69 @@
+import { idf, termScore } from '../../search/bm25.ts';
+import type { SearchFilter } from '../../ports/search-index.ts';
+import type { ParsedQuery } from '../../search/query.ts';
+import { TopK } from '../../search/top-k.ts';
+import type { Sql } from './client.ts';
+import { filterSql } from './search-sql.ts';
+import type { SearchStats } from './search-stats.ts';
+import { tsqueryOf, weightedTf } from './search-terms.ts';
+
+export interface KeyRow {
+  namespace: string;
+  entity_path: string;
+  key: string;
+  version: number;
+}
+
+/** Rows ts_rank preselects for BM25 to rank: GIN finds matches, BM25 orders them. */
+const PRESELECT = 400;
+/** Rows the candidate terms may match before commoner terms are left to BM25 alone. */
+const CANDIDATE_BUDGET = 5_000;
+
+/**
+ * The terms to find candidates by: the rarest first, until they match about
+ * CANDIDATE_BUDGET rows. Words that occur everywhere would make the database rank most of
+ * the table; they still count in BM25 for the candidates found, and an entry matching only
+ * them could hardly have outranked those (their idf is near zero).
+ */
+const selective = (terms: string[], stats: SearchStats): string[] => {
+  const byRarity = terms.map((t) => ({ t, df: stats.docFrequency(t) })).sort((a, b) => a.df - b.df);
+  const chosen: string[] = [];
+  let rows = 0;
+  for (const { t, df } of byRarity) {
+    if (chosen.length > 0 && rows + df > CANDIDATE_BUDGET) break;
+    chosen.push(t);
+    rows += df;
+  }
+  return chosen;
+};
+
+/**
+ * The `n` best rows for a query by BM25F: matches found through the GIN index and preselected
+ * by ts_rank (which knows no word rarity), then scored here from each row's tsvector with the
+ * document frequencies of SearchStats — the formula the in-process index uses.
+ */
+export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery, filter: SearchFilter, n: number): Promise<{ key: KeyRow; score: number }[]> => {
+  await stats.current();
+  const tsquery = tsqueryOf({ ...query, terms: selective(query.terms, stats) });
+  if (!tsquery) return [];
+  const f = filterSql(filter, 2);
+  const rows = await sql.unsafe<(KeyRow & { terms: string; doc_length: number })[]>(
+    `select namespace, entity_path, key, version, terms::text as terms, doc_length from cairn_search
+      where terms @@ $1::tsquery and ${f.where}
+      order by ts_rank('{0.1, 0.6, 0.4, 0.6}', terms, $1::tsquery, 1) desc limit ${PRESELECT}`,
+    [tsquery, ...f.values],
+  );
+  const docs = Math.max(stats.docCount, rows.length, 1);
+  const weights = new Map(query.terms.map((t) => [t, idf(stats.docFrequency(t), docs)]));
+  const prefixes = query.prefixes.flat();
+  const top = new TopK(n);
+  rows.forEach((row, i) => {
+    let score = 0;
+    for (const [term, tf] of weightedTf(row.terms)) {
+      const weight = weights.get(term) ?? (prefixes.some((p) => term.startsWith(p)) ? idf(stats.docFrequency(term), docs) : 0);
+      if (weight > 0) score += termScore(weight, tf, row.doc_length, stats.averageLength);
+    }
+    top.push(i, score);
+  });
+  return top.sorted().map((b) => ({ key: rows[b.slot] as KeyRow, score: b.score }));
+};

@@ -5,40 +5,80 @@ import { type LoadResult, getLua, load, postLua } from './lib/load.ts';
 import { startCairn, startProcess } from './lib/processes.ts';
 
 /** A ~1 KiB JSON value, as the benchmark asks. */
-const VALUE = JSON.stringify({ title: 'Fix retry storm in the payment client', body: 'x'.repeat(940), state: 'merged' });
+export const VALUE = JSON.stringify({ title: 'Fix retry storm in the payment client', body: 'x'.repeat(940), state: 'merged' });
 const READ_KEYS = 10_000;
+const FILL_CONCURRENCY = 50;
 const luaString = (s: string) => JSON.stringify(s);
 const writeBody = (path: string) => `'{"entity_path":"${path}","key":"k-' .. n .. '","value":' .. ${luaString(VALUE)} .. '}'`;
 
-export interface EntriesBench {
+export interface Ceiling {
   ceiling_get: LoadResult;
   ceiling_post: LoadResult;
+}
+
+export interface CairnLoad {
   write: LoadResult;
   read: LoadResult;
+}
+
+export interface EntriesBench extends Ceiling, CairnLoad {
   write_ratio: number;
   read_ratio: number;
 }
 
-const ratio = (a: LoadResult, b: LoadResult) => Math.round((a.rps / b.rps) * 1000) / 1000;
+export const ratio = (a: LoadResult | { rps: number }, b: LoadResult | { rps: number }) => Math.round((a.rps / b.rps) * 1000) / 1000;
+
+/** The same HTTP stack's hello-world: GET, and POST of the same 1 KiB body Cairn gets. */
+export const benchCeiling = async (seconds: number): Promise<Ceiling> => {
+  const hello = await startProcess('../hello-server.ts', [], {}, 'hello listening');
+  try {
+    const ceiling_get = await load({ url: `${hello.url}/hello`, seconds });
+    const ceiling_post = await load({ url: hello.url, seconds, lua: postLua('/hello', writeBody('bench/writes')) });
+    return { ceiling_get, ceiling_post };
+  } finally {
+    await hello.stop();
+  }
+};
 
 /**
- * Cairn's write and read throughput (50 connections, 1 KiB values) against the same HTTP
- * stack's hello-world (GET for reads; POST of the same 1 KiB body for writes), back to back.
+ * Write every key the readers pick from exactly once, so that every read is a hit whatever
+ * the backend's write rate (a timed fill would leave gaps on a slower one).
+ */
+const fillReadKeys = async (url: string): Promise<void> => {
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < READ_KEYS; i = next++) {
+      const res = await fetch(`${url}/api/v1/entries`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"entity_path":"bench/reads","key":"r-${i}","value":${VALUE}}`,
+      });
+      await res.arrayBuffer();
+      if (res.status !== 201 && res.status !== 200) throw new Error(`filling read keys: POST answered ${res.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: FILL_CONCURRENCY }, worker));
+};
+
+/** Write then read load (50 connections, 1 KiB values) against a Cairn already running at `url`. */
+export const benchCairn = async (url: string, seconds: number): Promise<CairnLoad> => {
+  const write = await load({ url, seconds, lua: postLua('/api/v1/entries', writeBody('bench/writes')) });
+  await fillReadKeys(url);
+  const read = await load({ url, seconds, lua: getLua(`"/api/v1/entries/bench/reads/r-" .. math.random(0, ${READ_KEYS - 1})`) });
+  return { write, read };
+};
+
+/**
+ * Cairn's write and read throughput on the filesystem backend against the same HTTP stack's
+ * hello-world (GET for reads; POST of the same 1 KiB body for writes), back to back.
  */
 export const benchEntries = async (seconds: number, env: Record<string, string> = {}): Promise<EntriesBench> => {
-  const hello = await startProcess('../hello-server.ts', [], {}, 'hello listening');
-  const ceiling_get = await load({ url: `${hello.url}/hello`, seconds });
-  const ceiling_post = await load({ url: hello.url, seconds, lua: postLua('/hello', writeBody('bench/writes')) });
-  await hello.stop();
-
+  const ceiling = await benchCeiling(seconds);
   const dir = await mkdtemp(join(tmpdir(), 'cairn-bench-'));
   const cairn = await startCairn({ CAIRN_DATA_DIR: dir, ...env });
   try {
-    const write = await load({ url: cairn.url, seconds, lua: postLua('/api/v1/entries', writeBody('bench/writes')) });
-    // Fill the keys readers pick from, so that every read is a hit.
-    await load({ url: cairn.url, seconds: 2, lua: postLua('/api/v1/entries', `'{"entity_path":"bench/reads","key":"r-' .. (n % ${READ_KEYS}) .. '","value":' .. ${luaString(VALUE)} .. '}'`) });
-    const read = await load({ url: cairn.url, seconds, lua: getLua(`"/api/v1/entries/bench/reads/r-" .. math.random(0, ${READ_KEYS - 1})`) });
-    return { ceiling_get, ceiling_post, write, read, write_ratio: ratio(write, ceiling_post), read_ratio: ratio(read, ceiling_get) };
+    const { write, read } = await benchCairn(cairn.url, seconds);
+    return { ...ceiling, write, read, write_ratio: ratio(write, ceiling.ceiling_post), read_ratio: ratio(read, ceiling.ceiling_get) };
   } finally {
     await cairn.stop();
     await rm(dir, { recursive: true, force: true });

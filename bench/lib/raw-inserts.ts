@@ -1,0 +1,59 @@
+import postgres from 'postgres';
+
+export interface InsertRate {
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  inserts: number;
+  errors: number;
+  clients: number;
+}
+
+const percentile = (sorted: Float64Array, p: number): number =>
+  sorted.length === 0 ? Number.NaN : Math.round((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0) * 1000) / 1000;
+
+/**
+ * The database's own ceiling for what Cairn does per write: `clients` connections, each
+ * doing single-row INSERTs (one statement, one implicit transaction, one commit) of `body`
+ * as jsonb into a plain table with a primary key, back to back for `seconds`, with the same
+ * driver Cairn uses.
+ */
+export const rawInsertRate = async (dsn: string, seconds: number, body: string, clients = 50): Promise<InsertRate> => {
+  const sql = postgres(dsn, { max: clients, onnotice: () => {} });
+  try {
+    await sql`drop table if exists bench_raw_inserts`;
+    await sql`create table bench_raw_inserts (id bigint generated always as identity primary key, body jsonb not null)`;
+    // Open every connection and prepare the statement before the clock starts.
+    await Promise.all(Array.from({ length: clients }, () => sql`select 1`));
+    await sql`checkpoint`;
+
+    const latencies: number[] = [];
+    let errors = 0;
+    const started = performance.now();
+    const until = started + seconds * 1000;
+    const client = async () => {
+      while (performance.now() < until) {
+        const t = performance.now();
+        try {
+          await sql`insert into bench_raw_inserts (body) values (${body}::jsonb)`;
+          latencies.push(performance.now() - t);
+        } catch {
+          errors++;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: clients }, client));
+    const elapsedS = (performance.now() - started) / 1000;
+    const sorted = Float64Array.from(latencies).sort();
+    return {
+      rps: Math.round(latencies.length / elapsedS),
+      p50_ms: percentile(sorted, 0.5),
+      p99_ms: percentile(sorted, 0.99),
+      inserts: latencies.length,
+      errors,
+      clients,
+    };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+};

@@ -126,8 +126,15 @@ export class WriteFeed {
     }
   }
 
+  /**
+   * Announce what was committed while LISTEN was down. The scan starts below everything still
+   * remembered as published, not below the high-water mark: a new session can hear a fresh
+   * notification before the driver reports the LISTEN (both arrive in one socket read), and
+   * that version raises the mark above the gap it must cover.
+   */
   private async catchUp(): Promise<void> {
-    let after = Math.max(0, this.highSeq - CATCH_UP_WINDOW);
+    const floor = Math.min(this.highSeq - CATCH_UP_WINDOW, (this.published.smallest() ?? this.highSeq) - 1);
+    let after = Math.max(0, floor);
     for (;;) {
       const page = await this.timed(fetchAfterSeq(this.sql, after, BATCH));
       for (const { seq, entry } of page) {

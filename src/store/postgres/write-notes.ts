@@ -76,4 +76,11 @@ export class RecentSet<T> {
     this.items.add(item);
     if (this.items.size > this.capacity) this.items.delete(this.items.values().next().value as T);
   }
+
+  /** The smallest item remembered (a linear scan: called once per reconnect). */
+  smallest(this: RecentSet<number>): number | undefined {
+    let min: number | undefined;
+    for (const item of this.items) if (min === undefined || item < min) min = item;
+    return min;
+  }
 }

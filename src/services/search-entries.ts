@@ -46,6 +46,7 @@ const DEPTH = 5;
 const MIN_CANDIDATES = 50;
 /** Weight of the vector ranking in the fusion, relative to text (1). */
 const VECTOR_WEIGHT = 1;
+const QUERY_EMBED_TIMEOUT_MS = 2_000;
 
 /**
  * Search live entries by text, meaning, or both (SPEC §5). Ranking is the same on every
@@ -99,7 +100,9 @@ const vectorCandidates = async (deps: ServiceDeps, text: string, filter: SearchF
   }
   let vector: Float32Array | undefined;
   try {
-    [vector] = await embedder.embed([text]);
+    // A slow endpoint must not hold a search: past the deadline, hybrid answers by text.
+    const deadline = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('embedding the query timed out')), QUERY_EMBED_TIMEOUT_MS).unref());
+    [vector] = await Promise.race([embedder.embed([text]), deadline]);
   } catch (error) {
     if (required) throw new ServiceError('UNAVAILABLE', 'the embedding model cannot be reached', { retryAfter: 5, cause: error });
     return null;

@@ -96,7 +96,7 @@ export const describeOutage = (name: string, backend: StoppableBackend): void =>
       const all = [...outcomes.map((o) => ({ ...o, what: `write ${o.writer}/${o.seq}` })), ...readSamples.map((s) => ({ ...s, what: s.path }))];
       const worst = all.reduce((a, b) => (b.end - b.start > a.end - a.start ? b : a));
       const slowest = worst.end - worst.start;
-      const when = (x: number) => (x < t.down ? `${Math.round(x - t.stopping)} ms after the stop began` : x < t.starting ? `${Math.round(x - t.down)} ms into the outage` : `${Math.round(x - t.starting)} ms after the start began`);
+      const when = (x: number) => (x < t.stopping ? 'before the stop' : x < t.down ? `${Math.round(x - t.stopping)} ms after the stop began` : x < t.starting ? `${Math.round(x - t.down)} ms into the outage` : `${Math.round(x - t.starting)} ms after the start began`);
       const slowestText = `${Math.round(slowest)} ms (${worst.what}, ${worst.status}, sent ${when(worst.start)})`;
       expect(slowest, `slowest answer: ${slowestText}`).toBeLessThan(REQUEST_TIMEOUT_MS);
 

@@ -18,7 +18,4 @@ describeOutage('postgres', {
   async cleanup() {
     await pg?.stop();
   },
-  // The change feed's catch-up can skip versions written while LISTEN was down; see
-  // postgres-feed-catch-up.test.ts. Remove this once that test passes.
-  knownStreamGap: 'change-feed catch-up gap, postgres-feed-catch-up.test.ts',
 });

@@ -16,4 +16,10 @@ export interface Embedder {
   /** True when embedding runs in this process and costs microseconds, so callers may wait for it. */
   readonly local: boolean;
   embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /**
+   * Optional, for local word-vector models: how well each text matches the query word by
+   * word (0–1), which ranks short paraphrases better than one averaged vector. Hybrid search
+   * uses it as a third ranking of the candidates the other two found.
+   */
+  wordMatch?(query: string, texts: readonly string[]): Promise<number[]>;
 }

@@ -7,6 +7,8 @@ export interface ScoreParts {
   text: { rank: number; score: number } | null;
   /** Rank and cosine similarity in the vector ranking, when it was there. */
   vector: { rank: number; similarity: number } | null;
+  /** Rank and similarity in the word-by-word ranking of the built-in embedder (hybrid only). */
+  words?: { rank: number; similarity: number };
   /** Relevance before the weights below: reciprocal rank fusion (hybrid) or the score relative to the best (one ranking). */
   relevance: number;
   /** Multipliers for how recent and how trusted the entry is. */
@@ -39,13 +41,14 @@ export const confidenceWeight = (entry: Entry): number => 0.9 + 0.1 * entry.conf
 const addressOf = (e: Entry): string => `${e.entity_path}\u0000${e.key}`;
 
 /**
- * Fuse the text and vector rankings (either may be absent) into one, best first. With both,
- * reciprocal rank fusion weighted per ranking; with one, its scores relative to its best.
+ * Fuse the text and vector rankings (either may be absent), and in hybrid the word-by-word
+ * ranking of their best candidates, into one, best first. With several, reciprocal rank
+ * fusion weighted per ranking; with one, its scores relative to its best.
  */
 export const fuse = (
   text: Candidate[] | null,
   vector: Candidate[] | null,
-  options: { now: number; limit: number; vectorWeight: number },
+  options: { now: number; limit: number; vectorWeight: number; words?: Candidate[] | null },
 ): Ranked[] => {
   const byAddress = new Map<string, { entry: Entry; parts: ScoreParts }>();
   const part = (c: Candidate) => {
@@ -69,6 +72,11 @@ export const fuse = (
     const p = part(c).parts;
     p.vector = { rank: i + 1, similarity: c.score };
     p.relevance += both ? options.vectorWeight / (RRF_K + i + 1) : Math.max(0, c.score) / vectorBest;
+  });
+  options.words?.forEach((c, i) => {
+    const p = part(c).parts;
+    p.words = { rank: i + 1, similarity: c.score };
+    p.relevance += 1 / (RRF_K + i + 1);
   });
   const ranked: Ranked[] = [];
   for (const { entry, parts } of byAddress.values()) {

@@ -4,6 +4,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { AgentIdSchema, EntityPathSchema, EventTypeSchema, NamespaceSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import type { Candidate, SearchFilter } from '../ports/search-index.ts';
+import { embeddingText } from '../search/entry-text.ts';
 import { type ScoreParts, fuse } from '../search/fuse.ts';
 import { type Highlight, highlight } from '../search/highlights.ts';
 import { hasTextTerms, parseQuery } from '../search/query.ts';
@@ -47,6 +48,8 @@ const MIN_CANDIDATES = 50;
 /** Weight of the vector ranking in the fusion, relative to text (1). */
 const VECTOR_WEIGHT = 1;
 const QUERY_EMBED_TIMEOUT_MS = 2_000;
+/** Candidates of each ranking that the word-by-word ranking re-reads. */
+const WORD_POOL = 30;
 
 /**
  * Search live entries by text, meaning, or both (SPEC §5). Ranking is the same on every
@@ -77,7 +80,8 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   const vectorRun = wantVector ? vectorCandidates(deps, query.text, filter, depth, input.mode === 'vector') : Promise.resolve(null);
   const [text, vector] = await Promise.all([textRun, vectorRun]);
   const mode = vector === null ? 'text' : input.mode;
-  const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit, vectorWeight: VECTOR_WEIGHT });
+  const words = mode === 'hybrid' && text !== null && vector !== null ? await wordRanking(deps, query.text, text, vector) : null;
+  const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit, vectorWeight: VECTOR_WEIGHT, words });
 
   const terms = new Set(query.terms);
   const prefixes = query.prefixes.flat();
@@ -108,6 +112,17 @@ const vectorCandidates = async (deps: ServiceDeps, text: string, filter: SearchF
     return null;
   }
   return vector ? index.vectorCandidates(vector, filter, n) : null;
+};
+
+/** Per-word similarity of the best candidates of both rankings, where the embedder offers it. */
+const wordRanking = async (deps: ServiceDeps, query: string, text: Candidate[], vector: Candidate[]): Promise<Candidate[] | null> => {
+  const matcher = deps.embedder?.wordMatch?.bind(deps.embedder);
+  if (!matcher) return null;
+  const pool = new Map<string, Candidate>();
+  for (const c of [...text.slice(0, WORD_POOL), ...vector.slice(0, WORD_POOL)]) pool.set(`${c.entry.entity_path}\u0000${c.entry.key}`, c);
+  const candidates = [...pool.values()];
+  const scores = await matcher(query, candidates.map((c) => embeddingText(c.entry)));
+  return candidates.map((c, i) => ({ entry: c.entry, score: scores[i] as number })).sort((a, b) => b.score - a.score);
 };
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;

@@ -47,10 +47,11 @@ describe('retrieval evaluation', () => {
         // lexical and keyword queries, not on paraphrases.
         expect(report.hybrid.lexical.recall5).toBeGreaterThanOrEqual(0.97);
         expect(report.hybrid.keyword.recall5).toBeGreaterThanOrEqual(0.95);
-        expect(report.hybrid.all.recall5).toBeGreaterThanOrEqual(0.78);
+        expect(report.hybrid.all.recall5).toBeGreaterThanOrEqual(0.8);
+        expect(report.hybrid.all.mrr).toBeGreaterThanOrEqual(0.74);
         expect(report.text.all.recall5).toBeGreaterThanOrEqual(0.73);
         // The built-in embedder must lift hybrid above text alone where the words differ.
-        expect(report.hybrid.paraphrase.recall5).toBeGreaterThan(report.text.paraphrase.recall5 + 0.1);
+        expect(report.hybrid.paraphrase.recall5).toBeGreaterThan(report.text.paraphrase.recall5 + 0.15);
         expect(report.hybrid.paraphrase.mrr).toBeGreaterThan(report.text.paraphrase.mrr);
       } finally {
         await cairn?.close();

@@ -51,6 +51,8 @@ describe('search analysis', () => {
     expect(outage?.length).toBe(100);
     expect(cos(outage as Float32Array, downtime as Float32Array)).toBeGreaterThan(cos(outage as Float32Array, lunch as Float32Array) + 0.3);
     expect(Array.from((await embedder.embed(['database outage']))[0] as Float32Array)).toEqual(Array.from(outage as Float32Array));
+    const [expired, lunchMatch] = await embedder.wordMatch('the certificate lapsed', ['TLS certificate expired on the load balancer', 'team lunch on friday']);
+    expect(expired).toBeGreaterThan((lunchMatch as number) + 0.3);
   });
 
   it('takes the embeddings endpoint from the environment, and needs a model with it', () => {

@@ -1,0 +1,126 @@
+import { type WordTable, loadTable } from './word-table.ts';
+
+/** SIF smoothing (Arora et al. 2017): a word's weight is a / (a + p(word)). */
+const SIF_A = 3e-4;
+/** Words the table lacks (names, jargon) still count, as a fixed pseudo-random direction each. */
+const UNKNOWN_WEIGHT = 0.7;
+const NUMBER_WEIGHT = 0.3;
+const INFLECTIONS: [string, string][] = [['ies', 'y'], ['es', ''], ['s', ''], ['ed', ''], ['ed', 'e'], ['ing', ''], ['ing', 'e']];
+
+/**
+ * The built-in embedder's words: GloVe vectors from the distilled table (loaded on first use,
+ * about 0.15 s), each with its weight in a sentence — SIF for known words, from their
+ * frequency rank; a fixed weight and a stable hashed direction for words the table lacks.
+ */
+export class WordVectors {
+  readonly dimension: number;
+  private readonly file: URL;
+  private table: WordTable | undefined;
+  private unknownNorm = 1;
+  private zipfNorm = 1;
+  private readonly unknown = new Map<string, Float32Array>();
+  private readonly units = new Map<string, { vector: Float32Array; weight: number }>();
+
+  constructor(file: URL, dimension: number) {
+    this.file = file;
+    this.dimension = dimension;
+  }
+
+  /** Add `word`'s weighted vector to `out`. */
+  addTo(out: Float32Array, word: string): void {
+    const table = this.load();
+    const dim = this.dimension;
+    const row = this.rowOf(word);
+    if (row !== undefined) {
+      const scale = (table.scales[row] as number) * this.weightOf(row);
+      for (let d = 0; d < dim; d++) out[d]! += (table.components[row * dim + d] as number) * scale;
+      return;
+    }
+    const weight = this.unknownWeight(word) * this.unknownNorm;
+    const v = this.unknownVector(word);
+    for (let d = 0; d < dim; d++) out[d]! += (v[d] as number) * weight;
+  }
+
+  /** `word` as a unit vector, with its weight (cached: the same words come back all the time). */
+  unit(word: string): { vector: Float32Array; weight: number } {
+    let known = this.units.get(word);
+    if (!known) {
+      if (this.units.size >= 50_000) this.units.clear();
+      known = this.computeUnit(word);
+      this.units.set(word, known);
+    }
+    return known;
+  }
+
+  private computeUnit(word: string): { vector: Float32Array; weight: number } {
+    const table = this.load();
+    const row = this.rowOf(word);
+    if (row === undefined) return { vector: this.unknownVector(word), weight: this.unknownWeight(word) };
+    const dim = this.dimension;
+    const vector = new Float32Array(dim);
+    let norm = 0;
+    for (let d = 0; d < dim; d++) norm += (vector[d] = table.components[row * dim + d] as number) ** 2;
+    for (let d = 0; d < dim; d++) vector[d]! /= Math.sqrt(norm) || 1;
+    return { vector, weight: this.weightOf(row) };
+  }
+
+  private weightOf(row: number): number {
+    return SIF_A / (SIF_A + 1 / ((row + 10) * this.zipfNorm));
+  }
+
+  private unknownWeight(word: string): number {
+    return /^[0-9]+$/.test(word) ? NUMBER_WEIGHT : UNKNOWN_WEIGHT;
+  }
+
+  private load(): WordTable {
+    if (this.table) return this.table;
+    const table = loadTable(this.file);
+    if (table.dimension !== this.dimension) throw new Error(`word table has ${table.dimension} dimensions, expected ${this.dimension}`);
+    // Typical norm of a rare known word, so an unknown word weighs like one.
+    let sum = 0;
+    const sample = Math.min(2000, table.scales.length);
+    for (let row = table.scales.length - sample; row < table.scales.length; row++) {
+      let n = 0;
+      for (let d = 0; d < table.dimension; d++) n += ((table.components[row * table.dimension + d] as number) * (table.scales[row] as number)) ** 2;
+      sum += Math.sqrt(n);
+    }
+    this.unknownNorm = sum / sample;
+    this.zipfNorm = Math.log(table.scales.length) + 0.5772;
+    this.table = table;
+    return table;
+  }
+
+  /** The word's row, or that of a plain inflection of it ("deploys", "deployed", "retries"). */
+  private rowOf(word: string): number | undefined {
+    const rows = (this.table as WordTable).rows;
+    const direct = rows.get(word);
+    if (direct !== undefined || word.length < 4) return direct;
+    for (const [suffix, replacement] of INFLECTIONS) {
+      if (!word.endsWith(suffix)) continue;
+      const row = rows.get(word.slice(0, -suffix.length) + replacement);
+      if (row !== undefined) return row;
+    }
+    return undefined;
+  }
+
+  private unknownVector(word: string): Float32Array {
+    let v = this.unknown.get(word);
+    if (v) return v;
+    v = new Float32Array(this.dimension);
+    // FNV-1a seeds a xorshift generator: the same word gives the same direction on every machine.
+    let seed = 0x811c9dc5;
+    for (let i = 0; i < word.length; i++) seed = Math.imul(seed ^ word.charCodeAt(i), 0x01000193);
+    let norm = 0;
+    for (let d = 0; d < this.dimension; d++) {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      v[d] = (seed >>> 0) / 0x80000000 - 1;
+      norm += (v[d] as number) ** 2;
+    }
+    for (let d = 0; d < this.dimension; d++) v[d]! /= Math.sqrt(norm);
+    if (this.unknown.size > 50_000) this.unknown.clear();
+    this.unknown.set(word, v);
+    return v;
+  }
+}

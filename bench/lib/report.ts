@@ -28,7 +28,7 @@ const peerChart = (r: BenchResults): string => {
   if (!p) return '';
   const c = p.concurrent;
   return barChart(
-    'Side by side with the MCP reference memory server (operations per second, higher is better)',
+    'Against the MCP reference memory server (calls/s, higher is better)',
     ['Cairn', 'reference server-memory'],
     [
       { label: 'write, 1 in flight', values: [1000 / p.cairn.write.mean_ms, 1000 / p.reference.write.mean_ms], note: `${p.speedup.write}×` },

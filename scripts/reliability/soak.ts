@@ -76,6 +76,19 @@ export const soak = async (minutes: number, onMinute: (m: SoakMinute) => void = 
   };
 
   const perMinute: SoakMinute[] = [];
+  const closeMinute = async (): Promise<void> => {
+    const bucket = current;
+    current = { write: [], read: [], search: [], webhook: [] };
+    const m: SoakMinute = {
+      minute: perMinute.length + 1,
+      requests: KINDS.reduce((a, k) => a + bucket[k].length, 0),
+      errors,
+      p99_ms: { write: p99(bucket.write), read: p99(bucket.read), search: p99(bucket.search), webhook: p99(bucket.webhook) },
+      rss_mib: await rssMiB(pid),
+    };
+    perMinute.push(m);
+    onMinute(m);
+  };
   try {
     const start = performance.now();
     const owed: Record<Kind, number> = { write: 0, read: 0, search: 0, webhook: 0 };
@@ -90,21 +103,13 @@ export const soak = async (minutes: number, onMinute: (m: SoakMinute) => void = 
       }
       last = now;
       if (now - minuteStart >= 60_000) {
-        const bucket = current;
-        current = { write: [], read: [], search: [], webhook: [] };
-        const m: SoakMinute = {
-          minute: perMinute.length + 1,
-          requests: KINDS.reduce((a, k) => a + bucket[k].length, 0),
-          errors,
-          p99_ms: { write: p99(bucket.write), read: p99(bucket.read), search: p99(bucket.search), webhook: p99(bucket.webhook) },
-          rss_mib: await rssMiB(pid),
-        };
-        perMinute.push(m);
-        onMinute(m);
+        await closeMinute();
         minuteStart = now;
       }
     }
     await Promise.all(inflight);
+    // The last minute ends with the run, not on a tick: record it too.
+    if (KINDS.some((k) => current[k].length > 0)) await closeMinute();
 
     // Every acknowledged write reads back with its value.
     let lost = 0;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 export interface SuiteRun {
   passed: number;
   failed: number;
-  /** Lines of the run's output matching `keep` (what the tests printed about themselves). */
+  /** Matches of `keep` in the run's output, colours stripped and whitespace collapsed (what the tests printed about themselves). */
   lines: string[];
   /** The failing tests' names and first message lines. */
   failures: string[];
@@ -22,6 +22,7 @@ interface VitestJson {
  * Run one vitest file as the test suite does (its own process, the project's config), so the
  * reliability report exercises the very tests CI runs rather than a copy of them.
  */
+/** `keep` must be a global regular expression (flag g); a match may span lines. */
 export const runSuite = async (file: string, keep: RegExp): Promise<SuiteRun> => {
   const dir = await mkdtemp(join(tmpdir(), 'cairn-suite-'));
   const report = join(dir, 'vitest.json');
@@ -33,7 +34,9 @@ export const runSuite = async (file: string, keep: RegExp): Promise<SuiteRun> =>
       child.stderr.on('data', (c: Buffer) => void (out += c.toString()));
       child.once('exit', () => resolve(out));
     });
-    const lines = output.split('\n').filter((l) => keep.test(l)).map((l) => l.trim());
+    // vitest colours its output; the report wants plain text.
+    const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
+    const lines = [...plain.matchAll(keep)].map((m) => m[0].replace(/\s+/g, ' ').trim());
     try {
       const r = JSON.parse(await readFile(report, 'utf8')) as VitestJson;
       const failures = r.testResults.flatMap((t) => t.assertionResults.filter((a) => a.status === 'failed').map((a) => `${a.fullName}: ${(a.failureMessages[0] ?? '').split('\n')[0]}`));

@@ -1,4 +1,5 @@
 import { CoarseQuantizer } from './coarse-quantizer.ts';
+import { VectorList } from './vector-list.ts';
 
 /** Below this many vectors an exact scan is fast enough (about 2 ms); lists start above it. */
 export const TRAIN_AT = 20_000;
@@ -10,7 +11,7 @@ const CHUNK = 20_000;
 
 interface Build {
   quantizer: CoarseQuantizer;
-  lists: number[][];
+  lists: VectorList[];
   next: number;
 }
 
@@ -23,7 +24,7 @@ interface Build {
  */
 export class IvfLists {
   private quantizer: CoarseQuantizer | null = null;
-  private lists: number[][] = [];
+  private lists: VectorList[] = [];
   private build: Build | null = null;
   private trainedAt = 0;
 
@@ -33,19 +34,19 @@ export class IvfLists {
 
   /** File a new vector (slot) whose components start at `at` in `data`. */
   add(slot: number, data: Float32Array, at: number, size: number, has: () => Uint8Array, dim: number, all: () => Float32Array): void {
-    if (this.quantizer) this.lists[this.quantizer.assign(data, at)]?.push(slot);
+    if (this.quantizer) this.lists[this.quantizer.assign(data, at)]?.push(slot, data, at);
     if (!this.build && size >= Math.max(TRAIN_AT, this.trainedAt * RETRAIN_GROWTH)) this.train(size, has, dim, all);
   }
 
   /** Lists nearest to `query` first; `wide` ranks every list (for heavily filtered queries). */
-  order(query: Float32Array, wide: boolean): number[][] {
+  order(query: Float32Array, wide: boolean): VectorList[] {
     if (!this.quantizer) return [];
-    return this.quantizer.order(query, wide ? Number.MAX_SAFE_INTEGER : 4).map((i) => this.lists[i] as number[]);
+    return this.quantizer.order(query, wide ? Number.MAX_SAFE_INTEGER : 4).map((i) => this.lists[i] as VectorList);
   }
 
   /** After slots were renumbered: refile under the new numbers; an unfinished build starts over. */
   remap(remap: Int32Array): void {
-    this.lists = this.lists.map((list) => list.map((slot) => remap[slot] ?? -1).filter((slot) => slot >= 0));
+    this.lists = this.lists.map((list) => list.remap(remap));
     this.build = null;
     this.trainedAt = 0;
   }
@@ -58,7 +59,7 @@ export class IvfLists {
     const sample = present.filter((_, i) => i % step === 0).slice(0, SAMPLE);
     const lists = Math.min(4096, Math.max(16, Math.round(size / VECTORS_PER_LIST)));
     const quantizer = new CoarseQuantizer(all(), sample, dim, lists);
-    this.build = { quantizer, lists: Array.from({ length: quantizer.lists }, () => []), next: 0 };
+    this.build = { quantizer, lists: Array.from({ length: quantizer.lists }, () => new VectorList(dim)), next: 0 };
     this.trainedAt = size;
     const build = this.build;
     const step2 = (): void => {
@@ -66,7 +67,7 @@ export class IvfLists {
       const flagsNow = has();
       const data = all();
       const end = Math.min(flagsNow.length, build.next + CHUNK);
-      for (let slot = build.next; slot < end; slot++) if (flagsNow[slot] === 1) build.lists[quantizer.assign(data, slot * dim)]?.push(slot);
+      for (let slot = build.next; slot < end; slot++) if (flagsNow[slot] === 1) build.lists[quantizer.assign(data, slot * dim)]?.push(slot, data, slot * dim);
       build.next = end;
       if (end < flagsNow.length) {
         setImmediate(step2);

@@ -74,8 +74,16 @@ export class VectorIndex {
       for (const wide of [false, true]) {
         // The nearest cells first; only when filters leave too few, every list (wide).
         for (const list of this.ivf.order(q, wide)) {
-          for (const slot of list) consider(slot);
-          scanned += list.length;
+          const { slots, vectors, count } = list;
+          for (let j = 0; j < count; j++) {
+            const slot = slots[j] as number;
+            if (has[slot] !== 1 || alive[slot] !== 1) continue;
+            const base = j * dim;
+            let dot = 0;
+            for (let d = 0; d < dim; d++) dot += (vectors[base + d] as number) * (q[d] as number);
+            if (top.wouldTake(dot) && accept(slot)) top.push(slot, dot);
+          }
+          scanned += count;
           if (scanned >= SCAN_AT_LEAST && top.size >= n) return top.sorted();
         }
         if (top.size >= n) return top.sorted();

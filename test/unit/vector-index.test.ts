@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { random } from '../../src/search/seeded-random.ts';
+import { TRAIN_AT } from '../../src/search/ivf-lists.ts';
+import { VectorIndex } from '../../src/search/vector-index.ts';
+
+const DIM = 16;
+const rand = random(42);
+/** Clustered vectors, like embeddings of texts on a few topics. */
+const centers = Array.from({ length: 20 }, () => Float32Array.from({ length: DIM }, () => rand() - 0.5));
+const vector = (i: number): Float32Array => {
+  const c = centers[i % centers.length] as Float32Array;
+  return Float32Array.from(c, (x) => x + (rand() - 0.5) * 0.3);
+};
+
+describe('in-process vector index', () => {
+  it('searches exactly below the listing threshold and through inverted lists above it', async () => {
+    const count = TRAIN_AT + 5_000;
+    const index = new VectorIndex('test', DIM);
+    const vectors = Array.from({ length: count }, (_, i) => vector(i));
+    vectors.forEach((v, slot) => index.set(slot, v));
+    // Lists are filed in slices between requests; let them finish.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const alive = new Uint8Array(count).fill(1);
+    const everything = () => true;
+    let found = 0;
+    for (let i = 0; i < 50; i++) {
+      const probe = (i * 997) % count;
+      const [best] = index.search(vectors[probe] as Float32Array, 5, alive, everything);
+      if (best?.slot === probe) found += 1;
+    }
+    expect(found).toBeGreaterThanOrEqual(45);
+
+    // Dead slots and rejected slots never come back, even when filters reject nearly all.
+    alive[7] = 0;
+    index.delete(9);
+    const hits = index.search(vectors[7] as Float32Array, 10, alive, (slot) => slot % 1000 === 7 || slot === 9);
+    expect(hits.map((h) => h.slot)).not.toContain(7);
+    expect(hits.map((h) => h.slot)).not.toContain(9);
+    expect(hits.length).toBe(10);
+    expect(hits.every((h) => h.slot % 1000 === 7)).toBe(true);
+  });
+
+  it('keeps finding vectors after slots are renumbered', () => {
+    const index = new VectorIndex('test', DIM);
+    const count = TRAIN_AT + 1_000;
+    const vectors = Array.from({ length: count }, (_, i) => vector(i));
+    vectors.forEach((v, slot) => index.set(slot, v));
+    const remap = new Int32Array(count).map((_, old) => (old % 2 === 0 ? old / 2 : -1));
+    index.compact(remap, count / 2);
+    const alive = new Uint8Array(count).fill(1);
+    const [best] = index.search(vectors[200] as Float32Array, 1, alive, () => true);
+    expect(best?.slot).toBe(100);
+  });
+});

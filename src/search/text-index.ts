@@ -40,6 +40,7 @@ export class TextIndex {
   private liveDocs = 0;
   /** Per-query accumulator, reused: one search runs at a time (no await inside). */
   private scores = new Float64Array(1024);
+  private touched: Int32Array = new Int32Array(1024);
 
   get docCount(): number {
     return this.liveDocs;
@@ -89,7 +90,9 @@ export class TextIndex {
    * search in the remaining lists (MaxScore). Exact, and common words stop costing a scan.
    */
   search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean): { slot: number; score: number }[] {
-    const touched: number[] = [];
+    // Slots scored so far, in a buffer kept between searches (no garbage per query).
+    let touched: Int32Array = this.touched;
+    let count = 0;
     const scores = this.scores;
     const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
     const lists = terms
@@ -105,21 +108,25 @@ export class TextIndex {
     let i = 0;
     for (; i < lists.length; i++) {
       const { p, weight, bound } = lists[i] as (typeof lists)[number];
-      if (p.slots.length > LONG_LIST && touched.length >= n) {
-        theta = this.nthBest(touched, n, accept);
+      if (p.slots.length > LONG_LIST && count >= n) {
+        theta = this.nthBest(touched, count, n, accept);
         if (rest < theta) break;
       }
       const { slots, tfs } = p;
       for (let j = 0; j < slots.length; j++) {
         const slot = slots[j] as number;
         if (alive[slot] !== 1) continue;
-        if (scores[slot] === 0) touched.push(slot);
+        if (scores[slot] === 0) {
+          if (count === touched.length) touched = this.growTouched();
+          touched[count++] = slot;
+        }
         scores[slot]! += termScore(weight, (tfs[j] as number) / TF_SCALE, this.lengths[slot] as number, average);
       }
       rest -= bound;
     }
     const top = new TopK(n);
-    for (const slot of touched) {
+    for (let t = 0; t < count; t++) {
+      const slot = touched[t] as number;
       let score = scores[slot] as number;
       scores[slot] = 0;
       if (i < lists.length) {
@@ -136,9 +143,10 @@ export class TextIndex {
   }
 
   /** The n-th best score so far among slots `accept` lets through (-Infinity with fewer). */
-  private nthBest(touched: number[], n: number, accept: (slot: number) => boolean): number {
+  private nthBest(touched: Int32Array, count: number, n: number, accept: (slot: number) => boolean): number {
     const top = new TopK(n);
-    for (const slot of touched) {
+    for (let t = 0; t < count; t++) {
+      const slot = touched[t] as number;
       const score = this.scores[slot] as number;
       if (top.wouldTake(score) && accept(slot)) top.push(slot, score);
     }
@@ -164,6 +172,13 @@ export class TextIndex {
     for (let old = 0; old < remap.length; old++) if ((remap[old] as number) >= 0) lengths[remap[old] as number] = this.lengths[old] as number;
     this.lengths = lengths;
     this.scores = new Float64Array(lengths.length);
+  }
+
+  private growTouched(): Int32Array {
+    const grown = new Int32Array(this.touched.length * 2);
+    grown.set(this.touched);
+    this.touched = grown;
+    return grown;
   }
 
   private grow(min: number): void {

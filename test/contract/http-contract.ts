@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BackendEnv } from '../helpers/backend-env.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { readSse } from '../helpers/sse.ts';
 import { describeEventsContract } from './events-contract.ts';
@@ -6,13 +7,10 @@ import { describeSearchContract } from './search-contract.ts';
 
 /**
  * The HTTP contract (SPEC §3–§6): the same requests and answers on every backend. A backend
- * file supplies the environment that selects it; the suite starts Cairn over it.
+ * file supplies the environment that selects it (test/helpers/backend-env.ts); the suite
+ * starts Cairn over it.
  */
-export interface BackendEnv {
-  /** Environment selecting the backend; each call may be a fresh one (a second server needs its own data directory). */
-  env(): Promise<Record<string, string>>;
-  cleanup(): Promise<void>;
-}
+export type { BackendEnv } from '../helpers/backend-env.ts';
 
 const json = { 'content-type': 'application/json' };
 let unique = 0;

@@ -1,0 +1,79 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { type TestPostgres, startPostgres } from './postgres.ts';
+import { startConditionalProxy } from './s3-conditional-proxy.ts';
+import { type TestS3, startS3 } from './s3.ts';
+
+/**
+ * Environments that select each backend for a server a suite starts. Each `env()` call is a
+ * fresh, empty store (a data directory, a database, a key prefix), sharing one test service
+ * per suite; `cleanup()` stops what was started.
+ */
+export interface BackendEnv {
+  env(): Promise<Record<string, string>>;
+  cleanup(): Promise<void>;
+}
+
+/** Short keep-alives, so stream tests see one without waiting 15 s. */
+const STREAM = { CAIRN_SSE_KEEPALIVE_MS: '200' };
+
+export const filesystemBackend = (label: string): BackendEnv => {
+  const dirs: string[] = [];
+  return {
+    async env() {
+      const dir = await mkdtemp(join(tmpdir(), `cairn-${label}-`));
+      dirs.push(dir);
+      return { CAIRN_DATA_DIR: dir, ...STREAM };
+    },
+    async cleanup() {
+      for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+    },
+  };
+};
+
+export const postgresBackend = (label: string): BackendEnv => {
+  let pg: TestPostgres | undefined;
+  let databases = 0;
+  return {
+    async env() {
+      pg ??= await startPostgres();
+      const name = `${label}_${++databases}`;
+      const admin = postgres(pg.dsn, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`CREATE DATABASE ${name}`);
+      await admin.end();
+      const dsn = new URL(pg.dsn);
+      dsn.pathname = `/${name}`;
+      return { CAIRN_DB_DSN: dsn.toString(), ...STREAM };
+    },
+    async cleanup() {
+      await pg?.stop();
+    },
+  };
+};
+
+/**
+ * s3rver does not enforce If-None-Match; the proxy does, as real S3 does (Cairn refuses to
+ * start on a server that would let two replicas write the same version).
+ */
+export const s3Backend = (label: string): BackendEnv => {
+  let s3: TestS3 | undefined;
+  let proxy: Awaited<ReturnType<typeof startConditionalProxy>> | undefined;
+  let prefixes = 0;
+  return {
+    async env() {
+      if (!s3 || !proxy) {
+        s3 = await startS3();
+        proxy = await startConditionalProxy(s3.endpoint);
+        process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
+        process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
+      }
+      return { CAIRN_OBJECT_BUCKET: s3.bucket, CAIRN_OBJECT_ENDPOINT: proxy.endpoint, CAIRN_OBJECT_PREFIX: `${label}-${++prefixes}/`, ...STREAM };
+    },
+    async cleanup() {
+      await proxy?.close();
+      await s3?.stop();
+    },
+  };
+};

@@ -1,74 +1,55 @@
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../src/domain/entry.ts';
 import { type Store, VersionConflict } from '../../src/ports/store.ts';
 import { openS3Store } from '../../src/store/s3/index.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { useS3ReplicaPair } from '../helpers/s3-replica-pair.ts';
 
 const silent = pino({ level: 'silent' });
 const addr = (e: Entry) => ({ namespace: e.namespace, entity_path: e.entity_path, key: e.key });
 
 describe('S3 store: two replicas on one bucket', () => {
-  let s3: TestS3;
-  let proxy: ConditionalProxy;
-  let a: Store;
-  let b: Store;
-  const open = () =>
-    openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix: 'replicas/', logger: silent, pollIntervalMs: 200 });
-
-  beforeAll(async () => {
-    s3 = await startS3();
-    proxy = await startConditionalProxy(s3.endpoint);
-    process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
-    [a, b] = await Promise.all([open(), open()]);
-  });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    await proxy?.close();
-    await s3?.stop();
-  });
+  const pair = useS3ReplicaPair('replicas/');
 
   it('shows a write on one replica in the other’s head, list and change feed within 2 s', async () => {
     const seen: Entry[] = [];
-    const stop = b.changes.subscribe((e) => {
+    const stop = pair.b.changes.subscribe((e) => {
       if (e.namespace === 'visible') seen.push(e);
     });
     const e = makeEntry({ namespace: 'visible', key: 'k1' });
-    await a.append(e, 0);
+    await pair.a.append(e, 0);
     // head() confirms against version objects, so it is current at once.
-    expect(await b.head(addr(e))).toEqual(e);
-    await expect.poll(async () => (await b.list({ namespace: 'visible', limit: 10, now: Date.now() })).entries, { timeout: 2000 }).toEqual([e]);
+    expect(await pair.b.head(addr(e))).toEqual(e);
+    await expect.poll(async () => (await pair.b.list({ namespace: 'visible', limit: 10, now: Date.now() })).entries, { timeout: 2000 }).toEqual([e]);
     await expect.poll(() => seen.length, { timeout: 2000 }).toBe(1);
     const v2 = makeEntry({ ...addr(e), version: 2, value: { second: true } });
-    await a.append(v2, 1);
+    await pair.a.append(v2, 1);
     await expect.poll(() => seen.map((x) => x.version), { timeout: 2000 }).toEqual([1, 2]);
     stop();
     expect(seen[1]).toEqual(v2);
   });
 
   it('lets exactly one replica win each race for a version', async () => {
-    const refusedBefore = proxy.refused;
+    const refusedBefore = pair.proxy.refused;
     for (let i = 0; i < 10; i++) {
       const base = { namespace: 'race', key: `k${i}` };
       const results = await Promise.allSettled([
-        a.append(makeEntry({ ...base, value: { by: 'a' } }), 0),
-        b.append(makeEntry({ ...base, value: { by: 'b' } }), 0),
+        pair.a.append(makeEntry({ ...base, value: { by: 'a' } }), 0),
+        pair.b.append(makeEntry({ ...base, value: { by: 'b' } }), 0),
       ]);
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       const lost = results.find((r) => r.status === 'rejected');
       expect(lost?.reason).toBeInstanceOf(VersionConflict);
       expect((lost?.reason as VersionConflict).actual).toBe(1);
     }
-    expect(proxy.refused - refusedBefore).toBeGreaterThanOrEqual(10);
+    expect(pair.proxy.refused - refusedBefore).toBeGreaterThanOrEqual(10);
   });
 
   it('never loses a version when both replicas keep appending to one entry', async () => {
     const target = { namespace: 'counter', entity_path: 'repos/acme/api', key: 'count' };
     const seenOnA: number[] = [];
-    const stop = a.changes.subscribe((e) => {
+    const stop = pair.a.changes.subscribe((e) => {
       if (e.namespace === 'counter') seenOnA.push(e.version);
     });
     // Each worker does read-modify-write with retry on conflict, as a service would.
@@ -89,12 +70,12 @@ describe('S3 store: two replicas on one bucket', () => {
       }
       return conflicts;
     };
-    const refusedBefore = proxy.refused;
-    const conflicts = await Promise.all([worker(a, 'a1', 12), worker(a, 'a2', 12), worker(b, 'b1', 12), worker(b, 'b2', 12)]);
+    const refusedBefore = pair.proxy.refused;
+    const conflicts = await Promise.all([worker(pair.a, 'a1', 12), worker(pair.a, 'a2', 12), worker(pair.b, 'b1', 12), worker(pair.b, 'b2', 12)]);
     expect(conflicts.reduce((x, y) => x + y, 0)).toBeGreaterThan(0);
     // Some of those conflicts were settled by the conditional put itself, not a stale check.
-    expect(proxy.refused).toBeGreaterThan(refusedBefore);
-    const history = await b.history(target, { limit: 1000 });
+    expect(pair.proxy.refused).toBeGreaterThan(refusedBefore);
+    const history = await pair.b.history(target, { limit: 1000 });
     expect(history.map((e) => e.version)).toEqual(Array.from({ length: 48 }, (_, i) => 48 - i));
     const ops = history.map((e) => (e.value as { op: string }).op);
     expect(new Set(ops).size).toBe(48);
@@ -102,11 +83,11 @@ describe('S3 store: two replicas on one bucket', () => {
     await expect.poll(() => seenOnA.length, { timeout: 3000 }).toBe(48);
     stop();
     expect([...seenOnA].sort((x, y) => x - y)).toEqual(Array.from({ length: 48 }, (_, i) => i + 1));
-    expect((await a.head(target))?.version).toBe(48);
+    expect((await pair.a.head(target))?.version).toBe(48);
   });
 
   it('refuses to start on a server that ignores If-None-Match', async () => {
-    const error = await openS3Store({ bucket: s3.bucket, endpoint: s3.endpoint, prefix: 'unsafe/', logger: silent }).catch((e: unknown) => e);
+    const error = await openS3Store({ bucket: pair.s3.bucket, endpoint: pair.s3.endpoint, prefix: 'unsafe/', logger: silent }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(/ignores conditional writes/);
   });

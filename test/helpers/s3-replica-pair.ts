@@ -1,0 +1,38 @@
+import { pino } from 'pino';
+import { afterAll, beforeAll } from 'vitest';
+import type { Store } from '../../src/ports/store.ts';
+import { openS3Store } from '../../src/store/s3/index.ts';
+import { type ConditionalProxy, startConditionalProxy } from './s3-conditional-proxy.ts';
+import { type TestS3, startS3 } from './s3.ts';
+
+export interface S3ReplicaPair {
+  s3: TestS3;
+  proxy: ConditionalProxy;
+  /** Two store instances on one bucket and prefix: replicas. */
+  a: Store;
+  b: Store;
+}
+
+/**
+ * Registers hooks that start s3rver behind the If-None-Match-enforcing proxy and open two
+ * S3 stores on it (polling fast), and close everything after the suite. Read the fields
+ * inside tests: they are set in beforeAll.
+ */
+export const useS3ReplicaPair = (prefix: string): S3ReplicaPair => {
+  const pair = {} as S3ReplicaPair;
+  const open = () =>
+    openS3Store({ bucket: pair.s3.bucket, endpoint: pair.proxy.endpoint, prefix, logger: pino({ level: 'silent' }), pollIntervalMs: 200 });
+  beforeAll(async () => {
+    pair.s3 = await startS3();
+    pair.proxy = await startConditionalProxy(pair.s3.endpoint);
+    process.env.AWS_ACCESS_KEY_ID = pair.s3.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = pair.s3.secretAccessKey;
+    [pair.a, pair.b] = await Promise.all([open(), open()]);
+  });
+  afterAll(async () => {
+    await Promise.all([pair.a?.close(), pair.b?.close()]);
+    await pair.proxy?.close();
+    await pair.s3?.stop();
+  });
+  return pair;
+};

@@ -11,7 +11,7 @@ import { KeysPage } from './pages/keys-page.tsx';
 import { LoginPage } from './pages/login-page.tsx';
 import { MemoryPage } from './memory/memory-page.tsx';
 import { SearchPage } from './pages/search-page.tsx';
-import { type Page, navigate, useRoute } from './router.ts';
+import { type Page, redirect, useRoute } from './router.ts';
 import { type Session, forgetKey, keyRequired, probeSession, storeKey, storedKey } from './session.ts';
 import { Shell } from './shell.tsx';
 
@@ -82,7 +82,7 @@ const SignedIn = ({ session, page, params, onSignOut, onRefused }: { session: Se
   }, [api]);
   const shown = allowedPage(session, page);
   useEffect(() => {
-    if (shown !== page) navigate(shown, Object.fromEntries(params));
+    if (shown !== page) redirect(shown, Object.fromEntries(params));
   }, [shown, page]);
   if (!session.read && !session.admin) {
     return <ErrorNote error={new ApiError(403, 'FORBIDDEN', 'This key may only write. The dashboard needs a key with the read or admin scope.')} />;

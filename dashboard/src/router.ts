@@ -27,6 +27,11 @@ export const navigate = (page: Page, params: Record<string, string | number | un
   location.hash = hrefFor(page, params);
 };
 
+/** Corrects the address in place (a page the key may not see, or none named): Back should not return to it. */
+export const redirect = (page: Page, params: Record<string, string | number | undefined | null> = {}): void => {
+  location.replace(hrefFor(page, params));
+};
+
 export const useRoute = (): Route => {
   const [route, setRoute] = useState(parse);
   useEffect(() => {

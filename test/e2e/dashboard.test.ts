@@ -102,7 +102,8 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await page.getByLabel('API key').fill(KEY);
     await page.getByRole('button', { name: 'Open the dashboard' }).click();
     await page.getByRole('heading', { name: 'Connectors' }).waitFor();
-    expect(page.url()).toMatch(/\/dashboard\/#\/connectors$/);
+    // The address follows the first render (an effect corrects it), so it is awaited, not read.
+    await page.waitForURL(/\/dashboard\/#\/connectors$/, { timeout: 5_000 });
     // Marks this document: if anything below reloaded the page, the mark would be gone.
     await page.evaluate('window.__sameDocument = true');
   });

@@ -43,7 +43,9 @@ describe('filesystem store recovery', () => {
     await reopened.append(makeEntry({ key: 'k', version: 4 }), 3);
     await reopened.close();
     await rm(join(dir, 'checkpoint'));
-    expect((await (await open()).head(makeEntry({ key: 'k' })))?.version).toBe(4);
+    const replayed = await open();
+    expect((await replayed.head(makeEntry({ key: 'k' })))?.version).toBe(4);
+    await replayed.close();
   });
 
   it('refuses to start when a sealed segment is damaged, naming the place', async () => {
@@ -84,6 +86,24 @@ describe('filesystem store recovery', () => {
     expect((await rebuilt.head(makeEntry({ key: 'other' })))?.version).toBe(1);
     expect((await rebuilt.version(makeEntry({ key: 'k' }), 7))?.value).toMatchObject({ v: 7 });
     await rebuilt.close();
+  });
+
+  it('spaces checkpoints out as the index grows: checkpoint bytes stay near the log bytes written', async () => {
+    const written: number[] = [];
+    const stream = { write: (line: string) => { const rec = JSON.parse(line) as { msg: string; bytes?: number }; if (rec.msg === 'checkpoint written') written.push(rec.bytes as number); } };
+    const store = await openFsStore({ dir, logger: pino({ level: 'debug' }, stream), checkpointBytes: 1 });
+    // 400 distinct entries, one after another: a checkpoint after every write would rewrite
+    // the whole index each time, 400 × 200 entries on average.
+    for (let i = 0; i < 400; i++) await store.append(makeEntry({ key: `k-${i}`, version: 1, value: { pad: 'p'.repeat(200) } }), 0);
+    await store.close();
+    const logBytes = (await Promise.all((await segments()).map(async (f) => (await readFile(join(dir, f))).length))).reduce((a, b) => a + b, 0);
+    const checkpointBytes = written.reduce((a, b) => a + b, 0);
+    expect(written.length).toBeGreaterThan(3);
+    expect(checkpointBytes).toBeLessThan(3 * logBytes);
+    // The last checkpoint (at close) holds every entry.
+    const reopened = await open();
+    expect((await reopened.list({ namespace: makeEntry({}).namespace, limit: 1000, now: Date.now() })).entries).toHaveLength(400);
+    await reopened.close();
   });
 
   it('lets only one server own a data directory', async () => {

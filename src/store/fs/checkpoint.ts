@@ -1,4 +1,4 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Entry } from '../../domain/entry.ts';
 import { decodeRecords, encodeRecord } from './record-codec.ts';
@@ -14,7 +14,7 @@ import { type Location, syncDirectory } from './segment-log.ts';
  */
 const FILE = 'checkpoint';
 const FORMAT = 1;
-/** Entries serialised between yields, so a checkpoint never holds the event loop for long. */
+/** Entries serialised per write, so a checkpoint never holds the event loop for long. */
 const CHUNK = 2000;
 
 interface Header {
@@ -31,32 +31,50 @@ export interface LoadedCheckpoint {
   off: number;
 }
 
-/** Capture synchronously (consistent with `position`), then write in chunks in the background. */
+/**
+ * Capture synchronously (consistent with `position`), then encode and write in chunks in the
+ * background: each chunk goes to the file as it is made, so neither the encoding nor one
+ * large buffer holds the event loop or doubles the memory of a large index. Resolves to the
+ * checkpoint's size in bytes.
+ */
 export const writeCheckpoint = async (
   dir: string,
   index: EntryIndex,
   records: RecordTable,
   position: { seg: number; off: number },
-): Promise<void> => {
+): Promise<number> => {
   const captured: Array<[Entry, Location[], number]> = [];
   for (const state of index.states()) captured.push([state.head, state.locations, state.head.version]);
   const ops = [...records.ops()];
   const count = captured.length + ops.length;
-  const parts: Buffer[] = [encodeRecord({ t: 'checkpoint', format: FORMAT, ...position, count } satisfies Header)];
-  for (const op of ops) parts.push(encodeRecord({ r: op } satisfies Item));
-  for (let i = 0; i < captured.length; i += CHUNK) {
-    for (const [head, locations, versions] of captured.slice(i, i + CHUNK)) {
-      const flat: number[] = [];
-      for (const loc of locations.slice(0, versions)) flat.push(loc.seg, loc.off, loc.len);
-      parts.push(encodeRecord({ h: head, l: flat } satisfies Item));
-    }
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  parts.push(encodeRecord({ t: 'end', count }));
   const tmp = join(dir, `${FILE}.tmp`);
-  await writeFile(tmp, Buffer.concat(parts), { flush: true, mode: 0o600 });
+  const file = await open(tmp, 'w', 0o600);
+  let bytes = 0;
+  const put = async (parts: Buffer[]): Promise<void> => {
+    for (const part of parts) bytes += part.length;
+    await file.writev(parts);
+  };
+  try {
+    const first: Buffer[] = [encodeRecord({ t: 'checkpoint', format: FORMAT, ...position, count } satisfies Header)];
+    for (const op of ops) first.push(encodeRecord({ r: op } satisfies Item));
+    await put(first);
+    for (let i = 0; i < captured.length; i += CHUNK) {
+      const parts: Buffer[] = [];
+      for (const [head, locations, versions] of captured.slice(i, i + CHUNK)) {
+        const flat: number[] = [];
+        for (const loc of locations.slice(0, versions)) flat.push(loc.seg, loc.off, loc.len);
+        parts.push(encodeRecord({ h: head, l: flat } satisfies Item));
+      }
+      await put(parts);
+    }
+    await put([encodeRecord({ t: 'end', count })]);
+    await file.datasync();
+  } finally {
+    await file.close();
+  }
   await rename(tmp, join(dir, FILE));
   await syncDirectory(dir);
+  return bytes;
 };
 
 /**

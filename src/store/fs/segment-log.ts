@@ -49,7 +49,7 @@ export class SegmentLog {
   private pending: Pending[] = [];
   private flushing = false;
   private broken: Error | null = null;
-  private readonly readers = new Map<number, FileHandle>();
+  private readonly readers = new Map<number, Promise<FileHandle>>();
   private readonly segmentBytes: number;
 
   private constructor(dir: string, handle: FileHandle, seg: number, size: number, segmentBytes: number) {
@@ -149,11 +149,15 @@ export class SegmentLog {
 
   /** Read one record back (old versions are not kept in memory). */
   async read(location: Location): Promise<Buffer> {
-    let reader = this.readers.get(location.seg);
-    if (!reader) {
-      reader = await open(join(this.dir, segmentName(location.seg)), 'r');
-      this.readers.set(location.seg, reader);
+    // The opening promise is shared, so concurrent first reads of a segment open it once
+    // (two opens would leave one handle unclosed).
+    let opening = this.readers.get(location.seg);
+    if (!opening) {
+      opening = open(join(this.dir, segmentName(location.seg)), 'r');
+      this.readers.set(location.seg, opening);
+      opening.catch(() => this.readers.delete(location.seg));
     }
+    const reader = await opening;
     const buf = Buffer.allocUnsafe(location.len);
     const { bytesRead } = await reader.read(buf, 0, location.len, location.off);
     if (bytesRead !== location.len) throw new Error(`short read in segment ${location.seg} at ${location.off}`);
@@ -164,7 +168,7 @@ export class SegmentLog {
   async close(): Promise<void> {
     while (this.flushing) await new Promise((r) => setTimeout(r, 1));
     await this.handle.close();
-    for (const reader of this.readers.values()) await reader.close();
+    for (const opening of this.readers.values()) await opening.then((reader) => reader.close(), () => undefined);
     this.readers.clear();
   }
 }

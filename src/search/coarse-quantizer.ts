@@ -7,8 +7,15 @@ export const dot = (a: Float32Array, ai: number, b: Float32Array, bi: number, di
   return s;
 };
 
-/** Spherical k-means (unit vectors, dot product) over `n` rows of `data`; `k` unit centroids. */
-const kmeans = (data: Float32Array, rows: number[], dim: number, k: number, iterations: number, seed: number): Float32Array => {
+/** Vector–centroid dot products between yields while training: about 10 ms of work. */
+const SLICE = 100_000;
+
+/**
+ * Spherical k-means (unit vectors, dot product) over `rows` of `data`; `k` unit centroids.
+ * A generator that yields every SLICE dot products, so that training on a large sample runs
+ * in slices between requests instead of holding the event loop for a second.
+ */
+function* kmeans(data: Float32Array, rows: number[], dim: number, k: number, iterations: number, seed: number): Generator<void, Float32Array> {
   const rand = random(seed);
   const centroids = new Float32Array(k * dim);
   for (let c = 0; c < k; c++) {
@@ -16,6 +23,7 @@ const kmeans = (data: Float32Array, rows: number[], dim: number, k: number, iter
     centroids.set(data.subarray(row * dim, row * dim + dim), c * dim);
   }
   const sums = new Float64Array(k * dim);
+  let work = 0;
   for (let it = 0; it < iterations; it++) {
     sums.fill(0);
     for (const row of rows) {
@@ -26,6 +34,11 @@ const kmeans = (data: Float32Array, rows: number[], dim: number, k: number, iter
         if (s > bestScore) [best, bestScore] = [c, s];
       }
       for (let d = 0; d < dim; d++) sums[best * dim + d]! += data[row * dim + d] as number;
+      work += k;
+      if (work >= SLICE) {
+        work = 0;
+        yield;
+      }
     }
     for (let c = 0; c < k; c++) {
       let norm = 0;
@@ -36,6 +49,32 @@ const kmeans = (data: Float32Array, rows: number[], dim: number, k: number, iter
     }
   }
   return centroids;
+}
+
+/** Run a sliced computation to its end, one slice per turn of the event loop. */
+export const runInSlices = <T>(work: Generator<void, T>): Promise<T> =>
+  new Promise((resolve, reject) => {
+    const step = (): void => {
+      try {
+        const next = work.next();
+        if (next.done) resolve(next.value);
+        else setImmediate(step);
+      } catch (error) {
+        reject(error);
+      }
+    };
+    step();
+  });
+
+/** The centroid (of `k`) nearest the vector at `at` in `data`. */
+const nearest = (centroids: Float32Array, k: number, data: Float32Array, at: number, dim: number): number => {
+  let best = 0;
+  let bestScore = -Infinity;
+  for (let c = 0; c < k; c++) {
+    const s = dot(data, at, centroids, c * dim, dim);
+    if (s > bestScore) [best, bestScore] = [c, s];
+  }
+  return best;
 };
 
 const topIndexes = (scores: Float64Array, count: number): number[] =>
@@ -55,21 +94,33 @@ export class CoarseQuantizer {
   private readonly top: Float32Array;
   private readonly second: Float32Array[];
 
-  constructor(data: Float32Array, sample: number[], dim: number, lists: number) {
+  private constructor(dim: number, c1: number, c2: number, top: Float32Array, second: Float32Array[]) {
     this.dim = dim;
-    this.c1 = Math.max(1, Math.round(Math.sqrt(lists)));
-    this.c2 = Math.max(1, Math.ceil(lists / this.c1));
-    this.lists = this.c1 * this.c2;
-    this.top = kmeans(data, sample, dim, this.c1, 8, 1);
-    const members: number[][] = Array.from({ length: this.c1 }, () => []);
-    for (const row of sample) members[this.nearest(this.top, this.c1, data, row * dim)]?.push(row);
-    this.second = members.map((rows, i) => (rows.length > 0 ? kmeans(data, rows, dim, this.c2, 8, 2 + i) : this.top.slice(i * dim, i * dim + dim).fill(0)));
+    this.c1 = c1;
+    this.c2 = c2;
+    this.lists = c1 * c2;
+    this.top = top;
+    this.second = second;
+  }
+
+  /** Train on the `sample` rows of `data` for about `lists` lists, in slices (see runInSlices). */
+  static *train(data: Float32Array, sample: number[], dim: number, lists: number): Generator<void, CoarseQuantizer> {
+    const c1 = Math.max(1, Math.round(Math.sqrt(lists)));
+    const c2 = Math.max(1, Math.ceil(lists / c1));
+    const top = yield* kmeans(data, sample, dim, c1, 8, 1);
+    const members: number[][] = Array.from({ length: c1 }, () => []);
+    for (const row of sample) members[nearest(top, c1, data, row * dim, dim)]?.push(row);
+    const second: Float32Array[] = [];
+    for (const [i, rows] of members.entries()) {
+      second.push(rows.length > 0 ? yield* kmeans(data, rows, dim, c2, 8, 2 + i) : new Float32Array(c2 * dim));
+    }
+    return new CoarseQuantizer(dim, c1, c2, top, second);
   }
 
   /** The list a vector belongs to. */
   assign(data: Float32Array, at: number): number {
-    const t = this.nearest(this.top, this.c1, data, at);
-    return t * this.c2 + this.nearest(this.second[t] as Float32Array, this.c2, data, at);
+    const t = nearest(this.top, this.c1, data, at, this.dim);
+    return t * this.c2 + nearest(this.second[t] as Float32Array, this.c2, data, at, this.dim);
   }
 
   /** Lists in the order a query should scan them, nearest first (the best `topCells` top cells only). */
@@ -83,15 +134,5 @@ export class CoarseQuantizer {
       for (let c = 0; c < this.c2; c++) scored.push([t * this.c2 + c, dot(query, 0, cell, c * this.dim, this.dim)]);
     }
     return scored.sort((a, b) => b[1] - a[1]).map(([list]) => list);
-  }
-
-  private nearest(centroids: Float32Array, k: number, data: Float32Array, at: number): number {
-    let best = 0;
-    let bestScore = -Infinity;
-    for (let c = 0; c < k; c++) {
-      const s = dot(data, at, centroids, c * this.dim, this.dim);
-      if (s > bestScore) [best, bestScore] = [c, s];
-    }
-    return best;
   }
 }

@@ -1,4 +1,4 @@
-import { CoarseQuantizer } from './coarse-quantizer.ts';
+import { CoarseQuantizer, runInSlices } from './coarse-quantizer.ts';
 import { VectorList } from './vector-list.ts';
 
 /** Below this many vectors an exact scan is fast enough (about 2 ms); lists start above it. */
@@ -9,9 +9,8 @@ const VECTORS_PER_LIST = 500;
 const SAMPLE = 20_000;
 const CHUNK = 20_000;
 
+/** A training and refiling in progress; replaced (or dropped) to abandon it. */
 interface Build {
-  quantizer: CoarseQuantizer;
-  lists: VectorList[];
   next: number;
 }
 
@@ -19,8 +18,8 @@ interface Build {
  * The inverted file of the in-process vector index: every vector filed under its nearest
  * centroid, so a query scans the few lists nearest to it instead of every vector, and its cost
  * stays nearly flat as the index grows. Trained on a sample once the index passes TRAIN_AT,
- * and again as it grows; the vectors are refiled in slices between requests while the
- * previous lists keep answering.
+ * and again as it grows; training and refiling both run in slices between requests while
+ * the previous lists (or, the first time, the exact scan) keep answering.
  */
 export class IvfLists {
   private quantizer: CoarseQuantizer | null = null;
@@ -58,25 +57,29 @@ export class IvfLists {
     const step = Math.max(1, Math.floor(present.length / SAMPLE));
     const sample = present.filter((_, i) => i % step === 0).slice(0, SAMPLE);
     const lists = Math.min(4096, Math.max(16, Math.round(size / VECTORS_PER_LIST)));
-    const quantizer = new CoarseQuantizer(all(), sample, dim, lists);
-    this.build = { quantizer, lists: Array.from({ length: quantizer.lists }, () => new VectorList(dim)), next: 0 };
+    const build: Build = { next: 0 };
+    this.build = build;
     this.trainedAt = size;
-    const build = this.build;
-    const step2 = (): void => {
-      if (this.build !== build) return;
-      const flagsNow = has();
-      const data = all();
-      const end = Math.min(flagsNow.length, build.next + CHUNK);
-      for (let slot = build.next; slot < end; slot++) if (flagsNow[slot] === 1) build.lists[quantizer.assign(data, slot * dim)]?.push(slot, data, slot * dim);
-      build.next = end;
-      if (end < flagsNow.length) {
-        setImmediate(step2);
-        return;
-      }
-      this.quantizer = quantizer;
-      this.lists = build.lists;
-      this.build = null;
-    };
-    step2();
+    // The sample's rows are read from the array as it is now: a later growth copies it, and
+    // a renumbering abandons this build, so those rows stay what was sampled.
+    void runInSlices(CoarseQuantizer.train(all(), sample, dim, lists)).then((quantizer) => {
+      const filed = Array.from({ length: quantizer.lists }, () => new VectorList(dim));
+      const refile = (): void => {
+        if (this.build !== build) return;
+        const flagsNow = has();
+        const data = all();
+        const end = Math.min(flagsNow.length, build.next + CHUNK);
+        for (let slot = build.next; slot < end; slot++) if (flagsNow[slot] === 1) filed[quantizer.assign(data, slot * dim)]?.push(slot, data, slot * dim);
+        build.next = end;
+        if (end < flagsNow.length) {
+          setImmediate(refile);
+          return;
+        }
+        this.quantizer = quantizer;
+        this.lists = filed;
+        this.build = null;
+      };
+      refile();
+    });
   }
 }

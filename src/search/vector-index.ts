@@ -27,6 +27,11 @@ export class VectorIndex {
     this.has = new Uint8Array(capacity);
   }
 
+  /** Whether searches go through the inverted lists (trained) rather than an exact scan. */
+  get listed(): boolean {
+    return this.ivf.ready;
+  }
+
   get bytes(): number {
     return this.data.byteLength + this.has.byteLength;
   }

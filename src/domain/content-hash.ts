@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 /**
  * JSON with object keys sorted, so that `{a,b}` and `{b,a}` hash alike. Written here rather
  * than taken from a library because stored hashes must never change with a dependency bump.
- * Callers bound the nesting depth first (see `valueProblem`), so recursion is safe.
+ * Callers bound the nesting depth first (see `structureProblem`), so recursion is safe.
  */
 export const canonicalJson = (value: unknown): string => {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';

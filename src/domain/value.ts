@@ -3,23 +3,39 @@ import { LIMITS } from './limits.ts';
 const MAX_DEPTH = 64;
 
 /**
- * Why `value` cannot be stored, or null. Depth is bounded (iteratively, so a hostile body
- * cannot overflow the stack here) because hashing and indexing walk the value recursively.
- * Returns the serialized size so callers need not stringify twice.
+ * U+0000 is refused in stored text on every backend alike: PostgreSQL's jsonb cannot hold it,
+ * and one backend refusing what another keeps would make data depend on where it lives.
  */
-export const valueProblem = (value: unknown): { problem: string; tooLarge: boolean } | { bytes: number } => {
-  if (typeof value !== 'string') {
-    const stack: Array<[unknown, number]> = [[value, 1]];
-    while (stack.length > 0) {
-      const [node, depth] = stack.pop() as [unknown, number];
-      if (node === null || typeof node !== 'object') continue;
-      if (depth > MAX_DEPTH) return { problem: `must not nest deeper than ${MAX_DEPTH} levels`, tooLarge: false };
-      for (const child of Object.values(node)) stack.push([child, depth + 1]);
+export const NUL_PROBLEM = 'must not contain the NUL character (U+0000)';
+
+/**
+ * Why a JSON document (a value, a provenance) cannot be stored, or null: nesting deeper than
+ * MAX_DEPTH (checked iteratively, so a hostile body cannot overflow the stack here; hashing,
+ * indexing and encoding walk documents recursively), or a U+0000 in a string or key.
+ */
+export const structureProblem = (doc: unknown): string | null => {
+  const stack: Array<[unknown, number]> = [[doc, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return NUL_PROBLEM;
+      continue;
+    }
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > MAX_DEPTH) return `must not nest deeper than ${MAX_DEPTH} levels`;
+    for (const [key, child] of Object.entries(node)) {
+      if (key.includes('\u0000')) return NUL_PROBLEM;
+      stack.push([child, depth + 1]);
     }
   }
+  return null;
+};
+
+/**
+ * Why `value` is too large to store, or null. Its structure is the schema's to check (see
+ * ValueSchema), which has already bounded the depth this stringifies.
+ */
+export const valueSizeProblem = (value: unknown): string | null => {
   const bytes = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value), 'utf8');
-  if (bytes > LIMITS.valueBytes) {
-    return { problem: `must be at most ${LIMITS.valueBytes} bytes serialized (got ${bytes})`, tooLarge: true };
-  }
-  return { bytes };
+  return bytes > LIMITS.valueBytes ? `must be at most ${LIMITS.valueBytes} bytes serialized (got ${bytes})` : null;
 };

@@ -1,12 +1,25 @@
 import { z } from 'zod';
 import { LIMITS } from '../domain/limits.ts';
+import { structureProblem } from '../domain/value.ts';
 import { AgentIdSchema, EntityPathSchema, EventTypeSchema, KeySchema, NamespaceSchema, TagSchema } from '../domain/names.ts';
 
 /** Schemas shared by several operations; each operation's own input lives in its file. */
 
+/** Refuses documents nested too deep or holding U+0000 (see structureProblem), as the field's own error. */
+const wellFormed = (doc: unknown, ctx: z.RefinementCtx): void => {
+  const problem = structureProblem(doc);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+};
+
 export const ValueSchema = z
   .union([z.string(), z.record(z.string(), z.unknown())])
+  .superRefine(wellFormed)
   .describe('The content: a plain string, or a JSON object (not an array or a number).');
+
+export const ProvenanceSchema = z
+  .record(z.string(), z.unknown())
+  .superRefine(wellFormed)
+  .describe('Where this came from (connector, delivery id, URL, …).');
 
 export const ConfidenceSchema = z
   .number()
@@ -56,5 +69,5 @@ export const WriteFieldsSchema = {
   memory_type: MemoryTypeSchema.optional(),
   shared: z.boolean().optional(),
   tags: z.array(TagSchema).max(LIMITS.tags).optional(),
-  provenance: z.record(z.string(), z.unknown()).optional().describe('Where this came from (connector, delivery id, URL, …).'),
+  provenance: ProvenanceSchema.optional(),
 };

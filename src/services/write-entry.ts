@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { contentHash, canonicalJson } from '../domain/content-hash.ts';
 import { type Entry, isLive } from '../domain/entry.ts';
-import { ServiceError, validationFailed } from '../domain/errors.ts';
-import { valueProblem } from '../domain/value.ts';
+import { ServiceError } from '../domain/errors.ts';
+import { valueSizeProblem } from '../domain/value.ts';
 import { VersionConflict } from '../ports/store.ts';
 import { recordAudit } from './audit-log.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
@@ -61,11 +61,8 @@ export const writeEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown):
   requireScope(ctx, 'write');
   const namespace = namespaceFor(ctx, input.namespace);
   requirePath(ctx, input.entity_path);
-  const checked = valueProblem(input.value);
-  if ('problem' in checked) {
-    if (checked.tooLarge) throw new ServiceError('PAYLOAD_TOO_LARGE', `value ${checked.problem}`, { details: [{ field: 'value', message: checked.problem }] });
-    throw validationFailed([{ field: 'value', message: checked.problem }]);
-  }
+  const tooLarge = valueSizeProblem(input.value);
+  if (tooLarge) throw new ServiceError('PAYLOAD_TOO_LARGE', `value ${tooLarge}`, { details: [{ field: 'value', message: tooLarge }] });
   const address = { namespace, entity_path: input.entity_path, key: input.key };
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (attempt > 1) await contentionBackoff(attempt);

@@ -57,6 +57,7 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
         ['event_type', { source: 'x', entity_path: path, key: 'k', value: 'v' }],
         ['entity_path', { source: 'x', entity_path: '../up', key: 'k', value: 'v', event_type: 'a.b' }],
         ['value', { source: 'x', entity_path: path, key: 'k', value: [1], event_type: 'a.b' }],
+        ['value', { source: 'x', entity_path: path, key: 'k', value: { note: 'nul\u0000' }, event_type: 'a.b' }],
       ];
       for (const [field, body] of cases) {
         const res = await cairn.call('POST', '/api/v1/events', body);
@@ -111,6 +112,11 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       const tampered = opened.replace('PR 7', 'PR 8');
       expect((await github(tampered, sign(secret, opened), `d-${repo}-tampered`)).status).toBe(401);
       expect((await github(opened, 'sha1=abc', `d-${repo}-sha1`)).status).toBe(401);
+      // A U+0000 in the provider's text, which no backend stores, is kept as U+FFFD.
+      const withNul = prPayload(repo, 9, 'opened').replace('"PR 9"', '"PR\\u0000 9"');
+      expect(withNul).toContain('\\u0000');
+      expect((await github(withNul, sign(secret, withNul), `d-${repo}-nul`)).status).toBe(202);
+      expect((await cairn.call('GET', `/api/v1/entries/repos/acme/${repo}/pr-9`)).body.value.title).toBe('PR\uFFFD 9');
       const malformed = '{"action": "opened", "number": "seven"}';
       expect((await github(malformed, sign(secret, malformed), `d-${repo}-bad`)).status).toBe(422);
 
@@ -121,7 +127,7 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       expect((await github(reopened, sign(secret, reopened), `d-${repo}-3`)).status).toBe(401);
       expect((await github(reopened, sign(fresh, reopened), `d-${repo}-3`)).status).toBe(202);
       const counts = (await cairn.call('GET', '/api/v1/connectors')).body.connectors.find((c: { name: string }) => c.name === 'github');
-      expect(counts.counts).toMatchObject({ written: 3, duplicates: 1, rejected: 5 });
+      expect(counts.counts).toMatchObject({ written: 4, duplicates: 1, rejected: 5 });
       expect(counts.last_event_at).not.toBeNull();
 
       expect((await cairn.call('POST', '/api/v1/connectors/github/disable')).body).toMatchObject({ enabled: false });

@@ -287,6 +287,11 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
           ['value', { entity_path: 'ok/path', key: 'k', value: 3 }],
           ['value', { entity_path: 'ok/path', key: 'k', value: null }],
           ['value', { entity_path: 'ok/path', key: 'k' }],
+          // U+0000: PostgreSQL cannot store it, so no backend does (the same answer everywhere).
+          ['value', { entity_path: 'ok/path', key: 'k', value: 'nul\u0000inside' }],
+          ['value', { entity_path: 'ok/path', key: 'k', value: { text: ['deep', { in: 'nul\u0000' }] } }],
+          ['value', { entity_path: 'ok/path', key: 'k', value: { 'key\u0000': 'v' } }],
+          ['provenance', { entity_path: 'ok/path', key: 'k', value: 'v', provenance: { url: 'nul\u0000' } }],
           ['confidence', { entity_path: 'ok/path', key: 'k', value: 'v', confidence: 1.5 }],
           ['ttl_seconds', { entity_path: 'ok/path', key: 'k', value: 'v', ttl_seconds: -1 }],
           ['if_version', { entity_path: 'ok/path', key: 'k', value: 'v', if_version: 'one' }],
@@ -310,6 +315,11 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect(res.status).toBe(422);
         const nested = `{"entity_path":"ok/deep","key":"k","value":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`;
         expect((await cairn.call('POST', '/api/v1/entries', nested)).status).toBe(422);
+        const deepProvenance = `{"entity_path":"ok/deep","key":"k","value":"v","provenance":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`;
+        const refused = await cairn.call('POST', '/api/v1/entries', deepProvenance);
+        expect(refused.status).toBe(422);
+        expect(refused.body.error.details[0].field).toBe('provenance');
+        expect((await cairn.call('GET', '/api/v1/entries?entity_path=ok/deep')).body.entries).toEqual([]);
       });
 
       it('answers malformed JSON 400, wrong media type 415, oversized bodies and values 413', async () => {

@@ -1,11 +1,10 @@
-import { request } from 'node:http';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { type TestPostgres, startPostgres } from '../helpers/postgres.ts';
-import { type HostileRequest, hostileRequests, seeded } from './hostile-requests.ts';
+import { hostileRequests, seeded, send } from './hostile-requests.ts';
 
 /**
  * 5,000 generated hostile requests against every route, on the filesystem and PostgreSQL
@@ -14,32 +13,6 @@ import { type HostileRequest, hostileRequests, seeded } from './hostile-requests
  */
 const COUNT = 5000;
 const CONCURRENCY = 16;
-
-const send = (base: string, r: HostileRequest): Promise<number> =>
-  new Promise((resolve) => {
-    const url = new URL(base);
-    // The status line is the verdict; event streams never end, so stop reading there.
-    const req = request({ host: url.hostname, port: url.port, method: r.method, path: r.path, headers: r.headers, timeout: 15_000 }, (res) => {
-      resolve(res.statusCode ?? 0);
-      res.destroy();
-    });
-    // The server may cut a hostile request off (431, 413, a reset): that is a refusal, not a failure.
-    req.on('error', () => resolve(-1));
-    req.on('timeout', () => {
-      req.destroy();
-      resolve(-2);
-    });
-    if (!r.body) return void req.end();
-    if (!r.slow) return void req.end(r.body);
-    let offset = 0;
-    const drip = () => {
-      if (offset >= r.body!.length) return void req.end();
-      req.write(r.body!.subarray(offset, offset + 64));
-      offset += 64;
-      setTimeout(drip, 20);
-    };
-    drip();
-  });
 
 const fuzz = async (env: Record<string, string>, parent: string, seed: number) => {
   const cairn: Cairn = await startCairn(env);

@@ -1,3 +1,5 @@
+import { request } from 'node:http';
+
 /**
  * Generators of hostile HTTP requests for the fuzz test: deterministic (seeded), so a
  * failure reproduces. Each yields a method, a raw path, headers and body bytes.
@@ -19,8 +21,8 @@ export const seeded = (seed: number) => () => {
 };
 
 const TRAVERSALS = ['../../etc/passwd', '..%2f..%2fetc%2fpasswd', '%2e%2e/%2e%2e/secret', '....//....//', 'a/./b', '/abs/olute', 'a//b', '%00', 'nul%00byte', '%c0%ae%c0%ae/x', '%ff%fe', '🪨'.repeat(400), 'x'.repeat(3000)];
-const STRINGS = ['', ' ', '\u0000', '\u001b[31m', '\ud800', '\u202e', '..', '../..', 'a'.repeat(10_000), '🪨'.repeat(5000), '${jndi:ldap://x}', '<script>', "'; drop table cairn_versions; --", '__proto__', 'constructor'];
-const VALUES: unknown[] = [null, 0, -1, 1e308, true, [], {}, [1, [2, [3]]], { __proto__: { polluted: true } }, 'x'.repeat(600 * 1024), Number.NaN];
+export const STRINGS = ['', ' ', '\u0000', '\u001b[31m', '\ud800', '\u202e', '..', '../..', 'a'.repeat(10_000), '🪨'.repeat(5000), '${jndi:ldap://x}', '<script>', "'; drop table cairn_versions; --", '__proto__', 'constructor'];
+export const VALUES: unknown[] = [null, 0, -1, 1e308, true, [], {}, [1, [2, [3]]], { __proto__: { polluted: true } }, 'x'.repeat(600 * 1024), Number.NaN];
 
 /** Node refuses unescaped bytes outside printable ASCII in a request path; send them percent-encoded. */
 const escapeRaw = (path: string): string =>
@@ -57,3 +59,30 @@ export const hostileRequests = function* (routes: Array<{ method: string; url: s
     yield { method: route.method, path: escapeRaw(path + query), headers, ...(body ? { body } : {}), slow: random() < 0.004 && (body?.length ?? 0) <= 4096 };
   }
 };
+
+/** Send one request raw; resolves to its status, or -1 (cut off) / -2 (timed out). */
+export const send = (base: string, r: HostileRequest): Promise<number> =>
+  new Promise((resolve) => {
+    const url = new URL(base);
+    // The status line is the verdict; event streams never end, so stop reading there.
+    const req = request({ host: url.hostname, port: url.port, method: r.method, path: r.path, headers: r.headers, timeout: 15_000 }, (res) => {
+      resolve(res.statusCode ?? 0);
+      res.destroy();
+    });
+    // The server may cut a hostile request off (431, 413, a reset): that is a refusal, not a failure.
+    req.on('error', () => resolve(-1));
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(-2);
+    });
+    if (!r.body) return void req.end();
+    if (!r.slow) return void req.end(r.body);
+    let offset = 0;
+    const drip = () => {
+      if (offset >= r.body!.length) return void req.end();
+      req.write(r.body!.subarray(offset, offset + 64));
+      offset += 64;
+      setTimeout(drip, 20);
+    };
+    drip();
+  });

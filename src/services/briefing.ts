@@ -14,14 +14,15 @@ import { listPrefixFor, namespaceFor, pathVisible, requireScope } from './author
 import type { Context, ServiceDeps } from './context.ts';
 import { cortexStatus } from './cortex-status.ts';
 import { digestVisible } from './list-digests.ts';
+import { wholeNumber } from './schemas.ts';
 
 export const BriefingInput = z
   .object({
     namespace: NamespaceSchema.optional(),
     entity_path: EntityPathSchema.optional().describe('The scope to brief on: this path and everything below it. Absent: the whole namespace.'),
     agent_id: AgentIdSchema.optional().describe('Who is asking: their own writes are left out of recent changes (they know them).'),
-    limit: z.coerce.number().int().min(1).max(100).default(10).describe('Most items per list.'),
-    max_chars: z.coerce.number().int().min(500).max(200_000).default(8000).describe('Size cap of the whole answer, as JSON characters.'),
+    limit: wholeNumber(1, 100).default(10).describe('Most items per list.'),
+    max_chars: wholeNumber(500, 200_000).default(8000).describe('Size cap of the whole answer, as JSON characters.'),
   })
   .strict();
 export type BriefingInput = z.input<typeof BriefingInput>;

@@ -8,10 +8,10 @@ import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import { contentionBackoff } from './backoff.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
-import { AddressSchema } from './schemas.ts';
+import { AddressSchema, wholeNumber } from './schemas.ts';
 
 export const DeleteEntryInput = AddressSchema.extend({
-  if_version: z.coerce.number().int().min(1).optional().describe('Delete only if the entry is at this version; otherwise 409.'),
+  if_version: wholeNumber(1).optional().describe('Delete only if the entry is at this version; otherwise 409.'),
 });
 export type DeleteEntryInput = z.input<typeof DeleteEntryInput>;
 

@@ -5,11 +5,11 @@ import { LIMITS } from '../domain/limits.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
-import { AddressSchema } from './schemas.ts';
+import { AddressSchema, wholeNumber } from './schemas.ts';
 
 export const EntryHistoryInput = AddressSchema.extend({
-  limit: z.coerce.number().int().min(1).max(LIMITS.historyLimitMax).default(100),
-  before: z.coerce.number().int().min(2).optional().describe('Only versions older than this one (paging back).'),
+  limit: wholeNumber(1, LIMITS.historyLimitMax).default(100),
+  before: wholeNumber(2).optional().describe('Only versions older than this one (paging back).'),
 });
 export type EntryHistoryInput = z.input<typeof EntryHistoryInput>;
 

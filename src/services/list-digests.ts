@@ -2,24 +2,23 @@ import { z } from 'zod';
 import type { Digest } from '../cortex/digest-types.ts';
 import { readDigests } from '../cortex/read-digests.ts';
 import { ServiceError } from '../domain/errors.ts';
-import { NamespaceSchema } from '../domain/names.ts';
+import { NamespaceSchema, labelSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, pathVisible, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
+import { wholeNumber } from './schemas.ts';
 
 export const DIGEST_TYPES = ['incidents', 'repos', 'comms', 'projects', 'generic', 'source', 'namespace', 'path', 'entity'] as const;
 
 export const ListDigestsInput = z
   .object({
     namespace: NamespaceSchema.optional(),
-    scope: z
-      .string()
-      .min(1)
-      .max(600)
-      .optional()
-      .describe('An entity path prefix ("incidents/pagerduty"), a source ("github" or "external/github"), or a scope id ("path:repos/acme/api", "source:external/github", "namespace:default").'),
+    scope: labelSchema(
+      600,
+      'An entity path prefix ("incidents/pagerduty"), a source ("github" or "external/github"), or a scope id ("path:repos/acme/api", "source:external/github", "namespace:default").',
+    ).optional(),
     type: z.enum(DIGEST_TYPES).optional().describe('Only this type: incidents, repos, comms, projects, generic (path digests), source, namespace; "path" (or "entity") for every path digest.'),
-    limit: z.coerce.number().int().min(1).max(500).default(100),
+    limit: wholeNumber(1, 500).default(100),
     cursor: z.string().max(1024).optional().describe('The `next_cursor` of the previous page.'),
   })
   .strict();

@@ -6,13 +6,14 @@ import { EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../domain/name
 import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, pathVisible, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
+import { wholeNumber } from './schemas.ts';
 
 export const ListPatternsInput = z
   .object({
     namespace: NamespaceSchema.optional(),
     entity_path: EntityPathSchema.optional().describe('Only patterns found at this path or below it.'),
     kind: z.enum(['recurring_incidents', 'flapping_deploy', 'contested_key']).optional(),
-    limit: z.coerce.number().int().min(1).max(500).default(100),
+    limit: wholeNumber(1, 500).default(100),
   })
   .strict();
 

@@ -4,10 +4,10 @@ import { ServiceError } from '../domain/errors.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
-import { AddressSchema } from './schemas.ts';
+import { AddressSchema, wholeNumber } from './schemas.ts';
 
 export const ReadEntryInput = AddressSchema.extend({
-  version: z.coerce.number().int().min(1).optional().describe('Read this past version instead of the current one.'),
+  version: wholeNumber(1).optional().describe('Read this past version instead of the current one.'),
 });
 export type ReadEntryInput = z.input<typeof ReadEntryInput>;
 

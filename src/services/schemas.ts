@@ -5,6 +5,17 @@ import { AgentIdSchema, EntityPathSchema, EventTypeSchema, KeySchema, NamespaceS
 
 /** Schemas shared by several operations; each operation's own input lives in its file. */
 
+/**
+ * A whole number that may arrive as query-string text ("20") or as a JSON number (bodies, MCP
+ * tools). Only digit text is converted: `z.coerce` would also take `true` as 1 and `""` or
+ * `null` as 0, so a mistyped argument would act instead of being refused.
+ */
+export const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && /^\s*-?\d{1,16}\s*$/.test(v) ? Number(v) : v),
+    z.number({ error: 'expected a whole number' }).int({ error: 'expected a whole number' }).min(min).max(max),
+  );
+
 /** Refuses documents nested too deep or holding U+0000 (see structureProblem), as the field's own error. */
 const wellFormed = (doc: unknown, ctx: z.RefinementCtx): void => {
   const problem = structureProblem(doc);

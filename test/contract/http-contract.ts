@@ -91,6 +91,12 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect(old.body.value).toEqual({ title: 'Fix retry storm', state: 'open' });
         expect((await cairn.call('GET', `/api/v1/entries/${path}/pr-42?version=9`)).status).toBe(404);
         expect((await cairn.call('GET', `/api/v1/entries/${path}/pr-42?version=zero`)).status).toBe(422);
+        // Only digits count as a number: "true" or an empty value is refused, never taken as 1 or 0.
+        for (const text of ['true', '', '1.5', '1e0']) {
+          const refused = await cairn.call('GET', `/api/v1/entries/${path}/pr-42?version=${text}`);
+          expect(refused.status, text).toBe(422);
+          expect(refused.body.error.details[0]).toEqual({ field: 'version', message: 'expected a whole number' });
+        }
       });
 
       it('keeps string values, writer identity, event type and provenance', async () => {
@@ -291,6 +297,7 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
           ['value', { entity_path: 'ok/path', key: 'k', value: 'nul\u0000inside' }],
           ['value', { entity_path: 'ok/path', key: 'k', value: { text: ['deep', { in: 'nul\u0000' }] } }],
           ['value', { entity_path: 'ok/path', key: 'k', value: { 'key\u0000': 'v' } }],
+          ['value', { entity_path: 'ok/path', key: 'k', value: { text: 'lone \ud800 surrogate' } }],
           ['provenance', { entity_path: 'ok/path', key: 'k', value: 'v', provenance: { url: 'nul\u0000' } }],
           ['confidence', { entity_path: 'ok/path', key: 'k', value: 'v', confidence: 1.5 }],
           ['ttl_seconds', { entity_path: 'ok/path', key: 'k', value: 'v', ttl_seconds: -1 }],

@@ -1,18 +1,19 @@
 import { z } from 'zod';
-import { NamespaceSchema } from '../../domain/names.ts';
+import { NamespaceSchema, labelSchema } from '../../domain/names.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import type { StoredRecord } from '../../ports/records.ts';
 import { auditCollection } from '../audit-log.ts';
 import { namespaceFor, requireScope } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
+import { wholeNumber } from '../schemas.ts';
 
 export const ListAuditInput = z.object({
   namespace: NamespaceSchema.optional(),
-  action: z.string().max(64).optional().describe('e.g. entry.written, key.created; a trailing "." matches a family ("key.").'),
-  key_id: z.string().max(64).optional(),
-  agent_id: z.string().max(256).optional(),
+  action: labelSchema(64, 'e.g. entry.written, key.created; a trailing "." matches a family ("key.").').optional(),
+  key_id: labelSchema(64, 'The id of the key that acted.').optional(),
+  agent_id: labelSchema(256, 'The agent id the actor gave.').optional(),
   since: z.iso.datetime({ offset: true }).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  limit: wholeNumber(1, 1000).default(100),
   cursor: z.string().max(80).regex(/^[0-9a-f-]+:\d+$/).optional().describe('The next_cursor of the previous page.'),
 });
 

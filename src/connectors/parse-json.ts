@@ -4,26 +4,47 @@ import { parseInput } from '../domain/parse-input.ts';
 
 /**
  * Parse a delivery body as JSON and check it against the provider's schema. A body that is
- * not JSON is a 400; JSON of the wrong shape is a 422 naming the fields. A U+0000 in the
- * provider's text (which no backend stores) becomes U+FFFD rather than costing the delivery.
+ * not JSON is a 400; JSON of the wrong shape is a 422 naming the fields. Text no backend can
+ * store (U+0000, a lone surrogate) becomes U+FFFD rather than costing the delivery.
  */
 export const parseJsonBody = <S extends z.ZodType>(body: Buffer, schema: S): z.output<S> => {
+  const text = body.toString('utf8');
   let raw: unknown;
   try {
-    raw = JSON.parse(withoutNul(body.toString('utf8')));
+    raw = JSON.parse(text);
   } catch {
     throw new ServiceError('BAD_REQUEST', 'the delivery body is not valid JSON');
   }
-  return parseInput(schema, raw);
+  // JSON text can carry either only as a \u escape, so most bodies skip the walk.
+  return parseInput(schema, UNSTORABLE_ESCAPE.test(text) ? storable(raw) : raw);
 };
 
+const UNSTORABLE_ESCAPE = /\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})/;
+
+const storableText = (s: string): string => s.replaceAll('\u0000', '\uFFFD').toWellFormed();
+
 /**
- * JSON text can carry U+0000 only as the escape `\u0000` (in a string or a key); it is one
- * when an odd number of backslashes leads up to the `u` (an even run is escaped backslashes).
- * Rewriting the text keeps this free of recursion however deep the document nests.
+ * Replace unstorable text in every string and key of a freshly parsed document, in place and
+ * without recursion (a hostile document may nest as deep as the body allows).
  */
-const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
-const withoutNul = (text: string): string => (text.includes('\\u0000') ? text.replace(NUL_ESCAPE, '$1\\ufffd') : text);
+const storable = (doc: unknown): unknown => {
+  if (typeof doc === 'string') return storableText(doc);
+  const stack: unknown[] = [doc];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    const record = node as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const value = record[key];
+      const cleanKey = storableText(key);
+      const cleanValue = typeof value === 'string' ? storableText(value) : value;
+      if (cleanKey !== key) delete record[key];
+      record[cleanKey] = cleanValue;
+      if (typeof cleanValue === 'object') stack.push(cleanValue);
+    }
+  }
+  return doc;
+};
 
 /** Longest segment SPEC §3 allows, in UTF-16 code units as `entityPathProblem` counts them. */
 const SEGMENT_UNITS = 128;

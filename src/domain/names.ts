@@ -66,6 +66,13 @@ export const EventTypeSchema = checked(labelProblem(LIMITS.eventTypeChars), 'Dot
 export const NamespaceSchema = checked(labelProblem(LIMITS.namespaceChars), 'Namespace the entry lives in.');
 export const TagSchema = checked(labelProblem(LIMITS.tagChars), 'A free-form tag.');
 
+/**
+ * Any other short name or filter text (a key's name, a team member, an event id, a digest
+ * scope): printable and valid Unicode, so every backend takes it alike (PostgreSQL refuses
+ * U+0000 and lone surrogates in text).
+ */
+export const labelSchema = (max: number, description: string) => checked(labelProblem(max), description);
+
 /** Segment-wise prefix test: `repos/acme` covers `repos/acme` and `repos/acme/api`, not `repos/acme-corp`. */
 export const pathHasPrefix = (path: string, prefix: string): boolean =>
   path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 47 /* "/" */);

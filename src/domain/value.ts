@@ -7,24 +7,32 @@ const MAX_DEPTH = 64;
  * and one backend refusing what another keeps would make data depend on where it lives.
  */
 export const NUL_PROBLEM = 'must not contain the NUL character (U+0000)';
+/** A lone UTF-16 surrogate has no UTF-8 form: PostgreSQL refuses it, and no file could hold it faithfully. */
+export const SURROGATE_PROBLEM = 'must be valid Unicode (no lone surrogate such as \\ud800)';
+
+/** Why free text (a search query, a string inside a value) cannot be stored or sent on, or null. */
+export const textProblem = (s: string): string | null => (s.includes('\u0000') ? NUL_PROBLEM : s.isWellFormed() ? null : SURROGATE_PROBLEM);
 
 /**
  * Why a JSON document (a value, a provenance) cannot be stored, or null: nesting deeper than
  * MAX_DEPTH (checked iteratively, so a hostile body cannot overflow the stack here; hashing,
- * indexing and encoding walk documents recursively), or a U+0000 in a string or key.
+ * indexing and encoding walk documents recursively), or a U+0000 or a lone surrogate in a
+ * string or key.
  */
 export const structureProblem = (doc: unknown): string | null => {
   const stack: Array<[unknown, number]> = [[doc, 1]];
   while (stack.length > 0) {
     const [node, depth] = stack.pop() as [unknown, number];
     if (typeof node === 'string') {
-      if (node.includes('\u0000')) return NUL_PROBLEM;
+      const problem = textProblem(node);
+      if (problem) return problem;
       continue;
     }
     if (node === null || typeof node !== 'object') continue;
     if (depth > MAX_DEPTH) return `must not nest deeper than ${MAX_DEPTH} levels`;
     for (const [key, child] of Object.entries(node)) {
-      if (key.includes('\u0000')) return NUL_PROBLEM;
+      const problem = textProblem(key);
+      if (problem) return problem;
       stack.push([child, depth + 1]);
     }
   }

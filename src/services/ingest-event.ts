@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { canonicalJson, sha256 } from '../domain/content-hash.ts';
 import type { Entry } from '../domain/entry.ts';
 import { LIMITS } from '../domain/limits.ts';
-import { EntityPathSchema, EventTypeSchema, KeySchema, TagSchema } from '../domain/names.ts';
+import { EntityPathSchema, EventTypeSchema, KeySchema, TagSchema, labelSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
@@ -19,7 +19,7 @@ export const IngestEventInput = z
     key: KeySchema,
     value: ValueSchema,
     event_type: EventTypeSchema,
-    event_id: z.string().min(1).max(256).optional().describe('The sender\'s id for this event; replays with the same id are duplicates.'),
+    event_id: labelSchema(256, 'The sender\'s id for this event; replays with the same id are duplicates.').optional(),
     confidence: ConfidenceSchema.optional().describe('Default 0.9.'),
     tags: z.array(TagSchema).max(LIMITS.tags).optional(),
   })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { textProblem } from '../domain/value.ts';
 import type { Entry } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { AgentIdSchema, EntityPathSchema, EventTypeSchema, NamespaceSchema } from '../domain/names.ts';
@@ -13,7 +14,7 @@ import type { Context, ServiceDeps } from './context.ts';
 
 export const SearchInput = z
   .object({
-    query: z.string().trim().min(1).max(1000).describe('What to look for: words (any may match; rarer and more matches rank higher), "an exact phrase", or a prefix*.'),
+    query: z.string().trim().min(1).max(1000).refine((q) => textProblem(q) === null, { error: (issue) => textProblem(issue.input as string) ?? 'invalid' }).describe('What to look for: words (any may match; rarer and more matches rank higher), "an exact phrase", or a prefix*.'),
     namespace: NamespaceSchema.optional(),
     entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment.'),
     agent_id: AgentIdSchema.optional(),

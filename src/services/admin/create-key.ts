@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SCOPES, type Scope, hasScope } from '../../domain/access.ts';
 import { ServiceError } from '../../domain/errors.ts';
-import { EntityPathSchema, NamespaceSchema } from '../../domain/names.ts';
+import { EntityPathSchema, NamespaceSchema, labelSchema } from '../../domain/names.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import { recordAudit } from '../audit-log.ts';
 import { namespaceFor, pathVisible, requireScope } from '../authorize.ts';
@@ -11,7 +11,7 @@ import { KEYS, type KeyRecord, keyView, newKey } from './key-records.ts';
 
 export const CreateKeyInput = z
   .object({
-    name: z.string().min(1).max(128).describe('What the key is for, e.g. "triage-bot".'),
+    name: labelSchema(128, 'What the key is for, e.g. "triage-bot".'),
     scopes: z.array(z.enum(SCOPES as [Scope, ...Scope[]])).min(1).describe('read, write and/or admin.'),
     prefixes: z
       .array(z.string().transform((p) => p.replace(/\/+$/, '')).pipe(EntityPathSchema))
@@ -20,7 +20,7 @@ export const CreateKeyInput = z
       .optional()
       .describe('Confine the key to these entity-path prefixes, e.g. ["incidents/"].'),
     namespace: NamespaceSchema.optional(),
-    team: z.string().min(1).max(128).optional(),
+    team: labelSchema(128, 'The team the key is issued to.').optional(),
   })
   .strict();
 

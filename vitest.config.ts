@@ -1,9 +1,16 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+// Tests run the TypeScript sources of both packages, never their dist/: inside the runner this
+// alias points the server's `cairn-memory-client` imports at the client's sources (the
+// processes the suites spawn get the same through test/helpers/cli-args.ts).
 export default defineConfig({
+  resolve: {
+    alias: { 'cairn-memory-client': fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) },
+  },
   test: {
     include: ['test/**/*.test.ts'],
-    // The browser and serving tests need dashboard/dist; built once here, not per file.
+    // The browser and serving tests need the dashboard's dist/; built once here, not per file.
     globalSetup: ['test/e2e/build-once.ts'],
     // Suites start real servers, databases and child processes: give them room, and run
     // files in separate forks so a crashed child cannot take the runner with it.

@@ -2,12 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { Compiler } from '../src/cortex/compiler.ts';
-import { CortexRecords } from '../src/cortex/cortex-records.ts';
-import { KeyHistory } from '../src/cortex/key-history.ts';
-import { contentHash } from '../src/domain/content-hash.ts';
-import type { Entry } from '../src/domain/entry.ts';
-import { type FsStore, openFsStore } from '../src/store/fs/index.ts';
+import { Compiler } from '../packages/server/src/cortex/compiler.ts';
+import { CortexRecords } from '../packages/server/src/cortex/cortex-records.ts';
+import { KeyHistory } from '../packages/server/src/cortex/key-history.ts';
+import { contentHash } from '../packages/server/src/domain/content-hash.ts';
+import type { Entry } from '../packages/server/src/domain/entry.ts';
+import { type FsStore, openFsStore } from '../packages/server/src/store/fs/index.ts';
 import { readSse } from '../test/helpers/sse.ts';
 import { startProcess } from './lib/processes.ts';
 
@@ -71,7 +71,7 @@ export const benchCortex = async (count: number, debounceMs: number, rounds: num
     }
     await store.close();
 
-    const server = await startProcess('../../src/cli.ts', ['serve', '--port', '0', '--with-cortex'], { CAIRN_DATA_DIR: dir, CAIRN_CORTEX_DEBOUNCE_MS: String(debounceMs), CAIRN_LOG_LEVEL: 'info' }, 'cairn is listening');
+    const server = await startProcess('../../packages/server/src/cli.ts', ['serve', '--port', '0', '--with-cortex'], { CAIRN_DATA_DIR: dir, CAIRN_CORTEX_DEBOUNCE_MS: String(debounceMs), CAIRN_LOG_LEVEL: 'info' }, 'cairn is listening');
     const samples: number[] = [];
     try {
       for (let r = 0; r < rounds; r++) {

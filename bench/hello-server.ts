@@ -1,7 +1,7 @@
 // The ceiling: the same HTTP stack Cairn runs on — fastify 5 with its pino logger configured
 // as Cairn configures it, on this Node — answering a fixed small JSON body with no logic.
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
-import { createLogger } from '../src/http/logger.ts';
+import { createLogger } from '../packages/server/src/http/logger.ts';
 
 const logger = createLogger('info');
 const app = Fastify({

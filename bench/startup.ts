@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { contentHash } from '../src/domain/content-hash.ts';
-import type { Entry } from '../src/domain/entry.ts';
-import { openFsStore } from '../src/store/fs/index.ts';
+import { contentHash } from '../packages/server/src/domain/content-hash.ts';
+import type { Entry } from '../packages/server/src/domain/entry.ts';
+import { openFsStore } from '../packages/server/src/store/fs/index.ts';
 import { startCairn } from './lib/processes.ts';
 
 export interface StartupBench {

@@ -1,4 +1,4 @@
-// Builds the dashboard (dashboard/ → dashboard/dist) when it is missing or older than its
+// Builds the dashboard (packages/server/dashboard → its dist/) when it is missing or older than its
 // sources, so `npm start` and `npm test` work on a fresh clone without a separate step.
 // `--force` always builds. Without Vite (a production install without dev dependencies)
 // and without a build, it says so and the server serves a page explaining what to run.
@@ -7,7 +7,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
-const dashboard = join(root, 'dashboard');
+const dashboard = join(root, 'packages', 'server', 'dashboard');
 const built = join(dashboard, 'dist', 'index.html');
 
 const newestSource = (): number => {
@@ -33,7 +33,7 @@ export const buildDashboard = (): void => {
   const env = { ...process.env, NODE_ENV: 'production' };
   const result = spawnSync(process.execPath, [vite, 'build', '--config', join(dashboard, 'vite.config.ts')], { stdio: 'inherit', cwd: root, env });
   if (result.status !== 0) throw new Error(`dashboard build failed (exit ${result.status})`);
-  console.log('dashboard: built into dashboard/dist');
+  console.log('dashboard: built into packages/server/dashboard/dist');
 };
 
 if (import.meta.main) {

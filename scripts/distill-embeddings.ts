@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeTable } from '../src/embed/word-table.ts';
+import { encodeTable } from '../packages/server/src/embed/word-table.ts';
 
 const WORDS = 100_000;
 const REMOVED_COMPONENTS = 3;
@@ -70,6 +70,6 @@ for (let i = 0; i < words.length; i++) {
   }
 }
 
-const out = new URL('../src/embed/data/glove-100d.bin', import.meta.url);
+const out = new URL('../packages/server/src/embed/data/glove-100d.bin', import.meta.url);
 writeFileSync(out, encodeTable(words, dim, vectors));
 console.log(`wrote ${words.length} words × ${dim} dimensions to ${out.pathname}`);

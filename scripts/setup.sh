@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks for the test suite: PostgreSQL 15 with
 # pgvector, Debian's chromium (browser tests), wrk (benchmarks), helm (chart tests) and the
-# project's npm packages.
+# project's npm packages. `npm test` runs it first (package.json "pretest"), so a fresh clone
+# needs no other command.
 # Idempotent: every step checks first, so a second run takes seconds and touches no network.
 set -euo pipefail
 
@@ -165,7 +166,9 @@ if ! command -v helm >/dev/null; then
 fi
 
 # --- npm packages -------------------------------------------------------------------------
-if [ ! -d node_modules ]; then
+# Also after a pull that changed the lockfile: npm records what it installed in
+# node_modules/.package-lock.json.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   if [ -f package-lock.json ]; then npm ci; else npm install; fi
 fi
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 const run = (cmd: string, args: string[]): number => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1;
 
 // The server and tests, then the dashboard (its own tsconfig: DOM types, Preact's JSX).
-const typecheck = run('tsc', ['--noEmit']) || run('tsc', ['--noEmit', '-p', 'dashboard']);
+const typecheck = run('tsc', ['--noEmit']) || run('tsc', ['--noEmit', '-p', 'packages/server/dashboard']);
 if (typecheck !== 0) {
   console.log('tests: 0 passed, 1 failed (type check)');
   process.exit(typecheck);

@@ -2,9 +2,9 @@
 // in-process search index takes for that many entries (text postings, vectors, slots), the
 // entries themselves excluded (the store holds them anyway), and the time to build it.
 import pino from 'pino';
-import type { Entry } from '../../src/domain/entry.ts';
-import { BuiltinEmbedder } from '../../src/embed/builtin-embedder.ts';
-import { MemorySearchIndex } from '../../src/search/memory-index.ts';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
+import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
+import { MemorySearchIndex } from '../../packages/server/src/search/memory-index.ts';
 import { searchCorpus } from './search-corpus.ts';
 
 const count = Number(process.argv[2] ?? 100_000);

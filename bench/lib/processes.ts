@@ -18,7 +18,8 @@ export interface Proc {
 export const startProcess = (script: string, args: string[], env: Record<string, string>, readyText: string): Promise<Proc> =>
   new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [fileURLToPath(new URL(script, import.meta.url)), ...args], {
+    // --conditions: a Cairn script resolves the client package to its sources, as in the tests.
+    const child = spawn(process.execPath, ['--conditions=cairn-source', fileURLToPath(new URL(script, import.meta.url)), ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -53,4 +54,4 @@ export const startProcess = (script: string, args: string[], env: Record<string,
   });
 
 export const startCairn = (env: Record<string, string>): Promise<Proc> =>
-  startProcess('../../src/cli.ts', ['serve', '--port', '0'], { CAIRN_LOG_LEVEL: 'info', ...env }, 'cairn is listening');
+  startProcess('../../packages/server/src/cli.ts', ['serve', '--port', '0'], { CAIRN_LOG_LEVEL: 'info', ...env }, 'cairn is listening');

@@ -1,5 +1,5 @@
-import { contentHash } from '../../src/domain/content-hash.ts';
-import type { Entry } from '../../src/domain/entry.ts';
+import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { buildCorpus } from '../../test/eval/corpus/index.ts';
 import { random } from '../../test/eval/corpus/model.ts';
 

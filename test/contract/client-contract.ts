@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CairnClient, ConflictError, type Entry, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationFailedError,
-} from '../../src/client/index.ts';
+} from '../../packages/client/src/index.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import type { BackendEnv } from './http-contract.ts';

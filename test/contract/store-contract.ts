@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Entry } from '../../src/domain/entry.ts';
-import { contentHash } from '../../src/domain/content-hash.ts';
-import { type Store, VersionConflict } from '../../src/ports/store.ts';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
+import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
+import { type Store, VersionConflict } from '../../packages/server/src/ports/store.ts';
 
 /** What a backend's test file gives the contract: a fresh, empty store, and a way to reopen it. */
 export interface StoreHarness {

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { openFsStore } from '../../src/store/fs/index.ts';
-import type { Store } from '../../src/ports/store.ts';
+import { openFsStore } from '../../packages/server/src/store/fs/index.ts';
+import type { Store } from '../../packages/server/src/ports/store.ts';
 import { describeStoreContract } from './store-contract.ts';
 
 describeStoreContract('filesystem', async () => {

@@ -1,7 +1,7 @@
 import { afterAll } from 'vitest';
 import pino from 'pino';
-import { openPostgresStore } from '../../src/store/postgres/index.ts';
-import type { Store } from '../../src/ports/store.ts';
+import { openPostgresStore } from '../../packages/server/src/store/postgres/index.ts';
+import type { Store } from '../../packages/server/src/ports/store.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { describeStoreContract } from './store-contract.ts';
 

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
-import { openS3Store } from '../../src/store/s3/index.ts';
-import type { Store } from '../../src/ports/store.ts';
+import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
+import type { Store } from '../../packages/server/src/ports/store.ts';
 import { describeStoreContract } from './store-contract.ts';
 import { startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
 import { startS3 } from '../helpers/s3.ts';

@@ -15,7 +15,7 @@ let dir: string;
 let asset: string;
 
 beforeAll(async () => {
-  asset = (await readdir(join(import.meta.dirname, '../../dashboard/dist/assets'))).find((f) => f.endsWith('.js')) as string;
+  asset = (await readdir(join(import.meta.dirname, '../../packages/server/dashboard/dist/assets'))).find((f) => f.endsWith('.js')) as string;
   dir = await mkdtemp(join(tmpdir(), 'cairn-dash-serving-'));
   cairn = await startCairn({ CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: KEY });
 }, 120_000);
@@ -60,7 +60,7 @@ describe('dashboard files', () => {
   });
 
   it('is a lean production build', async () => {
-    const file = join(import.meta.dirname, '../../dashboard/dist/assets', asset);
+    const file = join(import.meta.dirname, '../../packages/server/dashboard/dist/assets', asset);
     // Preact's development JSX runtime records file names and line numbers; production does not.
     expect(await readFile(file, 'utf8')).not.toContain('lineNumber');
     expect((await stat(`${file}.br`)).size).toBeLessThan(40 * 1024);

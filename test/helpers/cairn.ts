@@ -1,7 +1,7 @@
 import pino from 'pino';
-import { parseConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/http/logger.ts';
-import { type RunningServer, startServer } from '../../src/server.ts';
+import { parseConfig } from '../../packages/server/src/config.ts';
+import { createLogger } from '../../packages/server/src/http/logger.ts';
+import { type RunningServer, startServer } from '../../packages/server/src/server.ts';
 
 export interface Cairn {
   url: string;

@@ -1,9 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { fileURLToPath } from 'node:url';
+import { CLI_ARGS } from './cli-args.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 /** An official SDK client connected to `/mcp` of a running Cairn, sending `key` when given. */
 export const connectHttp = async (baseUrl: string, key?: string, headers: Record<string, string> = {}): Promise<Client> => {
@@ -20,7 +19,7 @@ export const connectStdio = async (baseUrl: string, key?: string, stderr?: strin
   const client = new Client({ name: 'cairn-test', version: '1.0.0' });
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'mcp'],
+    args: [...CLI_ARGS, 'mcp'],
     env: { PATH: process.env.PATH ?? '', CAIRN_HTTP_URL: baseUrl, ...(key ? { CAIRN_API_KEY: key } : {}) },
     stderr: 'pipe',
   });

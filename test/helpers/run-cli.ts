@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { CLI_ARGS } from './cli-args.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 /**
  * Run `cairn <args>` to completion with only `env` (plus PATH and HOME), feeding `stdin`.
@@ -9,7 +8,7 @@ const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
  */
 export const runCli = (args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [...CLI_ARGS, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

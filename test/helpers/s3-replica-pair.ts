@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
-import type { Store } from '../../src/ports/store.ts';
-import { openS3Store } from '../../src/store/s3/index.ts';
+import type { Store } from '../../packages/server/src/ports/store.ts';
+import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { type ConditionalProxy, startConditionalProxy } from './s3-conditional-proxy.ts';
 import { type TestS3, startS3 } from './s3.ts';
 

@@ -1,4 +1,4 @@
-import { ServiceError } from '../../src/domain/errors.ts';
+import { ServiceError } from '../../packages/server/src/domain/errors.ts';
 
 /** The ServiceError `fn` throws. Anything else it throws (a TypeError, say) propagates and fails the test. */
 export const serviceErrorOf = (fn: () => unknown): ServiceError => {

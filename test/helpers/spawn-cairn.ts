@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { CLI_ARGS } from './cli-args.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 export interface CairnProcess {
   url: string;
@@ -15,11 +14,19 @@ export interface CairnProcess {
 
 /**
  * Run `cairn serve` as its own process (for crash and multi-process tests), on a free port,
- * and wait until it says it is listening. Rejects with its output if it exits first.
+ * and wait until it says it is listening (`command` runs another build of it, such as an
+ * installed package's `cairn`). Rejects with its output if it exits first.
  */
-export const spawnCairn = (env: Record<string, string>, args: string[] = [], timeoutMs = 20_000): Promise<CairnProcess> =>
+export const spawnCairn = (
+  env: Record<string, string>,
+  args: string[] = [],
+  timeoutMs = 20_000,
+  /** The program and its leading arguments; default: this Node running the sources. */
+  command: readonly string[] = [process.execPath, ...CLI_ARGS],
+): Promise<CairnProcess> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+    const [program = process.execPath, ...leading] = command;
+    const child = spawn(program, [...leading, 'serve', '--port', '0', ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CAIRN_LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,7 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { CLI_ARGS } from './cli-args.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 export interface CortexProcess {
   child: ChildProcess;
@@ -18,7 +17,7 @@ const baseEnv = (env: Record<string, string>) => ({ PATH: process.env.PATH ?? ''
 /** Run `cairn cortex` as its own process and wait until its worker has started. */
 export const spawnCortex = (env: Record<string, string>, timeoutMs = 20_000): Promise<CortexProcess> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'cortex'], { env: baseEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI_ARGS, 'cortex'], { env: baseEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let started = false;
     const waiters: Array<{ pattern: RegExp; done: () => void }> = [];
@@ -64,7 +63,7 @@ export const spawnCortex = (env: Record<string, string>, timeoutMs = 20_000): Pr
 /** `cairn <args>` to completion: its exit code and output. */
 export const runCairn = (args: string[], env: Record<string, string>, timeoutMs = 15_000): Promise<{ code: number; stdout: string; stderr: string }> =>
   new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: baseEnv(env), timeout: timeoutMs }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...CLI_ARGS, ...args], { env: baseEnv(env), timeout: timeoutMs }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
       resolve({ code, stdout, stderr });
     });

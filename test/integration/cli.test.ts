@@ -5,24 +5,25 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnCairn } from '../helpers/spawn-cairn.ts';
+import { CLI_ARGS } from '../helpers/cli-args.ts';
 
 const run = promisify(execFile);
-const cli = join(import.meta.dirname, '../../src/cli.ts');
+
 const dir = await mkdtemp(join(tmpdir(), 'cairn-cli-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('the cairn command', () => {
   it('prints help and its version', async () => {
-    const help = await run(process.execPath, [cli, '--help']);
+    const help = await run(process.execPath, [...CLI_ARGS, '--help']);
     expect(help.stdout).toContain('serve');
-    const serveHelp = await run(process.execPath, [cli, 'serve', '--help']);
+    const serveHelp = await run(process.execPath, [...CLI_ARGS, 'serve', '--help']);
     expect(serveHelp.stdout).toMatch(/--port[\s\S]*--host[\s\S]*--data-dir/);
-    const pkg = JSON.parse(await readFile(join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string };
-    expect((await run(process.execPath, [cli, '--version'])).stdout.trim()).toBe(pkg.version);
+    const pkg = JSON.parse(await readFile(join(import.meta.dirname, '../../packages/server/package.json'), 'utf8')) as { version: string };
+    expect((await run(process.execPath, [...CLI_ARGS, '--version'])).stdout.trim()).toBe(pkg.version);
   });
 
   it('refuses a bad configuration, naming the variable, with exit code 2', async () => {
-    const failed = await run(process.execPath, [cli, 'serve'], { env: { ...process.env, CAIRN_RATE_LIMIT_RPM: 'lots' } }).catch((e: { code: number; stderr: string }) => e);
+    const failed = await run(process.execPath, [...CLI_ARGS, 'serve'], { env: { ...process.env, CAIRN_RATE_LIMIT_RPM: 'lots' } }).catch((e: { code: number; stderr: string }) => e);
     expect(failed).toMatchObject({ code: 2 });
     expect((failed as { stderr: string }).stderr).toContain('CAIRN_RATE_LIMIT_RPM: expected a whole number');
   });

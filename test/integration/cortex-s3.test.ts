@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.ts';
-import { s3Objects } from '../../src/store/s3/s3-records.ts';
-import { LeaseObjects } from '../../src/store/s3/lease-objects.ts';
+import { parseConfig } from '../../packages/server/src/config.ts';
+import { s3Objects } from '../../packages/server/src/store/s3/s3-records.ts';
+import { LeaseObjects } from '../../packages/server/src/store/s3/lease-objects.ts';
 import { httpCall } from '../helpers/http-call.ts';
 import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
 import { type TestS3, startS3 } from '../helpers/s3.ts';

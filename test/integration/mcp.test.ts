@@ -5,7 +5,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UNAUTHENTICATED_RPC_CODE } from '../../src/mcp/tool-result.ts';
+import { UNAUTHENTICATED_RPC_CODE } from '../../packages/server/src/mcp/tool-result.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { callTool, connectHttp, connectStdio } from '../helpers/mcp.ts';
 import { mcpScenarios } from './mcp-scenarios.ts';

@@ -1,9 +1,9 @@
 import pino from 'pino';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type Sql } from '../../src/store/postgres/client.ts';
-import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
-import { WriteFeed } from '../../src/store/postgres/write-feed.ts';
+import { createClient, type Sql } from '../../packages/server/src/store/postgres/client.ts';
+import { openPostgresStore, type PostgresStore } from '../../packages/server/src/store/postgres/index.ts';
+import { WriteFeed } from '../../packages/server/src/store/postgres/write-feed.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 

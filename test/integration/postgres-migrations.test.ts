@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import postgres from 'postgres';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgresStore } from '../../src/store/postgres/index.ts';
+import { openPostgresStore } from '../../packages/server/src/store/postgres/index.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 
@@ -39,7 +39,7 @@ describe('postgres store: schema and migrations', () => {
     const db = postgres(dsn, { max: 1, onnotice: () => {} });
     try {
       const rows = await db<{ name: string }[]>`select name from cairn_migrations order by name`;
-      const dir = new URL('../../src/store/postgres/migrations/', import.meta.url);
+      const dir = new URL('../../packages/server/src/store/postgres/migrations/', import.meta.url);
       const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
       // Without pgvector the migrations that need it wait, unrecorded, for a later start.
       const needsVector = async (f: string) => (await readFile(new URL(f, dir), 'utf8')).includes('-- requires: vector');

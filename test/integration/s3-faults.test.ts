@@ -1,7 +1,7 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import type { Entry } from '../../src/domain/entry.ts';
-import { ObjectKeys, addressHash } from '../../src/store/s3/object-keys.ts';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
+import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 import { useS3ReplicaPair } from '../helpers/s3-replica-pair.ts';
 

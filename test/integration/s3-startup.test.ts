@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/ports/store.ts';
-import { openS3Store } from '../../src/store/s3/index.ts';
+import type { Store } from '../../packages/server/src/ports/store.ts';
+import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
 import { type TestS3, startS3 } from '../helpers/s3.ts';

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.ts';
-import { startServer } from '../../src/server.ts';
+import { parseConfig } from '../../packages/server/src/config.ts';
+import { startServer } from '../../packages/server/src/server.ts';
 import { startPostgres } from '../helpers/postgres.ts';
 import { spawnCairn } from '../helpers/spawn-cairn.ts';
 

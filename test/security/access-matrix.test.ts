@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requiredScope } from '../../src/http/route-scopes.ts';
+import { requiredScope } from '../../packages/server/src/http/route-scopes.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { readSse } from '../helpers/sse.ts';
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   CairnClient, CairnError, InternalServerError, NetworkError, NotFoundError, RateLimitedError, UnavailableError,
   ValidationFailedError, parseRetryAfter,
-} from '../../src/client/index.ts';
+} from '../../packages/client/src/index.ts';
 import { freePort } from '../helpers/free-port.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../src/config.ts';
+import { ConfigError, parseConfig } from '../../packages/server/src/config.ts';
 
 describe('configuration', () => {
   it('has the SPEC §2 defaults', () => {

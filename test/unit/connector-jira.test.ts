@@ -1,9 +1,9 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { ConnectorSettings, Delivery, MappedWrite, Outcome } from '../../src/connectors/connector.ts';
-import { jira } from '../../src/connectors/jira/index.ts';
-import type { EntryValue } from '../../src/domain/entry.ts';
-import { entityPathProblem, keyProblem } from '../../src/domain/names.ts';
+import type { ConnectorSettings, Delivery, MappedWrite, Outcome } from '../../packages/server/src/connectors/connector.ts';
+import { jira } from '../../packages/server/src/connectors/jira/index.ts';
+import type { EntryValue } from '../../packages/server/src/domain/entry.ts';
+import { entityPathProblem, keyProblem } from '../../packages/server/src/domain/names.ts';
 import { serviceErrorOf } from '../helpers/service-error.ts';
 
 const SECRET = 'whsec_jira-Tk3p';

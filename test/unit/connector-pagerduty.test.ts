@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Delivery, MappedWrite, Outcome } from '../../src/connectors/connector.ts';
-import { MAX_TIMELINE } from '../../src/connectors/lifecycle.ts';
-import { pagerduty } from '../../src/connectors/pagerduty/index.ts';
-import type { EntryValue } from '../../src/domain/entry.ts';
-import { entityPathProblem, keyProblem } from '../../src/domain/names.ts';
+import type { Delivery, MappedWrite, Outcome } from '../../packages/server/src/connectors/connector.ts';
+import { MAX_TIMELINE } from '../../packages/server/src/connectors/lifecycle.ts';
+import { pagerduty } from '../../packages/server/src/connectors/pagerduty/index.ts';
+import type { EntryValue } from '../../packages/server/src/domain/entry.ts';
+import { entityPathProblem, keyProblem } from '../../packages/server/src/domain/names.ts';
 import { serviceErrorOf } from '../helpers/service-error.ts';
 
 const SECRET = 'pd-secret-Zq8wX';

@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { ConnectorSettings, Delivery, MappedWrite, Outcome } from '../../src/connectors/connector.ts';
-import { slack } from '../../src/connectors/slack/index.ts';
-import type { EntryValue } from '../../src/domain/entry.ts';
-import { LIMITS } from '../../src/domain/limits.ts';
-import { entityPathProblem, keyProblem } from '../../src/domain/names.ts';
+import type { ConnectorSettings, Delivery, MappedWrite, Outcome } from '../../packages/server/src/connectors/connector.ts';
+import { slack } from '../../packages/server/src/connectors/slack/index.ts';
+import type { EntryValue } from '../../packages/server/src/domain/entry.ts';
+import { LIMITS } from '../../packages/server/src/domain/limits.ts';
+import { entityPathProblem, keyProblem } from '../../packages/server/src/domain/names.ts';
 import { serviceErrorOf } from '../helpers/service-error.ts';
 
 const SECRET = '8f742231b10e8888abcd99yyyzzz85a5';

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { pathDigest } from '../../src/cortex/assemble.ts';
-import type { Digest } from '../../src/cortex/digest-types.ts';
-import { findingsOf } from '../../src/cortex/key-history.ts';
-import { patternsOf } from '../../src/cortex/patterns.ts';
-import { rollupDigest } from '../../src/cortex/rollup.ts';
-import { serviceKey } from '../../src/cortex/scopes.ts';
-import { tracesOf } from '../../src/cortex/traces.ts';
-import { contentHash } from '../../src/domain/content-hash.ts';
-import type { Entry, EntryValue } from '../../src/domain/entry.ts';
+import { pathDigest } from '../../packages/server/src/cortex/assemble.ts';
+import type { Digest } from '../../packages/server/src/cortex/digest-types.ts';
+import { findingsOf } from '../../packages/server/src/cortex/key-history.ts';
+import { patternsOf } from '../../packages/server/src/cortex/patterns.ts';
+import { rollupDigest } from '../../packages/server/src/cortex/rollup.ts';
+import { serviceKey } from '../../packages/server/src/cortex/scopes.ts';
+import { tracesOf } from '../../packages/server/src/cortex/traces.ts';
+import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
+import type { Entry, EntryValue } from '../../packages/server/src/domain/entry.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00.000Z');
 const at = (hoursAgo: number): string => new Date(NOW - hoursAgo * 3_600_000).toISOString();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fitToBudget } from '../../src/cortex/briefing-size.ts';
-import { ScopeQueue } from '../../src/cortex/scope-queue.ts';
+import { fitToBudget } from '../../packages/server/src/cortex/briefing-size.ts';
+import { ScopeQueue } from '../../packages/server/src/cortex/scope-queue.ts';
 
 describe('per-scope debounce', () => {
   it('makes a scope due a debounce after its last write, and each scope on its own clock', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FsStore, openFsStore } from '../../src/store/fs/index.ts';
+import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 
 /** Start-up behaviour of the filesystem log: torn tails, damage, checkpoints, the lock. */

@@ -1,15 +1,15 @@
 import type { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { TOOLS } from '../../src/mcp/tools.ts';
-import { BriefingInput } from '../../src/services/briefing.ts';
-import { DeleteEntryInput } from '../../src/services/delete-entry.ts';
-import { EntryHistoryInput } from '../../src/services/entry-history.ts';
-import { ListDigestsInput } from '../../src/services/list-digests.ts';
-import { ListEntriesInput } from '../../src/services/list-entries.ts';
-import { ReadEntryInput } from '../../src/services/read-entry.ts';
-import { RecordOutcomeInput } from '../../src/services/record-outcome.ts';
-import { SearchInput } from '../../src/services/search-entries.ts';
-import { WriteEntryInput } from '../../src/services/write-entry.ts';
+import { TOOLS } from '../../packages/server/src/mcp/tools.ts';
+import { BriefingInput } from '../../packages/server/src/services/briefing.ts';
+import { DeleteEntryInput } from '../../packages/server/src/services/delete-entry.ts';
+import { EntryHistoryInput } from '../../packages/server/src/services/entry-history.ts';
+import { ListDigestsInput } from '../../packages/server/src/services/list-digests.ts';
+import { ListEntriesInput } from '../../packages/server/src/services/list-entries.ts';
+import { ReadEntryInput } from '../../packages/server/src/services/read-entry.ts';
+import { RecordOutcomeInput } from '../../packages/server/src/services/record-outcome.ts';
+import { SearchInput } from '../../packages/server/src/services/search-entries.ts';
+import { WriteEntryInput } from '../../packages/server/src/services/write-entry.ts';
 
 const keys = (schema: z.ZodObject) => Object.keys(schema.shape).sort();
 const tool = (name: string) => TOOLS.find((t) => t.name === name)!;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { entityPathProblem, keyProblem, pathHasPrefix } from '../../src/domain/names.ts';
-import { compareCodePoints } from '../../src/domain/order.ts';
-import { canonicalJson, contentHash } from '../../src/domain/content-hash.ts';
+import { entityPathProblem, keyProblem, pathHasPrefix } from '../../packages/server/src/domain/names.ts';
+import { compareCodePoints } from '../../packages/server/src/domain/order.ts';
+import { canonicalJson, contentHash } from '../../packages/server/src/domain/content-hash.ts';
 
 describe('names, order and hashing', () => {
   it('accepts ordinary entity paths and refuses each broken rule', () => {

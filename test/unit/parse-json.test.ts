@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { parseJsonBody } from '../../src/connectors/parse-json.ts';
-import { ServiceError } from '../../src/domain/errors.ts';
+import { parseJsonBody } from '../../packages/server/src/connectors/parse-json.ts';
+import { ServiceError } from '../../packages/server/src/domain/errors.ts';
 
 const parse = (text: string): unknown => parseJsonBody(Buffer.from(text), z.unknown());
 

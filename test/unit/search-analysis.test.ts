@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../src/config.ts';
-import type { Entry } from '../../src/domain/entry.ts';
-import { BuiltinEmbedder } from '../../src/embed/builtin-embedder.ts';
-import { analyze } from '../../src/search/analyzer.ts';
-import { docTerms } from '../../src/search/entry-text.ts';
-import { fuse } from '../../src/search/fuse.ts';
-import { parseQuery } from '../../src/search/query.ts';
-import { tsqueryOf, tsvectorOf, weightedTf } from '../../src/store/postgres/search-terms.ts';
+import { ConfigError, parseConfig } from '../../packages/server/src/config.ts';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
+import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
+import { analyze } from '../../packages/server/src/search/analyzer.ts';
+import { docTerms } from '../../packages/server/src/search/entry-text.ts';
+import { fuse } from '../../packages/server/src/search/fuse.ts';
+import { parseQuery } from '../../packages/server/src/search/query.ts';
+import { tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
 
 const entry = (over: Partial<Entry> = {}): Entry => ({
   namespace: 'default', entity_path: 'repos/acme/checkout-api', key: 'pr-42', value: { title: 'Fix retry storms in OOMKilled pods', n: 7 },

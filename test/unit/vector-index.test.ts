@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { random } from '../../src/search/seeded-random.ts';
-import { TRAIN_AT } from '../../src/search/ivf-lists.ts';
-import { VectorIndex } from '../../src/search/vector-index.ts';
+import { random } from '../../packages/server/src/search/seeded-random.ts';
+import { TRAIN_AT } from '../../packages/server/src/search/ivf-lists.ts';
+import { VectorIndex } from '../../packages/server/src/search/vector-index.ts';
 
 const DIM = 16;
 const rand = random(42);

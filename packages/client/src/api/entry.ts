@@ -1,0 +1,32 @@
+/**
+ * The memory entry as stored and returned (SPEC §3). One object per version: the current
+ * entry is simply its newest version.
+ *
+ * Declared here, in the client, because it is part of the HTTP API; the server imports it
+ * from `cairn-memory-client`, so what it sends and what clients read cannot drift apart.
+ */
+
+/** The content: a plain string, or a JSON object (the server refuses arrays and bare numbers). */
+export type EntryValue = string | { [key: string]: unknown };
+
+export interface Entry {
+  namespace: string;
+  entity_path: string;
+  key: string;
+  value: EntryValue;
+  version: number;
+  confidence: number;
+  agent_id: string;
+  event_type: string | null;
+  memory_type: string;
+  shared: boolean;
+  tags: string[];
+  provenance: Record<string, unknown>;
+  content_hash: string;
+  /** When the entry's first version was written. */
+  created_at: string;
+  /** When this version was written. */
+  written_at: string;
+  expires_at: string | null;
+  deleted: boolean;
+}

@@ -1,0 +1,45 @@
+import type { Entry } from './entry.ts';
+
+/**
+ * What a search answers (SPEC §5): each result with why it ranked (`parts`) and why it
+ * matched (`highlights`). The server's search service returns exactly these types.
+ */
+
+/** hybrid: text and vector rankings fused; text: full-text only; vector: embeddings only. */
+export type SearchMode = 'hybrid' | 'text' | 'vector';
+
+/** Where a result's score came from, so callers can see why it ranked where it did. */
+export interface ScoreParts {
+  /** Rank (1 = best) and BM25F score in the text ranking, when it was there. */
+  text: { rank: number; score: number } | null;
+  /** Rank and cosine similarity in the vector ranking, when it was there. */
+  vector: { rank: number; similarity: number } | null;
+  /** Rank and similarity in the word-by-word ranking of the built-in embedder (hybrid only). */
+  words?: { rank: number; similarity: number };
+  /** Relevance before the weights below: reciprocal rank fusion (hybrid) or the score relative to the best (one ranking). */
+  relevance: number;
+  /** Multipliers for how recent and how trusted the entry is. */
+  recency: number;
+  confidence: number;
+}
+
+/** A piece of one field around the words that matched, with their offsets inside `fragment`. */
+export interface Highlight {
+  field: string;
+  fragment: string;
+  /** [start, end) UTF-16 offsets of each matching word in `fragment`. */
+  matches: [number, number][];
+}
+
+export interface SearchResult {
+  entry: Entry;
+  score: number;
+  parts: ScoreParts;
+  highlights: Highlight[];
+}
+
+export interface SearchResponse {
+  results: SearchResult[];
+  /** The rankings actually used: hybrid falls back to text when no vector can be had. */
+  mode: SearchMode;
+}

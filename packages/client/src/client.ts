@@ -1,0 +1,175 @@
+import type { Entry } from './api/entry.ts';
+import { type ClientOptions, HttpTransport } from './http.ts';
+import type {
+  AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest,
+  DigestList, DigestQuery, EntryRef, EventRequest, EventResponse, Health, HistoryRequest, HistoryResponse, IssuedKey,
+  KeyRequest, ListQuery, ListResponse, ManagedKey, OutcomeRequest, OutcomeResponse, Pattern, PatternQuery, ReadRequest,
+  SearchRequest, SearchResponse, Team, Trace, TraceQuery, WriteRequest, WriteResponse,
+} from './types.ts';
+import { type WatchOptions, watchEntries } from './watch.ts';
+
+/** `/api/v1/<route>/<entity_path>/<key>`: each path segment and the key percent-encoded on its own. */
+const entryPath = (route: string, ref: EntryRef): string =>
+  `/api/v1/${route}/${ref.entity_path.split('/').map(encodeURIComponent).join('/')}/${encodeURIComponent(ref.key)}`;
+
+/**
+ * A typed client for Cairn's REST API: one method per endpoint, answers typed as the server
+ * sends them, failures thrown as the SPEC §4 error classes (`NotFoundError`, …), and 429/503
+ * retried with backoff that honours `Retry-After`.
+ *
+ * ```ts
+ * const cairn = new CairnClient({ url: 'http://127.0.0.1:8080', apiKey: process.env.CAIRN_API_KEY });
+ * await cairn.write({ entity_path: 'repos/acme/api', key: 'pr-42', value: { state: 'open' } });
+ * const entry = await cairn.read({ entity_path: 'repos/acme/api', key: 'pr-42' });
+ * ```
+ */
+export class CairnClient {
+  private readonly http: HttpTransport;
+
+  constructor(options: ClientOptions) {
+    this.http = new HttpTransport(options);
+  }
+
+  health(): Promise<Health> {
+    return this.http.json('GET', '/health');
+  }
+
+  /** Resolves when the backend answers; throws `UnavailableError` (after retries) when not. */
+  ready(): Promise<{ status: 'ready'; backend: string }> {
+    return this.http.json('GET', '/ready');
+  }
+
+  /** A new version, or `unchanged: true` when identical to the current one. */
+  write(request: WriteRequest): Promise<WriteResponse> {
+    return this.http.json('POST', '/api/v1/entries', { body: request });
+  }
+
+  /** The current version, or `version`; `NotFoundError` when absent, deleted or expired. */
+  read({ version, namespace, ...ref }: ReadRequest): Promise<Entry> {
+    return this.http.json('GET', entryPath('entries', ref), { query: { version, namespace } });
+  }
+
+  /** Writes a tombstone; history is kept. `NotFoundError` when there is nothing live to delete. */
+  async delete({ if_version, namespace, ...ref }: DeleteRequest): Promise<void> {
+    await this.http.send('DELETE', entryPath('entries', ref), { query: { if_version, namespace } });
+  }
+
+  list(query: ListQuery = {}): Promise<ListResponse> {
+    return this.http.json('GET', '/api/v1/entries', { query: { ...query } });
+  }
+
+  /** Every live entry matching `query`, following `next_cursor` page by page. */
+  async *listAll(query: Omit<ListQuery, 'cursor'> = {}): AsyncGenerator<Entry, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.list({ ...query, cursor });
+      yield* page.entries;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
+  /** Versions newest first, tombstones included; page back with `before: next_before`. */
+  history({ limit, before, namespace, ...ref }: HistoryRequest): Promise<HistoryResponse> {
+    return this.http.json('GET', entryPath('history', ref), { query: { limit, before, namespace } });
+  }
+
+  search(request: SearchRequest): Promise<SearchResponse> {
+    return this.http.json('POST', '/api/v1/search', { body: request });
+  }
+
+  briefing(query: BriefingQuery = {}): Promise<Briefing> {
+    return this.http.json('GET', '/api/v1/briefing', { query: { ...query } });
+  }
+
+  /** Success moves each entry's confidence toward 1, failure toward 0. */
+  recordOutcome(request: OutcomeRequest): Promise<OutcomeResponse> {
+    return this.http.json('POST', '/api/v1/outcomes', { body: request });
+  }
+
+  /** An event from another system, stored as a shared entry; replays are `duplicate`. */
+  ingestEvent(request: EventRequest): Promise<EventResponse> {
+    return this.http.json('POST', '/api/v1/events', { body: request });
+  }
+
+  async connectors(): Promise<Connector[]> {
+    return (await this.http.json<{ connectors: Connector[] }>('GET', '/api/v1/connectors')).connectors;
+  }
+
+  /** `signing_secret`: the provider's own, for providers that issue it (PagerDuty, Slack). */
+  enableConnector(name: string, body: { signing_secret?: string } = {}): Promise<ConnectorChange> {
+    return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/enable`, { body });
+  }
+
+  disableConnector(name: string): Promise<ConnectorChange> {
+    return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/disable`);
+  }
+
+  rotateConnectorSecret(name: string, body: { signing_secret?: string } = {}): Promise<ConnectorChange> {
+    return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/rotate-secret`, { body });
+  }
+
+  updateConnectorSettings(name: string, settings: ConnectorSettings): Promise<{ name: string } & Required<ConnectorSettings>> {
+    return this.http.json('PUT', `/api/v1/connectors/${encodeURIComponent(name)}/settings`, { body: settings });
+  }
+
+  /** A managed key; its secret (`key`) is in this answer only. */
+  createKey(request: KeyRequest): Promise<IssuedKey> {
+    return this.http.json('POST', '/api/v1/admin/keys', { body: request });
+  }
+
+  async listKeys(): Promise<ManagedKey[]> {
+    return (await this.http.json<{ keys: ManagedKey[] }>('GET', '/api/v1/admin/keys')).keys;
+  }
+
+  async revokeKey(id: string): Promise<void> {
+    await this.http.send('DELETE', `/api/v1/admin/keys/${encodeURIComponent(id)}`);
+  }
+
+  createTeam(request: { name: string; members?: string[]; namespace?: string }): Promise<Team> {
+    return this.http.json('POST', '/api/v1/admin/teams', { body: request });
+  }
+
+  async listTeams(query: { namespace?: string } = {}): Promise<Team[]> {
+    return (await this.http.json<{ teams: Team[] }>('GET', '/api/v1/admin/teams', { query: { ...query } })).teams;
+  }
+
+  /** Replaces the members with exactly `members`. */
+  setTeamMembers(name: string, members: string[], namespace?: string): Promise<Team> {
+    return this.http.json('PUT', `/api/v1/admin/teams/${encodeURIComponent(name)}/members`, { body: { members, ...(namespace ? { namespace } : {}) } });
+  }
+
+  async deleteTeam(name: string, namespace?: string): Promise<void> {
+    await this.http.send('DELETE', `/api/v1/admin/teams/${encodeURIComponent(name)}`, { query: { namespace } });
+  }
+
+  /** The audit log, newest first; pass `next_cursor` back as `cursor`. */
+  audit(query: AuditQuery = {}): Promise<AuditPage> {
+    return this.http.json('GET', '/api/v1/admin/audit', { query: { ...query } });
+  }
+
+  cortexStatus(): Promise<CortexStatus> {
+    return this.http.json('GET', '/api/v1/cortex/status');
+  }
+
+  digests(query: DigestQuery = {}): Promise<DigestList> {
+    return this.http.json('GET', '/api/v1/cortex/digests', { query: { ...query } });
+  }
+
+  /** Detected patterns: recurring incidents, flapping deploys, contested keys. */
+  async patterns(query: PatternQuery = {}): Promise<Pattern[]> {
+    return (await this.http.json<{ patterns: Pattern[] }>('GET', '/api/v1/patterns', { query: { ...query } })).patterns;
+  }
+
+  /** Decision traces: causal chains of entries with the reason they were linked. */
+  async traces(query: TraceQuery = {}): Promise<Trace[]> {
+    return (await this.http.json<{ traces: Trace[] }>('GET', '/api/v1/traces', { query: { ...query } })).traces;
+  }
+
+  /**
+   * Every entry write, live (`/api/v1/stream`), reconnecting after drops:
+   * `for await (const entry of cairn.watch({ entity_path: 'repos/acme' })) …`
+   */
+  watch(options: WatchOptions = {}): AsyncGenerator<Entry, void, undefined> {
+    return watchEntries(this.http, options);
+  }
+}

@@ -1,0 +1,132 @@
+import { CLIENT_VERSION } from './version.ts';
+import { NetworkError, errorFromResponse } from './errors.ts';
+
+export interface ClientOptions {
+  /** Where Cairn listens, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  /** Sent as `X-Cairn-API-Key`; omit for a server in open mode. */
+  apiKey?: string;
+  /** Sent as `X-Cairn-Agent-Id`: the writer identity when a write names none. */
+  agentId?: string;
+  /** Retries after a 429 or 503 (or a refused connection); default 3. */
+  retries?: number;
+  /** First backoff when the server gives no Retry-After; doubles each retry. Default 250 ms. */
+  retryBaseMs?: number;
+  /** Longest wait before a retry; a Retry-After beyond it is not waited for. Default 30 s. */
+  maxRetryDelayMs?: number;
+  /** Per attempt; default 30 s. */
+  timeoutMs?: number;
+  /** For tests and custom agents; default the global fetch. */
+  fetch?: typeof fetch;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  signal?: AbortSignal;
+  /** No overall timeout (event streams stay open). */
+  stream?: boolean;
+}
+
+/** Seconds from a Retry-After header: delta-seconds or an HTTP date. */
+export const parseRetryAfter = (value: string | null, now = Date.now()): number | undefined => {
+  if (value === null || value.trim() === '') return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+};
+
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** `ECONNREFUSED` means the request never reached a server, so even a write is safe to resend. */
+const refused = (error: unknown): boolean => (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
+
+/**
+ * The HTTP layer of the client: headers, JSON, typed errors, and retries with backoff. It
+ * retries what the server says is worth retrying (429, 503), never sooner than its
+ * Retry-After, and a connection that was refused outright.
+ */
+export class HttpTransport {
+  private readonly base: string;
+  private readonly options: ClientOptions;
+  private readonly fetch: typeof fetch;
+
+  constructor(options: ClientOptions) {
+    this.base = options.url.replace(/\/+$/, '');
+    this.options = options;
+    this.fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  /** Send a request and answer the raw Response of a 2xx, retrying 429/503; else throw the typed error. */
+  async send(method: string, path: string, request: RequestOptions = {}): Promise<Response> {
+    const retries = this.options.retries ?? 3;
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await this.fetch(this.urlOf(path, request.query), this.init(method, request));
+      } catch (error) {
+        if (request.signal?.aborted) throw error;
+        const reason = (error as { cause?: Error }).cause?.message ?? (error as Error).message;
+        const network = new NetworkError(`cannot reach Cairn at ${this.base}: ${reason}`, { cause: error });
+        if (!refused(error) || attempt >= retries) throw network;
+        await sleep(this.delay(attempt, undefined) ?? 0, request.signal);
+        continue;
+      }
+      if (res.ok) return res;
+      const body: unknown = await res.json().catch(() => null);
+      const failure = errorFromResponse(res.status, body, parseRetryAfter(res.headers.get('retry-after')), res.headers.get('x-request-id') ?? undefined);
+      const wait = res.status === 429 || res.status === 503 ? this.delay(attempt, failure.retryAfter) : null;
+      if (wait === null || attempt >= retries) throw failure;
+      await sleep(wait, request.signal);
+    }
+  }
+
+  /** `send` and decode the JSON answer (undefined for 204). */
+  async json<T>(method: string, path: string, request: RequestOptions = {}): Promise<T> {
+    const res = await this.send(method, path, request);
+    if (res.status === 204) return undefined as T;
+    return (await res.json()) as T;
+  }
+
+  /** Milliseconds before the next attempt, or null when the server asked for longer than we wait. */
+  private delay(attempt: number, retryAfter: number | undefined): number | null {
+    const max = this.options.maxRetryDelayMs ?? 30_000;
+    if (retryAfter !== undefined) return retryAfter * 1000 <= max ? retryAfter * 1000 : null;
+    // Exponential with jitter, so clients that failed together do not retry together.
+    const ceiling = Math.min(max, (this.options.retryBaseMs ?? 250) * 2 ** attempt);
+    return ceiling / 2 + Math.random() * (ceiling / 2);
+  }
+
+  private urlOf(path: string, query: RequestOptions['query']): string {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
+    const qs = params.toString();
+    return `${this.base}${path}${qs ? `?${qs}` : ''}`;
+  }
+
+  private init(method: string, request: RequestOptions): RequestInit {
+    const headers: Record<string, string> = { accept: request.stream ? 'text/event-stream' : 'application/json', 'user-agent': `cairn-client/${CLIENT_VERSION}` };
+    if (this.options.apiKey) headers['x-cairn-api-key'] = this.options.apiKey;
+    if (this.options.agentId) headers['x-cairn-agent-id'] = this.options.agentId;
+    const init: RequestInit = { method, headers };
+    if (request.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      init.body = JSON.stringify(request.body);
+    }
+    const signals = [request.signal, request.stream ? undefined : AbortSignal.timeout(this.options.timeoutMs ?? 30_000)].filter((s) => s !== undefined);
+    if (signals.length > 0) init.signal = AbortSignal.any(signals);
+    return init;
+  }
+}

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import type { ClientOptions } from 'cairn-memory-client';
+import { ConfigError } from '../config.ts';
+import { AgentIdSchema } from '../domain/names.ts';
+
+/**
+ * The settings of the commands that talk to a running server (`cairn mcp`, `cairn read`, …):
+ * only these variables, so a client command never fails over a server setting it ignores.
+ */
+export const ClientEnv = z.object({
+  CAIRN_HTTP_URL: z.url({ protocol: /^https?$/, error: 'expected the server address, e.g. http://127.0.0.1:8080' }),
+  CAIRN_API_KEY: z.string().min(1).optional(),
+  CAIRN_AGENT_ID: AgentIdSchema.optional(),
+});
+
+export const clientOptionsFrom = (env: Record<string, string | undefined>, flags: { url?: string } = {}): ClientOptions => {
+  const merged: Record<string, string | undefined> = { ...env };
+  if (flags.url !== undefined) merged.CAIRN_HTTP_URL = flags.url;
+  for (const [k, v] of Object.entries(merged)) if (v === '') delete merged[k];
+  const parsed = ClientEnv.safeParse(merged);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) =>
+      issue.path[0] === 'CAIRN_HTTP_URL' && merged.CAIRN_HTTP_URL === undefined
+        ? 'CAIRN_HTTP_URL: not set; give the server address, e.g. CAIRN_HTTP_URL=http://127.0.0.1:8080 (or --url)'
+        : `${String(issue.path[0] ?? '?')}: ${issue.message}`,
+    );
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  return { url: e.CAIRN_HTTP_URL, ...(e.CAIRN_API_KEY ? { apiKey: e.CAIRN_API_KEY } : {}), ...(e.CAIRN_AGENT_ID ? { agentId: e.CAIRN_AGENT_ID } : {}) };
+};

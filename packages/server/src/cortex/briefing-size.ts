@@ -1,0 +1,36 @@
+import type { Briefing } from 'cairn-memory-client';
+
+/**
+ * Fitting a briefing into a prompt budget: measured as the length of its JSON, trimmed from
+ * the least essential end. Digest facts go first (their headlines stay), then each list loses
+ * its oldest items in turn, longest list first, until the whole fits.
+ */
+
+/** The two fields fitting adds to the answer (declared with the rest of `Briefing`, in the client). */
+export type Sized = Pick<Briefing, 'truncated' | 'size_chars'>;
+
+const size = (value: unknown): number => JSON.stringify(value).length;
+
+export const fitToBudget = <T extends { digests: Array<Record<string, unknown>> }>(briefing: T, maxChars: number, lists: Array<keyof T & string>): T & Sized => {
+  let truncated = false;
+  // Measured with a six-digit size in place, the widest the cap allows, so the final figure fits too.
+  const measure = () => size({ ...briefing, truncated, size_chars: 100_000 });
+  if (measure() > maxChars) {
+    truncated = true;
+    briefing.digests = briefing.digests.map(({ facts: _facts, ...rest }) => rest);
+  }
+  while (measure() > maxChars) {
+    let longest: (keyof T & string) | null = null;
+    for (const name of lists) {
+      const list = briefing[name] as unknown as unknown[];
+      if (list.length > 0 && (longest === null || size(list) > size(briefing[longest]))) longest = name;
+    }
+    if (longest === null) break;
+    (briefing[longest] as unknown as unknown[]).pop();
+  }
+  const out = { ...briefing, truncated, size_chars: 0 };
+  const bare = size(out) - 1;
+  out.size_chars = bare + String(bare).length;
+  if (String(out.size_chars).length !== String(bare).length) out.size_chars += 1;
+  return out;
+};

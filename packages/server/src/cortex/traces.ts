@@ -1,0 +1,74 @@
+import type { Trace, TraceLink } from 'cairn-memory-client';
+import type { Digest } from './digest-types.ts';
+import { HOUR_MS } from './digest-types.ts';
+import type { IncidentRef } from './digests/incidents.ts';
+import type { DeployRef } from './digests/repos.ts';
+import { humanDuration, ms } from './fields.ts';
+import { repoNameOf, serviceKey } from './scopes.ts';
+
+// What /api/v1/traces answers: declared once, in the client.
+export type { Trace, TraceLink };
+
+/** An incident this soon after a failed deploy of the same system is linked to it. */
+export const TRACE_WINDOW_MS = 2 * HOUR_MS;
+
+const FAILED = new Set(['failure', 'error']);
+
+/**
+ * Traces of one namespace from its repo and incident digests: for each incident, the latest
+ * failed deploy of the same system (repository name = service name, see serviceKey) within
+ * TRACE_WINDOW_MS before it. The chain goes on with the first successful deploy after the
+ * incident began (before it was resolved) and the resolution itself, when there are any.
+ */
+export const tracesOf = (namespace: string, digests: Iterable<Digest>): Array<Omit<Trace, 'detected_at'>> => {
+  const deploys = new Map<string, Array<DeployRef & { repo: string }>>();
+  const incidents: IncidentRef[] = [];
+  for (const d of digests) {
+    if (d.kind !== 'path' || !d.entity_path) continue;
+    if (d.type === 'repos') {
+      const repo = repoNameOf(d.entity_path);
+      const list = deploys.get(serviceKey(repo)) ?? [];
+      for (const x of (d.facts.deploys ?? []) as DeployRef[]) list.push({ ...x, repo: d.entity_path });
+      deploys.set(serviceKey(repo), list);
+    }
+    if (d.type === 'incidents') incidents.push(...((d.facts.incidents ?? []) as IncidentRef[]));
+  }
+  const traces: Array<Omit<Trace, 'detected_at'>> = [];
+  for (const incident of incidents) {
+    const began = ms(incident.triggered_at);
+    const key = serviceKey(incident.service);
+    const candidates = deploys.get(key);
+    if (began === null || !candidates) continue;
+    const cause = candidates
+      .filter((x) => FAILED.has(x.state) && ms(x.at) !== null && began - (ms(x.at) as number) >= 0 && began - (ms(x.at) as number) <= TRACE_WINDOW_MS)
+      .sort((a, b) => (ms(b.at) ?? 0) - (ms(a.at) ?? 0))[0];
+    if (!cause) continue;
+    const gap = began - (ms(cause.at) as number);
+    const ended = ms(incident.resolved_at) ?? Number.POSITIVE_INFINITY;
+    const fix = candidates
+      .filter((x) => x.state === 'success' && x.environment === cause.environment && (ms(x.at) ?? 0) >= began && (ms(x.at) ?? 0) <= ended)
+      .sort((a, b) => (ms(a.at) ?? 0) - (ms(b.at) ?? 0))[0];
+    const chain: TraceLink[] = [
+      { step: 1, role: 'cause', entity_path: cause.entity_path, key: cause.key, version: cause.version, event: `deployment.${cause.state}`, at: cause.at, summary: `deployment ${cause.id}${cause.sha ? ` (${cause.sha.slice(0, 7)})` : ''} to ${cause.environment} ${cause.state === 'error' ? 'errored' : 'failed'}` },
+      { step: 2, role: 'effect', entity_path: incident.entity_path, key: incident.key, version: incident.version, event: 'incident.triggered', at: incident.triggered_at, summary: `incident ${incident.id} "${incident.title}" triggered on ${incident.service}` },
+    ];
+    if (fix) chain.push({ step: 3, role: 'fix', entity_path: fix.entity_path, key: fix.key, version: fix.version, event: 'deployment.success', at: fix.at, summary: `deployment ${fix.id} to ${fix.environment} succeeded` });
+    if (incident.status === 'resolved' && incident.resolved_at) {
+      chain.push({ step: chain.length + 1, role: 'resolution', entity_path: incident.entity_path, key: incident.key, version: incident.version, event: 'incident.resolved', at: incident.resolved_at, summary: `incident ${incident.id} resolved` });
+    }
+    traces.push({
+      id: `failed_deploy_then_incident:${incident.entity_path}:${incident.key}`,
+      kind: 'failed_deploy_then_incident',
+      namespace,
+      service: incident.service,
+      title: `failed deploy of ${repoNameOf(cause.repo)} → incident on ${incident.service}`,
+      reason: `deployment ${cause.id} of ${cause.repo} to ${cause.environment} ${cause.state === 'error' ? 'errored' : 'failed'} at ${cause.at}, ` +
+        `and ${humanDuration(gap)} later incident ${incident.id} was triggered on service "${incident.service}"; linked because the repository ` +
+        `and the service are the same system (both "${key}") and the incident began within ${humanDuration(TRACE_WINDOW_MS)} of the failure` +
+        (fix ? `; deployment ${fix.id} succeeded ${humanDuration((ms(fix.at) ?? began) - began)} after the incident began` : ''),
+      chain,
+      window_ms: TRACE_WINDOW_MS,
+    });
+  }
+  return traces;
+};

@@ -1,0 +1,46 @@
+import type { ErrorCode, FieldIssue } from 'cairn-memory-client';
+
+// The codes and the field issue are declared once, in the client: they are what error answers carry.
+export type { ErrorCode, FieldIssue };
+
+/** Error codes of SPEC §4 and the HTTP status each maps to: one entry per `ErrorCode`, no more, no fewer. */
+export const ERROR_STATUS = {
+  BAD_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  VALIDATION_FAILED: 422,
+  RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
+} as const satisfies Record<ErrorCode, number>;
+
+/**
+ * The only error services throw on purpose. Transports map `code` to their own shape
+ * (HTTP status + body, MCP tool error); anything else reaching a transport is a bug.
+ */
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly details: FieldIssue[] | undefined;
+  /** Seconds a client should wait before retrying (429, 503). */
+  readonly retryAfter: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: { details?: FieldIssue[]; retryAfter?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'ServiceError';
+    this.code = code;
+    this.details = options.details;
+    this.retryAfter = options.retryAfter;
+  }
+}
+
+export const notFound = (what: string): ServiceError => new ServiceError('NOT_FOUND', `${what} not found`);
+
+export const validationFailed = (details: FieldIssue[]): ServiceError =>
+  new ServiceError('VALIDATION_FAILED', `invalid ${details.map((d) => d.field).join(', ')}: ${details[0]?.message ?? ''}`, { details });
+
+/** A backend that cannot answer right now; retryable. */
+export const unavailable = (message: string, cause?: unknown): ServiceError =>
+  new ServiceError('UNAVAILABLE', message, { retryAfter: 2, cause });

@@ -1,0 +1,44 @@
+import type { CairnClient } from 'cairn-memory-client';
+import type { BriefingQuery, DeleteRequest, DigestQuery, HistoryRequest, ListQuery, OutcomeRequest, ReadRequest, SearchRequest, WriteRequest } from 'cairn-memory-client';
+import { parseInput } from '../domain/parse-input.ts';
+import { DeleteEntryInput } from '../services/delete-entry.ts';
+import { EntryHistoryInput } from '../services/entry-history.ts';
+import { ListEntriesInput } from '../services/list-entries.ts';
+import { ReadEntryInput } from '../services/read-entry.ts';
+import type { MemoryOperations, OperationName } from './operations.ts';
+import { SERVED_OPERATIONS } from './service-operations.ts';
+
+/**
+ * The operations over the REST client, for `cairn mcp`. The server validates what it
+ * receives, as for any REST call; reads, histories and deletes are checked here first with
+ * the services' own schemas, because their arguments become the URL, where a bad entity path
+ * would read as a strange route and a non-string would be flattened rather than refused.
+ */
+export const clientOperations = (client: CairnClient, served: readonly OperationName[] = SERVED_OPERATIONS): Partial<MemoryOperations> => {
+  const all: MemoryOperations = {
+    write: (raw) => client.write(raw as WriteRequest),
+    read: async (raw) => {
+      parseInput(ReadEntryInput, raw);
+      return client.read(raw as ReadRequest);
+    },
+    list: async (raw) => {
+      parseInput(ListEntriesInput, raw);
+      return client.list(raw as ListQuery);
+    },
+    history: async (raw) => {
+      parseInput(EntryHistoryInput, raw);
+      return client.history(raw as HistoryRequest);
+    },
+    delete: async (raw) => {
+      parseInput(DeleteEntryInput, raw);
+      await client.delete(raw as DeleteRequest);
+    },
+    recordOutcome: (raw) => client.recordOutcome(raw as OutcomeRequest),
+    search: (raw) => client.search(raw as SearchRequest),
+    briefing: (raw) => client.briefing(raw as BriefingQuery),
+    digests: (raw) => client.digests(raw as DigestQuery),
+  };
+  const ops: Partial<MemoryOperations> = {};
+  for (const name of served) Object.assign(ops, { [name]: all[name] });
+  return ops;
+};

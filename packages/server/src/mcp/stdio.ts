@@ -1,0 +1,22 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CairnClient } from 'cairn-memory-client';
+import type { ClientOptions } from 'cairn-memory-client';
+import { clientOperations } from './client-operations.ts';
+import { createMcpServer } from './server.ts';
+
+/**
+ * `cairn mcp`: an MCP server on stdin/stdout for clients that launch a command, forwarding
+ * every tool call to a Cairn server over its REST API. It offers the same tools as `/mcp` and
+ * answers the same results; stdout carries only protocol messages, diagnostics go to stderr.
+ */
+export const runStdioMcp = async (options: ClientOptions): Promise<void> => {
+  const client = new CairnClient(options);
+  const server = createMcpServer(clientOperations(client), {
+    onBug: (error) => process.stderr.write(`cairn mcp: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
+  });
+  const transport = new StdioServerTransport();
+  // The client closing our stdin is the end of the session.
+  process.stdin.once('end', () => void server.close().finally(() => process.exit(0)));
+  await server.connect(transport);
+  process.stderr.write(`cairn mcp: forwarding to ${options.url}${options.apiKey ? ' with CAIRN_API_KEY' : ' without an API key'}\n`);
+};

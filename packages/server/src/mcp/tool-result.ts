@@ -1,0 +1,66 @@
+import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CairnError } from 'cairn-memory-client';
+import { type FieldIssue, ServiceError } from '../domain/errors.ts';
+
+/** JSON-RPC error code for a refused API key: the implementation-defined server-error range. */
+export const UNAUTHENTICATED_RPC_CODE = -32001;
+
+/** What a model should do next, by error code: the point of a tool error is that it can act on it. */
+const HINTS: Record<string, string> = {
+  VALIDATION_FAILED: 'Fix the fields named in details and call again.',
+  BAD_REQUEST: 'Fix the arguments and call again.',
+  NOT_FOUND: 'Nothing live at that entity_path and key: check both (memory_list shows the keys under a path).',
+  CONFLICT: 'The entry changed since you read it: read it again, then retry with its current version as if_version.',
+  PAYLOAD_TOO_LARGE: 'Store less: a value is at most 512 KiB; split it or keep a summary.',
+  FORBIDDEN: 'Your API key does not allow this (scope or entity path prefix).',
+  RATE_LIMITED: 'Too many requests: wait retry_after_s seconds, then retry.',
+  UNAVAILABLE: 'The storage backend is not answering: wait retry_after_s seconds, then retry.',
+  NETWORK: 'The Cairn server cannot be reached: tell the user it may be down.',
+};
+
+/** A successful call: the operation's answer as JSON text (every client shows it) and as structured content. */
+export const toolSuccess = (result: Record<string, unknown>): CallToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(result) }],
+  structuredContent: result,
+});
+
+interface Coded {
+  code: string;
+  message: string;
+  details: FieldIssue[] | undefined;
+  retryAfter: number | undefined;
+  requestId: string | undefined;
+}
+
+const coded = (error: unknown, requestId: string | undefined): Coded | null => {
+  if (error instanceof ServiceError) return { code: error.code, message: error.message, details: error.details, retryAfter: error.retryAfter, requestId };
+  if (error instanceof CairnError) return { code: error.code, message: error.message, details: error.details, retryAfter: error.retryAfter, requestId: error.requestId };
+  return null;
+};
+
+/**
+ * A failed call, as SPEC §9 wants it: what the model can fix or wait out (bad input, a
+ * missing entry, a conflict, a busy backend) is a tool error it reads, with the same code,
+ * message and field details as the REST answer; a refused key and server bugs are protocol
+ * errors, because no change of arguments fixes them.
+ */
+export const toolFailure = (error: unknown, requestId: string | undefined, onBug: (error: unknown) => void): CallToolResult => {
+  const failure = coded(error, requestId);
+  if (failure?.code === 'UNAUTHENTICATED') throw new McpError(UNAUTHENTICATED_RPC_CODE, `Cairn refused the API key: ${failure.message}`);
+  if (!failure || failure.code === 'INTERNAL') {
+    onBug(error);
+    const id = failure?.requestId ?? requestId;
+    throw new McpError(ErrorCode.InternalError, `internal error in Cairn${id ? ` (request id ${id})` : ''}`);
+  }
+  const body = {
+    error: {
+      code: failure.code,
+      message: failure.message,
+      ...(failure.details ? { details: failure.details } : {}),
+      ...(failure.retryAfter !== undefined ? { retry_after_s: failure.retryAfter } : {}),
+      ...(failure.requestId ? { request_id: failure.requestId } : {}),
+      ...(HINTS[failure.code] ? { hint: HINTS[failure.code] } : {}),
+    },
+  };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+};

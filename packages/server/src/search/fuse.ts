@@ -1,0 +1,78 @@
+import type { ScoreParts } from 'cairn-memory-client';
+import type { Entry } from '../domain/entry.ts';
+import type { Candidate } from '../ports/search-index.ts';
+
+// Where a result's score came from: part of the search answer, declared once, in the client.
+export type { ScoreParts };
+
+export interface Ranked {
+  entry: Entry;
+  score: number;
+  parts: ScoreParts;
+}
+
+/** Reciprocal rank fusion constant (Cormack et al. 2009): damps the head of each list. */
+const RRF_K = 60;
+const RECENCY_HALF_LIFE_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+/**
+ * Relevance first, then recency and confidence as gentle multipliers: an entry written today
+ * with confidence 1 keeps its relevance; a year-old guess (confidence 0) keeps 0.86 of it,
+ * enough to break near-ties without burying a clearly better match.
+ */
+export const recencyWeight = (entry: Entry, now: number): number => {
+  const ageDays = Math.max(0, now - Date.parse(entry.written_at)) / DAY_MS;
+  return 0.95 + 0.05 * 2 ** (-ageDays / RECENCY_HALF_LIFE_DAYS);
+};
+export const confidenceWeight = (entry: Entry): number => 0.9 + 0.1 * entry.confidence;
+
+const addressOf = (e: Entry): string => `${e.entity_path}\u0000${e.key}`;
+
+/**
+ * Fuse the text and vector rankings (either may be absent), and in hybrid the word-by-word
+ * ranking of their best candidates, into one, best first. With several, reciprocal rank
+ * fusion weighted per ranking; with one, its scores relative to its best.
+ */
+export const fuse = (
+  text: Candidate[] | null,
+  vector: Candidate[] | null,
+  options: { now: number; limit: number; vectorWeight: number; words?: Candidate[] | null },
+): Ranked[] => {
+  const byAddress = new Map<string, { entry: Entry; parts: ScoreParts }>();
+  const part = (c: Candidate) => {
+    const id = addressOf(c.entry);
+    let found = byAddress.get(id);
+    if (!found) {
+      found = { entry: c.entry, parts: { text: null, vector: null, relevance: 0, recency: 1, confidence: 1 } };
+      byAddress.set(id, found);
+    }
+    return found;
+  };
+  const both = text !== null && vector !== null;
+  const textBest = text?.[0]?.score || 1;
+  text?.forEach((c, i) => {
+    const p = part(c).parts;
+    p.text = { rank: i + 1, score: c.score };
+    p.relevance += both ? 1 / (RRF_K + i + 1) : c.score / textBest;
+  });
+  const vectorBest = vector?.[0]?.score || 1;
+  vector?.forEach((c, i) => {
+    const p = part(c).parts;
+    p.vector = { rank: i + 1, similarity: c.score };
+    p.relevance += both ? options.vectorWeight / (RRF_K + i + 1) : Math.max(0, c.score) / vectorBest;
+  });
+  options.words?.forEach((c, i) => {
+    const p = part(c).parts;
+    p.words = { rank: i + 1, similarity: c.score };
+    p.relevance += 1 / (RRF_K + i + 1);
+  });
+  const ranked: Ranked[] = [];
+  for (const { entry, parts } of byAddress.values()) {
+    parts.recency = recencyWeight(entry, options.now);
+    parts.confidence = confidenceWeight(entry);
+    ranked.push({ entry, parts, score: parts.relevance * parts.recency * parts.confidence });
+  }
+  ranked.sort((a, b) => b.score - a.score || addressOf(a.entry).localeCompare(addressOf(b.entry)));
+  return ranked.slice(0, options.limit);
+};

@@ -1,0 +1,48 @@
+import type { Highlight } from 'cairn-memory-client';
+import type { Entry } from '../domain/entry.ts';
+import { analyze } from './analyzer.ts';
+import { entryFields } from './entry-text.ts';
+
+// Part of the search answer: declared once, in the client.
+export type { Highlight };
+
+const CONTEXT_CHARS = 60;
+const MAX_HIGHLIGHTS = 3;
+
+/**
+ * Why an entry matched: the fields holding query terms, each cut to a fragment around its
+ * matches (the whole field when short). Fields with more matches come first. Computed for the
+ * returned page only, from the entry itself, so every backend highlights alike.
+ */
+export const highlight = (entry: Entry, isMatch: (term: string) => boolean): Highlight[] => {
+  const found: { h: Highlight; hits: number }[] = [];
+  for (const f of entryFields(entry)) {
+    const spans = analyze(f.text)
+      .filter((t) => isMatch(t.term))
+      .map((t): [number, number] => [t.start, t.end]);
+    if (spans.length === 0) continue;
+    const first = spans[0] as [number, number];
+    // Start at a word boundary near CONTEXT_CHARS before the first match.
+    let from = Math.max(0, first[0] - CONTEXT_CHARS);
+    if (from > 0) {
+      const space = f.text.indexOf(' ', from);
+      from = space >= 0 && space < first[0] ? space + 1 : from;
+    }
+    let to = Math.min(f.text.length, Math.max(first[1], (spans.at(-1) as [number, number])[1]) + CONTEXT_CHARS);
+    to = Math.min(to, from + 4 * CONTEXT_CHARS);
+    if (to < f.text.length) {
+      const space = f.text.lastIndexOf(' ', to);
+      to = space > first[1] ? space : to;
+    }
+    const prefix = from > 0 ? '…' : '';
+    const suffix = to < f.text.length ? '…' : '';
+    const matches = spans
+      .filter(([s, e]) => s >= from && e <= to)
+      .map(([s, e]): [number, number] => [s - from + prefix.length, e - from + prefix.length]);
+    found.push({ h: { field: f.field, fragment: prefix + f.text.slice(from, to) + suffix, matches }, hits: spans.length });
+  }
+  return found
+    .sort((a, b) => b.hits - a.hits)
+    .slice(0, MAX_HIGHLIGHTS)
+    .map((x) => x.h);
+};

@@ -1,0 +1,51 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ManagedKey } from 'cairn-memory-client';
+import type { Access, Scope } from '../../domain/access.ts';
+
+/** Managed keys live in one global collection: a key must be found before its namespace is known. */
+export const KEYS = 'api-keys';
+
+/** What is stored per key: never the key itself, only its SHA-256. */
+export interface KeyRecord {
+  name: string;
+  hash: string;
+  scopes: Scope[];
+  prefixes: string[] | null;
+  namespace: string;
+  team: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/**
+ * Keys look like `ck_<id>_<secret>`: the id finds the record in one lookup, the 256-bit
+ * secret is what proves possession. Keys have enough entropy that a plain SHA-256 is the
+ * right hash (a slow password hash would only slow every request).
+ */
+export const newKey = (): { id: string; key: string; hash: string } => {
+  const id = randomBytes(6).toString('hex');
+  const key = `ck_${id}_${randomBytes(32).toString('base64url')}`;
+  return { id, key, hash: hashKey(key) };
+};
+
+export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+
+/** The id inside a managed key, or null when the string is not shaped like one. */
+export const keyIdOf = (key: string): string | null => /^ck_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/.exec(key)?.[1] ?? null;
+
+export const keyMatches = (record: KeyRecord, key: string): boolean =>
+  timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(hashKey(key), 'hex'));
+
+export const accessOfKey = (id: string, record: KeyRecord): Access => ({
+  keyId: id,
+  scopes: record.scopes,
+  prefixes: record.prefixes,
+  namespaces: [record.namespace],
+  team: record.team,
+});
+
+/** The public view of a key: everything but its hash (the client's `ManagedKey`). */
+export const keyView = (id: string, record: KeyRecord): ManagedKey => {
+  const { hash: _hash, ...rest } = record;
+  return { id, ...rest };
+};

@@ -1,0 +1,100 @@
+import type { Briefing, BriefingDigest } from 'cairn-memory-client';
+import { z } from 'zod';
+import { fitToBudget } from '../cortex/briefing-size.ts';
+import { allRecords, COLLECTIONS } from '../cortex/cortex-records.ts';
+import type { ConfidenceDrop, Digest, OpenItem, RecentChange } from '../cortex/digest-types.ts';
+import { byTimeDesc, shortText } from '../cortex/fields.ts';
+import type { Pattern } from '../cortex/patterns.ts';
+import { readDigests } from '../cortex/read-digests.ts';
+import { rollupDigest } from '../cortex/rollup.ts';
+import { namespaceScope } from '../cortex/scopes.ts';
+import type { Trace } from '../cortex/traces.ts';
+import { AgentIdSchema, EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../domain/names.ts';
+import { parseInput } from '../domain/parse-input.ts';
+import { listPrefixFor, namespaceFor, pathVisible, requireScope } from './authorize.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { cortexStatus } from './cortex-status.ts';
+import { digestVisible } from './list-digests.ts';
+import { wholeNumber } from './schemas.ts';
+
+export const BriefingInput = z
+  .object({
+    namespace: NamespaceSchema.optional(),
+    entity_path: EntityPathSchema.optional().describe('The scope to brief on: this path and everything below it. Absent: the whole namespace.'),
+    agent_id: AgentIdSchema.optional().describe('Who is asking: their own writes are left out of recent changes (they know them).'),
+    limit: wholeNumber(1, 100).default(10).describe('Most items per list.'),
+    max_chars: wholeNumber(500, 200_000).default(8000).describe('Size cap of the whole answer, as JSON characters.'),
+  })
+  .strict();
+export type BriefingInput = z.input<typeof BriefingInput>;
+
+/** Path digests read for one briefing; a broader scope is summarized by its top paths. */
+const MAX_DIGESTS = 200;
+
+const compact = (d: Digest): BriefingDigest => {
+  const { incidents: _i, deploys: _d, ...facts } = d.facts;
+  return { scope: d.scope, type: d.type, version: d.version, compiled_at: d.compiled_at, headline: d.headline, facts };
+};
+
+/**
+ * GET /api/v1/briefing: what an agent should know now about a scope, compact enough for a
+ * prompt — the Cortex's digests (an overview when the scope spans several paths), open
+ * items, recent changes by others, patterns, decision traces and entries whose confidence
+ * fell. Everything comes from the compiled records; the cap (`max_chars`) trims it to fit.
+ * The answer's shape, `Briefing`, is declared in the client: the compiler holds this to it.
+ */
+export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<Briefing> => {
+  const input = parseInput(BriefingInput, raw);
+  requireScope(ctx, 'read');
+  const namespace = namespaceFor(ctx, input.namespace);
+  const prefix = listPrefixFor(ctx, input.entity_path);
+  const under = (path: string | null): boolean => path !== null && (prefix === undefined || pathHasPrefix(path, prefix)) && pathVisible(ctx, path);
+  const visible = digestVisible(ctx);
+
+  const page = await readDigests(deps.store, { namespace, scope: prefix, type: 'path', limit: MAX_DIGESTS, visible });
+  const paths = page.digests.sort(byTimeDesc((d) => d.summary.last_change?.written_at ?? null));
+  const whole = prefix === undefined ? (await readDigests(deps.store, { namespace, scope: namespaceScope(namespace), limit: 1, visible })).digests[0] : undefined;
+  const overview = whole ?? (paths.length > 1 ? { ...rollupDigest('namespace', namespace, prefix ?? namespace, paths), version: 0, compiled_at: paths[0]?.compiled_at ?? '' } : undefined);
+
+  const patterns: Pattern[] = [];
+  for await (const r of allRecords(deps.store, COLLECTIONS.patterns(namespace))) {
+    const p = r.data as unknown as Pattern;
+    if (under(p.entity_path)) patterns.push(p);
+  }
+  const traces: Trace[] = [];
+  for await (const r of allRecords(deps.store, COLLECTIONS.traces(namespace))) {
+    const t = r.data as unknown as Trace;
+    if (t.chain.some((l) => under(l.entity_path)) && t.chain.every((l) => pathVisible(ctx, l.entity_path))) traces.push(t);
+  }
+
+  const source = overview ? [overview, ...paths] : paths;
+  const dedupe = <T extends { entity_path: string; key: string }>(items: T[]): T[] => [...new Map(items.map((i) => [`${i.entity_path}\u0000${i.key}`, i])).values()];
+  const open_items = dedupe(source.flatMap((d) => d.open_items)).filter((i) => under(i.entity_path)).sort(byTimeDesc<OpenItem>((i) => i.since)).slice(0, input.limit);
+  let recent_changes: RecentChange[] = dedupe(source.flatMap((d) => d.recent_changes)).filter((c) => under(c.entity_path) && c.agent_id !== input.agent_id);
+  if (source.length === 0) recent_changes = await liveChanges(deps, namespace, prefix, input.agent_id);
+  const confidence_drops = dedupe(source.flatMap((d) => d.confidence_drops)).filter((c) => under(c.entity_path)).sort(byTimeDesc<ConfidenceDrop>((c) => c.at));
+  const status = await cortexStatus(deps, ctx);
+
+  return fitToBudget({
+    namespace,
+    entity_path: prefix ?? null,
+    agent_id: input.agent_id ?? null,
+    generated_at: new Date(deps.now()).toISOString(),
+    cortex: { status: status.status, last_compiled_at: status.last_compiled_at, lag_ms: status.lag_ms, compiled: source.length > 0 },
+    overview: overview?.headline ?? paths[0]?.headline ?? null,
+    digests: [...(whole ? [whole] : []), ...paths].slice(0, input.limit).map(compact),
+    open_items,
+    recent_changes: recent_changes.sort(byTimeDesc((c) => c.written_at)).slice(0, input.limit),
+    patterns: patterns.sort(byTimeDesc((p) => p.detected_at)).slice(0, input.limit).map(({ id, kind, entity_path, title, detail, detected_at }) => ({ id, kind, entity_path, title, detail, detected_at })),
+    traces: traces.sort(byTimeDesc((t) => t.chain[0]?.at ?? null)).slice(0, input.limit).map(({ id, title, reason, chain, detected_at }) => ({ id, title, reason, chain, detected_at })),
+    confidence_drops: confidence_drops.slice(0, input.limit),
+  }, input.max_chars, ['recent_changes', 'open_items', 'digests', 'traces', 'patterns', 'confidence_drops']);
+};
+
+/** Before the Cortex has compiled anything here, recent changes come straight from the store. */
+const liveChanges = async (deps: ServiceDeps, namespace: string, prefix: string | undefined, agentId: string | undefined): Promise<RecentChange[]> => {
+  const page = await deps.store.list({ namespace, prefix, limit: 1000, now: deps.now() });
+  return page.entries
+    .filter((e) => e.agent_id !== agentId)
+    .map((e) => ({ entity_path: e.entity_path, key: e.key, version: e.version, agent_id: e.agent_id, event_type: e.event_type, written_at: e.written_at, confidence: e.confidence, summary: shortText(e.value) }));
+};

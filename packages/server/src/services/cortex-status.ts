@@ -1,0 +1,28 @@
+import type { CortexStatusResult } from 'cairn-memory-client';
+import { readSharedStatus, STOPPED } from '../cortex/heartbeat.ts';
+import { requireScope } from './authorize.ts';
+import type { Context, ServiceDeps } from './context.ts';
+
+// The answer's shape is declared once, in the client.
+export type { CortexStatusResult, WorkerSummary } from 'cairn-memory-client';
+
+/**
+ * GET /api/v1/cortex/status. The Cortex may run in any process: on PostgreSQL and S3 the
+ * answer comes from the workers' shared heartbeats, so every replica gives the same one; on
+ * the filesystem backend the worker can only be embedded in this server, and answers itself.
+ */
+export const cortexStatus = async (deps: ServiceDeps, ctx: Context): Promise<CortexStatusResult> => {
+  requireScope(ctx, 'read');
+  const local = deps.cortex?.status() ?? null;
+  if (deps.store.backend === 'filesystem') {
+    const status = local ?? STOPPED;
+    return { ...status, workers: local ? [{ worker_id: local.worker_id, status: local.status, heartbeat_at: local.heartbeat_at, host: null, pid: process.pid, started_at: null }] : [] };
+  }
+  const shared = await readSharedStatus(deps.store, deps.now());
+  // The worker in this very process knows its own numbers first-hand.
+  const status = local?.status === 'active' ? local : shared.status;
+  return {
+    ...status,
+    workers: shared.workers.map((w) => ({ worker_id: w.worker_id, status: w.status, heartbeat_at: w.heartbeat_at, host: w.host, pid: w.pid, started_at: w.started_at })),
+  };
+};

@@ -1,0 +1,85 @@
+import type { DeliveryCounts } from 'cairn-memory-client';
+import type { RecordStore } from '../ports/records.ts';
+
+export type DeliveryOutcome = 'written' | 'duplicates' | 'ignored' | 'rejected';
+
+// The counters the connectors API lists: declared once, in the client.
+export type { DeliveryCounts };
+
+const EMPTY: DeliveryCounts = { received: 0, written: 0, duplicates: 0, ignored: 0, rejected: 0, last_event_at: null };
+const collection = (namespace: string) => `connector-stats/${namespace}`;
+
+/**
+ * Per-connector delivery counters shared by every replica. Counting happens in memory and is
+ * added to the shared record about once a second: a record write per delivery would double
+ * the cost of every event, and a flood of forged deliveries must not become a flood of
+ * writes. Readers see the shared totals plus this replica's unflushed counts.
+ */
+export class DeliveryCounters {
+  private readonly store: RecordStore;
+  private readonly onCount: (connector: string, outcome: DeliveryOutcome) => void;
+  private pending = new Map<string, DeliveryCounts>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(store: RecordStore, onCount: (connector: string, outcome: DeliveryOutcome) => void = () => {}, intervalMs = 1000) {
+    this.store = store;
+    this.onCount = onCount;
+    this.timer = setInterval(() => void this.flush(), intervalMs);
+    this.timer.unref();
+  }
+
+  count(namespace: string, connector: string, outcome: DeliveryOutcome, at: string): void {
+    const id = `${namespace}\u0000${connector}`;
+    const counts = this.pending.get(id) ?? { ...EMPTY };
+    counts.received += 1;
+    counts[outcome] += 1;
+    if (outcome !== 'rejected') counts.last_event_at = at;
+    this.pending.set(id, counts);
+    this.onCount(connector, outcome);
+  }
+
+  async read(namespace: string, connector: string): Promise<DeliveryCounts> {
+    const stored = await this.store.getRecord(collection(namespace), connector);
+    return add({ ...EMPTY, ...(stored?.data as Partial<DeliveryCounts> | undefined) }, this.pending.get(`${namespace}\u0000${connector}`));
+  }
+
+  /** Add this replica's counts to the shared totals (read-modify-write; see class comment). */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      const batch = this.pending;
+      this.pending = new Map();
+      for (const [id, delta] of batch) {
+        const [namespace, connector] = id.split('\u0000') as [string, string];
+        try {
+          const stored = await this.store.getRecord(collection(namespace), connector);
+          const total = add({ ...EMPTY, ...(stored?.data as Partial<DeliveryCounts> | undefined) }, delta);
+          await this.store.putRecord(collection(namespace), connector, { ...total });
+        } catch {
+          // Backend down: keep the counts for the next flush rather than lose them.
+          this.pending.set(id, add(this.pending.get(id) ?? { ...EMPTY }, delta));
+        }
+      }
+    });
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+}
+
+const add = (a: DeliveryCounts, b: DeliveryCounts | undefined): DeliveryCounts => {
+  if (!b) return a;
+  const later = [a.last_event_at, b.last_event_at].filter((x): x is string => x !== null).sort().pop() ?? null;
+  return {
+    received: a.received + b.received,
+    written: a.written + b.written,
+    duplicates: a.duplicates + b.duplicates,
+    ignored: a.ignored + b.ignored,
+    rejected: a.rejected + b.rejected,
+    last_event_at: later,
+  };
+};

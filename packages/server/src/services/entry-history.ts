@@ -1,0 +1,31 @@
+import type { HistoryResponse } from 'cairn-memory-client';
+import { z } from 'zod';
+import { ServiceError } from '../domain/errors.ts';
+import { LIMITS } from '../domain/limits.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { parseInput } from '../domain/parse-input.ts';
+import { namespaceFor, requirePath, requireScope } from './authorize.ts';
+import { AddressSchema, wholeNumber } from './schemas.ts';
+
+export const EntryHistoryInput = AddressSchema.extend({
+  limit: wholeNumber(1, LIMITS.historyLimitMax).default(100),
+  before: wholeNumber(2).optional().describe('Only versions older than this one (paging back).'),
+});
+export type EntryHistoryInput = z.input<typeof EntryHistoryInput>;
+
+/** A page of versions, as GET /api/v1/history/… answers it (declared once, in the client). */
+export type HistoryResult = HistoryResponse;
+
+/** Every version of an entry, newest first, tombstones included; 404 if it was never written. */
+export const entryHistory = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<HistoryResult> => {
+  const input = parseInput(EntryHistoryInput, raw);
+  requireScope(ctx, 'read');
+  requirePath(ctx, input.entity_path);
+  const address = { namespace: namespaceFor(ctx, input.namespace), entity_path: input.entity_path, key: input.key };
+  const versions = await deps.store.history(address, { limit: input.limit, beforeVersion: input.before });
+  if (versions.length === 0 && !(await deps.store.head(address))) {
+    throw new ServiceError('NOT_FOUND', `entry ${address.entity_path} / ${address.key} not found`);
+  }
+  const oldest = versions[versions.length - 1];
+  return { versions, next_before: oldest && oldest.version > 1 ? oldest.version : null };
+};

@@ -1,0 +1,58 @@
+import type { EventResponse } from 'cairn-memory-client';
+import { z } from 'zod';
+import { canonicalJson, sha256 } from '../domain/content-hash.ts';
+import type { Entry } from '../domain/entry.ts';
+import { LIMITS } from '../domain/limits.ts';
+import { EntityPathSchema, EventTypeSchema, KeySchema, TagSchema, labelSchema } from '../domain/names.ts';
+import { parseInput } from '../domain/parse-input.ts';
+import { requirePath, requireScope } from './authorize.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { deliverWrites } from './deliver-writes.ts';
+import { ConfidenceSchema, ValueSchema } from './schemas.ts';
+
+export const IngestEventInput = z
+  .object({
+    source: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, { error: 'expected a lower-case name such as "datadog" (letters, digits, ".", "_", "-")' })
+      .describe('The sending system; entries are written by agent "external/<source>".'),
+    entity_path: EntityPathSchema,
+    key: KeySchema,
+    value: ValueSchema,
+    event_type: EventTypeSchema,
+    event_id: labelSchema(256, 'The sender\'s id for this event; replays with the same id are duplicates.').optional(),
+    confidence: ConfidenceSchema.optional().describe('Default 0.9.'),
+    tags: z.array(TagSchema).max(LIMITS.tags).optional(),
+  })
+  .strict();
+
+/** What POST /api/v1/events answers (declared once, in the client). */
+export type IngestEventResult = EventResponse;
+
+/**
+ * An event from any system, stored as a shared entry. Deduplicated by `event_id`, or without
+ * one by a hash of its content, so a sender's retry never makes a second version.
+ */
+export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<IngestEventResult> => {
+  const input = parseInput(IngestEventInput, raw);
+  requireScope(ctx, 'write');
+  requirePath(ctx, input.entity_path);
+  const address = { namespace: ctx.namespace, entity_path: input.entity_path, key: input.key };
+  const collection = `dedup/${ctx.namespace}/events/${input.source}`;
+  const id = input.event_id !== undefined && input.event_id.length <= 200
+    ? `id:${input.event_id}`
+    : `sha256:${sha256(canonicalJson([input.event_id ?? null, input.entity_path, input.key, input.event_type, input.value]))}`;
+
+  const seen = await deps.store.getRecord(collection, id);
+  if (seen) {
+    const entry = await deps.store.version(address, Number(seen.data.version));
+    if (entry) return { status: 'duplicate', entry };
+  }
+  const [written] = await deliverWrites(deps, ctx, input.source, input.event_id ? { event_id: input.event_id } : {}, [
+    { entity_path: input.entity_path, key: input.key, value: input.value, event_type: input.event_type, confidence: input.confidence ?? 0.9, tags: input.tags },
+  ]);
+  const { entry, created } = written as { entry: Entry; created: boolean };
+  const first = await deps.store.createRecord(collection, id, { version: entry.version, at: new Date(deps.now()).toISOString() });
+  if (!first) return { status: 'duplicate', entry };
+  return { status: created ? 'created' : 'unchanged', entry };
+};

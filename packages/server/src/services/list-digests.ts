@@ -1,0 +1,59 @@
+import type { DigestTypeFilter } from 'cairn-memory-client';
+import { z } from 'zod';
+import type { Digest } from '../cortex/digest-types.ts';
+import { readDigests } from '../cortex/read-digests.ts';
+import { ServiceError } from '../domain/errors.ts';
+import { NamespaceSchema, labelSchema } from '../domain/names.ts';
+import { parseInput } from '../domain/parse-input.ts';
+import type { Expect, SameUnion } from '../domain/type-checks.ts';
+import { namespaceFor, pathVisible, requireScope } from './authorize.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { wholeNumber } from './schemas.ts';
+
+/** The `type` filters accepted: exactly the client's `DigestTypeFilter`, checked below. */
+export const DIGEST_TYPES = ['incidents', 'repos', 'comms', 'projects', 'generic', 'source', 'namespace', 'path', 'entity'] as const satisfies readonly DigestTypeFilter[];
+type _EveryFilter = Expect<SameUnion<(typeof DIGEST_TYPES)[number], DigestTypeFilter>>;
+
+export const ListDigestsInput = z
+  .object({
+    namespace: NamespaceSchema.optional(),
+    scope: labelSchema(
+      600,
+      'An entity path prefix ("incidents/pagerduty"), a source ("github" or "external/github"), or a scope id ("path:repos/acme/api", "source:external/github", "namespace:default").',
+    ).optional(),
+    type: z.enum(DIGEST_TYPES).optional().describe('Only this type: incidents, repos, comms, projects, generic (path digests), source, namespace; "path" (or "entity") for every path digest.'),
+    limit: wholeNumber(1, 500).default(100),
+    cursor: z.string().max(1024).optional().describe('The `next_cursor` of the previous page.'),
+  })
+  .strict();
+export type ListDigestsInput = z.input<typeof ListDigestsInput>;
+
+/**
+ * A key confined to path prefixes sees the digests of those paths only: source and namespace
+ * digests summarize paths beyond its reach.
+ */
+export const digestVisible = (ctx: Context) => (d: Digest): boolean =>
+  d.kind === 'path' ? d.entity_path !== null && pathVisible(ctx, d.entity_path) : (ctx.access?.prefixes ?? null) === null;
+
+const decodeCursor = (cursor: string): string => {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!id.startsWith('path:') && !id.startsWith('source:') && !id.startsWith('namespace:')) {
+    throw new ServiceError('VALIDATION_FAILED', 'cursor is not one this server issued', { details: [{ field: 'cursor', message: 'pass the next_cursor of a previous page unchanged' }] });
+  }
+  return id;
+};
+
+/** GET /api/v1/cortex/digests: the compiled digests, by scope and type (SPEC §5, §8). */
+export const listDigests = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<{ digests: Digest[]; next_cursor: string | null }> => {
+  const input = parseInput(ListDigestsInput, raw);
+  requireScope(ctx, 'read');
+  const page = await readDigests(deps.store, {
+    namespace: namespaceFor(ctx, input.namespace),
+    scope: input.scope,
+    type: input.type,
+    limit: input.limit,
+    visible: digestVisible(ctx),
+    ...(input.cursor === undefined ? {} : { after: decodeCursor(input.cursor) }),
+  });
+  return { digests: page.digests, next_cursor: page.more && page.last ? Buffer.from(page.last).toString('base64url') : null };
+};

@@ -1,0 +1,58 @@
+import type { ListResponse } from 'cairn-memory-client';
+import { z } from 'zod';
+import { ServiceError } from '../domain/errors.ts';
+import { LIMITS } from '../domain/limits.ts';
+import { AgentIdSchema, EntityPathSchema, NamespaceSchema, entityPathProblem, keyProblem } from '../domain/names.ts';
+import type { ListPosition } from '../ports/store.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { parseInput } from '../domain/parse-input.ts';
+import { listPrefixFor, namespaceFor, requireScope } from './authorize.ts';
+import { wholeNumber } from './schemas.ts';
+
+export const ListEntriesInput = z.object({
+  namespace: NamespaceSchema.optional(),
+  entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment ("repos/acme" matches "repos/acme/api", not "repos/acme-corp").'),
+  agent_id: AgentIdSchema.optional(),
+  since: z.iso.datetime({ offset: true }).optional().describe('Only entries written at or after this time (ISO 8601).'),
+  limit: wholeNumber(1, LIMITS.listLimitMax).default(LIMITS.listLimitDefault),
+  cursor: z.string().max(4096).optional().describe('The `next_cursor` of the previous page.'),
+});
+export type ListEntriesInput = z.input<typeof ListEntriesInput>;
+
+/** A page of entries, as GET /api/v1/entries answers it (declared once, in the client). */
+export type ListResult = ListResponse;
+
+const encodeCursor = (position: ListPosition): string => Buffer.from(JSON.stringify([position.entity_path, position.key])).toString('base64url');
+
+const decodeCursor = (cursor: string): ListPosition => {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(parsed) && parsed.length === 2) {
+      const [entity_path, key] = parsed as unknown[];
+      if (typeof entity_path === 'string' && typeof key === 'string' && !entityPathProblem(entity_path) && !keyProblem(key)) {
+        return { entity_path, key };
+      }
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new ServiceError('VALIDATION_FAILED', 'cursor is not one this server issued', {
+    details: [{ field: 'cursor', message: 'pass the next_cursor of a previous page unchanged' }],
+  });
+};
+
+/** Live entries under a path prefix, in (entity_path, key) order, a page at a time. */
+export const listEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<ListResult> => {
+  const input = parseInput(ListEntriesInput, raw);
+  requireScope(ctx, 'read');
+  const page = await deps.store.list({
+    namespace: namespaceFor(ctx, input.namespace),
+    prefix: listPrefixFor(ctx, input.entity_path),
+    agentId: input.agent_id,
+    since: input.since === undefined ? undefined : new Date(input.since).toISOString(),
+    after: input.cursor === undefined ? undefined : decodeCursor(input.cursor),
+    limit: input.limit,
+    now: deps.now(),
+  });
+  return { entries: page.entries, next_cursor: page.next ? encodeCursor(page.next) : null };
+};

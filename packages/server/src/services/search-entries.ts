@@ -1,0 +1,119 @@
+import type { SearchResponse } from 'cairn-memory-client';
+import { z } from 'zod';
+import { textProblem } from '../domain/value.ts';
+import { ServiceError } from '../domain/errors.ts';
+import { AgentIdSchema, EntityPathSchema, EventTypeSchema, NamespaceSchema } from '../domain/names.ts';
+import { parseInput } from '../domain/parse-input.ts';
+import type { Candidate, SearchFilter } from '../ports/search-index.ts';
+import { embeddingText } from '../search/entry-text.ts';
+import { fuse } from '../search/fuse.ts';
+import { highlight } from '../search/highlights.ts';
+import { hasTextTerms, parseQuery } from '../search/query.ts';
+import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
+import type { Context, ServiceDeps } from './context.ts';
+
+export const SearchInput = z
+  .object({
+    query: z.string().trim().min(1).max(1000).refine((q) => textProblem(q) === null, { error: (issue) => textProblem(issue.input as string) ?? 'invalid' }).describe('What to look for: words (any may match; rarer and more matches rank higher), "an exact phrase", or a prefix*.'),
+    namespace: NamespaceSchema.optional(),
+    entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment.'),
+    agent_id: AgentIdSchema.optional(),
+    since: z.iso.datetime({ offset: true }).optional().describe('Only entries written at or after this time (ISO 8601).'),
+    min_confidence: z.number().min(0).max(1).optional(),
+    event_type: EventTypeSchema.optional(),
+    limit: z.number().int().min(1).max(100).default(10),
+    mode: z
+      .enum(['hybrid', 'text', 'vector'])
+      .default('hybrid')
+      .describe('hybrid (default): text and vector rankings fused, then weighed by recency and confidence; text: full-text only; vector: embeddings only.'),
+  })
+  .strict();
+export type SearchInput = z.input<typeof SearchInput>;
+
+// What a search answers: declared once, in the client.
+export type { SearchResponse, SearchResult } from 'cairn-memory-client';
+
+/** Each ranking offers this many candidates per result asked for (fusion needs depth). */
+const DEPTH = 5;
+const MIN_CANDIDATES = 50;
+/** Weight of the vector ranking in the fusion, relative to text (1). */
+const VECTOR_WEIGHT = 1;
+const QUERY_EMBED_TIMEOUT_MS = 2_000;
+/** Candidates of each ranking that the word-by-word ranking re-reads. */
+const WORD_POOL = 30;
+
+/**
+ * Search live entries by text, meaning, or both (SPEC §5). Ranking is the same on every
+ * backend: the index proposes candidates, this service fuses them (search/fuse.ts) and
+ * highlights why each matched.
+ */
+export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<SearchResponse> => {
+  const input = parseInput(SearchInput, raw);
+  requireScope(ctx, 'read');
+  const index = deps.search;
+  if (!index) throw new ServiceError('UNAVAILABLE', 'search is not available on this server', { retryAfter: 5 });
+  if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
+  const filter: SearchFilter = {
+    namespace: namespaceFor(ctx, input.namespace),
+    prefixes: input.entity_path !== undefined ? [input.entity_path] : ctx.access?.prefixes ?? undefined,
+    agentId: input.agent_id,
+    since: input.since === undefined ? undefined : Date.parse(input.since),
+    minConfidence: input.min_confidence,
+    eventType: input.event_type,
+    now: deps.now(),
+  };
+  const query = parseQuery(input.query);
+  const depth = Math.max(MIN_CANDIDATES, input.limit * DEPTH);
+  const wantText = input.mode !== 'vector';
+  const wantVector = input.mode !== 'text';
+
+  const textRun = wantText && hasTextTerms(query) ? index.textCandidates(query, filter, depth) : Promise.resolve([]);
+  const vectorRun = wantVector ? vectorCandidates(deps, query.text, filter, depth, input.mode === 'vector') : Promise.resolve(null);
+  const [text, vector] = await Promise.all([textRun, vectorRun]);
+  const mode = vector === null ? 'text' : input.mode;
+  const words = mode === 'hybrid' && text !== null && vector !== null ? await wordRanking(deps, query.text, text, vector) : null;
+  const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit, vectorWeight: VECTOR_WEIGHT, words });
+
+  const terms = new Set(query.terms);
+  const prefixes = query.prefixes.flat();
+  const matches = (term: string): boolean => terms.has(term) || prefixes.some((p) => term.startsWith(p));
+  const results = ranked
+    // A confined key never sees paths outside its prefixes, whatever the index returned.
+    .filter((r) => pathVisible(ctx, r.entry.entity_path))
+    .map((r) => ({ entry: r.entry, score: round(r.score), parts: r.parts, highlights: highlight(r.entry, matches) }));
+  return { results, mode };
+};
+
+/** Vector candidates, or null when vectors cannot be had (then hybrid answers by text alone). */
+const vectorCandidates = async (deps: ServiceDeps, text: string, filter: SearchFilter, n: number, required: boolean): Promise<Candidate[] | null> => {
+  const index = deps.search;
+  const embedder = deps.embedder;
+  const status = index?.status();
+  if (!index || !embedder || !status?.vectors) {
+    if (required) throw new ServiceError('UNAVAILABLE', 'vector search is off on this server (no embedder, or no pgvector)', { retryAfter: 60 });
+    return null;
+  }
+  let vector: Float32Array | undefined;
+  try {
+    // A slow endpoint must not hold a search: past the deadline, hybrid answers by text.
+    const deadline = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('embedding the query timed out')), QUERY_EMBED_TIMEOUT_MS).unref());
+    [vector] = await Promise.race([embedder.embed([text]), deadline]);
+  } catch (error) {
+    if (required) throw new ServiceError('UNAVAILABLE', 'the embedding model cannot be reached', { retryAfter: 5, cause: error });
+    return null;
+  }
+  return vector ? index.vectorCandidates(vector, filter, n) : null;
+};
+
+/** Per-word similarity of the best candidates of both rankings, where the embedder offers it. */
+const wordRanking = async (deps: ServiceDeps, query: string, text: Candidate[], vector: Candidate[]): Promise<Candidate[] | null> => {
+  const matcher = deps.embedder?.wordMatch?.bind(deps.embedder);
+  if (!matcher) return null;
+  const pool = new Map<string, Candidate>();
+  for (const c of [...text.slice(0, WORD_POOL), ...vector.slice(0, WORD_POOL)]) pool.set(`${c.entry.entity_path}\u0000${c.entry.key}`, c);
+  const candidates = [...pool.values()];
+  const scores = await matcher(query, candidates.map((c) => embeddingText(c.entry)));
+  return candidates.map((c, i) => ({ entry: c.entry, score: scores[i] as number })).sort((a, b) => b.score - a.score);
+};
+
+const round = (x: number): number => Math.round(x * 1e6) / 1e6;

@@ -1,0 +1,151 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPackages } from '../../scripts/build.ts';
+import { nodeBinary } from '../helpers/node-binary.ts';
+import { type CairnProcess, spawnCairn } from '../helpers/spawn-cairn.ts';
+
+// What a user installs is what is tested here: both packages built and packed with `npm pack`,
+// installed from their tarballs into a fresh project outside this checkout (dependencies from
+// the registry, as a user gets them), then used there under each maintained Node.js line.
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, '../..');
+const { version } = JSON.parse(await readFile(join(root, 'packages/server/package.json'), 'utf8')) as { version: string };
+
+interface Packed { name: string; filename: string; unpackedSize: number; entryCount: number; files: Array<{ path: string }> }
+
+let scratch: string;
+let project: string;
+let packs: Packed[];
+const tarball = (name: string) => join(scratch, (packs.find((p) => p.name === name) as Packed).filename);
+
+beforeAll(async () => {
+  buildPackages(false);
+  scratch = await mkdtemp(join(tmpdir(), 'cairn-install-'));
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', scratch, '--workspace', 'packages/client', '--workspace', 'packages/server'], { cwd: root });
+  packs = JSON.parse(stdout) as Packed[];
+  project = join(scratch, 'project');
+  await run('mkdir', [project]);
+  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'cairn-user', private: true, type: 'module' }));
+  // Both tarballs in one install: the server's dependency on the client is met by the
+  // client's tarball, the rest come from the registry.
+  await run('npm', ['install', '--no-audit', '--no-fund', tarball('cairn-memory-client'), tarball('cairn-memory')], { cwd: project, timeout: 240_000 });
+}, 300_000);
+
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+describe('the packed packages', () => {
+  it('ship compiled JavaScript with declarations (and the server its source maps), no TypeScript sources', () => {
+    for (const pack of packs) {
+      const paths = pack.files.map((f) => f.path);
+      expect(paths, pack.name).toContain(pack.name === 'cairn-memory' ? 'dist/cli.js' : 'dist/index.js');
+      expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts')), pack.name).toEqual([]);
+      expect(paths.some((p) => p.endsWith('.d.ts')), pack.name).toBe(true);
+    }
+    const server = packs.find((p) => p.name === 'cairn-memory') as Packed;
+    const shipped = server.files.map((f) => f.path);
+    expect(shipped).toContain('dist/cli.js.map');
+    expect(shipped).toEqual(expect.arrayContaining(['bin/cairn.js', 'server.json', 'dashboard/dist/index.html', 'dist/embed/data/glove-100d.bin']));
+    expect(shipped.some((p) => /^dist\/store\/postgres\/migrations\/.+\.sql$/.test(p))).toBe(true);
+  });
+
+  it('the client alone installs nothing else: no runtime dependency, tens of kB', async () => {
+    const alone = join(scratch, 'client-only');
+    await run('mkdir', [alone]);
+    await writeFile(join(alone, 'package.json'), JSON.stringify({ name: 'client-only', private: true, type: 'module' }));
+    await run('npm', ['install', '--no-audit', '--no-fund', tarball('cairn-memory-client')], { cwd: alone });
+    expect(await readdir(join(alone, 'node_modules'))).toEqual(expect.arrayContaining(['cairn-memory-client']));
+    expect((await readdir(join(alone, 'node_modules'))).filter((d) => !d.startsWith('.'))).toEqual(['cairn-memory-client']);
+    const client = packs.find((p) => p.name === 'cairn-memory-client') as Packed;
+    expect(client.unpackedSize).toBeLessThan(80_000);
+  });
+
+  it('the client type-checks in a strict TypeScript project with no Node types', async () => {
+    await writeFile(join(project, 'use-client.ts'), [
+      "import { CairnClient, CairnError, NotFoundError, type Entry, type SearchResponse } from 'cairn-memory-client';",
+      "const client = new CairnClient({ url: 'http://127.0.0.1:8080', agentId: 'typed-agent' });",
+      'export const titleOf = async (): Promise<string | undefined> => {',
+      "  const entry: Entry = await client.read({ entity_path: 'repos/acme/api', key: 'pr-42' });",
+      "  return typeof entry.value === 'string' ? entry.value : String(entry.value.title);",
+      '};',
+      "export const keys = async (): Promise<string[]> => { const r: SearchResponse = await client.search({ query: 'retry' }); return r.results.map((h) => h.entry.key); };",
+      'export const isMissing = (e: unknown): boolean => e instanceof NotFoundError || (e instanceof CairnError && e.status === 404);',
+      '// The declarations are real types, not `any`: a wrong field type must be refused.',
+      "// @ts-expect-error confidence is a number",
+      "void client.write({ entity_path: 'repos/acme/api', key: 'pr-43', value: 'x', confidence: 'high' });",
+    ].join('\n'));
+    await writeFile(join(project, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2022', 'dom'], types: [], skipLibCheck: false },
+      files: ['use-client.ts'],
+    }));
+    const tsc = join(root, 'node_modules/typescript/bin/tsc');
+    const checked = await run(process.execPath, [tsc, '-p', project]).then(() => 'ok', (e: { stdout: string }) => e.stdout);
+    expect(checked).toBe('ok');
+  });
+});
+
+// Node 24 is this repository's own (it runs the test); Node 22 comes from the npm registry.
+describe.each([22, 24])('installed in a project, on Node %i', (major) => {
+  let node: string;
+  let server: CairnProcess;
+  const cairnBin = () => join(project, 'node_modules/.bin/cairn');
+  /** As a user runs it: `cairn` through its shebang, with this Node first on PATH. */
+  const env = () => ({ PATH: `${dirname(node)}:${process.env.PATH ?? ''}`, HOME: process.env.HOME ?? '/tmp' });
+
+  beforeAll(async () => {
+    node = major === 24 ? process.execPath : await nodeBinary(major);
+    const { stdout } = await run(node, ['--version']);
+    expect(stdout.trim()).toMatch(new RegExp(`^v${major}\\.`));
+    server = await spawnCairn({ ...env(), CAIRN_DATA_DIR: join(scratch, `data-${major}`) }, [], 30_000, [cairnBin()]);
+  }, 300_000);
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('cairn --version prints the package version', async () => {
+    const { stdout } = await run(cairnBin(), ['--version'], { env: env() });
+    expect(stdout.trim()).toBe(version);
+    expect(await (await fetch(`${server.url}/health`)).json()).toMatchObject({ status: 'ok', version });
+  });
+
+  it('the client, imported from an .mjs file, writes, reads and searches through cairn serve', async () => {
+    const script = join(project, `client-${major}.mjs`);
+    await writeFile(script, `
+      import { CairnClient, NotFoundError } from 'cairn-memory-client';
+      const client = new CairnClient({ url: process.argv[2], agentId: 'installed-client' });
+      const written = await client.write({ entity_path: 'repos/acme/api', key: 'pr-${major}', value: { title: 'Fix the retry storm in the payment worker' }, confidence: 0.9 });
+      const read = await client.read({ entity_path: 'repos/acme/api', key: 'pr-${major}' });
+      const found = await client.search({ query: 'retry storm payment' });
+      const missing = await client.read({ entity_path: 'repos/acme/api', key: 'nothing-here' }).then(() => false, (e) => e instanceof NotFoundError);
+      console.log(JSON.stringify({ node: process.version, version: written.entry.version, title: read.value.title, agent: read.agent_id, hits: found.results.map((r) => r.entry.key), missing }));
+    `);
+    const { stdout } = await run(node, [script, server.url], { cwd: project, env: env() });
+    const out = JSON.parse(stdout) as Record<string, unknown>;
+    expect(out).toMatchObject({ version: 1, title: 'Fix the retry storm in the payment worker', agent: 'installed-client', missing: true });
+    expect(out.node).toMatch(new RegExp(`^v${major}\\.`));
+    expect(out.hits).toContain(`pr-${major}`);
+  });
+
+  it('cairn mcp, driven by the official MCP SDK client, lists its tools, writes and searches', async () => {
+    const client = new Client({ name: 'install-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: cairnBin(), args: ['mcp'], env: { ...env(), CAIRN_HTTP_URL: server.url, CAIRN_AGENT_ID: 'installed-mcp' }, stderr: 'ignore' }));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['memory_write', 'memory_read', 'memory_search', 'memory_briefing']));
+      const write = await client.callTool({ name: 'memory_write', arguments: { entity_path: 'services/billing', key: `runbook-${major}`, value: { step: 'drain the invoice queue before a deploy' } } });
+      expect(write.isError).toBeFalsy();
+      const search = await client.callTool({ name: 'memory_search', arguments: { query: 'invoice queue deploy' } });
+      expect(search.isError).toBeFalsy();
+      expect(JSON.stringify(search.structuredContent ?? search.content)).toContain(`runbook-${major}`);
+    } finally {
+      await client.close();
+    }
+  });
+});

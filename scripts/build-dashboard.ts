@@ -10,14 +10,19 @@ const root = join(import.meta.dirname, '..');
 const dashboard = join(root, 'packages', 'server', 'dashboard');
 const built = join(dashboard, 'dist', 'index.html');
 
-const newestSource = (): number => {
+// The client's sources are built into the dashboard too (its SSE parser; vite.config.ts).
+const client = join(root, 'packages', 'client', 'src');
+
+const newestIn = (dir: string): number => {
   let newest = 0;
-  for (const file of readdirSync(dashboard, { recursive: true, encoding: 'utf8' })) {
+  for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
     if (file.startsWith('dist')) continue;
-    newest = Math.max(newest, statSync(join(dashboard, file)).mtimeMs);
+    newest = Math.max(newest, statSync(join(dir, file)).mtimeMs);
   }
   return newest;
 };
+
+const newestSource = (): number => Math.max(newestIn(dashboard), newestIn(client));
 
 /** Whether dist/ is missing or older than any file it is built from. */
 export const dashboardStale = (): boolean => !existsSync(built) || statSync(built).mtimeMs < newestSource();

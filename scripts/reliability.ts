@@ -86,7 +86,7 @@ const soakCheck: Check = {
 const checks: Check[] = [
   crashCheck(`crash loop, filesystem (${CYCLES} × SIGKILL)`, 'filesystem'),
   crashCheck(`crash loop, PostgreSQL (${CYCLES} × SIGKILL of Cairn)`, 'postgres'),
-  suiteCheck('outage-postgres', 'PostgreSQL restart and crash under write load', 'test/integration/outage-postgres.test.ts', /postgres (fast shutdown|crash): [^\n]*|[^\n]*missing from the stream[^\n]*/g, 'PostgreSQL stopped and started again (fast shutdown, crash) under writers and readers, as test/integration/outage-postgres.test.ts does; every acknowledged write checked, in the store and on the stream'),
+  suiteCheck('outage-postgres', 'PostgreSQL restart and crash under write load', 'test/integration/backend-outage-under-load-postgres.test.ts', /postgres (fast shutdown|crash): [^\n]*|[^\n]*missing from the stream[^\n]*/g, 'PostgreSQL stopped and started again (fast shutdown, crash) under writers and readers, as test/integration/backend-outage-under-load-postgres.test.ts does; every acknowledged write checked, in the store and on the stream'),
   suiteCheck('fuzz', 'fuzz, filesystem and PostgreSQL', 'test/security/fuzz.test.ts', /(filesystem|postgres) fuzz statuses \{[^}]*\}/g, '2 × 5,000 seeded hostile requests over the route table; no 5xx but 503, server up, nothing written outside the data directory, earlier entries unchanged'),
   soakCheck,
 ];

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
+import { type Delivery, pagerduty, signDelivery } from '../helpers/provider-events.ts';
 
 /**
  * Events, webhooks and connector management (SPEC §5–§7) on one backend. The GitHub
@@ -133,6 +134,48 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       expect((await cairn.call('POST', '/api/v1/connectors/github/disable')).body).toMatchObject({ enabled: false });
       expect((await github(reopened, sign(fresh, reopened), `d-${repo}-4`)).status).toBe(404);
       expect((await cairn.call('POST', '/api/v1/connectors/nosuch/enable')).status).toBe(404);
+    });
+
+    it('lands each of many racing deliveries to one incident once, beside racing outcomes and a replay', async () => {
+      const secret = 'pd-race-secret-0123456789';
+      expect((await cairn.call('POST', '/api/v1/connectors/pagerduty/enable', { signing_secret: secret })).status).toBe(200);
+      const service = `race-${name}-${++unique}`;
+      const incident = { id: `PRACE${unique}`, service, title: 'Queue backlog', triggered: Date.parse('2026-11-21T09:00:00Z'), assignee: 'Dana' };
+      const address = { entity_path: `incidents/pagerduty/${service}`, key: `incident-${incident.id}` };
+      const send = (d: Delivery) => cairn.call('POST', '/api/v1/webhooks/pagerduty', d.body, signDelivery(d, secret));
+      const eventId = (d: Delivery): string => JSON.parse(d.body).event.id;
+      const opening = pagerduty(incident, 'triggered', incident.triggered);
+      expect((await send(opening)).status).toBe(202);
+
+      // Each delivery is a read-modify-write of the incident's timeline and each outcome moves
+      // its confidence: all race on one entry, and one delivery is sent twice at once.
+      const kinds = ['acknowledged', 'triggered', 'acknowledged', 'resolved', 'triggered', 'resolved'] as const;
+      const deliveries = kinds.map((kind, i) => pagerduty(incident, kind, incident.triggered + (i + 1) * 60_000));
+      const requestIds = [0, 1, 2, 3].map((i) => `race-outcome-${unique}-${i}`);
+      const [answers, replay, outcomes] = await Promise.all([
+        Promise.all(deliveries.map(send)),
+        send(deliveries[0] as Delivery),
+        Promise.all(requestIds.map((id) => cairn.call('POST', '/api/v1/outcomes', { entries: [address], outcome: 'success' }, { 'x-request-id': id }))),
+      ]);
+      expect(outcomes.map((r) => r.body.results?.[0]?.status)).toEqual(['updated', 'updated', 'updated', 'updated']);
+      // The delivery sent twice: one is written, the other is its duplicate.
+      expect([answers[0]?.status, replay.status].sort()).toEqual([200, 202]);
+      expect(answers.slice(1).map((r) => r.status)).toEqual(Array(kinds.length - 1).fill(202));
+
+      const history = (await cairn.call('GET', `/api/v1/history/${address.entity_path}/${address.key}?limit=100`)).body.versions as Array<{
+        version: number;
+        provenance: { delivery_id?: string; last_outcome?: { request_id: string } };
+        value: { timeline: Array<{ id: string }> };
+      }>;
+      // The opening trigger, one version per distinct delivery, one per outcome: nothing lost, nothing twice.
+      const total = 1 + kinds.length + requestIds.length;
+      expect(history.map((v) => v.version)).toEqual(Array.from({ length: total }, (_, i) => total - i));
+      for (const d of [opening, ...deliveries]) {
+        expect(history.filter((v) => v.provenance.delivery_id === eventId(d) && !v.provenance.last_outcome)).toHaveLength(1);
+      }
+      for (const id of requestIds) expect(history.filter((v) => v.provenance.last_outcome?.request_id === id)).toHaveLength(1);
+      const timeline = (history[0]?.value.timeline ?? []).map((t) => t.id);
+      expect(timeline.sort()).toEqual([opening, ...deliveries].map(eventId).sort());
     });
 
     describe('with API keys and a connector enabled by configuration', () => {

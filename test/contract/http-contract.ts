@@ -154,6 +154,39 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect(new Set(history.body.versions.map((v: { value: { i: number } }) => v.value.i)).size).toBe(20);
       });
 
+      it('lets one of many writers racing on the same if_version win; the others are 409 and store nothing', async () => {
+        const path = freshPath();
+        expect((await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'cas-race', value: 'v1' })).status).toBe(201);
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'cas-race', value: { i }, if_version: 1 })),
+        );
+        expect(results.map((r) => r.status).sort()).toEqual([201, ...Array(9).fill(409)]);
+        for (const r of results) if (r.status === 409) expect(r.body.error.code).toBe('CONFLICT');
+        const history = await cairn.call('GET', `/api/v1/history/${path}/cas-race`);
+        expect(history.body.versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+      });
+
+      it('keeps every write and exactly the deletes that answered 204 when writes and deletes race', async () => {
+        const path = freshPath();
+        const url = `/api/v1/entries/${path}/mixed`;
+        expect((await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'mixed', value: 'start' })).status).toBe(201);
+        const writes = Array.from({ length: 8 }, (_, i) => cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'mixed', value: { i } }));
+        const deletes = Array.from({ length: 4 }, () => cairn.call('DELETE', url));
+        const [written, deleted] = await Promise.all([Promise.all(writes), Promise.all(deletes)]);
+        expect(written.map((r) => r.status)).toEqual(Array(8).fill(201));
+        for (const r of deleted) expect([204, 404]).toContain(r.status);
+        const tombstones = deleted.filter((r) => r.status === 204).length;
+        expect(tombstones).toBeGreaterThan(0);
+        const history = await cairn.call('GET', `/api/v1/history/${path}/mixed?limit=100`);
+        const versions = history.body.versions as Array<{ version: number; deleted: boolean; value: unknown }>;
+        expect(versions.map((v) => v.version)).toEqual(Array.from({ length: 1 + 8 + tombstones }, (_, i) => 9 + tombstones - i));
+        expect(versions.filter((v) => v.deleted)).toHaveLength(tombstones);
+        // No tombstone on a tombstone: each delete that answered 204 removed a live version.
+        for (let i = 0; i + 1 < versions.length; i++) expect(versions[i]?.deleted && versions[i + 1]?.deleted).toBeFalsy();
+        const values = versions.filter((v) => !v.deleted && typeof v.value === 'object').map((v) => (v.value as { i: number }).i);
+        expect(values.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      });
+
       it('expires entries after ttl_seconds: reads 404, lists skip them, a new write revives', async () => {
         const path = freshPath();
         const w = await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'short', value: 'soon gone', ttl_seconds: 1 });

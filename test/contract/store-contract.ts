@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
-import { type Store, VersionConflict } from '../../packages/server/src/ports/store.ts';
+import { VersionConflict } from '../../packages/server/src/domain/errors.ts';
+import type { Store } from '../../packages/server/src/ports/store.ts';
+import { describeAppendVersionContract } from './append-version-contract.ts';
 
 /** What a backend's test file gives the contract: a fresh, empty store, and a way to reopen it. */
 export interface StoreHarness {
@@ -273,5 +275,7 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
       await store.append(makeEntry({ ...addr(last), version: 4 }), 3);
       expect((await store.head(addr(last)))?.version).toBe(4);
     });
+
+    describeAppendVersionContract(() => store);
   });
 };

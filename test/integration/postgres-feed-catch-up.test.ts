@@ -18,7 +18,7 @@ import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
  * That version is then published first and raises the feed's high-water seq, and the
  * catch-up starts CATCH_UP_WINDOW (1000) below the *new* mark, skipping the older part of
  * the gap. Under steady writes this happened after about one database restart in four
- * (outage-postgres.test.ts then finds acknowledged writes missing from /api/v1/stream).
+ * (backend-outage-under-load-postgres.test.ts then finds acknowledged writes missing from /api/v1/stream).
  * Here the callback order is fixed to that case, so the outcome does not depend on timing.
  */
 describe('postgres change feed: catch-up after a lost LISTEN connection', () => {

@@ -1,7 +1,8 @@
 import postgres from 'postgres';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Store, VersionConflict } from '../../packages/server/src/ports/store.ts';
+import { VersionConflict } from '../../packages/server/src/domain/errors.ts';
+import type { Store } from '../../packages/server/src/ports/store.ts';
 import { openPostgresStore, type PostgresStore } from '../../packages/server/src/store/postgres/index.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';

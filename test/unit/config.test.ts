@@ -4,14 +4,16 @@ import { ConfigError, parseConfig } from '../../packages/server/src/config.ts';
 describe('configuration', () => {
   it('has the SPEC §2 defaults', () => {
     expect(parseConfig({})).toMatchObject({
-      port: 8080, host: '127.0.0.1', backend: 'filesystem', dataDir: '/data/.cairn', objectPrefix: 'cairn/',
+      port: 8080, host: '127.0.0.1', storage: { backend: 'filesystem', dataDir: '/data/.cairn' },
       apiKeys: [], agentId: 'cairn-server', namespace: 'default', cortexDebounceMs: 3000, rateLimitRpm: 6000,
     });
   });
 
   it('selects the backend from CAIRN_DB_DSN or CAIRN_OBJECT_BUCKET and refuses both', () => {
-    expect(parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db' }).backend).toBe('postgres');
-    expect(parseConfig({ CAIRN_OBJECT_BUCKET: 'my-bucket' }).backend).toBe('s3');
+    expect(parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db' }).storage).toEqual({ backend: 'postgres', dsn: 'postgres://u@h/db' });
+    expect(parseConfig({ CAIRN_OBJECT_BUCKET: 'my-bucket', CAIRN_OBJECT_PREFIX: 'team-a' }).storage).toEqual({
+      backend: 's3', bucket: 'my-bucket', endpoint: undefined, prefix: 'team-a/', region: 'us-east-1',
+    });
     expect(() => parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db', CAIRN_OBJECT_BUCKET: 'my-bucket' })).toThrow(/both set/);
   });
 
@@ -34,11 +36,11 @@ describe('configuration', () => {
       { CAIRN_PORT: '9000', CAIRN_API_KEYS: ' key-aaaaaaaa , key-bbbbbbbb ,', CAIRN_CONNECTOR_GITHUB_SECRET: 's3cr3t', CAIRN_CONNECTOR_SLACK_CHANNELS: 'C1,C2' },
       { port: '9100', dataDir: './here' },
     );
-    expect(config).toMatchObject({ port: 9100, dataDir: './here', apiKeys: ['key-aaaaaaaa', 'key-bbbbbbbb'], connectorSecrets: { github: 's3cr3t' }, slackChannels: ['C1', 'C2'] });
+    expect(config).toMatchObject({ port: 9100, storage: { dataDir: './here' }, apiKeys: ['key-aaaaaaaa', 'key-bbbbbbbb'], connectorSecrets: { github: 's3cr3t' }, slackChannels: ['C1', 'C2'] });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
   it('treats empty variables as unset', () => {
-    expect(parseConfig({ CAIRN_DB_DSN: '', CAIRN_PORT: '' })).toMatchObject({ backend: 'filesystem', port: 8080 });
+    expect(parseConfig({ CAIRN_DB_DSN: '', CAIRN_PORT: '' })).toMatchObject({ storage: { backend: 'filesystem' }, port: 8080 });
   });
 });

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../packages/server/src/config.ts';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
-import { analyze } from '../../packages/server/src/search/analyzer.ts';
-import { docTerms } from '../../packages/server/src/search/entry-text.ts';
-import { fuse } from '../../packages/server/src/search/fuse.ts';
-import { parseQuery } from '../../packages/server/src/search/query.ts';
+import { analyze } from '../../packages/server/src/search-rules/analyzer.ts';
+import { docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
+import { fuse } from '../../packages/server/src/search-rules/fuse.ts';
+import { parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
 
 const entry = (over: Partial<Entry> = {}): Entry => ({

@@ -13,4 +13,6 @@ export {
   ValidationFailedError, errorFromResponse,
 } from './errors.ts';
 export type { ErrorCode, FieldIssue } from './errors.ts';
+export { SseParserStream } from './sse.ts';
+export type { ServerSentEvent } from './sse.ts';
 export type * from './types.ts';

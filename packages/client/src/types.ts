@@ -1,4 +1,4 @@
-import type { Scope, TeamRecord } from './api/admin.ts';
+import type { AuditEvent, Scope, TeamRecord } from './api/admin.ts';
 import type { ConnectorView } from './api/connectors.ts';
 import type { CortexStatusResult } from './api/cortex-status.ts';
 import type { Digest, DigestTypeFilter } from './api/digest.ts';
@@ -174,6 +174,17 @@ export interface EventResponse {
   entry: Entry;
 }
 
+/** What `/api/v1/whoami` says about the calling key. */
+export interface Whoami {
+  /** The managed key's id, "static" for a key from CAIRN_API_KEYS, null in open mode. */
+  key_id: string | null;
+  scopes: Scope[];
+  /** Entity-path prefixes the key is confined to; null = every path. */
+  prefixes: string[] | null;
+  namespace: string;
+  team: string | null;
+}
+
 export interface Health {
   status: 'ok';
   version: string;
@@ -229,6 +240,7 @@ export interface AuditQuery {
 }
 
 export interface AuditPage {
-  events: Array<Record<string, unknown> & { id: string; at: string; action: string }>;
+  /** Newest first. */
+  events: AuditEvent[];
   next_cursor: string | null;
 }

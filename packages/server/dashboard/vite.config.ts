@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import { type Plugin, defineConfig } from 'vite';
+import { type Plugin, defaultClientConditions, defineConfig } from 'vite';
 
 const brotli = promisify(brotliCompress);
 const gz = promisify(gzip);
@@ -36,6 +36,9 @@ export default defineConfig({
   base: '/dashboard/',
   // Preact's automatic JSX runtime through Vite's own transformer: no Babel preset needed.
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // `cairn-memory-client` from its sources (its SSE parser; the rest is types), so the
+  // dashboard builds without the client being built first. Vite's defaults stay.
+  resolve: { conditions: ['cairn-source', ...defaultClientConditions] },
   build: { outDir, emptyOutDir: true, target: 'es2022', assetsInlineLimit: 0, reportCompressedSize: true },
   plugins: [precompress(outDir)],
   logLevel: 'warn',

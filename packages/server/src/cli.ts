@@ -75,7 +75,7 @@ program
   .description('run the HTTP API (and MCP at /mcp) on the configured backend')
   .option('-p, --port <port>', 'port to listen on (CAIRN_PORT, default 8080)', port)
   .option('--host <host>', 'address to bind (CAIRN_HOST, default 127.0.0.1)')
-  .option('--data-dir <dir>', 'filesystem backend directory (CAIRN_DATA_DIR, default /data/.cairn)')
+  .option('--data-dir <dir>', 'data directory of the default backend (CAIRN_DATA_DIR, default /data/.cairn)')
   .option('--with-cortex', 'also run the Cortex worker in this process (digests, patterns, traces)')
   .action(async (options: ConfigFlags & { withCortex?: boolean }) => serve(options));
 

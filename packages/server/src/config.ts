@@ -1,38 +1,6 @@
 import { z } from 'zod';
-import type { BackendName } from './ports/store.ts';
-
-/**
- * Every setting Cairn reads, parsed once at start from the environment (SPEC §2) and the
- * command line. The result is frozen and passed down; nothing else reads `process.env`.
- */
-export interface Config {
-  port: number;
-  host: string;
-  backend: BackendName;
-  dataDir: string;
-  dbDsn: string | undefined;
-  objectBucket: string | undefined;
-  objectEndpoint: string | undefined;
-  objectPrefix: string;
-  /** AWS region for S3 (the standard AWS_REGION variable). */
-  objectRegion: string;
-  apiKeys: readonly string[];
-  agentId: string;
-  httpUrl: string | undefined;
-  namespace: string;
-  cortexDebounceMs: number;
-  rateLimitRpm: number;
-  /** Requests in flight beyond which the server answers 503 (CAIRN_MAX_CONCURRENT). */
-  maxConcurrent: number;
-  connectorSecrets: Readonly<Record<string, string>>;
-  slackChannels: readonly string[];
-  logLevel: string;
-  sseKeepAliveMs: number;
-  /** OpenAI-compatible embeddings endpoint; unset = the built-in offline embedder. */
-  embeddingsUrl: string | undefined;
-  embeddingsModel: string | undefined;
-  embeddingsApiKey: string | undefined;
-}
+import { integer, list, optionalText } from './domain/env-values.ts';
+import { type StorageConfig, backendEnv, selectStorage } from './store/backends.ts';
 
 /** Values given on the command line; they win over the environment. */
 export interface ConfigFlags {
@@ -41,39 +9,14 @@ export interface ConfigFlags {
   dataDir?: string;
 }
 
-const optionalText = z
-  .string()
-  .transform((s) => s.trim())
-  .pipe(z.string())
-  .optional()
-  .transform((s) => (s ? s : undefined));
-
-const integer = (min: number, max: number, fallback: number) =>
-  z.coerce
-    .number({ error: 'expected a whole number' })
-    .int({ error: 'expected a whole number' })
-    .min(min, { error: `expected at least ${min}` })
-    .max(max, { error: `expected at most ${max}` })
-    .default(fallback);
-
-const list = z
-  .string()
-  .optional()
-  .transform((s) => (s ?? '').split(',').map((x) => x.trim()).filter((x) => x.length > 0));
-
-const EnvSchema = z.object({
+/**
+ * Every setting Cairn reads (SPEC §2) but the backends' own, which each backend declares in
+ * its folder (store/<name>/backend.ts). Parsed once at start from the environment and the
+ * command line; the result is frozen and passed down; nothing else reads `process.env`.
+ */
+const BaseEnv = z.object({
   CAIRN_PORT: integer(0, 65535, 8080),
   CAIRN_HOST: z.string().min(1).default('127.0.0.1'),
-  CAIRN_DATA_DIR: z.string().min(1).default('/data/.cairn'),
-  CAIRN_DB_DSN: optionalText.pipe(
-    z.string().regex(/^postgres(ql)?:\/\//, { error: 'expected a postgres:// connection string' }).optional(),
-  ),
-  CAIRN_OBJECT_BUCKET: optionalText.pipe(
-    z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'expected an S3 bucket name' }).optional(),
-  ),
-  CAIRN_OBJECT_ENDPOINT: optionalText.pipe(z.url({ error: 'expected an http(s) URL' }).optional()),
-  CAIRN_OBJECT_PREFIX: z.string().default('cairn/'),
-  AWS_REGION: z.string().regex(/^[a-z0-9-]{2,32}$/, { error: 'expected an AWS region such as us-east-1' }).default('us-east-1'),
   CAIRN_API_KEYS: list.pipe(z.array(z.string().min(8, { error: 'each key must be at least 8 characters' }))),
   CAIRN_AGENT_ID: z.string().min(1).max(256).default('cairn-server'),
   CAIRN_HTTP_URL: optionalText.pipe(z.url({ error: 'expected an http(s) URL' }).optional()),
@@ -88,6 +31,38 @@ const EnvSchema = z.object({
   CAIRN_EMBEDDINGS_MODEL: optionalText.pipe(z.string().max(256).optional()),
   CAIRN_EMBEDDINGS_API_KEY: optionalText,
 });
+
+/** The settings in the names the code uses: each written once, its type inferred. */
+const settingsOf = (e: z.output<typeof BaseEnv>) => ({
+  port: e.CAIRN_PORT,
+  host: e.CAIRN_HOST,
+  apiKeys: Object.freeze(e.CAIRN_API_KEYS) as readonly string[],
+  agentId: e.CAIRN_AGENT_ID,
+  /** The server `cairn mcp`, the client commands and `cairn cortex --health` talk to. */
+  httpUrl: e.CAIRN_HTTP_URL,
+  namespace: e.CAIRN_NAMESPACE,
+  cortexDebounceMs: e.CAIRN_CORTEX_DEBOUNCE_MS,
+  rateLimitRpm: e.CAIRN_RATE_LIMIT_RPM,
+  /** Requests in flight beyond which the server answers 503. */
+  maxConcurrent: e.CAIRN_MAX_CONCURRENT,
+  slackChannels: Object.freeze(e.CAIRN_CONNECTOR_SLACK_CHANNELS) as readonly string[],
+  logLevel: e.CAIRN_LOG_LEVEL,
+  sseKeepAliveMs: e.CAIRN_SSE_KEEPALIVE_MS,
+  /** OpenAI-compatible embeddings endpoint; unset = the built-in offline embedder. */
+  embeddingsUrl: e.CAIRN_EMBEDDINGS_URL,
+  embeddingsModel: e.CAIRN_EMBEDDINGS_MODEL,
+  embeddingsApiKey: e.CAIRN_EMBEDDINGS_API_KEY,
+});
+
+export type Config = ReturnType<typeof settingsOf> & {
+  /** The backend and its own settings (store/backends.ts). */
+  storage: StorageConfig;
+  /** Signing secrets by connector name, from CAIRN_CONNECTOR_<NAME>_SECRET. */
+  connectorSecrets: Readonly<Record<string, string>>;
+};
+
+/** Every backend's own variables, checked at start with the rest whichever is selected. */
+const BackendsEnv = z.object(backendEnv());
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -116,42 +91,19 @@ export const parseConfig = (env: Record<string, string | undefined>, flags: Conf
   // Empty variables count as unset, as a shell user expects from `CAIRN_X= cairn serve`.
   for (const [k, v] of Object.entries(merged)) if (v === '') delete merged[k];
 
-  const parsed = EnvSchema.safeParse(merged);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `${String(issue.path[0] ?? '?')}: ${issue.message}`);
+  const parsed = BaseEnv.safeParse(merged);
+  const backends = BackendsEnv.safeParse(merged);
+  if (!parsed.success || !backends.success) {
+    const issues = [...(parsed.error?.issues ?? []), ...(backends.error?.issues ?? [])];
+    const lines = issues.map((issue) => `${String(issue.path[0] ?? '?')}: ${issue.message}`);
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
-  if (e.CAIRN_DB_DSN && e.CAIRN_OBJECT_BUCKET) {
-    throw new ConfigError('invalid configuration: CAIRN_DB_DSN and CAIRN_OBJECT_BUCKET are both set; choose one backend');
-  }
+  const storage = selectStorage(backends.data, (message) => {
+    throw new ConfigError(`invalid configuration: ${message}`);
+  });
   if (e.CAIRN_EMBEDDINGS_URL && !e.CAIRN_EMBEDDINGS_MODEL) {
     throw new ConfigError('invalid configuration:\n  CAIRN_EMBEDDINGS_MODEL: required with CAIRN_EMBEDDINGS_URL (the model name, e.g. nomic-embed-text)');
   }
-  const backend: BackendName = e.CAIRN_DB_DSN ? 'postgres' : e.CAIRN_OBJECT_BUCKET ? 's3' : 'filesystem';
-  return Object.freeze({
-    port: e.CAIRN_PORT,
-    host: e.CAIRN_HOST,
-    backend,
-    dataDir: e.CAIRN_DATA_DIR,
-    dbDsn: e.CAIRN_DB_DSN,
-    objectBucket: e.CAIRN_OBJECT_BUCKET,
-    objectEndpoint: e.CAIRN_OBJECT_ENDPOINT,
-    objectPrefix: e.CAIRN_OBJECT_PREFIX,
-    objectRegion: e.AWS_REGION,
-    apiKeys: Object.freeze(e.CAIRN_API_KEYS),
-    agentId: e.CAIRN_AGENT_ID,
-    httpUrl: e.CAIRN_HTTP_URL,
-    namespace: e.CAIRN_NAMESPACE,
-    cortexDebounceMs: e.CAIRN_CORTEX_DEBOUNCE_MS,
-    rateLimitRpm: e.CAIRN_RATE_LIMIT_RPM,
-    maxConcurrent: e.CAIRN_MAX_CONCURRENT,
-    connectorSecrets: Object.freeze(connectorSecrets(env)),
-    slackChannels: Object.freeze(e.CAIRN_CONNECTOR_SLACK_CHANNELS),
-    logLevel: e.CAIRN_LOG_LEVEL,
-    sseKeepAliveMs: e.CAIRN_SSE_KEEPALIVE_MS,
-    embeddingsUrl: e.CAIRN_EMBEDDINGS_URL,
-    embeddingsModel: e.CAIRN_EMBEDDINGS_MODEL,
-    embeddingsApiKey: e.CAIRN_EMBEDDINGS_API_KEY,
-  });
+  return Object.freeze({ ...settingsOf(e), storage, connectorSecrets: Object.freeze(connectorSecrets(env)) });
 };

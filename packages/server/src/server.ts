@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { CortexFeed } from './cortex/cortex-feed.ts';
-import { startCortex } from './cortex/start-cortex.ts';
 import type { CortexWorker } from './cortex/worker.ts';
 import { buildApp } from './http/app.ts';
 import type { Store } from './ports/store.ts';
-import { openStore } from './store/open-store.ts';
+import { type Runtime, createRuntime } from './runtime.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -17,6 +15,8 @@ export interface RunningServer {
   close(): Promise<void>;
   /** The embedded Cortex worker (`withCortex`), else null. */
   cortex: CortexWorker | null;
+  /** Everything the server is made of. */
+  runtime: Runtime;
 }
 
 /**
@@ -38,20 +38,14 @@ export interface ServerOptions {
   withCortex?: boolean;
 }
 
-/** Stopping the embedded Cortex: finish the compile under way, release the lease. */
-const CORTEX_STOP_MS = 5_000;
-
 export const SHUTDOWN_TIMINGS: Readonly<ShutdownTimings> = Object.freeze({ settleMs: 250, graceMs: 10_000, storeCloseMs: 10_000 });
 
 /** Idle kept-alive sockets (an SSE stream just ended, a response just finished) are cut this often while draining. */
 const REAP_EVERY_MS = 100;
 
-const within = <T>(work: Promise<T>, ms: number, what: string): Promise<T> =>
-  Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms).unref())]);
-
 /**
- * Open the configured store, build the app and listen. The caller owns signals; `close()`
- * stops in this order, each step bounded: stop being ready and end keep-alive, stop
+ * Build the runtime (runtime.ts: the backend, search, an embedded Cortex …) and the app, and
+ * listen. The caller owns signals; `close()` stops in this order, each step bounded: stop being ready and end keep-alive, stop
  * listening and end event streams, let in-flight requests finish (then cut what is left),
  * and close the store last, so every request that was answered had its write persisted.
  * An embedded Cortex (`serve --with-cortex`) belongs between the HTTP drain and the store,
@@ -59,18 +53,14 @@ const within = <T>(work: Promise<T>, ms: number, what: string): Promise<T> =>
  */
 export const startServer = async (config: Config, logger: Logger, timings: Partial<ShutdownTimings> = {}, options: ServerOptions = {}): Promise<RunningServer> => {
   const { settleMs, graceMs, storeCloseMs } = { ...SHUTDOWN_TIMINGS, ...timings };
-  const store = await openStore(config, logger);
-  let cortex: CortexWorker | null = null;
+  const runtime = await createRuntime(config, logger, { withCortex: options.withCortex === true });
   try {
-    // On a shared backend the stream follows the active worker's event log, wherever it runs.
-    const cortexFeed = new CortexFeed(store, { poll: store.backend !== 'filesystem', logger });
-    if (options.withCortex) cortex = await startCortex(config, store, logger, (event) => cortexFeed.publishLocal(event));
-    const { app, drain } = await buildApp({ config, store, logger, cortexFeed, ...(cortex ? { cortex } : {}) });
+    const { app, drain } = await buildApp(runtime);
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-    logger.info({ url, backend: store.backend }, 'cairn is listening');
+    logger.info({ url, backend: runtime.backend.name }, 'cairn is listening');
 
     const stopHttp = async (): Promise<void> => {
       drain.begin();
@@ -99,18 +89,17 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
         try {
           await stopHttp();
         } finally {
-          if (cortex) await within(cortex.stop(), CORTEX_STOP_MS, 'stopping the cortex').catch((error: unknown) => logger.warn({ err: error }, 'cortex did not stop cleanly'));
-          // Even when the HTTP side failed to stop cleanly, the store gets its orderly close.
-          await within(store.close(), storeCloseMs, 'closing the store');
+          // Even when the HTTP side failed to stop cleanly, the rest gets its orderly close:
+          // the embedded Cortex, search and counters, and the store last.
+          await runtime.close(storeCloseMs);
         }
         logger.info({ ms: Date.now() - started }, 'stopped');
       })();
       return closing;
     };
-    return { app, store, url, close, cortex };
+    return { app, store: runtime.store, url, close, cortex: runtime.cortex, runtime };
   } catch (error) {
-    await cortex?.stop().catch(() => {});
-    await store.close();
+    await runtime.close();
     throw error;
   }
 };

@@ -1,4 +1,4 @@
-import type { Entry } from './api/types.ts';
+import type { Entry } from 'cairn-memory-client';
 import { openStream, type StreamState } from './api/stream.ts';
 
 type Listener = (entry: Entry) => void;

@@ -1,3 +1,4 @@
+import type { Whoami } from 'cairn-memory-client';
 import { ApiError, createApi } from './api/client.ts';
 
 /** Who is using the dashboard: the key (null in open mode) and what it may do. */
@@ -31,11 +32,6 @@ export const keyRequired = async (): Promise<boolean> => {
   if (!res.ok) throw new ApiError(res.status, 'ERROR', 'the server did not say whether it needs a key');
   return ((await res.json()) as { key_required: boolean }).key_required;
 };
-
-interface Whoami {
-  scopes: Array<'read' | 'write' | 'admin'>;
-  prefixes: string[] | null;
-}
 
 /** What the key may do, from GET /api/v1/whoami; a refused key throws 401. */
 export const probeSession = async (key: string | null): Promise<Session> => {

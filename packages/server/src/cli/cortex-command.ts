@@ -3,12 +3,12 @@ import { ConfigError, type Config, parseConfig } from '../config.ts';
 import { cortexHealth } from '../cortex/health.ts';
 import { startCortex } from '../cortex/start-cortex.ts';
 import { createLogger } from '../http/logger.ts';
-import { openStore } from '../store/open-store.ts';
+import { capabilitiesOf, openBackend, sharedBackends } from '../store/backends.ts';
 
-const FILESYSTEM_REFUSAL =
-  'cairn cortex: the filesystem backend keeps its data inside the one server process that owns the data directory, ' +
+const notShared = (backend: string): string =>
+  `cairn cortex: the ${backend} backend keeps its data inside the one server process that owns it, ` +
   'so the Cortex cannot run as a separate worker beside it. Run it embedded: `cairn serve --with-cortex`. ' +
-  'For a separate worker, use PostgreSQL (CAIRN_DB_DSN) or S3 (CAIRN_OBJECT_BUCKET).\n';
+  `For a separate worker, use a backend shared across replicas: ${sharedBackends().join(' or ')}.\n`;
 
 const configOrExit = (): Readonly<Config> => {
   try {
@@ -30,22 +30,23 @@ const health = async (config: Config): Promise<never> => {
 
 /** `cairn cortex`: the worker alone, standing by until it holds the lease, until SIGTERM/SIGINT. */
 const run = async (config: Config): Promise<void> => {
-  if (config.backend === 'filesystem') {
-    process.stderr.write(FILESYSTEM_REFUSAL);
+  if (!capabilitiesOf(config.storage).sharedAcrossReplicas) {
+    process.stderr.write(notShared(config.storage.backend));
     process.exit(2);
   }
   const logger = createLogger(config.logLevel);
   const exit = (code: number) => logger.flush(() => process.exit(code));
-  let store;
+  let backend;
   try {
-    store = await openStore(config, logger);
+    backend = await openBackend(config.storage, logger);
   } catch (error) {
     logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
     exit(1);
     return;
   }
-  const worker = await startCortex(config, store, logger);
-  logger.info({ worker_id: worker.id, backend: store.backend }, 'cairn cortex is running');
+  const { store } = backend;
+  const worker = await startCortex(config, backend, store, logger);
+  logger.info({ worker_id: worker.id, backend: backend.name }, 'cairn cortex is running');
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return exit(1);
@@ -64,7 +65,7 @@ const run = async (config: Config): Promise<void> => {
 export const registerCortexCommand = (program: Command): void => {
   program
     .command('cortex')
-    .description('run the Cortex worker alone (PostgreSQL or S3; with the filesystem backend use `cairn serve --with-cortex`)')
+    .description('run the Cortex worker alone, on a backend shared across replicas (otherwise: `cairn serve --with-cortex`)')
     .option('--health', 'exit 0 if the active Cortex worker\'s heartbeat is fresh, 1 otherwise')
     .action(async (options: { health?: boolean }) => {
       const config = configOrExit();

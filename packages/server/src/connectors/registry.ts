@@ -1,5 +1,5 @@
 import { ServiceError } from '../domain/errors.ts';
-import type { Connector, ConnectorName } from './connector.ts';
+import type { Connector } from './connector.ts';
 import { github } from './github/index.ts';
 import { slack } from './slack/index.ts';
 import { jira } from './jira/index.ts';
@@ -13,5 +13,3 @@ export const connectorNamed = (name: string): Connector => {
   if (!connector) throw new ServiceError('NOT_FOUND', `no connector named "${name.slice(0, 64)}"; known: ${[...CONNECTORS.keys()].join(', ')}`);
   return connector;
 };
-
-export const isConnectorName = (name: string): name is ConnectorName => CONNECTORS.has(name);

@@ -1,45 +1,25 @@
 import { canonicalJson, sha256 } from '../domain/content-hash.ts';
 import type { Entry } from '../domain/entry.ts';
-import { type Digest, DIGEST_LIMITS, type TypedFacts } from './digest-types.ts';
-import { compileComms } from './digests/comms.ts';
-import { compileIncidents, type IncidentRef } from './digests/incidents.ts';
-import { compileProjects } from './digests/projects.ts';
-import { compileRepos } from './digests/repos.ts';
+import { type Digest, DIGEST_LIMITS, type PathContext } from './digest-types.ts';
+import { digestTypeOf } from './digests/registry.ts';
 import { recentChanges, summarize, summaryHeadline } from './digests/summary.ts';
 import { byTimeDesc } from './fields.ts';
 import type { KeyFindings } from './key-history.ts';
-import { pathScope, pathType } from './scopes.ts';
+import { pathScope } from './scopes.ts';
 
 /** A digest before it is numbered: what a compile produces. */
 export type DigestDraft = Omit<Digest, 'version' | 'compiled_at' | 'content_hash'>;
 
-export interface PathContext {
-  now: number;
-  /** Unresolved incidents of the namespace by PagerDuty id (chat digests link to them). */
-  openIncidents: ReadonlyMap<string, IncidentRef>;
-  /** Filled with the id-like words chat entries contain (see compileComms). */
-  tokens: Set<string>;
-}
-
-const typedFacts = (entries: Entry[], entityPath: string, ctx: PathContext): TypedFacts | null => {
-  switch (pathType(entityPath)) {
-    case 'incidents': return compileIncidents(entries, ctx.now);
-    case 'repos': return compileRepos(entries, ctx.now);
-    case 'comms': return compileComms(entries, ctx.now, ctx.openIncidents, ctx.tokens);
-    case 'projects': return compileProjects(entries, ctx.now);
-    default: return null;
-  }
-};
-
 /** The digest of one entity path from its live entries and what their histories showed. */
 export const pathDigest = (namespace: string, entityPath: string, entries: Entry[], findings: KeyFindings[], ctx: PathContext): DigestDraft => {
+  const def = digestTypeOf(entityPath);
   const summary = summarize(entries);
-  const typed = typedFacts(entries, entityPath, ctx);
+  const typed = def.compile?.(entries, ctx) ?? null;
   const generic = summaryHeadline(summary);
   return {
     scope: pathScope(entityPath),
     kind: 'path',
-    type: pathType(entityPath),
+    type: def.type,
     namespace,
     entity_path: entityPath,
     headline: typed ? `${typed.headline} · ${generic}` : generic,

@@ -3,10 +3,12 @@ import type { Store } from '../ports/store.ts';
 import { numbered, pathDigest } from './assemble.ts';
 import { entriesAt, pathGroups } from './path-entries.ts';
 import type { CortexEvent, CortexRecords } from './cortex-records.ts';
+import type { Digest } from './digest-types.ts';
 import { type Changes, syncPatterns, syncRollups, syncTraces } from './insights.ts';
 import type { KeyHistory } from './key-history.ts';
 import { changedIncidentIds, NamespaceState } from './namespace-state.ts';
-import { pathScope, pathType, TYPE_ORDER } from './scopes.ts';
+import { definitionOf, digestTypeOf } from './digests/registry.ts';
+import { pathScope } from './scopes.ts';
 
 export interface CompilerDeps {
   store: Store;
@@ -56,7 +58,7 @@ export class Compiler {
    * sprint time elapsed): they age without any write, so the loop recompiles them now and then.
    */
   timedPaths(ns: string): string[] {
-    return (this.states.get(ns)?.pathDigests() ?? []).filter((d) => d.type !== 'generic' && d.entity_path !== null).map((d) => d.entity_path as string);
+    return (this.states.get(ns)?.pathDigests() ?? []).filter((d) => definitionOf(d.type)?.timed === true && d.entity_path !== null).map((d) => d.entity_path as string);
   }
 
   private entriesAt(ns: string, path: string): Promise<Entry[]> {
@@ -66,16 +68,16 @@ export class Compiler {
   async compilePaths(ns: string, paths: Iterable<string>): Promise<void> {
     const st = await this.state(ns);
     const changes: Changes = { changed: [], removed: [] };
-    const ordered = [...new Set(paths)].sort((a, b) => TYPE_ORDER[pathType(a)] - TYPE_ORDER[pathType(b)]);
-    const comms = ordered.filter((p) => pathType(p) === 'comms');
+    const ordered = [...new Set(paths)].sort((a, b) => digestTypeOf(a).order - digestTypeOf(b).order);
+    const linking = ordered.filter((p) => digestTypeOf(p).readsOpenIncidents);
     const before = st.openIncidents();
-    for (const path of ordered) if (pathType(path) !== 'comms') await this.apply(st, path, await this.entriesAt(ns, path), changes);
-    // Chat scopes naming an incident whose state just changed are recompiled with the rest.
+    for (const path of ordered) if (!digestTypeOf(path).readsOpenIncidents) await this.apply(st, path, await this.entriesAt(ns, path), changes);
+    // Scopes naming an incident whose state just changed are recompiled with the rest.
     for (const scope of st.commsNaming(changedIncidentIds(before, st.openIncidents()))) {
       const path = scope.slice('path:'.length);
-      if (!comms.includes(path)) comms.push(path);
+      if (!linking.includes(path)) linking.push(path);
     }
-    for (const path of comms) await this.apply(st, path, await this.entriesAt(ns, path), changes);
+    for (const path of linking) await this.apply(st, path, await this.entriesAt(ns, path), changes);
     await this.finish(st, changes, false);
   }
 
@@ -118,7 +120,7 @@ export class Compiler {
     const tokens = new Set<string>();
     const findings = await history.analyze(entries, now);
     const draft = pathDigest(st.namespace, path, entries, findings, { now, openIncidents: st.openIncidents(), tokens });
-    if (pathType(path) === 'comms') st.tokens.set(scope, tokens);
+    if (digestTypeOf(path).readsOpenIncidents) st.tokens.set(scope, tokens);
     const { digest, changed } = numbered(draft, previous, now);
     if (!changed) return;
     await records.putDigest(digest);
@@ -131,8 +133,8 @@ export class Compiler {
     const now = this.deps.now();
     if (changes.changed.length === 0 && changes.removed.length === 0 && !all) return;
     await syncPatterns(this.deps, st, changes, now);
-    const crossScope = (t: string) => t === 'repos' || t === 'incidents';
-    if (all || [...changes.changed.map((c) => c.digest), ...changes.removed].some((d) => crossScope(d.type))) await syncTraces(this.deps, st, now);
+    const crossScope = (d: Digest): boolean => definitionOf(d.type)?.crossScope === true;
+    if (all || [...changes.changed.map((c) => c.digest), ...changes.removed].some(crossScope)) await syncTraces(this.deps, st, now);
     await syncRollups(this.deps, st, changes, now, all);
   }
 }

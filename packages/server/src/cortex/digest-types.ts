@@ -1,4 +1,6 @@
-import type { OpenItem } from 'cairn-memory-client';
+import type { OpenItem, PathType } from 'cairn-memory-client';
+import type { Entry } from '../domain/entry.ts';
+import type { IncidentRef } from './digests/incident-ref.ts';
 
 /**
  * The shapes the Cortex compiles and stores (as shared records, never as entries, so that
@@ -17,6 +19,44 @@ export interface TypedFacts {
   facts: Record<string, unknown>;
   open_items: OpenItem[];
   headline: string;
+}
+
+/** What a path's compile is given beside its entries. */
+export interface PathContext {
+  now: number;
+  /** Unresolved incidents of the namespace by PagerDuty id (chat digests link to them). */
+  openIncidents: ReadonlyMap<string, IncidentRef>;
+  /** Filled with the id-like words chat entries contain (see compileComms). */
+  tokens: Set<string>;
+}
+
+/**
+ * One type of path digest: everything the Cortex does differently per type. Each is declared
+ * beside its compiler (digests/<type>.ts) and listed once in digests/registry.ts.
+ */
+export interface DigestTypeDef {
+  /** The type, and the first path segment that selects it (SPEC §7); `generic` is the fallback. */
+  type: PathType;
+  /**
+   * When a flush compiles its paths, lower first: incidents before everything (chat digests
+   * look up which incidents are open, traces join repos with incidents), chat last.
+   */
+  order: number;
+  /** Its facts from the live entries of one path; null for a summary-only digest. */
+  compile: ((entries: Entry[], ctx: PathContext) => TypedFacts) | null;
+  /** Many of its digests' facts as one, and that one's headline (source and namespace digests). */
+  rollup: ((facts: Array<Record<string, unknown>>) => { facts: unknown; headline: string }) | null;
+  /** Traces join its digests with other paths' digests: a change to one redoes the namespace's traces. */
+  crossScope: boolean;
+  /** Its facts hold time windows (7 days, 24 hours, sprint time), so they age without writes. */
+  timed: boolean;
+  /**
+   * Its compile reads `ctx.openIncidents` and fills `ctx.tokens`: its paths are compiled after
+   * the others, and again when an incident their entries name opens or closes.
+   */
+  readsOpenIncidents: boolean;
+  /** Facts holding a per-item index (read by patterns, traces, mentions) that briefings leave out. */
+  indexFacts: readonly string[];
 }
 
 /** Limits that keep one digest small enough for a prompt and a record. */

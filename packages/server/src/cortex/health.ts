@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import { COLLECTIONS } from './cortex-records.ts';
 import { type CortexStatus, isFresh } from './heartbeat.ts';
-import { openSharedRecords } from './open-lease.ts';
+import { openSharedRecords } from '../store/backends.ts';
 
 export interface HealthVerdict {
   ok: boolean;
@@ -18,27 +18,27 @@ const verdict = (status: CortexStatus | null, now: number, where: string): Healt
 };
 
 /**
- * `cairn cortex --health`: healthy only when the active worker's heartbeat is fresh. On
- * PostgreSQL and S3 the heartbeat is read where the workers keep it; with the filesystem
- * backend the Cortex lives inside the server, so its status is asked of CAIRN_HTTP_URL.
+ * `cairn cortex --health`: healthy only when the active worker's heartbeat is fresh. On a
+ * backend shared across replicas the heartbeat is read where the workers keep it; otherwise
+ * the Cortex lives inside the server, so its status is asked of CAIRN_HTTP_URL.
  */
 export const cortexHealth = async (config: Config, now: () => number = Date.now, apiKey?: string): Promise<HealthVerdict> => {
-  const shared = await openSharedRecords(config);
+  const shared = await openSharedRecords(config.storage);
   if (shared) {
     try {
       const record = await Promise.race([
         shared.records.getRecord(COLLECTIONS.status, 'active'),
         new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${BUDGET_MS} ms`)), BUDGET_MS).unref()),
       ]);
-      return verdict(record ? (record.data as unknown as CortexStatus) : null, now(), `the ${config.backend} backend`);
+      return verdict(record ? (record.data as unknown as CortexStatus) : null, now(), `the ${config.storage.backend} backend`);
     } catch (error) {
-      return { ok: false, message: `cannot read the Cortex heartbeat from ${config.backend}: ${(error as Error).message}` };
+      return { ok: false, message: `cannot read the Cortex heartbeat from ${config.storage.backend}: ${(error as Error).message}` };
     } finally {
       await shared.close().catch(() => {});
     }
   }
   if (!config.httpUrl) {
-    return { ok: false, message: 'the filesystem backend runs the Cortex inside `cairn serve --with-cortex`; set CAIRN_HTTP_URL to that server to check it' };
+    return { ok: false, message: `the ${config.storage.backend} backend runs the Cortex inside \`cairn serve --with-cortex\`; set CAIRN_HTTP_URL to that server to check it` };
   }
   const url = `${config.httpUrl.replace(/\/$/, '')}/api/v1/cortex/status`;
   try {

@@ -1,6 +1,8 @@
 import { COLLECTIONS, type CortexRecords } from './cortex-records.ts';
 import type { Digest } from './digest-types.ts';
-import { type IncidentRef, unresolved } from './digests/incidents.ts';
+import { COMMS } from './digests/comms.ts';
+import { type IncidentRef, unresolved } from './digests/incident-ref.ts';
+import { INCIDENTS } from './digests/incidents.ts';
 import type { Pattern } from './patterns.ts';
 import type { Trace } from './traces.ts';
 
@@ -36,14 +38,14 @@ export class NamespaceState {
 
   setDigest(d: Digest): void {
     this.digests.set(d.scope, d);
-    if (d.type === 'incidents') this.open = null;
+    if (d.type === INCIDENTS.type) this.open = null;
   }
 
   removeDigest(scope: string): Digest | undefined {
     const d = this.digests.get(scope);
     this.digests.delete(scope);
     this.tokens.delete(scope);
-    if (d?.type === 'incidents') this.open = null;
+    if (d?.type === INCIDENTS.type) this.open = null;
     return d;
   }
 
@@ -52,7 +54,7 @@ export class NamespaceState {
     if (this.open) return this.open;
     const open = new Map<string, IncidentRef>();
     for (const d of this.digests.values()) {
-      if (d.type !== 'incidents') continue;
+      if (d.type !== INCIDENTS.type) continue;
       for (const i of (d.facts.incidents ?? []) as IncidentRef[]) if (unresolved(i)) open.set(i.id, i);
     }
     this.open = open;
@@ -65,7 +67,7 @@ export class NamespaceState {
     for (const [scope, tokens] of this.tokens) if ([...ids].some((id) => tokens.has(id))) out.push(scope);
     for (const d of this.digests.values()) {
       const linked = (d.facts.incident_threads ?? []) as Array<{ incident: { id: string } }>;
-      if (d.type === 'comms' && linked.some((t) => ids.has(t.incident.id)) && !out.includes(d.scope)) out.push(d.scope);
+      if (d.type === COMMS.type && linked.some((t) => ids.has(t.incident.id)) && !out.includes(d.scope)) out.push(d.scope);
     }
     return out;
   }

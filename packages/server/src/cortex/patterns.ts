@@ -1,8 +1,9 @@
 import type { Pattern } from 'cairn-memory-client';
 import type { Digest } from './digest-types.ts';
 import { WEEK_MS } from './digest-types.ts';
-import type { IncidentRef } from './digests/incidents.ts';
-import type { DeployRef } from './digests/repos.ts';
+import type { IncidentRef } from './digests/incident-ref.ts';
+import { INCIDENTS } from './digests/incidents.ts';
+import { type DeployRef, REPOS } from './digests/repos.ts';
 import { ms } from './fields.ts';
 
 // What /api/v1/patterns answers: declared once, in the client.
@@ -69,5 +70,5 @@ const contested = (d: Digest): Omit<Pattern, 'detected_at'>[] =>
 /** Every pattern a path digest shows now; the caller stamps detected_at and drops stale ones. */
 export const patternsOf = (d: Digest, now: number): Omit<Pattern, 'detected_at'>[] => {
   if (d.kind !== 'path') return [];
-  return [...(d.type === 'incidents' ? recurring(d, now) : []), ...(d.type === 'repos' ? flapping(d, now) : []), ...contested(d)];
+  return [...(d.type === INCIDENTS.type ? recurring(d, now) : []), ...(d.type === REPOS.type ? flapping(d, now) : []), ...contested(d)];
 };

@@ -1,5 +1,3 @@
-import type { PathType } from './digest-types.ts';
-
 /**
  * Scope ids. Entity paths may be any text (even `external/github`), so every scope id says
  * what kind of scope it is; ids sort path digests together and in path order, which makes
@@ -10,20 +8,6 @@ export const sourceScope = (agentId: string): string => `source:${agentId}`;
 export const namespaceScope = (namespace: string): string => `namespace:${namespace}`;
 
 export const isSourceWriter = (agentId: string): boolean => agentId.startsWith('external/');
-
-const TYPED: ReadonlySet<string> = new Set(['incidents', 'repos', 'comms', 'projects']);
-
-/** A path's digest type: the connector shape its first segment names (SPEC §7), else generic. */
-export const pathType = (entityPath: string): PathType => {
-  const first = entityPath.split('/', 1)[0] ?? '';
-  return TYPED.has(first) ? (first as PathType) : 'generic';
-};
-
-/**
- * Order in which a flush compiles path scopes: incidents first, because chat digests look up
- * which incidents are open, and traces join repos with incidents.
- */
-export const TYPE_ORDER: Record<PathType, number> = { incidents: 0, repos: 1, projects: 2, generic: 3, comms: 4 };
 
 /**
  * The name under which a repository and a PagerDuty service are taken to be the same system:

@@ -1,8 +1,9 @@
 import type { Trace, TraceLink } from 'cairn-memory-client';
 import type { Digest } from './digest-types.ts';
 import { HOUR_MS } from './digest-types.ts';
-import type { IncidentRef } from './digests/incidents.ts';
-import type { DeployRef } from './digests/repos.ts';
+import type { IncidentRef } from './digests/incident-ref.ts';
+import { INCIDENTS } from './digests/incidents.ts';
+import { type DeployRef, REPOS } from './digests/repos.ts';
 import { humanDuration, ms } from './fields.ts';
 import { repoNameOf, serviceKey } from './scopes.ts';
 
@@ -25,13 +26,13 @@ export const tracesOf = (namespace: string, digests: Iterable<Digest>): Array<Om
   const incidents: IncidentRef[] = [];
   for (const d of digests) {
     if (d.kind !== 'path' || !d.entity_path) continue;
-    if (d.type === 'repos') {
+    if (d.type === REPOS.type) {
       const repo = repoNameOf(d.entity_path);
       const list = deploys.get(serviceKey(repo)) ?? [];
       for (const x of (d.facts.deploys ?? []) as DeployRef[]) list.push({ ...x, repo: d.entity_path });
       deploys.set(serviceKey(repo), list);
     }
-    if (d.type === 'incidents') incidents.push(...((d.facts.incidents ?? []) as IncidentRef[]));
+    if (d.type === INCIDENTS.type) incidents.push(...((d.facts.incidents ?? []) as IncidentRef[]));
   }
   const traces: Array<Omit<Trace, 'detected_at'>> = [];
   for (const incident of incidents) {

@@ -15,6 +15,8 @@ export interface WorkerOptions {
   /** Names this worker in heartbeats and as the lease holder. */
   id: string;
   store: Store;
+  /** The backend is shared across replicas: heartbeats and compile events go to its records. */
+  shared: boolean;
   lease: LeaderLease;
   logger: Logger;
   debounceMs: number;
@@ -54,7 +56,7 @@ export class CortexWorker {
     this.o = options;
     this.id = options.id;
     this.now = options.now ?? Date.now;
-    this.shared = options.store.backend !== 'filesystem';
+    this.shared = options.shared;
     this.records = new CortexRecords(options.store);
     this.log = new EventLog(options.store, this.id, options.logger);
     this.heartbeats = new HeartbeatWriter(options.store, this.log);

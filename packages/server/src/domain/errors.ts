@@ -36,7 +36,19 @@ export class ServiceError extends Error {
   }
 }
 
-export const notFound = (what: string): ServiceError => new ServiceError('NOT_FOUND', `${what} not found`);
+/**
+ * Thrown by a store's `append` (ports/store.ts) when the entry's newest version is not the one
+ * the caller expected: another writer got there first. Services decide whether to retry or
+ * answer 409.
+ */
+export class VersionConflict extends Error {
+  readonly actual: number;
+  constructor(actual: number) {
+    super(`entry is at version ${actual}`);
+    this.name = 'VersionConflict';
+    this.actual = actual;
+  }
+}
 
 export const validationFailed = (details: FieldIssue[]): ServiceError =>
   new ServiceError('VALIDATION_FAILED', `invalid ${details.map((d) => d.field).join(', ')}: ${details[0]?.message ?? ''}`, { details });

@@ -1,5 +1,5 @@
 import type { Embedder } from '../ports/embedder.ts';
-import { STOP_WORDS, words } from '../search/analyzer.ts';
+import { STOP_WORDS, words } from '../search-rules/analyzer.ts';
 import { WordVectors } from './word-vectors.ts';
 
 const TABLE = new URL('./data/glove-100d.bin', import.meta.url);

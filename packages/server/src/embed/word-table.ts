@@ -37,7 +37,7 @@ export const encodeTable = (words: readonly string[], dimension: number, vectors
   return out;
 };
 
-export const decodeTable = (buffer: Buffer): WordTable => {
+const decodeTable = (buffer: Buffer): WordTable => {
   if (buffer.readUInt32LE(0) !== MAGIC) throw new Error('not a Cairn word table (bad magic)');
   const count = buffer.readUInt32LE(4);
   const dimension = buffer.readUInt32LE(8);

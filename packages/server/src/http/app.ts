@@ -2,20 +2,14 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
-import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
 import { LIMITS } from '../domain/limits.ts';
-import type { Store } from '../ports/store.ts';
-import type { ServiceDeps } from '../services/context.ts';
 import { KeyResolver } from '../services/admin/key-resolver.ts';
-import { AuditLog } from '../services/audit-log.ts';
-import { DeliveryCounters } from '../services/delivery-counters.ts';
 import { VERSION } from '../version.ts';
-import { countBackendErrors } from './backend-errors.ts';
 import { HttpDrain } from './drain.ts';
 import { registerErrorHandlers } from './errors.ts';
 import { LoadLimits } from './load-limits.ts';
-import { type Metrics, createMetrics, registerInFlight } from './metrics.ts';
+import type { AppParts, HttpContext, RoutePlugin } from './http-context.ts';
+import { registerInFlight } from './metrics.ts';
 import { registerRequestHooks } from './request-hooks.ts';
 import { collectRoutes } from './route-table.ts';
 import { serializeJson } from './serialize.ts';
@@ -28,28 +22,18 @@ import { eventRoutes } from './routes/events.ts';
 import { outcomeRoutes } from './routes/outcomes.ts';
 import { historyRoutes } from './routes/history.ts';
 import { searchRoutes } from './routes/search.ts';
-import { type Search, openSearch } from '../search/open-search.ts';
 import { registerSearchMetrics } from './search-metrics.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { cortexRoutes } from './routes/cortex.ts';
-import { CortexFeed } from '../cortex/cortex-feed.ts';
-import type { CortexStatus } from '../cortex/heartbeat.ts';
 import { systemRoutes } from './routes/system.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { mcpRoutes } from '../mcp/http-route.ts';
 
-export interface AppOptions {
-  config: Config;
-  store: Store;
-  logger: Logger;
-  now?: () => number;
-  /** The Cortex worker embedded in this process, for /api/v1/cortex/status. */
-  cortex?: { status(): CortexStatus };
-  /** Compile events for /api/v1/cortex/stream; one that follows the shared log when absent. */
-  cortexFeed?: CortexFeed;
-  /** Search index and embedder; opened here for the store when absent. */
-  search?: Search;
-}
+/** Every group of routes, each a fastify plugin given the same HTTP context. */
+const ROUTES: readonly RoutePlugin[] = [
+  systemRoutes, dashboardRoutes, whoamiRoutes, entryRoutes, historyRoutes, searchRoutes, streamRoutes,
+  cortexRoutes, eventRoutes, outcomeRoutes, adminRoutes, connectorRoutes, webhookRoutes, mcpRoutes,
+];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -60,11 +44,12 @@ let requestCounter = 0;
 const nextRequestId = (): string => `${BOOT}-${(++requestCounter).toString(36)}`;
 
 /**
- * The composition root of the HTTP transport. Route schemas (zod) document the API in the
- * OpenAPI file; validation itself happens in the services, so REST and MCP share it.
+ * The HTTP transport over a runtime (runtime.ts builds every part it serves). Route schemas
+ * (zod) document the API in the OpenAPI file; validation itself happens in the services, so
+ * REST and MCP share it.
  */
-export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInstance; metrics: Metrics; drain: HttpDrain }> => {
-  const { config, logger } = options;
+export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstance; drain: HttpDrain }> => {
+  const { config, logger, metrics, search } = runtime;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: LIMITS.bodyBytes,
@@ -83,21 +68,9 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
     return503OnClosing: false,
   });
   collectRoutes(app);
-  const metrics = createMetrics();
   const drain = new HttpDrain(app.server);
   registerInFlight(metrics, () => drain.inFlightCount);
-  const store = countBackendErrors(options.store, (operation) => metrics.backendErrors.inc({ backend: options.store.backend, operation }));
-  const deliveries = new DeliveryCounters(store, (connector, outcome) => metrics.connectorDeliveries.inc({ connector, outcome }));
-  const search = options.search ?? (await openSearch(options.store, config, logger));
-  app.addHook('onClose', async () => search.index.close());
   registerSearchMetrics(metrics, search.index);
-  const audit = new AuditLog(store, options.now ?? Date.now);
-  const deps: ServiceDeps = { store, now: options.now ?? Date.now, config, deliveries, audit, search: search.index, embedder: search.embedder, ...(options.cortex ? { cortex: options.cortex } : {}) };
-  // Before the store closes (server.ts closes the app first), so the last counts land.
-  app.addHook('onClose', async () => {
-    await deliveries.close();
-    await audit.drain();
-  });
 
   // Zod schemas are for documentation; services validate, so the compilers pass data through.
   app.setValidatorCompiler(() => (data) => ({ value: data }));
@@ -126,25 +99,11 @@ export const buildApp = async (options: AppOptions): Promise<{ app: FastifyInsta
   });
 
   registerErrorHandlers(app);
-  const keys = new KeyResolver(store, config.apiKeys);
+  const keys = new KeyResolver(runtime.store, config.apiKeys);
   if (await keys.openMode()) app.log.warn('no API key is configured (CAIRN_API_KEYS) or issued: running in open mode, every request is allowed without a key');
   registerRequestHooks(app, metrics, keys, new LoadLimits(config.rateLimitRpm, config.maxConcurrent));
-  systemRoutes(app, store, metrics, drain);
-  await dashboardRoutes(app, keys);
-  whoamiRoutes(app, config);
-  entryRoutes(app, deps, config, metrics);
-  historyRoutes(app, deps, config);
-  searchRoutes(app, deps, config);
-  streamRoutes(app, store, config, metrics);
-  const cortexFeed = options.cortexFeed ?? new CortexFeed(options.store, { poll: options.store.backend !== 'filesystem', logger });
-  app.addHook('onClose', async () => cortexFeed.close());
-  cortexRoutes(app, deps, cortexFeed);
-  eventRoutes(app, deps);
-  outcomeRoutes(app, deps);
-  adminRoutes(app, deps, keys);
-  connectorRoutes(app, deps);
-  await webhookRoutes(app, deps);
-  mcpRoutes(app, deps);
+  const http: HttpContext = { config, deps: runtime.deps, store: runtime.store, metrics, cortexFeed: runtime.cortexFeed, keys, drain };
+  for (const routes of ROUTES) await app.register(routes, http);
   await app.ready();
-  return { app, metrics, drain };
+  return { app, drain };
 };

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { KeyResolver } from '../services/admin/key-resolver.ts';
+import type { RoutePlugin } from './http-context.ts';
 
 /** Where `npm run build` puts the dashboard (dashboard/vite.config.ts). */
 export const DASHBOARD_DIST = fileURLToPath(new URL('../../dashboard/dist/', import.meta.url));
@@ -30,7 +30,8 @@ const noCache = (reply: FastifyReply): FastifyReply => reply.headers({ ...SECURI
  * it with each API call, so nothing here reveals data. Compressed copies (.br, .gz) are made
  * at build time and picked by Accept-Encoding.
  */
-export const dashboardRoutes = async (app: FastifyInstance, keys: KeyResolver, root: string = DASHBOARD_DIST): Promise<void> => {
+export const dashboardRoutes: RoutePlugin = async (app, { keys }) => {
+  const root = DASHBOARD_DIST;
   const config = { public: true };
   const schema = { hide: true };
   app.get('/', { config, schema }, async (_request, reply) => reply.redirect('/dashboard/', 302));

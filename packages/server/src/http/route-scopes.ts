@@ -19,6 +19,5 @@ export const requiredScope = (method: string, routeUrl: string, explicit: Scope 
   if (explicit) return explicit;
   if (routeUrl.startsWith('/api/v1/admin/') || routeUrl.startsWith('/api/v1/connectors')) return 'admin';
   if (method === 'GET' || method === 'HEAD' || READING_POSTS.has(routeUrl)) return 'read';
-  if (routeUrl === '/mcp') return 'read';
   return 'write';
 };

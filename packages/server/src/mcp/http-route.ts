@@ -4,6 +4,7 @@ import { contextOf } from '../http/context.ts';
 import type { ServiceDeps } from '../services/context.ts';
 import { createMcpServer } from './server.ts';
 import { serviceOperations } from './service-operations.ts';
+import type { RoutePlugin } from '../http/http-context.ts';
 
 /**
  * MCP over Streamable HTTP at `/mcp`, stateless: each POST gets a fresh server and transport
@@ -15,7 +16,7 @@ import { serviceOperations } from './service-operations.ts';
  * The API key is checked before this handler runs, by the same onRequest hook as every REST
  * route (http/auth.ts): a missing or wrong key is an HTTP 401, a protocol-level failure.
  */
-export const mcpRoutes = (app: FastifyInstance, deps: ServiceDeps): void => {
+export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
   app.post('/mcp', { schema: { summary: 'MCP over Streamable HTTP (stateless; JSON-RPC messages)', tags: ['mcp'] } }, async (request, reply) => {
     const ctx = contextOf(request, deps.config);
     const server = createMcpServer(serviceOperations(deps, ctx), {

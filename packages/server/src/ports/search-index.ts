@@ -1,5 +1,22 @@
 import type { Entry } from '../domain/entry.ts';
-import type { ParsedQuery } from '../search/query.ts';
+
+/** A phrase: its terms in order, each with its offset from the first (stop words leave gaps). */
+export type Phrase = { term: string; offset: number }[];
+
+/**
+ * A search query as every backend runs it (search-rules/query.ts parses it). Plain words are
+ * OR-ed and ranked (BM25), so an entry matching more and rarer words ranks higher;
+ * `"quoted words"` must appear in that order; `word*` matches every term starting with `word`.
+ */
+export interface ParsedQuery {
+  /** Distinct terms of plain words and phrases. */
+  terms: string[];
+  phrases: Phrase[];
+  /** Term prefixes to expand against the index vocabulary (lower-case, unstemmed and stemmed). */
+  prefixes: string[][];
+  /** The query as typed, for the embedder. */
+  text: string;
+}
 
 /** Which live entries a search may return (SPEC §5 search filters). */
 export interface SearchFilter {
@@ -38,7 +55,7 @@ export interface SearchIndexStatus {
 
 /**
  * The search capability services call: two candidate rankings over the current, live heads
- * of one namespace, which the service fuses (search/fuse.ts). Every backend implements it:
+ * of one namespace, which the service fuses (search-rules/fuse.ts). Every backend implements it:
  * an in-process index kept current by the change feed (filesystem, S3) or SQL over tsvector
  * and pgvector (PostgreSQL). Deleted and expired entries never come back.
  */

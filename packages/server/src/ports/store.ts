@@ -2,8 +2,6 @@ import type { Entry, EntryAddress } from '../domain/entry.ts';
 import type { ChangeFeed } from './change-feed.ts';
 import type { RecordStore } from './records.ts';
 
-export type BackendName = 'filesystem' | 'postgres' | 's3';
-
 /** A position in the (entity_path, key) order; lists resume strictly after it. */
 export interface ListPosition {
   entity_path: string;
@@ -36,19 +34,6 @@ export interface HistoryQuery {
 }
 
 /**
- * Thrown by `append` when the entry's newest version is not the one the caller expected:
- * another writer got there first. Services decide whether to retry or answer 409.
- */
-export class VersionConflict extends Error {
-  readonly actual: number;
-  constructor(actual: number) {
-    super(`entry is at version ${actual}`);
-    this.name = 'VersionConflict';
-    this.actual = actual;
-  }
-}
-
-/**
  * Durable storage of entry versions. Every backend (filesystem, PostgreSQL, S3) implements
  * this contract and passes `test/contract/`.
  *
@@ -61,7 +46,8 @@ export class VersionConflict extends Error {
  * - Beside entries it keeps small shared records (see RecordStore in records.ts).
  */
 export interface Store extends RecordStore {
-  readonly backend: BackendName;
+  /** The backend's name, for logs and answers (`/health`); never compared to decide anything. */
+  readonly backend: string;
   readonly changes: ChangeFeed;
 
   head(address: EntryAddress): Promise<Entry | null>;
@@ -80,7 +66,7 @@ export interface Store extends RecordStore {
   /**
    * Persist `entry` (whose `version` is `expectedHead + 1`) atomically, only if the entry's
    * newest stored version is still `expectedHead` (0 = never written); otherwise reject with
-   * `VersionConflict`. Resolves once the version is durable.
+   * `VersionConflict` (domain/errors.ts). Resolves once the version is durable.
    */
   append(entry: Entry, expectedHead: number): Promise<void>;
 

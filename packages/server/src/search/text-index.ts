@@ -1,6 +1,6 @@
-import { K1, idf, termScore } from './bm25.ts';
-import type { DocTerms } from './entry-text.ts';
-import { TopK } from './top-k.ts';
+import { K1, idf, termScore } from '../search-rules/bm25.ts';
+import type { DocTerms } from '../search-rules/entry-text.ts';
+import { TopK } from '../search-rules/top-k.ts';
 
 /** Postings of one term: slots holding it and the weighted frequency there (× 10, as integers). */
 interface Postings {

@@ -1,5 +1,5 @@
+import { TopK } from '../search-rules/top-k.ts';
 import { IvfLists } from './ivf-lists.ts';
-import { TopK } from './top-k.ts';
 
 /** Vectors a listed search scans at least (more when filters reject many): about 2 ms. */
 const SCAN_AT_LEAST = 12_000;

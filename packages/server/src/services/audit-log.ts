@@ -1,20 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { RecordStore } from '../ports/records.ts';
-import type { Context, ServiceDeps } from './context.ts';
+import type { AuditEvent, AuditTrail, Context, ServiceDeps } from './context.ts';
 
 export const auditCollection = (namespace: string): string => `audit/${namespace}`;
 
 /** Ids sort newest first: records list in id order, and an audit log is read from the top. */
 const LATEST_FIRST = 9_999_999_999_999;
 export const auditId = (ms: number): string => `${String(LATEST_FIRST - ms).padStart(13, '0')}-${randomBytes(4).toString('hex')}`;
-
-export interface AuditEvent {
-  action: string;
-  /** What was acted on: an entry address, a key id, a connector, a team. */
-  target: Record<string, unknown>;
-  /** What changed, never a secret (callers pass versions, names, scopes — not keys or signing secrets). */
-  changes?: Record<string, unknown>;
-}
 
 interface Pending {
   event: Record<string, unknown>;
@@ -29,7 +21,7 @@ interface Pending {
  * write does not halve write throughput; each caller's promise resolves once its event is
  * stored.
  */
-export class AuditLog {
+export class AuditLog implements AuditTrail {
   private readonly records: RecordStore;
   private readonly now: () => number;
   private pending = new Map<string, Pending[]>();

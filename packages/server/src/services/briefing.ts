@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { fitToBudget } from '../cortex/briefing-size.ts';
 import { allRecords, COLLECTIONS } from '../cortex/cortex-records.ts';
 import type { ConfidenceDrop, Digest, OpenItem, RecentChange } from '../cortex/digest-types.ts';
+import { INDEX_FACTS } from '../cortex/digests/registry.ts';
 import { byTimeDesc, shortText } from '../cortex/fields.ts';
 import type { Pattern } from '../cortex/patterns.ts';
 import { readDigests } from '../cortex/read-digests.ts';
@@ -31,8 +32,9 @@ export type BriefingInput = z.input<typeof BriefingInput>;
 /** Path digests read for one briefing; a broader scope is summarized by its top paths. */
 const MAX_DIGESTS = 200;
 
+/** A digest without its per-item indexes (every incident, every deploy): the headline and counts are what a prompt needs. */
 const compact = (d: Digest): BriefingDigest => {
-  const { incidents: _i, deploys: _d, ...facts } = d.facts;
+  const facts = Object.fromEntries(Object.entries(d.facts).filter(([k]) => !INDEX_FACTS.has(k)));
   return { scope: d.scope, type: d.type, version: d.version, compiled_at: d.compiled_at, headline: d.headline, facts };
 };
 

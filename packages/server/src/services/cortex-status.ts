@@ -7,14 +7,14 @@ import type { Context, ServiceDeps } from './context.ts';
 export type { CortexStatusResult, WorkerSummary } from 'cairn-memory-client';
 
 /**
- * GET /api/v1/cortex/status. The Cortex may run in any process: on PostgreSQL and S3 the
- * answer comes from the workers' shared heartbeats, so every replica gives the same one; on
- * the filesystem backend the worker can only be embedded in this server, and answers itself.
+ * GET /api/v1/cortex/status. The Cortex may run in any process: on a backend shared across
+ * replicas the answer comes from the workers' shared heartbeats, so every replica gives the
+ * same one; otherwise the worker can only be embedded in this server, and answers itself.
  */
 export const cortexStatus = async (deps: ServiceDeps, ctx: Context): Promise<CortexStatusResult> => {
   requireScope(ctx, 'read');
   const local = deps.cortex?.status() ?? null;
-  if (deps.store.backend === 'filesystem') {
+  if (!deps.capabilities.sharedAcrossReplicas) {
     const status = local ?? STOPPED;
     return { ...status, workers: local ? [{ worker_id: local.worker_id, status: local.status, heartbeat_at: local.heartbeat_at, host: null, pid: process.pid, started_at: null }] : [] };
   }

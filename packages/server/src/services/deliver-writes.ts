@@ -1,11 +1,8 @@
 import type { MappedWrite } from '../connectors/connector.ts';
 import { contentHash } from '../domain/content-hash.ts';
-import { type Entry, isLive } from '../domain/entry.ts';
-import { ServiceError } from '../domain/errors.ts';
+import type { Entry } from '../domain/entry.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { writeEntry } from './write-entry.ts';
-
-const MAX_ATTEMPTS = 8;
+import { writeDerived, writeEntry } from './write-entry.ts';
 
 export interface DeliveredEntry {
   entity_path: string;
@@ -16,8 +13,10 @@ export interface DeliveredEntry {
 
 /**
  * Store the writes one inbound event maps to, as shared entries written by
- * `external/<source>`. A write with `update` is a read-modify-write made safe by
- * compare-and-set: if another delivery changed the entry meanwhile, it re-reads and retries.
+ * `external/<source>`. A write with `update` is a read-modify-write: its value is re-derived
+ * from the newest version on every compare-and-set attempt (writeDerived), so a delivery that
+ * races another write builds on it instead of overwriting it. The retries are appendVersion's
+ * alone; nothing here loops around them.
  */
 export const deliverWrites = async (
   deps: ServiceDeps,
@@ -38,9 +37,7 @@ const deliverOne = async (
   provenance: Record<string, unknown>,
   write: MappedWrite,
 ): Promise<{ entry: Entry; created: boolean }> => {
-  const base = {
-    entity_path: write.entity_path,
-    key: write.key,
+  const fields = {
     confidence: write.confidence,
     agent_id: `external/${source}`,
     event_type: write.event_type,
@@ -49,19 +46,14 @@ const deliverOne = async (
     tags: write.tags ?? [],
     provenance: { source, ...provenance },
   };
-  if (!write.update) return writeEntry(deps, ctx, { ...base, value: write.value });
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const head = await deps.store.head({ namespace: ctx.namespace, entity_path: write.entity_path, key: write.key });
-    const current = head && isLive(head, deps.now()) ? head : null;
-    const value = write.update(current?.value ?? null);
+  const target = { entity_path: write.entity_path, key: write.key };
+  const { update } = write;
+  if (!update) return writeEntry(deps, ctx, { ...target, ...fields, value: write.value });
+  return writeDerived(deps, ctx, target, (current) => {
+    const value = update(current?.value ?? null);
     // A replayed or late event that changes nothing makes no version (its metadata — the
     // delivery id, the event type — would otherwise make one).
-    if (current && contentHash(value) === current.content_hash) return { entry: current, created: false };
-    try {
-      return await writeEntry(deps, ctx, { ...base, value, if_version: current?.version ?? 0 });
-    } catch (error) {
-      if (!(error instanceof ServiceError && error.code === 'CONFLICT')) throw error;
-    }
-  }
-  throw new ServiceError('CONFLICT', `${write.entity_path} / ${write.key} is changing too fast to update; the provider will retry`);
+    if (current && contentHash(value) === current.content_hash) return null;
+    return { ...fields, value };
+  });
 };

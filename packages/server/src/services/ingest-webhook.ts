@@ -7,20 +7,31 @@ import type { Context, ServiceDeps } from './context.ts';
 import { connectorState } from './connector-state.ts';
 import { type DeliveredEntry, deliverWrites } from './deliver-writes.ts';
 
-export type WebhookResult =
-  | { status: 200 | 202; body: { accepted: boolean; duplicate: boolean; entries: DeliveredEntry[]; reason?: string } }
-  | { status: 200; body: Record<string, unknown> };
+/**
+ * What became of one delivery; the transport decides how to answer it (HTTP: SPEC §5, §7).
+ * Refusals (disabled connector, wrong media type, failed signature, malformed payload) are
+ * ServiceErrors, like every other service's.
+ */
+export type WebhookOutcome =
+  /** Stored for the first time under its delivery id. */
+  | { outcome: 'written'; entries: DeliveredEntry[] }
+  /** Seen before (a replay, or a concurrent delivery of the same id that got there first). */
+  | { outcome: 'duplicate'; entries: DeliveredEntry[] }
+  /** Verified but maps to no entry (an unmonitored channel, an event type not captured). */
+  | { outcome: 'ignored'; reason: string }
+  /** The provider expects this answer instead (Slack url_verification, pings). */
+  | { outcome: 'reply'; body: Record<string, unknown> };
 
 /** Delivery ids are the provider's; bound them so no header can bloat a record id. */
 const dedupId = (deliveryId: string): string => (deliveryId.length <= 200 ? deliveryId : `sha256:${sha256(deliveryId)}`);
 
 /**
- * One provider webhook: the connector must exist and be enabled (else 404), the provider's
- * signature must verify over the raw bytes (else 401, nothing written), then the mapped
- * writes are stored once per delivery id — a replay, from any replica or after a restart,
- * is answered `duplicate` and writes nothing.
+ * One provider webhook: the connector must exist and be enabled (else NOT_FOUND), the
+ * provider's signature must verify over the raw bytes (else UNAUTHENTICATED, nothing
+ * written), then the mapped writes are stored once per delivery id — a replay, from any
+ * replica or after a restart, is a `duplicate` and writes nothing.
  */
-export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: string, delivery: Delivery): Promise<WebhookResult> => {
+export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: string, delivery: Delivery): Promise<WebhookOutcome> => {
   requireScope(ctx, 'write');
   const connector = connectorNamed(name);
   const state = await connectorState(deps, ctx.namespace, connector);
@@ -39,10 +50,10 @@ export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: strin
   }
 
   const outcome = connector.handle(delivery, state.settings);
-  if (outcome.kind === 'reply') return { status: 200, body: outcome.body };
+  if (outcome.kind === 'reply') return { outcome: 'reply', body: outcome.body };
   if (outcome.kind === 'ignored') {
     count('ignored');
-    return { status: 202, body: { accepted: false, duplicate: false, entries: [], reason: outcome.reason } };
+    return { outcome: 'ignored', reason: outcome.reason };
   }
 
   const collection = `dedup/${ctx.namespace}/${name}`;
@@ -50,7 +61,7 @@ export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: strin
   const seen = await deps.store.getRecord(collection, id);
   if (seen) {
     count('duplicates');
-    return { status: 200, body: { accepted: true, duplicate: true, entries: (seen.data.entries as DeliveredEntry[]) ?? [] } };
+    return { outcome: 'duplicate', entries: (seen.data.entries as DeliveredEntry[]) ?? [] };
   }
   // Write first, then mark the delivery: a crash in between means the provider's retry
   // writes again, and identical content makes no new version — nothing is ever lost.
@@ -58,5 +69,5 @@ export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: strin
   const entries = written.map(({ entry, created }) => ({ entity_path: entry.entity_path, key: entry.key, version: entry.version, created }));
   const first = await deps.store.createRecord(collection, id, { entries, at: new Date(deps.now()).toISOString() });
   count(first ? 'written' : 'duplicates');
-  return { status: first ? 202 : 200, body: { accepted: true, duplicate: !first, entries } };
+  return { outcome: first ? 'written' : 'duplicate', entries };
 };

@@ -1,6 +1,7 @@
 import type { DigestTypeFilter } from 'cairn-memory-client';
 import { z } from 'zod';
 import type { Digest } from '../cortex/digest-types.ts';
+import { DIGEST_TYPE_NAMES, PATH_TYPES } from '../cortex/digests/registry.ts';
 import { readDigests } from '../cortex/read-digests.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { NamespaceSchema, labelSchema } from '../domain/names.ts';
@@ -10,8 +11,8 @@ import { namespaceFor, pathVisible, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { wholeNumber } from './schemas.ts';
 
-/** The `type` filters accepted: exactly the client's `DigestTypeFilter`, checked below. */
-export const DIGEST_TYPES = ['incidents', 'repos', 'comms', 'projects', 'generic', 'source', 'namespace', 'path', 'entity'] as const satisfies readonly DigestTypeFilter[];
+/** The `type` filters accepted: the registry's types and two aliases, exactly the client's `DigestTypeFilter` (checked below). */
+export const DIGEST_TYPES = [...DIGEST_TYPE_NAMES, 'path', 'entity'] as const satisfies readonly DigestTypeFilter[];
 type _EveryFilter = Expect<SameUnion<(typeof DIGEST_TYPES)[number], DigestTypeFilter>>;
 
 export const ListDigestsInput = z
@@ -21,7 +22,7 @@ export const ListDigestsInput = z
       600,
       'An entity path prefix ("incidents/pagerduty"), a source ("github" or "external/github"), or a scope id ("path:repos/acme/api", "source:external/github", "namespace:default").',
     ).optional(),
-    type: z.enum(DIGEST_TYPES).optional().describe('Only this type: incidents, repos, comms, projects, generic (path digests), source, namespace; "path" (or "entity") for every path digest.'),
+    type: z.enum(DIGEST_TYPES).optional().describe(`Only this type: ${PATH_TYPES.join(', ')} (path digests), source, namespace; "path" (or "entity") for every path digest.`),
     limit: wholeNumber(1, 500).default(100),
     cursor: z.string().max(1024).optional().describe('The `next_cursor` of the previous page.'),
   })

@@ -1,12 +1,12 @@
 import type { OutcomeResult } from 'cairn-memory-client';
 import { z } from 'zod';
-import { isLive } from '../domain/entry.ts';
+import type { Entry } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { EntityPathSchema, KeySchema, NamespaceSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { writeEntry } from './write-entry.ts';
+import { writeDerived } from './write-entry.ts';
 
 export const RecordOutcomeInput = z
   .object({
@@ -24,8 +24,6 @@ export const RecordOutcomeInput = z
 // What an outcome did to each entry: declared once, in the client.
 export type { OutcomeResult };
 
-const MAX_ATTEMPTS = 8;
-
 /**
  * Feedback from acting on memory: success moves confidence toward 1, failure toward 0, by
  * `weight` of the remaining distance (c + w(1−c), or c − wc), so repeated outcomes converge
@@ -41,6 +39,10 @@ export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknow
   return { results };
 };
 
+/**
+ * One entry's update, derived from whichever version the winning attempt read: a lost race
+ * moves the winner's confidence (or finds the entry stale), never the one read before it.
+ */
 const applyOne = async (
   deps: ServiceDeps,
   ctx: Context,
@@ -49,28 +51,29 @@ const applyOne = async (
   outcome: 'success' | 'failure',
   weight: number,
 ): Promise<OutcomeResult> => {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const head = await deps.store.head({ namespace, entity_path: ref.entity_path, key: ref.key });
-    if (!head || !isLive(head, deps.now())) throw new ServiceError('NOT_FOUND', `entry ${ref.entity_path} / ${ref.key} not found`);
-    const base = { entity_path: ref.entity_path, key: ref.key, version: head.version, previous_confidence: head.confidence };
-    if (ref.version !== undefined && ref.version !== head.version) return { ...base, status: 'stale', confidence: head.confidence };
-    const moved = outcome === 'success' ? head.confidence + weight * (1 - head.confidence) : head.confidence - weight * head.confidence;
-    const confidence = Math.round(moved * 1e6) / 1e6;
-    const { content_hash: _h, version: _v, created_at: _c, written_at: _w, deleted: _d, namespace: _n, expires_at, ...fields } = head;
-    try {
-      const ttl_seconds = expires_at ? Math.max(1, Math.ceil((Date.parse(expires_at) - deps.now()) / 1000)) : undefined;
-      const { entry } = await writeEntry(deps, ctx, {
-        ...fields,
-        namespace,
-        confidence,
-        provenance: { ...head.provenance, last_outcome: { outcome, by: ctx.agentId, request_id: ctx.requestId } },
-        if_version: head.version,
-        ...(ttl_seconds ? { ttl_seconds } : {}),
-      });
-      return { ...base, status: 'updated', version: entry.version, confidence: entry.confidence };
-    } catch (error) {
-      if (!(error instanceof ServiceError && error.code === 'CONFLICT')) throw error;
-    }
-  }
-  throw new ServiceError('CONFLICT', `${ref.entity_path} / ${ref.key} is changing too fast; retry`);
+  // The version the last attempt decided on; assigned in the callback, hence the cast.
+  let read = null as Entry | null;
+  const { entry } = await writeDerived(deps, ctx, { namespace, entity_path: ref.entity_path, key: ref.key }, (current) => {
+    read = current;
+    if (!current) throw new ServiceError('NOT_FOUND', `entry ${ref.entity_path} / ${ref.key} not found`);
+    if (ref.version !== undefined && ref.version !== current.version) return null;
+    const moved = outcome === 'success' ? current.confidence + weight * (1 - current.confidence) : current.confidence - weight * current.confidence;
+    const { value, agent_id, event_type, memory_type, shared, tags, provenance, expires_at } = current;
+    const ttl_seconds = expires_at ? Math.max(1, Math.ceil((Date.parse(expires_at) - deps.now()) / 1000)) : undefined;
+    return {
+      value,
+      agent_id,
+      event_type,
+      memory_type,
+      shared,
+      tags,
+      confidence: Math.round(moved * 1e6) / 1e6,
+      provenance: { ...provenance, last_outcome: { outcome, by: ctx.agentId, request_id: ctx.requestId } },
+      ...(ttl_seconds ? { ttl_seconds } : {}),
+    };
+  });
+  const head = read as Entry;
+  const base = { entity_path: ref.entity_path, key: ref.key, version: head.version, previous_confidence: head.confidence };
+  if (ref.version !== undefined && ref.version !== head.version) return { ...base, status: 'stale', confidence: head.confidence };
+  return { ...base, status: 'updated', version: entry.version, confidence: entry.confidence };
 };

@@ -5,10 +5,10 @@ import { ServiceError } from '../domain/errors.ts';
 import { AgentIdSchema, EntityPathSchema, EventTypeSchema, NamespaceSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import type { Candidate, SearchFilter } from '../ports/search-index.ts';
-import { embeddingText } from '../search/entry-text.ts';
-import { fuse } from '../search/fuse.ts';
-import { highlight } from '../search/highlights.ts';
-import { hasTextTerms, parseQuery } from '../search/query.ts';
+import { embeddingText } from '../search-rules/entry-text.ts';
+import { fuse } from '../search-rules/fuse.ts';
+import { highlight } from '../search-rules/highlights.ts';
+import { hasTextTerms, parseQuery } from '../search-rules/query.ts';
 import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 
@@ -44,7 +44,7 @@ const WORD_POOL = 30;
 
 /**
  * Search live entries by text, meaning, or both (SPEC §5). Ranking is the same on every
- * backend: the index proposes candidates, this service fuses them (search/fuse.ts) and
+ * backend: the index proposes candidates, this service fuses them (search-rules/fuse.ts) and
  * highlights why each matched.
  */
 export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<SearchResponse> => {

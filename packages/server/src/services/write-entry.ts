@@ -1,14 +1,13 @@
 import { z } from 'zod';
 import { contentHash, canonicalJson } from '../domain/content-hash.ts';
-import { type Entry, isLive } from '../domain/entry.ts';
+import type { Entry, EntryAddress } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
+import { parseInput } from '../domain/parse-input.ts';
 import { valueSizeProblem } from '../domain/value.ts';
-import { VersionConflict } from '../ports/store.ts';
+import { type AppendDecision, type Appended, type HeadView, appendVersion } from './append-version.ts';
 import { recordAudit } from './audit-log.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
-import { contentionBackoff } from './backoff.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { parseInput } from '../domain/parse-input.ts';
 import { AddressSchema, ValueSchema, WriteFieldsSchema } from './schemas.ts';
 
 export const WriteEntryInput = AddressSchema.extend({
@@ -29,15 +28,14 @@ export const WriteEntryInput = AddressSchema.extend({
     .describe('Forget the entry this many seconds after this write.'),
 }).strict();
 export type WriteEntryInput = z.input<typeof WriteEntryInput>;
+type WriteData = z.output<typeof WriteEntryInput>;
+const TargetInput = AddressSchema.strict();
 
-export interface WriteResult {
-  entry: Entry;
-  /** False when the write was identical to the current version and stored nothing. */
-  created: boolean;
-}
+/** `created` is false when the write was identical to the current version and stored nothing. */
+export type WriteResult = Appended;
 
-/** Retries when another writer takes the version we were about to write. */
-const MAX_ATTEMPTS = 16;
+/** What a read-modify-write derives from the current version: a write's fields without its address. */
+export type DerivedWrite = Omit<WriteEntryInput, 'namespace' | 'entity_path' | 'key' | 'if_version'>;
 
 /** Same content and metadata: a re-write that should not make a version. */
 const sameAs = (a: Entry, b: Entry): boolean =>
@@ -54,58 +52,89 @@ const sameAs = (a: Entry, b: Entry): boolean =>
 /**
  * Write a new version of an entry, or nothing when it is unchanged. With `if_version` the
  * write is a compare-and-set (409 on mismatch); without it, a lost race retries on top of
- * the winner so that concurrent writers never lose a version.
+ * the winner (appendVersion) so that concurrent writers never lose a version.
  */
 export const writeEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<WriteResult> => {
   const input = parseInput(WriteEntryInput, raw);
   requireScope(ctx, 'write');
   const namespace = namespaceFor(ctx, input.namespace);
   requirePath(ctx, input.entity_path);
-  const tooLarge = valueSizeProblem(input.value);
-  if (tooLarge) throw new ServiceError('PAYLOAD_TOO_LARGE', `value ${tooLarge}`, { details: [{ field: 'value', message: tooLarge }] });
+  requireStorableValue(input.value);
   const address = { namespace, entity_path: input.entity_path, key: input.key };
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 1) await contentionBackoff(attempt);
-    const head = await deps.store.head(address);
-    const now = deps.now();
-    const live = head !== null && isLive(head, now);
-    const liveVersion = live ? head.version : 0;
-    if (input.if_version !== undefined && input.if_version !== liveVersion) {
-      throw new ServiceError('CONFLICT', `entry is at version ${liveVersion}, not ${input.if_version}`);
+  const result = await appendVersion(deps, address, (view) => nextVersion(ctx, address, input, view), { ifVersion: input.if_version });
+  return audited(deps, ctx, result);
+};
+
+/**
+ * A read-modify-write of one entry (a connector's incident timeline, an outcome's
+ * confidence): `derive` builds the write from the entry's live version (null when absent,
+ * deleted or expired) on every attempt, so a write that lost a race is re-derived from the
+ * winner instead of overwriting it. Each derived write is validated like a request body;
+ * `derive` returns null to store nothing (answering the live version) and may throw a
+ * ServiceError to refuse.
+ */
+export const writeDerived = async (
+  deps: ServiceDeps,
+  ctx: Context,
+  target: { namespace?: string; entity_path: string; key: string },
+  derive: (current: Entry | null) => DerivedWrite | null,
+): Promise<WriteResult> => {
+  const at = parseInput(TargetInput, target);
+  requireScope(ctx, 'write');
+  const namespace = namespaceFor(ctx, at.namespace);
+  requirePath(ctx, at.entity_path);
+  const address = { namespace, entity_path: at.entity_path, key: at.key };
+  const result = await appendVersion(deps, address, (view): AppendDecision => {
+    const fields = derive(view.live);
+    if (fields === null) {
+      if (!view.live) throw new Error('writeDerived: nothing to write and nothing written before');
+      return { kind: 'unchanged', entry: view.live };
     }
-    const written = new Date(now).toISOString();
-    const candidate: Entry = {
-      ...address,
-      value: input.value,
-      version: (head?.version ?? 0) + 1,
-      confidence: input.confidence ?? 1,
-      agent_id: input.agent_id ?? ctx.agentId,
-      event_type: input.event_type ?? null,
-      memory_type: input.memory_type ?? 'fact',
-      shared: input.shared ?? false,
-      tags: input.tags ?? [],
-      provenance: input.provenance ?? {},
-      content_hash: contentHash(input.value),
-      created_at: live ? head.created_at : written,
-      written_at: written,
-      expires_at: input.ttl_seconds === undefined ? null : new Date(now + input.ttl_seconds * 1000).toISOString(),
-      deleted: false,
-    };
-    if (live && sameAs(head, candidate)) return { entry: head, created: false };
-    try {
-      await deps.store.append(candidate, head?.version ?? 0);
-      // Not awaited: the version itself is the durable record of the write, and waiting for
-      // the audit batch would put a second storage round trip on every write.
-      void recordAudit(deps, ctx, namespace, {
-        action: 'entry.written',
-        target: { entity_path: candidate.entity_path, key: candidate.key },
-        changes: { version: candidate.version, content_hash: candidate.content_hash, agent_id: candidate.agent_id },
-      }).catch(() => {});
-      return { entry: candidate, created: true };
-    } catch (error) {
-      if (!(error instanceof VersionConflict)) throw error;
-      if (input.if_version !== undefined) throw new ServiceError('CONFLICT', `entry was changed concurrently (now at version ${error.actual})`);
-    }
+    const input = parseInput(WriteEntryInput, { ...fields, ...at });
+    requireStorableValue(input.value);
+    return nextVersion(ctx, address, input, view);
+  });
+  return audited(deps, ctx, result);
+};
+
+const requireStorableValue = (value: unknown): void => {
+  const tooLarge = valueSizeProblem(value);
+  if (tooLarge) throw new ServiceError('PAYLOAD_TOO_LARGE', `value ${tooLarge}`, { details: [{ field: 'value', message: tooLarge }] });
+};
+
+/** The version `input` makes on top of the head that was read; unchanged when it repeats the live one. */
+const nextVersion = (ctx: Context, address: EntryAddress, input: WriteData, { head, live, now }: HeadView): AppendDecision => {
+  const written = new Date(now).toISOString();
+  const candidate: Entry = {
+    ...address,
+    value: input.value,
+    version: (head?.version ?? 0) + 1,
+    confidence: input.confidence ?? 1,
+    agent_id: input.agent_id ?? ctx.agentId,
+    event_type: input.event_type ?? null,
+    memory_type: input.memory_type ?? 'fact',
+    shared: input.shared ?? false,
+    tags: input.tags ?? [],
+    provenance: input.provenance ?? {},
+    content_hash: contentHash(input.value),
+    created_at: live ? live.created_at : written,
+    written_at: written,
+    expires_at: input.ttl_seconds === undefined ? null : new Date(now + input.ttl_seconds * 1000).toISOString(),
+    deleted: false,
+  };
+  return live && sameAs(live, candidate) ? { kind: 'unchanged', entry: live } : { kind: 'append', entry: candidate };
+};
+
+const audited = (deps: ServiceDeps, ctx: Context, result: WriteResult): WriteResult => {
+  const { entry, created } = result;
+  // Not awaited: the version itself is the durable record of the write, and waiting for
+  // the audit batch would put a second storage round trip on every write.
+  if (created) {
+    void recordAudit(deps, ctx, entry.namespace, {
+      action: 'entry.written',
+      target: { entity_path: entry.entity_path, key: entry.key },
+      changes: { version: entry.version, content_hash: entry.content_hash, agent_id: entry.agent_id },
+    }).catch(() => {});
   }
-  throw new ServiceError('CONFLICT', 'entry is being written by too many writers at once; retry');
+  return result;
 };

@@ -1,4 +1,4 @@
-import { createParser } from 'eventsource-parser';
+import { SseParserStream } from 'cairn-memory-client';
 
 export type StreamState = 'connecting' | 'live' | 'retrying' | 'closed';
 
@@ -33,12 +33,11 @@ export const openStream = (url: string, headers: Record<string, string>, handler
     if (!res.ok || !res.body) throw new Error(`stream answered ${res.status}`);
     handlers.onState('live');
     backoff = 1000;
-    const parser = createParser({ onEvent: (message) => handlers.onEvent(message.event ?? 'message', message.data) });
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    const events = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new SseParserStream()).getReader();
     for (;;) {
-      const { value, done } = await reader.read();
+      const { value, done } = await events.read();
       if (done) return;
-      parser.feed(value);
+      handlers.onEvent(value.event, value.data);
     }
   };
 

@@ -1,4 +1,4 @@
-import type { Entry } from '../api/types.ts';
+import type { Entry } from 'cairn-memory-client';
 
 /** One string per entry address, for maps and sets (NUL cannot occur in paths or keys). */
 export const addressOf = (e: { entity_path: string; key: string }): string => `${e.entity_path}\u0000${e.key}`;

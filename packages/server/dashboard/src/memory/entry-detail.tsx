@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, entryUrl } from '../api/client.ts';
-import type { Entry } from '../api/types.ts';
+import type { Entry, HistoryResponse } from 'cairn-memory-client';
 import { Confidence } from '../components/confidence.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { JsonView } from '../components/json-view.tsx';
@@ -23,10 +23,6 @@ const onTabKey = (event: KeyboardEvent, tab: Tab, setTab: (t: Tab) => void): voi
   setTab(next);
   document.getElementById(`tab-${next}`)?.focus();
 };
-interface HistoryPage {
-  versions: Entry[];
-  next_before: number | null;
-}
 
 /** One entry: its value, metadata and provenance, and its history with diffs; live. */
 export const EntryDetail = ({ path, entryKey, arrivals }: { path: string; entryKey: string; arrivals: Arrivals }) => {
@@ -35,7 +31,7 @@ export const EntryDetail = ({ path, entryKey, arrivals }: { path: string; entryK
   const [shown, setShown] = useState<number | null>(null);
   const [older, setOlder] = useState<Entry[]>([]);
   const [arrived, setArrived] = useState<Set<number>>(new Set());
-  const history = useLoad(() => api.get<HistoryPage>(entryUrl('history', path, entryKey), { limit: 50 }), [api, path, entryKey]);
+  const history = useLoad(() => api.get<HistoryResponse>(entryUrl('history', path, entryKey), { limit: 50 }), [api, path, entryKey]);
   const id = addressOf({ entity_path: path, key: entryKey });
 
   useEffect(() => {
@@ -63,7 +59,7 @@ export const EntryDetail = ({ path, entryKey, arrivals }: { path: string; entryK
   const entry = versions.find((v) => v.version === shown) ?? current;
   const nextBefore = older.length > 0 ? (older.at(-1)?.version ?? null) : (history.data?.next_before ?? null);
   const loadOlder = async () => {
-    const page = await api.get<HistoryPage>(entryUrl('history', path, entryKey), { limit: 50, before: nextBefore });
+    const page = await api.get<HistoryResponse>(entryUrl('history', path, entryKey), { limit: 50, before: nextBefore });
     setOlder((o) => [...o, ...page.versions]);
   };
 

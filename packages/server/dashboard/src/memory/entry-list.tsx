@@ -1,4 +1,4 @@
-import type { Entry } from '../api/types.ts';
+import type { Entry } from 'cairn-memory-client';
 import { Confidence } from '../components/confidence.tsx';
 import { Time } from '../components/time.tsx';
 import { useApp } from '../context.ts';

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { Entry } from '../api/types.ts';
+import type { Entry } from 'cairn-memory-client';
 import { Confidence } from '../components/confidence.tsx';
 import { DiffView } from '../components/diff-view.tsx';
 import { Time } from '../components/time.tsx';

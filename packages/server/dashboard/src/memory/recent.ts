@@ -1,4 +1,4 @@
-import type { Entry } from '../api/types.ts';
+import type { Entry } from 'cairn-memory-client';
 import type { LiveHub } from '../live.ts';
 import { addressOf } from './address.ts';
 

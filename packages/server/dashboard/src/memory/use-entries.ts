@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../api/client.ts';
-import type { Entry } from '../api/types.ts';
+import type { Entry, ListResponse } from 'cairn-memory-client';
 import { useApp } from '../context.ts';
 import { addressOf, isUnder } from './address.ts';
 
@@ -37,7 +37,7 @@ export const useEntries = (path: string): EntriesState => {
         let cursor: string | null = null;
         let pages = 0;
         do {
-          const page: { entries: Entry[]; next_cursor: string | null } = await api.get('/api/v1/entries', { entity_path: prefix || undefined, limit: 1000, cursor });
+          const page: ListResponse = await api.get('/api/v1/entries', { entity_path: prefix || undefined, limit: 1000, cursor });
           found.push(...page.entries);
           cursor = page.next_cursor;
         } while (cursor && ++pages < MAX_PAGES);

@@ -1,15 +1,10 @@
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api/client.ts';
-import type { AuditEvent } from '../api/types.ts';
+import type { AuditPage as AuditAnswer } from 'cairn-memory-client';
 import { Empty, ErrorNote, Loading } from '../components/states.tsx';
 import { Time } from '../components/time.tsx';
 import { useApp } from '../context.ts';
 import { useLoad } from '../hooks/use-load.ts';
-
-interface AuditPage {
-  events: AuditEvent[];
-  next_cursor: string | null;
-}
 
 const describe = (value: unknown): string =>
   value && typeof value === 'object'
@@ -23,14 +18,14 @@ export const AuditPage = () => {
   const { api } = useApp();
   const [filter, setFilter] = useState({ action: '', agent_id: '' });
   const [draft, setDraft] = useState(filter);
-  const [more, setMore] = useState<AuditPage | null>(null);
+  const [more, setMore] = useState<AuditAnswer | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
-  const first = useLoad(() => api.get<AuditPage>('/api/v1/admin/audit', { ...filter, limit: 100 }), [api, filter]);
+  const first = useLoad(() => api.get<AuditAnswer>('/api/v1/admin/audit', { ...filter, limit: 100 }), [api, filter]);
   const events = [...(first.data?.events ?? []), ...(more?.events ?? [])];
   const cursor = more ? more.next_cursor : (first.data?.next_cursor ?? null);
   const loadMore = async () => {
     try {
-      const page = await api.get<AuditPage>('/api/v1/admin/audit', { ...filter, limit: 100, cursor });
+      const page = await api.get<AuditAnswer>('/api/v1/admin/audit', { ...filter, limit: 100, cursor });
       setMore((m) => ({ events: [...(m?.events ?? []), ...page.events], next_cursor: page.next_cursor }));
     } catch (e) {
       setError(e instanceof ApiError ? e : new ApiError(0, 'ERROR', String(e)));

@@ -1,13 +1,13 @@
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api/client.ts';
-import type { ConnectorView, EnableAnswer } from '../api/types.ts';
+import type { Connector, ConnectorChange } from 'cairn-memory-client';
 import { CopyButton } from '../components/copy-button.tsx';
 import { Time } from '../components/time.tsx';
 import { useApp } from '../context.ts';
 import { ConnectorSettings } from './connector-settings.tsx';
 
 interface Props {
-  connector: ConnectorView;
+  connector: Connector;
   secret: string | null;
   onSecret(secret: string): void;
   onChanged(): void;
@@ -16,7 +16,7 @@ interface Props {
 /** The URL as shown: a key in it is masked on screen (the copy button copies it whole). */
 const maskedUrl = (url: string): string => url.replace(/([?&]api_key=)[^&]+/, '$1••••');
 
-const COUNTERS: Array<[keyof ConnectorView['counts'], string]> = [
+const COUNTERS: Array<[keyof Connector['counts'], string]> = [
   ['received', 'received'],
   ['written', 'written'],
   ['duplicates', 'duplicates'],
@@ -38,7 +38,7 @@ export const ConnectorCard = ({ connector: c, secret, onSecret, onChanged }: Pro
     setBusy(true);
     setError(null);
     try {
-      const answer = await api.send<EnableAnswer>('POST', `/api/v1/connectors/${c.name}/${action}`, body);
+      const answer = await api.send<ConnectorChange>('POST', `/api/v1/connectors/${c.name}/${action}`, body);
       if (answer?.signing_secret) onSecret(answer.signing_secret);
       setAsking(null);
       setGiven('');

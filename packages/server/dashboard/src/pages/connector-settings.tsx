@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api/client.ts';
-import type { ConnectorView } from '../api/types.ts';
+import type { Connector } from 'cairn-memory-client';
 import { useApp } from '../context.ts';
 
 const parseProjects = (text: string): Record<string, string> =>
@@ -12,7 +12,7 @@ const parseProjects = (text: string): Record<string, string> =>
   );
 
 /** Slack's monitored channels, Jira's project map (PUT /api/v1/connectors/<name>/settings). */
-export const ConnectorSettings = ({ connector: c, onSaved }: { connector: ConnectorView; onSaved(): void }) => {
+export const ConnectorSettings = ({ connector: c, onSaved }: { connector: Connector; onSaved(): void }) => {
   const { api } = useApp();
   const slack = c.name === 'slack';
   const initial = slack

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { ConnectorView } from '../api/types.ts';
+import type { Connector } from 'cairn-memory-client';
 import { ErrorNote, Loading } from '../components/states.tsx';
 import { useApp } from '../context.ts';
 import { useInterval, useLoad } from '../hooks/use-load.ts';
@@ -8,7 +8,7 @@ import { ConnectorCard } from './connector-card.tsx';
 /** The four connectors; counters refresh on every webhook-written entry and every 10 s. */
 export const ConnectorsPage = () => {
   const { api, live } = useApp();
-  const list = useLoad(() => api.get<{ connectors: ConnectorView[] }>('/api/v1/connectors'), [api]);
+  const list = useLoad(() => api.get<{ connectors: Connector[] }>('/api/v1/connectors'), [api]);
   // Secrets are shown once: kept here (not refetched) until the user leaves the page.
   const [secrets, setSecrets] = useState<Record<string, string>>({});
 

@@ -1,12 +1,16 @@
 import { useEffect, useState } from 'preact/hooks';
 import { openStream } from '../api/stream.ts';
-import type { CortexStatus, Digest, Pattern, Trace } from '../api/types.ts';
+import type { CortexStatus, Digest, DigestList, DigestType, Pattern, Trace } from 'cairn-memory-client';
 import { Empty, ErrorNote, Loading } from '../components/states.tsx';
 import { Time } from '../components/time.tsx';
 import { useApp } from '../context.ts';
 import { useInterval, useLoad } from '../hooks/use-load.ts';
 import { hrefFor } from '../router.ts';
 import { FactsView } from './facts-view.tsx';
+
+/** Every digest type, for the filter; a type the client adds is a compile error here until it is listed. */
+const TYPES: Record<DigestType, true> = { incidents: true, repos: true, comms: true, projects: true, generic: true, source: true, namespace: true };
+const TYPE_CHOICES = ['', ...Object.keys(TYPES)];
 
 const STATUS_TEXT: Record<CortexStatus['status'], string> = {
   active: 'Active: compiling digests as memory changes.',
@@ -89,7 +93,7 @@ export const CortexPage = () => {
   const { api } = useApp();
   const [type, setType] = useState('');
   const status = useLoad(() => api.get<CortexStatus>('/api/v1/cortex/status'), [api]);
-  const digests = useLoad(() => api.get<{ digests: Digest[] }>('/api/v1/cortex/digests', { type: type || undefined, limit: 100 }), [api, type]);
+  const digests = useLoad(() => api.get<DigestList>('/api/v1/cortex/digests', { type: type || undefined, limit: 100 }), [api, type]);
   const patterns = useLoad(() => api.get<{ patterns: Pattern[] }>('/api/v1/patterns'), [api]);
   const traces = useLoad(() => api.get<{ traces: Trace[] }>('/api/v1/traces'), [api]);
   useInterval(() => status.reload(true), 5000);
@@ -110,7 +114,6 @@ export const CortexPage = () => {
     [api, digests.reload],
   );
 
-  const types = ['', 'incidents', 'repos', 'comms', 'projects', 'generic', 'source', 'namespace'];
   return (
     <section class="page" aria-labelledby="cortex-title">
       <header class="page-head">
@@ -165,7 +168,7 @@ export const CortexPage = () => {
             <label class="small">
               Type{' '}
               <select value={type} onChange={(e) => setType(e.currentTarget.value)}>
-                {types.map((t) => (
+                {TYPE_CHOICES.map((t) => (
                   <option value={t}>{t || 'all'}</option>
                 ))}
               </select>

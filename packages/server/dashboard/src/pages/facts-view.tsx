@@ -1,4 +1,5 @@
-import type { Item } from '../api/types.ts';
+/** A digest's facts, or any object nested in them. */
+type Item = Record<string, unknown>;
 
 const label = (name: string): string => name.replace(/(^|_)ms$/, '').replace(/_/g, ' ') || name;
 

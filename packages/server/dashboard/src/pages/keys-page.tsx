@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api/client.ts';
-import type { ManagedKey } from '../api/types.ts';
+import type { IssuedKey, ManagedKey } from 'cairn-memory-client';
 import { CopyButton } from '../components/copy-button.tsx';
 import { Empty, ErrorNote, Loading } from '../components/states.tsx';
 import { Time } from '../components/time.tsx';
@@ -21,7 +21,7 @@ const CreateKey = ({ onCreated }: { onCreated(): void }) => {
     setError(null);
     const list = prefixes.split(/[\s,]+/).filter(Boolean);
     try {
-      const created = await api.send<{ key: string; name: string }>('POST', '/api/v1/admin/keys', { name: name.trim(), scopes: [...scopes], ...(list.length ? { prefixes: list } : {}) });
+      const created = await api.send<IssuedKey>('POST', '/api/v1/admin/keys', { name: name.trim(), scopes: [...scopes], ...(list.length ? { prefixes: list } : {}) });
       setIssued({ name: created.name, key: created.key });
       setName('');
       setPrefixes('');

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Highlight, SearchResult } from '../api/types.ts';
+import type { Highlight, SearchMode, SearchResponse, SearchResult } from 'cairn-memory-client';
 import { Confidence } from '../components/confidence.tsx';
 import { Empty, ErrorNote, Loading } from '../components/states.tsx';
 import { Time } from '../components/time.tsx';
@@ -8,8 +8,7 @@ import { useApp } from '../context.ts';
 import { useLoad } from '../hooks/use-load.ts';
 import { hrefFor, navigate } from '../router.ts';
 
-type Mode = 'hybrid' | 'text' | 'vector';
-const MODES: Array<[Mode, string]> = [
+const MODES: Array<[SearchMode, string]> = [
   ['hybrid', 'Hybrid'],
   ['text', 'Words'],
   ['vector', 'Meaning'],
@@ -34,7 +33,7 @@ const why = (r: SearchResult): string =>
 export const SearchPage = ({ params }: { params: URLSearchParams }) => {
   const { api } = useApp();
   const q = params.get('q') ?? '';
-  const mode = (params.get('mode') as Mode | null) ?? 'hybrid';
+  const mode = (params.get('mode') as SearchMode | null) ?? 'hybrid';
   const path = params.get('path') ?? '';
   const [text, setText] = useState(q);
   const [scope, setScope] = useState(path);
@@ -43,10 +42,10 @@ export const SearchPage = ({ params }: { params: URLSearchParams }) => {
   useEffect(() => input.current?.focus(), []);
 
   const results = useLoad(
-    () => (q ? api.send<{ results: SearchResult[]; mode: Mode }>('POST', '/api/v1/search', { query: q, mode, limit: 25, ...(path ? { entity_path: path } : {}) }) : Promise.resolve(null)),
+    () => (q ? api.send<SearchResponse>('POST', '/api/v1/search', { query: q, mode, limit: 25, ...(path ? { entity_path: path } : {}) }) : Promise.resolve(null)),
     [api, q, mode, path],
   );
-  const go = (next: { q?: string; mode?: Mode; path?: string }) => navigate('search', { q: next.q ?? q, mode: (next.mode ?? mode) === 'hybrid' ? undefined : (next.mode ?? mode), path: next.path ?? path });
+  const go = (next: { q?: string; mode?: SearchMode; path?: string }) => navigate('search', { q: next.q ?? q, mode: (next.mode ?? mode) === 'hybrid' ? undefined : (next.mode ?? mode), path: next.path ?? path });
 
   return (
     <section class="page narrow" aria-labelledby="search-title">

@@ -5,7 +5,7 @@ import { pathSegment } from '../parse-json.ts';
 import type { IssueEvent } from './payloads.ts';
 
 /** The issue's project key: from its fields, else from the key itself ("PAY-7" → "PAY"). */
-export const projectKeyOf = (e: IssueEvent): string => e.issue.fields.project?.key ?? e.issue.key.replace(/-[^-]*$/, '');
+const projectKeyOf = (e: IssueEvent): string => e.issue.fields.project?.key ?? e.issue.key.replace(/-[^-]*$/, '');
 
 /** The browse link people click, derived from the REST `self` link Jira sends. */
 const browseUrl = (self: string | null | undefined, key: string): string | null => {
@@ -42,14 +42,14 @@ const snapshotOf = (e: IssueEvent): Fields => {
 };
 
 /** The status change in this event's changelog, if it is a transition. */
-export const transitionOf = (e: IssueEvent) => e.changelog?.items?.find((item) => item.field === 'status' || item.fieldId === 'status');
+const transitionOf = (e: IssueEvent) => e.changelog?.items?.find((item) => item.field === 'status' || item.fieldId === 'status');
 
 /**
  * Fold one issue event into the issue's entry: the latest event's fields win, status
  * transitions accumulate once each (by changelog id) in time order, and `from_status` /
  * `to_status` name the latest of them whatever order the deliveries came in.
  */
-export const applyIssueEvent = (current: EntryValue | null, e: IssueEvent, eventId: string, at: string): Fields => {
+const applyIssueEvent = (current: EntryValue | null, e: IssueEvent, eventId: string, at: string): Fields => {
   const change = transitionOf(e);
   const event: LifecycleEvent = { id: eventId, at, snapshot: snapshotOf(e) };
   if (change) {

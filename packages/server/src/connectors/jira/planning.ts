@@ -8,7 +8,7 @@ import type { SprintEvent, VersionEvent } from './payloads.ts';
  * settings map ids to keys (`projects`); a board may be mapped as "board-<id>" too, since
  * board and project ids are separate sequences and can collide.
  */
-export const projectFor = (settings: ConnectorSettings, ref: { board: string } | { project: string }): { path: string; key: string | null } => {
+const projectFor = (settings: ConnectorSettings, ref: { board: string } | { project: string }): { path: string; key: string | null } => {
   const map = settings.projects ?? {};
   const mapped = 'board' in ref ? (map[`board-${ref.board}`] ?? map[ref.board]) : map[ref.project];
   const key = typeof mapped === 'string' && mapped.trim() !== '' ? mapped : null;

@@ -44,7 +44,7 @@ const resolvedAt = (value: Fields): string | null => {
  * Fold one incident event into the incident's entry. Exported for tests: applying a
  * sequence of these is exactly what the store does with successive deliveries.
  */
-export const applyIncidentEvent = (current: EntryValue | null, event: PdEvent, incident: Incident): Fields => {
+const applyIncidentEvent = (current: EntryValue | null, event: PdEvent, incident: Incident): Fields => {
   const at = isoOf(event.occurred_at) ?? event.occurred_at;
   const merged = mergeEvent(current, {
     id: event.id,

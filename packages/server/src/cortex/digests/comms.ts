@@ -1,7 +1,7 @@
 import type { Entry } from '../../domain/entry.ts';
-import { DAY_MS, DIGEST_LIMITS, type OpenItem, type TypedFacts } from '../digest-types.ts';
+import { DAY_MS, type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts } from '../digest-types.ts';
 import { byTimeDesc, ms, num, objOf, objects, str, strings, topCounts } from '../fields.ts';
-import type { IncidentRef } from './incidents.ts';
+import type { IncidentRef } from './incident-ref.ts';
 
 export interface CommsFacts {
   messages: { total: number; last_24h: number; bots: number };
@@ -14,7 +14,7 @@ export interface CommsFacts {
 
 /** Words that look like PagerDuty incident ids (upper-case letters and digits). */
 const TOKEN = /\b[A-Z0-9]{5,20}\b/g;
-export const mentionTokens = (text: string): string[] => [...new Set(text.match(TOKEN) ?? [])];
+const mentionTokens = (text: string): string[] => [...new Set(text.match(TOKEN) ?? [])];
 
 /**
  * Chat facts over the Slack shape (`msg-<ts>`, `bot-<ts>`, `thread-<ts>`): volume, active
@@ -23,7 +23,7 @@ export const mentionTokens = (text: string): string[] => [...new Set(text.match(
  * collects every id-like word seen, so the worker can recompile this scope when an incident
  * with one of those ids opens or closes.
  */
-export const compileComms = (entries: Entry[], now: number, openIncidents: ReadonlyMap<string, IncidentRef>, tokens: Set<string>): TypedFacts => {
+const compileComms = (entries: Entry[], now: number, openIncidents: ReadonlyMap<string, IncidentRef>, tokens: Set<string>): TypedFacts => {
   const messagesByTs = new Map<string, Entry>();
   const authors: string[] = [];
   const users = new Set<string>();
@@ -81,7 +81,7 @@ const participantsOf = (users: Set<string>, top: Array<[string, number]>): Comms
   users: [...users].sort().slice(0, 1000),
 });
 
-export const mergeComms = (all: CommsFacts[]): CommsFacts => {
+const mergeComms = (all: CommsFacts[]): CommsFacts => {
   const users = new Set<string>();
   const authored = new Map<string, number>();
   const out: CommsFacts = { messages: { total: 0, last_24h: 0, bots: 0 }, threads: { total: 0, active: 0 }, participants: { count: 0, top: [], users: [] }, busiest_threads: [], incident_threads: [] };
@@ -100,6 +100,21 @@ export const mergeComms = (all: CommsFacts[]): CommsFacts => {
   return out;
 };
 
-export const headlineOf = (f: CommsFacts): string =>
+const headlineOf = (f: CommsFacts): string =>
   `${f.threads.active} active of ${f.threads.total} threads; ${f.messages.last_24h} messages in 24 h (${f.messages.total} in all); ${f.participants.count} participants` +
   (f.incident_threads.length > 0 ? `; ${f.incident_threads.length} threads about open incidents (${[...new Set(f.incident_threads.map((t) => t.incident.id))].join(', ')})` : '');
+
+/** Chat digests (`comms/…`): compiled last, against the incidents open by then. */
+export const COMMS = {
+  type: 'comms',
+  order: 4,
+  compile: (entries, ctx) => compileComms(entries, ctx.now, ctx.openIncidents, ctx.tokens),
+  rollup: (all) => {
+    const facts = mergeComms(all as unknown as CommsFacts[]);
+    return { facts, headline: headlineOf(facts) };
+  },
+  crossScope: false,
+  timed: true,
+  readsOpenIncidents: true,
+  indexFacts: [],
+} satisfies DigestTypeDef;

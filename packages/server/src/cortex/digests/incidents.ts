@@ -1,22 +1,7 @@
 import type { Entry } from '../../domain/entry.ts';
-import { DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
+import { type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
 import { byTimeDesc, humanDuration, mean, ms, objOf, str, strings, topCounts } from '../fields.ts';
-
-/** One incident as the digest indexes it (also what patterns, traces and mentions read). */
-export interface IncidentRef {
-  entity_path: string;
-  key: string;
-  version: number;
-  id: string;
-  title: string;
-  status: string;
-  service: string;
-  urgency: string | null;
-  assignees: string[];
-  triggered_at: string | null;
-  acknowledged_at: string | null;
-  resolved_at: string | null;
-}
+import { type IncidentRef, unresolved } from './incident-ref.ts';
 
 export interface IncidentFacts {
   counts: { open: number; acknowledged: number; resolved: number; total: number };
@@ -56,14 +41,12 @@ const span = (from: string | null, to: string | null): number | null => {
   return a === null || b === null || b < a ? null : b - a;
 };
 
-export const unresolved = (i: IncidentRef): boolean => i.status !== 'resolved';
-
 /**
  * Incident facts over the PagerDuty shape (`incident-<id>` with a status and trigger /
  * acknowledge / resolve anchors): `open` counts triggered incidents nobody has
  * acknowledged yet, so open + acknowledged is everything unresolved.
  */
-export const compileIncidents = (entries: Entry[], now: number): TypedFacts => {
+const compileIncidents = (entries: Entry[], now: number): TypedFacts => {
   const refs = entries.map(refOf).filter((r): r is IncidentRef => r !== null).sort(byTimeDesc((r) => r.triggered_at));
   const facts = factsOf(refs, now);
   facts.incidents = refs.slice(0, DIGEST_LIMITS.index);
@@ -107,7 +90,7 @@ const finish = (f: IncidentFacts): IncidentFacts => ({
 });
 
 /** Facts of several scopes as one (source and namespace digests): sums, then means again. */
-export const mergeIncidents = (all: IncidentFacts[]): IncidentFacts => {
+const mergeIncidents = (all: IncidentFacts[]): IncidentFacts => {
   const services = new Map<string, IncidentFacts['services'][number]>();
   const responders = new Map<string, number>();
   const total = { counts: { open: 0, acknowledged: 0, resolved: 0, total: 0 }, acks: { count: 0, total_ms: 0 }, resolutions: { count: 0, total_ms: 0 } };
@@ -128,10 +111,25 @@ export const mergeIncidents = (all: IncidentFacts[]): IncidentFacts => {
   return finish({ ...total, services: [...services.values()], responders: top, mtta_ms: null, mttr_ms: null });
 };
 
-export const headlineOf = (f: IncidentFacts): string => {
+const headlineOf = (f: IncidentFacts): string => {
   const noisy = f.services[0];
   return `${f.counts.open} open, ${f.counts.acknowledged} acknowledged, ${f.counts.resolved} resolved incidents; ` +
     `MTTA ${humanDuration(f.mtta_ms)}, MTTR ${humanDuration(f.mttr_ms)}` +
     (noisy && f.services.length > 1 ? `; noisiest: ${noisy.service} (${noisy.last_7d} in 7 days)` : '') +
     (f.responders.length > 0 ? `; responding: ${f.responders.map((r) => r.name).join(', ')}` : '');
 };
+
+/** Incident digests (`incidents/…`): traces join them with repo digests; chat digests link to their open incidents. */
+export const INCIDENTS = {
+  type: 'incidents',
+  order: 0,
+  compile: (entries, ctx) => compileIncidents(entries, ctx.now),
+  rollup: (all) => {
+    const facts = mergeIncidents(all as unknown as IncidentFacts[]);
+    return { facts, headline: headlineOf(facts) };
+  },
+  crossScope: true,
+  timed: true,
+  readsOpenIncidents: false,
+  indexFacts: ['incidents'],
+} satisfies DigestTypeDef;

@@ -1,5 +1,5 @@
 import type { Entry } from '../../domain/entry.ts';
-import { DAY_MS, DIGEST_LIMITS, type OpenItem, type TypedFacts } from '../digest-types.ts';
+import { DAY_MS, type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts } from '../digest-types.ts';
 import { byTimeDesc, ms, objOf, percent, ratio, str } from '../fields.ts';
 
 interface SprintRef {
@@ -47,7 +47,7 @@ const sprintOf = (e: Entry, now: number): SprintRef => {
  * Project facts over the Jira shape (`<ISSUE-KEY>`, `sprint-<id>`, `release-<id>`): issues
  * per status and status category, sprint progress, releases done and next.
  */
-export const compileProjects = (entries: Entry[], now: number): TypedFacts => {
+const compileProjects = (entries: Entry[], now: number): TypedFacts => {
   const facts: ProjectFacts = {
     issues: { total: 0, open: 0, by_status: {}, by_category: {} },
     sprint: { active: [], closed: 0, issues_done: 0, issues_total: 0, done_pct: null },
@@ -95,7 +95,7 @@ const releasesOf = (released: ReleaseRef[], pending: ReleaseRef[]): ProjectFacts
   next: pending.filter((r) => r.release_date !== null).sort((a, b) => (ms(a.release_date) ?? 0) - (ms(b.release_date) ?? 0))[0] ?? null,
 });
 
-export const mergeProjects = (all: ProjectFacts[]): ProjectFacts => {
+const mergeProjects = (all: ProjectFacts[]): ProjectFacts => {
   const out: ProjectFacts = {
     issues: { total: 0, open: 0, by_status: {}, by_category: {} },
     sprint: { active: [], closed: 0, issues_done: 0, issues_total: 0, done_pct: null },
@@ -124,10 +124,25 @@ export const mergeProjects = (all: ProjectFacts[]): ProjectFacts => {
   return out;
 };
 
-export const headlineOf = (f: ProjectFacts): string => {
+const headlineOf = (f: ProjectFacts): string => {
   const statuses = Object.entries(f.issues.by_status).map(([s, n]) => `${n} ${s}`).join(', ');
   const sprint = f.sprint.active[0];
   return `${f.issues.total} issues (${statuses || 'none'}); ${percent(f.sprint.done_pct)} done` +
     (sprint ? `; sprint "${sprint.name}" ${sprint.time_elapsed_pct ?? '?'}% elapsed, ${sprint.days_left ?? '?'} days left` : '') +
     `; ${f.releases.released} released, ${f.releases.unreleased} unreleased` + (f.releases.next ? `; next: ${f.releases.next.name} on ${f.releases.next.release_date}` : '');
 };
+
+/** Project digests (`projects/…`). */
+export const PROJECTS = {
+  type: 'projects',
+  order: 2,
+  compile: (entries, ctx) => compileProjects(entries, ctx.now),
+  rollup: (all) => {
+    const facts = mergeProjects(all as unknown as ProjectFacts[]);
+    return { facts, headline: headlineOf(facts) };
+  },
+  crossScope: false,
+  timed: true,
+  readsOpenIncidents: false,
+  indexFacts: [],
+} satisfies DigestTypeDef;

@@ -1,5 +1,5 @@
 import type { Entry } from '../../domain/entry.ts';
-import { DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
+import { type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
 import { byTimeDesc, ms, num, objOf, percent, ratio, str } from '../fields.ts';
 
 /** One deployment as the digest indexes it (flapping patterns and deploy → incident traces read it). */
@@ -64,7 +64,7 @@ const rated = (env: EnvFacts): EnvFacts => ({ ...env, success_rate: ratio(env.su
  * (with their diff stats), deployment success rate per environment and the last failure,
  * and issues open/closed.
  */
-export const compileRepos = (entries: Entry[], now: number): TypedFacts => {
+const compileRepos = (entries: Entry[], now: number): TypedFacts => {
   const facts: RepoFacts = {
     prs: { open: { count: 0, additions: 0, deletions: 0 }, merged_7d: { count: 0, additions: 0, deletions: 0 } },
     deployments: { by_environment: {}, last_failed: null },
@@ -111,7 +111,7 @@ const finishDeployments = (facts: RepoFacts): void => {
   facts.deployments.last_failed = last;
 };
 
-export const mergeRepos = (all: RepoFacts[]): RepoFacts => {
+const mergeRepos = (all: RepoFacts[]): RepoFacts => {
   const out: RepoFacts = {
     prs: { open: { count: 0, additions: 0, deletions: 0 }, merged_7d: { count: 0, additions: 0, deletions: 0 } },
     deployments: { by_environment: {}, last_failed: null },
@@ -132,7 +132,7 @@ export const mergeRepos = (all: RepoFacts[]): RepoFacts => {
   return out;
 };
 
-export const headlineOf = (f: RepoFacts): string => {
+const headlineOf = (f: RepoFacts): string => {
   const envs = Object.entries(f.deployments.by_environment)
     .map(([name, env]) => `${name} ${percent(env.success_rate)} (${env.success}/${env.success + env.failure + env.error})`);
   return `${f.prs.open.count} open PRs; ${f.prs.merged_7d.count} merged in 7 days (+${f.prs.merged_7d.additions}/−${f.prs.merged_7d.deletions})` +
@@ -140,3 +140,18 @@ export const headlineOf = (f: RepoFacts): string => {
     (f.deployments.last_failed ? `; last failed deploy ${f.deployments.last_failed.id} to ${f.deployments.last_failed.environment} at ${f.deployments.last_failed.at}` : '') +
     (f.issues.open > 0 ? `; ${f.issues.open} open issues` : '');
 };
+
+/** Repository digests (`repos/…`): traces join their failed deploys with incidents. */
+export const REPOS = {
+  type: 'repos',
+  order: 1,
+  compile: (entries, ctx) => compileRepos(entries, ctx.now),
+  rollup: (all) => {
+    const facts = mergeRepos(all as unknown as RepoFacts[]);
+    return { facts, headline: headlineOf(facts) };
+  },
+  crossScope: true,
+  timed: true,
+  readsOpenIncidents: false,
+  indexFacts: ['deploys'],
+} satisfies DigestTypeDef;

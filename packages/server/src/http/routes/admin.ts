@@ -9,6 +9,7 @@ import { revokeKey } from '../../services/admin/revoke-key.ts';
 import type { ServiceDeps } from '../../services/context.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';
+import type { RoutePlugin } from '../http-context.ts';
 
 const tags = ['admin'];
 const IdParams = z.object({ id: z.string() });
@@ -16,7 +17,7 @@ const NameParams = z.object({ name: z.string() });
 const NamespaceQuery = z.object({ namespace: z.string().optional() });
 
 /** Managed API keys, teams and the audit log (SPEC §5, §6); every route needs the admin scope. */
-export const adminRoutes = (app: FastifyInstance, deps: ServiceDeps, keys: KeyResolver): void => {
+export const adminRoutes: RoutePlugin = async (app, { deps, keys }) => {
   const ctx = (request: Parameters<typeof contextOf>[0]) => contextOf(request, deps.config);
 
   app.post('/api/v1/admin/keys', { schema: { summary: 'Issue an API key (the key is shown in this answer only)', tags, body: CreateKeyInput, response: ErrorResponse } }, async (request, reply) =>

@@ -11,6 +11,7 @@ import { ConnectorSettingsInput, updateConnectorSettings } from '../../services/
 import { presentedKey } from '../auth.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';
+import type { RoutePlugin } from '../http-context.ts';
 
 /**
  * The webhook URL to paste into the provider: this server's address as the caller reached
@@ -25,7 +26,7 @@ const webhookUrl = (request: FastifyRequest, name: string, keyInUrl: boolean, au
 
 const NameParams = z.object({ name: z.string() });
 
-export const connectorRoutes = (app: FastifyInstance, deps: ServiceDeps): void => {
+export const connectorRoutes: RoutePlugin = async (app, { deps }) => {
   const authOn = deps.config.apiKeys.length > 0;
 
   app.get(

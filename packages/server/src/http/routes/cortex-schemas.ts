@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DIGEST_TYPE_NAMES } from '../../cortex/digests/registry.ts';
 
 /**
  * Response shapes of the Cortex routes, for the OpenAPI document. Facts differ per digest
@@ -10,7 +11,7 @@ export const DigestSchema = z
   .object({
     scope: z.string().describe('"path:<entity_path>", "source:external/<name>" or "namespace:<namespace>".'),
     kind: z.enum(['path', 'source', 'namespace']),
-    type: z.enum(['incidents', 'repos', 'comms', 'projects', 'generic', 'source', 'namespace']),
+    type: z.enum(DIGEST_TYPE_NAMES),
     namespace: z.string(),
     entity_path: z.string().nullable(),
     version: z.number().int().describe('Grows by one whenever the digest\'s content changes.'),

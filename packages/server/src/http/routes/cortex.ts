@@ -14,6 +14,7 @@ import { contextOf } from '../context.ts';
 import { SseConnection } from '../sse.ts';
 import { CortexStatusSchema, DigestSchema, PatternSchema, TraceSchema } from './cortex-schemas.ts';
 import { ErrorResponse } from './error-schema.ts';
+import type { RoutePlugin } from '../http-context.ts';
 
 const StreamQuery = z.object({
   scope: ListDigestsInput.shape.scope,
@@ -25,7 +26,7 @@ const StreamQuery = z.object({
  * decision traces and the briefing. Every answer comes from shared records, so any replica
  * serves it wherever the active worker runs.
  */
-export const cortexRoutes = (app: FastifyInstance, deps: ServiceDeps, feed: CortexFeed): void => {
+export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed }) => {
   const ctxOf = (request: Parameters<typeof contextOf>[0]) => contextOf(request, deps.config);
   app.get('/api/v1/cortex/status', { schema: { summary: 'Whether a Cortex worker is active, its heartbeat, lag and queue', tags: ['cortex'], response: { 200: CortexStatusSchema, ...ErrorResponse } } },
     async (request) => cortexStatus(deps, ctxOf(request)));

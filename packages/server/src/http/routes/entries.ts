@@ -12,6 +12,7 @@ import { addressFromUrl } from '../entry-url.ts';
 import type { Metrics } from '../metrics.ts';
 import { EntryParams } from './entry-params.ts';
 import { ErrorResponse } from './error-schema.ts';
+import type { RoutePlugin } from '../http-context.ts';
 
 const PREFIX = '/api/v1/entries/';
 const AddressQuery = z.object({
@@ -20,7 +21,7 @@ const AddressQuery = z.object({
 });
 
 /** Write, read, delete and list entries (SPEC §5). Routes adapt HTTP; services decide. */
-export const entryRoutes = (app: FastifyInstance, deps: ServiceDeps, config: Config, metrics: Metrics): void => {
+export const entryRoutes: RoutePlugin = async (app, { deps, config, metrics }) => {
   app.post(
     '/api/v1/entries',
     {

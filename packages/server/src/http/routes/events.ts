@@ -5,9 +5,10 @@ import { IngestEventInput, ingestEvent } from '../../services/ingest-event.ts';
 import { EntrySchema } from '../../services/schemas.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';
+import type { RoutePlugin } from '../http-context.ts';
 
 /** POST /api/v1/events: an event from any system, deduplicated, stored as a shared entry. */
-export const eventRoutes = (app: FastifyInstance, deps: ServiceDeps): void => {
+export const eventRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/v1/events',
     {

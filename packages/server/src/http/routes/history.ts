@@ -8,10 +8,11 @@ import { contextOf } from '../context.ts';
 import { addressFromUrl } from '../entry-url.ts';
 import { EntryParams } from './entry-params.ts';
 import { ErrorResponse } from './error-schema.ts';
+import type { RoutePlugin } from '../http-context.ts';
 
 const PREFIX = '/api/v1/history/';
 
-export const historyRoutes = (app: FastifyInstance, deps: ServiceDeps, config: Config): void => {
+export const historyRoutes: RoutePlugin = async (app, { deps, config }) => {
   app.get(
     '/api/v1/history/*',
     {

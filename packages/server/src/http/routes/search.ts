@@ -6,6 +6,7 @@ import { EntrySchema } from '../../services/schemas.ts';
 import { SearchInput, searchEntries } from '../../services/search-entries.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';
+import type { RoutePlugin } from '../http-context.ts';
 
 const Highlight = z.object({
   field: z.string().describe('Where the words matched: entity_path, key, tags, value, or value.<field> inside a JSON value.'),
@@ -28,7 +29,7 @@ export const SearchResponseSchema = z.object({
 });
 
 /** POST /api/v1/search (SPEC §5). */
-export const searchRoutes = (app: FastifyInstance, deps: ServiceDeps, config: Config): void => {
+export const searchRoutes: RoutePlugin = async (app, { deps, config }) => {
   app.post(
     '/api/v1/search',
     {

@@ -10,6 +10,7 @@ import { EntityPathSchema } from '../../domain/names.ts';
 import { contextOf } from '../context.ts';
 import type { Metrics } from '../metrics.ts';
 import { SseConnection } from '../sse.ts';
+import type { RoutePlugin } from '../http-context.ts';
 
 const StreamQuery = z.object({
   entity_path: EntityPathSchema.optional().describe('Only writes at or below this path.'),
@@ -19,7 +20,7 @@ const StreamQuery = z.object({
  * GET /api/v1/stream: every entry write in the caller's namespace as an `entry` event, live.
  * The store's change feed includes other replicas' writes, so this works across replicas.
  */
-export const streamRoutes = (app: FastifyInstance, store: Store, config: Config, metrics: Metrics): void => {
+export const streamRoutes: RoutePlugin = async (app, { store, config, metrics }) => {
   const open = new Set<SseConnection>();
   app.addHook('preClose', async () => {
     for (const connection of open) connection.close();

@@ -6,6 +6,7 @@ import type { HttpDrain } from '../drain.ts';
 import { errorBody } from '../error-body.ts';
 import type { Metrics } from '../metrics.ts';
 import { ErrorSchema } from './error-schema.ts';
+import type { RoutePlugin } from '../http-context.ts';
 
 const READY_TIMEOUT_MS = 2000;
 
@@ -17,7 +18,7 @@ const pingWithin = (store: Store, ms: number): Promise<void> =>
   ]);
 
 /** Liveness, readiness, metrics and the OpenAPI document. */
-export const systemRoutes = (app: FastifyInstance, store: Store, metrics: Metrics, drain: HttpDrain): void => {
+export const systemRoutes: RoutePlugin = async (app, { store, metrics, drain }) => {
   const started = Date.now();
 
   app.get(

@@ -2,16 +2,35 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { LIMITS } from '../../domain/limits.ts';
 import type { ServiceDeps } from '../../services/context.ts';
-import { ingestWebhook } from '../../services/ingest-webhook.ts';
+import { type WebhookOutcome, ingestWebhook } from '../../services/ingest-webhook.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';
+import type { RoutePlugin } from '../http-context.ts';
+
+/**
+ * SPEC §5/§7: a first delivery is 202 and an ignored one 202 with `accepted: false`; a replay
+ * is 200 `duplicate`; a provider's handshake (Slack url_verification, pings) is 200 with the
+ * body it expects.
+ */
+const answerOf = (outcome: WebhookOutcome): { status: 200 | 202; body: Record<string, unknown> } => {
+  switch (outcome.outcome) {
+    case 'written':
+      return { status: 202, body: { accepted: true, duplicate: false, entries: outcome.entries } };
+    case 'duplicate':
+      return { status: 200, body: { accepted: true, duplicate: true, entries: outcome.entries } };
+    case 'ignored':
+      return { status: 202, body: { accepted: false, duplicate: false, entries: [], reason: outcome.reason } };
+    case 'reply':
+      return { status: 200, body: outcome.body };
+  }
+};
 
 /**
  * POST /api/v1/webhooks/<connector>. Registered in its own scope, whose only body parser
  * keeps the raw bytes: provider signatures are computed over exactly what was sent, and any
  * re-serialisation would break them. Each connector parses its own payload.
  */
-export const webhookRoutes = async (app: FastifyInstance, deps: ServiceDeps): Promise<void> => {
+export const webhookRoutes: RoutePlugin = async (app, { deps }) => {
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: LIMITS.bodyBytes }, (_request, body, done) => done(null, body));
@@ -36,8 +55,9 @@ export const webhookRoutes = async (app: FastifyInstance, deps: ServiceDeps): Pr
         const headers: Record<string, string | undefined> = {};
         for (const [name, value] of Object.entries(request.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const result = await ingestWebhook(deps, contextOf(request, deps.config), connector, { headers, body, now: deps.now() });
-        return reply.status(result.status).send(result.body);
+        const outcome = await ingestWebhook(deps, contextOf(request, deps.config), connector, { headers, body, now: deps.now() });
+        const answer = answerOf(outcome);
+        return reply.status(answer.status).send(answer.body);
       },
     );
   });

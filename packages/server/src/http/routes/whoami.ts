@@ -4,6 +4,7 @@ import type { Config } from '../../config.ts';
 import { unrestricted } from '../../domain/access.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';
+import type { RoutePlugin } from '../http-context.ts';
 
 const WhoamiSchema = z.object({
   key_id: z.string().nullable().describe('The managed key id, "static" for CAIRN_API_KEYS, null in open mode.'),
@@ -17,7 +18,7 @@ const WhoamiSchema = z.object({
  * GET /api/v1/whoami: what the calling key may do, so a client (the dashboard) can show only
  * that, instead of probing routes and reading refusals. It tells a key about itself only.
  */
-export const whoamiRoutes = (app: FastifyInstance, config: Config): void => {
+export const whoamiRoutes: RoutePlugin = async (app, { config }) => {
   app.get(
     '/api/v1/whoami',
     { schema: { summary: 'The calling key: scopes, path prefixes, namespace', tags: ['system'], response: { 200: WhoamiSchema, ...ErrorResponse } } },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PATH_TYPES } from '../../cortex/digests/registry.ts';
 import { BriefingInput } from '../../services/briefing.ts';
 import { ListDigestsInput } from '../../services/list-digests.ts';
 import { RecordOutcomeInput } from '../../services/record-outcome.ts';
@@ -28,6 +29,9 @@ export const memoryBriefing: ToolDefinition = {
   call: async (ops, args) => ({ ...(await ops.briefing(args)) }),
 };
 
+/** The path digest types, quoted, for the `type` description. */
+const quoted = PATH_TYPES.map((t) => `"${t}"`);
+
 export const cortexDigests: ToolDefinition = {
   name: 'cortex_digests',
   title: 'Knowledge digests',
@@ -42,7 +46,7 @@ export const cortexDigests: ToolDefinition = {
       'An entity path prefix ("incidents/pagerduty"), a source ("github"), or a digest scope id ("path:repos/acme/api", "source:external/github", "namespace:default"). Leave out for all.',
     ),
     type: ListDigestsInput.shape.type.describe(
-      'Only this kind: "incidents", "repos", "comms", "projects" or "generic" path digests; "path" for every path digest; "source" or "namespace" roll-ups.',
+      `Only this kind: ${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)} path digests; "path" for every path digest; "source" or "namespace" roll-ups.`,
     ),
     limit: z.number().int().min(1).max(500).optional().describe('Digests per page, 1–500 (default 100).'),
     cursor: z.string().optional().describe('The next_cursor of the previous page, unchanged.'),

@@ -1,3 +1,4 @@
+import type { AuditEvent, AuditPage } from 'cairn-memory-client';
 import { z } from 'zod';
 import { NamespaceSchema, labelSchema } from '../../domain/names.ts';
 import { parseInput } from '../../domain/parse-input.ts';
@@ -17,8 +18,6 @@ export const ListAuditInput = z.object({
   cursor: z.string().max(80).regex(/^[0-9a-f-]+:\d+$/).optional().describe('The next_cursor of the previous page.'),
 });
 
-type AuditEventRecord = { at: string; action: string; actor: { key_id: string | null; agent_id: string } } & Record<string, unknown>;
-
 /** Scanning stops after this many batches per call, so filters cannot turn one request into a full scan. */
 const SCAN_BATCHES = 2000;
 
@@ -26,18 +25,18 @@ const SCAN_BATCHES = 2000;
  * The audit log, newest first, filtered by action, actor and time. Events are stored in
  * batches (audit-log.ts); a cursor names a batch and how many of its events were read.
  */
-export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown) => {
+export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<AuditPage> => {
   requireScope(ctx, 'admin');
   const input = parseInput(ListAuditInput, raw);
   const collection = auditCollection(namespaceFor(ctx, input.namespace));
   const since = input.since ? Date.parse(input.since) : undefined;
   const [cursorId, cursorSkip] = input.cursor ? (input.cursor.split(':') as [string, string]) : [undefined, '0'];
-  const matches = (e: AuditEventRecord): boolean =>
+  const matches = (e: AuditEvent): boolean =>
     (!input.action || (input.action.endsWith('.') ? e.action.startsWith(input.action) : e.action === input.action)) &&
     (!input.key_id || e.actor.key_id === input.key_id) &&
     (!input.agent_id || e.actor.agent_id === input.agent_id);
 
-  const events: Array<Record<string, unknown>> = [];
+  const events: AuditEvent[] = [];
   const batches = async function* (): AsyncGenerator<StoredRecord> {
     if (cursorId) {
       const first = await deps.store.getRecord(collection, cursorId);
@@ -53,10 +52,10 @@ export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown) =
     }
   };
   for await (const batch of batches()) {
-    const newestFirst = [...((batch.data.events as AuditEventRecord[] | undefined) ?? [])].reverse();
+    const newestFirst = [...((batch.data.events as AuditEvent[] | undefined) ?? [])].reverse();
     const skip = batch.id === cursorId ? Number(cursorSkip) : 0;
     for (let i = skip; i < newestFirst.length; i++) {
-      const e = newestFirst[i] as AuditEventRecord;
+      const e = newestFirst[i] as AuditEvent;
       if (since !== undefined && Date.parse(e.at) < since) return { events, next_cursor: null };
       if (!matches(e)) continue;
       events.push(e);

@@ -35,5 +35,4 @@ export const applyVersion = (index: EntryIndex, entry: Entry, location: Location
   const target = state ?? index.create(entry, entry);
   target.locations.push(location);
   target.head = entry;
-  target.reserved = entry.version;
 };

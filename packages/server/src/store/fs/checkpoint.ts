@@ -114,7 +114,6 @@ export const loadCheckpoint = async (
       const { h, l } = payload as { h: Entry; l: number[] };
       const state = index.create(h, Object.freeze(h));
       for (let i = 0; i < l.length; i += 3) state.locations.push({ seg: l[i] as number, off: l[i + 1] as number, len: l[i + 2] as number });
-      state.reserved = h.version;
       loaded += 1;
     }
   }

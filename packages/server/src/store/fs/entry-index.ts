@@ -8,8 +8,6 @@ export interface EntryState {
   head: Entry;
   /** locations[v - 1] is version v. */
   locations: Location[];
-  /** Highest version accepted for writing (≥ head.version while a write is in flight). */
-  reserved: number;
 }
 
 /** The filesystem backend's in-memory index of entries (see HeadTree for the ordering). */
@@ -26,7 +24,7 @@ export class EntryIndex {
 
   /** A new entry's state, with no versions yet (the caller pushes the first). */
   create(address: EntryAddress, head: Entry): EntryState {
-    const state: EntryState = { head, locations: [], reserved: 0 };
+    const state: EntryState = { head, locations: [] };
     this.tree.set(address, state);
     return state;
   }

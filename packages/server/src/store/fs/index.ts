@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
-import { unavailable } from '../../domain/errors.ts';
-import { LocalChangeFeed } from '../../ports/memory-feed.ts';
+import { VersionConflict, unavailable } from '../../domain/errors.ts';
+import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
-import { type HistoryQuery, type ListPage, type ListQuery, type Store, VersionConflict } from '../../ports/store.ts';
+import type { HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { applyVersion } from './apply-version.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { lockDirectory } from './dir-lock.ts';

@@ -16,7 +16,7 @@ export const SEGMENT_BYTES = 64 * 1024 * 1024;
 // failed batch's leftovers at the known end of the log.
 const WRITE_FLAGS = constants.O_RDWR | constants.O_CREAT;
 
-export const segmentName = (seg: number): string => `${String(seg).padStart(8, '0')}.log`;
+const segmentName = (seg: number): string => `${String(seg).padStart(8, '0')}.log`;
 
 /** Make a file's creation or rename durable: its directory entry must reach the disk too. */
 export const syncDirectory = async (dir: string): Promise<void> => {

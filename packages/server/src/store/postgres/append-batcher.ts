@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
+import { VersionConflict } from '../../domain/errors.ts';
 import { comparePositions, compareCodePoints } from '../../domain/order.ts';
-import { VersionConflict } from '../../ports/store.ts';
 import { appendEntry, appendStatement, currentVersion } from './append-entry.ts';
 import type { Sql } from './client.ts';
 import { isOutage } from './db-errors.ts';

@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
-import { VersionConflict } from '../../ports/store.ts';
+import { VersionConflict } from '../../domain/errors.ts';
 import type { Sql } from './client.ts';
 import { isUniqueViolation } from './db-errors.ts';
 import { ENTRY_CASTS, ENTRY_COLUMNS, entryParams } from './entry-row.ts';

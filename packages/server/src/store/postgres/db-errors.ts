@@ -11,7 +11,7 @@ interface DriverError {
 const asDriverError = (error: unknown): DriverError => (typeof error === 'object' && error !== null ? (error as DriverError) : {});
 
 /** SQLSTATE of a server error (five characters), or undefined for socket and client errors. */
-export const sqlState = (error: unknown): string | undefined => {
+const sqlState = (error: unknown): string | undefined => {
   const code = asDriverError(error).code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 };

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
-import { unavailable } from '../../domain/errors.ts';
+import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { ChangeFeed } from '../../ports/change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
-import { type HistoryQuery, type ListPage, type ListQuery, type Store, VersionConflict } from '../../ports/store.ts';
+import type { HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { AppendBatcher } from './append-batcher.ts';
 import type { Sql } from './client.ts';
 import { toServiceError } from './db-errors.ts';

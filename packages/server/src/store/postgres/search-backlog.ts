@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Embedder } from '../../ports/embedder.ts';
-import { embeddingText } from '../../search/entry-text.ts';
+import { embeddingText } from '../../search-rules/entry-text.ts';
 import type { Sql } from './client.ts';
 import { readVersions } from './search-rows.ts';
 import { embedderLiteral, vectorLiteral } from './search-vectors.ts';

@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
-import type { Config } from '../../config.ts';
 import type { Entry } from '../../domain/entry.ts';
 import type { Embedder } from '../../ports/embedder.ts';
-import type { Candidate, SearchFilter, SearchIndex, SearchIndexStatus } from '../../ports/search-index.ts';
+import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus } from '../../ports/search-index.ts';
 import type { Store } from '../../ports/store.ts';
-import { passesFilter } from '../../search/filter.ts';
-import type { ParsedQuery } from '../../search/query.ts';
+import { passesFilter } from '../../search-rules/filter.ts';
 import { type Sql, createClient } from './client.ts';
+import type { PostgresStore } from './postgres-store.ts';
 import { toServiceError } from './db-errors.ts';
 import { EmbeddingBacklog } from './search-backlog.ts';
 import { SearchIndexer } from './search-indexer.ts';
@@ -135,10 +134,9 @@ export class PostgresSearchIndex implements SearchIndex {
 }
 
 /** Search over the PostgreSQL store, on a small pool of its own so searches never starve writes. */
-export const openPostgresSearch = async (config: Config, store: Store, embedder: Embedder, logger: Logger): Promise<PostgresSearchIndex> => {
-  const sql = createClient({ dsn: config.dbDsn as string, logger, max: 4, connectTimeoutS: 3, statementTimeoutMs: 15_000 });
-  const vectors = (store as Store & { vectors?: boolean }).vectors === true;
-  const index = new PostgresSearchIndex(sql, store, embedder, vectors, logger);
+export const openPostgresSearch = async (dsn: string, store: PostgresStore, embedder: Embedder, logger: Logger): Promise<PostgresSearchIndex> => {
+  const sql = createClient({ dsn, logger, max: 4, connectTimeoutS: 3, statementTimeoutMs: 15_000 });
+  const index = new PostgresSearchIndex(sql, store, embedder, store.vectors, logger);
   try {
     await index.start();
   } catch (error) {

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
 import type { Embedder } from '../../ports/embedder.ts';
 import type { Store } from '../../ports/store.ts';
-import { embeddingText } from '../../search/entry-text.ts';
+import { embeddingText } from '../../search-rules/entry-text.ts';
 import type { Sql } from './client.ts';
 import { type SearchRow, deleteSearchRows, staleHeads, upsertSearchRows } from './search-rows.ts';
 import type { SearchStats } from './search-stats.ts';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { CollectionStats } from '../../search/bm25.ts';
+import type { CollectionStats } from '../../search-rules/bm25.ts';
 import type { Sql } from './client.ts';
 
 /** Below this many rows a stale refresh is cheap enough to wait for inside a search. */

@@ -1,7 +1,7 @@
 import type { Entry } from '../../domain/entry.ts';
-import { analyze } from '../../search/analyzer.ts';
-import { FIELD_LETTER, FIELD_WEIGHTS, type FieldClass, entryFields } from '../../search/entry-text.ts';
-import type { ParsedQuery } from '../../search/query.ts';
+import type { ParsedQuery } from '../../ports/search-index.ts';
+import { analyze } from '../../search-rules/analyzer.ts';
+import { FIELD_LETTER, FIELD_WEIGHTS, type FieldClass, entryFields } from '../../search-rules/entry-text.ts';
 
 /** tsvector limits: positions 1…16383, at most 256 positions kept per lexeme. */
 const MAX_POSITION = 16_383;

@@ -1,7 +1,6 @@
-import { idf, termScore } from '../../search/bm25.ts';
-import type { SearchFilter } from '../../ports/search-index.ts';
-import type { ParsedQuery } from '../../search/query.ts';
-import { TopK } from '../../search/top-k.ts';
+import type { ParsedQuery, SearchFilter } from '../../ports/search-index.ts';
+import { idf, termScore } from '../../search-rules/bm25.ts';
+import { TopK } from '../../search-rules/top-k.ts';
 import type { Sql } from './client.ts';
 import { filterSql } from './search-sql.ts';
 import type { SearchStats } from './search-stats.ts';

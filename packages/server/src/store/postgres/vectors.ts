@@ -36,12 +36,6 @@ export const ensureVectorExtension = async (tx: postgres.TransactionSql, logger:
   }
 };
 
-/** The embedding dimension recorded for this store, or null before an embedder set one. */
-export const embeddingDimension = async (sql: Sql): Promise<number | null> => {
-  const rows = await sql<{ value: number }[]>`select value from cairn_meta where name = 'embedding_dimension'`;
-  return rows[0]?.value ?? null;
-};
-
 /**
  * Records the embedder's dimension (once per store: vectors of different sizes cannot be
  * compared) and builds the HNSW index over `embedding::vector(<dimension>)`. Search queries

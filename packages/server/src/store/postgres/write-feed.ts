@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
-import { LocalChangeFeed } from '../../ports/memory-feed.ts';
+import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { Sql } from './client.ts';
 import { withDeadline } from './deadline.ts';
 import { fetchAfterSeq, fetchBySeq, maxSeq, parseWriteNote, RecentSet, type WriteNote } from './write-notes.ts';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
-import { LocalChangeFeed } from '../../ports/memory-feed.ts';
+import { LocalChangeFeed } from '../local-change-feed.ts';
 import { addressHash } from './object-keys.ts';
 
 // Bounded: a duplicate (a change-log put retried under a new key after the first attempt

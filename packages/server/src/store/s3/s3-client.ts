@@ -44,7 +44,7 @@ interface SdkErrorShape {
 
 const shape = (error: unknown): SdkErrorShape => (typeof error === 'object' && error !== null ? (error as SdkErrorShape) : {});
 
-export const httpStatus = (error: unknown): number | undefined => {
+const httpStatus = (error: unknown): number | undefined => {
   const status = shape(error).$metadata?.httpStatusCode;
   return typeof status === 'number' ? status : undefined;
 };

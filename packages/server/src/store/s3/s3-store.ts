@@ -1,10 +1,10 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
-import { unavailable } from '../../domain/errors.ts';
-import type { LocalChangeFeed } from '../../ports/memory-feed.ts';
+import { VersionConflict, unavailable } from '../../domain/errors.ts';
+import type { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
-import { type HistoryQuery, type ListPage, type ListQuery, type Store, VersionConflict } from '../../ports/store.ts';
+import type { HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { Announcer } from './announcer.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import type { ChangeFollower } from './change-follower.ts';

@@ -1,5 +1,5 @@
 -- Search rows: one per live entry, its current version only, written by the search indexer
--- (search-indexer.ts) from the application's own text analysis (src/search/analyzer.ts), so
+-- (search-indexer.ts) from the application's own text analysis (src/search-rules/analyzer.ts), so
 -- a query matches the same terms on PostgreSQL as on the other backends. Positions carry the
 -- field class as tsvector weights: A address (entity path, key), B value, C tags.
 -- Keeping only heads here, rather than indexing every version, keeps the GIN and HNSW indexes

@@ -1,5 +1,5 @@
 import { type TestPostgres, startPostgres } from '../helpers/postgres.ts';
-import { describeReplicas } from './replicas.ts';
+import { describeReplicas } from './server-replicas.ts';
 
 // Both replicas share one database: reads are current at once, the stream follows NOTIFY.
 let pg: TestPostgres | undefined;

@@ -1,5 +1,5 @@
 import type { Entry } from '../domain/entry.ts';
-import type { ChangeFeed, ChangeListener } from './change-feed.ts';
+import type { ChangeFeed, ChangeListener } from '../ports/change-feed.ts';
 
 /**
  * The in-process fan-out every backend uses to deliver changes to local subscribers. A

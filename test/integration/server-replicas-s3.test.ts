@@ -1,6 +1,6 @@
 import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
 import { type TestS3, startS3 } from '../helpers/s3.ts';
-import { describeReplicas } from './replicas.ts';
+import { describeReplicas } from './server-replicas.ts';
 
 // Both replicas share one bucket behind the proxy that enforces If-None-Match (s3rver alone
 // does not, and Cairn refuses to start on it). Other replicas' writes reach lists and the

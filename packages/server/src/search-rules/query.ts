@@ -1,28 +1,12 @@
+import type { ParsedQuery, Phrase } from '../ports/search-index.ts';
 import { type Token, analyze, foldWord, termOf } from './analyzer.ts';
-
-/** A phrase: its terms in order, each with its offset from the first (stop words leave gaps). */
-export type Phrase = { term: string; offset: number }[];
-
-/**
- * A search query as every backend runs it. Plain words are OR-ed and ranked (BM25), so an
- * entry matching more and rarer words ranks higher; `"quoted words"` must appear in that
- * order; `word*` matches every term starting with `word`.
- */
-export interface ParsedQuery {
-  /** Distinct terms of plain words and phrases. */
-  terms: string[];
-  phrases: Phrase[];
-  /** Term prefixes to expand against the index vocabulary (lower-case, unstemmed and stemmed). */
-  prefixes: string[][];
-  /** The query as typed, for the embedder. */
-  text: string;
-}
 
 const PART = /"([^"]*)"?|(\S+)/g;
 const MAX_TERMS = 32;
 
 const phraseOf = (tokens: Token[]): Phrase => tokens.map((t) => ({ term: t.term, offset: t.pos - (tokens[0] as Token).pos }));
 
+/** The query as typed, parsed into what every backend runs (the shape: ports/search-index.ts). */
 export const parseQuery = (text: string): ParsedQuery => {
   const terms = new Set<string>();
   const phrases: Phrase[] = [];

@@ -1,7 +1,8 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
-import { type Store, VersionConflict } from '../../packages/server/src/ports/store.ts';
+import { VersionConflict } from '../../packages/server/src/domain/errors.ts';
+import type { Store } from '../../packages/server/src/ports/store.ts';
 import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 import { useS3ReplicaPair } from '../helpers/s3-replica-pair.ts';

@@ -1,5 +1,5 @@
 import { type TestPostgres, startPostgres } from '../helpers/postgres.ts';
-import { describeOutage } from './outage.ts';
+import { describeOutage } from './backend-outage-under-load.ts';
 
 // pg_ctl stop -m fast ends every session cleanly, as a restart or failover of the database
 // does; -m immediate kills the server without a shutdown checkpoint, as a crash does.

@@ -36,7 +36,9 @@ afterAll(async () => {
 
 describe('the S3 lease', () => {
   it('has one holder; a stand-by takes an expired term, and a released one at once', async () => {
-    const { objects, prefix } = s3Objects(parseConfig(env));
+    const { storage } = parseConfig(env);
+    if (storage.backend !== 's3') throw new Error('expected the S3 backend');
+    const { objects, prefix } = s3Objects(storage);
     const a = new LeaseObjects(objects, prefix, 'lease-test', 'holder-a', quiet, 1500);
     const b = new LeaseObjects(objects, prefix, 'lease-test', 'holder-b', quiet, 1500);
     expect(await a.tryAcquire()).toBe(true);

@@ -1,6 +1,6 @@
 import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
 import { type TestS3, startS3 } from '../helpers/s3.ts';
-import { describeOutage } from './outage.ts';
+import { describeOutage } from './backend-outage-under-load.ts';
 
 // The endpoint Cairn talks to (the proxy that enforces If-None-Match) stops answering, then
 // s3rver is killed and later restarted on the same port with the same objects. The proxy

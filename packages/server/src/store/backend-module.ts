@@ -1,0 +1,29 @@
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { BackendCapabilities, OpenBackend, SharedRecords } from '../ports/backend.ts';
+
+/**
+ * One backend as the configuration sees it, before anything is opened: its variables, how it
+ * is selected, and how to open it. Each backend folder has one (`store/<name>/backend.ts`),
+ * light enough to load always: the heavy parts (a database driver, the AWS SDK) are imported
+ * by `open` only, so the filesystem default never loads them.
+ */
+export interface BackendModule<N extends string, E extends z.ZodRawShape, S> {
+  readonly name: N;
+  readonly capabilities: BackendCapabilities;
+  /**
+   * The environment variable whose presence selects this backend (`CAIRN_DB_DSN`), or null
+   * for the default, used when no other is selected.
+   */
+  readonly selectedBy: string | null;
+  /** The variables this backend reads, validated with every other setting at start. */
+  readonly env: E;
+  /** Its settings, from its parsed variables. */
+  settings(env: z.output<z.ZodObject<E>>): S;
+  open(settings: S, logger: Logger): Promise<OpenBackend>;
+  /** The shared records alone; null when they live inside the one server process. */
+  openSharedRecords(settings: S): Promise<SharedRecords | null>;
+}
+
+/** Declares a backend module, keeping its settings' type for the configuration's union. */
+export const defineBackend = <N extends string, E extends z.ZodRawShape, S>(module: BackendModule<N, E, S>): BackendModule<N, E, S> => module;

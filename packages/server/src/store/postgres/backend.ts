@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { optionalText } from '../../domain/env-values.ts';
+import type { BackendCapabilities, OpenBackend } from '../../ports/backend.ts';
+import { defineBackend } from '../backend-module.ts';
+
+/**
+ * PostgreSQL: the scale-out backend. Every replica shares the database, search runs in SQL
+ * (tsvector, and pgvector where the extension is installed), and the Cortex's lease is a
+ * session advisory lock.
+ */
+const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: true };
+
+export const postgresBackend = defineBackend({
+  name: 'postgres',
+  capabilities: CAPABILITIES,
+  selectedBy: 'CAIRN_DB_DSN',
+  env: {
+    CAIRN_DB_DSN: optionalText.pipe(z.string().regex(/^postgres(ql)?:\/\//, { error: 'expected a postgres:// connection string' }).optional()),
+  },
+  // Selected only when the DSN is set, so it is there whenever these settings are used.
+  settings: (env) => ({ dsn: env.CAIRN_DB_DSN ?? '' }),
+  open: async (settings, logger): Promise<OpenBackend> => {
+    const [{ openPostgresStore }, { AdvisoryLease }, { openPostgresSearch }] = await Promise.all([
+      import('./index.ts'),
+      import('./advisory-lease.ts'),
+      import('./search-index.ts'),
+    ]);
+    const store = await openPostgresStore({ dsn: settings.dsn, logger });
+    return {
+      name: 'postgres',
+      capabilities: CAPABILITIES,
+      store,
+      // Its own connection: an advisory lock lives exactly as long as one session, and the
+      // store's pool would recycle or share it.
+      openLease: async () => new AdvisoryLease(settings.dsn, logger.child({ component: 'cortex' })),
+      openSearch: (embedder) => openPostgresSearch(settings.dsn, store, embedder, logger.child({ component: 'search' })),
+    };
+  },
+  openSharedRecords: async (settings) => {
+    const { postgresRecords } = await import('./records-client.ts');
+    return postgresRecords(settings.dsn);
+  },
+});

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { optionalText } from '../../domain/env-values.ts';
+import type { BackendCapabilities, OpenBackend } from '../../ports/backend.ts';
+import { defineBackend } from '../backend-module.ts';
+
+/**
+ * S3-compatible object storage: replicas share the bucket and follow each other through its
+ * change log; each searches with its own in-process index; the Cortex's lease is an object
+ * taken with a conditional put. Credentials come from the AWS SDK's default chain.
+ */
+const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: true };
+
+export const s3Backend = defineBackend({
+  name: 's3',
+  capabilities: CAPABILITIES,
+  selectedBy: 'CAIRN_OBJECT_BUCKET',
+  env: {
+    CAIRN_OBJECT_BUCKET: optionalText.pipe(z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'expected an S3 bucket name' }).optional()),
+    CAIRN_OBJECT_ENDPOINT: optionalText.pipe(z.url({ error: 'expected an http(s) URL' }).optional()),
+    CAIRN_OBJECT_PREFIX: z.string().default('cairn/'),
+    AWS_REGION: z.string().regex(/^[a-z0-9-]{2,32}$/, { error: 'expected an AWS region such as us-east-1' }).default('us-east-1'),
+  },
+  settings: (env) => ({
+    // Selected only when the bucket is set, so it is there whenever these settings are used.
+    bucket: env.CAIRN_OBJECT_BUCKET ?? '',
+    endpoint: env.CAIRN_OBJECT_ENDPOINT,
+    // `cairn` and `cairn/` both mean the folder `cairn/`.
+    prefix: env.CAIRN_OBJECT_PREFIX === '' || env.CAIRN_OBJECT_PREFIX.endsWith('/') ? env.CAIRN_OBJECT_PREFIX : `${env.CAIRN_OBJECT_PREFIX}/`,
+    region: env.AWS_REGION,
+  }),
+  open: async (settings, logger): Promise<OpenBackend> => {
+    const [{ openS3Store }, { s3Objects }, { LeaseObjects }, { openMemorySearch }] = await Promise.all([
+      import('./index.ts'),
+      import('./s3-records.ts'),
+      import('./lease-objects.ts'),
+      import('../../search/open-memory-search.ts'),
+    ]);
+    const store = await openS3Store({ ...settings, logger });
+    return {
+      name: 's3',
+      capabilities: CAPABILITIES,
+      store,
+      openLease: async (holder) => {
+        const { objects, prefix } = s3Objects(settings);
+        return new LeaseObjects(objects, prefix, 'cortex', holder, logger.child({ component: 'cortex' }));
+      },
+      openSearch: (embedder) => openMemorySearch(store, embedder, logger.child({ component: 'search' })),
+    };
+  },
+  openSharedRecords: async (settings) => {
+    const { s3Records } = await import('./s3-records.ts');
+    return s3Records(settings);
+  },
+});

@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
+import type { Entry, EntryAddress } from '../../packages/server/src/domain/entry.ts';
+import { ServiceError } from '../../packages/server/src/domain/errors.ts';
+import type { Store } from '../../packages/server/src/ports/store.ts';
+import { type AppendDecision, type HeadView, appendVersion } from '../../packages/server/src/services/append-version.ts';
+
+/**
+ * The write protocol (services/append-version.ts) over a real backend: every write, delete,
+ * outcome and delivery goes through it, so its retries must meet each backend's own way of
+ * refusing a stale append. Run by the Store contract, hence on every backend.
+ */
+let unique = 0;
+
+const versionOf = (address: EntryAddress, version: number, value: Record<string, unknown>, deleted = false): Entry => {
+  const at = new Date().toISOString();
+  return {
+    ...address, value, version, confidence: 1, agent_id: 'tester', event_type: null, memory_type: 'fact', shared: false,
+    tags: [], provenance: {}, content_hash: contentHash(value), created_at: at, written_at: at, expires_at: null, deleted,
+  };
+};
+
+/** Appends `value` on top of whatever head the attempt read. */
+const appendValue = (address: EntryAddress, value: Record<string, unknown>) => ({ head }: HeadView): AppendDecision => ({
+  kind: 'append',
+  entry: versionOf(address, (head?.version ?? 0) + 1, value),
+});
+
+/**
+ * The store, counting head reads and appends; with `competeTimes`, another writer appends a
+ * version right after each of the first `competeTimes` head reads — between the read and
+ * the caller's append, which is exactly the race the protocol exists for.
+ */
+const watched = (store: Store, competeTimes = 0) => {
+  const calls = { head: 0, append: 0, competitor: 0 };
+  const proxy = new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'head') {
+        return async (address: EntryAddress) => {
+          calls.head++;
+          const head = await target.head(address);
+          if (calls.competitor < competeTimes) {
+            calls.competitor++;
+            await target.append(versionOf(address, (head?.version ?? 0) + 1, { competitor: calls.competitor }), head?.version ?? 0);
+          }
+          return head;
+        };
+      }
+      if (prop === 'append') {
+        return (entry: Entry, expected: number) => {
+          calls.append++;
+          return target.append(entry, expected);
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { store: proxy, calls };
+};
+
+const conflictOf = async (work: Promise<unknown>): Promise<ServiceError> => {
+  const error = await work.then(() => null, (e: unknown) => e);
+  expect(error).toBeInstanceOf(ServiceError);
+  return error as ServiceError;
+};
+
+export const describeAppendVersionContract = (getStore: () => Store): void => {
+  describe('appendVersion over this store', () => {
+    const fresh = (): EntryAddress => ({ namespace: `append${++unique}-${Date.now()}`, entity_path: 'repos/acme/api', key: 'hot' });
+    const deps = (store: Store) => ({ store, now: Date.now });
+
+    it('lands N concurrent writers of one entry as versions 1..N, losing none', async () => {
+      const address = fresh();
+      const writers = 16;
+      const results = await Promise.all(
+        Array.from({ length: writers }, (_, i) => appendVersion(deps(getStore()), address, appendValue(address, { writer: i }))),
+      );
+      expect(results.every((r) => r.created)).toBe(true);
+      expect(results.map((r) => r.entry.version).sort((a, b) => a - b)).toEqual(Array.from({ length: writers }, (_, i) => i + 1));
+      const history = await getStore().history(address, { limit: 100 });
+      expect(history.map((e) => e.version)).toEqual(Array.from({ length: writers }, (_, i) => writers - i));
+      expect(new Set(history.map((e) => (e.value as { writer: number }).writer)).size).toBe(writers);
+    });
+
+    it('retries a lost race on top of the winner, re-deciding from the new head', async () => {
+      const address = fresh();
+      const { store, calls } = watched(getStore(), 1);
+      const seen: Array<number | null> = [];
+      const result = await appendVersion(deps(store), address, (view) => {
+        seen.push(view.head?.version ?? null);
+        return appendValue(address, { mine: true })(view);
+      });
+      expect(seen).toEqual([null, 1]);
+      expect(result).toMatchObject({ created: true, entry: { version: 2, value: { mine: true } } });
+      expect(calls).toMatchObject({ head: 2, append: 2 });
+      expect((await getStore().version(address, 1))?.value).toEqual({ competitor: 1 });
+    });
+
+    it('answers an explicit ifVersion that lost the race with a 409 at once, never retrying', async () => {
+      const address = fresh();
+      await getStore().append(versionOf(address, 1, { first: true }), 0);
+      const { store, calls } = watched(getStore(), 1);
+      const error = await conflictOf(appendVersion(deps(store), address, appendValue(address, { mine: true }), { ifVersion: 1 }));
+      expect(error.code).toBe('CONFLICT');
+      expect(error.message).toBe('entry was changed concurrently (now at version 2)');
+      expect(calls).toMatchObject({ head: 1, append: 1 });
+      expect((await getStore().head(address))?.value).toEqual({ competitor: 1 });
+    });
+
+    it('refuses a stale ifVersion before appending, counting a deleted head as 0', async () => {
+      const address = fresh();
+      await getStore().append(versionOf(address, 1, { a: 1 }), 0);
+      await getStore().append(versionOf(address, 2, { a: 2 }), 1);
+      const { store, calls } = watched(getStore());
+      const stale = await conflictOf(appendVersion(deps(store), address, appendValue(address, { late: true }), { ifVersion: 1 }));
+      expect(stale).toMatchObject({ code: 'CONFLICT', message: 'entry is at version 2, not 1' });
+      expect(calls.append).toBe(0);
+      await getStore().append(versionOf(address, 3, {}, true), 2);
+      const revived = await appendVersion(deps(getStore()), address, appendValue(address, { again: true }), { ifVersion: 0 });
+      expect(revived.entry.version).toBe(4);
+    });
+
+    it('stores nothing when unchanged, and lets a refusal win over an ifVersion mismatch', async () => {
+      const address = fresh();
+      const first = versionOf(address, 1, { a: 1 });
+      await getStore().append(first, 0);
+      const { store, calls } = watched(getStore());
+      const same = await appendVersion(deps(store), address, ({ live }) => ({ kind: 'unchanged', entry: live as Entry }));
+      expect(same).toEqual({ created: false, entry: first });
+      const refusal = new ServiceError('NOT_FOUND', 'gone');
+      expect(await conflictOf(appendVersion(deps(store), address, () => ({ kind: 'refuse', error: refusal }), { ifVersion: 7 }))).toBe(refusal);
+      expect(calls.append).toBe(0);
+    });
+
+    it('gives up with a 409 after a bounded number of attempts when it never wins', async () => {
+      const address = fresh();
+      const { store, calls } = watched(getStore(), Number.POSITIVE_INFINITY);
+      const error = await conflictOf(appendVersion(deps(store), address, appendValue(address, { mine: true })));
+      expect(error.code).toBe('CONFLICT');
+      expect(error.message).toContain('too many writers');
+      // One read and one append per attempt, 16 attempts: the only retry loop there is.
+      expect(calls).toMatchObject({ head: 16, append: 16 });
+      expect((await getStore().head(address))?.value).toEqual({ competitor: 16 });
+    });
+  });
+};

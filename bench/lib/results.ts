@@ -6,6 +6,7 @@ import type { SearchBench } from '../search.ts';
 import type { StartupBench } from '../startup.ts';
 import type { WebhookBench } from '../webhooks.ts';
 import type { describeMachine } from './machine.ts';
+import type { McpOverhead } from '../mcp-overhead.ts';
 
 /** bench/results/latest.json: the machine, then each step's figures under its key. */
 export interface BenchResults {
@@ -18,5 +19,6 @@ export interface BenchResults {
   startup?: StartupBench;
   webhooks?: WebhookBench;
   cortex?: CortexBench;
+  mcp_overhead?: McpOverhead;
   mcp_peer?: PeerBench;
 }

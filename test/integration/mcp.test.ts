@@ -83,6 +83,52 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     await reader.close();
   });
 
+  const post = (key: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${cairn.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-cairn-api-key': key, ...headers },
+      body: JSON.stringify(body),
+    });
+  const call = (id: number | string, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
+  it('serves concurrent requests with the same JSON-RPC id, each with its own answer and its own key', async () => {
+    // One MCP server answers every request: ids and callers must not cross between them.
+    const reader = await cairn.call('POST', '/api/v1/admin/keys', { name: 'mcp-concurrent', scopes: ['read'], prefixes: ['repos/own'] }, { 'x-cairn-api-key': KEY });
+    const run = `${Date.now()}`;
+    for (let i = 0; i < 10; i++) await callTool(client, 'memory_write', { entity_path: `repos/own/c${run}`, key: `k${i}`, value: `value ${i}` });
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => {
+        const asReader = i % 2 === 0;
+        const args = asReader ? { entity_path: `repos/own/c${run}`, key: `k${i % 10}` } : { entity_path: `repos/other/c${run}`, key: `w${i}`, value: `admin ${i}` };
+        return post(asReader ? reader.body.key : KEY, call(1, asReader ? 'memory_read' : 'memory_write', args)).then(async (r) => ({ i, status: r.status, body: (await r.json()) as any }));
+      }),
+    );
+    for (const { i, status, body } of answers) {
+      expect(status).toBe(200);
+      expect(body.id).toBe(1);
+      if (i % 2 === 0) expect(body.result.structuredContent).toMatchObject({ value: `value ${i % 10}`, key: `k${i % 10}` });
+      else expect(body.result.structuredContent.entry).toMatchObject({ key: `w${i}`, value: `admin ${i}` });
+    }
+    // The reader's key may still not write, however busy the server is.
+    const refused = await (await post(reader.body.key, call('x', 'memory_write', { entity_path: `repos/own/c${run}`, key: 'k0', value: 'no' }))).json() as any;
+    expect(refused).toMatchObject({ id: 'x', result: { isError: true, structuredContent: { error: { code: 'FORBIDDEN' } } } });
+  });
+
+  it('answers a batch in order, a notification with 202, and refuses what the transport spec refuses', async () => {
+    const batch = await post(KEY, [{ jsonrpc: '2.0', id: 'a', method: 'tools/list' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 'b', method: 'ping' }]);
+    const answered = (await batch.json()) as Array<{ id: string }>;
+    expect(answered.map((m) => m.id)).toEqual(['a', 'b']);
+    expect((await post(KEY, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    expect((await post(KEY, call(1, 'memory_read', {}), { accept: 'application/json' })).status).toBe(406);
+    expect((await post(KEY, call(1, 'memory_read', {}), { 'content-type': 'text/plain' })).status).toBe(415);
+    expect((await post(KEY, { jsonrpc: '2.0', nonsense: true })).status).toBe(400);
+    const version = await post(KEY, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-protocol-version': '1999-01-01' });
+    expect(version.status).toBe(400);
+    expect(((await version.json()) as any).error.message).toContain('Unsupported protocol version');
+    const unknown = (await (await post(KEY, { jsonrpc: '2.0', id: 7, method: 'no/such/method' })).json()) as any;
+    expect(unknown).toMatchObject({ id: 7, error: { code: -32601 } });
+  });
+
   it('gives the same answers as the REST API for the same entry', async () => {
     const path = `repos/acme/same-${Date.now()}`;
     const written = await callTool(client, 'memory_write', { entity_path: path, key: 'release/2026', value: { ok: true } });

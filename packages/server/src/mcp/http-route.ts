@@ -1,38 +1,36 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
 import { contextOf } from '../http/context.ts';
-import type { ServiceDeps } from '../services/context.ts';
-import { createMcpServer } from './server.ts';
-import { serviceOperations } from './service-operations.ts';
 import type { RoutePlugin } from '../http/http-context.ts';
+import { McpDispatcher } from './http-dispatch.ts';
+import { type CallScope, createMcpServer } from './server.ts';
+import { SERVED_OPERATIONS, serviceOperations } from './service-operations.ts';
 
 /**
- * MCP over Streamable HTTP at `/mcp`, stateless: each POST gets a fresh server and transport
- * and no session id is issued. Any replica behind a load balancer can then answer any
- * request, with nothing to share or make sticky, and these tools need no server-to-client
- * messages that a session would carry. GET (a standalone event stream) and DELETE (ending a
- * session) have nothing to serve, so they answer 405, as the transport spec allows.
+ * MCP over Streamable HTTP at `/mcp`, stateless: no session id is issued, so any replica
+ * behind a load balancer can answer any request, with nothing to share or make sticky; these
+ * tools need no server-to-client messages that a session would carry. Answers are JSON. GET
+ * (a standalone event stream) and DELETE (ending a session) have nothing to serve, so they
+ * answer 405, as the transport spec allows.
  *
- * The API key is checked before this handler runs, by the same onRequest hook as every REST
- * route (http/auth.ts): a missing or wrong key is an HTTP 401, a protocol-level failure.
+ * One MCP server serves every request (see http-dispatch.ts); each request's tool calls run
+ * with its caller's operations. The API key is checked before this handler runs, by the same
+ * onRequest hook as every REST route (http/auth.ts): a missing or wrong key is an HTTP 401,
+ * a protocol-level failure.
  */
 export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
+  const server = createMcpServer(SERVED_OPERATIONS, (extra) => extra.authInfo?.extra?.scope as CallScope);
+  const dispatcher = await McpDispatcher.connect(server);
+  app.addHook('onClose', async () => server.close());
+
   app.post('/mcp', { schema: { summary: 'MCP over Streamable HTTP (stateless; JSON-RPC messages)', tags: ['mcp'] } }, async (request, reply) => {
     const ctx = contextOf(request, deps.config);
-    const server = createMcpServer(serviceOperations(deps, ctx), {
+    const scope: CallScope = {
+      ops: serviceOperations(deps, ctx),
       requestId: request.id,
       onBug: (error) => request.log.error({ err: error }, 'MCP tool failed'),
-    });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    // The transport writes the response itself; headers set on it first are kept.
-    reply.raw.setHeader('x-request-id', request.id);
-    reply.hijack();
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
+    };
+    const answer = await dispatcher.handle(request.headers, request.body, scope);
+    void reply.status(answer.status);
+    return answer.status === 202 ? reply.send() : reply.type('application/json').send(answer.body);
   });
 
   const notAllowed = (method: string) =>

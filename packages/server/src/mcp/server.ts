@@ -2,17 +2,25 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { VERSION } from '../version.ts';
-import type { MemoryOperations } from './operations.ts';
+import type { MemoryOperations, OperationName } from './operations.ts';
 import type { ToolDefinition } from './tool.ts';
 import { toolFailure, toolSuccess } from './tool-result.ts';
 import { TOOLS } from './tools.ts';
 
-export interface McpServerOptions {
+/** What one tool call runs with: the caller's operations, and where its failures go. */
+export interface CallScope {
+  ops: Partial<MemoryOperations>;
   /** The id that finds this call in the server log, when there is one. */
   requestId?: string;
   /** A failure that is a bug, not the caller's: log it. */
   onBug: (error: unknown) => void;
 }
+
+/**
+ * The scope of the call being handled. One server may serve many callers (`/mcp` keeps one
+ * for every request): the transport hands each message's scope over in `authInfo.extra`.
+ */
+export type ScopeOf = (extra: { authInfo?: { extra?: Record<string, unknown> } }) => CallScope;
 
 /** Drop what only costs a model tokens: the dialect URI and zod's "safe integer" bounds. */
 const tidy = (node: unknown): unknown => {
@@ -51,25 +59,27 @@ const instructions = (tools: readonly ToolDefinition[]): string =>
   ].join(' ');
 
 /**
- * An MCP server offering the tools whose operation `ops` has. Built on the SDK's low-level
- * Server rather than McpServer because McpServer validates arguments against the listed schema
- * with its own messages; here the services validate, so REST and MCP refuse bad input alike.
+ * An MCP server offering the tools whose operation is in `offered`; each call runs in the
+ * scope `scopeOf` gives it. Built on the SDK's low-level Server rather than McpServer because
+ * McpServer validates arguments against the listed schema with its own messages; here the
+ * services validate, so REST and MCP refuse bad input alike.
  */
-export const createMcpServer = (ops: Partial<MemoryOperations>, options: McpServerOptions): Server => {
-  const tools = TOOLS.filter((tool) => ops[tool.operation] !== undefined);
+export const createMcpServer = (offered: readonly OperationName[], scopeOf: ScopeOf): Server => {
+  const tools = TOOLS.filter((tool) => offered.includes(tool.operation));
   const server = new Server(
     { name: 'cairn', title: 'Cairn shared memory', version: VERSION },
     { capabilities: { tools: {} }, instructions: instructions(tools) },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((tool) => LISTING.get(tool) as Tool) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = tools.find((t) => t.name === request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; tools: ${tools.map((t) => t.name).join(', ')}`);
+    const scope = scopeOf(extra);
     try {
-      // The filter above made sure this server has the tool's operation.
-      return toolSuccess(await tool.call(ops as MemoryOperations, request.params.arguments ?? {}));
+      // The filter above made sure every scope has the tool's operation.
+      return toolSuccess(await tool.call(scope.ops as MemoryOperations, request.params.arguments ?? {}));
     } catch (error) {
-      return toolFailure(error, options.requestId, options.onBug);
+      return toolFailure(error, scope.requestId, scope.onBug);
     }
   });
   return server;

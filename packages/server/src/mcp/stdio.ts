@@ -2,6 +2,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CairnClient } from 'cairn-memory-client';
 import type { ClientOptions } from 'cairn-memory-client';
 import { clientOperations } from './client-operations.ts';
+import type { OperationName } from './operations.ts';
 import { createMcpServer } from './server.ts';
 
 /**
@@ -11,9 +12,13 @@ import { createMcpServer } from './server.ts';
  */
 export const runStdioMcp = async (options: ClientOptions): Promise<void> => {
   const client = new CairnClient(options);
-  const server = createMcpServer(clientOperations(client), {
-    onBug: (error) => process.stderr.write(`cairn mcp: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
-  });
+  const ops = clientOperations(client);
+  const scope = {
+    ops,
+    onBug: (error: unknown) => process.stderr.write(`cairn mcp: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
+  };
+  // One caller, the process that launched us: every call runs in the same scope.
+  const server = createMcpServer(Object.keys(ops) as OperationName[], () => scope);
   const transport = new StdioServerTransport();
   // The client closing our stdin is the end of the session.
   process.stdin.once('end', () => void server.close().finally(() => process.exit(0)));

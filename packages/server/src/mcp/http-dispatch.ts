@@ -1,0 +1,97 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  type JSONRPCMessage, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, isInitializeRequest, isJSONRPCRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { CallScope } from './server.ts';
+
+/** What an HTTP POST to `/mcp` is answered: a status and a JSON body (none for 202). */
+export interface McpAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** As the SDK's Streamable HTTP transport bounds a batch. */
+const MAX_BATCH = 100;
+
+const refusal = (status: number, code: number, message: string): McpAnswer => ({ status, body: { jsonrpc: '2.0', error: { code, message }, id: null } });
+
+const hasId = (message: JSONRPCMessage): message is JSONRPCMessage & { id: string | number } => 'id' in message && message.id !== undefined;
+
+/**
+ * Stateless MCP over HTTP with one long-lived server. The SDK's Streamable HTTP transport
+ * expects a new server and transport for each stateless request (about 2 ms of set-up, more
+ * than the tool call itself); here one server is connected once to this in-process transport,
+ * and each POST's messages go through it with the caller's scope.
+ *
+ * Concurrent callers may all use the same JSON-RPC ids, so each request is given an id of
+ * the dispatcher's own on the way in, and its own back on the way out. The HTTP checks are
+ * the SDK transport's, in the same order and with the same answers (406, 415, 400).
+ */
+export class McpDispatcher implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  private nextId = 0;
+  private readonly waiting = new Map<number, { id: string | number; answer: (message: JSONRPCMessage) => void }>();
+
+  private constructor() {}
+
+  /** A dispatcher with `server` connected to it. */
+  static async connect(server: Server): Promise<McpDispatcher> {
+    const dispatcher = new McpDispatcher();
+    await server.connect(dispatcher);
+    return dispatcher;
+  }
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  /** The server's answers and notifications: answers go back to the request that asked. */
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (!hasId(message) || typeof message.id !== 'number') return;
+    const waiter = this.waiting.get(message.id);
+    if (!waiter) return;
+    this.waiting.delete(message.id);
+    waiter.answer({ ...message, id: waiter.id } as JSONRPCMessage);
+  }
+
+  /** One POST: its headers and parsed body, answered when every request in it is. */
+  async handle(headers: Record<string, string | string[] | undefined>, body: unknown, scope: CallScope): Promise<McpAnswer> {
+    const accept = String(headers.accept ?? '');
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return refusal(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    }
+    const type = String(headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (type !== 'application/json') return refusal(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    if (Array.isArray(body) && body.length > MAX_BATCH) return refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
+    const parsed = (Array.isArray(body) ? body : [body]).map((m) => JSONRPCMessageSchema.safeParse(m));
+    if (parsed.some((p) => !p.success)) return refusal(400, -32700, 'Parse error: Invalid JSON-RPC message');
+    const messages = parsed.map((p) => p.data as JSONRPCMessage);
+    if (messages.some(isInitializeRequest)) {
+      if (messages.length > 1) return refusal(400, -32600, 'Invalid Request: Only one initialization request is allowed');
+    } else {
+      const version = headers['mcp-protocol-version'];
+      if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+        return refusal(400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+      }
+    }
+    const extra = { authInfo: { token: '', clientId: '', scopes: [], extra: { scope } } };
+    const answers: Array<Promise<JSONRPCMessage>> = [];
+    for (const message of messages) {
+      if (!isJSONRPCRequest(message)) {
+        this.onmessage?.(message, extra);
+        continue;
+      }
+      const id = ++this.nextId;
+      answers.push(new Promise((answer) => this.waiting.set(id, { id: message.id, answer })));
+      this.onmessage?.({ ...message, id }, extra);
+    }
+    if (answers.length === 0) return { status: 202, body: null };
+    const replies = await Promise.all(answers);
+    return { status: 200, body: replies.length === 1 ? replies[0] : replies };
+  }
+}

@@ -5,17 +5,8 @@ import type { Access, Scope } from '../../domain/access.ts';
 /** Managed keys live in one global collection: a key must be found before its namespace is known. */
 export const KEYS = 'api-keys';
 
-/** What is stored per key: never the key itself, only its SHA-256. */
-export interface KeyRecord {
-  name: string;
-  hash: string;
-  scopes: Scope[];
-  prefixes: string[] | null;
-  namespace: string;
-  team: string | null;
-  created_at: string;
-  revoked_at: string | null;
-}
+/** What is stored per key: the listed fields (the id is the record's) and the key's SHA-256, never the key. */
+export type KeyRecord = Omit<ManagedKey, 'id'> & { hash: string };
 
 /**
  * Keys look like `ck_<id>_<secret>`: the id finds the record in one lookup, the 256-bit

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import type { Entry, EntryValue } from '../../domain/entry.ts';
+import type { Entry } from '../../domain/entry.ts';
 
 /** The versions columns that make up an Entry, in the order `entryParams` fills them. */
 export const ENTRY_COLUMNS = [
@@ -20,25 +20,11 @@ const textArrayLiteral = (items: readonly string[]): string =>
   `{${items.map((t) => `"${t.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
 
 /** A row of `selectEntryColumns` as the driver returns it: jsonb parsed, timestamptz as Date. */
-export interface EntryRow {
-  namespace: string;
-  entity_path: string;
-  key: string;
-  version: number;
-  value: EntryValue;
-  confidence: number;
-  agent_id: string;
-  event_type: string | null;
-  memory_type: string;
-  shared: boolean;
-  tags: string[];
-  provenance: Record<string, unknown>;
-  content_hash: string;
+export type EntryRow = Omit<Entry, 'created_at' | 'written_at' | 'expires_at'> & {
   created_at: Date;
   written_at: Date;
   expires_at: Date | null;
-  deleted: boolean;
-}
+};
 
 /**
  * Timestamps go in as the ISO strings services produce (`toISOString()`, millisecond

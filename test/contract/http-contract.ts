@@ -12,7 +12,6 @@ import { describeSearchContract } from './search-contract.ts';
  */
 export type { BackendEnv } from '../helpers/backend-env.ts';
 
-const json = { 'content-type': 'application/json' };
 let unique = 0;
 /** A fresh entity path per test so tests share a server without sharing data. */
 const freshPath = (base = 'repos/acme') => `${base}/t${++unique}-${Date.now()}`;

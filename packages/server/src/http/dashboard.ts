@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { RoutePlugin } from './http-context.ts';
 
 /** Where `npm run build` puts the dashboard (dashboard/vite.config.ts). */

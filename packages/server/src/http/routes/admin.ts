@@ -1,12 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { CreateKeyInput, createKey } from '../../services/admin/create-key.ts';
-import type { KeyResolver } from '../../services/admin/key-resolver.ts';
 import { ListAuditInput, listAudit } from '../../services/admin/list-audit.ts';
 import { listKeys } from '../../services/admin/list-keys.ts';
 import { CreateTeamInput, SetMembersInput, createTeam, deleteTeam, listTeams, setTeamMembers } from '../../services/admin/manage-teams.ts';
 import { revokeKey } from '../../services/admin/revoke-key.ts';
-import type { ServiceDeps } from '../../services/context.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';
 import type { RoutePlugin } from '../http-context.ts';

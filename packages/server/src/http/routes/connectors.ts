@@ -1,7 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { connectorNamed } from '../../connectors/registry.ts';
-import type { ServiceDeps } from '../../services/context.ts';
 import { disableConnector } from '../../services/disable-connector.ts';
 import { enableConnector } from '../../services/enable-connector.ts';
 import { listConnectors } from '../../services/list-connectors.ts';

@@ -1,11 +1,8 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { CortexFeed } from '../../cortex/cortex-feed.ts';
 import { digestMatches } from '../../cortex/read-digests.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import { pathVisible, requireScope } from '../../services/authorize.ts';
 import { BriefingInput, briefing } from '../../services/briefing.ts';
-import type { ServiceDeps } from '../../services/context.ts';
 import { cortexStatus } from '../../services/cortex-status.ts';
 import { DIGEST_TYPES, digestVisible, ListDigestsInput, listDigests } from '../../services/list-digests.ts';
 import { ListPatternsInput, listPatterns } from '../../services/list-patterns.ts';

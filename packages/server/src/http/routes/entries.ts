@@ -1,7 +1,4 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Config } from '../../config.ts';
-import type { ServiceDeps } from '../../services/context.ts';
 import { deleteEntry } from '../../services/delete-entry.ts';
 import { ListEntriesInput, listEntries } from '../../services/list-entries.ts';
 import { readEntry } from '../../services/read-entry.ts';
@@ -9,7 +6,6 @@ import { EntrySchema } from '../../services/schemas.ts';
 import { WriteEntryInput, writeEntry } from '../../services/write-entry.ts';
 import { contextOf } from '../context.ts';
 import { addressFromUrl } from '../entry-url.ts';
-import type { Metrics } from '../metrics.ts';
 import { EntryParams } from './entry-params.ts';
 import { ErrorResponse } from './error-schema.ts';
 import type { RoutePlugin } from '../http-context.ts';

@@ -1,6 +1,4 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { ServiceDeps } from '../../services/context.ts';
 import { IngestEventInput, ingestEvent } from '../../services/ingest-event.ts';
 import { EntrySchema } from '../../services/schemas.ts';
 import { contextOf } from '../context.ts';

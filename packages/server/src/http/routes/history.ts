@@ -1,7 +1,4 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Config } from '../../config.ts';
-import type { ServiceDeps } from '../../services/context.ts';
 import { entryHistory } from '../../services/entry-history.ts';
 import { EntrySchema } from '../../services/schemas.ts';
 import { contextOf } from '../context.ts';

@@ -1,5 +1,3 @@
-import type { FastifyInstance } from 'fastify';
-import type { ServiceDeps } from '../../services/context.ts';
 import { RecordOutcomeInput, recordOutcome } from '../../services/record-outcome.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';

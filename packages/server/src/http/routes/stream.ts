@@ -1,14 +1,10 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Config } from '../../config.ts';
 import type { Entry } from '../../domain/entry.ts';
 import { pathHasPrefix } from '../../domain/names.ts';
-import type { Store } from '../../ports/store.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import { pathVisible, requirePath } from '../../services/authorize.ts';
 import { EntityPathSchema } from '../../domain/names.ts';
 import { contextOf } from '../context.ts';
-import type { Metrics } from '../metrics.ts';
 import { SseConnection } from '../sse.ts';
 import type { RoutePlugin } from '../http-context.ts';
 

@@ -1,10 +1,7 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Store } from '../../ports/store.ts';
 import { VERSION } from '../../version.ts';
-import type { HttpDrain } from '../drain.ts';
 import { errorBody } from '../error-body.ts';
-import type { Metrics } from '../metrics.ts';
 import { ErrorSchema } from './error-schema.ts';
 import type { RoutePlugin } from '../http-context.ts';
 

@@ -1,7 +1,5 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { LIMITS } from '../../domain/limits.ts';
-import type { ServiceDeps } from '../../services/context.ts';
 import { type WebhookOutcome, ingestWebhook } from '../../services/ingest-webhook.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';

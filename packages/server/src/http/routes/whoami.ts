@@ -1,6 +1,4 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Config } from '../../config.ts';
 import { unrestricted } from '../../domain/access.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ManagedKey } from 'cairn-memory-client';
-import type { Access, Scope } from '../../domain/access.ts';
+import type { Access } from '../../domain/access.ts';
 
 /** Managed keys live in one global collection: a key must be found before its namespace is known. */
 export const KEYS = 'api-keys';

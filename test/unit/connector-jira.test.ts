@@ -162,7 +162,7 @@ describe('Jira connector: what it ignores and refuses', () => {
     };
     const cases: Array<[string, string]> = [
       ['', 'BAD_REQUEST'], ['{"webhookEvent":', 'BAD_REQUEST'],
-      ['null', 'VALIDATION_FAILED'], ['[]', 'VALIDATION_FAILED'], ['{}', 'VALIDATION_FAILED'], ['{"webhookEvent":7}', 'VALIDATION_FAILED'],
+      ['null', 'BAD_REQUEST'], ['[]', 'BAD_REQUEST'], ['{}', 'VALIDATION_FAILED'], ['{"webhookEvent":7}', 'VALIDATION_FAILED'],
       ['{"webhookEvent":"jira:issue_created"}', 'VALIDATION_FAILED'],
       ['{"webhookEvent":"jira:issue_updated","issue":null}', 'VALIDATION_FAILED'],
       ['{"webhookEvent":"jira:issue_created","timestamp":"now","issue":{"key":"PAY-1","fields":{}}}', 'VALIDATION_FAILED'],

@@ -168,7 +168,7 @@ describe('PagerDuty connector: mapping', () => {
 describe('PagerDuty connector: what it ignores and refuses', () => {
   it('answers pagey.ping without writing', () => {
     const ping = JSON.stringify({ event: { id: '01FKZOXA868SHYEE4DVNWB5P9W', event_type: 'pagey.ping', resource_type: 'pagey', occurred_at: '2025-04-07T03:00:55.532Z', agent: { id: 'PVE0ZR9', type: 'user_reference' }, client: null, data: { message: 'Hello from your friend Pagey!', type: 'ping' } } });
-    expect(handle(ping)).toEqual({ kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true } });
+    expect(handle(ping)).toEqual({ kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true }, why: expect.stringContaining('pagey.ping') });
   });
 
   it('acknowledges events that are not incident lifecycle changes, with a reason', () => {
@@ -189,7 +189,7 @@ describe('PagerDuty connector: what it ignores and refuses', () => {
     };
     const cases: Array<[string, string]> = [
       ['', 'BAD_REQUEST'], ['{', 'BAD_REQUEST'], ['\u00ff\u00fe', 'BAD_REQUEST'],
-      ['null', 'VALIDATION_FAILED'], ['[]', 'VALIDATION_FAILED'], ['"event"', 'VALIDATION_FAILED'], ['{}', 'VALIDATION_FAILED'],
+      ['null', 'BAD_REQUEST'], ['[]', 'BAD_REQUEST'], ['"event"', 'BAD_REQUEST'], ['{}', 'VALIDATION_FAILED'],
       ['{"event":null}', 'VALIDATION_FAILED'], ['{"event":[]}', 'VALIDATION_FAILED'], ['{"event":{"id":1}}', 'VALIDATION_FAILED'],
       [variant((e) => { delete e.id; }), 'VALIDATION_FAILED'],
       [variant((e) => { e.occurred_at = 'yesterday'; }), 'VALIDATION_FAILED'],

@@ -1,7 +1,7 @@
 import type { Entry } from './api/entry.ts';
 import { type ClientOptions, HttpTransport } from './http.ts';
 import type {
-  AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest,
+  AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest, DeliveryLog,
   DigestList, DigestQuery, EntryRef, EventRequest, EventResponse, Health, HistoryRequest, HistoryResponse, IssuedKey,
   KeyRequest, ListQuery, ListResponse, ManagedKey, OutcomeRequest, OutcomeResponse, Pattern, PatternQuery, ReadRequest,
   SearchRequest, SearchResponse, Team, Trace, TraceQuery, WriteRequest, WriteResponse,
@@ -106,6 +106,11 @@ export class CairnClient {
 
   rotateConnectorSecret(name: string, body: { signing_secret?: string } = {}): Promise<ConnectorChange> {
     return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/rotate-secret`, { body });
+  }
+
+  /** The connector's last deliveries, newest first: time, event, delivery id, outcome and why. */
+  connectorDeliveries(name: string): Promise<DeliveryLog> {
+    return this.http.json('GET', `/api/v1/connectors/${encodeURIComponent(name)}/deliveries`);
   }
 
   updateConnectorSettings(name: string, settings: ConnectorSettings): Promise<{ name: string } & Required<ConnectorSettings>> {

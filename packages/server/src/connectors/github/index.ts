@@ -1,6 +1,7 @@
+import { z } from 'zod';
 import { ServiceError } from '../../domain/errors.ts';
 import type { Connector, Delivery, MappedWrite, Outcome } from '../connector.ts';
-import { parseJsonBody, pathSegment } from '../parse-json.ts';
+import { parseJsonBody, pathSegment, peekJson } from '../parse-json.ts';
 import { verifySha256Header } from '../signatures.ts';
 import { DeploymentStatusEvent, IssuesEvent, PullRequestEvent } from './payloads.ts';
 
@@ -24,13 +25,23 @@ export const github: Connector = {
   verify: (delivery: Delivery, secret: string) =>
     verifySha256Header(delivery.headers['x-hub-signature-256'], secret, delivery.body, 'X-Hub-Signature-256'),
 
+  peek: (delivery: Delivery) => {
+    const event = delivery.headers['x-github-event'] ?? null;
+    const action = event === null ? null : peekJson(delivery.body)?.action;
+    return { event: event !== null && typeof action === 'string' ? `${event}.${action}` : event, deliveryId: delivery.headers['x-github-delivery'] ?? null };
+  },
+
   handle(delivery: Delivery): Outcome {
     const event = delivery.headers['x-github-event'];
     const deliveryId = delivery.headers['x-github-delivery'];
     if (!event) throw new ServiceError('BAD_REQUEST', 'missing X-GitHub-Event header');
     if (!deliveryId) throw new ServiceError('BAD_REQUEST', 'missing X-GitHub-Delivery header');
-    if (event === 'ping') return { kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true } };
     const body = jsonOf(delivery);
+    // A ping must be JSON too: a signed body that is not is refused like any other event's.
+    if (event === 'ping') {
+      parseJsonBody(body, z.unknown());
+      return { kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true }, why: 'ping: answered, nothing stored' };
+    }
     const writes = mapEvent(event, body);
     if (writes === null) return { kind: 'ignored', deliveryId, reason: `GitHub event ${event} is not captured` };
     return { kind: 'writes', deliveryId, writes };

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { parseInput } from '../../domain/parse-input.ts';
 import type { Connector, ConnectorSettings, Delivery, MappedWrite, Outcome } from '../connector.ts';
 import { isoOf } from '../lifecycle.ts';
-import { parseJsonBody } from '../parse-json.ts';
+import { parseJsonBody, peekJson, stringOr } from '../parse-json.ts';
 import { verifySha256Header } from '../signatures.ts';
 import { issueWrite } from './issue.ts';
 import { Base, IssueEvent, SprintEvent, VersionEvent } from './payloads.ts';
@@ -35,6 +35,11 @@ export const jira: Connector = {
 
   verify: (delivery: Delivery, secret: string) =>
     verifySha256Header(delivery.headers['x-hub-signature'], secret, delivery.body, 'X-Hub-Signature'),
+
+  peek: (delivery: Delivery) => ({
+    event: stringOr(peekJson(delivery.body)?.webhookEvent),
+    deliveryId: delivery.headers['x-atlassian-webhook-identifier']?.trim() || null,
+  }),
 
   handle(delivery: Delivery, settings: ConnectorSettings): Outcome {
     const deliveryId = deliveryIdOf(delivery);

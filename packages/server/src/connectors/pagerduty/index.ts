@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseInput } from '../../domain/parse-input.ts';
 import type { Connector, Delivery, Outcome } from '../connector.ts';
-import { parseJsonBody } from '../parse-json.ts';
+import { parseJsonBody, objectOr, peekJson, stringOr } from '../parse-json.ts';
 import { incidentWrite } from './incident.ts';
 import { Envelope, Incident } from './payloads.ts';
 import { verifyPagerDutySignature } from './signature.ts';
@@ -28,11 +28,16 @@ export const pagerduty: Connector = {
   verify: (delivery: Delivery, secret: string) =>
     verifyPagerDutySignature(delivery.headers['x-pagerduty-signature'], secret, delivery.body),
 
+  peek: (delivery: Delivery) => {
+    const event = objectOr(peekJson(delivery.body)?.event);
+    return { event: stringOr(event?.event_type), deliveryId: stringOr(event?.id) };
+  },
+
   handle(delivery: Delivery): Outcome {
     const { event } = parseJsonBody(delivery.body, Envelope);
     const type = event.event_type;
     // "Send test event" in PagerDuty's UI: prove the URL and secret work, store nothing.
-    if (type === 'pagey.ping') return { kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true } };
+    if (type === 'pagey.ping') return { kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true }, why: 'test event (pagey.ping): answered, nothing stored' };
     if (!INCIDENT_EVENT.test(type)) return { kind: 'ignored', deliveryId: event.id, reason: `PagerDuty event ${printable(type)} is not captured` };
     // incident.annotated, incident.responder.*, incident.status_update_published carry a
     // note / responder / status update that names the incident but not its service, so

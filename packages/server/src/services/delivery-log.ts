@@ -1,0 +1,96 @@
+import type { DeliveryLine } from 'cairn-memory-client';
+import type { RecordStore, StoredRecord } from '../ports/records.ts';
+
+// A line of the recent-deliveries log: declared once, in the client.
+export type { DeliveryLine };
+
+/** Deliveries kept per connector, as providers' own delivery pages show about as many. */
+export const DELIVERY_LOG_SIZE = 100;
+/** Refused lines one replica logs per connector per second: forgeries must not become a write flood. */
+const REJECTED_PER_SECOND = 10;
+/** A replica that has not logged for this long re-reads the sequence before claiming one. */
+const RESYNC_MS = 10_000;
+/** Claims tried past the known sequence before re-reading it (another replica took them). */
+const CLAIM_TRIES = 4;
+
+const collection = (namespace: string, connector: string): string => `delivery-log/${namespace}/${connector}`;
+/** Zero-padded so ids sort as the sequence does (RecordStore lists in id order). */
+const idOf = (seq: number): string => String(seq).padStart(15, '0');
+const seqOf = (record: StoredRecord): number => Number(record.id);
+
+/** Log text comes from unverified input: keep it one short printable line. */
+const printable = (text: string | null, max: number): string | null =>
+  text === null ? null : text.toWellFormed().replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ').slice(0, max);
+
+/**
+ * The last deliveries of each connector, shared by every replica through the RecordStore.
+ * Each line is one record created under the next sequence number (createRecord is atomic, so
+ * two replicas never take the same number and no line overwrites another) and the line 100
+ * numbers older is deleted: two small record operations per delivery, however busy. A
+ * replica keeps the next number in memory and re-reads it after a quiet spell or when other
+ * replicas have taken the numbers it tries. The log is advisory: a backend error while
+ * logging never fails the delivery itself.
+ */
+export class DeliveryLog {
+  private readonly store: RecordStore;
+  private readonly now: () => number;
+  private readonly next = new Map<string, { seq: number; synced: number }>();
+  private readonly refused = new Map<string, { second: number; lines: number }>();
+
+  constructor(store: RecordStore, now: () => number) {
+    this.store = store;
+    this.now = now;
+  }
+
+  async record(namespace: string, connector: string, line: Omit<DeliveryLine, 'seq'>): Promise<void> {
+    if (line.outcome === 'rejected' && !this.mayLogRefusal(`${namespace}\u0000${connector}`)) return;
+    const data = { ...line, event: printable(line.event, 128), delivery_id: printable(line.delivery_id, 200), reason: printable(line.reason, 500) };
+    try {
+      const seq = await this.claim(namespace, connector, data);
+      await this.store.deleteRecord(collection(namespace, connector), idOf(seq - DELIVERY_LOG_SIZE));
+    } catch {
+      // Backend trouble: the delivery's own answer says so; the log just misses a line.
+    }
+  }
+
+  /** The kept lines, newest first. Lines beyond the size (a delete that failed) are pruned here. */
+  async read(namespace: string, connector: string): Promise<DeliveryLine[]> {
+    const records = await this.readAll(namespace, connector);
+    const extra = records.slice(0, Math.max(0, records.length - DELIVERY_LOG_SIZE));
+    for (const record of extra) await this.store.deleteRecord(collection(namespace, connector), record.id).catch(() => false);
+    return records.slice(extra.length).reverse().map((r) => ({ ...(r.data as Omit<DeliveryLine, 'seq'>), seq: seqOf(r) }));
+  }
+
+  private async readAll(namespace: string, connector: string): Promise<StoredRecord[]> {
+    // Twice the size: stragglers of failed deletes must not hide the newest lines.
+    const records = await this.store.listRecords(collection(namespace, connector), { limit: DELIVERY_LOG_SIZE * 2 });
+    const last = records.at(-1);
+    this.next.set(`${namespace}\u0000${connector}`, { seq: last ? seqOf(last) + 1 : 1, synced: this.now() });
+    return records;
+  }
+
+  private async claim(namespace: string, connector: string, data: Record<string, unknown>): Promise<number> {
+    const key = `${namespace}\u0000${connector}`;
+    for (let round = 0; ; round++) {
+      const known = this.next.get(key);
+      if (!known || this.now() - known.synced > RESYNC_MS || round > 0) await this.readAll(namespace, connector);
+      let seq = this.next.get(key)?.seq ?? 1;
+      for (let tries = 0; tries < CLAIM_TRIES; tries++, seq++) {
+        this.next.set(key, { seq: seq + 1, synced: this.next.get(key)?.synced ?? this.now() });
+        if (await this.store.createRecord(collection(namespace, connector), idOf(seq), data)) return seq;
+      }
+      if (round >= 2) throw new Error('delivery log: no free sequence number');
+    }
+  }
+
+  private mayLogRefusal(key: string): boolean {
+    const second = Math.floor(this.now() / 1000);
+    const budget = this.refused.get(key);
+    if (!budget || budget.second !== second) {
+      this.refused.set(key, { second, lines: 1 });
+      return true;
+    }
+    budget.lines += 1;
+    return budget.lines <= REJECTED_PER_SECOND;
+  }
+}

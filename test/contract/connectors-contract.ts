@@ -19,6 +19,19 @@ interface Line {
   reason: string | null;
 }
 
+/** `incident.annotated` as PagerDuty v3 sends it: the note, and a reference to its incident. */
+const annotatedDelivery = (incidentId: string, noteId: string, at: number, content: string): Delivery => ({
+  connector: 'pagerduty',
+  headers: {},
+  body: JSON.stringify({
+    event: {
+      id: `ev-${noteId}`, event_type: 'incident.annotated', resource_type: 'incident', occurred_at: new Date(at).toISOString(),
+      agent: { id: 'PUSER', summary: 'Dana Ops', type: 'user_reference' }, client: null,
+      data: { incident: { id: incidentId, summary: 'Ledger writes failing', type: 'incident_reference' }, id: noteId, content, trimmed: false, type: 'incident_note' },
+    },
+  }),
+});
+
 /** A signed delivery of `body` with the headers each provider sends besides its signature. */
 const raw = (connector: Name, body: string, headers: Record<string, string> = {}): Delivery => ({
   connector,
@@ -36,11 +49,22 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
       expect(res.status).toBe(200);
       return res.body.deliveries;
     };
+    /** The path digest of a scope once `ready` holds for it (the Cortex compiles after a debounce). */
+    const digestOf = async (entityPath: string, ready: (facts: Record<string, any>) => boolean): Promise<Record<string, any>> => {
+      let last: Record<string, any> | undefined;
+      for (let i = 0; i < 200; i++) {
+        const res = await cairn.call('GET', `/api/v1/cortex/digests?scope=${encodeURIComponent(`path:${entityPath}`)}`);
+        last = res.body.digests?.[0];
+        if (last && ready(last.facts)) return last;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`digest of ${entityPath} never got ready: ${JSON.stringify(last)}`);
+    };
     const counts = async (connector: Name) =>
       (await cairn.call('GET', '/api/v1/connectors')).body.connectors.find((c: { name: string }) => c.name === connector).counts;
 
     beforeAll(async () => {
-      cairn = await startCairn(await backendEnv());
+      cairn = await startCairn({ ...(await backendEnv()), CAIRN_CORTEX_DEBOUNCE_MS: '100' }, { withCortex: true });
       for (const connector of Object.keys(SECRETS) as Name[]) {
         const given = SECRETS[connector] ? { signing_secret: SECRETS[connector] } : undefined;
         const res = await cairn.call('POST', `/api/v1/connectors/${connector}/enable`, given);
@@ -120,6 +144,36 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
       expect(new Set(ids).size).toBe(100);
       expect(ids).toContain('keep-104');
       expect(lines.every((l, i) => i === 0 || l.seq < lines[i - 1]!.seq)).toBe(true);
+    });
+
+    it('PagerDuty: holds a note that arrives before its incident, joins it, and keeps later notes and responders', async () => {
+      const service = `notes-${name}`;
+      const t0 = Date.parse('2026-11-21T09:00:00Z');
+      const incident = { id: `PNOTE${name.length}`, service, title: 'Ledger writes failing', triggered: t0, assignee: 'Dana Ops' };
+      const entryUrl = `/api/v1/entries/incidents/pagerduty/${service}/incident-${incident.id}`;
+      const early = annotatedDelivery(incident.id, 'NOTE-EARLY', t0 + 5 * 60_000, 'Suspect the 4.2 migration');
+      const held = await send(early);
+      expect(held.status).toBe(202);
+      expect(held.body).toMatchObject({ accepted: true, duplicate: false, entries: [] });
+      expect((await send(early)).status).toBe(200);
+      expect((await cairn.call('GET', entryUrl)).status).toBe(404);
+      expect((await log('pagerduty'))[1]).toMatchObject({ outcome: 'written', event: 'incident.annotated', reason: expect.stringContaining(`held until incident ${incident.id} is known`) });
+
+      expect((await send(pagerduty(incident, 'triggered', t0))).status).toBe(202);
+      const joined = await cairn.call('GET', entryUrl);
+      expect(joined.body.value).toMatchObject({ status: 'triggered', notes: [{ id: 'NOTE-EARLY', content: 'Suspect the 4.2 migration', by: 'Dana Ops' }], resolution_note: null });
+      expect((await send(pagerduty(incident, 'acknowledged', t0 + 60_000))).status).toBe(202);
+      expect((await send(pagerduty(incident, 'resolved', t0 + 30 * 60_000))).status).toBe(202);
+      const resolution = annotatedDelivery(incident.id, 'NOTE-FIX', t0 + 31 * 60_000, 'Rolled back 4.2; pool limit raised to 200');
+      const noted = await send(resolution);
+      expect(noted.body.entries).toMatchObject([{ entity_path: `incidents/pagerduty/${service}`, key: `incident-${incident.id}`, version: 4 }]);
+      const entry = (await cairn.call('GET', entryUrl)).body;
+      expect(entry).toMatchObject({ event_type: 'incident.annotated', value: { status: 'resolved', resolution_note: 'Rolled back 4.2; pool limit raised to 200' } });
+      expect(entry.value.notes.map((n: { id: string }) => n.id)).toEqual(['NOTE-EARLY', 'NOTE-FIX']);
+      expect(entry.value.timeline.map((t: { assignees: string[] }) => t.assignees)).toEqual([['Dana Ops'], ['Dana Ops'], ['Dana Ops']]);
+
+      const digest = await digestOf(`incidents/pagerduty/${service}`, (f) => f.incidents?.[0]?.resolution_note !== null && f.incidents?.[0]?.resolution_note !== undefined);
+      expect(digest.facts.incidents[0]).toMatchObject({ key: `incident-${incident.id}`, notes: 2, resolution_note: 'Rolled back 4.2; pool limit raised to 200', last_note: { by: 'Dana Ops' } });
     });
 
     it('answers 404 for an unknown connector and needs admin', async () => {

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
-import { type Delivery, pagerduty, pullRequest, signDelivery, slackMessage } from '../helpers/provider-events.ts';
+import {
+  checkSuite, type Delivery, deploymentStatus, pagerduty, pullRequest, push, releasePublished, signDelivery, slackMessage, workflowRun,
+} from '../helpers/provider-events.ts';
 
 /**
  * What every connector shares (SPEC §7 as extended in the README): refusals of validly signed
@@ -174,6 +176,65 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
 
       const digest = await digestOf(`incidents/pagerduty/${service}`, (f) => f.incidents?.[0]?.resolution_note !== null && f.incidents?.[0]?.resolution_note !== undefined);
       expect(digest.facts.incidents[0]).toMatchObject({ key: `incident-${incident.id}`, notes: 2, resolution_note: 'Rolled back 4.2; pool limit raised to 200', last_note: { by: 'Dana Ops' } });
+    });
+
+    it('GitHub: CI results, releases and default-branch pushes; the repo digest shows CI on main; a trace links failing CI to what followed', async () => {
+      const repo = `shop-${name}`;
+      const path = `repos/acme/${repo}`;
+      const t0 = Date.parse('2026-11-22T10:00:00Z');
+      const [good, bad] = ['a1b2c3d4e5f60718293a4b5c6d7e8f9012345678', 'f00dfeed00112233445566778899aabbccddeeff'];
+      const deliveries: Array<[Delivery, number]> = [
+        [workflowRun({ repo, id: 9001, name: 'CI', branch: 'main', sha: good, conclusion: 'success' }, t0), 202],
+        [workflowRun({ repo, id: 9002, name: 'CI', branch: 'feature-x', sha: bad, conclusion: 'failure', pulls: [41] }, t0 + 60_000), 202],
+        [checkSuite(repo, 777, 'main', good, 'success', t0 + 90_000), 202],
+        [releasePublished(repo, 55, 'v2.4.0', t0 + 100_000), 202],
+        [push(repo, 'main', good, bad, [{ sha: bad, author: 'Ann', message: 'Raise pool size\n\nlong body' }, { sha: good, author: 'Bo', message: 'Tidy' }], t0 + 110_000), 202],
+        [push(repo, 'feature-y', good, bad, [], t0 + 115_000), 202],
+        [workflowRun({ repo, id: 9003, name: 'CI', branch: 'main', sha: bad, conclusion: 'failure', pulls: [] }, t0 + 120_000), 202],
+        [deploymentStatus(repo, 31, 'production', 'failure', t0 + 30 * 60_000), 202],
+        [pagerduty({ id: `PCI${name.length}`, service: repo, title: 'Checkout errors', triggered: t0 + 40 * 60_000, assignee: 'Dana' }, 'triggered', t0 + 40 * 60_000), 202],
+      ];
+      for (const [d, status] of deliveries) expect((await send(d)).status, d.body.slice(0, 80)).toBe(status);
+
+      const entry = async (key: string) => (await cairn.call('GET', `/api/v1/entries/${path}/${key}`)).body;
+      expect(await entry('run-9002')).toMatchObject({
+        event_type: 'workflow_run.failure',
+        value: { kind: 'workflow_run', name: 'CI', conclusion: 'failure', branch: 'feature-x', on_default_branch: false, commit: { sha: bad, message: 'Change f00d', author: 'Ann Dev' }, pull_requests: [41] },
+      });
+      expect(await entry('check-suite-777')).toMatchObject({ event_type: 'check_suite.success', value: { name: 'Buildkite', on_default_branch: true, commit: { sha: good } } });
+      expect(await entry('release-55')).toMatchObject({ event_type: 'release.published', value: { tag: 'v2.4.0', notes: 'Fixes the retry storm.', author: 'rel' } });
+      expect(await entry(`push-${bad}`)).toMatchObject({
+        event_type: 'push',
+        value: { branch: 'main', commit_count: 2, authors: ['ann', 'bo'], compare: expect.stringContaining('/compare/'), commits: [{ sha: bad, message: 'Raise pool size' }, { sha: good }] },
+      });
+      expect((await log('github'))).toEqual(expect.arrayContaining([
+        expect.objectContaining({ outcome: 'ignored', event: 'push', reason: 'GitHub push to refs/heads/feature-y is not captured (only pushes to the default branch main are)' }),
+      ]));
+
+      const digest = await digestOf(path, (f) => f.ci?.state === 'failing' && f.deployments?.last_failed !== null);
+      expect(digest.facts.ci).toMatchObject({
+        default_branch: 'main', state: 'failing',
+        last_failure: { key: 'run-9003', name: 'CI', conclusion: 'failure', sha: bad },
+        releases: { latest: { tag: 'v2.4.0' } }, pushes: { count: 1, commits: 2 },
+      });
+      expect(digest.facts.ci.latest.map((r: { key: string }) => r.key)).toEqual(['run-9003', 'check-suite-777']);
+      expect(digest.headline).toContain('CI on main failing');
+
+      let traces: Array<Record<string, any>> = [];
+      for (let i = 0; i < 100 && traces.length === 0; i++) {
+        traces = (await cairn.call('GET', `/api/v1/traces?entity_path=${path}`)).body.traces.filter((t: { kind: string }) => t.kind === 'failed_ci_then_failure');
+        if (traces.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(traces).toHaveLength(1);
+      expect(traces[0]).toMatchObject({
+        id: `failed_ci_then_failure:${path}:run-9003`,
+        chain: [
+          { role: 'cause', key: 'run-9003', event: 'workflow_run.failure' },
+          { role: 'effect', key: 'deployment-31', event: 'deployment.failure' },
+          { role: 'effect', key: `incident-PCI${name.length}`, event: 'incident.triggered' },
+        ],
+        reason: expect.stringContaining('on the default branch'),
+      });
     });
 
     it('answers 404 for an unknown connector and needs admin', async () => {

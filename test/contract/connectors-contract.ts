@@ -174,7 +174,8 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
       expect(entry.value.notes.map((n: { id: string }) => n.id)).toEqual(['NOTE-EARLY', 'NOTE-FIX']);
       expect(entry.value.timeline.map((t: { assignees: string[] }) => t.assignees)).toEqual([['Dana Ops'], ['Dana Ops'], ['Dana Ops']]);
 
-      const digest = await digestOf(`incidents/pagerduty/${service}`, (f) => f.incidents?.[0]?.resolution_note !== null && f.incidents?.[0]?.resolution_note !== undefined);
+      // Wait for the compile that saw the last note: earlier ones may have seen fewer.
+      const digest = await digestOf(`incidents/pagerduty/${service}`, (f) => f.incidents?.[0]?.notes === 2);
       expect(digest.facts.incidents[0]).toMatchObject({ key: `incident-${incident.id}`, notes: 2, resolution_note: 'Rolled back 4.2; pool limit raised to 200', last_note: { by: 'Dana Ops' } });
     });
 
@@ -211,7 +212,7 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
         expect.objectContaining({ outcome: 'ignored', event: 'push', reason: 'GitHub push to refs/heads/feature-y is not captured (only pushes to the default branch main are)' }),
       ]));
 
-      const digest = await digestOf(path, (f) => f.ci?.state === 'failing' && f.deployments?.last_failed !== null);
+      const digest = await digestOf(path, (f) => f.ci?.last_failure?.key === 'run-9003' && f.deployments?.last_failed !== null && f.ci?.pushes?.count === 1);
       expect(digest.facts.ci).toMatchObject({
         default_branch: 'main', state: 'failing',
         last_failure: { key: 'run-9003', name: 'CI', conclusion: 'failure', sha: bad },
@@ -220,10 +221,13 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
       expect(digest.facts.ci.latest.map((r: { key: string }) => r.key)).toEqual(['run-9003', 'check-suite-777']);
       expect(digest.headline).toContain('CI on main failing');
 
+      // The trace grows as the digests it reads are compiled: wait for the incident to join it.
       let traces: Array<Record<string, any>> = [];
-      for (let i = 0; i < 100 && traces.length === 0; i++) {
-        traces = (await cairn.call('GET', `/api/v1/traces?entity_path=${path}`)).body.traces.filter((t: { kind: string }) => t.kind === 'failed_ci_then_failure');
-        if (traces.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let i = 0; i < 100 && traces[0]?.chain.length !== 3; i++) {
+        const res = await cairn.call('GET', `/api/v1/traces?entity_path=${path}`);
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        traces = res.body.traces.filter((t: { kind: string }) => t.kind === 'failed_ci_then_failure');
+        if (traces[0]?.chain.length !== 3) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(traces).toHaveLength(1);
       expect(traces[0]).toMatchObject({
@@ -235,6 +239,33 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
         ],
         reason: expect.stringContaining('on the default branch'),
       });
+    });
+
+    it('Jira: files sprint and version events under the key earlier issues tied their ids to, shown and overridable in settings', async () => {
+      const t0 = Date.parse('2026-11-20T09:00:00Z');
+      const jiraEvent = (id: string, payload: Record<string, unknown>) => raw('jira', JSON.stringify({ timestamp: t0, ...payload }), { 'x-atlassian-webhook-identifier': id });
+      const sprintEvent = (id: string, board: number) => jiraEvent(id, { webhookEvent: 'sprint_started', sprint: { id: 88, name: 'LED Sprint 4', state: 'active', originBoardId: board, startDate: '2026-11-16T09:00:00.000Z' } });
+      // Before any issue: the numeric paths, as before.
+      expect((await send(sprintEvent('sp-1', 42))).body.entries[0].entity_path).toBe('projects/jira/board-42');
+      const issue = jiraEvent('is-1', {
+        webhookEvent: 'jira:issue_updated', user: { accountId: 'u1', displayName: 'Ann' },
+        issue: {
+          id: '20001', key: 'LED-9', self: 'https://acme.atlassian.net/rest/api/2/issue/20001',
+          fields: {
+            summary: 'Ledger drift', status: { name: 'In Progress' }, project: { id: '10077', key: 'LED', name: 'Ledger' },
+            customfield_10020: [{ id: 88, name: 'LED Sprint 4', state: 'active', boardId: 42, goal: '' }],
+          },
+        },
+      });
+      expect((await send(issue)).status).toBe(202);
+      expect((await send(sprintEvent('sp-2', 42))).body.entries[0]).toMatchObject({ entity_path: 'projects/jira/LED', key: 'sprint-88' });
+      const released = jiraEvent('v-1', { webhookEvent: 'jira:version_released', version: { id: '30001', name: '1.0', projectId: 10077, released: true } });
+      expect((await send(released)).body.entries[0]).toMatchObject({ entity_path: 'projects/jira/LED', key: 'release-30001' });
+      const listed = (await cairn.call('GET', '/api/v1/connectors')).body.connectors.find((c: { name: string }) => c.name === 'jira');
+      expect(listed.settings.learned_projects).toEqual({ '10077': 'LED', 'board-42': 'LED' });
+      // A person's mapping overrides what was learned.
+      expect((await cairn.call('PUT', '/api/v1/connectors/jira/settings', { projects: { 'board-42': 'OPS' } })).status).toBe(200);
+      expect((await send(sprintEvent('sp-3', 42))).body.entries[0].entity_path).toBe('projects/jira/OPS');
     });
 
     it('answers 404 for an unknown connector and needs admin', async () => {

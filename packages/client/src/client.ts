@@ -113,7 +113,7 @@ export class CairnClient {
     return this.http.json('GET', `/api/v1/connectors/${encodeURIComponent(name)}/deliveries`);
   }
 
-  updateConnectorSettings(name: string, settings: ConnectorSettings): Promise<{ name: string } & Required<ConnectorSettings>> {
+  updateConnectorSettings(name: string, settings: Omit<ConnectorSettings, 'learned_projects'>): Promise<{ name: string } & Required<Omit<ConnectorSettings, 'learned_projects'>>> {
     return this.http.json('PUT', `/api/v1/connectors/${encodeURIComponent(name)}/settings`, { body: settings });
   }
 

@@ -9,6 +9,11 @@ export interface ConnectorSettings {
   channels?: string[];
   /** Jira: project id or "board-<id>" → project key. */
   projects?: Record<string, string>;
+  /**
+   * Jira, as listed only: what earlier issue deliveries taught (project id → key, and the
+   * boards of their sprints); `projects` overrides any of them.
+   */
+  learned_projects?: Record<string, string>;
 }
 
 /** Deliveries a connector has taken in, by what became of them. */

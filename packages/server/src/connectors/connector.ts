@@ -100,4 +100,6 @@ export interface Connector {
   /** What to recall before `handle`, read from the body without trusting it; absent: nothing. */
   wants?(delivery: Delivery): Wants;
   handle(delivery: Delivery, settings: ConnectorSettings, recalled?: Recollection): Outcome;
+  /** Settings shown beside the ones a person set, from what the connector learned (Jira's project map). */
+  learnedSettings?(facts: readonly Remembered[]): Pick<ConnectorSettings, 'learned_projects'>;
 }

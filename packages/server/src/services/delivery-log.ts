@@ -8,10 +8,16 @@ export type { DeliveryLine };
 export const DELIVERY_LOG_SIZE = 100;
 /** Refused lines one replica logs per connector per second: forgeries must not become a write flood. */
 const REJECTED_PER_SECOND = 10;
-/** A replica that has not logged for this long re-reads the sequence before claiming one. */
-const RESYNC_MS = 10_000;
-/** Claims tried past the known sequence before re-reading it (another replica took them). */
-const CLAIM_TRIES = 4;
+/**
+ * A replica that has not logged for this long catches up with the sequence before claiming a
+ * number: a number more than the log's size behind was freed by a delete, and a line created
+ * under it would be pruned at once as the oldest.
+ */
+const RESYNC_MS = 1000;
+/** Numbers taken by other replicas in a row before this one re-reads the sequence. */
+const CONFLICTS_BEFORE_RESYNC = 2;
+/** Claims one line may try before it is dropped (only under a storm of other replicas' lines). */
+const MAX_CLAIMS = 50;
 
 const collection = (namespace: string, connector: string): string => `delivery-log/${namespace}/${connector}`;
 /** Zero-padded so ids sort as the sequence does (RecordStore lists in id order). */
@@ -27,14 +33,16 @@ const printable = (text: string | null, max: number): string | null =>
  * Each line is one record created under the next sequence number (createRecord is atomic, so
  * two replicas never take the same number and no line overwrites another) and the line 100
  * numbers older is deleted: two small record operations per delivery, however busy. A
- * replica keeps the next number in memory and re-reads it after a quiet spell or when other
- * replicas have taken the numbers it tries. The log is advisory: a backend error while
- * logging never fails the delivery itself.
+ * replica keeps the next number in memory and catches up (a listing of the lines past it)
+ * after a quiet second or when other replicas have taken the numbers it tries. The log is
+ * advisory: a backend error while logging never fails the delivery itself.
  */
 export class DeliveryLog {
   private readonly store: RecordStore;
   private readonly now: () => number;
   private readonly next = new Map<string, { seq: number; synced: number }>();
+  /** One re-read of the sequence at a time per connector: concurrent claims share it. */
+  private readonly syncing = new Map<string, Promise<unknown>>();
   private readonly refused = new Map<string, { second: number; lines: number }>();
 
   constructor(store: RecordStore, now: () => number) {
@@ -61,26 +69,61 @@ export class DeliveryLog {
     return records.slice(extra.length).reverse().map((r) => ({ ...(r.data as Omit<DeliveryLine, 'seq'>), seq: seqOf(r) }));
   }
 
+  /** The log's records in sequence order; moves this replica's next number past every one listed. */
   private async readAll(namespace: string, connector: string): Promise<StoredRecord[]> {
     // Twice the size: stragglers of failed deletes must not hide the newest lines.
     const records = await this.store.listRecords(collection(namespace, connector), { limit: DELIVERY_LOG_SIZE * 2 });
-    const last = records.at(-1);
-    this.next.set(`${namespace}\u0000${connector}`, { seq: last ? seqOf(last) + 1 : 1, synced: this.now() });
+    this.advance(`${namespace}\u0000${connector}`, records);
     return records;
   }
 
+  /** Never backwards: claims of this replica may be in flight beyond the last listed line. */
+  private advance(key: string, records: readonly StoredRecord[]): void {
+    const listed = (records.at(-1) ? seqOf(records.at(-1) as StoredRecord) : 0) + 1;
+    this.next.set(key, { seq: Math.max(listed, this.next.get(key)?.seq ?? 1), synced: this.now() });
+  }
+
+  /**
+   * Catch up with the numbers other replicas took: list only the lines past this replica's
+   * next number (none when it is current: one listing, no reads), page by page.
+   */
+  private resync(namespace: string, connector: string): Promise<unknown> {
+    const key = `${namespace}\u0000${connector}`;
+    const running = this.syncing.get(key);
+    if (running) return running;
+    const sync = (async () => {
+      for (;;) {
+        const from = this.next.get(key)?.seq ?? 1;
+        const page = await this.store.listRecords(collection(namespace, connector), { ...(from > 1 ? { after: idOf(from - 1) } : {}), limit: DELIVERY_LOG_SIZE });
+        this.advance(key, page);
+        if (page.length < DELIVERY_LOG_SIZE) return;
+      }
+    })().finally(() => this.syncing.delete(key));
+    this.syncing.set(key, sync);
+    return sync;
+  }
+
+  /**
+   * Take the next free sequence number for a line and create it. Numbers are handed out in
+   * this replica without waiting (concurrent deliveries get different ones); a number another
+   * replica took is skipped, and after a few in a row the sequence is re-read.
+   */
   private async claim(namespace: string, connector: string, data: Record<string, unknown>): Promise<number> {
     const key = `${namespace}\u0000${connector}`;
-    for (let round = 0; ; round++) {
-      const known = this.next.get(key);
-      if (!known || this.now() - known.synced > RESYNC_MS || round > 0) await this.readAll(namespace, connector);
-      let seq = this.next.get(key)?.seq ?? 1;
-      for (let tries = 0; tries < CLAIM_TRIES; tries++, seq++) {
-        this.next.set(key, { seq: seq + 1, synced: this.next.get(key)?.synced ?? this.now() });
-        if (await this.store.createRecord(collection(namespace, connector), idOf(seq), data)) return seq;
+    const known = this.next.get(key);
+    if (!known || this.now() - known.synced > RESYNC_MS) await this.resync(namespace, connector);
+    let conflicts = 0;
+    for (let tries = 0; tries < MAX_CLAIMS; tries++) {
+      if (conflicts >= CONFLICTS_BEFORE_RESYNC) {
+        await this.resync(namespace, connector);
+        conflicts = 0;
       }
-      if (round >= 2) throw new Error('delivery log: no free sequence number');
+      const next = this.next.get(key) ?? { seq: 1, synced: this.now() };
+      this.next.set(key, { ...next, seq: next.seq + 1 });
+      if (await this.store.createRecord(collection(namespace, connector), idOf(next.seq), data)) return next.seq;
+      conflicts += 1;
     }
+    throw new Error('delivery log: no free sequence number');
   }
 
   private mayLogRefusal(key: string): boolean {

@@ -55,7 +55,7 @@ export class DeliveryLog {
     const data = { ...line, event: printable(line.event, 128), delivery_id: printable(line.delivery_id, 200), reason: printable(line.reason, 500) };
     try {
       const seq = await this.claim(namespace, connector, data);
-      await this.store.deleteRecord(collection(namespace, connector), idOf(seq - DELIVERY_LOG_SIZE));
+      if (seq > DELIVERY_LOG_SIZE) await this.store.deleteRecord(collection(namespace, connector), idOf(seq - DELIVERY_LOG_SIZE));
     } catch {
       // Backend trouble: the delivery's own answer says so; the log just misses a line.
     }

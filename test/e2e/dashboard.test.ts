@@ -193,7 +193,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await page.getByRole('link', { name: 'Connectors', exact: true }).click();
     const received = page.locator('[data-connector="github"] [data-counter="received"]');
     await expect.poll(async () => Number(await received.textContent()), { timeout: 15_000 }).toBeGreaterThan(2);
-    expect(await page.locator('[data-connector="pagerduty"] .pill').textContent()).toBe('On');
+    expect(await page.locator('[data-connector="pagerduty"] .connector-head .pill').textContent()).toBe('On');
     await shot('07-connectors-counting');
   });
 
@@ -210,6 +210,13 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     expect(rotated).not.toBe(secret);
     const body = pr(8, 'opened', 'Signed after the rotation');
     expect((await deliver(body, 'delivery-8-old-secret')).status).toBe(401);
+    // The refusal and its reason appear on the card without a reload: what a person setting up the webhook looks for.
+    const refused = card.locator('[data-delivery-outcome="rejected"]', { hasText: 'delivery-8-old-secret' });
+    await refused.waitFor({ timeout: 15_000 });
+    expect(await refused.textContent()).toContain('signature check failed: X-Hub-Signature-256 does not match the body');
+    expect(await refused.textContent()).toContain('pull_request.opened');
+    await refused.scrollIntoViewIfNeeded();
+    await shot('07b-connector-deliveries');
     secret = rotated;
     expect((await deliver(body, 'delivery-8-new-secret')).status).toBe(202);
   });

@@ -121,3 +121,55 @@ export const jiraSprint = (id: number, name: string, state: 'active' | 'closed',
 
 export const jiraVersion = (id: number, name: string, released: boolean, releaseDate: number, at: number): Delivery =>
   jira({ webhookEvent: released ? 'jira:version_released' : 'jira:version_created', timestamp: at, version: { id: String(id), name, projectId: 10001, released, releaseDate: iso(releaseDate).slice(0, 10) } });
+
+const repositoryOn = (repo: string, defaultBranch: string) => ({ ...repository(repo), default_branch: defaultBranch });
+
+export interface RunSpec {
+  repo: string;
+  id: number;
+  name: string;
+  branch: string;
+  sha: string;
+  conclusion: 'success' | 'failure' | 'cancelled' | 'timed_out';
+  pulls?: number[];
+}
+
+/** A finished GitHub Actions run (`workflow_run` completed), on a repository whose default branch is main. */
+export const workflowRun = (r: RunSpec, at: number): Delivery =>
+  github('workflow_run', {
+    action: 'completed', repository: repositoryOn(r.repo, 'main'), sender: { login: 'dev' },
+    workflow: { id: 7, name: r.name },
+    workflow_run: {
+      id: r.id, name: r.name, workflow_id: 7, run_number: r.id % 1000, run_attempt: 1, event: 'push', status: 'completed', conclusion: r.conclusion,
+      head_branch: r.branch, head_sha: r.sha, html_url: `https://github.com/acme/${r.repo}/actions/runs/${r.id}`,
+      head_commit: { id: r.sha, message: `Change ${r.sha.slice(0, 4)}\n\nbody`, timestamp: iso(at - 300_000), author: { name: 'Ann Dev', email: 'ann@acme.test' } },
+      pull_requests: (r.pulls ?? []).map((n) => ({ number: n, head: { ref: `f-${n}` }, base: { ref: 'main' } })),
+      created_at: iso(at - 240_000), run_started_at: iso(at - 240_000), updated_at: iso(at),
+    },
+  });
+
+/** A finished check suite of a third-party CI app. */
+export const checkSuite = (repo: string, id: number, branch: string, sha: string, conclusion: string, at: number): Delivery =>
+  github('check_suite', {
+    action: 'completed', repository: repositoryOn(repo, 'main'), sender: { login: 'ci' },
+    check_suite: {
+      id, status: 'completed', conclusion, head_branch: branch, head_sha: sha, app: { name: 'Buildkite', slug: 'buildkite' },
+      head_commit: { id: sha, message: 'Bump deps', timestamp: iso(at - 120_000), author: { name: 'Bo' } }, pull_requests: [],
+      created_at: iso(at - 120_000), updated_at: iso(at),
+    },
+  });
+
+export const releasePublished = (repo: string, id: number, tag: string, at: number): Delivery =>
+  github('release', {
+    action: 'published', repository: repositoryOn(repo, 'main'), sender: { login: 'rel' },
+    release: { id, tag_name: tag, name: `Release ${tag}`, body: 'Fixes the retry storm.', target_commitish: 'main', draft: false, prerelease: false, author: { login: 'rel' }, html_url: `https://github.com/acme/${repo}/releases/tag/${tag}`, created_at: iso(at - 60_000), published_at: iso(at) },
+  });
+
+export const push = (repo: string, branch: string, before: string, after: string, commits: Array<{ sha: string; author: string; message: string }>, at: number): Delivery =>
+  github('push', {
+    ref: `refs/heads/${branch}`, before, after, created: false, deleted: false, forced: false, base_ref: null,
+    compare: `https://github.com/acme/${repo}/compare/${before.slice(0, 12)}...${after.slice(0, 12)}`,
+    commits: commits.map((c) => ({ id: c.sha, message: c.message, timestamp: iso(at), url: `https://github.com/acme/${repo}/commit/${c.sha}`, author: { name: c.author, username: c.author.toLowerCase() }, distinct: true })),
+    head_commit: commits.length > 0 ? { id: after, message: commits.at(-1)?.message, timestamp: iso(at), author: { name: commits.at(-1)?.author } } : null,
+    repository: repositoryOn(repo, 'main'), pusher: { name: 'ann' }, sender: { login: 'ann' },
+  });

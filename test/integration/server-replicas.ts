@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entryPath, fullHistory, httpCall } from '../helpers/http-call.ts';
 import { type CairnProcess, spawnCairn } from '../helpers/spawn-cairn.ts';
@@ -117,6 +118,30 @@ export const describeReplicas = (name: string, backend: SharedBackend): void => 
         expect(watch.all()).toHaveLength(20);
       } finally {
         watch.close();
+      }
+    });
+
+    it('keeps one recent-deliveries log of both replicas\' deliveries, each line once', async () => {
+      const enabled = await httpCall(a.url, 'POST', '/api/v1/connectors/jira/enable');
+      expect(enabled.status).toBe(200);
+      const secret: string = enabled.body.signing_secret;
+      const deliver = (server: CairnProcess, id: string, signed: boolean) => {
+        const body = JSON.stringify({ webhookEvent: 'board_updated', timestamp: Date.now() });
+        const signature = `sha256=${createHmac('sha256', signed ? secret : 'not-the-secret').update(body).digest('hex')}`;
+        return fetch(`${server.url}/api/v1/webhooks/jira`, {
+          method: 'POST', body, signal: AbortSignal.timeout(20_000),
+          headers: { 'content-type': 'application/json', 'x-hub-signature': signature, 'x-atlassian-webhook-identifier': id },
+        });
+      };
+      // Both replicas at once, accepted and refused: sequence numbers are claimed on the shared backend.
+      const ids = Array.from({ length: 24 }, (_, i) => `replica-${i}`);
+      const answers = await Promise.all(ids.map((id, i) => deliver(i % 2 === 0 ? a : b, id, i % 3 !== 0)));
+      expect(answers.map((r) => r.status)).toEqual(ids.map((_, i) => (i % 3 !== 0 ? 202 : 401)));
+      for (const server of [a, b]) {
+        const lines = (await httpCall(server.url, 'GET', '/api/v1/connectors/jira/deliveries')).body.deliveries as Array<{ seq: number; delivery_id: string; outcome: string }>;
+        expect(lines.map((l) => l.delivery_id).sort()).toEqual([...ids].sort());
+        expect(new Set(lines.map((l) => l.seq)).size).toBe(ids.length);
+        expect(lines.filter((l) => l.outcome === 'rejected')).toHaveLength(8);
       }
     });
   });

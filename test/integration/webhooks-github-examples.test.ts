@@ -16,11 +16,17 @@ interface Example {
   examples: Array<Record<string, unknown>>;
 }
 const examples = createRequire(import.meta.url)('@octokit/webhooks-examples/api.github.com/index.json') as Example[];
-const CAPTURED: Record<string, (e: Record<string, any>) => string> = {
+/** The key each captured example is stored under, or null where its action is not captured. */
+const CAPTURED: Record<string, (e: Record<string, any>) => string | null> = {
   pull_request: (e) => `pr-${e.pull_request.number}`,
   issues: (e) => `issue-${e.issue.number}`,
   deployment_status: (e) => `deployment-${e.deployment.id}`,
+  workflow_run: (e) => (e.action === 'completed' ? `run-${e.workflow_run.id}` : null),
+  check_suite: (e) => (e.action === 'completed' ? `check-suite-${e.check_suite.id}` : null),
+  release: (e) => (e.action === 'published' ? `release-${e.release.id}` : null),
+  push: (e) => (e.ref === `refs/heads/${e.repository.default_branch}` && !e.deleted ? `push-${e.after}` : null),
 };
+const EVENT_TYPE: Record<string, string> = { issues: 'issue', deployment_status: 'deployment' };
 
 let cairn: Cairn;
 let dir: string;
@@ -35,7 +41,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-it('accepts and maps every pull_request, issues, deployment_status and ping example; acknowledges the rest', async () => {
+it('accepts and maps every pull_request, issues, deployment_status, finished workflow_run and check_suite, published release, default-branch push and ping example; acknowledges the rest', async () => {
   let delivery = 0;
   const tally = { stored: 0, ignored: 0, pings: 0 };
   for (const { name, examples: payloads } of examples) {
@@ -51,19 +57,19 @@ it('accepts and maps every pull_request, issues, deployment_status and ping exam
       if (name === 'ping') {
         expect(res.status, label).toBe(200);
         tally.pings += 1;
-      } else if (CAPTURED[name]) {
+      } else if (CAPTURED[name]?.(payload)) {
         expect([200, 202], label).toContain(res.status);
         expect(res.body.accepted, label).toBe(true);
         const repo = payload.repository as { name: string; owner: { login: string } };
         const [written] = res.body.entries as Array<{ entity_path: string; key: string }>;
-        expect(written, label).toMatchObject({ entity_path: `repos/${repo.owner.login}/${repo.name}`, key: CAPTURED[name](payload) });
+        expect(written, label).toMatchObject({ entity_path: `repos/${repo.owner.login}/${repo.name}`, key: CAPTURED[name]?.(payload) });
         const entry = await cairn.call('GET', `/api/v1/entries/${written!.entity_path}/${encodeURIComponent(written!.key)}`);
         expect(entry.status, label).toBe(200);
-        expect(entry.body.event_type, label).toMatch(new RegExp(`^(${name === 'issues' ? 'issue' : name === 'deployment_status' ? 'deployment' : name})\\.`));
+        expect(entry.body.event_type, label).toMatch(new RegExp(`^${EVENT_TYPE[name] ?? name}(\\.|$)`));
         tally.stored += 1;
       } else {
         expect(res.status, label).toBe(202);
-        expect(res.body).toMatchObject({ accepted: false, entries: [] });
+        expect(res.body, label).toMatchObject({ accepted: false, entries: [], reason: expect.stringContaining('not captured') });
         tally.ignored += 1;
       }
     }

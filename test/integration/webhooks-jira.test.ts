@@ -83,7 +83,7 @@ describe('Jira webhooks over HTTP', () => {
     });
   });
 
-  it('files sprints by board and releases by project, and ignores what it does not capture', async () => {
+  it('files sprints by board and releases by the project key issues taught, and ignores what it does not capture', async () => {
     const sprint = (event: string, minutes: number, state: string) => JSON.stringify({
       timestamp: T0 + minutes * 60_000, webhookEvent: event,
       sprint: { id: 37, state, name: 'PAY Sprint 12', startDate: '2026-11-16T09:00:00.000Z', endDate: '2026-11-30T17:00:00.000Z', originBoardId: 3, goal: 'Retry storm fixed' },
@@ -95,7 +95,8 @@ describe('Jira webhooks over HTTP', () => {
     expect(entry.body).toMatchObject({ version: 2, event_type: 'sprint.closed', value: { state: 'closed', board_id: '3', goal: 'Retry storm fixed' } });
 
     const release = JSON.stringify({ timestamp: T0, webhookEvent: 'jira:version_released', version: { id: '10000', name: '4.3.0', released: true, releaseDate: '2026-11-21', projectId: 10002 } });
-    expect((await post(release, sign(secret, release), 'wh-rel')).body.entries).toEqual([{ entity_path: 'projects/jira/10002', key: 'release-10000', version: 1, created: true }]);
+    // The issues above named project 10002 as PAY: the release goes under the key. No issue named board 3, so the sprint did not.
+    expect((await post(release, sign(secret, release), 'wh-rel')).body.entries).toEqual([{ entity_path: 'projects/jira/PAY', key: 'release-10000', version: 1, created: true }]);
 
     const deleted = JSON.stringify({ timestamp: T0, webhookEvent: 'jira:issue_deleted', issue: { key: 'PAY-7' } });
     const ignored = await post(deleted, sign(secret, deleted), 'wh-del');

@@ -107,9 +107,15 @@ describe('PagerDuty webhooks over HTTP', () => {
     expect(pong.status).toBe(200);
     expect(pong.body).toMatchObject({ accepted: true, entries: [] });
     const note = JSON.stringify({ event: { id: '01HZ-NOTE', event_type: 'incident.annotated', occurred_at: '2026-11-21T09:30:00Z', data: { incident: { id: 'Q2WXJ3K', type: 'incident_reference' }, id: 'N1', content: 'Resolved by failover', type: 'incident_note' } } });
-    const ignored = await post(note, sign(secret, note));
+    // The incident is known (the lifecycle above): its note lands on its entry.
+    const noted = await post(note, sign(secret, note));
+    expect(noted.status).toBe(202);
+    expect(noted.body).toMatchObject({ accepted: true, entries: [{ key: 'incident-Q2WXJ3K' }] });
+    expect((await cairn.call('GET', entryUrl)).body.value.notes).toMatchObject([{ id: 'N1', content: 'Resolved by failover' }]);
+    const responder = JSON.stringify({ event: { id: '01HZ-RESP', event_type: 'incident.responder.added', occurred_at: '2026-11-21T09:30:00Z', data: { incident: { id: 'Q2WXJ3K', type: 'incident_reference' }, type: 'incident_responder' } } });
+    const ignored = await post(responder, sign(secret, responder));
     expect(ignored.status).toBe(202);
-    expect(ignored.body).toMatchObject({ accepted: false, reason: expect.stringContaining('incident_note') });
+    expect(ignored.body).toMatchObject({ accepted: false, reason: expect.stringContaining('incident_responder') });
     for (const [body, status] of [['{"event":', 400], ['{"event":{"id":"x"}}', 422]] as const) {
       expect((await post(body, sign(secret, body))).status, body).toBe(status);
     }

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { ConnectorSettings, Delivery, MappedWrite, Outcome } from '../../packages/server/src/connectors/connector.ts';
+import type { ConnectorSettings, Delivery, MappedWrite, Outcome, Recollection } from '../../packages/server/src/connectors/connector.ts';
 import { jira } from '../../packages/server/src/connectors/jira/index.ts';
 import type { EntryValue } from '../../packages/server/src/domain/entry.ts';
 import { entityPathProblem, keyProblem } from '../../packages/server/src/domain/names.ts';
@@ -144,6 +144,33 @@ describe('Jira connector: sprints and versions', () => {
     expect(writeOf(version('jira:version_released', 5, true), { projects: { '10002': 'PAY' } })).toMatchObject({ entity_path: 'projects/jira/PAY', event_type: 'version.released' });
     expect(fold([version('jira:version_created', 0, false), version('jira:version_released', 5, true)])).toMatchObject({ name: '4.3.0', released: true, release_date: '2026-11-21', project_id: '10002' });
   });
+
+  it('learns project ids and sprint boards from issues, and files sprints and versions under the learned key', () => {
+    const inSprint = issueEvent('jira:issue_updated', 10, 'In Progress', { fields: { customfield_10020: [{ id: 37, name: 'PAY Sprint 12', state: 'active', boardId: 3, goal: '' }] } });
+    expect(jira.wants?.(delivery(inSprint))).toEqual({ facts: ['project-10002', 'board-3'], held: [] });
+    expect(jira.wants?.(delivery(sprint('sprint_started', 0, 'active')))).toEqual({ facts: ['board-3'], held: [] });
+    expect(jira.wants?.(delivery(version('jira:version_created', 0, false)))).toEqual({ facts: ['project-10002'], held: [] });
+    expect(jira.wants?.(delivery(sprint('sprint_started', 0, 'active', '../x')))).toEqual({ facts: [], held: [] });
+
+    const taught = jira.handle(delivery(inSprint, { 'x-atlassian-webhook-identifier': 'learn-1' }), {});
+    expect(taught).toMatchObject({ kind: 'writes', learn: [{ id: 'project-10002', data: { key: 'PAY' } }, { id: 'board-3', data: { key: 'PAY' } }] });
+    const known: Recollection = { facts: new Map([['project-10002', { key: 'PAY' }], ['board-3', { key: 'PAY' }]]), held: new Map() };
+    // Known already: nothing to learn; a board learned for another project keeps its first key.
+    expect(jira.handle(delivery(inSprint, { 'x-atlassian-webhook-identifier': 'learn-2' }), {}, known)).toMatchObject({ learn: [] });
+    const other: Recollection = { facts: new Map([['project-10002', { key: 'OLD' }], ['board-3', { key: 'OPS' }]]), held: new Map() };
+    expect(jira.handle(delivery(inSprint, { 'x-atlassian-webhook-identifier': 'learn-3' }), {}, other)).toMatchObject({ learn: [{ id: 'project-10002', data: { key: 'PAY' } }] });
+
+    const filed = (body: string, settings: ConnectorSettings = {}) => {
+      const outcome = jira.handle(delivery(body, { 'x-atlassian-webhook-identifier': `f-${body.length}` }), settings, known);
+      if (outcome.kind !== 'writes') throw new Error(JSON.stringify(outcome));
+      return outcome.writes[0]?.entity_path;
+    };
+    expect(filed(sprint('sprint_started', 0, 'active'))).toBe('projects/jira/PAY');
+    expect(filed(version('jira:version_created', 0, false))).toBe('projects/jira/PAY');
+    // A person's mapping wins over a learned one.
+    expect(filed(sprint('sprint_started', 0, 'active'), { projects: { 'board-3': 'OPS' } })).toBe('projects/jira/OPS');
+    expect(jira.learnedSettings?.([{ id: 'project-10002', data: { key: 'PAY' } }, { id: 'board-3', data: { key: 'PAY' } }])).toEqual({ learned_projects: { '10002': 'PAY', 'board-3': 'PAY' } });
+  });
 });
 
 describe('Jira connector: what it ignores and refuses', () => {
@@ -162,7 +189,7 @@ describe('Jira connector: what it ignores and refuses', () => {
     };
     const cases: Array<[string, string]> = [
       ['', 'BAD_REQUEST'], ['{"webhookEvent":', 'BAD_REQUEST'],
-      ['null', 'VALIDATION_FAILED'], ['[]', 'VALIDATION_FAILED'], ['{}', 'VALIDATION_FAILED'], ['{"webhookEvent":7}', 'VALIDATION_FAILED'],
+      ['null', 'BAD_REQUEST'], ['[]', 'BAD_REQUEST'], ['{}', 'VALIDATION_FAILED'], ['{"webhookEvent":7}', 'VALIDATION_FAILED'],
       ['{"webhookEvent":"jira:issue_created"}', 'VALIDATION_FAILED'],
       ['{"webhookEvent":"jira:issue_updated","issue":null}', 'VALIDATION_FAILED'],
       ['{"webhookEvent":"jira:issue_created","timestamp":"now","issue":{"key":"PAY-1","fields":{}}}', 'VALIDATION_FAILED'],

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Delivery, MappedWrite, Outcome } from '../../packages/server/src/connectors/connector.ts';
+import type { Delivery, MappedWrite, Outcome, Recollection } from '../../packages/server/src/connectors/connector.ts';
 import { MAX_TIMELINE } from '../../packages/server/src/connectors/lifecycle.ts';
 import { pagerduty } from '../../packages/server/src/connectors/pagerduty/index.ts';
 import type { EntryValue } from '../../packages/server/src/domain/entry.ts';
@@ -165,17 +165,80 @@ describe('PagerDuty connector: mapping', () => {
   });
 });
 
+/** A note as `incident.annotated` carries it: a reference to its incident, no service. */
+const annotated = (eventId: string, noteId: string, at: string, content: string, incidentId = 'PGR0VU2') =>
+  JSON.stringify({
+    event: {
+      id: eventId, event_type: 'incident.annotated', resource_type: 'incident', occurred_at: at,
+      agent: { id: 'PTUXL6G', summary: 'Dana Ops', type: 'user_reference' }, client: null,
+      data: {
+        incident: { html_url: `https://acme.pagerduty.com/incidents/${incidentId}`, id: incidentId, summary: 'Checkout latency above 2s', type: 'incident_reference' },
+        id: noteId, content, trimmed: false, type: 'incident_note',
+      },
+    },
+  });
+const KNOWN: Recollection = { facts: new Map([['incident-PGR0VU2', { entity_path: 'incidents/pagerduty/Checkout API' }]]), held: new Map() };
+
+describe('PagerDuty connector: notes', () => {
+  const NOTE = annotated('01EV-NOTE', 'PNOTE1', '2026-11-21T09:31:00.000Z', 'Root cause: pool exhausted; raised the limit to 200.');
+
+  it('asks to recall where the incident lives, and for held notes on incident events', () => {
+    expect(pagerduty.wants?.(delivery(NOTE))).toEqual({ facts: ['incident-PGR0VU2'], held: [] });
+    expect(pagerduty.wants?.(delivery(TRIGGERED))).toEqual({ facts: ['incident-PGR0VU2'], held: ['incident-PGR0VU2'] });
+    expect(pagerduty.wants?.(delivery(annotated('E', 'N', '2026-11-21T09:31:00Z', 'x', '../../x')))).toEqual({ facts: [], held: [] });
+  });
+
+  it('adds a note to its known incident, and names the last note of a resolved incident its resolution note', () => {
+    const outcome = pagerduty.handle(delivery(NOTE), {}, KNOWN);
+    if (outcome.kind !== 'writes') throw new Error(JSON.stringify(outcome));
+    const write = outcome.writes[0] as MappedWrite;
+    expect(write).toMatchObject({ entity_path: 'incidents/pagerduty/Checkout API', key: 'incident-PGR0VU2', event_type: 'incident.annotated' });
+    const resolved = fold([TRIGGERED, ACKED, RESOLVED]);
+    const value = fields(write.update?.(resolved) ?? null);
+    expect(value).toMatchObject({
+      status: 'resolved', resolution_note: 'Root cause: pool exhausted; raised the limit to 200.',
+      notes: [{ id: 'PNOTE1', at: '2026-11-21T09:31:00.000Z', by: 'Dana Ops', content: 'Root cause: pool exhausted; raised the limit to 200.' }],
+    });
+    // Idempotent, and a later incident event keeps the notes.
+    expect(write.update?.(value)).toEqual(value);
+    expect(fold([ACKED], value)).toEqual(value);
+    // An open incident has notes but no resolution note yet.
+    expect(fields(write.update?.(fold([TRIGGERED])) ?? null)).toMatchObject({ resolution_note: null, notes: [{ id: 'PNOTE1' }] });
+  });
+
+  it('holds a note whose incident is not known yet, and joins it on the incident\'s first event', () => {
+    const held = pagerduty.handle(delivery(NOTE), {});
+    expect(held).toMatchObject({ kind: 'held', deliveryId: '01EV-NOTE', object: 'incident-PGR0VU2', item: { id: 'PNOTE1' }, reason: expect.stringContaining('held until incident PGR0VU2') });
+    if (held.kind !== 'held') throw new Error('expected held');
+    const recalled: Recollection = { facts: new Map(), held: new Map([['incident-PGR0VU2', [held.item]]]) };
+    const joined = pagerduty.handle(delivery(RESOLVED), {}, recalled);
+    expect(joined).toMatchObject({
+      kind: 'writes', learn: [{ id: 'incident-PGR0VU2', data: { entity_path: 'incidents/pagerduty/Checkout API' } }],
+      release: { object: 'incident-PGR0VU2', ids: ['PNOTE1'] },
+    });
+    if (joined.kind !== 'writes') throw new Error('expected writes');
+    expect(joined.writes[0]?.update?.(null)).toMatchObject({ status: 'resolved', resolution_note: 'Root cause: pool exhausted; raised the limit to 200.' });
+    // Once known, incident events learn nothing new.
+    expect(pagerduty.handle(delivery(ACKED), {}, KNOWN)).toMatchObject({ kind: 'writes', learn: [] });
+  });
+
+  it('records responders and priority with each event of the timeline', () => {
+    const timeline = fields(fold([TRIGGERED, ESCALATED])).timeline as Array<Record<string, unknown>>;
+    expect(timeline.at(-1)).toMatchObject({ event_type: 'incident.escalated', assignees: ['Lee Senior'], priority: 'P0' });
+  });
+});
+
 describe('PagerDuty connector: what it ignores and refuses', () => {
   it('answers pagey.ping without writing', () => {
     const ping = JSON.stringify({ event: { id: '01FKZOXA868SHYEE4DVNWB5P9W', event_type: 'pagey.ping', resource_type: 'pagey', occurred_at: '2025-04-07T03:00:55.532Z', agent: { id: 'PVE0ZR9', type: 'user_reference' }, client: null, data: { message: 'Hello from your friend Pagey!', type: 'ping' } } });
-    expect(handle(ping)).toEqual({ kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true } });
+    expect(handle(ping)).toEqual({ kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true }, why: expect.stringContaining('pagey.ping') });
   });
 
   it('acknowledges events that are not incident lifecycle changes, with a reason', () => {
-    const note = JSON.stringify({ event: { id: 'EV-NOTE', event_type: 'incident.annotated', resource_type: 'incident', occurred_at: '2026-11-21T09:20:00Z', data: { incident: { id: 'PGR0VU2', summary: 'Checkout latency', type: 'incident_reference' }, id: 'P2LA89X', content: 'Rolled back 4.2.1', trimmed: false, type: 'incident_note' } } });
+    const responder = JSON.stringify({ event: { id: 'EV-RESP', event_type: 'incident.responder.added', resource_type: 'incident', occurred_at: '2026-11-21T09:20:00Z', data: { incident: { id: 'PGR0VU2', type: 'incident_reference' }, user: { id: 'PX', type: 'user_reference' }, type: 'incident_responder' } } });
+    expect(handle(responder)).toMatchObject({ kind: 'ignored', deliveryId: 'EV-RESP', reason: expect.stringMatching(/incident_responder/) });
     const service = JSON.stringify({ event: { id: 'EV-SVC', event_type: 'service.updated', resource_type: 'service', occurred_at: '2026-11-21T09:20:00Z', agent: null, data: { id: 'PF9KMXH', summary: 'Checkout API', type: 'service' } } });
     const odd = JSON.stringify({ event: { id: 'EV-ODD', event_type: 'incident.\u0000../x', occurred_at: '2026-11-21T09:20:00Z', data: { type: 'incident' } } });
-    expect(handle(note)).toMatchObject({ kind: 'ignored', deliveryId: 'EV-NOTE', reason: expect.stringMatching(/incident_note/) });
     expect(handle(service)).toMatchObject({ kind: 'ignored', deliveryId: 'EV-SVC', reason: expect.stringMatching(/service\.updated/) });
     expect(handle(odd)).toMatchObject({ kind: 'ignored', deliveryId: 'EV-ODD' });
   });
@@ -189,7 +252,7 @@ describe('PagerDuty connector: what it ignores and refuses', () => {
     };
     const cases: Array<[string, string]> = [
       ['', 'BAD_REQUEST'], ['{', 'BAD_REQUEST'], ['\u00ff\u00fe', 'BAD_REQUEST'],
-      ['null', 'VALIDATION_FAILED'], ['[]', 'VALIDATION_FAILED'], ['"event"', 'VALIDATION_FAILED'], ['{}', 'VALIDATION_FAILED'],
+      ['null', 'BAD_REQUEST'], ['[]', 'BAD_REQUEST'], ['"event"', 'BAD_REQUEST'], ['{}', 'VALIDATION_FAILED'],
       ['{"event":null}', 'VALIDATION_FAILED'], ['{"event":[]}', 'VALIDATION_FAILED'], ['{"event":{"id":1}}', 'VALIDATION_FAILED'],
       [variant((e) => { delete e.id; }), 'VALIDATION_FAILED'],
       [variant((e) => { e.occurred_at = 'yesterday'; }), 'VALIDATION_FAILED'],

@@ -100,6 +100,7 @@ describe('slack connector: deliveries', () => {
     expect(outcome).toEqual({
       kind: 'reply',
       body: { challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', accepted: true, duplicate: false, entries: [] },
+      why: 'url_verification: challenge answered',
     });
   });
 

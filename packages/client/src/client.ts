@@ -1,7 +1,7 @@
 import type { Entry } from './api/entry.ts';
 import { type ClientOptions, HttpTransport } from './http.ts';
 import type {
-  AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest,
+  AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest, DeliveryLog,
   DigestList, DigestQuery, EntryRef, EventRequest, EventResponse, Health, HistoryRequest, HistoryResponse, IssuedKey,
   KeyRequest, ListQuery, ListResponse, ManagedKey, OutcomeRequest, OutcomeResponse, Pattern, PatternQuery, ReadRequest,
   SearchRequest, SearchResponse, Team, Trace, TraceQuery, WriteRequest, WriteResponse,
@@ -108,7 +108,12 @@ export class CairnClient {
     return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/rotate-secret`, { body });
   }
 
-  updateConnectorSettings(name: string, settings: ConnectorSettings): Promise<{ name: string } & Required<ConnectorSettings>> {
+  /** The connector's last deliveries, newest first: time, event, delivery id, outcome and why. */
+  connectorDeliveries(name: string): Promise<DeliveryLog> {
+    return this.http.json('GET', `/api/v1/connectors/${encodeURIComponent(name)}/deliveries`);
+  }
+
+  updateConnectorSettings(name: string, settings: Omit<ConnectorSettings, 'learned_projects'>): Promise<{ name: string } & Required<Omit<ConnectorSettings, 'learned_projects'>>> {
     return this.http.json('PUT', `/api/v1/connectors/${encodeURIComponent(name)}/settings`, { body: settings });
   }
 

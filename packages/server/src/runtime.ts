@@ -14,6 +14,7 @@ import type { Store } from './ports/store.ts';
 import { AuditLog } from './services/audit-log.ts';
 import type { ServiceDeps } from './services/context.ts';
 import { DeliveryCounters } from './services/delivery-counters.ts';
+import { DeliveryLog } from './services/delivery-log.ts';
 import { openBackend } from './store/backends.ts';
 
 /**
@@ -83,7 +84,7 @@ export const createRuntime = async (config: Readonly<Config>, logger: Logger, op
     const audit = new AuditLog(store, now);
     parts.push(() => deliveries.close(), () => audit.drain());
     const deps: ServiceDeps = {
-      store, now, config, deliveries, audit, search: index, embedder,
+      store, now, config, deliveries, deliveryLog: new DeliveryLog(store, now), audit, search: index, embedder,
       capabilities: backend.capabilities,
       ...(cortex ? { cortex } : {}),
     };

@@ -9,6 +9,11 @@ export interface ConnectorSettings {
   channels?: string[];
   /** Jira: project id or "board-<id>" → project key. */
   projects?: Record<string, string>;
+  /**
+   * Jira, as listed only: what earlier issue deliveries taught (project id → key, and the
+   * boards of their sprints); `projects` overrides any of them.
+   */
+  learned_projects?: Record<string, string>;
 }
 
 /** Deliveries a connector has taken in, by what became of them. */
@@ -36,4 +41,33 @@ export interface ConnectorView {
   settings: ConnectorSettings;
   last_event_at: string | null;
   counts: Omit<DeliveryCounts, 'last_event_at'>;
+}
+
+/** What became of one delivery, as the recent-deliveries log names it. */
+export type DeliveryOutcomeName = 'written' | 'duplicate' | 'ignored' | 'rejected';
+
+/**
+ * One line of a connector's recent-deliveries log (`GET /api/v1/connectors/<name>/deliveries`):
+ * what a person setting up a webhook needs to see, never the body or the secret.
+ */
+export interface DeliveryLine {
+  /** Position in the connector's log; higher is later. */
+  seq: number;
+  /** When Cairn received it (ISO 8601). */
+  at: string;
+  /** The provider's event type (GitHub `pull_request.opened`, Jira `sprint_started`), when it names one. */
+  event: string | null;
+  /** The provider's delivery id, when the delivery carries one. */
+  delivery_id: string | null;
+  outcome: DeliveryOutcomeName;
+  /** The HTTP status Cairn answered. */
+  status: number;
+  /** Why, in words: the refusal (bad signature, stale timestamp, not JSON…), why it was ignored, or what was written. */
+  reason: string | null;
+}
+
+/** The answer of `GET /api/v1/connectors/<name>/deliveries`: newest first, at most 100. */
+export interface DeliveryLog {
+  name: string;
+  deliveries: DeliveryLine[];
 }

@@ -17,7 +17,8 @@ export interface TraceLink {
 /** A decision trace: entries linked by a rule, with the rule's reason spelled out. */
 export interface Trace {
   id: string;
-  kind: 'failed_deploy_then_incident';
+  /** A failed deploy followed by an incident; failing CI on the default branch followed by a failed deploy or an incident. */
+  kind: 'failed_deploy_then_incident' | 'failed_ci_then_failure';
   namespace: string;
   service: string;
   title: string;

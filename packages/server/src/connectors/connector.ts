@@ -34,13 +34,45 @@ export interface MappedWrite {
   tags?: string[];
 }
 
+/** A small fact or held item a connector keeps between deliveries, by id. */
+export interface Remembered {
+  id: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * What earlier deliveries taught a connector, as read for one delivery: a connector never
+ * touches storage, so it names what it wants (`wants`) and the ingest service reads it from
+ * shared records (the same on every replica). `facts`: learned facts by id (an incident's
+ * service, a Jira project id's key); `held`: per object, items kept because the object was
+ * not known yet (a PagerDuty note that arrived before its incident), oldest first.
+ */
+export interface Recollection {
+  facts: ReadonlyMap<string, Record<string, unknown>>;
+  held: ReadonlyMap<string, readonly Remembered[]>;
+}
+
+/** What a delivery needs recalled before it is mapped: fact ids and objects with held items. */
+export interface Wants {
+  facts: string[];
+  held: string[];
+}
+
+/** A connector's memory before any delivery taught it anything (and for mapping in isolation). */
+export const NOTHING_RECALLED: Recollection = { facts: new Map(), held: new Map() };
+
 export type Outcome =
-  /** Store these writes; `deliveryId` deduplicates replays. */
-  | { kind: 'writes'; deliveryId: string; writes: MappedWrite[] }
+  /**
+   * Store these writes; `deliveryId` deduplicates replays. After they are stored, `learn`
+   * puts facts for later deliveries and `release` removes the held items the writes joined.
+   */
+  | { kind: 'writes'; deliveryId: string; writes: MappedWrite[]; learn?: Remembered[]; release?: { object: string; ids: string[] } }
+  /** Keep `item` until `object` is known; a later delivery about it joins it (never dropped). */
+  | { kind: 'held'; deliveryId: string; object: string; item: Remembered; reason: string }
   /** Acknowledge without storing (unmonitored channel, unknown event type). */
   | { kind: 'ignored'; deliveryId: string | null; reason: string }
   /** Answer the provider directly (Slack url_verification, GitHub ping). */
-  | { kind: 'reply'; body: Record<string, unknown> };
+  | { kind: 'reply'; body: Record<string, unknown>; why: string };
 
 /**
  * A connector turns one provider's deliveries into entry writes. It never touches storage:
@@ -60,5 +92,14 @@ export interface Connector {
   contentTypes?: readonly string[];
   /** Check the provider's signature over the raw body; returns why it failed, or null. */
   verify(delivery: Delivery, secret: string): string | null;
-  handle(delivery: Delivery, settings: ConnectorSettings): Outcome;
+  /**
+   * The event type and delivery id as the delivery log shows them, read from headers or the
+   * body without validating either (refused deliveries are logged too); null where absent.
+   */
+  peek(delivery: Delivery): { event: string | null; deliveryId: string | null };
+  /** What to recall before `handle`, read from the body without trusting it; absent: nothing. */
+  wants?(delivery: Delivery): Wants;
+  handle(delivery: Delivery, settings: ConnectorSettings, recalled?: Recollection): Outcome;
+  /** Settings shown beside the ones a person set, from what the connector learned (Jira's project map). */
+  learnedSettings?(facts: readonly Remembered[]): Pick<ConnectorSettings, 'learned_projects'>;
 }

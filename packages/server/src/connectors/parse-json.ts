@@ -2,10 +2,14 @@ import type { z } from 'zod';
 import { ServiceError } from '../domain/errors.ts';
 import { parseInput } from '../domain/parse-input.ts';
 
+/** What a JSON document is, in words, for the 400 that refuses it. */
+const kindOf = (raw: unknown): string => (raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`);
+
 /**
  * Parse a delivery body as JSON and check it against the provider's schema. A body that is
- * not JSON is a 400; JSON of the wrong shape is a 422 naming the fields. Text no backend can
- * store (U+0000, a lone surrogate) becomes U+FFFD rather than costing the delivery.
+ * not JSON, or JSON that is not an object (every provider sends one object per delivery), is
+ * a 400; an object of the wrong shape is a 422 naming the fields. Text no backend can store
+ * (U+0000, a lone surrogate) becomes U+FFFD rather than costing the delivery.
  */
 export const parseJsonBody = <S extends z.ZodType>(body: Buffer, schema: S): z.output<S> => {
   const text = body.toString('utf8');
@@ -13,11 +17,33 @@ export const parseJsonBody = <S extends z.ZodType>(body: Buffer, schema: S): z.o
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new ServiceError('BAD_REQUEST', 'the delivery body is not valid JSON');
+    throw new ServiceError('BAD_REQUEST', 'not JSON: the delivery body does not parse as JSON');
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ServiceError('BAD_REQUEST', `not a JSON object: the delivery body is ${kindOf(raw)}`);
   }
   // JSON text can carry either only as a \u escape, so most bodies skip the walk.
   return parseInput(schema, UNSTORABLE_ESCAPE.test(text) ? storable(raw) : raw);
 };
+
+/**
+ * The delivery's JSON object for naming it in the delivery log (its event type, its id),
+ * or null when it is not one. Never throws: the log describes refused deliveries too.
+ */
+export const peekJson = (body: Buffer): Record<string, unknown> | null => {
+  try {
+    return objectOr(JSON.parse(body.toString('utf8')));
+  } catch {
+    return null;
+  }
+};
+
+/** A peeked value when it is a JSON object. */
+export const objectOr = (value: unknown): Record<string, unknown> | null =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+
+/** A peeked field when it is a non-empty string. */
+export const stringOr = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 
 const UNSTORABLE_ESCAPE = /\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})/;
 

@@ -4,6 +4,7 @@ import { HOUR_MS } from './digest-types.ts';
 import type { IncidentRef } from './digests/incident-ref.ts';
 import { INCIDENTS } from './digests/incidents.ts';
 import { type DeployRef, REPOS } from './digests/repos.ts';
+import { ciTracesOf } from './ci-traces.ts';
 import { humanDuration, ms } from './fields.ts';
 import { repoNameOf, serviceKey } from './scopes.ts';
 
@@ -22,6 +23,11 @@ const FAILED = new Set(['failure', 'error']);
  * incident began (before it was resolved) and the resolution itself, when there are any.
  */
 export const tracesOf = (namespace: string, digests: Iterable<Digest>): Array<Omit<Trace, 'detected_at'>> => {
+  const all = [...digests];
+  return [...deployTraces(namespace, all), ...ciTracesOf(namespace, all)];
+};
+
+const deployTraces = (namespace: string, digests: readonly Digest[]): Array<Omit<Trace, 'detected_at'>> => {
   const deploys = new Map<string, Array<DeployRef & { repo: string }>>();
   const incidents: IncidentRef[] = [];
   for (const d of digests) {

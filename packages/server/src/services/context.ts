@@ -6,6 +6,7 @@ import type { Embedder } from '../ports/embedder.ts';
 import type { SearchIndex } from '../ports/search-index.ts';
 import type { Store } from '../ports/store.ts';
 import type { DeliveryCounters } from './delivery-counters.ts';
+import type { DeliveryLog } from './delivery-log.ts';
 
 /**
  * Who is asking, built by a transport (HTTP, MCP, CLI) for each call. Services decide with
@@ -48,6 +49,8 @@ export interface ServiceDeps {
   now: () => number;
   config: Config;
   deliveries: DeliveryCounters;
+  /** Each connector's recent deliveries, with what became of them and why. */
+  deliveryLog: DeliveryLog;
   audit: AuditTrail;
   /** Search over live heads; absent where a transport runs without it (search answers 503). */
   search?: SearchIndex;

@@ -39,9 +39,18 @@ export class DeliveryCounters {
     this.onCount(connector, outcome);
   }
 
-  async read(namespace: string, connector: string): Promise<DeliveryCounts> {
-    const stored = await this.store.getRecord(collection(namespace), connector);
-    return add({ ...EMPTY, ...(stored?.data as Partial<DeliveryCounts> | undefined) }, this.pending.get(`${namespace}\u0000${connector}`));
+  /**
+   * Shared totals plus this replica's unflushed counts. Reads take turns with flushes: a read
+   * overlapping a flush would see the batch in neither place (moved out of `pending`, not yet
+   * in the record) or in both, and show a count that goes back or jumps.
+   */
+  read(namespace: string, connector: string): Promise<DeliveryCounts> {
+    const run = this.flushing.then(async () => {
+      const stored = await this.store.getRecord(collection(namespace), connector);
+      return add({ ...EMPTY, ...(stored?.data as Partial<DeliveryCounts> | undefined) }, this.pending.get(`${namespace}\u0000${connector}`));
+    });
+    this.flushing = run.then(() => undefined, () => undefined);
+    return run;
   }
 
   /** Add this replica's counts to the shared totals (read-modify-write; see class comment). */

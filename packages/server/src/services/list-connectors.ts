@@ -2,6 +2,7 @@ import type { ConnectorView } from 'cairn-memory-client';
 import { CONNECTORS } from '../connectors/registry.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { requireScope } from './authorize.ts';
+import { learnedFacts } from './connector-memory.ts';
 import { connectorState } from './connector-state.ts';
 
 // A connector as listed: declared once, in the client.
@@ -12,7 +13,11 @@ export const listConnectors = async (deps: ServiceDeps, ctx: Context): Promise<C
   requireScope(ctx, 'admin');
   return Promise.all(
     [...CONNECTORS.values()].map(async (connector) => {
-      const [state, stats] = await Promise.all([connectorState(deps, ctx.namespace, connector), deps.deliveries.read(ctx.namespace, connector.name)]);
+      const [state, stats, learned] = await Promise.all([
+        connectorState(deps, ctx.namespace, connector),
+        deps.deliveries.read(ctx.namespace, connector.name),
+        connector.learnedSettings ? learnedFacts(deps.store, ctx.namespace, connector.name).then(connector.learnedSettings) : {},
+      ]);
       const { last_event_at, ...counts } = stats;
       return {
         name: connector.name,
@@ -23,7 +28,7 @@ export const listConnectors = async (deps: ServiceDeps, ctx: Context): Promise<C
         has_signing_secret: state.secret !== null,
         key_in_url: !connector.sendsHeaders,
         enabled_at: state.enabled_at,
-        settings: state.settings,
+        settings: { ...state.settings, ...learned },
         last_event_at,
         counts,
       };

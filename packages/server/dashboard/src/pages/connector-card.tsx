@@ -4,6 +4,7 @@ import type { Connector, ConnectorChange } from 'cairn-memory-client';
 import { CopyButton } from '../components/copy-button.tsx';
 import { Time } from '../components/time.tsx';
 import { useApp } from '../context.ts';
+import { ConnectorDeliveries } from './connector-deliveries.tsx';
 import { ConnectorSettings } from './connector-settings.tsx';
 
 interface Props {
@@ -161,6 +162,7 @@ export const ConnectorCard = ({ connector: c, secret, onSecret, onChanged }: Pro
         </div>
       )}
       {(c.name === 'slack' || c.name === 'jira') && c.enabled && !fromConfig && <ConnectorSettings connector={c} onSaved={onChanged} />}
+      {(c.enabled || c.counts.received > 0) && <ConnectorDeliveries name={c.name} received={c.counts.received} />}
     </article>
   );
 };

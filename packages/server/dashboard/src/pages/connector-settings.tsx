@@ -46,6 +46,14 @@ export const ConnectorSettings = ({ connector: c, onSaved }: { connector: Connec
         ) : (
           <textarea id={`settings-${c.name}`} rows={3} value={text} placeholder={'10001=OPS\nboard-7=OPS'} onInput={(e) => setText(e.currentTarget.value)} />
         )}
+        {!slack && Object.keys(c.settings?.learned_projects ?? {}).length > 0 && (
+          <p class="muted small" data-field="learned-projects">
+            Learned from issues (a line above overrides one):{' '}
+            {Object.entries(c.settings?.learned_projects ?? {})
+              .map(([id, key]) => `${id}=${key}`)
+              .join(', ')}
+          </p>
+        )}
         <div class="actions">
           <button class="button small" type="submit">
             Save

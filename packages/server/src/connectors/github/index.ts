@@ -1,38 +1,49 @@
+import { z } from 'zod';
 import { ServiceError } from '../../domain/errors.ts';
 import type { Connector, Delivery, MappedWrite, Outcome } from '../connector.ts';
-import { parseJsonBody, pathSegment } from '../parse-json.ts';
+import { parseJsonBody, peekJson } from '../parse-json.ts';
 import { verifySha256Header } from '../signatures.ts';
-import { DeploymentStatusEvent, IssuesEvent, PullRequestEvent } from './payloads.ts';
-
-
-const repoPath = (repo: { name: string; owner: { login: string } }): string =>
-  `repos/${pathSegment(repo.owner.login)}/${pathSegment(repo.name)}`;
+import { checkSuiteWrite, workflowRunWrite } from './ci.ts';
+import { pushWrite, releaseWrite } from './code.ts';
+import { CheckSuiteEvent, DeploymentStatusEvent, IssuesEvent, PullRequestEvent, PushEvent, ReleaseEvent, WorkflowRunEvent } from './payloads.ts';
+import { repoPath } from './repo-path.ts';
 
 /**
  * GitHub repository webhooks: pull requests (every action; opened / closed / merged are the
- * lifecycle) with diff stats, deployment statuses per environment, and issue state and label
- * changes. GitHub
- * may send the JSON form-encoded (`payload=`); both content types are accepted.
+ * lifecycle) with diff stats, deployment statuses per environment, issue state and label
+ * changes, finished CI (workflow runs and check suites), published releases and pushes to
+ * the default branch. GitHub may send the JSON form-encoded (`payload=`); both content types
+ * are accepted.
  */
 export const github: Connector = {
   name: 'github',
   title: 'GitHub',
-  hint: 'Repository → Settings → Webhooks → Add webhook: paste the URL as Payload URL, content type application/json, the secret as Secret; events: Pull requests, Deployment statuses, Issues.',
+  hint: 'Repository → Settings → Webhooks → Add webhook: paste the URL as Payload URL, content type application/json, the secret as Secret; events: Pull requests, Deployment statuses, Issues, Workflow runs, Check suites, Releases, Pushes.',
   sendsHeaders: false,
   contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
 
   verify: (delivery: Delivery, secret: string) =>
     verifySha256Header(delivery.headers['x-hub-signature-256'], secret, delivery.body, 'X-Hub-Signature-256'),
 
+  peek: (delivery: Delivery) => {
+    const event = delivery.headers['x-github-event'] ?? null;
+    const action = event === null ? null : peekJson(delivery.body)?.action;
+    return { event: event !== null && typeof action === 'string' ? `${event}.${action}` : event, deliveryId: delivery.headers['x-github-delivery'] ?? null };
+  },
+
   handle(delivery: Delivery): Outcome {
     const event = delivery.headers['x-github-event'];
     const deliveryId = delivery.headers['x-github-delivery'];
     if (!event) throw new ServiceError('BAD_REQUEST', 'missing X-GitHub-Event header');
     if (!deliveryId) throw new ServiceError('BAD_REQUEST', 'missing X-GitHub-Delivery header');
-    if (event === 'ping') return { kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true } };
     const body = jsonOf(delivery);
+    // A ping must be JSON too: a signed body that is not is refused like any other event's.
+    if (event === 'ping') {
+      parseJsonBody(body, z.unknown());
+      return { kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true }, why: 'ping: answered, nothing stored' };
+    }
     const writes = mapEvent(event, body);
-    if (writes === null) return { kind: 'ignored', deliveryId, reason: `GitHub event ${event} is not captured` };
+    if (typeof writes === 'string') return { kind: 'ignored', deliveryId, reason: writes };
     return { kind: 'writes', deliveryId, writes };
   },
 };
@@ -45,8 +56,21 @@ const jsonOf = (delivery: Delivery): Buffer => {
   return Buffer.from(payload, 'utf8');
 };
 
-/** The writes of a captured event, or null for events Cairn does not capture. */
-const mapEvent = (event: string, body: Buffer): MappedWrite[] | null => {
+/** Events whose mapping lives beside this file; each says why when it captures nothing. */
+const ONE_WRITE: Record<string, (body: Buffer) => MappedWrite | string> = {
+  workflow_run: (body) => workflowRunWrite(parseJsonBody(body, WorkflowRunEvent)),
+  check_suite: (body) => checkSuiteWrite(parseJsonBody(body, CheckSuiteEvent)),
+  release: (body) => releaseWrite(parseJsonBody(body, ReleaseEvent)),
+  push: (body) => pushWrite(parseJsonBody(body, PushEvent)),
+};
+
+/** The writes of a captured event, or why Cairn does not capture it. */
+const mapEvent = (event: string, body: Buffer): MappedWrite[] | string => {
+  const one = Object.hasOwn(ONE_WRITE, event) ? ONE_WRITE[event] : undefined;
+  if (one) {
+    const write = one(body);
+    return typeof write === 'string' ? write : [write];
+  }
   if (event === 'pull_request') {
     // Every action updates the one entry of the pull request (an edit changes its title, a
     // synchronize its diff stats); the event type says which action made the version.
@@ -99,5 +123,5 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | null => {
       },
     }];
   }
-  return null;
+  return `GitHub event ${event.slice(0, 64)} is not captured`;
 };

@@ -9,6 +9,8 @@ const Repository = z.object({
   name: z.string().min(1),
   full_name: z.string().optional(),
   owner: z.object({ login: z.string().min(1) }),
+  // Which branch is "the" branch: CI state and pushes are tracked on it.
+  default_branch: z.string().nullish(),
 });
 const User = z.object({ login: z.string() }).nullish();
 const Label = z.object({ name: z.string() });
@@ -74,3 +76,99 @@ export const IssuesEvent = z.object({
   repository: Repository,
   sender: User,
 });
+
+/** A commit as CI events carry it (`head_commit`): who, what, when. */
+const HeadCommit = z.object({
+  id: z.string(),
+  message: z.string().nullish(),
+  timestamp: z.string().nullish(),
+  author: z.object({ name: z.string().nullish(), email: z.string().nullish(), username: z.string().nullish() }).nullish(),
+}).nullish();
+
+/** Pull requests a run or suite belongs to, as numbers with their branches. */
+const PullRefs = z.array(z.object({ number: z.number().int(), head: z.object({ ref: z.string() }).nullish(), base: z.object({ ref: z.string() }).nullish() })).max(1000).nullish();
+
+export const WorkflowRunEvent = z.object({
+  action: z.string(),
+  workflow_run: z.object({
+    id: z.number().int(),
+    name: z.string().nullish(),
+    workflow_id: z.number().int().nullish(),
+    run_number: z.number().int().nullish(),
+    run_attempt: z.number().int().nullish(),
+    event: z.string().nullish(),
+    status: z.string().nullish(),
+    conclusion: z.string().nullish(),
+    head_branch: z.string().nullish(),
+    head_sha: z.string(),
+    head_commit: HeadCommit,
+    html_url: z.string().nullish(),
+    pull_requests: PullRefs,
+    created_at: z.string().nullish(),
+    run_started_at: z.string().nullish(),
+    updated_at: z.string().nullish(),
+  }),
+  repository: Repository,
+  sender: User,
+});
+export type WorkflowRunEvent = z.output<typeof WorkflowRunEvent>;
+
+export const CheckSuiteEvent = z.object({
+  action: z.string(),
+  check_suite: z.object({
+    id: z.number().int(),
+    status: z.string().nullish(),
+    conclusion: z.string().nullish(),
+    head_branch: z.string().nullish(),
+    head_sha: z.string(),
+    head_commit: HeadCommit,
+    pull_requests: PullRefs,
+    app: z.object({ name: z.string().nullish(), slug: z.string().nullish() }).nullish(),
+    created_at: z.string().nullish(),
+    updated_at: z.string().nullish(),
+  }),
+  repository: Repository,
+});
+export type CheckSuiteEvent = z.output<typeof CheckSuiteEvent>;
+
+export const ReleaseEvent = z.object({
+  action: z.string(),
+  release: z.object({
+    id: z.number().int(),
+    tag_name: z.string(),
+    name: z.string().nullish(),
+    body: z.string().nullish(),
+    target_commitish: z.string().nullish(),
+    draft: z.boolean().nullish(),
+    prerelease: z.boolean().nullish(),
+    html_url: z.string().nullish(),
+    author: User,
+    created_at: z.string().nullish(),
+    published_at: z.string().nullish(),
+  }),
+  repository: Repository,
+});
+export type ReleaseEvent = z.output<typeof ReleaseEvent>;
+
+const PushCommit = z.object({
+  id: z.string(),
+  message: z.string().nullish(),
+  timestamp: z.string().nullish(),
+  url: z.string().nullish(),
+  author: z.object({ name: z.string().nullish(), username: z.string().nullish() }).nullish(),
+});
+
+export const PushEvent = z.object({
+  ref: z.string(),
+  before: z.string().nullish(),
+  after: z.string().regex(/^[0-9a-f]{7,64}$/, 'must be a commit sha'),
+  created: z.boolean().nullish(),
+  deleted: z.boolean().nullish(),
+  forced: z.boolean().nullish(),
+  compare: z.string().nullish(),
+  commits: z.array(PushCommit).max(10_000).nullish(),
+  head_commit: PushCommit.nullish(),
+  pusher: z.object({ name: z.string().nullish() }).nullish(),
+  repository: Repository,
+});
+export type PushEvent = z.output<typeof PushEvent>;

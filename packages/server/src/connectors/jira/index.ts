@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { parseInput } from '../../domain/parse-input.ts';
-import type { Connector, ConnectorSettings, Delivery, MappedWrite, Outcome } from '../connector.ts';
+import { type Connector, type ConnectorSettings, type Delivery, type MappedWrite, NOTHING_RECALLED, type Outcome, type Recollection, type Remembered } from '../connector.ts';
 import { isoOf } from '../lifecycle.ts';
-import { parseJsonBody } from '../parse-json.ts';
+import { objectOr, parseJsonBody, peekJson, stringOr } from '../parse-json.ts';
 import { verifySha256Header } from '../signatures.ts';
-import { issueWrite } from './issue.ts';
+import { issueWrite, projectKeyOf } from './issue.ts';
+import { boardsOf, issueFacts, jiraWants, learnedProjects } from './learned.ts';
 import { Base, IssueEvent, SprintEvent, VersionEvent } from './payloads.ts';
 import { isSprintEvent, isVersionEvent, sprintWrite, versionWrite } from './planning.ts';
 
@@ -36,24 +37,34 @@ export const jira: Connector = {
   verify: (delivery: Delivery, secret: string) =>
     verifySha256Header(delivery.headers['x-hub-signature'], secret, delivery.body, 'X-Hub-Signature'),
 
-  handle(delivery: Delivery, settings: ConnectorSettings): Outcome {
+  peek: (delivery: Delivery) => ({
+    event: stringOr(peekJson(delivery.body)?.webhookEvent),
+    deliveryId: delivery.headers['x-atlassian-webhook-identifier']?.trim() || null,
+  }),
+
+  wants: (delivery: Delivery) => jiraWants(peekJson(delivery.body)),
+
+  handle(delivery: Delivery, settings: ConnectorSettings, recalled: Recollection = NOTHING_RECALLED): Outcome {
     const deliveryId = deliveryIdOf(delivery);
     const raw = parseJsonBody(delivery.body, z.record(z.string(), z.unknown()));
     const base = parseInput(Base, raw);
     // Jira's clock orders events that arrive out of order; our receipt time is the fallback.
     const at = isoOf(base.timestamp) ?? new Date(delivery.now).toISOString();
-    const write = mapEvent(base.webhookEvent, raw, settings, deliveryId, at);
-    if (!write) return { kind: 'ignored', deliveryId, reason: `Jira event ${JSON.stringify(base.webhookEvent.slice(0, 64))} is not captured` };
-    return { kind: 'writes', deliveryId, writes: [write] };
+    const mapped = mapEvent(base.webhookEvent, raw, settings, recalled, deliveryId, at);
+    if (!mapped) return { kind: 'ignored', deliveryId, reason: `Jira event ${JSON.stringify(base.webhookEvent.slice(0, 64))} is not captured` };
+    return { kind: 'writes', deliveryId, writes: [mapped.write], learn: mapped.learn };
   },
+
+  learnedSettings: (facts) => ({ learned_projects: learnedProjects(facts) }),
 };
 
-const mapEvent = (name: string, raw: unknown, settings: ConnectorSettings, eventId: string, at: string): MappedWrite | null => {
+const mapEvent = (name: string, raw: Record<string, unknown>, settings: ConnectorSettings, recalled: Recollection, eventId: string, at: string): { write: MappedWrite; learn: Remembered[] } | null => {
   if (ISSUE_EVENTS.has(name)) {
     const e = parseInput(IssueEvent, raw);
-    return issueWrite(e, eventId, isoOf(e.timestamp) ?? isoOf(e.issue.fields.updated) ?? at);
+    const boards = boardsOf(objectOr(objectOr(raw.issue)?.fields));
+    return { write: issueWrite(e, eventId, isoOf(e.timestamp) ?? isoOf(e.issue.fields.updated) ?? at), learn: issueFacts(e.issue.fields.project?.id ?? null, projectKeyOf(e), boards, recalled) };
   }
-  if (isSprintEvent(name)) return sprintWrite(parseInput(SprintEvent, raw), settings, eventId, at);
-  if (isVersionEvent(name)) return versionWrite(parseInput(VersionEvent, raw), settings, eventId, at);
+  if (isSprintEvent(name)) return { write: sprintWrite(parseInput(SprintEvent, raw), settings, recalled, eventId, at), learn: [] };
+  if (isVersionEvent(name)) return { write: versionWrite(parseInput(VersionEvent, raw), settings, recalled, eventId, at), learn: [] };
   return null;
 };

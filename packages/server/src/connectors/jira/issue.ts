@@ -5,7 +5,7 @@ import { pathSegment } from '../parse-json.ts';
 import type { IssueEvent } from './payloads.ts';
 
 /** The issue's project key: from its fields, else from the key itself ("PAY-7" → "PAY"). */
-const projectKeyOf = (e: IssueEvent): string => e.issue.fields.project?.key ?? e.issue.key.replace(/-[^-]*$/, '');
+export const projectKeyOf = (e: IssueEvent): string => e.issue.fields.project?.key ?? e.issue.key.replace(/-[^-]*$/, '');
 
 /** The browse link people click, derived from the REST `self` link Jira sends. */
 const browseUrl = (self: string | null | undefined, key: string): string | null => {

@@ -1,4 +1,5 @@
-import type { ConnectorSettings, MappedWrite } from '../connector.ts';
+import type { ConnectorSettings, MappedWrite, Recollection } from '../connector.ts';
+import { boardFact, projectFact, recalledKey } from './learned.ts';
 import { type Fields, mergeEvent } from '../lifecycle.ts';
 import { pathSegment } from '../parse-json.ts';
 import type { SprintEvent, VersionEvent } from './payloads.ts';
@@ -6,12 +7,14 @@ import type { SprintEvent, VersionEvent } from './payloads.ts';
 /**
  * Sprints and versions name a board or a project by id, never by key. The connector's
  * settings map ids to keys (`projects`); a board may be mapped as "board-<id>" too, since
- * board and project ids are separate sequences and can collide.
+ * board and project ids are separate sequences and can collide. Without a mapping, what
+ * earlier issue deliveries taught (learned.ts) names the key; else the id is the path.
  */
-const projectFor = (settings: ConnectorSettings, ref: { board: string } | { project: string }): { path: string; key: string | null } => {
+const projectFor = (settings: ConnectorSettings, recalled: Recollection, ref: { board: string } | { project: string }): { path: string; key: string | null } => {
   const map = settings.projects ?? {};
   const mapped = 'board' in ref ? (map[`board-${ref.board}`] ?? map[ref.board]) : map[ref.project];
-  const key = typeof mapped === 'string' && mapped.trim() !== '' ? mapped : null;
+  const learned = recalledKey(recalled, 'board' in ref ? boardFact(ref.board) : projectFact(ref.project));
+  const key = typeof mapped === 'string' && mapped.trim() !== '' ? mapped : learned;
   if (key) return { path: `projects/jira/${pathSegment(key)}`, key };
   return { path: `projects/jira/${'board' in ref ? `board-${ref.board}` : ref.project}`, key: null };
 };
@@ -26,9 +29,9 @@ export const isVersionEvent = (name: string): boolean => Object.hasOwn(VERSION_K
  * A sprint's entry: the latest event by Jira's clock wins, so a late "started" delivery
  * cannot reopen a closed sprint.
  */
-export const sprintWrite = (e: SprintEvent, settings: ConnectorSettings, eventId: string, at: string): MappedWrite => {
+export const sprintWrite = (e: SprintEvent, settings: ConnectorSettings, recalled: Recollection, eventId: string, at: string): MappedWrite => {
   const s = e.sprint;
-  const project = projectFor(settings, { board: s.originBoardId });
+  const project = projectFor(settings, recalled, { board: s.originBoardId });
   const snapshot: Fields = {
     id: s.id,
     name: s.name ?? null,
@@ -51,9 +54,9 @@ export const sprintWrite = (e: SprintEvent, settings: ConnectorSettings, eventId
 };
 
 /** A version (release) entry, likewise ordered by Jira's clock. */
-export const versionWrite = (e: VersionEvent, settings: ConnectorSettings, eventId: string, at: string): MappedWrite => {
+export const versionWrite = (e: VersionEvent, settings: ConnectorSettings, recalled: Recollection, eventId: string, at: string): MappedWrite => {
   const v = e.version;
-  const project = projectFor(settings, { project: v.projectId });
+  const project = projectFor(settings, recalled, { project: v.projectId });
   const snapshot: Fields = {
     id: v.id,
     name: v.name ?? null,

@@ -2,6 +2,7 @@ import type { EntryValue } from '../../domain/entry.ts';
 import type { MappedWrite } from '../connector.ts';
 import { type Fields, earliest, fieldsOf, isoOf, mergeEvent } from '../lifecycle.ts';
 import { pathSegment } from '../parse-json.ts';
+import { type NoteFields, withNotes } from './notes.ts';
 import type { Envelope, Incident } from './payloads.ts';
 
 type PdEvent = Envelope['event'];
@@ -44,7 +45,7 @@ const resolvedAt = (value: Fields): string | null => {
  * Fold one incident event into the incident's entry. Exported for tests: applying a
  * sequence of these is exactly what the store does with successive deliveries.
  */
-const applyIncidentEvent = (current: EntryValue | null, event: PdEvent, incident: Incident): Fields => {
+const applyIncidentEvent = (current: EntryValue | null, event: PdEvent, incident: Incident, notes: readonly NoteFields[]): Fields => {
   const at = isoOf(event.occurred_at) ?? event.occurred_at;
   const merged = mergeEvent(current, {
     id: event.id,
@@ -52,24 +53,30 @@ const applyIncidentEvent = (current: EntryValue | null, event: PdEvent, incident
     snapshot: snapshotOf(incident),
     mark: {
       list: 'timeline',
-      entry: { id: event.id, event_type: event.event_type, status: incident.status, at, by: event.agent?.summary ?? null },
+      // Responders and priority as of each event: reassignment, escalation and priority
+      // changes stay readable in the timeline after later events replace the snapshot.
+      entry: {
+        id: event.id, event_type: event.event_type, status: incident.status, at, by: event.agent?.summary ?? null,
+        assignees: (incident.assignees ?? []).map((a) => a.summary ?? a.id ?? 'unknown'), priority: incident.priority?.summary ?? null,
+      },
     },
   });
   const prior = fieldsOf(current);
   const acknowledged = event.event_type === 'incident.acknowledged' || incident.status === 'acknowledged';
-  return {
+  return withNotes({
     ...merged,
     // Anchors for MTTA / MTTR: first trigger, first acknowledgement, last resolution.
     triggered_at: earliest(prior?.triggered_at, merged.created_at, isoOf(incident.created_at), event.event_type === 'incident.triggered' ? at : null),
     acknowledged_at: earliest(prior?.acknowledged_at, acknowledged ? at : null),
     resolved_at: resolvedAt(merged),
-  };
+  }, notes);
 };
 
-export const incidentWrite = (event: PdEvent, incident: Incident): MappedWrite => ({
+/** `notes`: annotations held because they arrived before anything else about the incident. */
+export const incidentWrite = (event: PdEvent, incident: Incident, notes: readonly NoteFields[] = []): MappedWrite => ({
   entity_path: `incidents/pagerduty/${pathSegment(incident.service.summary)}`,
   key: `incident-${incident.id}`,
   event_type: event.event_type,
   confidence: 1,
-  update: (current) => applyIncidentEvent(current, event, incident),
+  update: (current) => applyIncidentEvent(current, event, incident, notes),
 });

@@ -50,3 +50,15 @@ export const Incident = z.object({
   resolve_reason: z.object({ type: z.string(), incident: Reference.nullish() }).nullish(),
 });
 export type Incident = z.output<typeof Incident>;
+
+/**
+ * `incident.annotated`: the note a responder left (often the resolution). It names its
+ * incident by reference only, so the connector files it where that incident's entry lives.
+ */
+export const Note = z.object({
+  id: Id.nullish(),
+  type: z.literal('incident_note'),
+  content: z.string().max(65536),
+  incident: z.object({ id: Id, summary: z.string().nullish(), html_url: z.string().nullish() }),
+});
+export type Note = z.output<typeof Note>;

@@ -1,6 +1,6 @@
 import { parseInput } from '../../domain/parse-input.ts';
 import type { Connector, ConnectorSettings, Delivery, Outcome } from '../connector.ts';
-import { parseJsonBody } from '../parse-json.ts';
+import { parseJsonBody, objectOr, peekJson, stringOr } from '../parse-json.ts';
 import { channelPath } from './channel-path.ts';
 import { type Mapping, mapChanged, mapDeleted, mapMention, mapPosted, uncapturedSubtype } from './messages.ts';
 import { AppMention, CallbackHead, callbackOf, ChangedMessage, DeletedMessage, Envelope, PostedMessage, UrlVerification } from './payloads.ts';
@@ -21,12 +21,20 @@ export const slack: Connector = {
 
   verify: verifySlackSignature,
 
+  peek: (delivery: Delivery) => {
+    const envelope = peekJson(delivery.body);
+    const event = objectOr(envelope?.event);
+    const type = stringOr(event?.type);
+    const subtype = stringOr(event?.subtype);
+    return { event: type ? (subtype ? `${type}.${subtype}` : type) : stringOr(envelope?.type), deliveryId: stringOr(envelope?.event_id) };
+  },
+
   handle(delivery: Delivery, settings: ConnectorSettings): Outcome {
     const envelope = parseJsonBody(delivery.body, Envelope);
     if (envelope.type === 'url_verification') {
       const { challenge } = parseInput(UrlVerification, envelope);
       // The webhook route's 200 answer must also carry accepted/duplicate/entries.
-      return { kind: 'reply', body: { challenge, accepted: true, duplicate: false, entries: [] } };
+      return { kind: 'reply', body: { challenge, accepted: true, duplicate: false, entries: [] }, why: 'url_verification: challenge answered' };
     }
     if (envelope.type !== 'event_callback') {
       return { kind: 'ignored', deliveryId: null, reason: `Slack delivery type "${envelope.type.slice(0, 64)}" is not captured` };

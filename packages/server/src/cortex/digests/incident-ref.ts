@@ -16,6 +16,10 @@ export interface IncidentRef {
   triggered_at: string | null;
   acknowledged_at: string | null;
   resolved_at: string | null;
+  /** Notes responders left (PagerDuty annotations), and the last one once it is resolved. */
+  notes: number;
+  last_note: { at: string; by: string | null; content: string } | null;
+  resolution_note: string | null;
 }
 
 export const unresolved = (i: IncidentRef): boolean => i.status !== 'resolved';

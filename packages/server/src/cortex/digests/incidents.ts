@@ -32,6 +32,20 @@ const refOf = (entry: Entry): IncidentRef | null => {
     triggered_at: str(v.triggered_at) ?? str(v.created_at),
     acknowledged_at: str(v.acknowledged_at),
     resolved_at: str(v.resolved_at),
+    ...notesOf(v.notes),
+    resolution_note: str(v.resolution_note)?.slice(0, NOTE_CHARS) ?? null,
+  };
+};
+
+/** Digests carry the gist of the notes, never all of them: the entry has the full list. */
+const NOTE_CHARS = 500;
+
+const notesOf = (value: unknown): Pick<IncidentRef, 'notes' | 'last_note'> => {
+  const notes = Array.isArray(value) ? value.map(objOf).filter((n) => n !== null && str(n.content) !== null) : [];
+  const last = notes.at(-1);
+  return {
+    notes: notes.length,
+    last_note: last ? { at: str(last.at) ?? '', by: str(last.by), content: (str(last.content) ?? '').slice(0, NOTE_CHARS) } : null,
   };
 };
 
@@ -52,7 +66,7 @@ const compileIncidents = (entries: Entry[], now: number): TypedFacts => {
   facts.incidents = refs.slice(0, DIGEST_LIMITS.index);
   const open_items: OpenItem[] = refs.filter(unresolved).slice(0, DIGEST_LIMITS.openItems).map((r) => ({
     kind: 'incident', entity_path: r.entity_path, key: r.key, title: r.title, status: r.status, since: r.triggered_at,
-    detail: { service: r.service, urgency: r.urgency, assignees: r.assignees },
+    detail: { service: r.service, urgency: r.urgency, assignees: r.assignees, last_note: r.last_note?.content ?? null },
   }));
   return { facts: { ...facts }, open_items, headline: headlineOf(facts) };
 };

@@ -1,6 +1,7 @@
 import type { Entry } from '../../domain/entry.ts';
 import { type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
 import { byTimeDesc, ms, num, objOf, percent, ratio, str } from '../fields.ts';
+import { CI_FAILED, type CiFacts, ciHeadline, emptyCi, finishCi, mergeCi, type RunRef, runOf, tallyCode } from './repo-ci.ts';
 
 /** One deployment as the digest indexes it (flapping patterns and deploy → incident traces read it). */
 export interface DeployRef {
@@ -30,7 +31,11 @@ export interface RepoFacts {
   prs: { open: { count: number; additions: number; deletions: number }; merged_7d: { count: number; additions: number; deletions: number } };
   deployments: { by_environment: Record<string, EnvFacts>; last_failed: (EnvFacts['last_failed'] & { environment: string }) | null };
   issues: { open: number; closed: number };
+  /** CI on the default branch, releases and default-branch pushes. */
+  ci: CiFacts;
   deploys?: DeployRef[];
+  /** Failing CI results on the default branch (traces link them to what followed). */
+  runs?: RunRef[];
 }
 
 const FAILED = new Set(['failure', 'error']);
@@ -69,9 +74,11 @@ const compileRepos = (entries: Entry[], now: number): TypedFacts => {
     prs: { open: { count: 0, additions: 0, deletions: 0 }, merged_7d: { count: 0, additions: 0, deletions: 0 } },
     deployments: { by_environment: {}, last_failed: null },
     issues: { open: 0, closed: 0 },
+    ci: emptyCi(),
   };
   const open_items: OpenItem[] = [];
   const deploys: DeployRef[] = [];
+  const runs: RunRef[] = [];
   for (const e of entries) {
     const v = objOf(e.value);
     if (v === null) continue;
@@ -86,8 +93,17 @@ const compileRepos = (entries: Entry[], now: number): TypedFacts => {
     } else {
       const d = deployOf(e);
       if (d) deploys.push(d);
+      const r = runOf(e);
+      if (r) runs.push(r);
+      tallyCode(facts.ci, e);
     }
   }
+  facts.ci = finishCi(facts.ci, runs);
+  if (facts.ci.state === 'failing' && facts.ci.last_failure) {
+    const f = facts.ci.last_failure;
+    open_items.push({ kind: 'failing_ci', entity_path: entries[0]?.entity_path ?? '', key: f.key, title: `CI on ${facts.ci.default_branch ?? 'the default branch'} failing: ${f.name}`, status: f.conclusion, since: f.at, detail: { sha: f.sha, url: f.url } });
+  }
+  facts.runs = runs.filter((r) => r.on_default_branch && CI_FAILED.has(r.conclusion)).sort(byTimeDesc((r) => r.at)).slice(0, DIGEST_LIMITS.index);
   for (const d of deploys) {
     const env = (facts.deployments.by_environment[d.environment] ??= emptyEnv());
     tally(env, d);
@@ -116,6 +132,8 @@ const mergeRepos = (all: RepoFacts[]): RepoFacts => {
     prs: { open: { count: 0, additions: 0, deletions: 0 }, merged_7d: { count: 0, additions: 0, deletions: 0 } },
     deployments: { by_environment: {}, last_failed: null },
     issues: { open: 0, closed: 0 },
+    // Digests compiled before CI was captured have no `ci`.
+    ci: mergeCi(all.map((f) => f.ci ?? emptyCi())),
   };
   for (const f of all) {
     for (const k of ['open', 'merged_7d'] as const) for (const n of ['count', 'additions', 'deletions'] as const) out.prs[k][n] += f.prs[k][n];
@@ -138,7 +156,8 @@ const headlineOf = (f: RepoFacts): string => {
   return `${f.prs.open.count} open PRs; ${f.prs.merged_7d.count} merged in 7 days (+${f.prs.merged_7d.additions}/−${f.prs.merged_7d.deletions})` +
     (envs.length > 0 ? `; deploy success ${envs.join(', ')}` : '') +
     (f.deployments.last_failed ? `; last failed deploy ${f.deployments.last_failed.id} to ${f.deployments.last_failed.environment} at ${f.deployments.last_failed.at}` : '') +
-    (f.issues.open > 0 ? `; ${f.issues.open} open issues` : '');
+    (f.issues.open > 0 ? `; ${f.issues.open} open issues` : '') +
+    ciHeadline(f.ci ?? emptyCi());
 };
 
 /** Repository digests (`repos/…`): traces join their failed deploys with incidents. */
@@ -153,5 +172,5 @@ export const REPOS = {
   crossScope: true,
   timed: true,
   readsOpenIncidents: false,
-  indexFacts: ['deploys'],
+  indexFacts: ['deploys', 'runs'],
 } satisfies DigestTypeDef;

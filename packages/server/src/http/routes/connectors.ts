@@ -4,6 +4,7 @@ import { connectorNamed } from '../../connectors/registry.ts';
 import { disableConnector } from '../../services/disable-connector.ts';
 import { enableConnector } from '../../services/enable-connector.ts';
 import { listConnectors } from '../../services/list-connectors.ts';
+import { listDeliveries } from '../../services/list-deliveries.ts';
 import { rotateConnectorSecret } from '../../services/rotate-connector-secret.ts';
 import { SecretInput } from '../../services/connector-state.ts';
 import { ConnectorSettingsInput, updateConnectorSettings } from '../../services/update-connector-settings.ts';
@@ -51,6 +52,12 @@ export const connectorRoutes: RoutePlugin = async (app, { deps }) => {
   action('enable', 'Enable a connector; answers its webhook URL and signing secret (shown once)', enableConnector);
   action('disable', 'Disable a connector', disableConnector);
   action('rotate-secret', 'Replace the signing secret; answers the new one (shown once)', rotateConnectorSecret);
+
+  app.get(
+    '/api/v1/connectors/:name/deliveries',
+    { schema: { summary: 'The last 100 deliveries: time, event, delivery id, outcome and the reason in words (never the body or secret)', tags: ['connectors'], params: NameParams, response: ErrorResponse } },
+    async (request) => listDeliveries(deps, contextOf(request, deps.config), (request.params as { name: string }).name),
+  );
 
   app.put(
     '/api/v1/connectors/:name/settings',

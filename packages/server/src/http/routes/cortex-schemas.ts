@@ -44,7 +44,7 @@ export const PatternSchema = z
 export const TraceSchema = z
   .object({
     id: z.string(),
-    kind: z.literal('failed_deploy_then_incident'),
+    kind: z.enum(['failed_deploy_then_incident', 'failed_ci_then_failure']),
     namespace: z.string(),
     service: z.string(),
     title: z.string(),

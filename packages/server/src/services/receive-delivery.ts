@@ -1,0 +1,72 @@
+import type { Connector, ConnectorSettings, Delivery } from '../connectors/connector.ts';
+import { sha256 } from '../domain/content-hash.ts';
+import { ServiceError } from '../domain/errors.ts';
+import type { Context, ServiceDeps } from './context.ts';
+import { hold, learn, recall, release } from './connector-memory.ts';
+import { type DeliveredEntry, deliverWrites } from './deliver-writes.ts';
+
+/**
+ * What became of one delivery; the transport decides how to answer it (HTTP: SPEC §5, §7).
+ * Refusals (wrong media type, failed signature, malformed payload) are ServiceErrors, like
+ * every other service's.
+ */
+export type WebhookOutcome =
+  /** Stored for the first time under its delivery id; `held`: kept until its object is known. */
+  | { outcome: 'written'; entries: DeliveredEntry[]; held?: string }
+  /** Seen before (a replay, or a concurrent delivery of the same id that got there first). */
+  | { outcome: 'duplicate'; entries: DeliveredEntry[] }
+  /** Verified but maps to no entry (an unmonitored channel, an event type not captured). */
+  | { outcome: 'ignored'; reason: string }
+  /** The provider expects this answer instead (Slack url_verification, pings); `why` for the log. */
+  | { outcome: 'reply'; body: Record<string, unknown>; why: string };
+
+/** Delivery ids are the provider's; bound them so no header can bloat a record id. */
+const dedupId = (deliveryId: string): string => (deliveryId.length <= 200 ? deliveryId : `sha256:${sha256(deliveryId)}`);
+
+/**
+ * Check, map and store one delivery to an enabled connector: the media type, then the
+ * provider's signature over the raw bytes (else UNAUTHENTICATED, nothing written), then the
+ * mapped writes, once per delivery id — a replay, from any replica or after a restart, is a
+ * `duplicate` and writes nothing.
+ */
+export const receiveDelivery = async (
+  deps: ServiceDeps,
+  ctx: Context,
+  connector: Connector,
+  secret: string,
+  settings: ConnectorSettings,
+  delivery: Delivery,
+): Promise<WebhookOutcome> => {
+  const { name } = connector;
+  const mediaType = (delivery.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const accepted = connector.contentTypes ?? ['application/json'];
+  if (!accepted.includes(mediaType)) {
+    throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${name} deliveries must be ${accepted.join(' or ')}, not "${mediaType.slice(0, 64) || 'none'}"`);
+  }
+  const failure = connector.verify(delivery, secret);
+  if (failure) throw new ServiceError('UNAUTHENTICATED', `signature check failed: ${failure}`);
+
+  const recalled = await recall(deps.store, ctx.namespace, name, connector.wants?.(delivery));
+  const outcome = connector.handle(delivery, settings, recalled);
+  if (outcome.kind === 'reply') return { outcome: 'reply', body: outcome.body, why: outcome.why };
+  if (outcome.kind === 'ignored') return { outcome: 'ignored', reason: outcome.reason };
+
+  const collection = `dedup/${ctx.namespace}/${name}`;
+  const id = dedupId(outcome.deliveryId);
+  const seen = await deps.store.getRecord(collection, id);
+  if (seen) return { outcome: 'duplicate', entries: (seen.data.entries as DeliveredEntry[]) ?? [] };
+  // Write (or hold) first, then mark the delivery: a crash in between means the provider's
+  // retry does it again, and identical content makes no new version — nothing is ever lost.
+  let entries: DeliveredEntry[] = [];
+  if (outcome.kind === 'held') {
+    await hold(deps.store, ctx.namespace, name, outcome.object, outcome.item);
+  } else {
+    const written = await deliverWrites(deps, ctx, name, { connector: name, delivery_id: outcome.deliveryId }, outcome.writes);
+    entries = written.map(({ entry, created }) => ({ entity_path: entry.entity_path, key: entry.key, version: entry.version, created }));
+    await learn(deps.store, ctx.namespace, name, outcome.learn ?? []);
+    if (outcome.release) await release(deps.store, ctx.namespace, name, outcome.release.object, outcome.release.ids);
+  }
+  const first = await deps.store.createRecord(collection, id, { entries, at: new Date(deps.now()).toISOString() });
+  if (!first) return { outcome: 'duplicate', entries };
+  return outcome.kind === 'held' ? { outcome: 'written', entries, held: outcome.reason } : { outcome: 'written', entries };
+};

@@ -34,6 +34,11 @@ export class IvfLists {
   /** File a new vector (slot) whose components start at `at` in `data`. */
   add(slot: number, data: Float32Array, at: number, size: number, has: () => Uint8Array, dim: number, all: () => Float32Array): void {
     if (this.quantizer) this.lists[this.quantizer.assign(data, at)]?.push(slot, data, at);
+    this.trainIfGrown(size, has, dim, all);
+  }
+
+  /** Start a training (in the background) once the index has grown enough since the last. */
+  trainIfGrown(size: number, has: () => Uint8Array, dim: number, all: () => Float32Array): void {
     if (!this.build && size >= Math.max(TRAIN_AT, this.trainedAt * RETRAIN_GROWTH)) this.train(size, has, dim, all);
   }
 

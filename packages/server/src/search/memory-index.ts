@@ -9,6 +9,8 @@ import { docTerms, embeddingText, entryFields } from '../search-rules/entry-text
 import { passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
 import { EmbedQueue } from './embed-queue.ts';
+import { type SnapshotFile, stampOf } from './index-snapshot.ts';
+import { restoreSnapshot, saveSnapshot } from './index-persistence.ts';
 import { SlotTable } from './slot-table.ts';
 import { TextIndex } from './text-index.ts';
 import { VectorIndex } from './vector-index.ts';
@@ -17,6 +19,11 @@ import { VectorIndex } from './vector-index.ts';
 const LOADING_WAIT_MS = 3_000;
 /** While fewer embeddings than this are queued, a vector search waits for them (read-your-writes). */
 const WAIT_FOR_EMBEDDINGS_BELOW = 2_000;
+/**
+ * Changes (documents and vectors) since the last save that start a new one, at the least: the
+ * trigger grows with the index, so saving costs about one document written per one changed.
+ */
+const SAVE_AFTER_CHANGES = 10_000;
 
 const hasPhrase = (entry: Entry, phrase: ParsedQuery['phrases'][number]): boolean =>
   entryFields(entry).some((f) => containsPhrase(analyze(f.text), phrase));
@@ -28,19 +35,23 @@ const hasPhrase = (entry: Entry, phrase: ParsedQuery['phrases'][number]): boolea
  * changes wait in a buffer; vectors follow in the background.
  */
 export class MemorySearchIndex implements SearchIndex {
-  private readonly slots = new SlotTable();
-  private readonly text = new TextIndex();
-  private vectors: VectorIndex | null;
-  private readonly queue: EmbedQueue<Entry> | null;
-  private readonly embedder: Embedder | null;
-  private readonly logger: Logger;
+  readonly slots = new SlotTable();
+  readonly text = new TextIndex();
+  vectors: VectorIndex | null;
+  readonly queue: EmbedQueue<Entry> | null;
+  readonly embedder: Embedder | null;
+  readonly logger: Logger;
+  private readonly file: SnapshotFile | null;
+  private changesSinceSave = 0;
+  private saving: Promise<void> | null = null;
   private state: 'building' | 'ready' = 'building';
   private ready: Promise<void> = Promise.resolve();
   private unsubscribe: () => void = () => {};
 
-  constructor(embedder: Embedder | null, logger: Logger) {
+  constructor(embedder: Embedder | null, logger: Logger, file: SnapshotFile | null = null) {
     this.embedder = embedder;
     this.logger = logger;
+    this.file = file;
     this.vectors = embedder?.dimension ? new VectorIndex(embedder.id, embedder.dimension) : null;
     this.queue = embedder ? new EmbedQueue<Entry>(embedder, (entries, vectors) => this.setVectors(entries, vectors), logger) : null;
   }
@@ -52,15 +63,20 @@ export class MemorySearchIndex implements SearchIndex {
     this.unsubscribe = store.changes.subscribe((entry) => (loading ? buffered.push(entry) : this.apply(entry)));
     const started = performance.now();
     this.ready = (async () => {
+      // A saved index serves every head it holds at that very version; the rest is indexed anew.
+      const saved = this.file ? await restoreSnapshot(this, this.file) : null;
       let n = 0;
+      let reused = 0;
       for await (const head of store.scanHeads()) {
-        this.apply(head);
+        if (saved && this.slots.claim(head, (slot) => saved.stamps[slot] === stampOf(head)) >= 0) reused += 1;
+        else this.apply(head);
         if (++n % 2_000 === 0) await new Promise((resolve) => setImmediate(resolve));
       }
+      if (saved) saved.finish();
       loading = false;
       for (const entry of buffered.splice(0)) this.apply(entry);
       this.state = 'ready';
-      this.logger.info({ entries: this.text.docCount, terms: this.text.termCount, ms: Math.round(performance.now() - started) }, 'search index loaded');
+      this.logger.info({ entries: this.text.docCount, reused, terms: this.text.termCount, ms: Math.round(performance.now() - started) }, 'search index loaded');
     })();
     return this.ready;
   }
@@ -83,6 +99,7 @@ export class MemorySearchIndex implements SearchIndex {
       this.text.compact(remap, this.slots.size);
       this.vectors?.compact(remap, this.slots.size);
     }
+    this.changed(1);
   }
 
   async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]> {
@@ -127,6 +144,33 @@ export class MemorySearchIndex implements SearchIndex {
   async close(): Promise<void> {
     this.unsubscribe();
     this.queue?.close();
+    // What changed since the last save is saved now, so the next start reads it back.
+    await this.saving;
+    if (this.state === 'ready' && this.changesSinceSave > 0) await this.save();
+  }
+
+  /** Count changes, and save in the background once enough have piled up and embedding caught up. */
+  private changed(count: number): void {
+    this.changesSinceSave += count;
+    if (!this.file || this.saving || this.state !== 'ready') return;
+    if (this.changesSinceSave < Math.max(SAVE_AFTER_CHANGES, this.text.docCount / 4)) return;
+    if ((this.queue?.pending ?? 0) >= WAIT_FOR_EMBEDDINGS_BELOW) return;
+    void this.save();
+  }
+
+  private save(): Promise<void> {
+    if (!this.file) return Promise.resolve();
+    this.changesSinceSave = 0;
+    const started = performance.now();
+    this.saving = saveSnapshot(this, this.file)
+      .then((saved) => {
+        if (saved) this.logger.debug({ ms: Math.round(performance.now() - started), entries: saved }, 'search index saved');
+      })
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'saving the search index failed; the next start rebuilds it from the store'))
+      .finally(() => {
+        this.saving = null;
+      });
+    return this.saving;
   }
 
   private candidates(hits: { slot: number; score: number }[]): Candidate[] {
@@ -146,6 +190,7 @@ export class MemorySearchIndex implements SearchIndex {
       const slot = this.slots.slotOf(entry);
       if (slot !== undefined && this.slots.entry(slot) === entry) this.vectors?.set(slot, vectors[i] as Float32Array);
     });
+    this.changed(entries.length);
   }
 
   private async whenReady(): Promise<void> {

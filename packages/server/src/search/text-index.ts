@@ -63,6 +63,24 @@ export class TextIndex {
     this.liveDocs += 1;
   }
 
+  /** Each term's postings (slots ascending; frequencies × 10), for saving the index. */
+  *terms(): Generator<[string, number[], number[]]> {
+    for (const [term, p] of this.postings) yield [term, p.slots, p.tfs];
+  }
+
+  lengthOf(slot: number): number {
+    return this.lengths[slot] ?? 0;
+  }
+
+  /** Take a saved index (an empty one only): every slot below `lengths.length` counts as live. */
+  restore(lengths: Float32Array, postings: Iterable<[string, number[], number[]]>): void {
+    this.grow(lengths.length);
+    this.lengths.set(lengths);
+    for (const length of lengths) this.totalLength += length;
+    this.liveDocs = lengths.length;
+    for (const [term, slots, tfs] of postings) this.postings.set(term, { slots, tfs });
+  }
+
   /** The caller marks the slot dead for scoring; here only the statistics move. */
   remove(slot: number): void {
     this.totalLength -= this.lengths[slot] ?? 0;

@@ -52,6 +52,27 @@ export class VectorIndex {
     }
   }
 
+  /** The stored (normalized) vector of a slot, a view; null when it has none. */
+  vectorOf(slot: number): Float32Array | null {
+    if (this.has[slot] !== 1) return null;
+    return this.data.subarray(slot * this.dimension, (slot + 1) * this.dimension);
+  }
+
+  /** Take saved vectors (an empty index only): `data` holds `dimension` per slot, `has` says which. */
+  restore(data: Float32Array, has: Uint8Array): void {
+    // Adopted, not copied: a million vectors are 400 MB.
+    this.data = data;
+    this.has = has;
+    if (has.length < 1024) {
+      this.data = new Float32Array(1024 * this.dimension);
+      this.data.set(data);
+      this.has = new Uint8Array(1024);
+      this.has.set(has);
+    }
+    this.size = has.reduce((n, h) => n + h, 0);
+    this.ivf.trainIfGrown(this.size, () => this.has, this.dimension, () => this.data);
+  }
+
   delete(slot: number): void {
     if (this.has[slot] === 1) this.size -= 1;
     this.has[slot] = 0;

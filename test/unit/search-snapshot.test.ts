@@ -7,6 +7,7 @@ import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
 import { OpenAiEmbedder } from '../../packages/server/src/embed/openai-embedder.ts';
 import type { Embedder } from '../../packages/server/src/ports/embedder.ts';
+import { TRAIN_AT } from '../../packages/server/src/search/ivf-lists.ts';
 import { MemorySearchIndex } from '../../packages/server/src/search/memory-index.ts';
 import { parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
@@ -18,6 +19,8 @@ import { type FakeEmbeddings, startFakeEmbeddings } from '../helpers/fake-embedd
 const word = (i: number): string => `zq${[...String(i)].map((d) => 'abcdefghij'[Number(d)]).join('')}x`;
 const entryOf = (i: number, version = 1, text = `${word(i)} deploy notes for the payments service`): Entry =>
   makeEntry({ entity_path: 'notes', key: `n${i}`, version, value: { summary: text } });
+
+const TOPICS = ['database connection pool exhausted', 'kubernetes pod evicted for memory', 'payment refund failed', 'slow checkout page', 'certificate expired on the gateway'];
 
 /** The saved in-process index: what a restart reuses, and what it must not trust. */
 describe('saved search index', () => {
@@ -70,6 +73,29 @@ describe('saved search index', () => {
     await second.close();
     await store.close();
   });
+
+  it('restores the inverted vector lists as saved, so a restart neither trains nor refiles', async () => {
+    const count = TRAIN_AT + 1_000;
+    const store = await openFsStore({ dir, logger: logger() });
+    for (let i = 0; i < count; i += 1_000) {
+      await Promise.all(Array.from({ length: 1_000 }, (_, j) => store.append(entryOf(i + j, 1, `${word(i + j)} ${TOPICS[(i + j) % TOPICS.length]}`), 0)));
+    }
+    const first = await openIndex(store);
+    while (!first.vectors?.listed) await new Promise((resolve) => setTimeout(resolve, 20));
+    const queries = await builtin.embed(TOPICS);
+    const nearest = (index: MemorySearchIndex) =>
+      Promise.all(queries.map(async (q) => (await index.vectorCandidates(q, { namespace: 'default', now: Date.now() }, 5)).map((c) => c.entry.key)));
+    const before = await nearest(first);
+    await first.close();
+
+    const second = new MemorySearchIndex(builtin, logger(), searchIndexFile(dir));
+    await second.start(store);
+    expect(second.vectors?.listed).toBe(true);
+    expect(reused()).toBe(count);
+    expect(await nearest(second)).toEqual(before);
+    await second.close();
+    await store.close();
+  }, 60_000);
 
   it('serves the store as it is when the saved index is older: changed, deleted and new entries', async () => {
     const store = await filled(100);

@@ -3,8 +3,9 @@ import type { Entry } from '../domain/entry.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { embeddingText } from '../search-rules/entry-text.ts';
 import { ByteWriter } from './byte-codec.ts';
+import { CoarseQuantizer } from './coarse-quantizer.ts';
 import type { EmbedQueue } from './embed-queue.ts';
-import { type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, readSnapshot, writeSnapshot } from './index-snapshot.ts';
+import { type SavedFiling, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, readSnapshot, writeSnapshot } from './index-snapshot.ts';
 import type { SlotTable } from './slot-table.ts';
 import type { TextIndex } from './text-index.ts';
 import { VectorIndex } from './vector-index.ts';
@@ -42,7 +43,8 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile): Pr
   parts.text.restore(saved.lengths, saved.postings);
   if (saved.vectors && parts.embedder) {
     parts.vectors ??= new VectorIndex(parts.embedder.id, saved.dimension);
-    parts.vectors.restore(saved.vectors, saved.hasVector);
+    const f = saved.filing;
+    parts.vectors.restore(saved.vectors, saved.hasVector, f ? { quantizer: CoarseQuantizer.restore(saved.dimension, f.c1, f.c2, f.top, f.second), listOf: f.listOf } : null);
   } else if (parts.embedder) {
     parts.logger.info({ embedder: parts.embedder.id }, 'the saved search index holds another embedder\u2019s vectors: every entry is embedded again');
   }
@@ -81,6 +83,11 @@ export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile): Promi
       live.push([slot, entry]);
     }
   }
+  const filed = parts.vectors?.filing(slots.size) ?? null;
+  const filing: SavedFiling | null = filed && {
+    ...filed.quantizer.parts,
+    listOf: Int32Array.from(live, ([slot]) => filed.listOf[slot] as number),
+  };
   function* docs(): Generator<SnapshotDoc> {
     for (const [slot, entry] of live) yield { entry, length: text.lengthOf(slot), vector: parts.vectors?.vectorOf(slot) ?? null };
   }
@@ -105,6 +112,7 @@ export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile): Promi
         dimension: parts.vectors?.dimension ?? 0,
         docs: docs(),
         postings: postings(),
+        filing,
         stillValid: () => slots.generation === generation,
       }),
     );

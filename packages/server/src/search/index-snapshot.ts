@@ -10,7 +10,7 @@ import { ByteReader, ByteWriter } from './byte-codec.ts';
  * entries that differ, never a wrong answer. A torn file fails its CRC and is ignored whole.
  */
 const MAGIC = 'cairn-search-index';
-const FORMAT = 1;
+const FORMAT = 2;
 
 /** Where the index keeps its file; the backend that owns a directory provides it. */
 export interface SnapshotFile {
@@ -37,9 +37,28 @@ export interface SnapshotSource {
   docs: Iterable<SnapshotDoc>;
   /** Each term's postings, with slots already numbered as in `docs` (ascending). */
   postings: Iterable<[string, ArrayLike<number>, ArrayLike<number>]>;
+  /** Captured with `docs`' numbering; null while the vectors are scanned exactly (untrained). */
+  filing: SavedFiling | null;
   /** Checked between chunks: false abandons the write (the index was renumbered meanwhile). */
   stillValid: () => boolean;
 }
+
+/** The inverted file's centroids (coarse-quantizer.ts) and each document's list (-1: none). */
+export interface SavedFiling {
+  c1: number;
+  c2: number;
+  top: Float32Array;
+  second: Float32Array[];
+  listOf: Int32Array;
+}
+
+const floatBytes = (v: Float32Array): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+/** A copy, aligned for float reads (a view into the file's buffer may not be). */
+const floatsOf = (bytes: Buffer): Float32Array => {
+  const out = new Float32Array(bytes.length / 4);
+  new Uint8Array(out.buffer).set(bytes);
+  return out;
+};
 
 export class SnapshotAbandoned extends Error {}
 
@@ -57,7 +76,7 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Prom
     // Little-endian float32s as they lie in memory (every platform Node runs on is little-endian).
     if (vector && vector.length === source.dimension) {
       w.varint(1);
-      w.bytes(new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength));
+      w.bytes(floatBytes(vector));
     } else w.varint(0);
     await check();
   }
@@ -75,6 +94,17 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Prom
     await check();
   }
   w.str('');
+  const filing = source.filing;
+  w.varint(filing ? 1 : 0);
+  if (filing) {
+    w.varint(filing.c1);
+    w.varint(filing.c2);
+    for (const centroids of [filing.top, ...filing.second]) w.bytes(floatBytes(centroids));
+    for (let doc = 0; doc < filing.listOf.length; doc++) {
+      w.varint((filing.listOf[doc] as number) + 1);
+      if (doc % 100_000 === 0) await check();
+    }
+  }
   await w.finish();
 };
 
@@ -88,6 +118,8 @@ export interface LoadedSnapshot {
   vectors: Float32Array | null;
   hasVector: Uint8Array;
   postings: Array<[string, number[], number[]]>;
+  /** Null when not saved, or with another embedder's vectors. */
+  filing: SavedFiling | null;
 }
 
 /** Decode a snapshot; null when it is torn, damaged or of another format (the caller rebuilds). */
@@ -130,13 +162,23 @@ export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: nu
       }
       postings.push([term, slots, tfs]);
     }
+    let filing: SavedFiling | null = null;
+    if (r.varint() === 1 && sameEmbedder) {
+      const c1 = r.varint();
+      const c2 = r.varint();
+      const top = floatsOf(r.bytes(c1 * dim * 4));
+      const second = Array.from({ length: c1 }, () => floatsOf(r.bytes(c2 * dim * 4)));
+      const listOf = new Int32Array(ids.length);
+      for (let doc = 0; doc < ids.length; doc++) listOf[doc] = r.varint() - 1;
+      filing = { c1, c2, top, second, listOf };
+    }
     let vectors: Float32Array | null = null;
     if (sameEmbedder) {
       vectors = new Float32Array(ids.length * dim);
       const view = new Uint8Array(vectors.buffer);
       vectorBytes.forEach((bytes, i) => view.set(bytes, i * dim * 4));
     }
-    return { ids, versions, dimension: dim, stamps: Uint32Array.from(stamps), lengths: Float32Array.from(lengths), vectors, hasVector: Uint8Array.from(flags), postings };
+    return { ids, versions, dimension: dim, stamps: Uint32Array.from(stamps), lengths: Float32Array.from(lengths), vectors, hasVector: Uint8Array.from(flags), postings, filing };
   } catch {
     return null;
   }

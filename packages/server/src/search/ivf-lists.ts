@@ -42,6 +42,33 @@ export class IvfLists {
     if (!this.build && size >= Math.max(TRAIN_AT, this.trainedAt * RETRAIN_GROWTH)) this.train(size, has, dim, all);
   }
 
+  /** The trained quantizer and each slot's list (-1: none), for saving; null before training. */
+  filing(slots: number): { quantizer: CoarseQuantizer; listOf: Int32Array } | null {
+    if (!this.quantizer) return null;
+    const listOf = new Int32Array(slots).fill(-1);
+    this.lists.forEach((list, i) => {
+      for (let j = 0; j < list.count; j++) if ((list.slots[j] as number) < slots) listOf[list.slots[j] as number] = i;
+    });
+    return { quantizer: this.quantizer, listOf };
+  }
+
+  /**
+   * Lists as saved: each present slot under its saved list (or, with none, the nearest), so a
+   * restart needs neither training nor assigning. The next training waits for 4× growth.
+   */
+  restore(quantizer: CoarseQuantizer, listOf: Int32Array, present: Uint8Array, data: Float32Array, dim: number, size: number): void {
+    const lists = Array.from({ length: quantizer.lists }, () => new VectorList(dim));
+    for (let slot = 0; slot < present.length; slot++) {
+      if (present[slot] !== 1) continue;
+      const saved = listOf[slot] ?? -1;
+      lists[saved >= 0 && saved < lists.length ? saved : quantizer.assign(data, slot * dim)]?.push(slot, data, slot * dim);
+    }
+    this.quantizer = quantizer;
+    this.lists = lists;
+    this.build = null;
+    this.trainedAt = size;
+  }
+
   /** Lists nearest to `query` first; `wide` ranks every list (for heavily filtered queries). */
   order(query: Float32Array, wide: boolean): VectorList[] {
     if (!this.quantizer) return [];

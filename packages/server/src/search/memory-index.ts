@@ -24,6 +24,8 @@ const WAIT_FOR_EMBEDDINGS_BELOW = 2_000;
  * trigger grows with the index, so saving costs about one document written per one changed.
  */
 const SAVE_AFTER_CHANGES = 10_000;
+/** How long a shutdown waits for the index to be saved (about a million entries' worth). */
+const CLOSE_SAVE_MS = 10_000;
 
 const hasPhrase = (entry: Entry, phrase: ParsedQuery['phrases'][number]): boolean =>
   entryFields(entry).some((f) => containsPhrase(analyze(f.text), phrase));
@@ -146,7 +148,11 @@ export class MemorySearchIndex implements SearchIndex {
     this.queue?.close();
     // What changed since the last save is saved now, so the next start reads it back.
     await this.saving;
-    if (this.state === 'ready' && this.changesSinceSave > 0) await this.save();
+    if (this.state !== 'ready' || this.changesSinceSave === 0) return;
+    // Bounded, so that the store still closes within the shutdown budget: an unfinished save
+    // only leaves a temporary file, and the next start checks whatever it reads anyway.
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_SAVE_MS).unref());
+    await Promise.race([this.save(), timeout]);
   }
 
   /** Count changes, and save in the background once enough have piled up and embedding caught up. */

@@ -1,4 +1,5 @@
 import { TopK } from '../search-rules/top-k.ts';
+import type { CoarseQuantizer } from './coarse-quantizer.ts';
 import { IvfLists } from './ivf-lists.ts';
 
 /** Vectors a listed search scans at least (more when filters reject many): about 2 ms. */
@@ -58,8 +59,16 @@ export class VectorIndex {
     return this.data.subarray(slot * this.dimension, (slot + 1) * this.dimension);
   }
 
-  /** Take saved vectors (an empty index only): `data` holds `dimension` per slot, `has` says which. */
-  restore(data: Float32Array, has: Uint8Array): void {
+  /** The inverted file's quantizer and each slot's list, for saving; null before training. */
+  filing(slots: number): ReturnType<IvfLists['filing']> {
+    return this.ivf.filing(slots);
+  }
+
+  /**
+   * Take saved vectors (an empty index only): `data` holds `dimension` per slot, `has` says
+   * which; with `filing`, the inverted lists as saved, else they are trained anew.
+   */
+  restore(data: Float32Array, has: Uint8Array, filing: { quantizer: CoarseQuantizer; listOf: Int32Array } | null = null): void {
     // Adopted, not copied: a million vectors are 400 MB.
     this.data = data;
     this.has = has;
@@ -70,7 +79,8 @@ export class VectorIndex {
       this.has.set(has);
     }
     this.size = has.reduce((n, h) => n + h, 0);
-    this.ivf.trainIfGrown(this.size, () => this.has, this.dimension, () => this.data);
+    if (filing) this.ivf.restore(filing.quantizer, filing.listOf, this.has, this.data, this.dimension, this.size);
+    else this.ivf.trainIfGrown(this.size, () => this.has, this.dimension, () => this.data);
   }
 
   delete(slot: number): void {

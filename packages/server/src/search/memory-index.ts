@@ -147,12 +147,14 @@ export class MemorySearchIndex implements SearchIndex {
     this.unsubscribe();
     this.queue?.close();
     // What changed since the last save is saved now, so the next start reads it back.
-    await this.saving;
-    if (this.state !== 'ready' || this.changesSinceSave === 0) return;
     // Bounded, so that the store still closes within the shutdown budget: an unfinished save
     // only leaves a temporary file, and the next start checks whatever it reads anyway.
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_SAVE_MS).unref());
-    await Promise.race([this.save(), timeout]);
+    const saved = (async () => {
+      await this.saving;
+      if (this.state === 'ready' && this.changesSinceSave > 0) await this.save();
+    })();
+    await Promise.race([saved, timeout]);
   }
 
   /** Count changes, and save in the background once enough have piled up and embedding caught up. */

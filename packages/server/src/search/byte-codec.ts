@@ -131,6 +131,12 @@ export class ByteReader {
     return this.buf.toString('utf8', this.at, (this.at += length));
   }
 
+  /** Copy the next `length` bytes into `target` at `offset` (no intermediate object). */
+  copyTo(target: Uint8Array, offset: number, length: number): void {
+    if (this.at + length > this.buf.length) throw new RangeError('read past the end');
+    this.buf.copy(target, offset, this.at, (this.at += length));
+  }
+
   /** `length` bytes, a view (no copy): the caller copies what it keeps. */
   bytes(length: number): Buffer {
     if (this.at + length > this.buf.length) throw new RangeError('read past the end');

@@ -91,18 +91,18 @@ export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile): Promi
   function* docs(): Generator<SnapshotDoc> {
     for (const [slot, entry] of live) yield { entry, length: text.lengthOf(slot), vector: parts.vectors?.vectorOf(slot) ?? null };
   }
-  function* postings(): Generator<[string, number[], number[]]> {
-    for (const [term, termSlots, tfs] of text.terms()) {
-      const kept: number[] = [];
-      const keptTfs: number[] = [];
-      for (let i = 0; i < termSlots.length; i++) {
+  function* postings(): Generator<[string, Int32Array]> {
+    for (const [term, pairs] of text.terms()) {
+      const kept = new Int32Array(pairs.length);
+      let at = 0;
+      for (let i = 0; i < pairs.length; i += 2) {
         // Slots taken after the numbering above are not in this save: the store re-offers them.
-        const to = remap[termSlots[i] as number] ?? -1;
+        const to = remap[pairs[i] as number] ?? -1;
         if (to < 0) continue;
-        kept.push(to);
-        keptTfs.push(tfs[i] as number);
+        kept[at++] = to;
+        kept[at++] = pairs[i + 1] as number;
       }
-      yield [term, kept, keptTfs];
+      yield [term, kept.subarray(0, at)];
     }
   }
   try {
@@ -111,6 +111,7 @@ export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile): Promi
         embedder: parts.embedder?.id ?? null,
         dimension: parts.vectors?.dimension ?? 0,
         docs: docs(),
+        count: live.length,
         postings: postings(),
         filing,
         stillValid: () => slots.generation === generation,

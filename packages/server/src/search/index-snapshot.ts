@@ -10,7 +10,7 @@ import { ByteReader, ByteWriter } from './byte-codec.ts';
  * entries that differ, never a wrong answer. A torn file fails its CRC and is ignored whole.
  */
 const MAGIC = 'cairn-search-index';
-const FORMAT = 2;
+const FORMAT = 3;
 
 /** Where the index keeps its file; the backend that owns a directory provides it. */
 export interface SnapshotFile {
@@ -33,10 +33,11 @@ export interface SnapshotDoc {
 export interface SnapshotSource {
   embedder: string | null;
   dimension: number;
-  /** Live documents in the order they are numbered in the file (0, 1, …). */
+  /** Live documents in the order they are numbered in the file (0, 1, …), `count` of them. */
   docs: Iterable<SnapshotDoc>;
-  /** Each term's postings, with slots already numbered as in `docs` (ascending). */
-  postings: Iterable<[string, ArrayLike<number>, ArrayLike<number>]>;
+  count: number;
+  /** Each term's postings, (slot, frequency) pairs with slots numbered as in `docs` (ascending). */
+  postings: Iterable<[string, Int32Array]>;
   /** Captured with `docs`' numbering; null while the vectors are scanned exactly (untrained). */
   filing: SavedFiling | null;
   /** Checked between chunks: false abandons the write (the index was renumbered meanwhile). */
@@ -67,7 +68,7 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Prom
     await w.flushIfFull();
     if (!source.stillValid()) throw new SnapshotAbandoned('the index was renumbered while saving');
   };
-  w.str(JSON.stringify({ magic: MAGIC, format: FORMAT, embedder: source.embedder, dimension: source.dimension }));
+  w.str(JSON.stringify({ magic: MAGIC, format: FORMAT, embedder: source.embedder, dimension: source.dimension, count: source.count }));
   for (const { entry, length, vector } of source.docs) {
     w.str(addressOf(entry));
     w.varint(entry.version);
@@ -81,15 +82,16 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Prom
     await check();
   }
   w.str('');
-  for (const [term, slots, tfs] of source.postings) {
-    if (slots.length === 0) continue;
+  for (const [term, pairs] of source.postings) {
+    if (pairs.length === 0) continue;
     w.str(term);
-    w.varint(slots.length);
+    w.varint(pairs.length / 2);
+    // Slots as gaps from the previous one: small numbers, mostly one byte each.
     let previous = 0;
-    for (let i = 0; i < slots.length; i++) {
-      w.varint((slots[i] as number) - previous);
-      previous = slots[i] as number;
-      w.varint(tfs[i] as number);
+    for (let i = 0; i < pairs.length; i += 2) {
+      w.varint((pairs[i] as number) - previous);
+      previous = pairs[i] as number;
+      w.varint(pairs[i + 1] as number);
     }
     await check();
   }
@@ -117,7 +119,7 @@ export interface LoadedSnapshot {
   /** Flat, `dimension` per document; null when the file's embedder is not the current one. */
   vectors: Float32Array | null;
   hasVector: Uint8Array;
-  postings: Array<[string, number[], number[]]>;
+  postings: Array<[string, Int32Array]>;
   /** Null when not saved, or with another embedder's vectors. */
   filing: SavedFiling | null;
 }
@@ -127,40 +129,41 @@ export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: nu
   const r = ByteReader.checked(buf);
   if (!r) return null;
   try {
-    const header = JSON.parse(r.str()) as { magic: string; format: number; embedder: string | null; dimension: number };
+    const header = JSON.parse(r.str()) as { magic: string; format: number; embedder: string | null; dimension: number; count: number };
     if (header.magic !== MAGIC || header.format !== FORMAT) return null;
-    const dim = header.dimension;
+    const { dimension: dim, count } = header;
     // A remote model's dimension is unknown until its first answer: the id decides then.
     const sameEmbedder = header.embedder === embedder && dim > 0 && (dimension === null || dim === dimension);
-    const ids: string[] = [];
-    const versions: number[] = [];
-    const stamps: number[] = [];
-    const lengths: number[] = [];
-    const flags: number[] = [];
-    const vectorBytes: Buffer[] = [];
-    for (let id = r.str(); id !== ''; id = r.str()) {
-      ids.push(id);
-      versions.push(r.varint());
-      stamps.push(r.varint());
-      lengths.push(r.f32());
-      const has = r.varint();
-      const bytes = has === 1 ? r.bytes(dim * 4) : null;
-      flags.push(has === 1 && sameEmbedder ? 1 : 0);
-      if (bytes && sameEmbedder) vectorBytes.push(bytes);
-      else if (sameEmbedder) vectorBytes.push(Buffer.alloc(dim * 4));
+    // Straight into typed arrays sized from the header: a million documents make no garbage.
+    const ids = new Array<string>(count);
+    const versions = new Array<number>(count);
+    const stamps = new Uint32Array(count);
+    const lengths = new Float32Array(count);
+    const hasVector = new Uint8Array(count);
+    const vectors = sameEmbedder ? new Float32Array(count * dim) : null;
+    const vectorBytes = vectors ? new Uint8Array(vectors.buffer) : null;
+    for (let doc = 0; doc < count; doc++) {
+      ids[doc] = r.str();
+      versions[doc] = r.varint();
+      stamps[doc] = r.varint();
+      lengths[doc] = r.f32();
+      if (r.varint() !== 1) continue;
+      if (vectorBytes) {
+        r.copyTo(vectorBytes, doc * dim * 4, dim * 4);
+        hasVector[doc] = 1;
+      } else r.bytes(dim * 4);
     }
-    const postings: Array<[string, number[], number[]]> = [];
+    if (r.str() !== '') return null;
+    const postings: Array<[string, Int32Array]> = [];
     for (let term = r.str(); term !== ''; term = r.str()) {
-      const count = r.varint();
-      const slots = new Array<number>(count);
-      const tfs = new Array<number>(count);
+      const pairs = new Int32Array(r.varint() * 2);
       let slot = 0;
-      for (let i = 0; i < count; i++) {
+      for (let i = 0; i < pairs.length; i += 2) {
         slot += r.varint();
-        slots[i] = slot;
-        tfs[i] = r.varint();
+        pairs[i] = slot;
+        pairs[i + 1] = r.varint();
       }
-      postings.push([term, slots, tfs]);
+      postings.push([term, pairs]);
     }
     let filing: SavedFiling | null = null;
     if (r.varint() === 1 && sameEmbedder) {
@@ -168,17 +171,11 @@ export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: nu
       const c2 = r.varint();
       const top = floatsOf(r.bytes(c1 * dim * 4));
       const second = Array.from({ length: c1 }, () => floatsOf(r.bytes(c2 * dim * 4)));
-      const listOf = new Int32Array(ids.length);
-      for (let doc = 0; doc < ids.length; doc++) listOf[doc] = r.varint() - 1;
+      const listOf = new Int32Array(count);
+      for (let doc = 0; doc < count; doc++) listOf[doc] = r.varint() - 1;
       filing = { c1, c2, top, second, listOf };
     }
-    let vectors: Float32Array | null = null;
-    if (sameEmbedder) {
-      vectors = new Float32Array(ids.length * dim);
-      const view = new Uint8Array(vectors.buffer);
-      vectorBytes.forEach((bytes, i) => view.set(bytes, i * dim * 4));
-    }
-    return { ids, versions, dimension: dim, stamps: Uint32Array.from(stamps), lengths: Float32Array.from(lengths), vectors, hasVector: Uint8Array.from(flags), postings, filing };
+    return { ids, versions, dimension: dim, stamps, lengths, vectors, hasVector, postings, filing };
   } catch {
     return null;
   }

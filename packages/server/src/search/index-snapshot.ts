@@ -21,8 +21,12 @@ export interface SnapshotFile {
 
 export const addressOf = (e: Entry): string => `${e.namespace}\u0000${e.entity_path}\u0000${e.key}`;
 
-/** Two versions with the same number but different content (a lost, rewritten write) differ here. */
-export const stampOf = (e: Entry): number => crc32(`${e.written_at} ${e.content_hash} ${e.deleted}`) >>> 0;
+/**
+ * Two versions with the same number but different content (a lost, rewritten write) differ
+ * here: everything the index derives from an entry (value, tags) and when it was written.
+ * Filters read the store's entry itself, so its other fields need no stamp.
+ */
+export const stampOf = (e: Entry): number => crc32(`${e.written_at} ${e.content_hash} ${e.deleted} ${e.tags.join('\u0001')}`) >>> 0;
 
 export interface SnapshotDoc {
   entry: Entry;

@@ -57,12 +57,18 @@ export class IvfLists {
    * restart needs neither training nor assigning. The next training waits for 4× growth.
    */
   restore(quantizer: CoarseQuantizer, listOf: Int32Array, present: Uint8Array, data: Float32Array, dim: number, size: number): void {
-    const lists = Array.from({ length: quantizer.lists }, () => new VectorList(dim));
+    // Lists sized exactly first: growing a million vectors' lists by doubling costs seconds.
+    const target = new Int32Array(present.length).fill(-1);
+    const sizes = new Int32Array(quantizer.lists);
     for (let slot = 0; slot < present.length; slot++) {
       if (present[slot] !== 1) continue;
       const saved = listOf[slot] ?? -1;
-      lists[saved >= 0 && saved < lists.length ? saved : quantizer.assign(data, slot * dim)]?.push(slot, data, slot * dim);
+      const list = saved >= 0 && saved < quantizer.lists ? saved : quantizer.assign(data, slot * dim);
+      target[slot] = list;
+      sizes[list]! += 1;
     }
+    const lists = Array.from(sizes, (size) => new VectorList(dim, Math.max(16, size)));
+    for (let slot = 0; slot < present.length; slot++) if ((target[slot] as number) >= 0) lists[target[slot] as number]?.push(slot, data, slot * dim);
     this.quantizer = quantizer;
     this.lists = lists;
     this.build = null;

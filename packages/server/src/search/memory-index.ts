@@ -10,7 +10,8 @@ import { passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
 import { EmbedQueue } from './embed-queue.ts';
 import { type SnapshotFile, stampOf } from './index-snapshot.ts';
-import { restoreSnapshot, saveSnapshot } from './index-persistence.ts';
+import { restoreSnapshot } from './index-persistence.ts';
+import { IndexSaver } from './index-saver.ts';
 import { SlotTable } from './slot-table.ts';
 import { TextIndex } from './text-index.ts';
 import { VectorIndex } from './vector-index.ts';
@@ -19,13 +20,6 @@ import { VectorIndex } from './vector-index.ts';
 const LOADING_WAIT_MS = 3_000;
 /** While fewer embeddings than this are queued, a vector search waits for them (read-your-writes). */
 const WAIT_FOR_EMBEDDINGS_BELOW = 2_000;
-/**
- * Changes (documents and vectors) since the last save that start a new one, at the least: the
- * trigger grows with the index, so saving costs about one document written per one changed.
- */
-const SAVE_AFTER_CHANGES = 10_000;
-/** How long a shutdown waits for the index to be saved (about a million entries' worth). */
-const CLOSE_SAVE_MS = 10_000;
 
 const hasPhrase = (entry: Entry, phrase: ParsedQuery['phrases'][number]): boolean =>
   entryFields(entry).some((f) => containsPhrase(analyze(f.text), phrase));
@@ -44,8 +38,7 @@ export class MemorySearchIndex implements SearchIndex {
   readonly embedder: Embedder | null;
   readonly logger: Logger;
   private readonly file: SnapshotFile | null;
-  private changesSinceSave = 0;
-  private saving: Promise<void> | null = null;
+  private readonly saver: IndexSaver | null;
   private state: 'building' | 'ready' = 'building';
   private ready: Promise<void> = Promise.resolve();
   private unsubscribe: () => void = () => {};
@@ -54,6 +47,7 @@ export class MemorySearchIndex implements SearchIndex {
     this.embedder = embedder;
     this.logger = logger;
     this.file = file;
+    this.saver = file ? new IndexSaver(this, file) : null;
     this.vectors = embedder?.dimension ? new VectorIndex(embedder.id, embedder.dimension) : null;
     this.queue = embedder ? new EmbedQueue<Entry>(embedder, (entries, vectors) => this.setVectors(entries, vectors), logger) : null;
   }
@@ -101,7 +95,7 @@ export class MemorySearchIndex implements SearchIndex {
       this.text.compact(remap, this.slots.size);
       this.vectors?.compact(remap, this.slots.size);
     }
-    this.changed(1);
+    this.saver?.changed(1, this.state === 'ready');
   }
 
   async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]> {
@@ -146,39 +140,7 @@ export class MemorySearchIndex implements SearchIndex {
   async close(): Promise<void> {
     this.unsubscribe();
     this.queue?.close();
-    // What changed since the last save is saved now, so the next start reads it back.
-    // Bounded, so that the store still closes within the shutdown budget: an unfinished save
-    // only leaves a temporary file, and the next start checks whatever it reads anyway.
-    const timeout = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_SAVE_MS).unref());
-    const saved = (async () => {
-      await this.saving;
-      if (this.state === 'ready' && this.changesSinceSave > 0) await this.save();
-    })();
-    await Promise.race([saved, timeout]);
-  }
-
-  /** Count changes, and save in the background once enough have piled up and embedding caught up. */
-  private changed(count: number): void {
-    this.changesSinceSave += count;
-    if (!this.file || this.saving || this.state !== 'ready') return;
-    if (this.changesSinceSave < Math.max(SAVE_AFTER_CHANGES, this.text.docCount / 4)) return;
-    if ((this.queue?.pending ?? 0) >= WAIT_FOR_EMBEDDINGS_BELOW) return;
-    void this.save();
-  }
-
-  private save(): Promise<void> {
-    if (!this.file) return Promise.resolve();
-    this.changesSinceSave = 0;
-    const started = performance.now();
-    this.saving = saveSnapshot(this, this.file)
-      .then((saved) => {
-        if (saved) this.logger.debug({ ms: Math.round(performance.now() - started), entries: saved }, 'search index saved');
-      })
-      .catch((error: unknown) => this.logger.warn({ err: error }, 'saving the search index failed; the next start rebuilds it from the store'))
-      .finally(() => {
-        this.saving = null;
-      });
-    return this.saving;
+    await this.saver?.close(this.state === 'ready');
   }
 
   private candidates(hits: { slot: number; score: number }[]): Candidate[] {
@@ -198,7 +160,7 @@ export class MemorySearchIndex implements SearchIndex {
       const slot = this.slots.slotOf(entry);
       if (slot !== undefined && this.slots.entry(slot) === entry) this.vectors?.set(slot, vectors[i] as Float32Array);
     });
-    this.changed(entries.length);
+    this.saver?.changed(entries.length, this.state === 'ready');
   }
 
   private async whenReady(): Promise<void> {

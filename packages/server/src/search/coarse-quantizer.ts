@@ -117,6 +117,16 @@ export class CoarseQuantizer {
     return new CoarseQuantizer(dim, c1, c2, top, second);
   }
 
+  /** The centroids, for saving (see `restore`). */
+  get parts(): { c1: number; c2: number; top: Float32Array; second: Float32Array[] } {
+    return { c1: this.c1, c2: this.c2, top: this.top, second: this.second };
+  }
+
+  /** A quantizer as `parts` described it: the same lists for the same vectors, no training. */
+  static restore(dim: number, c1: number, c2: number, top: Float32Array, second: Float32Array[]): CoarseQuantizer {
+    return new CoarseQuantizer(dim, c1, c2, top, second);
+  }
+
   /** The list a vector belongs to. */
   assign(data: Float32Array, at: number): number {
     const t = nearest(this.top, this.c1, data, at, this.dim);

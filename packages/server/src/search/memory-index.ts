@@ -9,6 +9,9 @@ import { docTerms, embeddingText, entryFields } from '../search-rules/entry-text
 import { passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
 import { EmbedQueue } from './embed-queue.ts';
+import { type SnapshotFile, stampOf } from './index-snapshot.ts';
+import { restoreSnapshot } from './index-persistence.ts';
+import { IndexSaver } from './index-saver.ts';
 import { SlotTable } from './slot-table.ts';
 import { TextIndex } from './text-index.ts';
 import { VectorIndex } from './vector-index.ts';
@@ -28,19 +31,23 @@ const hasPhrase = (entry: Entry, phrase: ParsedQuery['phrases'][number]): boolea
  * changes wait in a buffer; vectors follow in the background.
  */
 export class MemorySearchIndex implements SearchIndex {
-  private readonly slots = new SlotTable();
-  private readonly text = new TextIndex();
-  private vectors: VectorIndex | null;
-  private readonly queue: EmbedQueue<Entry> | null;
-  private readonly embedder: Embedder | null;
-  private readonly logger: Logger;
+  readonly slots = new SlotTable();
+  readonly text = new TextIndex();
+  vectors: VectorIndex | null;
+  readonly queue: EmbedQueue<Entry> | null;
+  readonly embedder: Embedder | null;
+  readonly logger: Logger;
+  private readonly file: SnapshotFile | null;
+  private readonly saver: IndexSaver | null;
   private state: 'building' | 'ready' = 'building';
   private ready: Promise<void> = Promise.resolve();
   private unsubscribe: () => void = () => {};
 
-  constructor(embedder: Embedder | null, logger: Logger) {
+  constructor(embedder: Embedder | null, logger: Logger, file: SnapshotFile | null = null) {
     this.embedder = embedder;
     this.logger = logger;
+    this.file = file;
+    this.saver = file ? new IndexSaver(this, file) : null;
     this.vectors = embedder?.dimension ? new VectorIndex(embedder.id, embedder.dimension) : null;
     this.queue = embedder ? new EmbedQueue<Entry>(embedder, (entries, vectors) => this.setVectors(entries, vectors), logger) : null;
   }
@@ -52,15 +59,20 @@ export class MemorySearchIndex implements SearchIndex {
     this.unsubscribe = store.changes.subscribe((entry) => (loading ? buffered.push(entry) : this.apply(entry)));
     const started = performance.now();
     this.ready = (async () => {
+      // A saved index serves every head it holds at that very version; the rest is indexed anew.
+      const saved = this.file ? await restoreSnapshot(this, this.file) : null;
       let n = 0;
+      let reused = 0;
       for await (const head of store.scanHeads()) {
-        this.apply(head);
+        if (saved && this.slots.claim(head, (slot) => saved.stamps[slot] === stampOf(head)) >= 0) reused += 1;
+        else this.apply(head);
         if (++n % 2_000 === 0) await new Promise((resolve) => setImmediate(resolve));
       }
+      if (saved) saved.finish();
       loading = false;
       for (const entry of buffered.splice(0)) this.apply(entry);
       this.state = 'ready';
-      this.logger.info({ entries: this.text.docCount, terms: this.text.termCount, ms: Math.round(performance.now() - started) }, 'search index loaded');
+      this.logger.info({ entries: this.text.docCount, reused, terms: this.text.termCount, ms: Math.round(performance.now() - started) }, 'search index loaded');
     })();
     return this.ready;
   }
@@ -83,6 +95,7 @@ export class MemorySearchIndex implements SearchIndex {
       this.text.compact(remap, this.slots.size);
       this.vectors?.compact(remap, this.slots.size);
     }
+    this.saver?.changed(1, this.state === 'ready');
   }
 
   async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]> {
@@ -127,6 +140,7 @@ export class MemorySearchIndex implements SearchIndex {
   async close(): Promise<void> {
     this.unsubscribe();
     this.queue?.close();
+    await this.saver?.close(this.state === 'ready');
   }
 
   private candidates(hits: { slot: number; score: number }[]): Candidate[] {
@@ -146,6 +160,7 @@ export class MemorySearchIndex implements SearchIndex {
       const slot = this.slots.slotOf(entry);
       if (slot !== undefined && this.slots.entry(slot) === entry) this.vectors?.set(slot, vectors[i] as Float32Array);
     });
+    this.saver?.changed(entries.length, this.state === 'ready');
   }
 
   private async whenReady(): Promise<void> {

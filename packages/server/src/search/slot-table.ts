@@ -13,6 +13,10 @@ export class SlotTable {
   private live: Uint8Array = new Uint8Array(1024);
   private readonly byAddress = new Map<string, { slot: number; version: number }>();
   private dead = 0;
+  /** Addresses of slots taken from a saved index and not yet matched to the store (see restore). */
+  private restored: string[] = [];
+  /** Bumped by every renumbering, so a save in progress knows its slot numbers went stale. */
+  generation = 0;
 
   /** Slots in use, dead ones included. */
   get size(): number {
@@ -42,11 +46,7 @@ export class SlotTable {
     const known = this.byAddress.get(id);
     if (known && known.version >= entry.version) return undefined;
     const old = known?.slot ?? -1;
-    if (old >= 0) {
-      this.entries[old] = undefined;
-      this.live[old] = 0;
-      this.dead += 1;
-    }
+    if (old >= 0) this.kill(old);
     if (entry.deleted) {
       this.byAddress.set(id, { slot: -1, version: entry.version });
       return old;
@@ -63,9 +63,58 @@ export class SlotTable {
     return old;
   }
 
+  /**
+   * Number slots 0…n-1 after a saved index (an empty table only). They are live but hold no
+   * entry until `claim` matches each to the store's head; `dropUnclaimed` kills the rest.
+   */
+  restore(ids: readonly string[], versions: readonly number[]): void {
+    this.entries = new Array<Entry | undefined>(ids.length);
+    this.live = new Uint8Array(Math.max(1024, ids.length * 2)).fill(1, 0, ids.length);
+    this.restored = [...ids];
+    ids.forEach((id, slot) => this.byAddress.set(id, { slot, version: versions[slot] as number }));
+  }
+
+  /**
+   * The restored slot of `entry` when it holds this very version (`same` compares content),
+   * which then serves `entry`; else -1, and a restored slot holding another version is marked
+   * older than any, so that `replace` takes the store's head whatever its version.
+   */
+  claim(entry: Entry, same: (slot: number) => boolean): number {
+    const id = idOf(entry);
+    const known = this.byAddress.get(id);
+    if (!known || known.slot < 0 || this.entries[known.slot] !== undefined || this.live[known.slot] !== 1) return -1;
+    if (known.version === entry.version && same(known.slot)) {
+      this.entries[known.slot] = entry;
+      return known.slot;
+    }
+    // Older than anything: `replace` will kill this slot and report it, for the indexes to drop.
+    known.version = -1;
+    return -1;
+  }
+
+  /** Kill the restored slots no head claimed (entries the store no longer holds); returns them. */
+  dropUnclaimed(): number[] {
+    const dropped: number[] = [];
+    this.restored.forEach((id, slot) => {
+      if (this.live[slot] !== 1 || this.entries[slot] !== undefined) return;
+      this.kill(slot);
+      if (this.byAddress.get(id)?.slot === slot) this.byAddress.delete(id);
+      dropped.push(slot);
+    });
+    this.restored = [];
+    return dropped;
+  }
+
+  private kill(slot: number): void {
+    this.entries[slot] = undefined;
+    this.live[slot] = 0;
+    this.dead += 1;
+  }
+
   /** Renumber live slots densely when over a quarter are dead; returns old → new (-1 = gone). */
   compactIfSparse(): Int32Array | null {
-    if (this.dead < 10_000 || this.dead < this.entries.length / 4) return null;
+    // Unclaimed restored slots hold no entry yet and would look dead: wait for dropUnclaimed.
+    if (this.restored.length > 0 || this.dead < 10_000 || this.dead < this.entries.length / 4) return null;
     const remap = new Int32Array(this.entries.length).fill(-1);
     const entries: Entry[] = [];
     for (let slot = 0; slot < this.entries.length; slot++) {
@@ -78,6 +127,7 @@ export class SlotTable {
     this.entries = entries;
     this.live = new Uint8Array(Math.max(1024, entries.length * 2)).fill(1, 0, entries.length);
     this.dead = 0;
+    this.generation += 1;
     return remap;
   }
 }

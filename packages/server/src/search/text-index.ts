@@ -1,31 +1,12 @@
 import { K1, idf, termScore } from '../search-rules/bm25.ts';
 import type { DocTerms } from '../search-rules/entry-text.ts';
 import { TopK } from '../search-rules/top-k.ts';
-
-/** Postings of one term: slots holding it and the weighted frequency there (× 10, as integers). */
-interface Postings {
-  slots: number[];
-  tfs: number[];
-}
+import { PostingList } from './posting-list.ts';
 
 const TF_SCALE = 10;
 const MAX_PREFIX_TERMS = 64;
 /** Postings longer than this are worth checking whether they can still matter (MaxScore). */
 const LONG_LIST = 20_000;
-
-/** Position of `slot` in ascending `slots`, or -1. */
-const indexOf = (slots: number[], slot: number): number => {
-  let lo = 0;
-  let hi = slots.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const at = slots[mid] as number;
-    if (at === slot) return mid;
-    if (at < slot) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
-};
 
 /**
  * The in-process inverted index (filesystem and S3 backends). Documents are slots owned by
@@ -34,7 +15,7 @@ const indexOf = (slots: number[], slot: number): number => {
  * which shifts scores a little and saves rewriting postings on every update.
  */
 export class TextIndex {
-  private readonly postings = new Map<string, Postings>();
+  private readonly postings = new Map<string, PostingList>();
   private lengths = new Float32Array(1024);
   private totalLength = 0;
   private liveDocs = 0;
@@ -54,13 +35,30 @@ export class TextIndex {
     if (slot >= this.lengths.length) this.grow(slot + 1);
     for (const [term, tf] of doc.tf) {
       let p = this.postings.get(term);
-      if (!p) this.postings.set(term, (p = { slots: [], tfs: [] }));
-      p.slots.push(slot);
-      p.tfs.push(Math.round(tf * TF_SCALE));
+      if (!p) this.postings.set(term, (p = new PostingList()));
+      p.push(slot, Math.round(tf * TF_SCALE));
     }
     this.lengths[slot] = doc.length;
     this.totalLength += doc.length;
     this.liveDocs += 1;
+  }
+
+  /** Each term's postings (slot and frequency × 10 pairs, slots ascending), for saving the index. */
+  *terms(): Generator<[string, Int32Array]> {
+    for (const [term, p] of this.postings) yield [term, p.pairs];
+  }
+
+  lengthOf(slot: number): number {
+    return this.lengths[slot] ?? 0;
+  }
+
+  /** Take a saved index (an empty one only): every slot below `lengths.length` counts as live. */
+  restore(lengths: Float32Array, postings: Iterable<[string, Int32Array]>): void {
+    this.grow(lengths.length);
+    this.lengths.set(lengths);
+    for (const length of lengths) this.totalLength += length;
+    this.liveDocs = lengths.length;
+    for (const [term, pairs] of postings) this.postings.set(term, PostingList.of(pairs));
   }
 
   /** The caller marks the slot dead for scoring; here only the statistics move. */
@@ -70,13 +68,13 @@ export class TextIndex {
   }
 
   docFrequency(term: string): number {
-    return this.postings.get(term)?.slots.length ?? 0;
+    return this.postings.get(term)?.count ?? 0;
   }
 
   /** Vocabulary terms starting with any of `prefixes`, most frequent first. */
   expandPrefix(prefixes: readonly string[]): string[] {
     const found: [string, number][] = [];
-    for (const [term, p] of this.postings) if (prefixes.some((x) => term.startsWith(x))) found.push([term, p.slots.length]);
+    for (const [term, p] of this.postings) if (prefixes.some((x) => term.startsWith(x))) found.push([term, p.count]);
     return found.sort((a, b) => b[1] - a[1]).slice(0, MAX_PREFIX_TERMS).map(([t]) => t);
   }
 
@@ -97,9 +95,9 @@ export class TextIndex {
     const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
     const lists = terms
       .map((term) => this.postings.get(term))
-      .filter((p): p is Postings => p !== undefined)
+      .filter((p): p is PostingList => p !== undefined)
       .map((p) => {
-        const weight = idf(p.slots.length, Math.max(this.liveDocs, p.slots.length));
+        const weight = idf(p.count, Math.max(this.liveDocs, p.count));
         return { p, weight, bound: weight * (K1 + 1) };
       })
       .sort((a, b) => b.bound - a.bound);
@@ -108,19 +106,20 @@ export class TextIndex {
     let i = 0;
     for (; i < lists.length; i++) {
       const { p, weight, bound } = lists[i] as (typeof lists)[number];
-      if (p.slots.length > LONG_LIST && count >= n) {
+      if (p.count > LONG_LIST && count >= n) {
         theta = this.nthBest(touched, count, n, accept);
         if (rest < theta) break;
       }
-      const { slots, tfs } = p;
-      for (let j = 0; j < slots.length; j++) {
-        const slot = slots[j] as number;
+      const { data } = p;
+      const end = p.count * 2;
+      for (let j = 0; j < end; j += 2) {
+        const slot = data[j] as number;
         if (alive[slot] !== 1) continue;
         if (scores[slot] === 0) {
           if (count === touched.length) touched = this.growTouched();
           touched[count++] = slot;
         }
-        scores[slot]! += termScore(weight, (tfs[j] as number) / TF_SCALE, this.lengths[slot] as number, average);
+        scores[slot]! += termScore(weight, (data[j + 1] as number) / TF_SCALE, this.lengths[slot] as number, average);
       }
       rest -= bound;
     }
@@ -133,8 +132,8 @@ export class TextIndex {
         if (score + rest < theta) continue;
         for (let k = i; k < lists.length; k++) {
           const { p, weight } = lists[k] as (typeof lists)[number];
-          const at = indexOf(p.slots, slot);
-          if (at >= 0) score += termScore(weight, (p.tfs[at] as number) / TF_SCALE, this.lengths[slot] as number, average);
+          const at = p.indexOf(slot);
+          if (at >= 0) score += termScore(weight, (p.data[at * 2 + 1] as number) / TF_SCALE, this.lengths[slot] as number, average);
         }
       }
       if (top.wouldTake(score) && accept(slot)) top.push(slot, score);
@@ -156,17 +155,13 @@ export class TextIndex {
   /** Drops postings of dead slots and renumbers them by `remap` (old slot → new, -1 = gone). */
   compact(remap: Int32Array, slotCount: number): void {
     for (const [term, p] of this.postings) {
-      const slots: number[] = [];
-      const tfs: number[] = [];
-      for (let i = 0; i < p.slots.length; i++) {
-        const to = remap[p.slots[i] as number] as number;
-        if (to >= 0) {
-          slots.push(to);
-          tfs.push(p.tfs[i] as number);
-        }
+      const kept = new PostingList(0);
+      for (let i = 0; i < p.count; i++) {
+        const to = remap[p.data[i * 2] as number] as number;
+        if (to >= 0) kept.push(to, p.data[i * 2 + 1] as number);
       }
-      if (slots.length === 0) this.postings.delete(term);
-      else this.postings.set(term, { slots, tfs });
+      if (kept.count === 0) this.postings.delete(term);
+      else this.postings.set(term, kept);
     }
     const lengths = new Float32Array(Math.max(1024, slotCount));
     for (let old = 0; old < remap.length; old++) if ((remap[old] as number) >= 0) lengths[remap[old] as number] = this.lengths[old] as number;

@@ -1,8 +1,11 @@
 import { TopK } from '../search-rules/top-k.ts';
+import type { CoarseQuantizer } from './coarse-quantizer.ts';
 import { IvfLists } from './ivf-lists.ts';
 
 /** Vectors a listed search scans at least (more when filters reject many): about 2 ms. */
 const SCAN_AT_LEAST = 12_000;
+/** Candidates beyond the `n` asked for that the exact vectors rank (at least twice `n`). */
+const RERANK_EXTRA = 16;
 
 /**
  * Unit vectors by slot in one flat Float32Array, searched by cosine similarity (a dot product
@@ -52,6 +55,36 @@ export class VectorIndex {
     }
   }
 
+  /** The stored (normalized) vector of a slot, a view; null when it has none. */
+  vectorOf(slot: number): Float32Array | null {
+    if (this.has[slot] !== 1) return null;
+    return this.data.subarray(slot * this.dimension, (slot + 1) * this.dimension);
+  }
+
+  /** The inverted file's quantizer and each slot's list, for saving; null before training. */
+  filing(slots: number): ReturnType<IvfLists['filing']> {
+    return this.ivf.filing(slots);
+  }
+
+  /**
+   * Take saved vectors (an empty index only): `data` holds `dimension` per slot, `has` says
+   * which; with `filing`, the inverted lists as saved, else they are trained anew.
+   */
+  restore(data: Float32Array, has: Uint8Array, filing: { quantizer: CoarseQuantizer; listOf: Int32Array } | null = null): void {
+    // Adopted, not copied: a million vectors are 400 MB.
+    this.data = data;
+    this.has = has;
+    if (has.length < 1024) {
+      this.data = new Float32Array(1024 * this.dimension);
+      this.data.set(data);
+      this.has = new Uint8Array(1024);
+      this.has.set(has);
+    }
+    this.size = has.reduce((n, h) => n + h, 0);
+    if (filing) this.ivf.restore(filing.quantizer, filing.listOf, this.has, this.data, this.dimension, this.size);
+    else this.ivf.trainIfGrown(this.size, () => this.has, this.dimension, () => this.data);
+  }
+
   delete(slot: number): void {
     if (this.has[slot] === 1) this.size -= 1;
     this.has[slot] = 0;
@@ -75,26 +108,33 @@ export class VectorIndex {
       if (top.wouldTake(dot) && accept(slot)) top.push(slot, dot);
     };
     if (this.ivf.ready) {
+      // The lists' int8 codes choose candidates; a few more than asked for are then ranked by
+      // their exact vectors, so quantization moves no result that the floats would keep.
+      const rough = new TopK(Math.max(2 * n, n + RERANK_EXTRA));
       let scanned = 0;
       for (const wide of [false, true]) {
         // The nearest cells first; only when filters leave too few, every list (wide).
         for (const list of this.ivf.order(q, wide)) {
-          const { slots, vectors, count } = list;
+          const { slots, codes, scales, count } = list;
           for (let j = 0; j < count; j++) {
             const slot = slots[j] as number;
             if (has[slot] !== 1 || alive[slot] !== 1) continue;
             const base = j * dim;
             let dot = 0;
-            for (let d = 0; d < dim; d++) dot += (vectors[base + d] as number) * (q[d] as number);
-            if (top.wouldTake(dot) && accept(slot)) top.push(slot, dot);
+            for (let d = 0; d < dim; d++) dot += (codes[base + d] as number) * (q[d] as number);
+            dot *= scales[j] as number;
+            if (rough.wouldTake(dot) && accept(slot)) rough.push(slot, dot);
           }
           scanned += count;
-          if (scanned >= SCAN_AT_LEAST && top.size >= n) return top.sorted();
+          if (scanned >= SCAN_AT_LEAST && rough.size >= n) break;
         }
-        if (top.size >= n) return top.sorted();
-        top.clear();
-        scanned = 0;
+        if (rough.size >= n) break;
+        if (!wide) {
+          rough.clear();
+          scanned = 0;
+        }
       }
+      for (const { slot } of rough.sorted()) consider(slot);
       return top.sorted();
     }
     const slots = Math.min(has.length, alive.length);

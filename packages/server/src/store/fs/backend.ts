@@ -15,10 +15,11 @@ export const filesystemBackend = defineBackend({
   env: { CAIRN_DATA_DIR: z.string().min(1).default('/data/.cairn') },
   settings: (env) => ({ dataDir: env.CAIRN_DATA_DIR }),
   open: async (settings, logger): Promise<OpenBackend> => {
-    const [{ openFsStore }, { ProcessLease }, { openMemorySearch }] = await Promise.all([
+    const [{ openFsStore }, { ProcessLease }, { openMemorySearch }, { searchIndexFile }] = await Promise.all([
       import('./index.ts'),
       import('./process-lease.ts'),
       import('../../search/open-memory-search.ts'),
+      import('./search-file.ts'),
     ]);
     const store = await openFsStore({ dir: settings.dataDir, logger });
     return {
@@ -26,7 +27,8 @@ export const filesystemBackend = defineBackend({
       capabilities: CAPABILITIES,
       store,
       openLease: async () => new ProcessLease(),
-      openSearch: (embedder) => openMemorySearch(store, embedder, logger.child({ component: 'search' })),
+      // The index is saved beside the store's log, so a restart reads it instead of rebuilding it.
+      openSearch: (embedder) => openMemorySearch(store, embedder, logger.child({ component: 'search' }), searchIndexFile(settings.dataDir)),
     };
   },
   // The records live inside the server process that owns the directory.

@@ -1,0 +1,125 @@
+import type { Logger } from 'pino';
+import type { Entry } from '../domain/entry.ts';
+import type { Embedder } from '../ports/embedder.ts';
+import { embeddingText } from '../search-rules/entry-text.ts';
+import { ByteWriter } from './byte-codec.ts';
+import { CoarseQuantizer } from './coarse-quantizer.ts';
+import type { EmbedQueue } from './embed-queue.ts';
+import { type SavedFiling, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, readSnapshot, writeSnapshot } from './index-snapshot.ts';
+import type { SlotTable } from './slot-table.ts';
+import type { TextIndex } from './text-index.ts';
+import { VectorIndex } from './vector-index.ts';
+
+/** The parts of the in-process index (memory-index.ts) that saving and restoring touch. */
+export interface IndexParts {
+  readonly slots: SlotTable;
+  readonly text: TextIndex;
+  vectors: VectorIndex | null;
+  readonly queue: EmbedQueue<Entry> | null;
+  readonly embedder: Embedder | null;
+  readonly logger: Logger;
+}
+
+export interface Restored {
+  stamps: Uint32Array;
+  /** After every head was offered to `slots.claim`: drop what none claimed, embed what lacks a vector. */
+  finish(): void;
+}
+
+/** Load the saved index into empty parts; null (and nothing loaded) when there is none or it is unusable. */
+export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile): Promise<Restored | null> => {
+  const started = performance.now();
+  const buf = await file.read().catch((error: unknown) => {
+    parts.logger.warn({ err: error }, 'the saved search index could not be read; rebuilding it');
+    return null;
+  });
+  if (!buf) return null;
+  const saved = readSnapshot(buf, parts.embedder?.id ?? null, parts.embedder?.dimension ?? null);
+  if (!saved) {
+    parts.logger.warn('the saved search index is damaged or of another format; rebuilding it from the store');
+    return null;
+  }
+  parts.slots.restore(saved.ids, saved.versions);
+  parts.text.restore(saved.lengths, saved.postings);
+  if (saved.vectors && parts.embedder) {
+    parts.vectors ??= new VectorIndex(parts.embedder.id, saved.dimension);
+    const f = saved.filing;
+    parts.vectors.restore(saved.vectors, saved.hasVector, f ? { quantizer: CoarseQuantizer.restore(saved.dimension, f.c1, f.c2, f.top, f.second), listOf: f.listOf } : null);
+  } else if (parts.embedder) {
+    parts.logger.info({ embedder: parts.embedder.id }, 'the saved search index holds another embedder\u2019s vectors: every entry is embedded again');
+  }
+  parts.logger.info({ entries: saved.ids.length, ms: Math.round(performance.now() - started) }, 'saved search index read');
+  const count = saved.ids.length;
+  return {
+    stamps: saved.stamps,
+    finish: () => {
+      for (const slot of parts.slots.dropUnclaimed()) {
+        parts.text.remove(slot);
+        parts.vectors?.delete(slot);
+      }
+      for (let slot = 0; slot < count; slot++) {
+        const entry = parts.slots.entry(slot);
+        if (entry && !parts.vectors?.vectorOf(slot)) parts.queue?.push({ item: entry, text: embeddingText(entry) });
+      }
+    },
+  };
+};
+
+/**
+ * Save the index as it is now, streamed: live documents are numbered densely at the start (a
+ * list of references, not a copy), then written with their postings in chunks between
+ * requests. A renumbering meanwhile abandons the save (the next one starts over). Resolves to
+ * the documents saved, or null when abandoned.
+ */
+export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile): Promise<number | null> => {
+  const { slots, text } = parts;
+  const generation = slots.generation;
+  const remap = new Int32Array(slots.size).fill(-1);
+  const live: Array<[number, Entry]> = [];
+  for (let slot = 0; slot < slots.size; slot++) {
+    const entry = slots.entry(slot);
+    if (entry && slots.alive[slot] === 1) {
+      remap[slot] = live.length;
+      live.push([slot, entry]);
+    }
+  }
+  const filed = parts.vectors?.filing(slots.size) ?? null;
+  const filing: SavedFiling | null = filed && {
+    ...filed.quantizer.parts,
+    listOf: Int32Array.from(live, ([slot]) => filed.listOf[slot] as number),
+  };
+  function* docs(): Generator<SnapshotDoc> {
+    for (const [slot, entry] of live) yield { entry, length: text.lengthOf(slot), vector: parts.vectors?.vectorOf(slot) ?? null };
+  }
+  function* postings(): Generator<[string, Int32Array]> {
+    for (const [term, pairs] of text.terms()) {
+      const kept = new Int32Array(pairs.length);
+      let at = 0;
+      for (let i = 0; i < pairs.length; i += 2) {
+        // Slots taken after the numbering above are not in this save: the store re-offers them.
+        const to = remap[pairs[i] as number] ?? -1;
+        if (to < 0) continue;
+        kept[at++] = to;
+        kept[at++] = pairs[i + 1] as number;
+      }
+      yield [term, kept.subarray(0, at)];
+    }
+  }
+  try {
+    await file.write((sink) =>
+      writeSnapshot(new ByteWriter(sink), {
+        embedder: parts.embedder?.id ?? null,
+        dimension: parts.vectors?.dimension ?? 0,
+        docs: docs(),
+        count: live.length,
+        postings: postings(),
+        filing,
+        stillValid: () => slots.generation === generation,
+      }),
+    );
+  } catch (error) {
+    if (error instanceof SnapshotAbandoned) return null;
+    throw error;
+  }
+  return live.length;
+};

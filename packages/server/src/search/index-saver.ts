@@ -1,0 +1,62 @@
+import { saveSnapshot, type IndexParts } from './index-persistence.ts';
+import type { SnapshotFile } from './index-snapshot.ts';
+
+/**
+ * Changes (documents and vectors) since the last save that start a new one, at the least: the
+ * trigger grows with the index, so saving costs about one document written per one changed.
+ */
+const SAVE_AFTER_CHANGES = 10_000;
+/** A long embedding backlog (start-up, a changed embedder) is let finish before saving. */
+const SAVE_WHILE_EMBEDDINGS_BELOW = 2_000;
+/** How long a shutdown waits for the index to be saved (about a million entries' worth). */
+const CLOSE_SAVE_MS = 10_000;
+
+/** When the in-process index is saved: in the background as it changes, and at shutdown. */
+export class IndexSaver {
+  private readonly parts: IndexParts;
+  private readonly file: SnapshotFile;
+  private changes = 0;
+  private saving: Promise<void> | null = null;
+
+  constructor(parts: IndexParts, file: SnapshotFile) {
+    this.parts = parts;
+    this.file = file;
+  }
+
+  /** Count changes; save in the background once the index is `ready`, enough piled up and embedding caught up. */
+  changed(count: number, ready: boolean): void {
+    this.changes += count;
+    if (this.saving || !ready) return;
+    if (this.changes < Math.max(SAVE_AFTER_CHANGES, this.parts.text.docCount / 4)) return;
+    if ((this.parts.queue?.pending ?? 0) >= SAVE_WHILE_EMBEDDINGS_BELOW) return;
+    void this.save();
+  }
+
+  /**
+   * Save what changed since the last save, so the next start reads it back. Bounded, so that
+   * the store still closes within the shutdown budget: an unfinished save only leaves a
+   * temporary file, and the next start checks whatever it reads anyway.
+   */
+  async close(ready: boolean): Promise<void> {
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_SAVE_MS).unref());
+    const saved = (async () => {
+      await this.saving;
+      if (ready && this.changes > 0) await this.save();
+    })();
+    await Promise.race([saved, timeout]);
+  }
+
+  private save(): Promise<void> {
+    this.changes = 0;
+    const started = performance.now();
+    this.saving = saveSnapshot(this.parts, this.file)
+      .then((saved) => {
+        if (saved) this.parts.logger.debug({ ms: Math.round(performance.now() - started), entries: saved }, 'search index saved');
+      })
+      .catch((error: unknown) => this.parts.logger.warn({ err: error }, 'saving the search index failed; the next start rebuilds it from the store'))
+      .finally(() => {
+        this.saving = null;
+      });
+    return this.saving;
+  }
+}

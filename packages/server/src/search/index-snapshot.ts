@@ -1,0 +1,186 @@
+import { crc32 } from 'node:zlib';
+import type { Entry } from '../domain/entry.ts';
+import { ByteReader, ByteWriter } from './byte-codec.ts';
+
+/**
+ * The in-process index as a file, so a restart loads it instead of analysing and embedding
+ * every entry again. It names each document by address, version and a stamp of its content,
+ * and start-up keeps a document only where the store's current head is that very version: a
+ * stale file (older than the store, or newer writes lost to a crash) costs re-indexing the
+ * entries that differ, never a wrong answer. A torn file fails its CRC and is ignored whole.
+ */
+const MAGIC = 'cairn-search-index';
+const FORMAT = 3;
+
+/** Where the index keeps its file; the backend that owns a directory provides it. */
+export interface SnapshotFile {
+  read(): Promise<Buffer | null>;
+  /** Replace the file atomically with what `fill` streams to `sink`; a throw leaves the old file. */
+  write(fill: (sink: (chunk: Buffer) => Promise<void>) => Promise<void>): Promise<void>;
+}
+
+export const addressOf = (e: Entry): string => `${e.namespace}\u0000${e.entity_path}\u0000${e.key}`;
+
+/**
+ * Two versions with the same number but different content (a lost, rewritten write) differ
+ * here: everything the index derives from an entry (value, tags) and when it was written.
+ * Filters read the store's entry itself, so its other fields need no stamp.
+ */
+export const stampOf = (e: Entry): number => crc32(`${e.written_at} ${e.content_hash} ${e.deleted} ${e.tags.join('\u0001')}`) >>> 0;
+
+export interface SnapshotDoc {
+  entry: Entry;
+  length: number;
+  vector: Float32Array | null;
+}
+
+export interface SnapshotSource {
+  embedder: string | null;
+  dimension: number;
+  /** Live documents in the order they are numbered in the file (0, 1, …), `count` of them. */
+  docs: Iterable<SnapshotDoc>;
+  count: number;
+  /** Each term's postings, (slot, frequency) pairs with slots numbered as in `docs` (ascending). */
+  postings: Iterable<[string, Int32Array]>;
+  /** Captured with `docs`' numbering; null while the vectors are scanned exactly (untrained). */
+  filing: SavedFiling | null;
+  /** Checked between chunks: false abandons the write (the index was renumbered meanwhile). */
+  stillValid: () => boolean;
+}
+
+/** The inverted file's centroids (coarse-quantizer.ts) and each document's list (-1: none). */
+export interface SavedFiling {
+  c1: number;
+  c2: number;
+  top: Float32Array;
+  second: Float32Array[];
+  listOf: Int32Array;
+}
+
+const floatBytes = (v: Float32Array): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+/** A copy, aligned for float reads (a view into the file's buffer may not be). */
+const floatsOf = (bytes: Buffer): Float32Array => {
+  const out = new Float32Array(bytes.length / 4);
+  new Uint8Array(out.buffer).set(bytes);
+  return out;
+};
+
+export class SnapshotAbandoned extends Error {}
+
+export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Promise<void> => {
+  const check = async (): Promise<void> => {
+    await w.flushIfFull();
+    if (!source.stillValid()) throw new SnapshotAbandoned('the index was renumbered while saving');
+  };
+  w.str(JSON.stringify({ magic: MAGIC, format: FORMAT, embedder: source.embedder, dimension: source.dimension, count: source.count }));
+  for (const { entry, length, vector } of source.docs) {
+    w.str(addressOf(entry));
+    w.varint(entry.version);
+    w.varint(stampOf(entry));
+    w.f32(length);
+    // Little-endian float32s as they lie in memory (every platform Node runs on is little-endian).
+    if (vector && vector.length === source.dimension) {
+      w.varint(1);
+      w.bytes(floatBytes(vector));
+    } else w.varint(0);
+    await check();
+  }
+  w.str('');
+  for (const [term, pairs] of source.postings) {
+    if (pairs.length === 0) continue;
+    w.str(term);
+    w.varint(pairs.length / 2);
+    // Slots as gaps from the previous one: small numbers, mostly one byte each.
+    let previous = 0;
+    for (let i = 0; i < pairs.length; i += 2) {
+      w.varint((pairs[i] as number) - previous);
+      previous = pairs[i] as number;
+      w.varint(pairs[i + 1] as number);
+    }
+    await check();
+  }
+  w.str('');
+  const filing = source.filing;
+  w.varint(filing ? 1 : 0);
+  if (filing) {
+    w.varint(filing.c1);
+    w.varint(filing.c2);
+    for (const centroids of [filing.top, ...filing.second]) w.bytes(floatBytes(centroids));
+    for (let doc = 0; doc < filing.listOf.length; doc++) {
+      w.varint((filing.listOf[doc] as number) + 1);
+      if (doc % 100_000 === 0) await check();
+    }
+  }
+  await w.finish();
+};
+
+export interface LoadedSnapshot {
+  ids: string[];
+  versions: number[];
+  stamps: Uint32Array;
+  lengths: Float32Array;
+  dimension: number;
+  /** Flat, `dimension` per document; null when the file's embedder is not the current one. */
+  vectors: Float32Array | null;
+  hasVector: Uint8Array;
+  postings: Array<[string, Int32Array]>;
+  /** Null when not saved, or with another embedder's vectors. */
+  filing: SavedFiling | null;
+}
+
+/** Decode a snapshot; null when it is torn, damaged or of another format (the caller rebuilds). */
+export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: number | null): LoadedSnapshot | null => {
+  const r = ByteReader.checked(buf);
+  if (!r) return null;
+  try {
+    const header = JSON.parse(r.str()) as { magic: string; format: number; embedder: string | null; dimension: number; count: number };
+    if (header.magic !== MAGIC || header.format !== FORMAT) return null;
+    const { dimension: dim, count } = header;
+    // A remote model's dimension is unknown until its first answer: the id decides then.
+    const sameEmbedder = header.embedder === embedder && dim > 0 && (dimension === null || dim === dimension);
+    // Straight into typed arrays sized from the header: a million documents make no garbage.
+    const ids = new Array<string>(count);
+    const versions = new Array<number>(count);
+    const stamps = new Uint32Array(count);
+    const lengths = new Float32Array(count);
+    const hasVector = new Uint8Array(count);
+    const vectors = sameEmbedder ? new Float32Array(count * dim) : null;
+    const vectorBytes = vectors ? new Uint8Array(vectors.buffer) : null;
+    for (let doc = 0; doc < count; doc++) {
+      ids[doc] = r.str();
+      versions[doc] = r.varint();
+      stamps[doc] = r.varint();
+      lengths[doc] = r.f32();
+      if (r.varint() !== 1) continue;
+      if (vectorBytes) {
+        r.copyTo(vectorBytes, doc * dim * 4, dim * 4);
+        hasVector[doc] = 1;
+      } else r.bytes(dim * 4);
+    }
+    if (r.str() !== '') return null;
+    const postings: Array<[string, Int32Array]> = [];
+    for (let term = r.str(); term !== ''; term = r.str()) {
+      const pairs = new Int32Array(r.varint() * 2);
+      let slot = 0;
+      for (let i = 0; i < pairs.length; i += 2) {
+        slot += r.varint();
+        pairs[i] = slot;
+        pairs[i + 1] = r.varint();
+      }
+      postings.push([term, pairs]);
+    }
+    let filing: SavedFiling | null = null;
+    if (r.varint() === 1 && sameEmbedder) {
+      const c1 = r.varint();
+      const c2 = r.varint();
+      const top = floatsOf(r.bytes(c1 * dim * 4));
+      const second = Array.from({ length: c1 }, () => floatsOf(r.bytes(c2 * dim * 4)));
+      const listOf = new Int32Array(count);
+      for (let doc = 0; doc < count; doc++) listOf[doc] = r.varint() - 1;
+      filing = { c1, c2, top, second, listOf };
+    }
+    return { ids, versions, dimension: dim, stamps, lengths, vectors, hasVector, postings, filing };
+  } catch {
+    return null;
+  }
+};

@@ -1,0 +1,53 @@
+/**
+ * One term's postings: each slot holding the term and its weighted frequency there (× 10,
+ * an integer), interleaved in one Int32Array. Eight bytes a posting in one typed array per
+ * term, where two JS arrays of numbers took sixteen (and more while growing), and a scan
+ * reads one contiguous block.
+ */
+export class PostingList {
+  data: Int32Array;
+  count = 0;
+
+  constructor(capacity = 2) {
+    this.data = new Int32Array(capacity * 2);
+  }
+
+  /** Adopt `count` saved pairs (slot, frequency) from `data`. */
+  static of(data: Int32Array, count = data.length / 2): PostingList {
+    const list = new PostingList(0);
+    list.data = data;
+    list.count = count;
+    return list;
+  }
+
+  push(slot: number, tf: number): void {
+    if (this.count * 2 === this.data.length) {
+      const grown = new Int32Array(Math.max(4, this.data.length * 2));
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.count * 2] = slot;
+    this.data[this.count * 2 + 1] = tf;
+    this.count += 1;
+  }
+
+  /** Position of `slot` (slots ascend), or -1. */
+  indexOf(slot: number): number {
+    const data = this.data;
+    let lo = 0;
+    let hi = this.count - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const at = data[mid * 2] as number;
+      if (at === slot) return mid;
+      if (at < slot) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  /** The pairs in use, a view (no copy). */
+  get pairs(): Int32Array {
+    return this.data.subarray(0, this.count * 2);
+  }
+}

@@ -1,0 +1,166 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
+import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
+import { OpenAiEmbedder } from '../../packages/server/src/embed/openai-embedder.ts';
+import type { Embedder } from '../../packages/server/src/ports/embedder.ts';
+import { TRAIN_AT } from '../../packages/server/src/search/ivf-lists.ts';
+import { MemorySearchIndex } from '../../packages/server/src/search/memory-index.ts';
+import { parseQuery } from '../../packages/server/src/search-rules/query.ts';
+import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
+import { searchIndexFile } from '../../packages/server/src/store/fs/search-file.ts';
+import { makeEntry } from '../contract/store-contract.ts';
+import { type FakeEmbeddings, startFakeEmbeddings } from '../helpers/fake-embeddings.ts';
+
+/** A word no other entry holds (letters only, so the stemmer leaves it whole). */
+const word = (i: number): string => `zq${[...String(i)].map((d) => 'abcdefghij'[Number(d)]).join('')}x`;
+const entryOf = (i: number, version = 1, text = `${word(i)} deploy notes for the payments service`): Entry =>
+  makeEntry({ entity_path: 'notes', key: `n${i}`, version, value: { summary: text } });
+
+const TOPICS = ['database connection pool exhausted', 'kubernetes pod evicted for memory', 'payment refund failed', 'slow checkout page', 'certificate expired on the gateway'];
+
+/** The saved in-process index: what a restart reuses, and what it must not trust. */
+describe('saved search index', () => {
+  let dir: string;
+  let logs: Array<{ level: number; msg: string; reused?: number }>;
+  const logger = () => pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
+  const builtin = new BuiltinEmbedder();
+  let fake: FakeEmbeddings;
+  beforeAll(async () => {
+    fake = await startFakeEmbeddings(24);
+  });
+  afterAll(() => fake.close());
+
+  const openIndex = async (store: FsStore, embedder: Embedder = builtin): Promise<MemorySearchIndex> => {
+    const index = new MemorySearchIndex(embedder, logger(), searchIndexFile(dir));
+    await index.start(store);
+    await index.settled();
+    return index;
+  };
+  const keysFor = async (index: MemorySearchIndex, text: string): Promise<string[]> =>
+    (await index.textCandidates(parseQuery(text), { namespace: 'default', now: Date.now() }, 10)).map((c) => `${c.entry.key}@${c.entry.version}`);
+  const reused = (): number | undefined => logs.findLast((l) => l.msg === 'search index loaded')?.reused;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cairn-search-snapshot-'));
+    logs = [];
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  const filled = async (count: number): Promise<FsStore> => {
+    const store = await openFsStore({ dir, logger: logger() });
+    await Promise.all(Array.from({ length: count }, (_, i) => store.append(entryOf(i), 0)));
+    return store;
+  };
+
+  it('reuses every document and vector of a clean shutdown, and answers as before', async () => {
+    const store = await filled(300);
+    const first = await openIndex(store);
+    const before = await keysFor(first, `${word(7)} payments`);
+    const vector = (await builtin.embed(['payments deploy notes']))[0] as Float32Array;
+    const nearBefore = (await first.vectorCandidates(vector, { namespace: 'default', now: Date.now() }, 5)).map((c) => c.entry.key);
+    await first.close();
+    expect((await stat(join(dir, 'search-index'))).size).toBeGreaterThan(300 * 100 * 4);
+
+    const second = await openIndex(store);
+    expect(reused()).toBe(300);
+    expect(second.status()).toMatchObject({ entries: 300, embedded: 300, pendingEmbeddings: 0 });
+    expect(await keysFor(second, `${word(7)} payments`)).toEqual(before);
+    expect((await second.vectorCandidates(vector, { namespace: 'default', now: Date.now() }, 5)).map((c) => c.entry.key)).toEqual(nearBefore);
+    await second.close();
+    await store.close();
+  });
+
+  it('restores the inverted vector lists as saved, so a restart neither trains nor refiles', async () => {
+    const count = TRAIN_AT + 1_000;
+    const store = await openFsStore({ dir, logger: logger() });
+    for (let i = 0; i < count; i += 1_000) {
+      await Promise.all(Array.from({ length: 1_000 }, (_, j) => store.append(entryOf(i + j, 1, `${word(i + j)} ${TOPICS[(i + j) % TOPICS.length]}`), 0)));
+    }
+    const first = await openIndex(store);
+    while (!first.vectors?.listed) await new Promise((resolve) => setTimeout(resolve, 20));
+    const queries = await builtin.embed(TOPICS);
+    const nearest = (index: MemorySearchIndex) =>
+      Promise.all(queries.map(async (q) => (await index.vectorCandidates(q, { namespace: 'default', now: Date.now() }, 5)).map((c) => c.entry.key)));
+    const before = await nearest(first);
+    await first.close();
+
+    const second = new MemorySearchIndex(builtin, logger(), searchIndexFile(dir));
+    await second.start(store);
+    expect(second.vectors?.listed).toBe(true);
+    expect(reused()).toBe(count);
+    expect(await nearest(second)).toEqual(before);
+    await second.close();
+    await store.close();
+  }, 60_000);
+
+  it('serves the store as it is when the saved index is older: changed, deleted and new entries', async () => {
+    const store = await filled(100);
+    await (await openIndex(store)).close();
+    // Written while no index ran: the saved file knows none of it.
+    for (let i = 0; i < 10; i++) await store.append(entryOf(i, 2, `${word(1000 + i)} rewritten`), 1);
+    for (let i = 10; i < 15; i++) await store.append({ ...entryOf(i, 2), deleted: true }, 1);
+    for (let i = 100; i < 120; i++) await store.append(entryOf(i), 0);
+
+    const index = await openIndex(store);
+    expect(reused()).toBe(85);
+    expect(index.status()).toMatchObject({ entries: 115, embedded: 115 });
+    expect(await keysFor(index, word(3))).toEqual([]);
+    expect(await keysFor(index, word(1003))).toEqual(['n3@2']);
+    expect(await keysFor(index, word(12))).toEqual([]);
+    expect(await keysFor(index, word(110))).toEqual(['n110@1']);
+    expect(await keysFor(index, word(50))).toEqual(['n50@1']);
+    await index.close();
+    await store.close();
+  });
+
+  it('does not reuse a document whose version number matches but whose content does not', async () => {
+    // The file describes another history of the same keys (as after writes lost to a crash and
+    // written again differently): same versions, other content.
+    const other = await filled(5);
+    await (await openIndex(other)).close();
+    const saved = await readFile(join(dir, 'search-index'));
+    await other.close();
+    await rm(dir, { recursive: true, force: true });
+    const store = await openFsStore({ dir, logger: logger() });
+    for (let i = 0; i < 5; i++) await store.append(entryOf(i, 1, `${word(500 + i)} another history`), 0);
+    await writeFile(join(dir, 'search-index'), saved);
+
+    const index = await openIndex(store);
+    expect(reused()).toBe(0);
+    expect(await keysFor(index, word(2))).toEqual([]);
+    expect(await keysFor(index, word(502))).toEqual(['n2@1']);
+    await index.close();
+    await store.close();
+  });
+
+  it('rebuilds from the store when the file is torn', async () => {
+    const store = await filled(50);
+    await (await openIndex(store)).close();
+    const file = join(dir, 'search-index');
+    const saved = await readFile(file);
+    await writeFile(file, saved.subarray(0, saved.length - 7));
+
+    const index = await openIndex(store);
+    expect(logs.some((l) => l.level === 40 && /damaged/.test(l.msg))).toBe(true);
+    expect(reused()).toBe(0);
+    expect(await keysFor(index, word(42))).toEqual(['n42@1']);
+    await index.close();
+    await store.close();
+  });
+
+  it('keeps the text but embeds again when the embedder changed', async () => {
+    const store = await filled(40);
+    await (await openIndex(store)).close();
+    const remote = new OpenAiEmbedder({ url: fake.url, model: 'other-model' });
+    const index = await openIndex(store, remote);
+    expect(reused()).toBe(40);
+    expect(index.status()).toMatchObject({ embedder: 'openai:other-model', dimension: 24, embedded: 40 });
+    expect(fake.requests.reduce((n, r) => n + r.inputs, 0)).toBe(40);
+    await index.close();
+    await store.close();
+  });
+});

@@ -4,6 +4,7 @@ import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
 import { VersionConflict } from '../../packages/server/src/domain/errors.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import { describeAppendVersionContract } from './append-version-contract.ts';
+import { describeBatchContract } from './batch-contract.ts';
 
 /** What a backend's test file gives the contract: a fresh, empty store, and a way to reopen it. */
 export interface StoreHarness {
@@ -277,5 +278,12 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
     });
 
     describeAppendVersionContract(() => store);
+    describeBatchContract(
+      () => store,
+      async () => {
+        store = await h.reopen();
+        return store;
+      },
+    );
   });
 };

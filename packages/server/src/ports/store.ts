@@ -27,6 +27,12 @@ export interface ListPage {
   next: ListPosition | null;
 }
 
+/** One version of an atomic batch: `entry.version` is `expectedHead + 1`. */
+export interface BatchItem {
+  entry: Entry;
+  expectedHead: number;
+}
+
 export interface HistoryQuery {
   limit: number;
   /** Only versions strictly older than this one (for paging back through history). */
@@ -69,6 +75,15 @@ export interface Store extends RecordStore {
    * `VersionConflict` (domain/errors.ts). Resolves once the version is durable.
    */
   append(entry: Entry, expectedHead: number): Promise<void>;
+
+  /**
+   * Persist every item's version or none of them, each only if its entry's newest stored
+   * version is still the item's `expectedHead`; otherwise reject with `VersionConflict` whose
+   * `item` is the index of an item that did not match. The items name distinct entries. No
+   * reader (in this process or another replica), and no restart after a crash, ever sees part
+   * of a batch. Resolves once the whole batch is durable.
+   */
+  appendBatch(items: readonly BatchItem[]): Promise<void>;
 
   /** Resolves when the backend answers; rejects with UNAVAILABLE otherwise. */
   ping(): Promise<void>;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendEnv } from '../helpers/backend-env.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { readSse } from '../helpers/sse.ts';
+import { describeBatchHttpContract } from './batch-http-contract.ts';
 import { describeEventsContract } from './events-contract.ts';
 import { describeSearchContract } from './search-contract.ts';
 
@@ -429,5 +430,6 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
     });
     describeEventsContract(name, () => backend.env());
     describeSearchContract(() => cairn);
+    describeBatchHttpContract(() => cairn);
   });
 };

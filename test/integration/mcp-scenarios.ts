@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import { callTool } from '../helpers/mcp.ts';
 
 export const EXPECTED_TOOLS = [
-  'memory_write', 'memory_read', 'memory_list', 'memory_history', 'memory_delete', 'memory_record_outcome',
+  'memory_write', 'memory_write_batch', 'memory_read', 'memory_list', 'memory_history', 'memory_delete', 'memory_record_outcome',
   'memory_search', 'memory_briefing', 'cortex_digests',
 ];
 
@@ -71,6 +71,27 @@ export const mcpScenarios = (client: () => Client): void => {
     expect(gone.body.error.code).toBe('NOT_FOUND');
     const history = await callTool(client(), 'memory_history', { entity_path: path, key: 'owner' });
     expect(history.body.versions.map((v: { deleted: boolean }) => v.deleted)).toEqual([true, false, false]);
+  });
+
+  it('writes a batch whole, and refuses a conflicting one whole with a tool error naming the item', async () => {
+    const path = freshPath();
+    const written = await callTool(client(), 'memory_write_batch', {
+      entries: [
+        { entity_path: path, key: 'decision', value: 'use retries with jitter' },
+        { entity_path: path, key: 'reason', value: { incident: 'INC-7' } },
+      ],
+    });
+    expect(written.isError).toBe(false);
+    expect(written.body.results.map((r: { entry: { key: string; version: number } }) => [r.entry.key, r.entry.version])).toEqual([['decision', 1], ['reason', 1]]);
+    const refused = await callTool(client(), 'memory_write_batch', {
+      entries: [
+        { entity_path: path, key: 'fresh', value: 'x' },
+        { entity_path: path, key: 'decision', value: 'other', if_version: 0 },
+      ],
+    });
+    expect(refused.isError).toBe(true);
+    expect(refused.body.error).toMatchObject({ code: 'CONFLICT', details: [{ field: 'entries.1.if_version' }] });
+    expect((await callTool(client(), 'memory_read', { entity_path: path, key: 'fresh' })).body.error.code).toBe('NOT_FOUND');
   });
 
   it('answers a bad entity path with a tool error naming the field and the rule', async () => {

@@ -1,10 +1,10 @@
-import type { Entry } from './api/entry.ts';
+import type { BatchResult, Entry } from './api/entry.ts';
 import { type ClientOptions, HttpTransport } from './http.ts';
 import type {
   AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest,
   DigestList, DigestQuery, EntryRef, EventRequest, EventResponse, Health, HistoryRequest, HistoryResponse, IssuedKey,
   KeyRequest, ListQuery, ListResponse, ManagedKey, OutcomeRequest, OutcomeResponse, Pattern, PatternQuery, ReadRequest,
-  SearchRequest, SearchResponse, Team, Trace, TraceQuery, WriteRequest, WriteResponse,
+  SearchRequest, SearchResponse, Team, Trace, TraceQuery, WriteBatchRequest, WriteRequest, WriteResponse,
 } from './types.ts';
 import { type WatchOptions, watchEntries } from './watch.ts';
 
@@ -42,6 +42,14 @@ export class CairnClient {
   /** A new version, or `unchanged: true` when identical to the current one. */
   write(request: WriteRequest): Promise<WriteResponse> {
     return this.http.json('POST', '/api/v1/entries', { body: request });
+  }
+
+  /**
+   * Several writes at once, all or nothing: a conflict (`ConflictError`, naming the item in
+   * its details) or refusal of any one stores none of them.
+   */
+  writeBatch(request: WriteBatchRequest): Promise<BatchResult> {
+    return this.http.json('POST', '/api/v1/entries/batch', { body: request });
   }
 
   /** The current version, or `version`; `NotFoundError` when absent, deleted or expired. */

@@ -51,6 +51,13 @@ export interface WriteResponse {
   unchanged: boolean;
 }
 
+/** Up to 100 writes stored atomically: all of them or none (`POST /api/v1/entries/batch`). */
+export interface WriteBatchRequest {
+  /** Default namespace for entries that name none. */
+  namespace?: string;
+  entries: WriteRequest[];
+}
+
 export interface ReadRequest extends EntryRef {
   version?: number;
 }

@@ -30,3 +30,15 @@ export interface Entry {
   expires_at: string | null;
   deleted: boolean;
 }
+
+/** One entry's part of a batch write: its version now, and whether this batch stored nothing for it. */
+export interface BatchItemResult {
+  entry: Entry;
+  /** True when this item was identical to the entry's current version and stored nothing. */
+  unchanged: boolean;
+}
+
+/** What a batch write did: one result per entry, in the request's order. Every version was stored, or the request failed and none was. */
+export interface BatchResult {
+  results: BatchItemResult[];
+}

@@ -1,5 +1,5 @@
 import type { CairnClient } from 'cairn-memory-client';
-import type { BriefingQuery, DeleteRequest, DigestQuery, HistoryRequest, ListQuery, OutcomeRequest, ReadRequest, SearchRequest, WriteRequest } from 'cairn-memory-client';
+import type { BriefingQuery, DeleteRequest, DigestQuery, HistoryRequest, ListQuery, OutcomeRequest, ReadRequest, SearchRequest, WriteBatchRequest, WriteRequest } from 'cairn-memory-client';
 import { parseInput } from '../domain/parse-input.ts';
 import { DeleteEntryInput } from '../services/delete-entry.ts';
 import { EntryHistoryInput } from '../services/entry-history.ts';
@@ -17,6 +17,7 @@ import { SERVED_OPERATIONS } from './service-operations.ts';
 export const clientOperations = (client: CairnClient, served: readonly OperationName[] = SERVED_OPERATIONS): Partial<MemoryOperations> => {
   const all: MemoryOperations = {
     write: (raw) => client.write(raw as WriteRequest),
+    writeBatch: (raw) => client.writeBatch(raw as WriteBatchRequest),
     read: async (raw) => {
       parseInput(ReadEntryInput, raw);
       return client.read(raw as ReadRequest);

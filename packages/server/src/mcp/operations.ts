@@ -1,5 +1,5 @@
 import type {
-  Briefing, DigestList, Entry, HistoryResponse, ListResponse, OutcomeResponse, SearchResponse, WriteResponse,
+  BatchResult, Briefing, DigestList, Entry, HistoryResponse, ListResponse, OutcomeResponse, SearchResponse, WriteResponse,
 } from 'cairn-memory-client';
 
 /**
@@ -10,6 +10,7 @@ import type {
  */
 export interface MemoryOperations {
   write: (raw: unknown) => Promise<WriteResponse>;
+  writeBatch: (raw: unknown) => Promise<BatchResult>;
   read: (raw: unknown) => Promise<Entry>;
   list: (raw: unknown) => Promise<ListResponse>;
   history: (raw: unknown) => Promise<HistoryResponse>;

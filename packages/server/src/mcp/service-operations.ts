@@ -7,6 +7,7 @@ import { listEntries } from '../services/list-entries.ts';
 import { readEntry } from '../services/read-entry.ts';
 import { recordOutcome } from '../services/record-outcome.ts';
 import { searchEntries } from '../services/search-entries.ts';
+import { writeBatch } from '../services/write-batch.ts';
 import { writeEntry } from '../services/write-entry.ts';
 import type { MemoryOperations, OperationName } from './operations.ts';
 
@@ -22,6 +23,7 @@ const SERVICES: { [K in OperationName]?: Binding<K> } = {
     const { entry, created } = await writeEntry(deps, ctx, raw);
     return { entry, unchanged: !created };
   },
+  writeBatch: (deps, ctx) => (raw) => writeBatch(deps, ctx, raw),
   read: (deps, ctx) => (raw) => readEntry(deps, ctx, raw),
   list: (deps, ctx) => (raw) => listEntries(deps, ctx, raw),
   history: (deps, ctx) => (raw) => entryHistory(deps, ctx, raw),

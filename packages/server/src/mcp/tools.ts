@@ -1,5 +1,6 @@
 import type { ToolDefinition } from './tool.ts';
 import { memoryHistory, memoryList, memorySearch } from './tools/browse-tools.ts';
+import { memoryWriteBatch } from './tools/batch-tools.ts';
 import { memoryDelete, memoryRead, memoryWrite } from './tools/entry-tools.ts';
 import { cortexDigests, memoryBriefing, memoryRecordOutcome } from './tools/knowledge-tools.ts';
 
@@ -14,6 +15,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   memoryList,
   memoryHistory,
   memoryWrite,
+  memoryWriteBatch,
   memoryDelete,
   memoryRecordOutcome,
   cortexDigests,

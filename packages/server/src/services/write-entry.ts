@@ -97,13 +97,13 @@ export const writeDerived = async (
   return audited(deps, ctx, result);
 };
 
-const requireStorableValue = (value: unknown): void => {
+export const requireStorableValue = (value: unknown): void => {
   const tooLarge = valueSizeProblem(value);
   if (tooLarge) throw new ServiceError('PAYLOAD_TOO_LARGE', `value ${tooLarge}`, { details: [{ field: 'value', message: tooLarge }] });
 };
 
 /** The version `input` makes on top of the head that was read; unchanged when it repeats the live one. */
-const nextVersion = (ctx: Context, address: EntryAddress, input: WriteData, { head, live, now }: HeadView): AppendDecision => {
+export const nextVersion = (ctx: Context, address: EntryAddress, input: WriteData, { head, live, now }: HeadView): AppendDecision => {
   const written = new Date(now).toISOString();
   const candidate: Entry = {
     ...address,
@@ -125,7 +125,7 @@ const nextVersion = (ctx: Context, address: EntryAddress, input: WriteData, { he
   return live && sameAs(live, candidate) ? { kind: 'unchanged', entry: live } : { kind: 'append', entry: candidate };
 };
 
-const audited = (deps: ServiceDeps, ctx: Context, result: WriteResult): WriteResult => {
+export const audited = (deps: ServiceDeps, ctx: Context, result: WriteResult): WriteResult => {
   const { entry, created } = result;
   // Not awaited: the version itself is the durable record of the write, and waiting for
   // the audit batch would put a second storage round trip on every write.

@@ -13,7 +13,7 @@ const PUT_CONCURRENCY = 8;
  * batch only after BATCH_DEADLINE_MS, and until then nobody builds on its slots, so deleting is
  * safe with a wide margin. Later it leaves them, marked aborted, for the next writer to pass.
  */
-const WITHDRAW_WITHIN_MS = 10_000;
+const WITHDRAW_WITHIN_MS = 5_000;
 
 /**
  * Writes every item's version object tagged with one batch id, then decides the batch with

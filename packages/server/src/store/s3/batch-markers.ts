@@ -10,7 +10,7 @@ export const BATCH_DEADLINE = 'cairn-batch-deadline';
  * few version objects and its marker within seconds; a crashed one never does, and its
  * versions must stop blocking their entries.
  */
-export const BATCH_DEADLINE_MS = 60_000;
+export const BATCH_DEADLINE_MS = 20_000;
 
 export type BatchState = 'committed' | 'aborted' | 'pending';
 

@@ -10,7 +10,10 @@ const SIZE = 5;
 export const describeBatchCrash = (backend: BackendEnv): void => {
   afterAll(() => backend.cleanup());
   it(`never leaves part of a batch across ${CYCLES} SIGKILL cycles`, async () => {
-    const report = await batchCrashLoop({ env: await backend.env(), cycles: CYCLES, writers: WRITERS, size: SIZE });
+    const env = await backend.env();
+    // A spawned server gets only the variables it is given; S3's credentials are the process's.
+    const credentials = Object.fromEntries(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'].flatMap((k) => (process.env[k] ? [[k, process.env[k] as string]] : [])));
+    const report = await batchCrashLoop({ env: { ...env, ...credentials }, cycles: CYCLES, writers: WRITERS, size: SIZE });
     expect(report.torn, 'entries holding part of a batch').toEqual([]);
     expect(report.lost, 'acknowledged batches missing').toEqual([]);
     console.log(`batch crash test: ${report.acknowledged} acknowledged batches of ${SIZE} over ${CYCLES} SIGKILL cycles, none torn`);

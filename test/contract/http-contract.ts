@@ -4,6 +4,7 @@ import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { readSse } from '../helpers/sse.ts';
 import { describeBatchHttpContract } from './batch-http-contract.ts';
 import { describeEventsContract } from './events-contract.ts';
+import { describeEvidenceHttpContract } from './evidence-http-contract.ts';
 import { describeSearchContract } from './search-contract.ts';
 
 /**
@@ -431,5 +432,6 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
     describeEventsContract(name, () => backend.env());
     describeSearchContract(() => cairn);
     describeBatchHttpContract(() => cairn);
+    describeEvidenceHttpContract(() => cairn);
   });
 };

@@ -5,7 +5,7 @@ import type { Digest, DigestTypeFilter } from './api/digest.ts';
 import type { Entry, EntryValue } from './api/entry.ts';
 import type { OutcomeResult } from './api/outcomes.ts';
 import type { PatternKind } from './api/patterns.ts';
-import type { Highlight, SearchMode, SearchResult } from './api/search.ts';
+import type { DiscreditedMode, Highlight, SearchMode, SearchResult } from './api/search.ts';
 
 /**
  * Requests and answers of the REST API (SPEC §5), as the client sends and receives them.
@@ -105,6 +105,8 @@ export interface SearchRequest {
   /** 1–100, default 10. */
   limit?: number;
   mode?: SearchMode;
+  /** Discredited entries: left out (default), included, or listed apart in `tried_and_failed`. */
+  discredited?: DiscreditedMode;
 }
 
 /** A result and why it ranked (`parts`) and matched (`highlights`), as the search service answers. */
@@ -121,6 +123,8 @@ export interface BriefingQuery {
   limit?: number;
   /** Size cap of the whole answer, in JSON characters (default 8000). */
   max_chars?: number;
+  /** Discredited entries: left out of recent changes and open items (default), included, or listed apart in `tried_and_failed`. */
+  discredited?: DiscreditedMode;
 }
 
 export interface DigestQuery {

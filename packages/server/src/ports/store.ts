@@ -62,6 +62,12 @@ export interface Store extends RecordStore {
   history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]>;
   list(query: ListQuery): Promise<ListPage>;
   /**
+   * The newest version of every entry in `target`'s namespace whose newest version links to
+   * `target` (any relation), tombstones and expired ones included, in no particular order:
+   * the reverse of `Entry.links`, for walking links both ways.
+   */
+  linkedTo(target: EntryAddress): Promise<Entry[]>;
+  /**
    * The newest version of every entry in every namespace, tombstones and expired ones
    * included, in no particular order; for indexes built beside the store (search). Each
    * entry appears once; writes made during the scan may or may not appear, so a consumer

@@ -6,7 +6,7 @@ import { parseInput } from '../domain/parse-input.ts';
 import { type BatchAppend, appendVersions } from './append-version.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { WriteEntryInput, audited, nextVersion, requireStorableValue } from './write-entry.ts';
+import { WriteEntryInput, audited, nextVersion, requireLinkTargets, requireStorableValue } from './write-entry.ts';
 
 /** Entries per batch: enough for a session's worth of notes, small enough for one request body. */
 export const MAX_BATCH_ENTRIES = 100;
@@ -38,6 +38,7 @@ export const writeBatch = async (deps: ServiceDeps, ctx: Context, raw: unknown):
     const namespace = namespaceFor(ctx, entry.namespace ?? input.namespace);
     requirePath(ctx, entry.entity_path);
     requireStorableValue(entry.value);
+    requireLinkTargets(ctx, entry.links);
     const address = { namespace, entity_path: entry.entity_path, key: entry.key };
     const id = JSON.stringify([namespace, entry.entity_path, entry.key]);
     if (seen.has(id)) {

@@ -100,6 +100,10 @@ export class FsStore implements Store {
     return versions;
   }
 
+  async linkedTo(target: EntryAddress): Promise<Entry[]> {
+    return this.index.linkedTo(target);
+  }
+
   async list(query: ListQuery): Promise<ListPage> {
     return this.index.list(query);
   }

@@ -5,6 +5,7 @@ import type { ChangeFeed } from '../../ports/change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { appendBatch } from './append-batch.ts';
+import { readLinkedTo } from './read-links.ts';
 import { AppendBatcher } from './append-batcher.ts';
 import type { Sql } from './client.ts';
 import { toServiceError } from './db-errors.ts';
@@ -62,6 +63,10 @@ export class PostgresStore implements Store {
 
   list(q: ListQuery): Promise<ListPage> {
     return this.run('list', () => listEntries(this.sql, q));
+  }
+
+  linkedTo(target: EntryAddress): Promise<Entry[]> {
+    return this.run('linkedTo', () => readLinkedTo(this.sql, target));
   }
 
   /** Pages through cairn_heads, one short query per page, so a long scan pins nothing. */

@@ -98,6 +98,13 @@ export class S3Store implements Store {
     return this.parts.index.list(query);
   }
 
+  /** From this replica's index, after catching up with the change log, as lists are. */
+  async linkedTo(target: EntryAddress): Promise<Entry[]> {
+    this.assertOpen();
+    await this.follower?.sync();
+    return this.parts.index.linkedTo(target);
+  }
+
   async *scanHeads(): AsyncGenerator<Entry> {
     this.assertOpen();
     await this.follower?.sync();

@@ -5,6 +5,7 @@ import { readSse } from '../helpers/sse.ts';
 import { describeBatchHttpContract } from './batch-http-contract.ts';
 import { describeEventsContract } from './events-contract.ts';
 import { describeEvidenceHttpContract } from './evidence-http-contract.ts';
+import { describeLinksHttpContract } from './links-http-contract.ts';
 import { describeSearchContract } from './search-contract.ts';
 
 /**
@@ -433,5 +434,6 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
     describeSearchContract(() => cairn);
     describeBatchHttpContract(() => cairn);
     describeEvidenceHttpContract(() => cairn);
+    describeLinksHttpContract(backend);
   });
 };

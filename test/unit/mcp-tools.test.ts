@@ -4,6 +4,7 @@ import { TOOLS } from '../../packages/server/src/mcp/tools.ts';
 import { BriefingInput } from '../../packages/server/src/services/briefing.ts';
 import { DeleteEntryInput } from '../../packages/server/src/services/delete-entry.ts';
 import { EntryHistoryInput } from '../../packages/server/src/services/entry-history.ts';
+import { NeighboursInput } from '../../packages/server/src/services/entry-neighbours.ts';
 import { ListDigestsInput } from '../../packages/server/src/services/list-digests.ts';
 import { ListEntriesInput } from '../../packages/server/src/services/list-entries.ts';
 import { ReadEntryInput } from '../../packages/server/src/services/read-entry.ts';
@@ -20,6 +21,7 @@ const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
 const SERVICE_INPUTS: Record<string, z.ZodObject> = {
   memory_write: WriteEntryInput,
   memory_write_batch: WriteBatchInput,
+  memory_neighbours: NeighboursInput,
   memory_read: ReadEntryInput,
   memory_list: ListEntriesInput,
   memory_history: EntryHistoryInput,
@@ -31,9 +33,9 @@ const SERVICE_INPUTS: Record<string, z.ZodObject> = {
 };
 
 describe('MCP tool definitions', () => {
-  it('are the nine tools of SPEC §9 and the batch write, each with a distinct name and operation', () => {
+  it('are the nine tools of SPEC §9, the batch write and the neighbours walk, each with a distinct name and operation', () => {
     expect(TOOLS.map((t) => t.name).sort()).toEqual([
-      'cortex_digests', 'memory_briefing', 'memory_delete', 'memory_history', 'memory_list', 'memory_read', 'memory_record_outcome', 'memory_search', 'memory_write', 'memory_write_batch',
+      'cortex_digests', 'memory_briefing', 'memory_delete', 'memory_history', 'memory_list', 'memory_neighbours', 'memory_read', 'memory_record_outcome', 'memory_search', 'memory_write', 'memory_write_batch',
     ]);
     expect(new Set(TOOLS.map((t) => t.operation)).size).toBe(TOOLS.length);
   });

@@ -3,7 +3,7 @@ import { type ClientOptions, HttpTransport } from './http.ts';
 import type {
   AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest,
   DigestList, DigestQuery, EntryRef, EventRequest, EventResponse, Health, HistoryRequest, HistoryResponse, IssuedKey,
-  KeyRequest, ListQuery, ListResponse, ManagedKey, OutcomeRequest, OutcomeResponse, Pattern, PatternQuery, ReadRequest,
+  KeyRequest, ListQuery, ListResponse, ManagedKey, NeighboursRequest, NeighboursResponse, OutcomeRequest, OutcomeResponse, Pattern, PatternQuery, ReadRequest,
   SearchRequest, SearchResponse, Team, Trace, TraceQuery, WriteBatchRequest, WriteRequest, WriteResponse,
 } from './types.ts';
 import { type WatchOptions, watchEntries } from './watch.ts';
@@ -79,6 +79,11 @@ export class CairnClient {
   /** Versions newest first, tombstones included; page back with `before: next_before`. */
   history({ limit, before, namespace, ...ref }: HistoryRequest): Promise<HistoryResponse> {
     return this.http.json('GET', entryPath('history', ref), { query: { limit, before, namespace } });
+  }
+
+  /** Entries linked to or from one, walked both ways to `depth` (only what the key may see). */
+  neighbours({ depth, relation, limit, namespace, ...ref }: NeighboursRequest): Promise<NeighboursResponse> {
+    return this.http.json('GET', entryPath('neighbours', ref), { query: { depth, relation, limit, namespace } });
   }
 
   search(request: SearchRequest): Promise<SearchResponse> {

@@ -19,6 +19,7 @@ export type * from './api/connectors.ts';
 export type * from './api/cortex-status.ts';
 export type * from './api/digest.ts';
 export type * from './api/entry.ts';
+export type * from './api/neighbours.ts';
 export type * from './api/outcomes.ts';
 export type * from './api/patterns.ts';
 export type * from './api/search.ts';
@@ -80,6 +81,15 @@ export interface ListQuery {
 export interface ListResponse {
   entries: Entry[];
   next_cursor: string | null;
+}
+
+export interface NeighboursRequest extends EntryRef {
+  /** How many links away to walk (1–3, default 1). */
+  depth?: number;
+  /** Follow only links with this relation. */
+  relation?: string;
+  /** Most entries (1–200, default 50). */
+  limit?: number;
 }
 
 export interface HistoryRequest extends EntryRef {

@@ -199,8 +199,10 @@ export const registerClientCommands = (program: Command): void => {
     .option('--agent-id <id>', 'for this agent')
     .option('--limit <n>', 'most items per list (default 10)', integer(1))
     .option('--max-chars <n>', 'size cap of the whole answer (default 8000)', integer(500))
+    .addOption(new Option('--discredited <mode>', 'entries outcomes discredit: hide (default), include, or apart (TRIED AND FAILED)').choices(['hide', 'include', 'apart']))
     .action(action(async (client, o) => {
       const body = await client.briefing({
+        discredited: o.discredited as 'hide' | 'include' | 'apart' | undefined,
         entity_path: o.entityPath as string | undefined,
         agent_id: o.agentId as string | undefined,
         limit: o.limit as number | undefined,

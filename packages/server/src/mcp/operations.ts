@@ -1,5 +1,5 @@
 import type {
-  BatchResult, Briefing, DigestList, Entry, HistoryResponse, ListResponse, OutcomeResponse, SearchResponse, WriteResponse,
+  BatchResult, Briefing, DigestList, Entry, HistoryResponse, ListResponse, NeighboursResponse, OutcomeResponse, SearchResponse, WriteResponse,
 } from 'cairn-memory-client';
 
 /**
@@ -14,6 +14,7 @@ export interface MemoryOperations {
   read: (raw: unknown) => Promise<Entry>;
   list: (raw: unknown) => Promise<ListResponse>;
   history: (raw: unknown) => Promise<HistoryResponse>;
+  neighbours: (raw: unknown) => Promise<NeighboursResponse>;
   delete: (raw: unknown) => Promise<void>;
   recordOutcome: (raw: unknown) => Promise<OutcomeResponse>;
   search: (raw: unknown) => Promise<SearchResponse>;

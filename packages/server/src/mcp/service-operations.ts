@@ -2,6 +2,7 @@ import { briefing } from '../services/briefing.ts';
 import type { Context, ServiceDeps } from '../services/context.ts';
 import { deleteEntry } from '../services/delete-entry.ts';
 import { entryHistory } from '../services/entry-history.ts';
+import { entryNeighbours } from '../services/entry-neighbours.ts';
 import { listDigests } from '../services/list-digests.ts';
 import { listEntries } from '../services/list-entries.ts';
 import { readEntry } from '../services/read-entry.ts';
@@ -27,6 +28,7 @@ const SERVICES: { [K in OperationName]?: Binding<K> } = {
   read: (deps, ctx) => (raw) => readEntry(deps, ctx, raw),
   list: (deps, ctx) => (raw) => listEntries(deps, ctx, raw),
   history: (deps, ctx) => (raw) => entryHistory(deps, ctx, raw),
+  neighbours: (deps, ctx) => (raw) => entryNeighbours(deps, ctx, raw),
   delete: (deps, ctx) => async (raw) => {
     await deleteEntry(deps, ctx, raw);
   },

@@ -45,7 +45,7 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         const doc = await cairn.call('GET', '/api/v1/openapi.json');
         expect(doc.status).toBe(200);
         expect(doc.body.openapi).toBe('3.1.0');
-        expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/api/v1/entries', '/api/v1/entries/{entity_path}/{key}', '/api/v1/history/{entity_path}/{key}', '/health']));
+        expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/api/v1/entries', '/api/v1/entries/{entity_path}/{key}', '/api/v1/history/{entity_path}/{key}', '/api/v1/entries/batch', '/api/v1/neighbours/{entity_path}/{key}', '/health']));
         expect(doc.body.paths['/api/v1/entries'].post.requestBody.content['application/json'].schema).toBeDefined();
       });
 

@@ -53,7 +53,8 @@ export const entryNeighbours = async (deps: ServiceDeps, ctx: Context, raw: unkn
       next.push(entry);
     };
     for (const node of frontier) {
-      for (const link of node.links) {
+      // Versions written before links existed (filesystem, S3) carry none.
+      for (const link of node.links ?? []) {
         // Checked before reading, so a hidden entry is not even fetched.
         if (!follows(link.relation) || !pathVisible(ctx, link.entity_path)) continue;
         const target = reached.get(idOf(link))?.entry ?? (await deps.store.head({ namespace, ...keyOf(link) } as EntryAddress));
@@ -61,7 +62,7 @@ export const entryNeighbours = async (deps: ServiceDeps, ctx: Context, raw: unkn
       }
       for (const source of await deps.store.linkedTo({ namespace, ...keyOf(node) })) {
         if (!usable(source)) continue;
-        for (const link of source.links) {
+        for (const link of source.links ?? []) {
           if (idOf(link) === idOf(node) && follows(link.relation)) meet(source, { from: keyOf(source), to: keyOf(node), relation: link.relation });
         }
       }

@@ -36,7 +36,8 @@ export const judgedEntries = async (
     const { entity_path, key } = record.data as { entity_path: string; key: string };
     if (!under(entity_path)) continue;
     const head = await deps.store.head({ namespace, entity_path, key });
-    if (!head || !isLive(head, now) || head.evidence.status === 'untested' || head.evidence.status === 'validated') continue;
+    // Versions written before evidence existed (filesystem, S3) carry none: untested.
+    if (!head?.evidence || !isLive(head, now) || head.evidence.status === 'untested' || head.evidence.status === 'validated') continue;
     const { successes, failures, status } = head.evidence;
     judged.push({ entity_path, key, version: head.version, status, successes, failures, written_at: head.written_at, summary: shortText(head.value) });
   }

@@ -2,7 +2,7 @@ import type { OutcomeResult } from 'cairn-memory-client';
 import { z } from 'zod';
 import type { Entry } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
-import { withOutcome } from '../domain/evidence.ts';
+import { UNTESTED, withOutcome } from '../domain/evidence.ts';
 import { EntityPathSchema, KeySchema, NamespaceSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
@@ -70,9 +70,10 @@ const applyOne = async (
       memory_type,
       shared,
       tags,
-      links,
+      links: links ?? [],
       confidence: Math.round(moved * 1e6) / 1e6,
-      evidence: withOutcome(current.evidence, outcome),
+      // Versions written before evidence existed (filesystem, S3) carry none: untested.
+      evidence: withOutcome(current.evidence ?? UNTESTED, outcome),
       provenance: { ...provenance, last_outcome: { outcome, by: ctx.agentId, request_id: ctx.requestId } },
       ...(ttl_seconds ? { ttl_seconds } : {}),
     };

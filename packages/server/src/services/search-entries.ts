@@ -87,7 +87,7 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
     .filter((r) => pathVisible(ctx, r.entry.entity_path))
     .map((r) => ({ entry: r.entry, score: round(r.score), parts: r.parts, highlights: highlight(r.entry, matches) }));
   if (input.discredited === 'include') return { results: visible.slice(0, input.limit), mode };
-  const discredited = (r: { entry: { evidence: { status: string } } }): boolean => r.entry.evidence.status === 'discredited';
+  const discredited = (r: { entry: { evidence: { status: string } } }): boolean => r.entry.evidence?.status === 'discredited';
   const results = visible.filter((r) => !discredited(r)).slice(0, input.limit);
   if (input.discredited === 'hide') return { results, mode };
   return { results, mode, tried_and_failed: visible.filter(discredited).slice(0, input.limit) };

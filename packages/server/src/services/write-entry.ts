@@ -137,7 +137,7 @@ export const nextVersion = (ctx: Context, address: EntryAddress, input: WriteDat
     expires_at: input.ttl_seconds === undefined ? null : new Date(now + input.ttl_seconds * 1000).toISOString(),
     deleted: false,
     // Outcomes judged this content; a new value has to earn its own.
-    evidence: evidence ?? (live && live.content_hash === hash ? live.evidence : UNTESTED),
+    evidence: evidence ?? (live && live.content_hash === hash ? (live.evidence ?? UNTESTED) : UNTESTED),
     links: input.links ?? [],
   };
   return live && sameAs(live, candidate) ? { kind: 'unchanged', entry: live } : { kind: 'append', entry: candidate };

@@ -29,7 +29,7 @@ const entryOf = (entity_path: string, key: string, n: number, version = 1): Entr
   const at = new Date().toISOString();
   return {
     namespace: ns, entity_path, key, value, version, confidence: 1, agent_id: 'bench', event_type: null, memory_type: 'fact', shared: false,
-    tags: [], provenance: {}, content_hash: contentHash(value), created_at: at, written_at: at, expires_at: null, deleted: false,
+    tags: [], provenance: {}, content_hash: contentHash(value), created_at: at, written_at: at, expires_at: null, deleted: false, evidence: { successes: 0, failures: 0, status: 'untested' }, links: [],
   };
 };
 

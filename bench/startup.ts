@@ -37,7 +37,7 @@ export const benchStartup = async (count: number): Promise<StartupBench> => {
       const entry: Entry = {
         namespace: 'default', entity_path: `bench/startup/p${i % 1000}`, key: `k${i}`, value: v, version: 1, confidence: 1,
         agent_id: 'bench', event_type: null, memory_type: 'fact', shared: false, tags: [], provenance: {},
-        content_hash: contentHash(v), created_at: now, written_at: now, expires_at: null, deleted: false,
+        content_hash: contentHash(v), created_at: now, written_at: now, expires_at: null, deleted: false, evidence: { successes: 0, failures: 0, status: 'untested' }, links: [],
       };
       batch.push(store.append(entry, 0));
       if (batch.length === 500) await Promise.all(batch.splice(0));

@@ -29,7 +29,7 @@ export function* searchCorpus(count: number): Generator<Entry> {
     yield {
       namespace: 'default', entity_path: `${t.entity_path}/c${copy}`, key: t.key, value, version: 1, confidence: t.confidence ?? 1,
       agent_id: t.agent_id ?? 'bench', event_type: t.event_type ?? null, memory_type: t.memory_type ?? 'fact', shared: false, tags: t.tags ?? [],
-      provenance: {}, content_hash: contentHash(value), created_at: now, written_at: now, expires_at: null, deleted: false,
+      provenance: {}, content_hash: contentHash(value), created_at: now, written_at: now, expires_at: null, deleted: false, evidence: { successes: 0, failures: 0, status: 'untested' }, links: [],
     };
   }
 }

@@ -16,7 +16,7 @@ const versionOf = (address: EntryAddress, version: number, value: Record<string,
   const at = new Date().toISOString();
   return {
     ...address, value, version, confidence: 1, agent_id: 'tester', event_type: null, memory_type: 'fact', shared: false,
-    tags: [], provenance: {}, content_hash: contentHash(value), created_at: at, written_at: at, expires_at: null, deleted,
+    tags: [], provenance: {}, content_hash: contentHash(value), created_at: at, written_at: at, expires_at: null, deleted, evidence: { successes: 0, failures: 0, status: 'untested' }, links: [],
   };
 };
 

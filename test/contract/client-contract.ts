@@ -224,6 +224,32 @@ export const describeClientContract = (name: string, backend: BackendEnv): void 
       expect(noUrl.stderr).toContain('CAIRN_HTTP_URL');
     });
 
+    it('writes a batch through the client, and refuses a conflicting one whole with ConflictError', async () => {
+      const path = freshPath();
+      const done = await client.writeBatch({ entries: [{ entity_path: path, key: 'a', value: 'one' }, { entity_path: path, key: 'b', value: { two: 2 } }] });
+      expect(done.results.map((r) => [r.entry.key, r.entry.version, r.unchanged])).toEqual([['a', 1, false], ['b', 1, false]]);
+      const refused = await client.writeBatch({ entries: [{ entity_path: path, key: 'c', value: 'x' }, { entity_path: path, key: 'a', value: 'y', if_version: 0 }] }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ConflictError);
+      expect((refused as ConflictError).details?.[0]?.field).toBe('entries.1.if_version');
+      await expect(client.read({ entity_path: path, key: 'c' })).rejects.toBeInstanceOf(NotFoundError);
+    });
+
+    it('cairn write-batch writes a JSON-lines file atomically and refuses bad lines with exit code 2', async () => {
+      const path = freshPath();
+      const lines = [{ entity_path: path, key: 'x', value: 'first' }, { entity_path: path, key: 'y', value: { n: 1 } }].map((l) => JSON.stringify(l)).join('\n');
+      const out = await cli(['write-batch', '-'], { stdin: `${lines}\n\n` });
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stdout).toContain(`wrote ${path} / y version 1`);
+      expect(out.stdout).toContain('2 of 2 entries stored');
+      const conflict = await cli(['write-batch', '-'], { stdin: JSON.stringify({ entity_path: path, key: 'x', value: 'no', if_version: 0 }) });
+      expect(conflict.code).toBe(1);
+      expect(conflict.stderr).toContain('entries.0.if_version');
+      const bad = await cli(['write-batch', '-'], { stdin: `${lines}\nnot json\n` });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('line 3');
+      expect((await client.read({ entity_path: path, key: 'x' })).version).toBe(1);
+    });
+
     it('cairn search prints ranked results', async () => {
       const path = freshPath();
       await client.write({ entity_path: path, key: 'runbook', value: 'restart the payment gateway when queue depth alarms' });

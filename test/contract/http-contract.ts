@@ -2,8 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendEnv } from '../helpers/backend-env.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { readSse } from '../helpers/sse.ts';
+import { describeBatchHttpContract } from './batch-http-contract.ts';
 import { describeConnectorsContract } from './connectors-contract.ts';
 import { describeEventsContract } from './events-contract.ts';
+import { describeEvidenceHttpContract } from './evidence-http-contract.ts';
+import { describeLinksHttpContract } from './links-http-contract.ts';
 import { describeSearchContract } from './search-contract.ts';
 
 /**
@@ -42,7 +45,7 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         const doc = await cairn.call('GET', '/api/v1/openapi.json');
         expect(doc.status).toBe(200);
         expect(doc.body.openapi).toBe('3.1.0');
-        expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/api/v1/entries', '/api/v1/entries/{entity_path}/{key}', '/api/v1/history/{entity_path}/{key}', '/health']));
+        expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/api/v1/entries', '/api/v1/entries/{entity_path}/{key}', '/api/v1/history/{entity_path}/{key}', '/api/v1/entries/batch', '/api/v1/neighbours/{entity_path}/{key}', '/health']));
         expect(doc.body.paths['/api/v1/entries'].post.requestBody.content['application/json'].schema).toBeDefined();
       });
 
@@ -430,5 +433,8 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
     describeEventsContract(name, () => backend.env());
     describeConnectorsContract(name, () => backend.env());
     describeSearchContract(() => cairn);
+    describeBatchHttpContract(() => cairn);
+    describeEvidenceHttpContract(() => cairn);
+    describeLinksHttpContract(backend);
   });
 };

@@ -4,6 +4,8 @@ import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
 import { VersionConflict } from '../../packages/server/src/domain/errors.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import { describeAppendVersionContract } from './append-version-contract.ts';
+import { describeBatchContract } from './batch-contract.ts';
+import { describeLinksContract } from './links-contract.ts';
 
 /** What a backend's test file gives the contract: a fresh, empty store, and a way to reopen it. */
 export interface StoreHarness {
@@ -33,6 +35,7 @@ export const makeEntry = (overrides: Partial<Entry> = {}): Entry => {
     written_at: now,
     expires_at: null,
     deleted: false,
+    evidence: { successes: 0, failures: 0, status: 'untested' }, links: [],
     ...overrides,
     value,
     content_hash: contentHash(value),
@@ -277,5 +280,19 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
     });
 
     describeAppendVersionContract(() => store);
+    describeLinksContract(
+      () => store,
+      async () => {
+        store = await h.reopen();
+        return store;
+      },
+    );
+    describeBatchContract(
+      () => store,
+      async () => {
+        store = await h.reopen();
+        return store;
+      },
+    );
   });
 };

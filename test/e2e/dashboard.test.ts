@@ -162,6 +162,12 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
 
   it('searches with highlighted matches and opens a result', async () => {
     const { page } = b;
+    // An outcome that worked: the result shows the entry's evidence beside its confidence.
+    await fetch(`${server.url}/api/v1/outcomes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-cairn-api-key': KEY },
+      body: JSON.stringify({ entries: [{ entity_path: 'repos/acme/api', key: 'pr-7' }], outcome: 'success' }),
+    });
     // "/" focuses the search box from anywhere, as the placeholder says.
     await page.keyboard.press('/');
     await page.keyboard.type('retry storm');
@@ -171,6 +177,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await first.waitFor();
     expect(await first.locator('.result-title').textContent()).toBe('repos/acme/api/pr-7');
     expect(await first.locator('mark').allTextContents()).toEqual(expect.arrayContaining(['retry', 'storm']));
+    expect(await first.locator('.evidence').textContent()).toBe('validated 1✓ 0✗');
     await shot('05-search');
   });
 

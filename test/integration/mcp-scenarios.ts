@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import { callTool } from '../helpers/mcp.ts';
 
 export const EXPECTED_TOOLS = [
-  'memory_write', 'memory_read', 'memory_list', 'memory_history', 'memory_delete', 'memory_record_outcome',
+  'memory_write', 'memory_write_batch', 'memory_read', 'memory_list', 'memory_history', 'memory_neighbours', 'memory_delete', 'memory_record_outcome',
   'memory_search', 'memory_briefing', 'cortex_digests',
 ];
 
@@ -71,6 +71,40 @@ export const mcpScenarios = (client: () => Client): void => {
     expect(gone.body.error.code).toBe('NOT_FOUND');
     const history = await callTool(client(), 'memory_history', { entity_path: path, key: 'owner' });
     expect(history.body.versions.map((v: { deleted: boolean }) => v.deleted)).toEqual([true, false, false]);
+  });
+
+  it('writes a batch whole, and refuses a conflicting one whole with a tool error naming the item', async () => {
+    const path = freshPath();
+    const written = await callTool(client(), 'memory_write_batch', {
+      entries: [
+        { entity_path: path, key: 'decision', value: 'use retries with jitter' },
+        { entity_path: path, key: 'reason', value: { incident: 'INC-7' } },
+      ],
+    });
+    expect(written.isError).toBe(false);
+    expect(written.body.results.map((r: { entry: { key: string; version: number } }) => [r.entry.key, r.entry.version])).toEqual([['decision', 1], ['reason', 1]]);
+    const refused = await callTool(client(), 'memory_write_batch', {
+      entries: [
+        { entity_path: path, key: 'fresh', value: 'x' },
+        { entity_path: path, key: 'decision', value: 'other', if_version: 0 },
+      ],
+    });
+    expect(refused.isError).toBe(true);
+    expect(refused.body.error).toMatchObject({ code: 'CONFLICT', details: [{ field: 'entries.1.if_version' }] });
+    expect((await callTool(client(), 'memory_read', { entity_path: path, key: 'fresh' })).body.error.code).toBe('NOT_FOUND');
+  });
+
+  it('follows links both ways with memory_neighbours', async () => {
+    const path = freshPath();
+    await callTool(client(), 'memory_write', { entity_path: path, key: 'deploy-3', value: 'deploy 3' });
+    await callTool(client(), 'memory_write', { entity_path: path, key: 'incident', value: 'outage', links: [{ entity_path: path, key: 'deploy-3', relation: 'caused_by' }] });
+    const walk = await callTool(client(), 'memory_neighbours', { entity_path: path, key: 'deploy-3' });
+    expect(walk.isError).toBe(false);
+    expect(walk.body.neighbours.map((n: { entry: { key: string }; depth: number }) => [n.entry.key, n.depth])).toEqual([['incident', 1]]);
+    expect(walk.body.edges[0]).toMatchObject({ relation: 'caused_by', to: { key: 'deploy-3' } });
+    const bad = await callTool(client(), 'memory_neighbours', { entity_path: path, key: 'deploy-3', depth: 7 });
+    expect(bad.isError).toBe(true);
+    expect(bad.body.error.details[0].field).toBe('depth');
   });
 
   it('answers a bad entity path with a tool error naming the field and the rule', async () => {

@@ -78,3 +78,27 @@ it('accepts and maps every pull_request, issues, deployment_status, finished wor
   expect(tally.pings).toBeGreaterThan(0);
   expect(tally.ignored).toBeGreaterThan(50);
 }, 120_000);
+
+it('links a pull request to the issues its description closes, walkable from the issue', async () => {
+  const pr = examples.find((e) => e.name === 'pull_request')!.examples[0]!;
+  const payload: Record<string, unknown> = { ...pr, pull_request: { ...(pr.pull_request as object), number: 4242, body: 'Fixes #12 and closes #13; see #14.' } };
+  const body = JSON.stringify(payload);
+  const res = await cairn.call('POST', '/api/v1/webhooks/github', body, {
+    'content-type': 'application/json',
+    'x-github-event': 'pull_request',
+    'x-github-delivery': 'closing-keywords',
+    'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+  });
+  const repo = payload.repository as { name: string; owner: { login: string } };
+  const path = `repos/${repo.owner.login}/${repo.name}`;
+  expect(res.body.accepted).toBe(true);
+  const entry = (await cairn.call('GET', `/api/v1/entries/${path}/pr-4242`)).body;
+  expect(entry.links).toEqual([
+    { entity_path: path, key: 'issue-12', relation: 'closes' },
+    { entity_path: path, key: 'issue-13', relation: 'closes' },
+  ]);
+  await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'issue-12', value: { title: 'retry storm' } });
+  const walk = (await cairn.call('GET', `/api/v1/neighbours/${path}/issue-12`)).body;
+  expect(walk.neighbours.map((n: { entry: { key: string } }) => n.entry.key)).toEqual(['pr-4242']);
+  expect(walk.edges).toEqual([{ from: { entity_path: path, key: 'pr-4242' }, to: { entity_path: path, key: 'issue-12' }, relation: 'closes' }]);
+});

@@ -15,6 +15,7 @@ import { STRINGS, VALUES, send } from './hostile-requests.ts';
 /** A valid body per route (as the OpenAPI document names it), for the sweep to spoil. */
 const VALID: Record<string, Record<string, unknown>> = {
   'POST /api/v1/entries': { entity_path: 'fuzz/fields', key: 'k', value: { ok: 1 } },
+  'POST /api/v1/entries/batch': { entries: [{ entity_path: 'fuzz/fields', key: 'batched', value: { ok: 1 } }] },
   'POST /api/v1/search': { query: 'retry storm' },
   'POST /api/v1/events': { source: 'fuzz', entity_path: 'fuzz/events', key: 'k', value: { ok: 1 }, event_type: 'fuzz.test' },
   'POST /api/v1/outcomes': { entries: [{ entity_path: 'fuzz/fields', key: 'k' }], outcome: 'success' },

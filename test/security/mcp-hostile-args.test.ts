@@ -26,6 +26,8 @@ const VALID: Record<string, Record<string, unknown>> = {
   memory_list: { entity_path: 'fuzz/mcp' },
   memory_history: { entity_path: 'fuzz/mcp', key: 'k' },
   memory_write: { entity_path: 'fuzz/mcp', key: 'k', value: { ok: 1 } },
+  memory_neighbours: { entity_path: 'fuzz/mcp', key: 'k', depth: 2 },
+  memory_write_batch: { entries: [{ entity_path: 'fuzz/mcp', key: 'batched', value: { ok: 1 } }] },
   // Its own key, so deleting does not take away the entry the read tools are swept against.
   memory_delete: { entity_path: 'fuzz/mcp', key: 'doomed' },
   memory_record_outcome: { entries: [{ entity_path: 'fuzz/mcp', key: 'k' }], outcome: 'success' },

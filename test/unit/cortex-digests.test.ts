@@ -15,7 +15,7 @@ const at = (hoursAgo: number): string => new Date(NOW - hoursAgo * 3_600_000).to
 const entry = (entity_path: string, key: string, value: EntryValue, extra: Partial<Entry> = {}): Entry => ({
   namespace: 'default', entity_path, key, value, version: 1, confidence: 1, agent_id: 'external/test', event_type: null,
   memory_type: 'event', shared: true, tags: [], provenance: {}, content_hash: contentHash(value),
-  created_at: at(1), written_at: at(1), expires_at: null, deleted: false, ...extra,
+  created_at: at(1), written_at: at(1), expires_at: null, deleted: false, evidence: { successes: 0, failures: 0, status: 'untested' }, links: [], ...extra,
 });
 
 const digest = (path: string, entries: Entry[], open = new Map()): Digest => ({

@@ -48,6 +48,30 @@ describe('filesystem store recovery', () => {
     await replayed.close();
   });
 
+  it('drops a batch cut short at the end of the log whole, even where its first records are intact', async () => {
+    const store = await open();
+    await fill(store, 2);
+    await store.appendBatch(['a', 'b', 'c'].map((key) => ({ entry: makeEntry({ key, version: 1, value: { key } }), expectedHead: 0 })));
+    await store.close();
+    await rm(join(dir, 'checkpoint'));
+    const [last] = (await segments()).slice(-1);
+    const path = join(dir, last!);
+    const whole = await readFile(path);
+    // Cut inside the batch's last record: its header and first two versions stay intact on disk.
+    await writeFile(path, whole.subarray(0, whole.length - 10));
+    const reopened = await open();
+    expect((await reopened.head(makeEntry({ key: 'k' })))?.version).toBe(2);
+    for (const key of ['a', 'b', 'c']) expect(await reopened.head(makeEntry({ key }))).toBeNull();
+    expect(warnings.some((w) => w.includes('an incomplete batch') || w.includes('torn write'))).toBe(true);
+    // The dropped batch's bytes are gone: a new batch lands cleanly and replays.
+    await reopened.appendBatch(['a', 'b'].map((key) => ({ entry: makeEntry({ key, version: 1 }), expectedHead: 0 })));
+    await reopened.close();
+    await rm(join(dir, 'checkpoint'));
+    const replayed = await open();
+    expect(await Promise.all(['a', 'b', 'c'].map(async (key) => (await replayed.head(makeEntry({ key })))?.version ?? 0))).toEqual([1, 1, 0]);
+    await replayed.close();
+  });
+
   it('refuses to start when a sealed segment is damaged, naming the place', async () => {
     const store = await open({ segmentBytes: 2048 });
     await fill(store, 30);

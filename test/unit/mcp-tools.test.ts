@@ -4,11 +4,13 @@ import { TOOLS } from '../../packages/server/src/mcp/tools.ts';
 import { BriefingInput } from '../../packages/server/src/services/briefing.ts';
 import { DeleteEntryInput } from '../../packages/server/src/services/delete-entry.ts';
 import { EntryHistoryInput } from '../../packages/server/src/services/entry-history.ts';
+import { NeighboursInput } from '../../packages/server/src/services/entry-neighbours.ts';
 import { ListDigestsInput } from '../../packages/server/src/services/list-digests.ts';
 import { ListEntriesInput } from '../../packages/server/src/services/list-entries.ts';
 import { ReadEntryInput } from '../../packages/server/src/services/read-entry.ts';
 import { RecordOutcomeInput } from '../../packages/server/src/services/record-outcome.ts';
 import { SearchInput } from '../../packages/server/src/services/search-entries.ts';
+import { WriteBatchInput } from '../../packages/server/src/services/write-batch.ts';
 import { WriteEntryInput } from '../../packages/server/src/services/write-entry.ts';
 
 const keys = (schema: z.ZodObject) => Object.keys(schema.shape).sort();
@@ -18,6 +20,8 @@ const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
 // a model would be shown arguments the service refuses, or miss ones it takes.
 const SERVICE_INPUTS: Record<string, z.ZodObject> = {
   memory_write: WriteEntryInput,
+  memory_write_batch: WriteBatchInput,
+  memory_neighbours: NeighboursInput,
   memory_read: ReadEntryInput,
   memory_list: ListEntriesInput,
   memory_history: EntryHistoryInput,
@@ -29,9 +33,9 @@ const SERVICE_INPUTS: Record<string, z.ZodObject> = {
 };
 
 describe('MCP tool definitions', () => {
-  it('are the nine tools of SPEC §9, each with a distinct name and operation', () => {
+  it('are the nine tools of SPEC §9, the batch write and the neighbours walk, each with a distinct name and operation', () => {
     expect(TOOLS.map((t) => t.name).sort()).toEqual([
-      'cortex_digests', 'memory_briefing', 'memory_delete', 'memory_history', 'memory_list', 'memory_read', 'memory_record_outcome', 'memory_search', 'memory_write',
+      'cortex_digests', 'memory_briefing', 'memory_delete', 'memory_history', 'memory_list', 'memory_neighbours', 'memory_read', 'memory_record_outcome', 'memory_search', 'memory_write', 'memory_write_batch',
     ]);
     expect(new Set(TOOLS.map((t) => t.operation)).size).toBe(TOOLS.length);
   });
@@ -42,7 +46,7 @@ describe('MCP tool definitions', () => {
 
   it('mark what only reads as read-only and what deletes as destructive', () => {
     for (const t of TOOLS) {
-      const writes = ['write', 'delete', 'recordOutcome'].includes(t.operation);
+      const writes = ['write', 'writeBatch', 'delete', 'recordOutcome'].includes(t.operation);
       expect(t.annotations.readOnlyHint, t.name).toBe(!writes);
     }
     expect(tool('memory_delete').annotations.destructiveHint).toBe(true);

@@ -11,7 +11,7 @@ import { tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/sto
 const entry = (over: Partial<Entry> = {}): Entry => ({
   namespace: 'default', entity_path: 'repos/acme/checkout-api', key: 'pr-42', value: { title: 'Fix retry storms in OOMKilled pods', n: 7 },
   version: 1, confidence: 1, agent_id: 'a', event_type: null, memory_type: 'fact', shared: false, tags: ['ci'], provenance: {},
-  content_hash: 'sha256:x', created_at: '2026-11-01T00:00:00.000Z', written_at: '2026-11-01T00:00:00.000Z', expires_at: null, deleted: false, ...over,
+  content_hash: 'sha256:x', created_at: '2026-11-01T00:00:00.000Z', written_at: '2026-11-01T00:00:00.000Z', expires_at: null, deleted: false, evidence: { successes: 0, failures: 0, status: 'untested' }, links: [], ...over,
 });
 
 describe('search analysis', () => {

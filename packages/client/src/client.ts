@@ -1,10 +1,10 @@
-import type { Entry } from './api/entry.ts';
+import type { BatchResult, Entry } from './api/entry.ts';
 import { type ClientOptions, HttpTransport } from './http.ts';
 import type {
   AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest, DeliveryLog,
   DigestList, DigestQuery, EntryRef, EventRequest, EventResponse, Health, HistoryRequest, HistoryResponse, IssuedKey,
-  KeyRequest, ListQuery, ListResponse, ManagedKey, OutcomeRequest, OutcomeResponse, Pattern, PatternQuery, ReadRequest,
-  SearchRequest, SearchResponse, Team, Trace, TraceQuery, WriteRequest, WriteResponse,
+  KeyRequest, ListQuery, ListResponse, ManagedKey, NeighboursRequest, NeighboursResponse, OutcomeRequest, OutcomeResponse, Pattern, PatternQuery, ReadRequest,
+  SearchRequest, SearchResponse, Team, Trace, TraceQuery, WriteBatchRequest, WriteRequest, WriteResponse,
 } from './types.ts';
 import { type WatchOptions, watchEntries } from './watch.ts';
 
@@ -44,6 +44,14 @@ export class CairnClient {
     return this.http.json('POST', '/api/v1/entries', { body: request });
   }
 
+  /**
+   * Several writes at once, all or nothing: a conflict (`ConflictError`, naming the item in
+   * its details) or refusal of any one stores none of them.
+   */
+  writeBatch(request: WriteBatchRequest): Promise<BatchResult> {
+    return this.http.json('POST', '/api/v1/entries/batch', { body: request });
+  }
+
   /** The current version, or `version`; `NotFoundError` when absent, deleted or expired. */
   read({ version, namespace, ...ref }: ReadRequest): Promise<Entry> {
     return this.http.json('GET', entryPath('entries', ref), { query: { version, namespace } });
@@ -71,6 +79,11 @@ export class CairnClient {
   /** Versions newest first, tombstones included; page back with `before: next_before`. */
   history({ limit, before, namespace, ...ref }: HistoryRequest): Promise<HistoryResponse> {
     return this.http.json('GET', entryPath('history', ref), { query: { limit, before, namespace } });
+  }
+
+  /** Entries linked to or from one, walked both ways to `depth` (only what the key may see). */
+  neighbours({ depth, relation, limit, namespace, ...ref }: NeighboursRequest): Promise<NeighboursResponse> {
+    return this.http.json('GET', entryPath('neighbours', ref), { query: { depth, relation, limit, namespace } });
   }
 
   search(request: SearchRequest): Promise<SearchResponse> {

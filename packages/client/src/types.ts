@@ -5,7 +5,7 @@ import type { Digest, DigestTypeFilter } from './api/digest.ts';
 import type { Entry, EntryValue } from './api/entry.ts';
 import type { OutcomeResult } from './api/outcomes.ts';
 import type { PatternKind } from './api/patterns.ts';
-import type { Highlight, SearchMode, SearchResult } from './api/search.ts';
+import type { DiscreditedMode, Highlight, SearchMode, SearchResult } from './api/search.ts';
 
 /**
  * Requests and answers of the REST API (SPEC §5), as the client sends and receives them.
@@ -19,6 +19,7 @@ export type * from './api/connectors.ts';
 export type * from './api/cortex-status.ts';
 export type * from './api/digest.ts';
 export type * from './api/entry.ts';
+export type * from './api/neighbours.ts';
 export type * from './api/outcomes.ts';
 export type * from './api/patterns.ts';
 export type * from './api/search.ts';
@@ -51,6 +52,13 @@ export interface WriteResponse {
   unchanged: boolean;
 }
 
+/** Up to 100 writes stored atomically: all of them or none (`POST /api/v1/entries/batch`). */
+export interface WriteBatchRequest {
+  /** Default namespace for entries that name none. */
+  namespace?: string;
+  entries: WriteRequest[];
+}
+
 export interface ReadRequest extends EntryRef {
   version?: number;
 }
@@ -73,6 +81,15 @@ export interface ListQuery {
 export interface ListResponse {
   entries: Entry[];
   next_cursor: string | null;
+}
+
+export interface NeighboursRequest extends EntryRef {
+  /** How many links away to walk (1–3, default 1). */
+  depth?: number;
+  /** Follow only links with this relation. */
+  relation?: string;
+  /** Most entries (1–200, default 50). */
+  limit?: number;
 }
 
 export interface HistoryRequest extends EntryRef {
@@ -98,6 +115,8 @@ export interface SearchRequest {
   /** 1–100, default 10. */
   limit?: number;
   mode?: SearchMode;
+  /** Discredited entries: left out (default), included, or listed apart in `tried_and_failed`. */
+  discredited?: DiscreditedMode;
 }
 
 /** A result and why it ranked (`parts`) and matched (`highlights`), as the search service answers. */
@@ -114,6 +133,8 @@ export interface BriefingQuery {
   limit?: number;
   /** Size cap of the whole answer, in JSON characters (default 8000). */
   max_chars?: number;
+  /** Discredited entries: left out of recent changes and open items (default), included, or listed apart in `tried_and_failed`. */
+  discredited?: DiscreditedMode;
 }
 
 export interface DigestQuery {

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, type ConfigFlags, parseConfig } from './config.ts';
 import { createLogger } from './http/logger.ts';
 import { startServer } from './server.ts';
+import { registerBatchCommand } from './cli/batch-command.ts';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { registerMcpCommand } from './cli/mcp-command.ts';
 import { registerCortexCommand } from './cli/cortex-command.ts';
@@ -82,5 +83,6 @@ program
 registerMcpCommand(program);
 registerCortexCommand(program);
 registerClientCommands(program);
+registerBatchCommand(program);
 
 await program.parseAsync(process.argv);

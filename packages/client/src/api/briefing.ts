@@ -1,4 +1,5 @@
 import type { CortexState } from './cortex-status.ts';
+import type { EvidenceStatus } from './entry.ts';
 import type { ConfidenceDrop, Digest, OpenItem, RecentChange } from './digest.ts';
 import type { Pattern } from './patterns.ts';
 import type { Trace } from './traces.ts';
@@ -20,6 +21,18 @@ export type BriefingPattern = Pick<Pattern, 'id' | 'kind' | 'entity_path' | 'tit
 
 export type BriefingTrace = Pick<Trace, 'id' | 'title' | 'reason' | 'chain' | 'detected_at'>;
 
+/** An entry recorded outcomes call into question: contested (mixed results) or discredited (kept failing). */
+export interface JudgedEntry {
+  entity_path: string;
+  key: string;
+  version: number;
+  status: Extract<EvidenceStatus, 'contested' | 'discredited'>;
+  successes: number;
+  failures: number;
+  written_at: string;
+  summary: string;
+}
+
 /** What an agent should know now: overview, digests, open items, recent changes, patterns, traces, confidence drops. */
 export interface Briefing {
   namespace: string;
@@ -38,6 +51,10 @@ export interface Briefing {
   patterns: BriefingPattern[];
   traces: BriefingTrace[];
   confidence_drops: ConfidenceDrop[];
+  /** Entries whose recorded outcomes disagree: worth checking before relying on them. */
+  contested: JudgedEntry[];
+  /** With `discredited: "apart"`: entries acting on which kept failing (tried and failed). */
+  tried_and_failed?: JudgedEntry[];
   /** Whether anything was left out to fit `max_chars`. */
   truncated: boolean;
   /** Length of this answer as JSON, in characters. */

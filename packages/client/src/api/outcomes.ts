@@ -1,3 +1,5 @@
+import type { EntryEvidence } from './entry.ts';
+
 /**
  * What `/api/v1/outcomes` answers per entry (SPEC §5): how an outcome moved its confidence.
  * The server's outcome service returns this type.
@@ -11,4 +13,6 @@ export interface OutcomeResult {
   version: number;
   previous_confidence: number;
   confidence: number;
+  /** The entry's evidence after this outcome (absent when `stale`: nothing was counted). */
+  evidence?: EntryEvidence;
 }

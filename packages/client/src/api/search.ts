@@ -42,4 +42,12 @@ export interface SearchResponse {
   results: SearchResult[];
   /** The rankings actually used: hybrid falls back to text when no vector can be had. */
   mode: SearchMode;
+  /**
+   * With `discredited: "apart"`: matching entries whose recorded outcomes discredit them
+   * (approaches tried that failed), ranked the same way, kept out of `results`.
+   */
+  tried_and_failed?: SearchResult[];
 }
+
+/** What search and briefing do with discredited entries: leave them out (default), mix them in, or list them apart. */
+export type DiscreditedMode = 'hide' | 'include' | 'apart';

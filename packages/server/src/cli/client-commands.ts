@@ -7,12 +7,12 @@ import { clientOptionsFrom } from './client-env.ts';
 import { briefingText, entriesTable, entryDetail, oneLine, preview, table, versionsTable } from './render.ts';
 
 /** What a command prints: the API's answer for `--json`, a readable text otherwise. */
-interface Output {
+export interface Output {
   json: unknown;
   text: string;
 }
 
-interface CommonOptions {
+export interface CommonOptions {
   json?: boolean;
   url?: string;
   namespace?: string;
@@ -31,7 +31,7 @@ const fraction = (value: string): number => {
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-const readStdin = async (): Promise<string> => {
+export const readStdin = async (): Promise<string> => {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
@@ -75,7 +75,7 @@ const fail = (error: unknown, json: boolean): void => {
 };
 
 /** Wrap a command: build the client from the environment, run, print, map failures to exit codes. */
-const action = <A extends unknown[]>(run: (client: CairnClient, options: CommonOptions & Record<string, unknown>, ...args: A) => Promise<Output>) =>
+export const action = <A extends unknown[]>(run: (client: CairnClient, options: CommonOptions & Record<string, unknown>, ...args: A) => Promise<Output>) =>
   async function (this: Command, ...args: unknown[]): Promise<void> {
     const options = this.opts<CommonOptions & Record<string, unknown>>();
     try {
@@ -87,7 +87,7 @@ const action = <A extends unknown[]>(run: (client: CairnClient, options: CommonO
     }
   };
 
-const common = (command: Command): Command =>
+export const common = (command: Command): Command =>
   command
     // Bad usage exits 2, as a bad configuration does, keeping 1 for the server's refusals.
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
@@ -199,8 +199,10 @@ export const registerClientCommands = (program: Command): void => {
     .option('--agent-id <id>', 'for this agent')
     .option('--limit <n>', 'most items per list (default 10)', integer(1))
     .option('--max-chars <n>', 'size cap of the whole answer (default 8000)', integer(500))
+    .addOption(new Option('--discredited <mode>', 'entries outcomes discredit: hide (default), include, or apart (TRIED AND FAILED)').choices(['hide', 'include', 'apart']))
     .action(action(async (client, o) => {
       const body = await client.briefing({
+        discredited: o.discredited as 'hide' | 'include' | 'apart' | undefined,
         entity_path: o.entityPath as string | undefined,
         agent_id: o.agentId as string | undefined,
         limit: o.limit as number | undefined,

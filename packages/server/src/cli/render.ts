@@ -1,4 +1,4 @@
-import type { Briefing, Entry, EntryValue } from 'cairn-memory-client';
+import type { Briefing, Entry, EntryValue, JudgedEntry } from 'cairn-memory-client';
 
 /** Plain-text tables for people at a terminal; `--json` gives the API's own answer instead. */
 
@@ -60,6 +60,9 @@ const section = (title: string, rows: ReadonlyArray<readonly string[]>, headers:
   `${title}\n${rows.length === 0 ? '(none)' : table(headers, rows)}`;
 
 /** A briefing as a person reads it: a heading, the overview, then one table per list. */
+const JUDGED = ['entity_path', 'key', 'worked', 'failed', 'summary'];
+const judged = (j: JudgedEntry): string[] => [j.entity_path, j.key, String(j.successes), String(j.failures), j.summary];
+
 export const briefingText = (b: Briefing): string => {
   const cortex = b.cortex.compiled ? `cortex ${b.cortex.status}, compiled ${time(b.cortex.last_compiled_at)}` : `cortex ${b.cortex.status}, nothing compiled here yet`;
   const heading = `BRIEFING ${b.entity_path ?? `namespace ${b.namespace}`} at ${time(b.generated_at)} (${cortex}${b.truncated ? '; trimmed to fit' : ''})`;
@@ -71,5 +74,7 @@ export const briefingText = (b: Briefing): string => {
     section('PATTERNS', b.patterns.map((p) => [p.kind, p.entity_path, p.title]), ['kind', 'entity_path', 'title']),
     section('TRACES', b.traces.map((t) => [t.title, t.reason]), ['title', 'reason']),
     section('CONFIDENCE DROPS', b.confidence_drops.map((d) => [d.entity_path, d.key, String(d.from), String(d.to), d.by, d.reason]), ['entity_path', 'key', 'from', 'to', 'by', 'reason']),
+    section('CONTESTED', (b.contested ?? []).map(judged), JUDGED),
+    ...(b.tried_and_failed ? [section('TRIED AND FAILED', b.tried_and_failed.map(judged), JUDGED)] : []),
   ].join('\n\n');
 };

@@ -1,4 +1,4 @@
-import type { ConnectorSettings } from 'cairn-memory-client';
+import type { ConnectorSettings, EntryLink } from 'cairn-memory-client';
 import type { EntryValue } from '../domain/entry.ts';
 
 export type ConnectorName = 'pagerduty' | 'github' | 'slack' | 'jira';
@@ -32,6 +32,8 @@ export interface MappedWrite {
   update?: (current: EntryValue | null) => EntryValue;
   memory_type?: string;
   tags?: string[];
+  /** Entries this one relates to that the provider names (a pull request → the issues it closes). */
+  links?: EntryLink[];
 }
 
 /** A small fact or held item a connector keeps between deliveries, by id. */

@@ -22,8 +22,9 @@ export const fitToBudget = <T extends { digests: Array<Record<string, unknown>> 
   while (measure() > maxChars) {
     let longest: (keyof T & string) | null = null;
     for (const name of lists) {
-      const list = briefing[name] as unknown as unknown[];
-      if (list.length > 0 && (longest === null || size(list) > size(briefing[longest]))) longest = name;
+      const list = briefing[name] as unknown as unknown[] | undefined;
+      // A list the caller did not ask for (tried_and_failed) is absent, not empty.
+      if (list !== undefined && list.length > 0 && (longest === null || size(list) > size(briefing[longest]))) longest = name;
     }
     if (longest === null) break;
     (briefing[longest] as unknown as unknown[]).pop();

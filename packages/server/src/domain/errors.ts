@@ -43,10 +43,13 @@ export class ServiceError extends Error {
  */
 export class VersionConflict extends Error {
   readonly actual: number;
-  constructor(actual: number) {
+  /** In a batch (`appendBatch`), the index of the item whose head did not match. */
+  readonly item: number | undefined;
+  constructor(actual: number, item?: number) {
     super(`entry is at version ${actual}`);
     this.name = 'VersionConflict';
     this.actual = actual;
+    this.item = item;
   }
 }
 

@@ -21,6 +21,7 @@ import { entryRoutes } from './routes/entries.ts';
 import { eventRoutes } from './routes/events.ts';
 import { outcomeRoutes } from './routes/outcomes.ts';
 import { historyRoutes } from './routes/history.ts';
+import { neighbourRoutes } from './routes/neighbours.ts';
 import { searchRoutes } from './routes/search.ts';
 import { registerSearchMetrics } from './search-metrics.ts';
 import { streamRoutes } from './routes/stream.ts';
@@ -31,7 +32,7 @@ import { mcpRoutes } from '../mcp/http-route.ts';
 
 /** Every group of routes, each a fastify plugin given the same HTTP context. */
 const ROUTES: readonly RoutePlugin[] = [
-  systemRoutes, dashboardRoutes, whoamiRoutes, entryRoutes, historyRoutes, searchRoutes, streamRoutes,
+  systemRoutes, dashboardRoutes, whoamiRoutes, entryRoutes, historyRoutes, neighbourRoutes, searchRoutes, streamRoutes,
   cortexRoutes, eventRoutes, outcomeRoutes, adminRoutes, connectorRoutes, webhookRoutes, mcpRoutes,
 ];
 

@@ -1,8 +1,9 @@
 import type { CairnClient } from 'cairn-memory-client';
-import type { BriefingQuery, DeleteRequest, DigestQuery, HistoryRequest, ListQuery, OutcomeRequest, ReadRequest, SearchRequest, WriteRequest } from 'cairn-memory-client';
+import type { BriefingQuery, DeleteRequest, DigestQuery, HistoryRequest, ListQuery, NeighboursRequest, OutcomeRequest, ReadRequest, SearchRequest, WriteBatchRequest, WriteRequest } from 'cairn-memory-client';
 import { parseInput } from '../domain/parse-input.ts';
 import { DeleteEntryInput } from '../services/delete-entry.ts';
 import { EntryHistoryInput } from '../services/entry-history.ts';
+import { NeighboursInput } from '../services/entry-neighbours.ts';
 import { ListEntriesInput } from '../services/list-entries.ts';
 import { ReadEntryInput } from '../services/read-entry.ts';
 import type { MemoryOperations, OperationName } from './operations.ts';
@@ -17,6 +18,7 @@ import { SERVED_OPERATIONS } from './service-operations.ts';
 export const clientOperations = (client: CairnClient, served: readonly OperationName[] = SERVED_OPERATIONS): Partial<MemoryOperations> => {
   const all: MemoryOperations = {
     write: (raw) => client.write(raw as WriteRequest),
+    writeBatch: (raw) => client.writeBatch(raw as WriteBatchRequest),
     read: async (raw) => {
       parseInput(ReadEntryInput, raw);
       return client.read(raw as ReadRequest);
@@ -28,6 +30,10 @@ export const clientOperations = (client: CairnClient, served: readonly Operation
     history: async (raw) => {
       parseInput(EntryHistoryInput, raw);
       return client.history(raw as HistoryRequest);
+    },
+    neighbours: async (raw) => {
+      parseInput(NeighboursInput, raw);
+      return client.neighbours(raw as NeighboursRequest);
     },
     delete: async (raw) => {
       parseInput(DeleteEntryInput, raw);

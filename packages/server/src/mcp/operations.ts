@@ -1,5 +1,5 @@
 import type {
-  Briefing, DigestList, Entry, HistoryResponse, ListResponse, OutcomeResponse, SearchResponse, WriteResponse,
+  BatchResult, Briefing, DigestList, Entry, HistoryResponse, ListResponse, NeighboursResponse, OutcomeResponse, SearchResponse, WriteResponse,
 } from 'cairn-memory-client';
 
 /**
@@ -10,9 +10,11 @@ import type {
  */
 export interface MemoryOperations {
   write: (raw: unknown) => Promise<WriteResponse>;
+  writeBatch: (raw: unknown) => Promise<BatchResult>;
   read: (raw: unknown) => Promise<Entry>;
   list: (raw: unknown) => Promise<ListResponse>;
   history: (raw: unknown) => Promise<HistoryResponse>;
+  neighbours: (raw: unknown) => Promise<NeighboursResponse>;
   delete: (raw: unknown) => Promise<void>;
   recordOutcome: (raw: unknown) => Promise<OutcomeResponse>;
   search: (raw: unknown) => Promise<SearchResponse>;

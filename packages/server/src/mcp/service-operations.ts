@@ -2,11 +2,13 @@ import { briefing } from '../services/briefing.ts';
 import type { Context, ServiceDeps } from '../services/context.ts';
 import { deleteEntry } from '../services/delete-entry.ts';
 import { entryHistory } from '../services/entry-history.ts';
+import { entryNeighbours } from '../services/entry-neighbours.ts';
 import { listDigests } from '../services/list-digests.ts';
 import { listEntries } from '../services/list-entries.ts';
 import { readEntry } from '../services/read-entry.ts';
 import { recordOutcome } from '../services/record-outcome.ts';
 import { searchEntries } from '../services/search-entries.ts';
+import { writeBatch } from '../services/write-batch.ts';
 import { writeEntry } from '../services/write-entry.ts';
 import type { MemoryOperations, OperationName } from './operations.ts';
 
@@ -22,9 +24,11 @@ const SERVICES: { [K in OperationName]?: Binding<K> } = {
     const { entry, created } = await writeEntry(deps, ctx, raw);
     return { entry, unchanged: !created };
   },
+  writeBatch: (deps, ctx) => (raw) => writeBatch(deps, ctx, raw),
   read: (deps, ctx) => (raw) => readEntry(deps, ctx, raw),
   list: (deps, ctx) => (raw) => listEntries(deps, ctx, raw),
   history: (deps, ctx) => (raw) => entryHistory(deps, ctx, raw),
+  neighbours: (deps, ctx) => (raw) => entryNeighbours(deps, ctx, raw),
   delete: (deps, ctx) => async (raw) => {
     await deleteEntry(deps, ctx, raw);
   },

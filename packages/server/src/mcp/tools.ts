@@ -1,5 +1,7 @@
 import type { ToolDefinition } from './tool.ts';
 import { memoryHistory, memoryList, memorySearch } from './tools/browse-tools.ts';
+import { memoryWriteBatch } from './tools/batch-tools.ts';
+import { memoryNeighbours } from './tools/link-tools.ts';
 import { memoryDelete, memoryRead, memoryWrite } from './tools/entry-tools.ts';
 import { cortexDigests, memoryBriefing, memoryRecordOutcome } from './tools/knowledge-tools.ts';
 
@@ -13,7 +15,9 @@ export const TOOLS: readonly ToolDefinition[] = [
   memoryRead,
   memoryList,
   memoryHistory,
+  memoryNeighbours,
   memoryWrite,
+  memoryWriteBatch,
   memoryDelete,
   memoryRecordOutcome,
   cortexDigests,

@@ -27,6 +27,12 @@ export interface ListPage {
   next: ListPosition | null;
 }
 
+/** One version of an atomic batch: `entry.version` is `expectedHead + 1`. */
+export interface BatchItem {
+  entry: Entry;
+  expectedHead: number;
+}
+
 export interface HistoryQuery {
   limit: number;
   /** Only versions strictly older than this one (for paging back through history). */
@@ -56,6 +62,12 @@ export interface Store extends RecordStore {
   history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]>;
   list(query: ListQuery): Promise<ListPage>;
   /**
+   * The newest version of every entry in `target`'s namespace whose newest version links to
+   * `target` (any relation), tombstones and expired ones included, in no particular order:
+   * the reverse of `Entry.links`, for walking links both ways.
+   */
+  linkedTo(target: EntryAddress): Promise<Entry[]>;
+  /**
    * The newest version of every entry in every namespace, tombstones and expired ones
    * included, in no particular order; for indexes built beside the store (search). Each
    * entry appears once; writes made during the scan may or may not appear, so a consumer
@@ -69,6 +81,15 @@ export interface Store extends RecordStore {
    * `VersionConflict` (domain/errors.ts). Resolves once the version is durable.
    */
   append(entry: Entry, expectedHead: number): Promise<void>;
+
+  /**
+   * Persist every item's version or none of them, each only if its entry's newest stored
+   * version is still the item's `expectedHead`; otherwise reject with `VersionConflict` whose
+   * `item` is the index of an item that did not match. The items name distinct entries. No
+   * reader (in this process or another replica), and no restart after a crash, ever sees part
+   * of a batch. Resolves once the whole batch is durable.
+   */
+  appendBatch(items: readonly BatchItem[]): Promise<void>;
 
   /** Resolves when the backend answers; rejects with UNAVAILABLE otherwise. */
   ping(): Promise<void>;

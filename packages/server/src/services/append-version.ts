@@ -93,3 +93,71 @@ const assertNext = (entry: Entry, address: EntryAddress, expected: number): void
   }
   if (entry.version !== expected + 1) throw new Error(`appendVersion: decided version ${entry.version} does not follow head ${expected}`);
 };
+
+/** One entry of an atomic batch: where, how to derive its next version, and its own compare-and-set. */
+export interface BatchAppend extends AppendOptions {
+  address: EntryAddress;
+  decide: (view: HeadView) => AppendDecision;
+}
+
+/** Turns one item's refusal into the batch's, naming the item (`entries.3.if_version`). */
+const itemError = (i: number, error: ServiceError): ServiceError =>
+  new ServiceError(error.code, `entries.${i}: ${error.message}`, {
+    details: (error.details ?? [{ field: '', message: error.message }]).map((d) => ({
+      ...d,
+      field: `entries.${i}${d.field ? `.${d.field}` : ''}`,
+    })),
+  });
+
+/**
+ * `appendVersion` for many entries at once, all or nothing (`Store.appendBatch`): each attempt
+ * reads every head, asks each item's `decide`, and appends every changed version in one
+ * batch. A refusal or `ifVersion` mismatch of any item refuses the whole batch; a lost race
+ * on an item without `ifVersion` re-derives the whole batch from the new heads, with the same
+ * retry policy as single writes. Items must name distinct entries.
+ */
+export const appendVersions = async (deps: Pick<ServiceDeps, 'store' | 'now'>, items: readonly BatchAppend[]): Promise<Appended[]> => {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 1) await backoff(attempt);
+    const heads = await Promise.all(items.map(({ address }) => deps.store.head(address)));
+    const now = deps.now();
+    const results: Appended[] = [];
+    const appends: { entry: Entry; expectedHead: number }[] = [];
+    const owners: number[] = [];
+    for (const [i, { address, decide, ifVersion }] of items.entries()) {
+      const head = heads[i] ?? null;
+      const live = head !== null && isLive(head, now) ? head : null;
+      let decision: AppendDecision;
+      try {
+        decision = decide({ head, live, now });
+      } catch (error) {
+        throw error instanceof ServiceError ? itemError(i, error) : error;
+      }
+      if (decision.kind === 'refuse') throw itemError(i, decision.error);
+      const liveVersion = live?.version ?? 0;
+      if (ifVersion !== undefined && ifVersion !== liveVersion) {
+        throw itemError(i, new ServiceError('CONFLICT', `entry is at version ${liveVersion}, not ${ifVersion}`, { details: [{ field: 'if_version', message: `entry is at version ${liveVersion}` }] }));
+      }
+      results.push({ entry: decision.entry, created: decision.kind === 'append' });
+      if (decision.kind === 'unchanged') continue;
+      assertNext(decision.entry, address, head?.version ?? 0);
+      appends.push({ entry: decision.entry, expectedHead: head?.version ?? 0 });
+      owners.push(i);
+    }
+    if (appends.length === 0) return results;
+    try {
+      const [only] = appends;
+      // One changed entry needs no batch: the single append is the same all-or-nothing.
+      if (only && appends.length === 1) await deps.store.append(only.entry, only.expectedHead);
+      else await deps.store.appendBatch(appends);
+      return results;
+    } catch (error) {
+      if (!(error instanceof VersionConflict)) throw error;
+      const lost = owners[error.item ?? 0] ?? 0;
+      if (items[lost]?.ifVersion !== undefined) {
+        throw itemError(lost, new ServiceError('CONFLICT', `entry was changed concurrently (now at version ${error.actual})`, { details: [{ field: 'if_version', message: `entry is now at version ${error.actual}` }] }));
+      }
+    }
+  }
+  throw new ServiceError('CONFLICT', 'the batch\'s entries are being written by too many writers at once; retry');
+};

@@ -15,6 +15,7 @@ import { parseInput } from '../domain/parse-input.ts';
 import { listPrefixFor, namespaceFor, pathVisible, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { cortexStatus } from './cortex-status.ts';
+import { judgedEntries } from './judged-entries.ts';
 import { digestVisible } from './list-digests.ts';
 import { wholeNumber } from './schemas.ts';
 
@@ -25,6 +26,10 @@ export const BriefingInput = z
     agent_id: AgentIdSchema.optional().describe('Who is asking: their own writes are left out of recent changes (they know them).'),
     limit: wholeNumber(1, 100).default(10).describe('Most items per list.'),
     max_chars: wholeNumber(500, 200_000).default(8000).describe('Size cap of the whole answer, as JSON characters.'),
+    discredited: z
+      .enum(['hide', 'include', 'apart'])
+      .default('hide')
+      .describe('Entries that recorded outcomes discredit: hide them (default), include them, or list them apart in tried_and_failed.'),
   })
   .strict();
 export type BriefingInput = z.input<typeof BriefingInput>;
@@ -42,7 +47,8 @@ const compact = (d: Digest): BriefingDigest => {
  * GET /api/v1/briefing: what an agent should know now about a scope, compact enough for a
  * prompt — the Cortex's digests (an overview when the scope spans several paths), open
  * items, recent changes by others, patterns, decision traces and entries whose confidence
- * fell. Everything comes from the compiled records; the cap (`max_chars`) trims it to fit.
+ * fell, and the entries recorded outcomes contest (discredited ones are left out unless
+ * asked for). Everything comes from the compiled records; the cap (`max_chars`) trims it to fit.
  * The answer's shape, `Briefing`, is declared in the client: the compiler holds this to it.
  */
 export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<Briefing> => {
@@ -76,6 +82,10 @@ export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): P
   if (source.length === 0) recent_changes = await liveChanges(deps, namespace, prefix, input.agent_id);
   const confidence_drops = dedupe(source.flatMap((d) => d.confidence_drops)).filter((c) => under(c.entity_path)).sort(byTimeDesc<ConfidenceDrop>((c) => c.at));
   const status = await cortexStatus(deps, ctx);
+  const judged = await judgedEntries(deps, namespace, under);
+  const discredited = new Set(judged.filter((j) => j.status === 'discredited').map((j) => `${j.entity_path}\u0000${j.key}`));
+  const credited = <T extends { entity_path: string; key: string }>(item: T): boolean =>
+    input.discredited === 'include' || !discredited.has(`${item.entity_path}\u0000${item.key}`);
 
   return fitToBudget({
     namespace,
@@ -85,12 +95,14 @@ export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): P
     cortex: { status: status.status, last_compiled_at: status.last_compiled_at, lag_ms: status.lag_ms, compiled: source.length > 0 },
     overview: overview?.headline ?? paths[0]?.headline ?? null,
     digests: [...(whole ? [whole] : []), ...paths].slice(0, input.limit).map(compact),
-    open_items,
-    recent_changes: recent_changes.sort(byTimeDesc((c) => c.written_at)).slice(0, input.limit),
+    open_items: open_items.filter(credited),
+    recent_changes: recent_changes.filter(credited).sort(byTimeDesc((c) => c.written_at)).slice(0, input.limit),
     patterns: patterns.sort(byTimeDesc((p) => p.detected_at)).slice(0, input.limit).map(({ id, kind, entity_path, title, detail, detected_at }) => ({ id, kind, entity_path, title, detail, detected_at })),
     traces: traces.sort(byTimeDesc((t) => t.chain[0]?.at ?? null)).slice(0, input.limit).map(({ id, title, reason, chain, detected_at }) => ({ id, title, reason, chain, detected_at })),
     confidence_drops: confidence_drops.slice(0, input.limit),
-  }, input.max_chars, ['recent_changes', 'open_items', 'digests', 'traces', 'patterns', 'confidence_drops']);
+    contested: judged.filter((j) => j.status === 'contested').sort(byTimeDesc((j) => j.written_at)).slice(0, input.limit),
+    ...(input.discredited === 'apart' ? { tried_and_failed: judged.filter((j) => j.status === 'discredited').sort(byTimeDesc((j) => j.written_at)).slice(0, input.limit) } : {}),
+  }, input.max_chars, ['recent_changes', 'open_items', 'digests', 'traces', 'patterns', 'confidence_drops', 'contested', 'tried_and_failed']);
 };
 
 /** Before the Cortex has compiled anything here, recent changes come straight from the store. */

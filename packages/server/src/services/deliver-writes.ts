@@ -44,6 +44,7 @@ const deliverOne = async (
     memory_type: write.memory_type ?? 'event',
     shared: true,
     tags: write.tags ?? [],
+    links: write.links ?? [],
     provenance: { source, ...provenance },
   };
   const target = { entity_path: write.entity_path, key: write.key };

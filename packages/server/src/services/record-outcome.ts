@@ -2,10 +2,12 @@ import type { OutcomeResult } from 'cairn-memory-client';
 import { z } from 'zod';
 import type { Entry } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
+import { UNTESTED, withOutcome } from '../domain/evidence.ts';
 import { EntityPathSchema, KeySchema, NamespaceSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
+import { noteEvidence } from './judged-entries.ts';
 import { writeDerived } from './write-entry.ts';
 
 export const RecordOutcomeInput = z
@@ -27,7 +29,8 @@ export type { OutcomeResult };
 /**
  * Feedback from acting on memory: success moves confidence toward 1, failure toward 0, by
  * `weight` of the remaining distance (c + w(1−c), or c − wc), so repeated outcomes converge
- * rather than overshoot. Each update is a new version, written with compare-and-set.
+ * rather than overshoot. Each outcome is also counted in the entry's evidence, whose status
+ * follows the rule in domain/evidence.ts. Each update is a new version, written with compare-and-set.
  */
 export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<{ results: OutcomeResult[] }> => {
   const input = parseInput(RecordOutcomeInput, raw);
@@ -58,7 +61,7 @@ const applyOne = async (
     if (!current) throw new ServiceError('NOT_FOUND', `entry ${ref.entity_path} / ${ref.key} not found`);
     if (ref.version !== undefined && ref.version !== current.version) return null;
     const moved = outcome === 'success' ? current.confidence + weight * (1 - current.confidence) : current.confidence - weight * current.confidence;
-    const { value, agent_id, event_type, memory_type, shared, tags, provenance, expires_at } = current;
+    const { value, agent_id, event_type, memory_type, shared, tags, provenance, expires_at, links } = current;
     const ttl_seconds = expires_at ? Math.max(1, Math.ceil((Date.parse(expires_at) - deps.now()) / 1000)) : undefined;
     return {
       value,
@@ -67,7 +70,10 @@ const applyOne = async (
       memory_type,
       shared,
       tags,
+      links: links ?? [],
       confidence: Math.round(moved * 1e6) / 1e6,
+      // Versions written before evidence existed (filesystem, S3) carry none: untested.
+      evidence: withOutcome(current.evidence ?? UNTESTED, outcome),
       provenance: { ...provenance, last_outcome: { outcome, by: ctx.agentId, request_id: ctx.requestId } },
       ...(ttl_seconds ? { ttl_seconds } : {}),
     };
@@ -75,5 +81,7 @@ const applyOne = async (
   const head = read as Entry;
   const base = { entity_path: ref.entity_path, key: ref.key, version: head.version, previous_confidence: head.confidence };
   if (ref.version !== undefined && ref.version !== head.version) return { ...base, status: 'stale', confidence: head.confidence };
-  return { ...base, status: 'updated', version: entry.version, confidence: entry.confidence };
+  // The pointer briefings find judged entries by; the version is the truth, so a failed update only delays a mention.
+  await noteEvidence(deps, entry).catch(() => {});
+  return { ...base, status: 'updated', version: entry.version, confidence: entry.confidence, evidence: entry.evidence };
 };

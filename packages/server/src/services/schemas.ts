@@ -45,6 +45,27 @@ export const MemoryTypeSchema = z
   .regex(/^[a-z][a-z0-9_-]*$/, { error: 'expected a lower-case word such as "fact", "decision", "observation"' })
   .describe('Kind of memory: "fact" (default), "decision", "observation", …');
 
+/** Links per version: enough for an incident's causes and follow-ups, small enough to walk. */
+export const MAX_LINKS = 32;
+
+export const LinkSchema = z
+  .object({
+    entity_path: EntityPathSchema,
+    key: KeySchema,
+    relation: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[a-z][a-z0-9_.-]*$/, { error: 'expected a lower-case label such as "caused_by", "supersedes", "see_also"' })
+      .describe('How this entry relates to the other: "caused_by", "supersedes", "see_also", or your own lower-case label.'),
+  })
+  .strict();
+
+export const LinksSchema = z
+  .array(LinkSchema)
+  .max(MAX_LINKS)
+  .describe(`Related entries in the same namespace (at most ${MAX_LINKS}), each with a relation label; walk them with /api/v1/neighbours.`);
+
 export const AddressSchema = z.object({
   namespace: NamespaceSchema.optional(),
   entity_path: EntityPathSchema,
@@ -70,6 +91,10 @@ export const EntrySchema = z
     written_at: z.string(),
     expires_at: z.string().nullable(),
     deleted: z.boolean(),
+    links: z.array(z.object({ entity_path: z.string(), key: z.string(), relation: z.string() })),
+    evidence: z
+      .object({ successes: z.number().int(), failures: z.number().int(), status: z.enum(['untested', 'validated', 'contested', 'discredited']) })
+      .describe('Outcomes recorded against this content and what they make of it (see the README, "Evidence").'),
   })
   .meta({ id: 'Entry', description: 'One version of a memory entry (SPEC §3).' });
 
@@ -81,4 +106,5 @@ export const WriteFieldsSchema = {
   shared: z.boolean().optional(),
   tags: z.array(TagSchema).max(LIMITS.tags).optional(),
   provenance: ProvenanceSchema.optional(),
+  links: LinksSchema.optional(),
 };

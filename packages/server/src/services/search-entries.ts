@@ -22,6 +22,10 @@ export const SearchInput = z
     min_confidence: z.number().min(0).max(1).optional(),
     event_type: EventTypeSchema.optional(),
     limit: z.number().int().min(1).max(100).default(10),
+    discredited: z
+      .enum(['hide', 'include', 'apart'])
+      .default('hide')
+      .describe('Entries whose recorded outcomes discredit them: hide (default), include them among the results, or apart (answered in tried_and_failed: what was tried and failed).'),
     mode: z
       .enum(['hybrid', 'text', 'vector'])
       .default('hybrid')
@@ -72,16 +76,21 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   const [text, vector] = await Promise.all([textRun, vectorRun]);
   const mode = vector === null ? 'text' : input.mode;
   const words = mode === 'hybrid' && text !== null && vector !== null ? await wordRanking(deps, query.text, text, vector) : null;
-  const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit, vectorWeight: VECTOR_WEIGHT, words });
+  // Room for the discredited ones to be set aside without leaving the page short.
+  const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit * (input.discredited === 'include' ? 1 : 2), vectorWeight: VECTOR_WEIGHT, words });
 
   const terms = new Set(query.terms);
   const prefixes = query.prefixes.flat();
   const matches = (term: string): boolean => terms.has(term) || prefixes.some((p) => term.startsWith(p));
-  const results = ranked
+  const visible = ranked
     // A confined key never sees paths outside its prefixes, whatever the index returned.
     .filter((r) => pathVisible(ctx, r.entry.entity_path))
     .map((r) => ({ entry: r.entry, score: round(r.score), parts: r.parts, highlights: highlight(r.entry, matches) }));
-  return { results, mode };
+  if (input.discredited === 'include') return { results: visible.slice(0, input.limit), mode };
+  const discredited = (r: { entry: { evidence: { status: string } } }): boolean => r.entry.evidence?.status === 'discredited';
+  const results = visible.filter((r) => !discredited(r)).slice(0, input.limit);
+  if (input.discredited === 'hide') return { results, mode };
+  return { results, mode, tried_and_failed: visible.filter(discredited).slice(0, input.limit) };
 };
 
 /** Vector candidates, or null when vectors cannot be had (then hybrid answers by text alone). */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { contentHash, canonicalJson } from '../domain/content-hash.ts';
 import type { Entry, EntryAddress } from '../domain/entry.ts';
+import { type Evidence, UNTESTED } from '../domain/evidence.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { valueSizeProblem } from '../domain/value.ts';
@@ -34,8 +35,11 @@ const TargetInput = AddressSchema.strict();
 /** `created` is false when the write was identical to the current version and stored nothing. */
 export type WriteResult = Appended;
 
-/** What a read-modify-write derives from the current version: a write's fields without its address. */
-export type DerivedWrite = Omit<WriteEntryInput, 'namespace' | 'entity_path' | 'key' | 'if_version'>;
+/**
+ * What a read-modify-write derives from the current version: a write's fields without its
+ * address, and (outcomes only) the entry's new evidence, which no caller can write directly.
+ */
+export type DerivedWrite = Omit<WriteEntryInput, 'namespace' | 'entity_path' | 'key' | 'if_version'> & { evidence?: Evidence };
 
 /** Same content and metadata: a re-write that should not make a version. */
 const sameAs = (a: Entry, b: Entry): boolean =>
@@ -47,7 +51,9 @@ const sameAs = (a: Entry, b: Entry): boolean =>
   a.shared === b.shared &&
   a.expires_at === b.expires_at &&
   canonicalJson(a.tags) === canonicalJson(b.tags) &&
-  canonicalJson(a.provenance) === canonicalJson(b.provenance);
+  canonicalJson(a.provenance) === canonicalJson(b.provenance) &&
+  canonicalJson(a.evidence) === canonicalJson(b.evidence) &&
+  canonicalJson(a.links) === canonicalJson(b.links);
 
 /**
  * Write a new version of an entry, or nothing when it is unchanged. With `if_version` the
@@ -60,6 +66,7 @@ export const writeEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown):
   const namespace = namespaceFor(ctx, input.namespace);
   requirePath(ctx, input.entity_path);
   requireStorableValue(input.value);
+  requireLinkTargets(ctx, input.links);
   const address = { namespace, entity_path: input.entity_path, key: input.key };
   const result = await appendVersion(deps, address, (view) => nextVersion(ctx, address, input, view), { ifVersion: input.if_version });
   return audited(deps, ctx, result);
@@ -90,21 +97,29 @@ export const writeDerived = async (
       if (!view.live) throw new Error('writeDerived: nothing to write and nothing written before');
       return { kind: 'unchanged', entry: view.live };
     }
-    const input = parseInput(WriteEntryInput, { ...fields, ...at });
+    const { evidence, ...write } = fields;
+    const input = parseInput(WriteEntryInput, { ...write, ...at });
     requireStorableValue(input.value);
-    return nextVersion(ctx, address, input, view);
+    requireLinkTargets(ctx, input.links);
+    return nextVersion(ctx, address, input, view, evidence);
   });
   return audited(deps, ctx, result);
 };
 
-const requireStorableValue = (value: unknown): void => {
+/** A key confined to some prefixes may only point inside them, as it may only write inside them. */
+export const requireLinkTargets = (ctx: Context, links: readonly { entity_path: string }[] | undefined): void => {
+  for (const link of links ?? []) requirePath(ctx, link.entity_path);
+};
+
+export const requireStorableValue = (value: unknown): void => {
   const tooLarge = valueSizeProblem(value);
   if (tooLarge) throw new ServiceError('PAYLOAD_TOO_LARGE', `value ${tooLarge}`, { details: [{ field: 'value', message: tooLarge }] });
 };
 
 /** The version `input` makes on top of the head that was read; unchanged when it repeats the live one. */
-const nextVersion = (ctx: Context, address: EntryAddress, input: WriteData, { head, live, now }: HeadView): AppendDecision => {
+export const nextVersion = (ctx: Context, address: EntryAddress, input: WriteData, { head, live, now }: HeadView, evidence?: Evidence): AppendDecision => {
   const written = new Date(now).toISOString();
+  const hash = contentHash(input.value);
   const candidate: Entry = {
     ...address,
     value: input.value,
@@ -116,16 +131,19 @@ const nextVersion = (ctx: Context, address: EntryAddress, input: WriteData, { he
     shared: input.shared ?? false,
     tags: input.tags ?? [],
     provenance: input.provenance ?? {},
-    content_hash: contentHash(input.value),
+    content_hash: hash,
     created_at: live ? live.created_at : written,
     written_at: written,
     expires_at: input.ttl_seconds === undefined ? null : new Date(now + input.ttl_seconds * 1000).toISOString(),
     deleted: false,
+    // Outcomes judged this content; a new value has to earn its own.
+    evidence: evidence ?? (live && live.content_hash === hash ? (live.evidence ?? UNTESTED) : UNTESTED),
+    links: input.links ?? [],
   };
   return live && sameAs(live, candidate) ? { kind: 'unchanged', entry: live } : { kind: 'append', entry: candidate };
 };
 
-const audited = (deps: ServiceDeps, ctx: Context, result: WriteResult): WriteResult => {
+export const audited = (deps: ServiceDeps, ctx: Context, result: WriteResult): WriteResult => {
   const { entry, created } = result;
   // Not awaited: the version itself is the durable record of the write, and waiting for
   // the audit batch would put a second storage round trip on every write.

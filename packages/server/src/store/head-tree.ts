@@ -14,6 +14,8 @@ interface NamespaceNode<S> {
   sortedPaths: string[];
 }
 
+const idOf = (namespace: string, path: string, key: string): string => JSON.stringify([namespace, path, key]);
+
 /** First index in `sorted` whose item is not below `item` (code point order). */
 const lowerBound = (sorted: readonly string[], item: string): number => {
   let lo = 0;
@@ -35,6 +37,10 @@ const lowerBound = (sorted: readonly string[], item: string): number => {
  */
 export class HeadTree<S> {
   private readonly namespaces = new Map<string, NamespaceNode<S>>();
+  /** Reverse links of the heads: target id → the addresses whose head links to it. */
+  private readonly incoming = new Map<string, Map<string, EntryAddress>>();
+  /** Each source's current link targets, so a new head can drop what its old one linked. */
+  private readonly outgoing = new Map<string, string[]>();
   private readonly headOf: (state: S) => Entry;
   private bulk = true;
   size = 0;
@@ -65,6 +71,35 @@ export class HeadTree<S> {
       if (!this.bulk) path.sortedKeys.splice(lowerBound(path.sortedKeys, address.key), 0, address.key);
     }
     path.items.set(address.key, state);
+    this.noteLinks(address, this.headOf(state));
+  }
+
+  /** Entries whose head links to `target` (see Store.linkedTo). */
+  linkedTo(target: EntryAddress): S[] {
+    const sources = this.incoming.get(idOf(target.namespace, target.entity_path, target.key));
+    return [...(sources?.values() ?? [])].flatMap((a) => {
+      const state = this.get(a);
+      return state === undefined ? [] : [state];
+    });
+  }
+
+  private noteLinks(address: EntryAddress, head: Entry): void {
+    const source = idOf(address.namespace, address.entity_path, address.key);
+    const before = this.outgoing.get(source) ?? [];
+    const after = (head.links ?? []).map((l) => idOf(address.namespace, l.entity_path, l.key));
+    if (before.length === 0 && after.length === 0) return;
+    for (const target of before) {
+      const sources = this.incoming.get(target);
+      sources?.delete(source);
+      if (sources?.size === 0) this.incoming.delete(target);
+    }
+    for (const target of after) {
+      let sources = this.incoming.get(target);
+      if (!sources) this.incoming.set(target, (sources = new Map()));
+      sources.set(source, { namespace: address.namespace, entity_path: address.entity_path, key: address.key });
+    }
+    if (after.length === 0) this.outgoing.delete(source);
+    else this.outgoing.set(source, after);
   }
 
   finishBulk(): void {

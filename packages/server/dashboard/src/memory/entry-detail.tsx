@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, entryUrl } from '../api/client.ts';
 import type { Entry, HistoryResponse } from 'cairn-memory-client';
 import { Confidence } from '../components/confidence.tsx';
+import { Evidence } from '../components/evidence.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { JsonView } from '../components/json-view.tsx';
 import { ErrorNote, Loading } from '../components/states.tsx';
@@ -78,6 +79,7 @@ export const EntryDetail = ({ path, entryKey, arrivals }: { path: string; entryK
         <span class="pill">v{current.version}</span>
         {current.deleted && <span class="pill danger">deleted</span>}
         <Confidence value={current.confidence} />
+        <Evidence evidence={current.evidence} />
         <span>{current.event_type ?? current.memory_type}</span>
         <span class="muted">
           by {current.agent_id} · <Time iso={current.written_at} />

@@ -2,6 +2,7 @@ import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Highlight, SearchMode, SearchResponse, SearchResult } from 'cairn-memory-client';
 import { Confidence } from '../components/confidence.tsx';
+import { Evidence } from '../components/evidence.tsx';
 import { Empty, ErrorNote, Loading } from '../components/states.tsx';
 import { Time } from '../components/time.tsx';
 import { useApp } from '../context.ts';
@@ -97,6 +98,7 @@ export const SearchPage = ({ params }: { params: URLSearchParams }) => {
                   <span title="score">score {r.score.toFixed(3)}</span>
                   <span class="muted">{why(r)}</span>
                   <Confidence value={r.entry.confidence} />
+                  <Evidence evidence={r.entry.evidence} />
                   <span>v{r.entry.version}</span>
                   <Time iso={r.entry.written_at} />
                 </div>

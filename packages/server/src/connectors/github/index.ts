@@ -56,6 +56,14 @@ const jsonOf = (delivery: Delivery): Buffer => {
   return Buffer.from(payload, 'utf8');
 };
 
+/**
+ * Issues of the same repository a pull request closes, by GitHub's closing keywords in its
+ * description ("Fixes #12", "closes #7, resolves #9"), at most 32 (an entry's link limit).
+ */
+const CLOSING = /\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d{1,9})\b/gi;
+export const closedIssues = (text: string): number[] =>
+  [...new Set([...text.matchAll(CLOSING)].map((m) => Number(m[1])))].slice(0, 32);
+
 /** Events whose mapping lives beside this file; each says why when it captures nothing. */
 const ONE_WRITE: Record<string, (body: Buffer) => MappedWrite | string> = {
   workflow_run: (body) => workflowRunWrite(parseJsonBody(body, WorkflowRunEvent)),
@@ -90,6 +98,7 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | string => {
         labels: (pr.labels ?? []).map((l) => l.name),
         created_at: pr.created_at ?? null, merged_at: pr.merged_at ?? null, closed_at: pr.closed_at ?? null,
       },
+      links: closedIssues(pr.body ?? '').map((n) => ({ entity_path: repoPath(e.repository), key: `issue-${n}`, relation: 'closes' })),
     }];
   }
   if (event === 'deployment_status') {

@@ -21,6 +21,7 @@ export const PullRequestEvent = z.object({
   pull_request: z.object({
     number: z.number().int(),
     title: z.string().nullish(),
+    body: z.string().nullish(),
     state: z.string().nullish(),
     merged: z.boolean().nullish(),
     merged_at: z.string().nullish(),

@@ -3,6 +3,7 @@ import { deleteEntry } from '../../services/delete-entry.ts';
 import { ListEntriesInput, listEntries } from '../../services/list-entries.ts';
 import { readEntry } from '../../services/read-entry.ts';
 import { EntrySchema } from '../../services/schemas.ts';
+import { MAX_BATCH_ENTRIES, WriteBatchInput, writeBatch } from '../../services/write-batch.ts';
 import { WriteEntryInput, writeEntry } from '../../services/write-entry.ts';
 import { contextOf } from '../context.ts';
 import { addressFromUrl } from '../entry-url.ts';
@@ -32,6 +33,26 @@ export const entryRoutes: RoutePlugin = async (app, { deps, config, metrics }) =
       const result = await writeEntry(deps, contextOf(request, config), request.body);
       metrics.entryWrites.inc({ result: result.created ? 'created' : 'unchanged' });
       return reply.status(result.created ? 201 : 200).send({ entry: result.entry, unchanged: !result.created });
+    },
+  );
+
+  app.post(
+    '/api/v1/entries/batch',
+    {
+      schema: {
+        summary: `Write up to ${MAX_BATCH_ENTRIES} entries atomically: every new version is stored, or none is`,
+        tags: ['entries'],
+        body: WriteBatchInput,
+        response: {
+          200: z.object({ results: z.array(z.object({ entry: EntrySchema, unchanged: z.boolean() })) }).describe('Every entry stored (or unchanged), in request order'),
+          ...ErrorResponse,
+        },
+      },
+    },
+    async (request) => {
+      const result = await writeBatch(deps, contextOf(request, config), request.body);
+      for (const { unchanged } of result.results) metrics.entryWrites.inc({ result: unchanged ? 'unchanged' : 'created' });
+      return result;
     },
   );
 

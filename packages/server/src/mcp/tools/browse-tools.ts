@@ -54,7 +54,10 @@ export const memorySearch: ToolDefinition = {
     'Find entries by what they say when you do not know their entity path and key: ranks by matching words, ' +
     'similar meaning, recency and confidence, and says why each result ranked (score, highlights). ' +
     'Narrow with entity_path, agent_id, since or min_confidence. When you already know the path and key, memory_read is ' +
-    'exact and cheaper. Answers {results: [{entry, score, parts, highlights}], mode}.',
+    'exact and cheaper. Each entry carries evidence {successes, failures, status}: what recorded outcomes say about it ' +
+    '(validated, contested, untested). Entries discredited by repeated failures are left out; pass discredited: "apart" to ' +
+    'see them as tried_and_failed, so you do not repeat an approach that failed. ' +
+    'Answers {results: [{entry, score, parts, highlights}], mode}.',
   input: SearchInput.extend({
     query: SearchInput.shape.query.describe(
       'What you are looking for: a few distinctive words (any may match; rarer ones weigh more), "an exact phrase" in quotes, or a prefix* — e.g. checkout latency incident.',
@@ -66,6 +69,7 @@ export const memorySearch: ToolDefinition = {
     min_confidence: z.number().min(0).max(1).optional().describe('Leave out entries trusted less than this (0–1); 0.7 keeps likely-true facts only.'),
     event_type: z.string().optional().describe('Only entries of this event type, e.g. "pull_request.merged" or "incident.triggered".'),
     limit: z.number().int().min(1).max(100).optional().describe('Most results, 1–100 (default 10).'),
+    discredited: z.enum(['hide', 'include', 'apart']).optional().describe('Entries that acting on kept failing: "hide" (default), "include" them, or "apart" to get them in tried_and_failed.'),
     mode: z.enum(['hybrid', 'text', 'vector']).optional().describe('"hybrid" (default) mixes matching words and similar meaning; "text" matches words only; "vector" meaning only.'),
   }).strict(),
   annotations: { title: 'Search shared memory', ...READ_ONLY },

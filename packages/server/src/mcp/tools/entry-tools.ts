@@ -15,6 +15,8 @@ export const memoryWrite: ToolDefinition = {
     'Writing content identical to the current version stores nothing and answers unchanged: true. ' +
     'When other agents may update the same entry, pass if_version = the version you read: if it changed meanwhile ' +
     'you get a CONFLICT error instead of overwriting their work (read again, merge, retry). ' +
+    'Name related entries with links: [{entity_path, key, relation}] ("caused_by", "supersedes", "see_also", or your own ' +
+    'label) so others can follow them with memory_neighbours. ' +
     'Answers the stored entry with its new version.',
   input: WriteEntryInput.extend({
     namespace,

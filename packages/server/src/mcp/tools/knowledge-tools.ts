@@ -15,13 +15,16 @@ export const memoryBriefing: ToolDefinition = {
     'What you should know before starting work on an area, sized for a prompt: an overview line, the Cortex\'s digests, ' +
     'open items (open incidents, pull requests, issues), recent changes by others, detected patterns (recurring ' +
     'incidents, flapping deploys, keys agents keep overwriting), decision traces (e.g. a failed deploy followed by an ' +
-    'incident) and entries whose confidence fell. Call it at the start of a task, focused with entity_path; then read ' +
-    'or search for details.',
+    'incident), entries whose confidence fell, and contested entries (recorded outcomes disagree: check before relying on ' +
+    'them). Entries that kept failing when acted on are left out; pass discredited: "apart" to get them as ' +
+    'tried_and_failed, so you do not repeat what failed. Call it at the start of a task, focused with entity_path; then ' +
+    'read or search for details.',
   input: BriefingInput.extend({
     namespace,
     entity_path: entityPathPrefix.optional().describe('The area to brief on: this path and everything below it, e.g. "repos/acme/api". Leave out for the whole namespace.'),
     agent_id: agentId.optional().describe('Your own agent id: your own writes are left out of recent changes, since you know them.'),
     limit: z.number().int().min(1).max(100).optional().describe('Most items per list, 1–100 (default 10).'),
+    discredited: z.enum(['hide', 'include', 'apart']).optional().describe('Entries acting on which kept failing: "hide" (default), "include", or "apart" to list them as tried_and_failed.'),
     max_chars: z.number().int().min(500).max(200_000).optional().describe('Size cap of the whole answer in characters (default 8000); lists are trimmed to fit and truncated: true says so.'),
   }).strict(),
   annotations: { title: 'Briefing: what to know now', ...READ_ONLY },
@@ -62,7 +65,10 @@ export const memoryRecordOutcome: ToolDefinition = {
   description:
     'After acting on entries, say whether it worked: success moves each entry\'s confidence toward 1, failure toward 0 ' +
     '(by weight of the remaining distance), so later readers trust good memories more and bad ones less. ' +
-    'Give the version you read of each entry: an entry that changed since is reported stale and left as it is.',
+    'Each outcome is also counted in the entry\'s evidence: one success makes it validated; mixed results make it ' +
+    'contested (briefings name it); two or more failures outweighing successes make it discredited (left out of search and ' +
+    'briefings unless asked for). Give the version you read of each entry: an entry that changed since is reported stale ' +
+    'and left as it is.',
   input: RecordOutcomeInput.extend({
     namespace,
     entries: z

@@ -34,5 +34,5 @@ export const applyVersion = (index: EntryIndex, entry: Entry, location: Location
   Object.freeze(entry);
   const target = state ?? index.create(entry, entry);
   target.locations.push(location);
-  target.head = entry;
+  index.setHead(target, entry);
 };

@@ -29,6 +29,17 @@ export class EntryIndex {
     return state;
   }
 
+  /** Make `entry` the newest version of the entry `state` holds. */
+  setHead(state: EntryState, entry: Entry): void {
+    state.head = entry;
+    // Set again so the tree's reverse links follow the new head.
+    this.tree.set(entry, state);
+  }
+
+  linkedTo(target: EntryAddress): Entry[] {
+    return this.tree.linkedTo(target).map((s) => s.head);
+  }
+
   finishBulk(): void {
     this.tree.finishBulk();
   }

@@ -26,7 +26,14 @@ const listSegments = async (dir: string): Promise<number[]> =>
     .map(Number)
     .sort((a, b) => a - b);
 
-type LogRecord = { t: 'v'; e: Entry } | RecordOp;
+/** `g` heads an atomic batch: the `n` version records right after it count only together. */
+type LogRecord = { t: 'v'; e: Entry } | { t: 'g'; n: number } | RecordOp;
+
+interface OpenGroup {
+  offset: number;
+  left: number;
+  versions: { e: Entry; at: { seg: number; off: number; len: number } }[];
+}
 
 /**
  * Rebuild the index from the checkpoint plus the log after it. A bad record at the end of
@@ -46,6 +53,7 @@ export const recover = async (dir: string, warn: (msg: string) => void): Promise
   }
   let end = { seg: from.seg, off: from.off };
   let replayedBytes = 0;
+  let group: OpenGroup | null = null;
   for (const [i, seg] of toReplay.entries()) {
     if (i > 0 && seg !== (toReplay[i - 1] as number) + 1) throw new CorruptDataError(`segment ${seg - 1} is missing from ${dir}`);
     const last = i === toReplay.length - 1;
@@ -53,15 +61,27 @@ export const recover = async (dir: string, warn: (msg: string) => void): Promise
     const start = seg === from.seg ? from.off : 0;
     if (start > buf.length) throw new CorruptDataError(`segment ${seg} is shorter than the checkpoint says`);
     for (const rec of decodeRecords(buf, start)) {
-      if (rec.kind === 'end') {
-        end = { seg, off: rec.offset };
-      } else if (rec.kind === 'bad') {
-        if (!last) throw new CorruptDataError(`segment ${seg} is damaged at byte ${rec.offset}: ${rec.reason}`);
-        warn(`dropping a torn write at the end of segment ${seg}: ${buf.length - rec.offset} bytes from byte ${rec.offset} (${rec.reason})`);
-        end = { seg, off: rec.offset };
+      if (rec.kind === 'end' || rec.kind === 'bad') {
+        // A batch cut short by the crash was never acknowledged: drop all of it, not the part on disk.
+        const cut = group ? group.offset : rec.offset;
+        if (rec.kind === 'bad' || group) {
+          if (!last) throw new CorruptDataError(`segment ${seg} is damaged at byte ${rec.offset}: ${rec.kind === 'bad' ? rec.reason : 'a batch is cut short'}`);
+          warn(`dropping a torn write at the end of segment ${seg}: ${buf.length - cut} bytes from byte ${cut} (${rec.kind === 'bad' ? rec.reason : 'an incomplete batch'})`);
+        }
+        end = { seg, off: cut };
+        group = null;
       } else {
         const payload = rec.payload as LogRecord;
-        if (payload.t === 'v') applyVersion(index, payload.e, { seg, off: rec.offset, len: rec.length });
+        const at = { seg, off: rec.offset, len: rec.length };
+        if (group && payload.t !== 'v') throw new CorruptDataError(`segment ${seg} interrupts a batch at byte ${rec.offset}`);
+        if (payload.t === 'g') group = { offset: rec.offset, left: payload.n, versions: [] };
+        else if (payload.t === 'v' && group) {
+          group.versions.push({ e: payload.e, at });
+          if (--group.left === 0) {
+            for (const v of group.versions) applyVersion(index, v.e, v.at);
+            group = null;
+          }
+        } else if (payload.t === 'v') applyVersion(index, payload.e, at);
         else if (payload.t === 'r' || payload.t === 'x') records.apply(payload);
         else throw new CorruptDataError(`segment ${seg} holds an unknown record kind at byte ${rec.offset}`);
         replayedBytes += rec.length;

@@ -29,10 +29,11 @@ export const syncDirectory = async (dir: string): Promise<void> => {
 };
 
 interface Pending {
-  record: Buffer;
-  /** Runs synchronously once the record is durable, before anyone can observe the new end. */
-  onDurable: (location: Location) => void;
-  resolve: (location: Location) => void;
+  /** One record, or an atomic group's records: always written together by one flush. */
+  records: Buffer[];
+  /** Runs synchronously once the records are durable, before anyone can observe the new end. */
+  onDurable: (locations: Location[]) => void;
+  resolve: (locations: Location[]) => void;
   reject: (error: unknown) => void;
 }
 
@@ -78,10 +79,20 @@ export class SegmentLog {
    * Append `record`; `onDurable` applies it to in-memory state in the same tick that moves
    * the log's end, so a checkpoint never sees a position its index does not cover.
    */
-  append(record: Buffer, onDurable: (location: Location) => void): Promise<Location> {
+  async append(record: Buffer, onDurable: (location: Location) => void): Promise<Location> {
+    const [location] = await this.appendGroup([record], ([at]) => onDurable(at as Location));
+    return location as Location;
+  }
+
+  /**
+   * Append `records` contiguously in one segment, covered by one fdatasync. A group is never
+   * split across segments or flushes, so a crash tears at most its end, which recovery
+   * (recovery.ts) drops whole when the group's header says more records should follow.
+   */
+  appendGroup(records: Buffer[], onDurable: (locations: Location[]) => void): Promise<Location[]> {
     if (this.broken) return Promise.reject(this.broken);
     return new Promise((resolve, reject) => {
-      this.pending.push({ record, onDurable, resolve, reject });
+      this.pending.push({ records, onDurable, resolve, reject });
       if (!this.flushing) void this.flush();
     });
   }
@@ -93,17 +104,20 @@ export class SegmentLog {
       this.pending = [];
       try {
         if (this.size > 0 && this.size >= this.segmentBytes) await this.roll();
-        const data = Buffer.concat(batch.map((p) => p.record));
+        const data = Buffer.concat(batch.flatMap((p) => p.records));
         await this.writeAll(data, this.size);
         await this.handle.datasync();
         let off = this.size;
         this.size += data.length;
         for (const p of batch) {
-          const location = { seg: this.seg, off, len: p.record.length };
-          off += p.record.length;
+          const locations = p.records.map((record) => {
+            const location = { seg: this.seg, off, len: record.length };
+            off += record.length;
+            return location;
+          });
           try {
-            p.onDurable(location);
-            p.resolve(location);
+            p.onDurable(locations);
+            p.resolve(locations);
           } catch (error) {
             p.reject(error);
           }

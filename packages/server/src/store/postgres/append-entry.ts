@@ -5,7 +5,7 @@ import type { Sql } from './client.ts';
 import { isUniqueViolation } from './db-errors.ts';
 import { ENTRY_CASTS, ENTRY_COLUMNS, entryParams } from './entry-row.ts';
 
-// $1… follow ENTRY_COLUMNS; the head row reuses the same parameters, $18 is the expected head.
+// $1… follow ENTRY_COLUMNS; the head row reuses the same parameters, the one after them is the expected head.
 const param = (column: (typeof ENTRY_COLUMNS)[number]): string => `$${ENTRY_COLUMNS.indexOf(column) + 1}`;
 const HEAD_VALUES = ['namespace', 'entity_path', 'key', 'version', 'agent_id', 'written_at', 'expires_at', 'deleted'] as const;
 
@@ -33,7 +33,7 @@ const ADVANCE = `
   with head as (
     update cairn_heads
        set ${HEAD_VALUES.slice(3).map((c) => `${c} = ${param(c)}`).join(', ')}
-     where namespace = $1 and entity_path = $2 and key = $3 and version = $18
+     where namespace = $1 and entity_path = $2 and key = $3 and version = $${ENTRY_COLUMNS.length + 1}
     returning 1
   )${INSERT_VERSION}`;
 

@@ -5,7 +5,7 @@ import type { Entry } from '../../domain/entry.ts';
 export const ENTRY_COLUMNS = [
   'namespace', 'entity_path', 'key', 'version', 'value', 'confidence', 'agent_id', 'event_type',
   'memory_type', 'shared', 'tags', 'provenance', 'content_hash', 'created_at', 'written_at',
-  'expires_at', 'deleted',
+  'expires_at', 'deleted', 'evidence', 'links',
 ] as const;
 
 /**
@@ -48,6 +48,8 @@ export const rowToEntry = (row: EntryRow): Entry => ({
   written_at: row.written_at.toISOString(),
   expires_at: row.expires_at === null ? null : row.expires_at.toISOString(),
   deleted: row.deleted,
+  evidence: row.evidence,
+  links: row.links,
 });
 
 /**
@@ -74,6 +76,8 @@ export const entryParams = (e: Entry): postgres.ParameterOrJSON<never>[] => [
   e.written_at,
   e.expires_at,
   e.deleted,
+  e.evidence as unknown as postgres.JSONValue,
+  e.links as unknown as postgres.JSONValue,
 ];
 
 /** SQL casts per column, so parameters in a SELECT list get the types of the target columns. */
@@ -81,5 +85,5 @@ export const ENTRY_CASTS: Readonly<Record<(typeof ENTRY_COLUMNS)[number], string
   namespace: 'text', entity_path: 'text', key: 'text', version: 'int4', value: 'jsonb',
   confidence: 'float8', agent_id: 'text', event_type: 'text', memory_type: 'text',
   shared: 'bool', tags: 'text[]', provenance: 'jsonb', content_hash: 'text',
-  created_at: 'timestamptz', written_at: 'timestamptz', expires_at: 'timestamptz', deleted: 'bool',
+  created_at: 'timestamptz', written_at: 'timestamptz', expires_at: 'timestamptz', deleted: 'bool', evidence: 'jsonb', links: 'jsonb',
 };

@@ -3,7 +3,9 @@ import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { ChangeFeed } from '../../ports/change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
-import type { HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import { appendBatch } from './append-batch.ts';
+import { readLinkedTo } from './read-links.ts';
 import { AppendBatcher } from './append-batcher.ts';
 import type { Sql } from './client.ts';
 import { toServiceError } from './db-errors.ts';
@@ -63,6 +65,10 @@ export class PostgresStore implements Store {
     return this.run('list', () => listEntries(this.sql, q));
   }
 
+  linkedTo(target: EntryAddress): Promise<Entry[]> {
+    return this.run('linkedTo', () => readLinkedTo(this.sql, target));
+  }
+
   /** Pages through cairn_heads, one short query per page, so a long scan pins nothing. */
   async *scanHeads(): AsyncIterable<Entry> {
     let after: EntryAddress | undefined;
@@ -77,6 +83,11 @@ export class PostgresStore implements Store {
   async append(entry: Entry, expectedHead: number): Promise<void> {
     const seq = await this.run('append', () => this.appends.append(entry, expectedHead));
     this.feed.remember(seq, entry);
+  }
+
+  async appendBatch(items: readonly BatchItem[]): Promise<void> {
+    const seqs = await this.run('append batch', () => appendBatch(this.sql, items));
+    for (const [i, { entry }] of items.entries()) this.feed.remember(seqs[i] as number, entry);
   }
 
   ping(): Promise<void> {

@@ -37,9 +37,14 @@ export class BucketObjects {
   }
 
   async getText(key: string, options: ReadOptions = {}): Promise<string | null> {
+    return (await this.getObject(key, options))?.text ?? null;
+  }
+
+  /** The object's body and user metadata in one GET, or null when it does not exist. */
+  async getObject(key: string, options: ReadOptions = {}): Promise<{ text: string; metadata: Record<string, string> } | null> {
     try {
       const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), httpOptions(options));
-      return out.Body ? await out.Body.transformToString('utf8') : '';
+      return { text: out.Body ? await out.Body.transformToString('utf8') : '', metadata: out.Metadata ?? {} };
     } catch (error) {
       if (isMissingObject(error)) return null;
       throw s3Unavailable(error, 'GetObject');

@@ -28,6 +28,10 @@ export class HeadIndex {
     return true;
   }
 
+  linkedTo(target: EntryAddress): Entry[] {
+    return this.tree.linkedTo(target);
+  }
+
   finishBulk(): void {
     this.tree.finishBulk();
   }

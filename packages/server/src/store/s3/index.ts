@@ -12,6 +12,7 @@ import { createS3Client } from './s3-client.ts';
 import { RecordObjects } from './record-objects.ts';
 import { S3Store } from './s3-store.ts';
 import { Snapshots } from './snapshots.ts';
+import { BatchMarkers } from './batch-markers.ts';
 import { VersionObjects } from './version-objects.ts';
 
 export interface S3StoreOptions {
@@ -62,7 +63,9 @@ export const openS3Store = async (options: S3StoreOptions): Promise<Store> => {
 
     const changeLog = new ChangeLogWriter(objects, keys, replica, logger);
     const records = new RecordObjects(objects, prefix);
-    const store = new S3Store({ client, objects, versions: new VersionObjects(objects, keys), index, changeLog, snapshots, records, logger });
+    const markers = new BatchMarkers(objects, keys);
+    const versions = new VersionObjects(objects, keys, markers);
+    const store = new S3Store({ client, objects, versions, markers, index, changeLog, snapshots, records, logger });
     const changeWindow = new ChangeWindow(objects, keys, replica, logger, options.lookbackMs ?? 10_000, snapshot?.watermarkMs ?? 0);
     const follower = new ChangeFollower({
       window: changeWindow,

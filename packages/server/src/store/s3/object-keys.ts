@@ -7,6 +7,9 @@ import type { EntryAddress } from '../../domain/entry.ts';
  * servers choke on unusual characters), so an entry is named by a hash of its address.
  *
  *   <prefix>v1/entries/<sha256>/<version, 10 digits>.json   one immutable object per version
+ *   <prefix>v1/entries/<sha256>/<version>.<n>.json            the same version's n-th try, after
+ *                                                              n aborted batches (batch-markers.ts)
+ *   <prefix>v1/batches/<batch id>.json                        a batch's commit or abort marker
  *   <prefix>v1/changes/<ms, 13 digits>-<replica>-<seq>.json  one object per write, time-ordered
  *   <prefix>v1/snapshots/<watermark ms, 13 digits>-<replica>.json   heads, for quick start-up
  *   <prefix>v1/probe/conditional-put                         start-up check of If-None-Match
@@ -15,6 +18,7 @@ export class ObjectKeys {
   readonly entriesPrefix: string;
   readonly changesPrefix: string;
   readonly snapshotsPrefix: string;
+  readonly batchesPrefix: string;
   readonly probeKey: string;
 
   constructor(prefix: string) {
@@ -22,11 +26,17 @@ export class ObjectKeys {
     this.entriesPrefix = `${root}entries/`;
     this.changesPrefix = `${root}changes/`;
     this.snapshotsPrefix = `${root}snapshots/`;
+    this.batchesPrefix = `${root}batches/`;
     this.probeKey = `${root}probe/conditional-put`;
   }
 
-  version(hash: string, version: number): string {
-    return `${this.entriesPrefix}${hash}/${String(version).padStart(10, '0')}.json`;
+  /** Version `version`'s object; `attempt` > 0 names the slot after that many aborted batches. */
+  version(hash: string, version: number, attempt = 0): string {
+    return `${this.entriesPrefix}${hash}/${String(version).padStart(10, '0')}${attempt > 0 ? `.${attempt}` : ''}.json`;
+  }
+
+  batch(id: string): string {
+    return `${this.batchesPrefix}${id}.json`;
   }
 
   change(timeMs: number, replica: string, seq: number): string {

@@ -4,8 +4,10 @@ import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
-import type { HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import { writeBatch } from './append-batch.ts';
 import { Announcer } from './announcer.ts';
+import type { BatchMarkers } from './batch-markers.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import type { ChangeFollower } from './change-follower.ts';
 import type { ChangeLogWriter } from './change-log-writer.ts';
@@ -19,6 +21,7 @@ export interface S3StoreParts {
   client: S3Client;
   objects: BucketObjects;
   versions: VersionObjects;
+  markers: BatchMarkers;
   index: HeadIndex;
   changeLog: ChangeLogWriter;
   snapshots: Snapshots;
@@ -95,6 +98,13 @@ export class S3Store implements Store {
     return this.parts.index.list(query);
   }
 
+  /** From this replica's index, after catching up with the change log, as lists are. */
+  async linkedTo(target: EntryAddress): Promise<Entry[]> {
+    this.assertOpen();
+    await this.follower?.sync();
+    return this.parts.index.linkedTo(target);
+  }
+
   async *scanHeads(): AsyncGenerator<Entry> {
     this.assertOpen();
     await this.follower?.sync();
@@ -103,31 +113,47 @@ export class S3Store implements Store {
 
   async append(entry: Entry, expectedHead: number): Promise<void> {
     this.assertOpen();
+    const hash = addressHash(addressOf(entry));
+    await this.checkHead(entry, expectedHead);
+    // Version N exists, so creating N+1 keeps versions contiguous; the conditional put is
+    // the arbiter between replicas racing for N+1.
+    const body = JSON.stringify(entry);
+    if ((await this.parts.versions.create(hash, entry, body)) === null) {
+      throw new VersionConflict(await this.parts.versions.newest(hash, expectedHead));
+    }
+    // Stored and returned as its JSON round trip, as every other replica will read it.
+    await this.publish([JSON.parse(body) as Entry]);
+  }
+
+  /** All or nothing through one marker object: see append-batch.ts and batch-markers.ts. */
+  async appendBatch(items: readonly BatchItem[]): Promise<void> {
+    this.assertOpen();
+    for (const [i, { entry, expectedHead }] of items.entries()) await this.checkHead(entry, expectedHead, i);
+    await this.publish(await writeBatch(this.parts.versions, this.parts.markers, items));
+  }
+
+  /** Refuse an append whose expected head is not the entry's newest version. */
+  private async checkHead(entry: Entry, expectedHead: number, item?: number): Promise<void> {
     const { index, versions } = this.parts;
     const address = addressOf(entry);
     const hash = addressHash(address);
     const known = index.get(address)?.version ?? 0;
     // The index only holds versions that exist, so a head above `expectedHead` is proof of
     // a conflict; below it, the index may just lag, and the object store decides.
-    if (known > expectedHead) throw new VersionConflict(await versions.newest(hash, known));
+    if (known > expectedHead) throw new VersionConflict(await versions.newest(hash, known), item);
     if (expectedHead > known && !(await versions.exists(hash, expectedHead))) {
-      throw new VersionConflict(await versions.newest(hash, known));
+      throw new VersionConflict(await versions.newest(hash, known), item);
     }
     if (entry.version !== expectedHead + 1) {
       throw new Error(`append: entry.version ${entry.version} must be expectedHead + 1 (${expectedHead + 1})`);
     }
-    // Version N exists, so creating N+1 keeps versions contiguous; the conditional put is
-    // the arbiter between replicas racing for N+1.
-    const body = JSON.stringify(entry);
-    if (!(await versions.create(hash, entry, body))) {
-      throw new VersionConflict(await versions.newest(hash, expectedHead));
-    }
-    // Stored and returned as its JSON round trip, as every other replica will read it.
-    const stored = JSON.parse(body) as Entry;
-    index.apply(stored);
+  }
+
+  private async publish(stored: Entry[]): Promise<void> {
+    for (const entry of stored) this.parts.index.apply(entry);
     this.parts.snapshots.noteChanges();
-    await this.parts.changeLog.record(stored);
-    this.announcer.announce(stored);
+    for (const entry of stored) await this.parts.changeLog.record(entry);
+    for (const entry of stored) this.announcer.announce(entry);
   }
 
   async ping(): Promise<void> {

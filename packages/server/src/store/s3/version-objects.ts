@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Entry } from '../../domain/entry.ts';
+import { BATCH_ID, type BatchMarkers } from './batch-markers.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
@@ -12,23 +13,40 @@ const READ_CONCURRENCY = 16;
  * created after version N is known to exist, so the versions of an entry are contiguous
  * (1..head) and "does version n exist" is monotone in n — which lets `newest` search instead
  * of list, and lets history fetch versions by number.
+ *
+ * A version written by a batch (its metadata names the batch) exists only once the batch's
+ * marker says committed (batch-markers.ts). While the batch is undecided its object holds the
+ * slot and reads pass over it; once aborted, the slot moves on to `<version>.1.json`, and so
+ * on: an object is never deleted after others may have seen it, so no slot is ever reused.
  */
 export class VersionObjects {
   private readonly objects: BucketObjects;
   private readonly keys: ObjectKeys;
+  private readonly markers: BatchMarkers;
 
-  constructor(objects: BucketObjects, keys: ObjectKeys) {
+  constructor(objects: BucketObjects, keys: ObjectKeys, markers: BatchMarkers) {
     this.objects = objects;
     this.keys = keys;
+    this.markers = markers;
   }
 
   async read(hash: string, version: number): Promise<Entry | null> {
-    const text = await this.objects.getText(this.keys.version(hash, version));
-    return text === null ? null : (JSON.parse(text) as Entry);
+    for (let attempt = 0; ; attempt++) {
+      const found = await this.objects.getObject(this.keys.version(hash, version, attempt));
+      if (found === null) return null;
+      const fate = found.metadata[BATCH_ID] ? await this.markers.state(found.metadata) : 'committed';
+      if (fate === 'committed') return JSON.parse(found.text) as Entry;
+      if (fate === 'pending') return null;
+    }
   }
 
   async exists(hash: string, version: number): Promise<boolean> {
-    return (await this.objects.head(this.keys.version(hash, version))) !== null;
+    for (let attempt = 0; ; attempt++) {
+      const metadata = await this.objects.head(this.keys.version(hash, version, attempt));
+      if (metadata === null) return false;
+      const fate = metadata[BATCH_ID] ? await this.markers.state(metadata) : 'committed';
+      if (fate !== 'aborted') return fate === 'committed';
+    }
   }
 
   /**
@@ -58,16 +76,34 @@ export class VersionObjects {
   }
 
   /**
-   * Create `entry` as version `entry.version` unless that version exists. Each call carries a
-   * unique write id in the object's metadata: when the SDK retries a put whose first attempt
-   * did land (a timeout after the server stored it), the retry gets 412, and the id tells our
-   * own earlier success apart from another writer's.
+   * Create `entry` as version `entry.version` unless that version exists (or a batch holds it
+   * undecided), passing over slots of aborted batches. Answers the slot it took, or null.
+   * `metadata` tags a batch's versions.
    */
-  async create(hash: string, entry: Entry, body: string): Promise<boolean> {
-    const key = this.keys.version(hash, entry.version);
+  async create(hash: string, entry: Entry, body: string, metadata: Record<string, string> = {}): Promise<number | null> {
+    for (let attempt = 0; ; attempt++) {
+      const key = this.keys.version(hash, entry.version, attempt);
+      if (await this.createAt(key, body, metadata)) return attempt;
+      const found = await this.objects.head(key);
+      // Gone: its batch's writer withdrew it; the caller's retry finds the slot free.
+      if (found === null || !found[BATCH_ID] || (await this.markers.state(found)) !== 'aborted') return null;
+    }
+  }
+
+  /** Withdraw a batch's version before anyone may build on it (see S3Store.appendBatch). */
+  async withdraw(hash: string, version: number, attempt: number): Promise<void> {
+    await this.objects.delete(this.keys.version(hash, version, attempt));
+  }
+
+  /**
+   * Each call carries a unique write id in the object's metadata: when the SDK retries a put
+   * whose first attempt did land (a timeout after the server stored it), the retry gets 412,
+   * and the id tells our own earlier success apart from another writer's.
+   */
+  private async createAt(key: string, body: string, metadata: Record<string, string>): Promise<boolean> {
     const writeId = randomUUID();
     for (let attempt = 0; ; attempt++) {
-      const outcome = await this.objects.create(key, body, { [WRITE_ID]: writeId });
+      const outcome = await this.objects.create(key, body, { ...metadata, [WRITE_ID]: writeId });
       if (outcome === 'created') return true;
       if (outcome === 'exists') return (await this.objects.head(key))?.[WRITE_ID] === writeId;
       // 'busy': a concurrent conditional put on this key has not finished; its outcome

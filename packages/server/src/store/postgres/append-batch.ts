@@ -1,0 +1,52 @@
+import type { BatchItem } from '../../ports/store.ts';
+import { VersionConflict } from '../../domain/errors.ts';
+import { comparePositions, compareCodePoints } from '../../domain/order.ts';
+import { appendStatement, currentVersion } from './append-entry.ts';
+import type { Sql } from './client.ts';
+import { isUniqueViolation } from './db-errors.ts';
+
+/** Thrown inside the transaction to roll it back; carries which item lost. */
+class LostItem extends Error {
+  readonly item: number;
+  constructor(item: number) {
+    super('batch item lost its compare-and-set');
+    this.item = item;
+  }
+}
+
+/**
+ * A batch is one transaction of the same compare-and-set statements single appends use, so it
+ * commits with one WAL flush or not at all. Statements run in address order, the order the
+ * group-commit batcher locks head rows in too, so a batch and a group commit never deadlock.
+ * Returns each item's global sequence number, in the items' order.
+ */
+export const appendBatch = async (sql: Sql, items: readonly BatchItem[]): Promise<number[]> => {
+  const order = items.map((_, i) => i);
+  order.sort((a, b) => {
+    const x = (items[a] as BatchItem).entry;
+    const y = (items[b] as BatchItem).entry;
+    return compareCodePoints(x.namespace, y.namespace) || comparePositions(x, y);
+  });
+  const seqs: number[] = new Array<number>(items.length);
+  try {
+    await sql.begin(async (tx) => {
+      for (const i of order) {
+        const { entry, expectedHead } = items[i] as BatchItem;
+        let rows: { seq: string }[];
+        try {
+          rows = await appendStatement(tx, entry, expectedHead);
+        } catch (error) {
+          if (isUniqueViolation(error)) throw new LostItem(i);
+          throw error;
+        }
+        const seq = rows[0]?.seq;
+        if (seq === undefined) throw new LostItem(i);
+        seqs[i] = Number(seq);
+      }
+    });
+  } catch (error) {
+    if (!(error instanceof LostItem)) throw error;
+    throw new VersionConflict(await currentVersion(sql, (items[error.item] as BatchItem).entry), error.item);
+  }
+  return seqs;
+};

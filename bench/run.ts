@@ -49,12 +49,15 @@ for (const [i, step] of steps.entries()) {
 progress.done();
 
 await mkdir(new URL('./results/', import.meta.url), { recursive: true });
-await writeFile(new URL('./results/latest.json', import.meta.url), `${JSON.stringify({ ...results, step_seconds: stepSeconds }, null, 2)}\n`);
-const report = await writeReport();
+// A full run replaces the kept results and the report; a run of chosen steps goes to a file of
+// its own (git-ignored), so trying one step never overwrites the last full run's figures.
+const saved = only ? 'partial.json' : 'latest.json';
+await writeFile(new URL(`./results/${saved}`, import.meta.url), `${JSON.stringify({ ...results, step_seconds: stepSeconds }, null, 2)}\n`);
+const report = only ? null : await writeReport();
 console.log(`\nagainst the goals:`);
 for (const line of goalTable(benchGoals({ ...results, machine }))) console.log(line);
 console.log(`\nload average at the end ${loadavg()[0]?.toFixed(2)}; step times: ${Object.entries(stepSeconds).map(([k, s]) => `${k} ${s} s`).join(', ')}`);
-console.log(`results written to bench/results/latest.json and ${report}`);
+console.log(`results written to bench/results/${saved}${report ? ` and ${report}` : ''}`);
 if (failed.length) {
   console.log(`steps that failed: ${failed.join(', ')}`);
   process.exitCode = 1;

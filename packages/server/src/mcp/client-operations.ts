@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { CairnClient } from 'cairn-memory-client';
 import type { BriefingQuery, DeleteRequest, DigestQuery, HistoryRequest, ListQuery, NeighboursRequest, OutcomeRequest, ReadRequest, SearchRequest, WriteBatchRequest, WriteRequest } from 'cairn-memory-client';
 import { parseInput } from '../domain/parse-input.ts';
@@ -9,6 +10,13 @@ import { ReadEntryInput } from '../services/read-entry.ts';
 import type { MemoryOperations, OperationName } from './operations.ts';
 import { SERVED_OPERATIONS } from './service-operations.ts';
 
+/** Check the raw arguments with the service's own schema first, then call with them as they are. */
+const checked = <R>(schema: z.ZodType, call: (raw: unknown) => Promise<R>) =>
+  async (raw: unknown): Promise<R> => {
+    parseInput(schema, raw);
+    return call(raw);
+  };
+
 /**
  * The operations over the REST client, for `cairn mcp`. The server validates what it
  * receives, as for any REST call; reads, histories and deletes are checked here first with
@@ -19,26 +27,11 @@ export const clientOperations = (client: CairnClient, served: readonly Operation
   const all: MemoryOperations = {
     write: (raw) => client.write(raw as WriteRequest),
     writeBatch: (raw) => client.writeBatch(raw as WriteBatchRequest),
-    read: async (raw) => {
-      parseInput(ReadEntryInput, raw);
-      return client.read(raw as ReadRequest);
-    },
-    list: async (raw) => {
-      parseInput(ListEntriesInput, raw);
-      return client.list(raw as ListQuery);
-    },
-    history: async (raw) => {
-      parseInput(EntryHistoryInput, raw);
-      return client.history(raw as HistoryRequest);
-    },
-    neighbours: async (raw) => {
-      parseInput(NeighboursInput, raw);
-      return client.neighbours(raw as NeighboursRequest);
-    },
-    delete: async (raw) => {
-      parseInput(DeleteEntryInput, raw);
-      await client.delete(raw as DeleteRequest);
-    },
+    read: checked(ReadEntryInput, (raw) => client.read(raw as ReadRequest)),
+    list: checked(ListEntriesInput, (raw) => client.list(raw as ListQuery)),
+    history: checked(EntryHistoryInput, (raw) => client.history(raw as HistoryRequest)),
+    neighbours: checked(NeighboursInput, (raw) => client.neighbours(raw as NeighboursRequest)),
+    delete: checked(DeleteEntryInput, (raw) => client.delete(raw as DeleteRequest)),
     recordOutcome: (raw) => client.recordOutcome(raw as OutcomeRequest),
     search: (raw) => client.search(raw as SearchRequest),
     briefing: (raw) => client.briefing(raw as BriefingQuery),

@@ -124,18 +124,7 @@ export class FsStore implements Store {
     }
     const record = encodeRecord({ t: 'v', e: entry });
     const done = this.log.append(record, (location) => applyVersion(this.index, entry, location));
-    this.inflight.set(id, { version: entry.version, done });
-    try {
-      await done;
-    } catch (error) {
-      this.options.logger.error({ err: error }, 'write to the data log failed');
-      throw unavailable('the data directory could not be written', error);
-    } finally {
-      if (this.inflight.get(id)?.version === entry.version) this.inflight.delete(id);
-    }
-    this.bytesSinceCheckpoint += record.length;
-    this.maybeCheckpoint();
-    this.changes.publish(entry);
+    await this.settle([entry], [id], done, record.length);
   }
 
   /**
@@ -157,20 +146,29 @@ export class FsStore implements Store {
     const done = this.log.appendGroup(records, (locations) => {
       for (const [i, { entry }] of items.entries()) applyVersion(this.index, entry, locations[i + 1] as Location);
     });
-    for (const [i, { entry }] of items.entries()) this.inflight.set(ids[i] as string, { version: entry.version, done });
+    await this.settle(items.map((item) => item.entry), ids, done, records.reduce((sum, r) => sum + r.length, 0));
+  }
+
+  /**
+   * What every append does once its records are queued: mark the versions in flight (so
+   * concurrent appends compare against them), wait for the sync, and only then count the
+   * bytes toward the next checkpoint and tell subscribers. A failed sync is UNAVAILABLE.
+   */
+  private async settle(entries: readonly Entry[], ids: readonly string[], done: Promise<unknown>, bytes: number): Promise<void> {
+    for (const [i, entry] of entries.entries()) this.inflight.set(ids[i] as string, { version: entry.version, done });
     try {
       await done;
     } catch (error) {
       this.options.logger.error({ err: error }, 'write to the data log failed');
       throw unavailable('the data directory could not be written', error);
     } finally {
-      for (const [i, { entry }] of items.entries()) {
+      for (const [i, entry] of entries.entries()) {
         if (this.inflight.get(ids[i] as string)?.version === entry.version) this.inflight.delete(ids[i] as string);
       }
     }
-    this.bytesSinceCheckpoint += records.reduce((sum, r) => sum + r.length, 0);
+    this.bytesSinceCheckpoint += bytes;
     this.maybeCheckpoint();
-    for (const { entry } of items) this.changes.publish(entry);
+    for (const entry of entries) this.changes.publish(entry);
   }
 
   async getRecord(collection: string, id: string): Promise<StoredRecord | null> {

@@ -28,7 +28,9 @@ export const registerErrorHandlers = (app: FastifyInstance): void => {
     if (known) {
       return reply.status(known.status).send(errorBody(codeForStatus(known.status), known.message ?? error.message, request.id));
     }
-    if (error instanceof SyntaxError) {
+    // Only a body parser's SyntaxError (fastify marks it 400) is the client's fault; one thrown
+    // while reading stored data is a fault of ours and must not be blamed on the request.
+    if (error instanceof SyntaxError && error.statusCode === 400) {
       return reply.status(400).send(errorBody('BAD_REQUEST', 'the body is not valid JSON', request.id));
     }
     const status = error.statusCode ?? 500;

@@ -251,6 +251,7 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
       const incident = { id: incidentId, service: repo, title: 'Payments timing out', triggered: t0 + 20 * 60_000, assignee: 'Dana' };
       const parent = slackMessage(channel, 'U1', `Paging on ${incidentId}: payments are timing out`, t0 + 25 * 60_000);
       const parentTs = JSON.parse(parent.body).event.ts as string;
+      expect((await cairn.call('PUT', '/api/v1/connectors/slack/settings', { channels: [channel] })).status).toBe(200);
       for (const d of [
         deploymentStatus(repo, 61, 'production', 'success', t0 - 3 * 3600_000),
         deploymentStatus(repo, 62, 'production', 'failure', t0),

@@ -7,6 +7,7 @@ import { CortexRecords } from '../packages/server/src/cortex/cortex-records.ts';
 import { KeyHistory } from '../packages/server/src/cortex/key-history.ts';
 import { contentHash } from '../packages/server/src/domain/content-hash.ts';
 import type { Entry } from '../packages/server/src/domain/entry.ts';
+import { writeKnownLink } from '../packages/server/src/services/write-known-link.ts';
 import { type FsStore, openFsStore } from '../packages/server/src/store/fs/index.ts';
 import { readSse } from '../test/helpers/sse.ts';
 import { startProcess } from './lib/processes.ts';
@@ -59,7 +60,7 @@ export const benchCortex = async (count: number, debounceMs: number, rounds: num
   try {
     const store = await openFsStore({ dir, logger: pino({ level: 'silent' }) });
     await fill(store, (i) => `bench/cortex/p${i % 1000}`, count);
-    const compiler = new Compiler({ store, records: new CortexRecords(store), history: new KeyHistory(store), now: Date.now, publish: () => {} });
+    const compiler = new Compiler({ store, records: new CortexRecords(store), history: new KeyHistory(store), now: Date.now, publish: () => {}, writeLink: (ns, known) => writeKnownLink({ store, now: Date.now }, ns, known) });
     const catch_up_ms = await timed(() => compiler.compileNamespace(ns));
     const compile_ms: CortexBench['compile_ms'] = [];
     for (const size of [100, 1000, 10_000]) {

@@ -241,6 +241,66 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
       });
     });
 
+    it('Links the Cortex knows: an incident is caused_by the failed deploy before it, a Slack thread discusses the incident it names; both ways, kept by later events', async () => {
+      const repo = `links-${name}`;
+      const repoPath = `repos/acme/${repo}`;
+      const incidentPath = `incidents/pagerduty/${repo}`;
+      const channel = `CLINK${name.length}`;
+      const incidentId = `PLNK${name.length}`;
+      const t0 = Date.parse('2026-11-23T08:00:00Z');
+      const incident = { id: incidentId, service: repo, title: 'Payments timing out', triggered: t0 + 20 * 60_000, assignee: 'Dana' };
+      const parent = slackMessage(channel, 'U1', `Paging on ${incidentId}: payments are timing out`, t0 + 25 * 60_000);
+      const parentTs = JSON.parse(parent.body).event.ts as string;
+      expect((await cairn.call('PUT', '/api/v1/connectors/slack/settings', { channels: [channel] })).status).toBe(200);
+      for (const d of [
+        deploymentStatus(repo, 61, 'production', 'success', t0 - 3 * 3600_000),
+        deploymentStatus(repo, 62, 'production', 'failure', t0),
+        pagerduty(incident, 'triggered', incident.triggered),
+        parent,
+        slackMessage(channel, 'U2', 'rolling back now', t0 + 26 * 60_000, { ts: parentTs, user: 'U1' }),
+      ]) expect((await send(d)).status, d.body.slice(0, 80)).toBe(202);
+
+      type Walk = { neighbours: Array<{ entry: { entity_path: string; key: string }; depth: number }>; edges: Array<{ from: { key: string }; to: { key: string }; relation: string }> };
+      const walk = async (path: string, key: string, depth = 1): Promise<Walk> => {
+        const res = await cairn.call('GET', `/api/v1/neighbours/${path}/${key}?depth=${depth}`);
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        return res.body;
+      };
+      const edgesOf = (w: Walk) => w.edges.map((e) => `${e.from.key} -${e.relation}-> ${e.to.key}`).sort();
+      const incidentKey = `incident-${incidentId}`;
+      const threadKey = `thread-${parentTs}`;
+      const both = [`${incidentKey} -caused_by-> deployment-62`, `${threadKey} -discusses-> ${incidentKey}`];
+      // The Cortex compiles after a debounce: wait for both links to appear on the incident's walk.
+      let around: Walk = { neighbours: [], edges: [] };
+      for (let i = 0; i < 200 && edgesOf(around).join() !== both.join(); i++) {
+        around = await walk(incidentPath, incidentKey);
+        if (edgesOf(around).join() !== both.join()) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(edgesOf(around)).toEqual(both);
+      // Only the failed deploy inside the window is the cause, not the older successful one.
+      expect(around.neighbours.map((n) => n.entry.key).sort()).toEqual(['deployment-62', threadKey]);
+      // Walked from either end, two hops reach the third.
+      expect(edgesOf(await walk(repoPath, 'deployment-62', 2))).toEqual(both);
+      expect(edgesOf(await walk(`comms/slack/${channel}`, threadKey, 2))).toEqual(both);
+
+      const entry = async (path: string, key: string) => (await cairn.call('GET', `/api/v1/entries/${path}/${key}`)).body;
+      const linked = await entry(incidentPath, incidentKey);
+      expect(linked).toMatchObject({ agent_id: 'external/pagerduty', provenance: { linked_by: 'cortex' }, links: [{ relation: 'caused_by', entity_path: repoPath, key: 'deployment-62' }] });
+      // A later event from the provider carries the Cortex's links over; they are not written again.
+      expect((await send(pagerduty(incident, 'acknowledged', incident.triggered + 5 * 60_000))).status).toBe(202);
+      expect((await send(slackMessage(channel, 'U3', 'rollback done', t0 + 30 * 60_000, { ts: parentTs, user: 'U1' }))).status).toBe(202);
+      const acked = await entry(incidentPath, incidentKey);
+      expect(acked).toMatchObject({ version: linked.version + 1, event_type: 'incident.acknowledged', links: linked.links });
+      expect((await entry(`comms/slack/${channel}`, threadKey)).links).toEqual([{ relation: 'discusses', entity_path: incidentPath, key: incidentKey }]);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const history = async (path: string, key: string) => (await cairn.call('GET', `/api/v1/history/${path}/${key}`)).body.versions as Array<{ version: number; provenance: Record<string, unknown> }>;
+      const incidentVersions = await history(incidentPath, incidentKey);
+      expect(incidentVersions.filter((v) => v.provenance.linked_by === 'cortex')).toHaveLength(1);
+      // Newest first: nothing was written after the acknowledgement (no loop through the change feed).
+      expect(incidentVersions[0]?.version).toBe(acked.version);
+      expect((await history(`comms/slack/${channel}`, threadKey)).filter((v) => v.provenance.linked_by === 'cortex')).toHaveLength(1);
+    });
+
     it('Jira: files sprint and version events under the key earlier issues tied their ids to, shown and overridable in settings', async () => {
       const t0 = Date.parse('2026-11-20T09:00:00Z');
       const jiraEvent = (id: string, payload: Record<string, unknown>) => raw('jira', JSON.stringify({ timestamp: t0, ...payload }), { 'x-atlassian-webhook-identifier': id });

@@ -15,6 +15,7 @@ import { AuditLog } from './services/audit-log.ts';
 import type { ServiceDeps } from './services/context.ts';
 import { DeliveryCounters } from './services/delivery-counters.ts';
 import { DeliveryLog } from './services/delivery-log.ts';
+import { writeKnownLink } from './services/write-known-link.ts';
 import { openBackend } from './store/backends.ts';
 
 /**
@@ -76,7 +77,7 @@ export const createRuntime = async (config: Readonly<Config>, logger: Logger, op
     // wherever it runs; otherwise the worker is in this process and publishes locally.
     const cortexFeed = new CortexFeed(store, { poll: backend.capabilities.sharedAcrossReplicas, logger });
     parts.push(async () => cortexFeed.close());
-    if (options.withCortex) cortex = await startCortex(config, backend, store, logger, (event) => cortexFeed.publishLocal(event));
+    if (options.withCortex) cortex = await startCortex(config, backend, store, logger, (ns, known) => writeKnownLink({ store, now }, ns, known), (event) => cortexFeed.publishLocal(event));
     const embedder = createEmbedder(config);
     const index = await backend.openSearch(embedder);
     parts.push(async () => index.close());

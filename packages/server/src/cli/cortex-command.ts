@@ -3,6 +3,7 @@ import { ConfigError, type Config, parseConfig } from '../config.ts';
 import { cortexHealth } from '../cortex/health.ts';
 import { startCortex } from '../cortex/start-cortex.ts';
 import { createLogger } from '../http/logger.ts';
+import { writeKnownLink } from '../services/write-known-link.ts';
 import { capabilitiesOf, openBackend, sharedBackends } from '../store/backends.ts';
 
 const notShared = (backend: string): string =>
@@ -45,7 +46,7 @@ const run = async (config: Config): Promise<void> => {
     return;
   }
   const { store } = backend;
-  const worker = await startCortex(config, backend, store, logger);
+  const worker = await startCortex(config, backend, store, logger, (ns, known) => writeKnownLink({ store, now: Date.now }, ns, known));
   logger.info({ worker_id: worker.id, backend: backend.name }, 'cairn cortex is running');
   let stopping = false;
   const stop = (signal: string) => {

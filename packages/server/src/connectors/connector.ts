@@ -34,6 +34,13 @@ export interface MappedWrite {
   tags?: string[];
   /** Entries this one relates to that the provider names (a pull request → the issues it closes). */
   links?: EntryLink[];
+  /**
+   * The relations this write decides (default: those in `links`): the current version's links
+   * with these relations are replaced by `links`. Links with any other relation — set by the
+   * Cortex (an incident's `caused_by` deploy) or by an agent — are carried to the new version,
+   * so a provider's next event never drops what others linked.
+   */
+  linkRelations?: string[];
 }
 
 /** A small fact or held item a connector keeps between deliveries, by id. */

@@ -4,7 +4,8 @@ import { numbered, pathDigest } from './assemble.ts';
 import { entriesAt, pathGroups } from './path-entries.ts';
 import type { CortexEvent, CortexRecords } from './cortex-records.ts';
 import type { Digest } from './digest-types.ts';
-import { type Changes, syncPatterns, syncRollups, syncTraces } from './insights.ts';
+import { type Changes, syncPatterns, syncRollups, syncThreadLinks, syncTraces } from './insights.ts';
+import type { LinkWriter } from './known-links.ts';
 import type { KeyHistory } from './key-history.ts';
 import { changedIncidentIds, NamespaceState } from './namespace-state.ts';
 import { definitionOf, digestTypeOf } from './digests/registry.ts';
@@ -16,6 +17,7 @@ export interface CompilerDeps {
   history: KeyHistory;
   now: () => number;
   publish: (event: CortexEvent) => void;
+  writeLink: LinkWriter;
 }
 
 /**
@@ -134,7 +136,8 @@ export class Compiler {
     if (changes.changed.length === 0 && changes.removed.length === 0 && !all) return;
     await syncPatterns(this.deps, st, changes, now);
     const crossScope = (d: Digest): boolean => definitionOf(d.type)?.crossScope === true;
-    if (all || [...changes.changed.map((c) => c.digest), ...changes.removed].some(crossScope)) await syncTraces(this.deps, st, now);
+    if (all || [...changes.changed.map((c) => c.digest), ...changes.removed].some(crossScope)) await syncTraces(this.deps, st, now, all);
+    await syncThreadLinks(this.deps, st, changes, all);
     await syncRollups(this.deps, st, changes, now, all);
   }
 }

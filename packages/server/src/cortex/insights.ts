@@ -2,6 +2,7 @@ import { canonicalJson } from '../domain/content-hash.ts';
 import { numbered } from './assemble.ts';
 import type { CortexEvent, CortexRecords } from './cortex-records.ts';
 import type { Digest } from './digest-types.ts';
+import { type LinkWriter, linkOfTrace, linksOfComms } from './known-links.ts';
 import type { NamespaceState } from './namespace-state.ts';
 import { type Pattern, patternsOf } from './patterns.ts';
 import { rollupDigest } from './rollup.ts';
@@ -11,6 +12,7 @@ import { type Trace, tracesOf } from './traces.ts';
 export interface InsightDeps {
   records: CortexRecords;
   publish: (event: CortexEvent) => void;
+  writeLink: LinkWriter;
 }
 
 /** What one compile changed, which decides which patterns, traces and roll-ups to redo. */
@@ -53,13 +55,19 @@ const withdraw = async (deps: InsightDeps, st: NamespaceState, p: Pattern): Prom
 /**
  * Traces are decisions already explained: they are added and extended (a fix, a resolution)
  * but never withdrawn, so an agent can still read why two entries were linked after the
- * incident has aged out of the digests.
+ * incident has aged out of the digests. A deploy → incident trace is also written as the
+ * incident's `caused_by` link, before the trace is stored, so a compile that fails between
+ * the two redoes the link; `all` (the catch-up) checks the links of known traces too.
  */
-export const syncTraces = async (deps: InsightDeps, st: NamespaceState, now: number): Promise<void> => {
+export const syncTraces = async (deps: InsightDeps, st: NamespaceState, now: number, all = false): Promise<void> => {
   const at = new Date(now).toISOString();
   for (const t of tracesOf(st.namespace, st.digests.values())) {
     const known = st.traces.get(t.id);
-    if (sameContent(known, t)) continue;
+    const same = sameContent(known, t);
+    if (same && !all) continue;
+    const link = linkOfTrace(t);
+    if (link) await deps.writeLink(st.namespace, link);
+    if (same) continue;
     const trace: Trace = { ...t, detected_at: known?.detected_at ?? at };
     await deps.records.putTrace(trace);
     st.traces.set(t.id, trace);
@@ -98,4 +106,14 @@ const put = async (deps: InsightDeps, st: NamespaceState, draft: ReturnType<type
   await deps.records.putDigest(digest);
   st.setDigest(digest);
   deps.publish({ type: 'digest', namespace: st.namespace, digest });
+};
+
+/**
+ * Write the `discusses` link of each thread a rewritten chat digest ties to an open incident
+ * (all chat digests on the catch-up). Links are never withdrawn: the thread stays about the
+ * incident after it is resolved and the digest stops listing it.
+ */
+export const syncThreadLinks = async (deps: InsightDeps, st: NamespaceState, changes: Changes, all: boolean): Promise<void> => {
+  const digests = all ? st.pathDigests() : changes.changed.map((c) => c.digest);
+  for (const d of digests) for (const link of linksOfComms(d)) await deps.writeLink(st.namespace, link);
 };

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { OpenBackend } from '../ports/backend.ts';
 import type { Store } from '../ports/store.ts';
 import type { CortexEvent } from './cortex-records.ts';
+import type { LinkWriter } from './known-links.ts';
 import { CortexWorker, newWorkerId } from './worker.ts';
 
 /**
@@ -15,6 +16,7 @@ export const startCortex = async (
   backend: OpenBackend,
   store: Store,
   logger: Logger,
+  writeLink: LinkWriter,
   publishLocal?: (event: CortexEvent) => void,
 ): Promise<CortexWorker> => {
   const id = newWorkerId();
@@ -27,6 +29,7 @@ export const startCortex = async (
     logger: log,
     debounceMs: config.cortexDebounceMs,
     namespace: config.namespace,
+    writeLink,
     ...(publishLocal ? { publishLocal } : {}),
   });
   worker.start();

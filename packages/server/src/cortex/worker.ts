@@ -10,6 +10,7 @@ import { EventLog } from './event-log.ts';
 import type { CortexStatus, WorkerRole } from './heartbeat.ts';
 import { HeartbeatWriter } from './heartbeat-writer.ts';
 import { KeyHistory } from './key-history.ts';
+import type { LinkWriter } from './known-links.ts';
 
 export interface WorkerOptions {
   /** Names this worker in heartbeats and as the lease holder. */
@@ -24,6 +25,8 @@ export interface WorkerOptions {
   namespace: string;
   /** Where compile events go when the backend is not shared (the filesystem's in-process stream). */
   publishLocal?: (event: CortexEvent) => void;
+  /** Writes the links the Cortex knows (an incident's deploy, a thread's incident) onto entries. */
+  writeLink: LinkWriter;
   now?: () => number;
 }
 
@@ -66,6 +69,7 @@ export class CortexWorker {
       history: new KeyHistory(options.store),
       now: this.now,
       publish: (event) => (this.shared ? this.log.append(event) : options.publishLocal?.(event)),
+      writeLink: options.writeLink,
     });
   }
 

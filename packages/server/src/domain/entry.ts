@@ -5,7 +5,7 @@ import type { Entry } from 'cairn-memory-client';
  * entry is simply its newest version. Declared in the client, as part of the HTTP API, and
  * re-exported here for the server's many importers.
  */
-export type { Entry, EntryValue } from 'cairn-memory-client';
+export type { Entry, EntryLink, EntryValue } from 'cairn-memory-client';
 
 /** Addresses one entry (all of its versions) inside the store. */
 export interface EntryAddress {

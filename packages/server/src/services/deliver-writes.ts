@@ -1,8 +1,9 @@
 import type { MappedWrite } from '../connectors/connector.ts';
 import { contentHash } from '../domain/content-hash.ts';
-import type { Entry } from '../domain/entry.ts';
+import type { Entry, EntryLink, EntryValue } from '../domain/entry.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { writeDerived, writeEntry } from './write-entry.ts';
+import { MAX_LINKS } from './schemas.ts';
+import { writeDerived } from './write-entry.ts';
 
 export interface DeliveredEntry {
   entity_path: string;
@@ -49,12 +50,28 @@ const deliverOne = async (
   };
   const target = { entity_path: write.entity_path, key: write.key };
   const { update } = write;
-  if (!update) return writeEntry(deps, ctx, { ...target, ...fields, value: write.value });
+  // Both kinds read the current version, so links others set on it are carried over.
+  // A write without `update` has a `value` (validated like any request body on each attempt).
+  if (!update) return writeDerived(deps, ctx, target, (current) => ({ ...fields, value: write.value as EntryValue, links: linksAfter(current, write) }));
   return writeDerived(deps, ctx, target, (current) => {
     const value = update(current?.value ?? null);
     // A replayed or late event that changes nothing makes no version (its metadata — the
     // delivery id, the event type — would otherwise make one).
     if (current && contentHash(value) === current.content_hash) return null;
-    return { ...fields, value };
+    return { ...fields, value, links: linksAfter(current, write) };
   });
+};
+
+const sameLink = (a: EntryLink, b: EntryLink): boolean => a.relation === b.relation && a.entity_path === b.entity_path && a.key === b.key;
+
+/**
+ * The links of the write's new version: the connector's own (the relations it decides, see
+ * MappedWrite.linkRelations), then the current version's links of every other relation, in
+ * their order, so rewriting the same state keeps the same list and makes no version.
+ */
+export const linksAfter = (current: Entry | null, write: Pick<MappedWrite, 'links' | 'linkRelations'>): EntryLink[] => {
+  const own = write.links ?? [];
+  const decided = new Set(write.linkRelations ?? own.map((l) => l.relation));
+  const carried = (current?.links ?? []).filter((l) => !decided.has(l.relation) && !own.some((o) => sameLink(o, l)));
+  return [...own, ...carried].slice(0, MAX_LINKS);
 };

@@ -99,6 +99,8 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | string => {
         created_at: pr.created_at ?? null, merged_at: pr.merged_at ?? null, closed_at: pr.closed_at ?? null,
       },
       links: closedIssues(pr.body ?? '').map((n) => ({ entity_path: repoPath(e.repository), key: `issue-${n}`, relation: 'closes' })),
+      // An edited body that no longer closes an issue drops that link.
+      linkRelations: ['closes'],
     }];
   }
   if (event === 'deployment_status') {

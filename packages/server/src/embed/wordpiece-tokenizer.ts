@@ -91,7 +91,7 @@ export const parseWordPieceTokenizer = (text: string): WordPieceTokenizer & { re
 
   const normalize = (input: string): string => {
     let s = input;
-    if (clean) s = s.replace(/[\u0000\ufffd]/g, '').replace(/[\p{Cc}\p{Cf}]/gu, (ch) => (/[\t\n\r]/.test(ch) ? ' ' : ''));
+    if (clean) s = s.replace(/[\u0000\ufffd]/g, '').replace(/[\p{Cc}\p{Cf}\p{Co}\p{Cn}]/gu, (ch) => (/[\t\n\r]/.test(ch) ? ' ' : ''));
     if (cjk) s = Array.from(s, (ch) => (isCjk(ch.codePointAt(0) as number) ? ` ${ch} ` : ch)).join('');
     if (stripAccents) s = s.normalize('NFD').replace(/\p{Mn}/gu, '');
     if (lowercase) s = s.toLowerCase();

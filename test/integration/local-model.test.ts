@@ -105,6 +105,10 @@ describe('a model fetched by id', () => {
   it('is fetched once into the cache, then loads from there with no hub', { timeout: 60_000 }, async () => {
     const hub = await startModelHub({ 'cairn-tests/tiny-glove': modelDir });
     const cache = join(scratch, 'cache-ok');
+    // What a download killed halfway leaves (its process is gone): never taken, and cleared.
+    const abandoned = join(cache, 'cairn-tests--tiny-glove.partial-999999999-0badf00d');
+    await mkdir(abandoned, { recursive: true });
+    await writeFile(join(abandoned, 'tokenizer.json'), '{"model": {"type": "WordPi');
     const env = { ...(await fs.env()), CAIRN_EMBEDDINGS_MODEL: 'cairn-tests/tiny-glove', CAIRN_MODEL_HUB_URL: hub.url, CAIRN_MODEL_CACHE: cache };
     let id: string;
     const first = await startCairn(env);
@@ -132,7 +136,7 @@ describe('a model fetched by id', () => {
   it.each([
     ['answers 404', 'missing', 'cairn-tests/no-such-model', /the model hub has no tokenizer\.json for cairn-tests\/no-such-model/],
     ['answers an HTML page for every file', 'garbage', 'cairn-tests/tiny-glove', /tokenizer\.json is not JSON/],
-    ['drops the connection halfway through a file', 'cut', 'cairn-tests/tiny-glove', /cannot fetch|cut short|terminated|aborted/i],
+    ['drops the connection halfway through a file', 'cut', 'cairn-tests/tiny-glove', /the download of .*\/cairn-tests\/tiny-glove\/resolve\/main\/tokenizer\.json broke off|tokenizer\.json was cut short/],
   ] as const)('stops the start with the reason when the hub %s, and caches nothing', async (_what, mode, id, reason) => {
     const hub = await startModelHub({ 'cairn-tests/tiny-glove': modelDir });
     hub.mode = mode === 'missing' ? 'ok' : mode;

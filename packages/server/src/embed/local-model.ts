@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
@@ -24,6 +24,24 @@ const FILE_TIMEOUT_MS = 15 * 60_000;
 
 const isDirectory = (path: string): Promise<boolean> => stat(path).then((s) => s.isDirectory(), () => false);
 
+/** Scratch folders of downloads whose process is gone (killed mid-download): never used, so removed. */
+const removeAbandoned = async (cached: string): Promise<void> => {
+  const prefix = `${basename(cached)}.partial-`;
+  const names = await readdir(dirname(cached)).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.startsWith(prefix))) {
+    const pid = Number(name.slice(prefix.length).split('-')[0]);
+    let alive = false;
+    try {
+      process.kill(pid, 0);
+      alive = pid !== process.pid;
+    } catch (error) {
+      // EPERM: a live process of another user.
+      alive = (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+    if (!alive) await rm(join(dirname(cached), name), { recursive: true, force: true });
+  }
+};
+
 /** Fetch one file into `target`; false when the hub has no such file (404). */
 const fetchFile = async (url: string, target: string): Promise<boolean> => {
   let response: Response;
@@ -41,7 +59,9 @@ const fetchFile = async (url: string, target: string): Promise<boolean> => {
     throw new Error(`the model hub answered ${response.status} for ${url}`);
   }
   await mkdir(dirname(target), { recursive: true });
-  await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), createWriteStream(target));
+  await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), createWriteStream(target)).catch((error: unknown) => {
+    throw new Error(`the download of ${url} broke off: ${(error as Error).message}`);
+  });
   const expected = Number(response.headers.get('content-length') ?? NaN);
   if (Number.isFinite(expected) && !response.headers.get('content-encoding') && (await stat(target)).size !== expected) {
     throw new Error(`${url} was cut short (${(await stat(target)).size} of ${expected} bytes)`);
@@ -77,6 +97,7 @@ export const openLocalModel = async (spec: string, options: LocalModelOptions): 
     options.logger.info({ model: spec, dir: cached }, 'loading the embedding model from the cache');
     return OnnxEmbedder.open(cached, spec);
   }
+  await removeAbandoned(cached);
   const scratch = `${cached}.partial-${process.pid}-${randomBytes(4).toString('hex')}`;
   options.logger.info({ model: spec, hub: options.hubUrl, dir: cached }, 'fetching the embedding model (once; it is kept in the cache)');
   try {

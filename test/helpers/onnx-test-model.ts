@@ -48,6 +48,7 @@ const valueInfo = (field: number, name: string, type: number, dims: Array<number
 const node = (op: string, inputs: string[], outputs: string[], attributes: Buffer[] = []): Buffer =>
   msg(1, ...inputs.map((i) => bytes(1, i)), ...outputs.map((o) => bytes(2, o)), bytes(3, `${op.toLowerCase()}_${outputs[0]}`), bytes(4, op), ...attributes);
 const intAttribute = (name: string, value: number): Buffer => msg(5, bytes(1, name), int(3, value), int(20, 2));
+const intsAttribute = (name: string, values: number[]): Buffer => msg(5, bytes(1, name), ...values.map((v) => int(8, v)), int(20, 7));
 
 const model = (graph: Buffer[]): Buffer =>
   Buffer.concat([int(1, 7), bytes(2, 'cairn-tests'), msg(7, bytes(2, 'tiny-glove'), ...graph), msg(8, bytes(1, ''), int(2, 13))]);
@@ -66,6 +67,17 @@ export interface TestModelOptions {
   /** Where the graph goes: `onnx/model.onnx` (the hub layout) or `model.onnx`. */
   graphPath?: string;
   variant?: TestModelVariant;
+  /** `cls`: the pooling config asks for the first token, and [CLS] gets the vector of "memory". */
+  pooling?: 'mean' | 'cls';
+  /** Also answer `sentence_embedding` [texts, dimension] (the mean over every position), as some exports do. */
+  sentenceOutput?: boolean;
+  /** Also take `token_type_ids`, as BERT exports do. */
+  tokenTypes?: boolean;
+  /**
+   * As a real encoder does, answer vectors at padding positions too ([PAD] gets the vector of
+   * "noise", and the graph ignores the mask): pooling must leave them out itself.
+   */
+  noisyPadding?: boolean;
 }
 
 let table: WordTable | undefined;
@@ -86,14 +98,19 @@ export const writeTestModel = async (dir: string, options: TestModelOptions = {}
   // Special tokens and continuations weigh nothing: a text's vector is its words' average.
   const embeddings = Buffer.alloc(tokens.length * dimension * 4);
   tokens.forEach((token, i) => {
-    const row = rows.get(token);
-    if (row === undefined || SPECIALS.includes(token)) return;
+    const stand = options.pooling === 'cls' && token === '[CLS]' ? 'memory' : options.noisyPadding && token === '[PAD]' ? 'noise' : undefined;
+    const row = rows.get(stand ?? token);
+    if (row === undefined || (SPECIALS.includes(token) && !stand)) return;
     for (let d = 0; d < dimension; d++) embeddings.writeFloatLE((components[row * dimension + d] as number) * (scales[row] as number), (i * dimension + d) * 4);
   });
   const axes = Buffer.alloc(8);
   axes.writeBigInt64LE(2n);
 
   const inputs = [valueInfo(11, 'input_ids', INT64, ['batch', 'tokens']), valueInfo(11, 'attention_mask', INT64, ['batch', 'tokens'])];
+  if (options.tokenTypes) inputs.push(valueInfo(11, 'token_type_ids', INT64, ['batch', 'tokens']));
+  const sentence = options.sentenceOutput
+    ? [node('ReduceMean', ['last_hidden_state'], ['sentence_embedding'], [intsAttribute('axes', [1]), intAttribute('keepdims', 0)]), valueInfo(12, 'sentence_embedding', FLOAT, ['batch', dimension])]
+    : [];
   const graph =
     options.variant === 'per-token-scalar'
       ? [
@@ -107,11 +124,13 @@ export const writeTestModel = async (dir: string, options: TestModelOptions = {}
           node('Gather', ['embeddings', 'input_ids'], ['token_vectors']),
           node('Cast', ['attention_mask'], ['mask_float'], [intAttribute('to', FLOAT)]),
           node('Unsqueeze', ['mask_float', 'last_axis'], ['mask_3d']),
-          node('Mul', ['token_vectors', 'mask_3d'], ['last_hidden_state']),
+          node('Mul', [options.noisyPadding ? 'token_vectors_again' : 'token_vectors', 'mask_3d'], [options.noisyPadding ? 'unused' : 'last_hidden_state']),
+          ...(options.noisyPadding ? [node('Identity', ['token_vectors'], ['token_vectors_again']), node('Identity', ['token_vectors'], ['last_hidden_state'])] : []),
           tensor(5, 'embeddings', FLOAT, [tokens.length, dimension], embeddings),
           tensor(5, 'last_axis', INT64, [1], axes),
           ...inputs,
           valueInfo(12, 'last_hidden_state', FLOAT, ['batch', 'tokens', dimension]),
+          ...sentence,
         ];
 
   const tokenizer = {
@@ -136,7 +155,7 @@ export const writeTestModel = async (dir: string, options: TestModelOptions = {}
   await mkdir(join(dir, '1_Pooling'), { recursive: true });
   await writeFile(graphFile, model(graph));
   await writeFile(join(dir, 'tokenizer.json'), JSON.stringify(tokenizer));
-  await writeFile(join(dir, '1_Pooling/config.json'), JSON.stringify({ word_embedding_dimension: dimension, pooling_mode_cls_token: false, pooling_mode_mean_tokens: true, pooling_mode_max_tokens: false }));
+  await writeFile(join(dir, '1_Pooling/config.json'), JSON.stringify({ word_embedding_dimension: dimension, pooling_mode_cls_token: options.pooling === 'cls', pooling_mode_mean_tokens: options.pooling !== 'cls', pooling_mode_max_tokens: false }));
   await writeFile(join(dir, 'sentence_bert_config.json'), JSON.stringify({ max_seq_length: 128, do_lower_case: false }));
   return { vocabulary: tokens.length, dimension };
 };

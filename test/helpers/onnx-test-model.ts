@@ -78,6 +78,8 @@ export interface TestModelOptions {
    * "noise", and the graph ignores the mask): pooling must leave them out itself.
    */
   noisyPadding?: boolean;
+  /** Pass the token vectors through two dense layers this wide: a model that takes real time to run. */
+  heavy?: number;
 }
 
 let table: WordTable | undefined;
@@ -108,6 +110,22 @@ export const writeTestModel = async (dir: string, options: TestModelOptions = {}
 
   const inputs = [valueInfo(11, 'input_ids', INT64, ['batch', 'tokens']), valueInfo(11, 'attention_mask', INT64, ['batch', 'tokens'])];
   if (options.tokenTypes) inputs.push(valueInfo(11, 'token_type_ids', INT64, ['batch', 'tokens']));
+  const heavy = options.heavy
+    ? (() => {
+        const width = options.heavy;
+        const weights = (rowsOf: number, colsOf: number): Buffer => {
+          const b = Buffer.alloc(rowsOf * colsOf * 4);
+          for (let i = 0; i < rowsOf * colsOf; i++) b.writeFloatLE(i % (colsOf + 1) === 0 ? 1 : 0.0001, i * 4);
+          return b;
+        };
+        return [
+          tensor(5, 'dense_in', FLOAT, [dimension, width], weights(dimension, width)),
+          tensor(5, 'dense_out', FLOAT, [width, dimension], weights(width, dimension)),
+          node('MatMul', ['masked_vectors', 'dense_in'], ['wide']),
+          node('MatMul', ['wide', 'dense_out'], ['last_hidden_state']),
+        ];
+      })()
+    : [];
   const sentence = options.sentenceOutput
     ? [node('ReduceMean', ['last_hidden_state'], ['sentence_embedding'], [intsAttribute('axes', [1]), intAttribute('keepdims', 0)]), valueInfo(12, 'sentence_embedding', FLOAT, ['batch', dimension])]
     : [];
@@ -124,7 +142,8 @@ export const writeTestModel = async (dir: string, options: TestModelOptions = {}
           node('Gather', ['embeddings', 'input_ids'], ['token_vectors']),
           node('Cast', ['attention_mask'], ['mask_float'], [intAttribute('to', FLOAT)]),
           node('Unsqueeze', ['mask_float', 'last_axis'], ['mask_3d']),
-          node('Mul', [options.noisyPadding ? 'token_vectors_again' : 'token_vectors', 'mask_3d'], [options.noisyPadding ? 'unused' : 'last_hidden_state']),
+          node('Mul', [options.noisyPadding ? 'token_vectors_again' : 'token_vectors', 'mask_3d'], [options.noisyPadding ? 'unused' : options.heavy ? 'masked_vectors' : 'last_hidden_state']),
+          ...heavy,
           ...(options.noisyPadding ? [node('Identity', ['token_vectors'], ['token_vectors_again']), node('Identity', ['token_vectors'], ['last_hidden_state'])] : []),
           tensor(5, 'embeddings', FLOAT, [tokens.length, dimension], embeddings),
           tensor(5, 'last_axis', INT64, [1], axes),

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OnnxEmbedder } from '../../packages/server/src/embed/onnx-embedder.ts';
 import { openOnnxModel } from '../../packages/server/src/embed/onnx-model.ts';
 import { writeTestModel } from '../helpers/onnx-test-model.ts';
 
@@ -50,5 +51,23 @@ describe('a local model', () => {
     // [CLS] carries the vector of "memory" in this model: every text pools to it.
     expect(cosine(a as Float32Array, b as Float32Array)).toBeCloseTo(1, 5);
     expect(cls.digest).not.toBe(mean.digest);
+  });
+
+  it('runs in a thread of its own: this thread keeps serving while a batch runs, and the thread is stopped on close', { timeout: 60_000 }, async () => {
+    await writeTestModel(join(scratch, 'heavy'), { size: 1000, words: TEXTS.join(' ').split(' '), heavy: 16_384 });
+    const embedder = await OnnxEmbedder.open(join(scratch, 'heavy'), 'heavy');
+    const texts = Array.from({ length: 64 }, (_, i) => `${TEXTS[i % 3]} number ${i}`);
+    let ticks = 0;
+    const timer = setInterval(() => (ticks += 1), 5);
+    const started = performance.now();
+    const vectors = await embedder.embed(texts);
+    const ms = performance.now() - started;
+    clearInterval(timer);
+    expect(vectors).toHaveLength(64);
+    // Had the batch run on this thread, no timer could have fired until it ended.
+    expect(ms).toBeGreaterThan(100);
+    expect(ticks).toBeGreaterThan(Math.min(10, ms / 50));
+    await embedder.close();
+    await expect(embedder.embed(['after close'])).rejects.toThrow('the embedder is closed');
   });
 });

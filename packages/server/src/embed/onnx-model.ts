@@ -98,7 +98,8 @@ export const openOnnxModel = async (dir: string): Promise<OnnxModel> => {
     if (!['input_ids', 'attention_mask', 'token_type_ids'].includes(name)) throw new Error(`${where} takes an input "${name}"; a sentence model takes input_ids, attention_mask and token_type_ids`);
   }
   if (!inputs.has('input_ids')) throw new Error(`${where} takes no input_ids: not a text model`);
-  const int32 = session.inputMetadata.some((m) => m.name === 'input_ids' && m.isTensor && m.type === 'int32');
+  // inputMetadata is recent (runtimes before it take int64 ids, as exports do).
+  const int32 = (session.inputMetadata ?? []).some((m) => m.name === 'input_ids' && m.isTensor && m.type === 'int32');
   const output = ['sentence_embedding', 'last_hidden_state', 'token_embeddings'].find((n) => session.outputNames.includes(n)) ?? session.outputNames[0];
   if (!output) throw new Error(`${where} has no output`);
 

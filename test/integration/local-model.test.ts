@@ -6,6 +6,7 @@ import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { startModelHub } from '../helpers/model-hub.ts';
 import { writeTestModel } from '../helpers/onnx-test-model.ts';
+import { runCli } from '../helpers/run-cli.ts';
 import { spawnCairn } from '../helpers/spawn-cairn.ts';
 
 // A local sentence model (CAIRN_EMBEDDINGS_MODEL without an endpoint), built here from the
@@ -130,6 +131,22 @@ describe('a model fetched by id', () => {
       await expectParaphrasesFound(second);
     } finally {
       await second.close();
+    }
+  });
+
+  it('cairn model pull fetches it ahead of a start, and says why when it cannot', async () => {
+    const hub = await startModelHub({ 'cairn-tests/tiny-glove': modelDir });
+    const cache = join(scratch, 'cache-pull');
+    try {
+      const pulled = await runCli(['model', 'pull', 'cairn-tests/tiny-glove'], { CAIRN_MODEL_HUB_URL: hub.url, CAIRN_MODEL_CACHE: cache });
+      expect(pulled).toMatchObject({ code: 0, stderr: '' });
+      expect(pulled.stdout).toMatch(/^onnx:cairn-tests\/tiny-glove:[0-9a-f]{12}: 100 dimensions, ready/);
+      expect(await readdir(cache)).toEqual(['cairn-tests--tiny-glove']);
+      const missing = await runCli(['model', 'pull'], { CAIRN_MODEL_HUB_URL: hub.url, CAIRN_MODEL_CACHE: cache, CAIRN_EMBEDDINGS_MODEL: 'cairn-tests/other' });
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/^cairn model pull: the model hub has no tokenizer\.json for cairn-tests\/other/);
+    } finally {
+      await hub.close();
     }
   });
 

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -8,6 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPackages } from '../../scripts/build.ts';
 import { nodeBinary } from '../helpers/node-binary.ts';
+import { writeTestModel } from '../helpers/onnx-test-model.ts';
 import { type CairnProcess, spawnCairn } from '../helpers/spawn-cairn.ts';
 
 // What a user installs is what is tested here: both packages built and packed with `npm pack`,
@@ -87,6 +89,52 @@ describe('the packed packages', () => {
     const tsc = join(root, 'node_modules/typescript/bin/tsc');
     const checked = await run(process.execPath, [tsc, '-p', project]).then(() => 'ok', (e: { stdout: string }) => e.stdout);
     expect(checked).toBe('ok');
+  });
+});
+
+// A local model needs ONNX Runtime, which cairn-memory does not depend on (≈290 MB): without
+// it the start stops with the command that installs it; installed beside the package the way
+// README says, the model runs, on both Node lines. The model is the tests' own (built from
+// the word table); the runtime comes from the registry, as a user gets it.
+describe('a local sentence model in the installed package', () => {
+  const { version: ortVersion } = JSON.parse(readFileSync(join(root, 'node_modules/onnxruntime-node/package.json'), 'utf8')) as { version: string };
+  let model: string;
+  const env = (node: string) => ({ PATH: `${dirname(node)}:${process.env.PATH ?? ''}`, HOME: process.env.HOME ?? '/tmp', CAIRN_EMBEDDINGS_MODEL: model });
+  const cairnBin = () => join(project, 'node_modules/.bin/cairn');
+
+  beforeAll(async () => {
+    model = join(scratch, 'tiny-model');
+    await writeTestModel(model, { size: 2000 });
+  });
+
+  it('without ONNX Runtime installed, cairn serve stops at start with the command that installs it', async () => {
+    const failed = await spawnCairn({ ...env(process.execPath), CAIRN_DATA_DIR: join(scratch, 'data-no-ort') }, [], 30_000, [cairnBin()]).then(
+      async (running) => {
+        await running.stop();
+        return 'started';
+      },
+      (error: Error) => error.message,
+    );
+    expect(failed).toContain('cannot start: CAIRN_EMBEDDINGS_MODEL runs the model with ONNX Runtime, which is not installed');
+    expect(failed).toContain('npm install -g onnxruntime-node');
+  });
+
+  it.each([22, 24])('with onnxruntime-node installed beside it, the model embeds and finds by meaning on Node %i', { timeout: 180_000 }, async (major) => {
+    if (!(await readdir(join(project, 'node_modules'))).includes('onnxruntime-node')) {
+      // As README says: its install script would fetch CUDA libraries from outside npm.
+      await run('npm', ['install', '--no-audit', '--no-fund', `onnxruntime-node@${ortVersion}`], { cwd: project, timeout: 170_000, env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip' } });
+    }
+    const node = major === 24 ? process.execPath : await nodeBinary(major);
+    const server = await spawnCairn({ ...env(node), CAIRN_DATA_DIR: join(scratch, `data-ort-${major}`) }, [], 60_000, [cairnBin()]);
+    try {
+      expect(server.output()).toMatch(/"embedder":"onnx:tiny-model:[0-9a-f]{12}"[^\n]*embedding model loaded/);
+      const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect((await post('/api/v1/entries', { entity_path: 'ops/web', key: 'incident', value: 'the website was down for two hours' })).status).toBe(201);
+      expect((await post('/api/v1/entries', { entity_path: 'ops/tls', key: 'renewal', value: 'renew the certificate before it expires' })).status).toBe(201);
+      await expect.poll(async () => ((await (await post('/api/v1/search', { query: 'site downtime', mode: 'vector', limit: 1 })).json()) as { results: Array<{ entry: { key: string } }> }).results[0]?.entry.key, { timeout: 20_000 }).toBe('incident');
+    } finally {
+      await server.stop();
+    }
   });
 });
 

@@ -31,6 +31,16 @@ describe('configuration', () => {
     }
   });
 
+  it('reads a local model with its cache and hub, and refuses a hub that is not a URL', () => {
+    expect(parseConfig({ CAIRN_EMBEDDINGS_MODEL: 'BAAI/bge-small-en-v1.5', XDG_CACHE_HOME: '/var/cache/u' })).toMatchObject({
+      embeddingsUrl: undefined, embeddingsModel: 'BAAI/bge-small-en-v1.5', modelCache: '/var/cache/u/cairn/models', modelHubUrl: 'https://huggingface.co',
+    });
+    expect(parseConfig({ CAIRN_EMBEDDINGS_MODEL: './models/minilm', CAIRN_MODEL_CACHE: '/models', CAIRN_MODEL_HUB_URL: 'http://mirror:8080' })).toMatchObject({
+      modelCache: '/models', modelHubUrl: 'http://mirror:8080',
+    });
+    expect(() => parseConfig({ CAIRN_MODEL_HUB_URL: 'huggingface.co' })).toThrow(/CAIRN_MODEL_HUB_URL: expected an http\(s\) URL/);
+  });
+
   it('lets flags win over the environment and reads lists and connector secrets', () => {
     const config = parseConfig(
       { CAIRN_PORT: '9000', CAIRN_API_KEYS: ' key-aaaaaaaa , key-bbbbbbbb ,', CAIRN_CONNECTOR_GITHUB_SECRET: 's3cr3t', CAIRN_CONNECTOR_SLACK_CHANNELS: 'C1,C2' },

@@ -7,6 +7,7 @@ import { registerBatchCommand } from './cli/batch-command.ts';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { registerMcpCommand } from './cli/mcp-command.ts';
 import { registerCortexCommand } from './cli/cortex-command.ts';
+import { registerModelCommand } from './cli/model-command.ts';
 import { VERSION } from './version.ts';
 
 /** Past every step's own bound (server.ts), and under the 30 s a container gets before SIGKILL. */
@@ -84,5 +85,6 @@ registerMcpCommand(program);
 registerCortexCommand(program);
 registerClientCommands(program);
 registerBatchCommand(program);
+registerModelCommand(program);
 
 await program.parseAsync(process.argv);

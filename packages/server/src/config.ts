@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { integer, list, optionalText } from './domain/env-values.ts';
 import { type StorageConfig, backendEnv, selectStorage } from './store/backends.ts';
 
@@ -30,10 +32,12 @@ const BaseEnv = z.object({
   CAIRN_EMBEDDINGS_URL: optionalText.pipe(z.url({ error: 'expected an http(s) URL such as http://localhost:11434/v1' }).optional()),
   CAIRN_EMBEDDINGS_MODEL: optionalText.pipe(z.string().max(256).optional()),
   CAIRN_EMBEDDINGS_API_KEY: optionalText,
+  CAIRN_MODEL_CACHE: optionalText,
+  CAIRN_MODEL_HUB_URL: optionalText.pipe(z.url({ error: 'expected an http(s) URL such as https://huggingface.co' }).optional()),
 });
 
 /** The settings in the names the code uses: each written once, its type inferred. */
-const settingsOf = (e: z.output<typeof BaseEnv>) => ({
+const settingsOf = (e: z.output<typeof BaseEnv>, env: Record<string, string | undefined>) => ({
   port: e.CAIRN_PORT,
   host: e.CAIRN_HOST,
   apiKeys: Object.freeze(e.CAIRN_API_KEYS) as readonly string[],
@@ -48,10 +52,15 @@ const settingsOf = (e: z.output<typeof BaseEnv>) => ({
   slackChannels: Object.freeze(e.CAIRN_CONNECTOR_SLACK_CHANNELS) as readonly string[],
   logLevel: e.CAIRN_LOG_LEVEL,
   sseKeepAliveMs: e.CAIRN_SSE_KEEPALIVE_MS,
-  /** OpenAI-compatible embeddings endpoint; unset = the built-in offline embedder. */
+  /** OpenAI-compatible embeddings endpoint; unset = a local model (embeddingsModel), else the built-in offline embedder. */
   embeddingsUrl: e.CAIRN_EMBEDDINGS_URL,
+  /** The endpoint's model name; without an endpoint, a local model directory or a model id to fetch. */
   embeddingsModel: e.CAIRN_EMBEDDINGS_MODEL,
   embeddingsApiKey: e.CAIRN_EMBEDDINGS_API_KEY,
+  /** Where models fetched by id are kept: the user's cache directory unless set. */
+  modelCache: e.CAIRN_MODEL_CACHE ?? join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'cairn', 'models'),
+  /** The hub models are fetched from, in Hugging Face's layout. */
+  modelHubUrl: e.CAIRN_MODEL_HUB_URL ?? 'https://huggingface.co',
 });
 
 export type Config = ReturnType<typeof settingsOf> & {
@@ -105,5 +114,5 @@ export const parseConfig = (env: Record<string, string | undefined>, flags: Conf
   if (e.CAIRN_EMBEDDINGS_URL && !e.CAIRN_EMBEDDINGS_MODEL) {
     throw new ConfigError('invalid configuration:\n  CAIRN_EMBEDDINGS_MODEL: required with CAIRN_EMBEDDINGS_URL (the model name, e.g. nomic-embed-text)');
   }
-  return Object.freeze({ ...settingsOf(e), storage, connectorSecrets: Object.freeze(connectorSecrets(env)) });
+  return Object.freeze({ ...settingsOf(e, merged), storage, connectorSecrets: Object.freeze(connectorSecrets(env)) });
 };

@@ -4,6 +4,7 @@ import { CortexFeed } from './cortex/cortex-feed.ts';
 import { startCortex } from './cortex/start-cortex.ts';
 import type { CortexWorker } from './cortex/worker.ts';
 import { BuiltinEmbedder } from './embed/builtin-embedder.ts';
+import { openLocalModel } from './embed/local-model.ts';
 import { OpenAiEmbedder } from './embed/openai-embedder.ts';
 import { countBackendErrors } from './http/backend-errors.ts';
 import { type Metrics, createMetrics } from './http/metrics.ts';
@@ -59,11 +60,20 @@ const CORTEX_STOP_MS = 5_000;
 const within = <T>(work: Promise<T>, ms: number, what: string): Promise<T> =>
   Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms).unref())]);
 
-/** The configured embedder: an OpenAI-compatible endpoint when CAIRN_EMBEDDINGS_URL is set, else the built-in one. */
-export const createEmbedder = (config: Readonly<Config>): Embedder =>
-  config.embeddingsUrl
-    ? new OpenAiEmbedder({ url: config.embeddingsUrl, model: config.embeddingsModel as string, apiKey: config.embeddingsApiKey })
-    : new BuiltinEmbedder();
+/**
+ * The configured embedder: an OpenAI-compatible endpoint when CAIRN_EMBEDDINGS_URL is set, a
+ * local sentence model when only CAIRN_EMBEDDINGS_MODEL is (loaded, or fetched, before the
+ * server listens: a model that cannot be used stops the start with the reason), else the
+ * built-in one.
+ */
+export const openEmbedder = async (config: Readonly<Config>, logger: Logger): Promise<Embedder> => {
+  if (config.embeddingsUrl) return new OpenAiEmbedder({ url: config.embeddingsUrl, model: config.embeddingsModel as string, apiKey: config.embeddingsApiKey });
+  if (!config.embeddingsModel) return new BuiltinEmbedder();
+  const started = performance.now();
+  const embedder = await openLocalModel(config.embeddingsModel, { cacheDir: config.modelCache, hubUrl: config.modelHubUrl, logger });
+  logger.info({ embedder: embedder.id, dimension: embedder.dimension, ms: Math.round(performance.now() - started) }, 'embedding model loaded');
+  return embedder;
+};
 
 export const createRuntime = async (config: Readonly<Config>, logger: Logger, options: RuntimeOptions = {}): Promise<Runtime> => {
   const now = options.now ?? Date.now;
@@ -78,9 +88,13 @@ export const createRuntime = async (config: Readonly<Config>, logger: Logger, op
     const cortexFeed = new CortexFeed(store, { poll: backend.capabilities.sharedAcrossReplicas, logger });
     parts.push(async () => cortexFeed.close());
     if (options.withCortex) cortex = await startCortex(config, backend, store, logger, (ns, known) => writeKnownLink({ store, now }, ns, known), (event) => cortexFeed.publishLocal(event));
-    const embedder = createEmbedder(config);
-    const index = await backend.openSearch(embedder);
-    parts.push(async () => index.close());
+    const embedder = await openEmbedder(config, logger);
+    const index = await backend.openSearch(embedder).catch(async (error: unknown) => {
+      await embedder.close?.();
+      throw error;
+    });
+    // Search stops first (parts run in order), then the embedder it feeds from.
+    parts.push(async () => index.close(), async () => embedder.close?.());
     const deliveries = new DeliveryCounters(store, (connector, outcome) => metrics.connectorDeliveries.inc({ connector, outcome }));
     const audit = new AuditLog(store, now);
     parts.push(() => deliveries.close(), () => audit.drain());

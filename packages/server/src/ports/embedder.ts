@@ -1,7 +1,8 @@
 /**
  * Turns texts into vectors whose cosine similarity tracks similarity of meaning. Adapters:
- * the built-in offline embedder (embed/builtin-embedder.ts) and any OpenAI-compatible
- * endpoint (embed/openai-embedder.ts: OpenAI, Ollama, vLLM, TEI).
+ * the built-in offline embedder (embed/builtin-embedder.ts), any OpenAI-compatible endpoint
+ * (embed/openai-embedder.ts: OpenAI, Ollama, vLLM, TEI) and a local sentence model run with
+ * ONNX Runtime (embed/onnx-embedder.ts).
  *
  * - `id` names the model and its settings; vectors from different ids are never compared,
  *   so changing it means re-embedding (the search index does that in the background).
@@ -22,4 +23,6 @@ export interface Embedder {
    * uses it as a third ranking of the candidates the other two found.
    */
   wordMatch?(query: string, texts: readonly string[]): Promise<number[]>;
+  /** Optional: release what the embedder holds (a model's thread and memory). */
+  close?(): Promise<void>;
 }

@@ -71,6 +71,8 @@ export class EmbedQueue<T> {
         vectors = await this.embedder.embed(batch.map((j) => j.text));
         if (vectors.length !== batch.length) throw new Error(`embedder answered ${vectors.length} vectors for ${batch.length} texts`);
       } catch (error) {
+        // Closing stops the embedder under a batch in flight: nothing to retry or report.
+        if (this.closed) break;
         this.failures += 1;
         this.logger.warn({ err: error, pending: this.jobs.length, retry_ms: backoff }, 'embedding failed; text search still serves these entries, retrying');
         await sleep(backoff);

@@ -25,7 +25,8 @@ export const appendBatch = async (sql: Sql, items: readonly BatchItem[]): Promis
   order.sort((a, b) => {
     const x = (items[a] as BatchItem).entry;
     const y = (items[b] as BatchItem).entry;
-    return compareCodePoints(x.namespace, y.namespace) || comparePositions(x, y);
+    // Consecutive versions of one entry keep their order: each builds on the one before.
+    return compareCodePoints(x.namespace, y.namespace) || comparePositions(x, y) || x.version - y.version;
   });
   const seqs: number[] = new Array<number>(items.length);
   try {

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
 import type { Entry, EntryAddress } from '../../packages/server/src/domain/entry.ts';
-import { canonicalJson } from '../../packages/server/src/archive/import-archive.ts';
+import { canonicalJson } from '../../packages/server/src/services/archive/import-archive.ts';
 import { parseConfig } from '../../packages/server/src/config.ts';
 import type { OpenBackend } from '../../packages/server/src/ports/backend.ts';
 import type { StoredRecord } from '../../packages/server/src/ports/records.ts';

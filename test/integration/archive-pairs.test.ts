@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportArchive } from '../../packages/server/src/archive/export-archive.ts';
-import { importArchive } from '../../packages/server/src/archive/import-archive.ts';
+import { exportArchive } from '../../packages/server/src/services/archive/export-archive.ts';
+import { importArchive } from '../../packages/server/src/services/archive/import-archive.ts';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
 import { fillStore, openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
 

@@ -5,12 +5,13 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import type { Command } from 'commander';
-import { exportArchive } from '../archive/export-archive.ts';
-import { ArchiveError } from '../archive/format.ts';
-import { importArchive } from '../archive/import-archive.ts';
+import { exportArchive } from '../services/archive/export-archive.ts';
+import { ArchiveError } from '../services/archive/format.ts';
+import { importArchive } from '../services/archive/import-archive.ts';
 import { ConfigError, parseConfig } from '../config.ts';
 import { createLogger } from '../http/logger.ts';
 import { openBackend } from '../store/backends.ts';
+import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import type { Store } from '../ports/store.ts';
 import { clientOptionsFrom } from './client-env.ts';
 
@@ -37,8 +38,12 @@ const withStore = async <T>(run: (store: Store, backend: string) => Promise<T>):
     throw error;
   }
   const backend = await openBackend(config.storage, createLogger(process.env.CAIRN_LOG_LEVEL ?? 'warn')).catch((error: unknown) =>
-    fail(`cannot open the ${config.storage.backend} backend: ${(error as Error).message}` +
-      (/lock/i.test((error as Error).message) ? ' (a running server holds it: export through it with CAIRN_HTTP_URL and an admin key)' : ''), 1),
+    fail(
+      `cannot open the ${config.storage.backend} backend: ${(error as Error).message}` +
+        // Only a running server may open its data directory: export through it instead.
+        (error instanceof DirectoryLockedError ? '\n  to export from a running server: CAIRN_HTTP_URL=<its address> CAIRN_API_KEY=<an admin key> cairn export' : ''),
+      1,
+    ),
   );
   try {
     return await run(backend.store, backend.name);
@@ -100,10 +105,11 @@ const runExport = async (flags: ExportFlags): Promise<void> => {
   });
 };
 
-const runImport = async (file: string): Promise<void> => {
+const runImport = async (file: string, flags: { progress?: boolean }): Promise<void> => {
   await withStore(async (store, backend) => {
     try {
-      const report = await importArchive(store, file);
+      const onLanded = flags.progress ? (n: number) => process.stderr.write(`landed ${n} entries\n`) : undefined;
+      const report = await importArchive(store, file, onLanded ? { onLanded } : {});
       process.stderr.write(
         `imported into ${backend}: ${report.entries_written} entries written (${report.versions_written} versions), ` +
           `${report.entries_present} already present, ${report.records} records\n`,
@@ -129,5 +135,6 @@ export const registerArchiveCommands = (program: Command): void => {
     .command('import')
     .argument('<file>', 'an archive written by `cairn export` (plain or gzip)')
     .description('load an archive into the configured backend, keeping versions, times and writers; idempotent and resumable')
-    .action(async (file: string) => runImport(file));
+    .option('--progress', 'print "landed N entries" as the archive\'s entries become durable in the target')
+    .action(async (file: string, flags: { progress?: boolean }) => runImport(file, flags));
 };

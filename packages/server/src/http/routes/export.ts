@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { exportArchive } from '../../archive/export-archive.ts';
+import { exportArchive } from '../../services/archive/export-archive.ts';
 import { ExportInput, exportScope } from '../../services/admin/export-scope.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';

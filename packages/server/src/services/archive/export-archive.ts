@@ -1,8 +1,8 @@
 import type { Writable } from 'node:stream';
-import type { Entry } from '../domain/entry.ts';
-import type { Store } from '../ports/store.ts';
-import { KEYS } from '../services/admin/key-records.ts';
-import { VERSION } from '../version.ts';
+import type { Entry } from '../../domain/entry.ts';
+import type { Store } from '../../ports/store.ts';
+import { KEYS } from '../admin/key-records.ts';
+import { VERSION } from '../../version.ts';
 import { CORTEX_NAMESPACES, eventSourceOf, namespaceCollections } from './collections.ts';
 import type { ArchiveTrailer } from './format.ts';
 import { ArchiveWriter } from './write-archive.ts';

@@ -4,7 +4,7 @@ import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import type { Entry } from '../domain/entry.ts';
+import type { Entry } from '../../domain/entry.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveError, type ArchiveHeader, type ArchiveLine, type ArchiveTrailer } from './format.ts';
 
 const isGzip = async (path: string): Promise<boolean> => {

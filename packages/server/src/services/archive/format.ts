@@ -1,4 +1,4 @@
-import type { Entry } from '../domain/entry.ts';
+import type { Entry } from '../../domain/entry.ts';
 
 /**
  * The Cairn archive (docs/archive-format.md): JSON Lines, one object per line, UTF-8,

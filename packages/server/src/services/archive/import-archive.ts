@@ -1,12 +1,23 @@
-import type { Entry } from '../domain/entry.ts';
-import { VersionConflict } from '../domain/errors.ts';
-import type { BatchItem, Store } from '../ports/store.ts';
+import type { Entry } from '../../domain/entry.ts';
+import { VersionConflict } from '../../domain/errors.ts';
+import type { BatchItem, Store } from '../../ports/store.ts';
 import { ArchiveError, type ArchiveHeader } from './format.ts';
 import { checkArchive, readArchiveLines } from './read-archive.ts';
 
 /** Versions per store batch: several entries' whole histories land in one atomic batch. */
 const GROUP_VERSIONS = 200;
-const CONFLICT_RETRIES = 5;
+/**
+ * A conflict means another writer touched one of the entries, or (S3) a batch of an
+ * interrupted import still holds a slot undecided until its deadline; waiting out the
+ * retries spans that deadline, and each retry re-checks what the target holds.
+ */
+const CONFLICT_RETRIES = 9;
+const RETRY_BASE_MS = 100;
+
+export interface ImportOptions {
+  /** Told after each store batch lands: how many of the archive's entries are now in the target. */
+  onLanded?: (entries: number) => void;
+}
 
 export interface ImportReport {
   header: ArchiveHeader;
@@ -60,11 +71,12 @@ const missingVersions = async (store: Store, versions: Entry[]): Promise<BatchIt
  * part of an entry's imported history; versions, written_at and writers are kept as they are.
  * Running it again, or after an interruption, writes only what is missing.
  */
-export const importArchive = async (store: Store, path: string): Promise<ImportReport> => {
+export const importArchive = async (store: Store, path: string, options: ImportOptions = {}): Promise<ImportReport> => {
   const { header } = await checkArchive(path);
   const report: ImportReport = { header, entries_written: 0, versions_written: 0, entries_present: 0, records: 0 };
   let group: Entry[][] = [];
   let groupVersions = 0;
+  let landed = 0;
 
   const land = async (entries: Entry[][]): Promise<void> => {
     const plans = await Promise.all(entries.map((versions) => missingVersions(store, versions)));
@@ -91,6 +103,7 @@ export const importArchive = async (store: Store, path: string): Promise<ImportR
         return await land(entries);
       } catch (error) {
         if (!(error instanceof VersionConflict) || attempt >= CONFLICT_RETRIES) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RETRY_BASE_MS * 2 ** (attempt - 1)));
       }
     }
   };
@@ -101,6 +114,8 @@ export const importArchive = async (store: Store, path: string): Promise<ImportR
     group = [];
     groupVersions = 0;
     await landWithRetries(entries);
+    landed += entries.length;
+    options.onLanded?.(landed);
   };
 
   for await (const line of readArchiveLines(path)) {

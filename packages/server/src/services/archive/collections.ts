@@ -1,9 +1,9 @@
-import { CONNECTORS } from '../connectors/registry.ts';
-import { COLLECTIONS } from '../cortex/cortex-records.ts';
-import { auditCollection } from '../services/audit-log.ts';
-import { settingsCollection } from '../services/connector-state.ts';
-import { learnedCollection } from '../services/connector-memory.ts';
-import { teamsCollection } from '../services/admin/team-records.ts';
+import { CONNECTORS } from '../../connectors/registry.ts';
+import { COLLECTIONS } from '../../cortex/cortex-records.ts';
+import { auditCollection } from '../audit-log.ts';
+import { settingsCollection } from '../connector-state.ts';
+import { learnedCollection } from '../connector-memory.ts';
+import { teamsCollection } from '../admin/team-records.ts';
 
 /**
  * The record collections of one namespace that an archive carries: what makes the deployment

@@ -11,8 +11,9 @@ const GROUP_VERSIONS = 200;
  * interrupted import still holds a slot undecided until its deadline; waiting out the
  * retries spans that deadline, and each retry re-checks what the target holds.
  */
-const CONFLICT_RETRIES = 9;
+const CONFLICT_RETRIES = 20;
 const RETRY_BASE_MS = 100;
+const RETRY_MAX_MS = 2_000;
 
 export interface ImportOptions {
   /** Told after each store batch lands: how many of the archive's entries are now in the target. */
@@ -103,7 +104,7 @@ export const importArchive = async (store: Store, path: string, options: ImportO
         return await land(entries);
       } catch (error) {
         if (!(error instanceof VersionConflict) || attempt >= CONFLICT_RETRIES) throw error;
-        await new Promise((resolve) => setTimeout(resolve, RETRY_BASE_MS * 2 ** (attempt - 1)));
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1))));
       }
     }
   };

@@ -6,6 +6,7 @@ import { checkArchive, readArchiveLines } from './read-archive.ts';
 
 /** Versions per store batch: several entries' whole histories land in one atomic batch. */
 const GROUP_VERSIONS = 200;
+const PARALLEL_BATCHES = 4;
 /**
  * A conflict means another writer touched one of the entries, or (S3) a batch of an
  * interrupted import still holds a slot undecided until its deadline; waiting out the
@@ -109,14 +110,30 @@ export const importArchive = async (store: Store, path: string, options: ImportO
     }
   };
 
+  // Batches in flight at once: an archive names each entry once, so they never compete.
+  const inflight: Array<{ done: Promise<void>; count: number }> = [];
+  const settleOldest = async (): Promise<void> => {
+    const oldest = inflight.shift() as { done: Promise<void>; count: number };
+    try {
+      await oldest.done;
+    } catch (error) {
+      await Promise.allSettled(inflight.map((g) => g.done));
+      throw error;
+    }
+    // In archive order: every entry before this count has landed.
+    landed += oldest.count;
+    options.onLanded?.(landed);
+  };
+
   const flush = async (): Promise<void> => {
     if (group.length === 0) return;
     const entries = group;
     group = [];
     groupVersions = 0;
-    await landWithRetries(entries);
-    landed += entries.length;
-    options.onLanded?.(landed);
+    const done = landWithRetries(entries);
+    done.catch(() => {});
+    inflight.push({ done, count: entries.length });
+    if (inflight.length >= PARALLEL_BATCHES) await settleOldest();
   };
 
   for await (const line of readArchiveLines(path)) {
@@ -130,5 +147,6 @@ export const importArchive = async (store: Store, path: string, options: ImportO
     }
   }
   await flush();
+  while (inflight.length > 0) await settleOldest();
   return report;
 };

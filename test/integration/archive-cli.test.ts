@@ -96,6 +96,25 @@ describe('cairn export and cairn import', () => {
     expect(res.headers.get('content-type')).toContain('application/x-ndjson');
     const text = await res.text();
     expect((await fetch(`${server.url}/api/v1/admin/export`)).status).toBe(401);
+    // A managed admin key exports its own namespace only, and not at all when confined to prefixes.
+    const issue = async (body: object): Promise<string> => {
+      const issued = await fetch(`${server.url}/api/v1/admin/keys`, { method: 'POST', headers, body: JSON.stringify(body) });
+      expect(issued.status).toBe(201);
+      return ((await issued.json()) as { key: string }).key;
+    };
+    const teamAdmin = await issue({ name: 'acme-admin', scopes: ['admin'], namespace: 'acme' });
+    const confined = await issue({ name: 'acme-incidents', scopes: ['admin'], namespace: 'acme', prefixes: ['incidents'] });
+    const exportAs = (key: string, query = '') => fetch(`${server.url}/api/v1/admin/export${query}`, { headers: { 'x-cairn-api-key': key } });
+    expect((await exportAs(teamAdmin)).status).toBe(200);
+    expect((await exportAs(teamAdmin, '?all=true')).status).toBe(403);
+    expect((await exportAs(teamAdmin, '?namespace=default')).status).toBe(403);
+    expect((await exportAs(confined)).status).toBe(403);
+    // The export is audited once its archive is complete.
+    const audited = async (): Promise<number> => {
+      const audit = await fetch(`${server.url}/api/v1/admin/audit?namespace=acme&action=archive.exported`, { headers: { 'x-cairn-api-key': ADMIN } });
+      return ((await audit.json()) as { events: unknown[] }).events.length;
+    };
+    await expect.poll(audited).toBe(1);
     // The store is locked by the running server: a direct export says how to export instead.
     const locked = await runCli(['export'], { CAIRN_DATA_DIR: source });
     expect(locked.code).toBe(1);

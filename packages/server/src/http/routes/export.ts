@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { exportArchive } from '../../services/archive/export-archive.ts';
-import { ExportInput, exportScope } from '../../services/admin/export-scope.ts';
+import { ExportInput, auditExport, exportScope } from '../../services/admin/export-scope.ts';
 import { contextOf } from '../context.ts';
 import { ErrorResponse } from './error-schema.ts';
 import type { RoutePlugin } from '../http-context.ts';
@@ -24,10 +24,14 @@ export const exportRoutes: RoutePlugin = async (app, { deps }) => {
       },
     },
     async (request, reply) => {
-      const namespaces = exportScope(contextOf(request, deps.config), request.query);
+      const ctx = contextOf(request, deps.config);
+      const namespaces = exportScope(ctx, request.query);
       const out = new PassThrough();
       exportArchive(deps.store, out, { namespaces, now: deps.now }).then(
-        () => out.end(),
+        (trailer) => {
+          out.end();
+          auditExport(deps, ctx, namespaces, trailer).catch((error: unknown) => request.log.warn({ err: error }, 'the export could not be audited'));
+        },
         (error: unknown) => {
           request.log.error({ err: error }, 'export failed part-way; the archive was cut short');
           out.destroy(error as Error);

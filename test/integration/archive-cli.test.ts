@@ -74,6 +74,9 @@ describe('cairn export and cairn import', () => {
     // Offline now, the source can be exported directly; both stores hold the same versions up to the cut.
     const direct = join(dir, 'direct.jsonl.gz');
     expect((await runCli(['export', '--all', '--gzip', '-o', direct], { CAIRN_DATA_DIR: source })).code).toBe(0);
+    const fromGzip = await runCli(['import', direct], { CAIRN_DATA_DIR: join(dir, 'from-gzip') });
+    expect(fromGzip.code, fromGzip.stderr).toBe(0);
+    expect(fromGzip.stderr).toMatch(/: [1-9]\d* entries written/);
     const copy = await openFromEnv({ CAIRN_DATA_DIR: target });
     const copied = await snapshotOf(copy.store, ['default']);
     await copy.store.close();

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { exportArchive } from '../services/archive/export-archive.ts';
 import { ArchiveError } from '../services/archive/format.ts';
 import { importArchive } from '../services/archive/import-archive.ts';
+import { checkArchive } from '../services/archive/read-archive.ts';
 import { ConfigError, parseConfig } from '../config.ts';
 import { createLogger } from '../http/logger.ts';
 import { openBackend } from '../store/backends.ts';
@@ -61,7 +62,7 @@ const fromServer = async (flags: ExportFlags): Promise<Readable> => {
   const res = await fetch(url, { headers: client.apiKey ? { 'x-cairn-api-key': client.apiKey } : {} });
   if (!res.ok || !res.body) {
     const body = await res.text().catch(() => '');
-    return fail(`the server refused the export (${res.status}): ${body.slice(0, 500)}`, res.status === 401 || res.status === 403 ? 2 : 1);
+    return fail(`the server refused the export (${res.status}): ${body.slice(0, 500)}`, 1);
   }
   return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
 };
@@ -85,10 +86,26 @@ const writeOut = async (flags: ExportFlags, produce: (sink: Writable) => Promise
     if (temp !== undefined) await rm(temp, { force: true });
     throw error;
   }
-  if (temp !== undefined && flags.output !== undefined) await rename(temp, flags.output);
+  if (temp !== undefined && flags.output !== undefined) {
+    // Read back before it takes its name: a response cut short is never kept as an archive.
+    await checkArchive(temp).catch(async (error: unknown) => {
+      await rm(temp, { force: true });
+      throw error;
+    });
+    await rename(temp, flags.output);
+  }
 };
 
 const runExport = async (flags: ExportFlags): Promise<void> => {
+  try {
+    await exportTo(flags);
+  } catch (error) {
+    if (error instanceof ArchiveError) fail(`the export is incomplete and was not kept: ${error.message}`, 1);
+    throw error;
+  }
+};
+
+const exportTo = async (flags: ExportFlags): Promise<void> => {
   if (flags.all && flags.namespace !== undefined) fail('give either --namespace or --all, not both', 2);
   const viaServer = flags.url !== undefined || (process.env.CAIRN_HTTP_URL ?? '') !== '';
   if (viaServer) {

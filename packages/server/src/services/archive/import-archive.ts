@@ -1,5 +1,5 @@
 import type { Entry } from '../../domain/entry.ts';
-import { VersionConflict } from '../../domain/errors.ts';
+import { ServiceError, VersionConflict } from '../../domain/errors.ts';
 import type { BatchItem, Store } from '../../ports/store.ts';
 import { ArchiveError, type ArchiveHeader } from './format.ts';
 import { checkArchive, readArchiveLines } from './read-archive.ts';
@@ -9,8 +9,8 @@ const GROUP_VERSIONS = 200;
 const PARALLEL_BATCHES = 4;
 /**
  * A conflict means another writer touched one of the entries, or (S3) a batch of an
- * interrupted import still holds a slot undecided until its deadline; waiting out the
- * retries spans that deadline, and each retry re-checks what the target holds.
+ * interrupted import still holds a slot undecided until its deadline; an outage may pass.
+ * Waiting out the retries spans that deadline, and each retry re-checks what the target holds.
  */
 const CONFLICT_RETRIES = 20;
 const RETRY_BASE_MS = 100;
@@ -38,6 +38,26 @@ export const canonicalJson = (value: unknown): string =>
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : v,
   );
+
+/** Reads of the target at once per batch: enough to overlap round trips, few enough for any backend. */
+const READ_CONCURRENCY = 16;
+
+/** `work` over `items` with at most READ_CONCURRENCY at a time; answers in the items' order. */
+const inTurn = async <T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> => {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, items.length) }, worker));
+  return out;
+};
+
+/** A backend that did not answer: worth waiting for, as a conflict is (the import re-checks either way). */
+const isOutage = (error: unknown): boolean => error instanceof ServiceError && error.code === 'UNAVAILABLE';
 
 const where = (e: Entry): string => `${e.namespace} / ${e.entity_path} / ${e.key}`;
 
@@ -81,7 +101,7 @@ export const importArchive = async (store: Store, path: string, options: ImportO
   let landed = 0;
 
   const land = async (entries: Entry[][]): Promise<void> => {
-    const plans = await Promise.all(entries.map((versions) => missingVersions(store, versions)));
+    const plans = await inTurn(entries, (versions) => missingVersions(store, versions));
     const items = plans.flat();
     try {
       if (items.length > 0) await store.appendBatch(items);
@@ -104,7 +124,7 @@ export const importArchive = async (store: Store, path: string, options: ImportO
       try {
         return await land(entries);
       } catch (error) {
-        if (!(error instanceof VersionConflict) || attempt >= CONFLICT_RETRIES) throw error;
+        if (!(error instanceof VersionConflict || isOutage(error)) || attempt >= CONFLICT_RETRIES) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1))));
       }
     }

@@ -30,7 +30,7 @@ const fail = (message: string, code: number): never => {
 };
 
 /** The backend the environment configures, opened for this command alone (quiet logs). */
-const withStore = async <T>(run: (store: Store, backend: string) => Promise<T>): Promise<T> => {
+const withStore = async <T>(run: (store: Store, backend: string, namespace: string) => Promise<T>): Promise<T> => {
   let config;
   try {
     config = parseConfig(process.env);
@@ -47,7 +47,7 @@ const withStore = async <T>(run: (store: Store, backend: string) => Promise<T>):
     ),
   );
   try {
-    return await run(backend.store, backend.name);
+    return await run(backend.store, backend.name, config.namespace);
   } finally {
     await backend.store.close();
   }
@@ -101,7 +101,10 @@ const runExport = async (flags: ExportFlags): Promise<void> => {
     await exportTo(flags);
   } catch (error) {
     if (error instanceof ArchiveError) fail(`the export is incomplete and was not kept: ${error.message}`, 1);
-    throw error;
+    if (error instanceof ConfigError) fail(error.message, 2);
+    // The server unreachable, or the connection lost part-way: said in one line, not a stack.
+    const cause = (error as { cause?: { message?: string } }).cause?.message;
+    fail(`the export failed: ${(error as Error).message}${cause ? ` (${cause})` : ''}`, 1);
   }
 };
 
@@ -113,8 +116,8 @@ const exportTo = async (flags: ExportFlags): Promise<void> => {
     await writeOut(flags, (sink) => pipeline(body, sink, { end: false }));
     return;
   }
-  await withStore(async (store) => {
-    const namespaces = flags.all ? '*' : [flags.namespace ?? process.env.CAIRN_NAMESPACE ?? 'default'];
+  await withStore(async (store, _backend, ownNamespace) => {
+    const namespaces = flags.all ? '*' : [flags.namespace ?? ownNamespace];
     await writeOut(flags, async (sink) => {
       const trailer = await exportArchive(store, sink, { namespaces, now: Date.now });
       process.stderr.write(`exported ${trailer.entries} entries (${trailer.versions} versions) and ${trailer.records} records\n`);

@@ -54,7 +54,9 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
   const sources = new Map<string, Set<string>>();
   for await (const head of store.scanHeads()) {
     if (wanted && !wanted.has(head.namespace)) continue;
-    const history = await store.history(head, { limit: head.version });
+    // Versions 1..head as scanned: the entry may have grown since, and its newest versions
+    // would otherwise push its oldest out of the page.
+    const history = await store.history(head, { limit: head.version, beforeVersion: head.version + 1 });
     const versions = upToCut(history.reverse(), cut);
     if (versions.length === 0) continue;
     const seen = sources.get(head.namespace) ?? new Set<string>();

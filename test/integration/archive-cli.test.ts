@@ -22,7 +22,7 @@ const linesOf = async (path: string): Promise<Line[]> =>
 describe('cairn export and cairn import', () => {
   it('exports a running server point-in-time while it writes, and imports it elsewhere', async () => {
     const source = join(dir, 'source');
-    const server = await spawnCairn({ CAIRN_DATA_DIR: source, CAIRN_API_KEYS: ADMIN });
+    const server = await spawnCairn({ CAIRN_DATA_DIR: source, CAIRN_API_KEYS: ADMIN, CAIRN_RATE_LIMIT_RPM: '0' });
     const headers = { 'content-type': 'application/json', 'x-cairn-api-key': ADMIN };
     // Writers: each batch gives both entries of a pair the same value `n`; record when each was acknowledged.
     const acked: Array<{ n: number; at: number }> = [];
@@ -88,7 +88,7 @@ describe('cairn export and cairn import', () => {
 
   it('refuses a truncated, foreign or newer archive, and a target holding other versions, changing nothing', async () => {
     const source = join(dir, 'refusals');
-    const server = await spawnCairn({ CAIRN_DATA_DIR: source, CAIRN_API_KEYS: ADMIN });
+    const server = await spawnCairn({ CAIRN_DATA_DIR: source, CAIRN_API_KEYS: ADMIN, CAIRN_RATE_LIMIT_RPM: '0' });
     const headers = { 'content-type': 'application/json', 'x-cairn-api-key': ADMIN };
     for (let i = 0; i < 5; i++) {
       const written = await fetch(`${server.url}/api/v1/entries`, { method: 'POST', headers, body: JSON.stringify({ entity_path: 'notes', key: `n${i}`, value: { i } }) });

@@ -122,6 +122,10 @@ describe('cairn export and cairn import', () => {
     const locked = await runCli(['export'], { CAIRN_DATA_DIR: source });
     expect(locked.code).toBe(1);
     expect(locked.stderr).toMatch(/CAIRN_HTTP_URL/);
+    await writeFile(join(dir, 'served.jsonl'), text);
+    const lockedImport = await runCli(['import', join(dir, 'served.jsonl')], { CAIRN_DATA_DIR: source });
+    expect(lockedImport.code).toBe(1);
+    expect(lockedImport.stderr).toMatch(/stop it, import, then start it again/);
     await server.stop('SIGTERM');
 
     const lines = text.trim().split('\n');

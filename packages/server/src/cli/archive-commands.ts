@@ -30,7 +30,7 @@ const fail = (message: string, code: number): never => {
 };
 
 /** The backend the environment configures, opened for this command alone (quiet logs). */
-const withStore = async <T>(run: (store: Store, backend: string, namespace: string) => Promise<T>): Promise<T> => {
+const withStore = async <T>(whenLocked: string, run: (store: Store, backend: string, namespace: string) => Promise<T>): Promise<T> => {
   let config;
   try {
     config = parseConfig(process.env);
@@ -42,7 +42,7 @@ const withStore = async <T>(run: (store: Store, backend: string, namespace: stri
     fail(
       `cannot open the ${config.storage.backend} backend: ${(error as Error).message}` +
         // Only a running server may open its data directory: export through it instead.
-        (error instanceof DirectoryLockedError ? '\n  to export from a running server: CAIRN_HTTP_URL=<its address> CAIRN_API_KEY=<an admin key> cairn export' : ''),
+        (error instanceof DirectoryLockedError ? `\n  ${whenLocked}` : ''),
       1,
     ),
   );
@@ -116,7 +116,7 @@ const exportTo = async (flags: ExportFlags): Promise<void> => {
     await writeOut(flags, (sink) => pipeline(body, sink, { end: false }));
     return;
   }
-  await withStore(async (store, _backend, ownNamespace) => {
+  await withStore('to export from a running server: CAIRN_HTTP_URL=<its address> CAIRN_API_KEY=<an admin key> cairn export', async (store, _backend, ownNamespace) => {
     const namespaces = flags.all ? '*' : [flags.namespace ?? ownNamespace];
     await writeOut(flags, async (sink) => {
       const trailer = await exportArchive(store, sink, { namespaces, now: Date.now });
@@ -126,7 +126,7 @@ const exportTo = async (flags: ExportFlags): Promise<void> => {
 };
 
 const runImport = async (file: string, flags: { progress?: boolean }): Promise<void> => {
-  await withStore(async (store, backend) => {
+  await withStore('a data directory belongs to the one server that runs on it: stop it, import, then start it again', async (store, backend) => {
     try {
       const onLanded = flags.progress ? (n: number) => process.stderr.write(`landed ${n} entries\n`) : undefined;
       const report = await importArchive(store, file, onLanded ? { onLanded } : {});

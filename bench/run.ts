@@ -8,6 +8,7 @@ import { describeMachine } from './lib/machine.ts';
 import { startProgress } from './lib/progress.ts';
 import { writeReport } from './lib/report.ts';
 import type { Step, StepContext } from './lib/step.ts';
+import { archiveStep } from './steps/archive.ts';
 import { batchStep } from './steps/batch.ts';
 import { cortexStep } from './steps/cortex.ts';
 import { entriesStep } from './steps/entries.ts';
@@ -18,7 +19,7 @@ import { searchStep } from './steps/search.ts';
 import { startupStep } from './steps/startup.ts';
 import { webhooksStep } from './steps/webhooks.ts';
 
-const ALL: Step[] = [entriesStep, batchStep, postgresStep, webhooksStep, startupStep, cortexStep, searchStep, mcpOverheadStep, mcpPeerStep];
+const ALL: Step[] = [entriesStep, batchStep, postgresStep, webhooksStep, startupStep, cortexStep, searchStep, mcpOverheadStep, mcpPeerStep, archiveStep];
 // BENCH_STEPS=entries,search runs only those (latest.json then holds only those).
 const only = process.env.BENCH_STEPS?.split(',').map((s) => s.trim());
 const steps = only ? ALL.filter((s) => only.includes(s.key)) : ALL;

@@ -54,6 +54,14 @@ export const benchGoals = (r: BenchResults): GoalRow[] => {
     rows.push({ measure: `vs MCP reference server: write throughput, ${c.concurrency} in flight`, value: `${c.speedup.write}× (${c.cairn.write_ops_s} vs ${c.reference.write_ops_s}/s)`, goal: '≥ 100×', met: c.speedup.write >= 100 });
     rows.push({ measure: `vs MCP reference server: search throughput, ${c.concurrency} in flight`, value: `${c.speedup.search}× (${c.cairn.search_ops_s} vs ${c.reference.search_ops_s}/s)`, goal: '≥ 30×', met: c.speedup.search >= 30 });
   }
+  if (r.archive) {
+    // No goal yet: figures to watch (the store's size does not change the export's memory).
+    const a = r.archive;
+    const mib = (b: number) => `${Math.round(b / 104857.6) / 10} MiB`;
+    rows.push({ measure: `export / import at ${k(a.entries)} entries with history (filesystem)`, value: `${k(a.export_fs.entries_per_s)} / ${k(a.import_fs.entries_per_s)} entries/s`, goal: '', met: null });
+    rows.push({ measure: `import at ${k(a.entries)} entries into PostgreSQL`, value: `${k(a.import_postgres.entries_per_s)} entries/s`, goal: '', met: null });
+    rows.push({ measure: `archive size at ${k(a.entries)} entries (${k(a.versions)} versions)`, value: `${mib(a.archive_bytes)}, gzip ${mib(a.archive_gzip_bytes)}; export memory +${a.export_rss_growth_mib} MiB`, goal: '', met: null });
+  }
   return rows;
 };
 

@@ -7,6 +7,7 @@ import type { StartupBench } from '../startup.ts';
 import type { WebhookBench } from '../webhooks.ts';
 import type { describeMachine } from './machine.ts';
 import type { McpOverhead } from '../mcp-overhead.ts';
+import type { ArchiveBench } from '../steps/archive.ts';
 
 /** bench/results/latest.json: the machine, then each step's figures under its key. */
 export interface BenchResults {
@@ -21,4 +22,5 @@ export interface BenchResults {
   cortex?: CortexBench;
   mcp_overhead?: McpOverhead;
   mcp_peer?: PeerBench;
+  archive?: ArchiveBench;
 }

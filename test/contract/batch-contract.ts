@@ -77,5 +77,25 @@ export const describeBatchContract = (current: () => Store, reopen: () => Promis
       const winners = await Promise.all(all.map(async (a) => ((await store.head(a))?.value as { w: number }).w));
       expect(new Set(winners).size).toBe(1);
     });
+
+    it('lands consecutive versions of one entry together, or none of them', async () => {
+      const store = current();
+      const [a, b] = addresses(2) as [EntryAddress, EntryAddress];
+      const run = (from: number, to: number): BatchItem[] =>
+        Array.from({ length: to - from + 1 }, (_, i) => ({ entry: versionOf(a, from + i, { v: from + i }), expectedHead: from + i - 1 }));
+      await store.appendBatch([...run(1, 3), { entry: versionOf(b, 1, { b: 1 }), expectedHead: 0 }]);
+      expect((await store.history(a, { limit: 10 })).map((e) => e.value)).toEqual([{ v: 3 }, { v: 2 }, { v: 1 }]);
+      expect(await heads(store, [a, b])).toEqual([3, 1]);
+      // The run's first version is compared with the store: taken, so nothing of the batch lands.
+      const error = await store.appendBatch([{ entry: versionOf(b, 2, { b: 2 }), expectedHead: 1 }, ...run(3, 5)]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(VersionConflict);
+      expect((error as VersionConflict).item).toBe(1);
+      expect(await heads(store, [a, b])).toEqual([3, 1]);
+      await store.appendBatch(run(4, 6));
+      const reopened = await reopen();
+      expect((await reopened.history(a, { limit: 10 })).map((e) => e.version)).toEqual([6, 5, 4, 3, 2, 1]);
+      // A later item that does not build on the one before is a caller's mistake.
+      await expect(reopened.appendBatch([run(7, 7)[0] as BatchItem, { entry: versionOf(a, 9, {}), expectedHead: 7 }])).rejects.toThrow(/must follow/);
+    });
   });
 };

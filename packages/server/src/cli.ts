@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, type ConfigFlags, parseConfig } from './config.ts';
 import { createLogger } from './http/logger.ts';
 import { startServer } from './server.ts';
+import { registerArchiveCommands } from './cli/archive-commands.ts';
 import { registerBatchCommand } from './cli/batch-command.ts';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { registerMcpCommand } from './cli/mcp-command.ts';
@@ -86,5 +87,6 @@ registerCortexCommand(program);
 registerClientCommands(program);
 registerBatchCommand(program);
 registerModelCommand(program);
+registerArchiveCommands(program);
 
 await program.parseAsync(process.argv);

@@ -14,6 +14,7 @@ import { registerRequestHooks } from './request-hooks.ts';
 import { collectRoutes } from './route-table.ts';
 import { serializeJson } from './serialize.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { exportRoutes } from './routes/export.ts';
 import { connectorRoutes } from './routes/connectors.ts';
 import { dashboardRoutes } from './dashboard.ts';
 import { whoamiRoutes } from './routes/whoami.ts';
@@ -33,7 +34,7 @@ import { mcpRoutes } from '../mcp/http-route.ts';
 /** Every group of routes, each a fastify plugin given the same HTTP context. */
 const ROUTES: readonly RoutePlugin[] = [
   systemRoutes, dashboardRoutes, whoamiRoutes, entryRoutes, historyRoutes, neighbourRoutes, searchRoutes, streamRoutes,
-  cortexRoutes, eventRoutes, outcomeRoutes, adminRoutes, connectorRoutes, webhookRoutes, mcpRoutes,
+  cortexRoutes, eventRoutes, outcomeRoutes, adminRoutes, exportRoutes, connectorRoutes, webhookRoutes, mcpRoutes,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;

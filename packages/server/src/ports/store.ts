@@ -85,7 +85,9 @@ export interface Store extends RecordStore {
   /**
    * Persist every item's version or none of them, each only if its entry's newest stored
    * version is still the item's `expectedHead`; otherwise reject with `VersionConflict` whose
-   * `item` is the index of an item that did not match. The items name distinct entries. No
+   * `item` is the index of an item that did not match. Items of one entry are consecutive
+   * versions in order (each item's `expectedHead` is the version of the one before it; only
+   * the first is compared with the store), so an entry's whole history can land at once. No
    * reader (in this process or another replica), and no restart after a crash, ever sees part
    * of a batch. Resolves once the whole batch is durable.
    */

@@ -5,6 +5,7 @@ import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import { continuesEarlierItem } from '../batch-runs.ts';
 import { applyVersion } from './apply-version.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { lockDirectory } from './dir-lock.ts';
@@ -131,11 +132,14 @@ export class FsStore implements Store {
    * A batch is one group in the log: a header record naming how many versions follow, then
    * the versions, written and fsynced together. Recovery applies a group only when all of it
    * is on disk, and the index takes all of its versions in the one tick the sync returns.
+   * Consecutive versions of one entry apply in the batch's order.
    */
   async appendBatch(items: readonly BatchItem[]): Promise<void> {
     if (this.closed) throw unavailable('the store is shutting down');
     const ids = items.map(({ entry }) => addressId(entry));
+    const continues = continuesEarlierItem(items);
     for (const [i, { entry, expectedHead }] of items.entries()) {
+      if (continues[i]) continue;
       const pending = this.inflight.get(ids[i] as string);
       if ((pending?.version ?? this.index.get(entry)?.head.version ?? 0) !== expectedHead) {
         if (pending) await pending.done.catch(() => {});

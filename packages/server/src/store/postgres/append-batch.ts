@@ -25,21 +25,23 @@ export const appendBatch = async (sql: Sql, items: readonly BatchItem[]): Promis
   order.sort((a, b) => {
     const x = (items[a] as BatchItem).entry;
     const y = (items[b] as BatchItem).entry;
-    return compareCodePoints(x.namespace, y.namespace) || comparePositions(x, y);
+    // Consecutive versions of one entry keep their order: each builds on the one before.
+    return compareCodePoints(x.namespace, y.namespace) || comparePositions(x, y) || x.version - y.version;
   });
   const seqs: number[] = new Array<number>(items.length);
   try {
     await sql.begin(async (tx) => {
-      for (const i of order) {
-        const { entry, expectedHead } = items[i] as BatchItem;
-        let rows: { seq: string }[];
-        try {
-          rows = await appendStatement(tx, entry, expectedHead);
-        } catch (error) {
-          if (isUniqueViolation(error)) throw new LostItem(i);
-          throw error;
+      // Sent together (pipelined on the transaction's connection) and run by the server in
+      // order, so a batch costs about one round trip however many versions it holds; each
+      // answer is checked before the commit, and the first that lost rolls all of it back.
+      const answers = await Promise.allSettled(order.map((i) => appendStatement(tx, (items[i] as BatchItem).entry, (items[i] as BatchItem).expectedHead)));
+      for (const [k, answer] of answers.entries()) {
+        const i = order[k] as number;
+        if (answer.status === 'rejected') {
+          if (isUniqueViolation(answer.reason)) throw new LostItem(i);
+          throw answer.reason;
         }
-        const seq = rows[0]?.seq;
+        const seq = answer.value[0]?.seq;
         if (seq === undefined) throw new LostItem(i);
         seqs[i] = Number(seq);
       }

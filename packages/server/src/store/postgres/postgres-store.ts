@@ -4,6 +4,7 @@ import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { ChangeFeed } from '../../ports/change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import { continuesEarlierItem } from '../batch-runs.ts';
 import { appendBatch } from './append-batch.ts';
 import { readLinkedTo } from './read-links.ts';
 import { AppendBatcher } from './append-batcher.ts';
@@ -86,6 +87,8 @@ export class PostgresStore implements Store {
   }
 
   async appendBatch(items: readonly BatchItem[]): Promise<void> {
+    // A malformed batch is the caller's mistake, not an outage: refuse it before the database.
+    continuesEarlierItem(items);
     const seqs = await this.run('append batch', () => appendBatch(this.sql, items));
     for (const [i, { entry }] of items.entries()) this.feed.remember(seqs[i] as number, entry);
   }

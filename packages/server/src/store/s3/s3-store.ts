@@ -5,6 +5,7 @@ import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import { continuesEarlierItem } from '../batch-runs.ts';
 import { writeBatch } from './append-batch.ts';
 import { Announcer } from './announcer.ts';
 import type { BatchMarkers } from './batch-markers.ts';
@@ -128,7 +129,8 @@ export class S3Store implements Store {
   /** All or nothing through one marker object: see append-batch.ts and batch-markers.ts. */
   async appendBatch(items: readonly BatchItem[]): Promise<void> {
     this.assertOpen();
-    for (const [i, { entry, expectedHead }] of items.entries()) await this.checkHead(entry, expectedHead, i);
+    const continues = continuesEarlierItem(items);
+    for (const [i, { entry, expectedHead }] of items.entries()) if (!continues[i]) await this.checkHead(entry, expectedHead, i);
     await this.publish(await writeBatch(this.parts.versions, this.parts.markers, items));
   }
 

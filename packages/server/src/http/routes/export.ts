@@ -1,0 +1,47 @@
+import { PassThrough } from 'node:stream';
+import { exportArchive } from '../../services/archive/export-archive.ts';
+import { ExportInput, auditExport, exportScope } from '../../services/admin/export-scope.ts';
+import { contextOf } from '../context.ts';
+import { ErrorResponse } from './error-schema.ts';
+import type { RoutePlugin } from '../http-context.ts';
+
+/**
+ * GET /api/v1/admin/export: the archive (docs/archive-format.md) of one namespace or of all,
+ * streamed while the server keeps serving. The way to back up or move a running filesystem
+ * server, whose directory only it may open. An export that fails half-way ends the response
+ * without the trailer line, which every import refuses.
+ */
+export const exportRoutes: RoutePlugin = async (app, { deps }) => {
+  app.get(
+    '/api/v1/admin/export',
+    {
+      schema: {
+        summary: 'Export an archive of a namespace (or of all): every entry with its history, and the records beside them (JSON Lines)',
+        tags: ['admin'],
+        querystring: ExportInput,
+        produces: ['application/x-ndjson'],
+        response: ErrorResponse,
+      },
+    },
+    async (request, reply) => {
+      const ctx = contextOf(request, deps.config);
+      const namespaces = exportScope(ctx, request.query);
+      const out = new PassThrough();
+      exportArchive(deps.store, out, { namespaces, now: deps.now }).then(
+        (trailer) => {
+          out.end();
+          auditExport(deps, ctx, namespaces, trailer).catch((error: unknown) => request.log.warn({ err: error }, 'the export could not be audited'));
+        },
+        (error: unknown) => {
+          request.log.error({ err: error }, 'export failed part-way; the archive was cut short');
+          out.destroy(error as Error);
+        },
+      );
+      const stamp = new Date(deps.now()).toISOString().replace(/[:.]/g, '-');
+      return reply
+        .type('application/x-ndjson; charset=utf-8')
+        .header('content-disposition', `attachment; filename="cairn-${namespaces === '*' ? 'all' : 'namespace'}-${stamp}.jsonl"`)
+        .send(out);
+    },
+  );
+};

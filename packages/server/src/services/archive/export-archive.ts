@@ -1,0 +1,101 @@
+import type { Writable } from 'node:stream';
+import type { Entry } from '../../domain/entry.ts';
+import type { Store } from '../../ports/store.ts';
+import { KEYS } from '../admin/key-records.ts';
+import { VERSION } from '../../version.ts';
+import { CORTEX_NAMESPACES, eventSourceOf, namespaceCollections } from './collections.ts';
+import type { ArchiveTrailer } from './format.ts';
+import { ArchiveWriter } from './write-archive.ts';
+
+/**
+ * How long an export waits after fixing its cut before it reads: a write is stamped
+ * (written_at) just before it is stored, so this lets every write stamped at or before the
+ * cut become durable first. Longer than a write takes on any backend in normal operation.
+ */
+export const SETTLE_MS = 1_000;
+const RECORD_PAGE = 500;
+
+export interface ExportOptions {
+  /** The namespaces to export, or `*` for every one. */
+  namespaces: '*' | readonly string[];
+  now: () => number;
+  settleMs?: number;
+}
+
+/** Versions 1..k written at or before the cut: a prefix, so the archive's history has no gaps. */
+const upToCut = (oldestFirst: Entry[], cut: number): Entry[] => {
+  const end = oldestFirst.findIndex((v) => Date.parse(v.written_at) > cut);
+  return end === -1 ? oldestFirst : oldestFirst.slice(0, end);
+};
+
+/**
+ * Writes a point-in-time archive of `store` to `sink` while the store keeps serving. The cut
+ * is the instant the export starts: every entry's versions written at or before it, each
+ * entry's history whole, none written later. Writes of one batch share their written_at, so
+ * a batch is in the archive wholly or not at all. Records (keys, teams, connectors, audit
+ * log, dedup) have no history; they are copied as they are when read, after the entries.
+ * Memory holds one entry's history at a time.
+ */
+export const exportArchive = async (store: Store, sink: Writable, options: ExportOptions): Promise<ArchiveTrailer> => {
+  const cut = options.now();
+  await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? SETTLE_MS));
+  const wanted = options.namespaces === '*' ? null : new Set(options.namespaces);
+  const writer = new ArchiveWriter(sink);
+  await writer.header({
+    format: 'cairn-archive',
+    version: 1,
+    created_at: new Date(options.now()).toISOString(),
+    cut: new Date(cut).toISOString(),
+    namespaces: wanted ? [...wanted] : '*',
+    source_backend: store.backend,
+    cairn_version: VERSION,
+  });
+
+  const sources = new Map<string, Set<string>>();
+  for await (const head of store.scanHeads()) {
+    if (wanted && !wanted.has(head.namespace)) continue;
+    // Versions 1..head as scanned: the entry may have grown since, and its newest versions
+    // would otherwise push its oldest out of the page.
+    const history = await store.history(head, { limit: head.version, beforeVersion: head.version + 1 });
+    const versions = upToCut(history.reverse(), cut);
+    if (versions.length === 0) continue;
+    const seen = sources.get(head.namespace) ?? new Set<string>();
+    sources.set(head.namespace, seen);
+    for (const v of versions) {
+      const source = eventSourceOf(v.agent_id);
+      if (source !== null) seen.add(source);
+    }
+    await writer.line({ type: 'entry', versions });
+  }
+
+  const records = async function* (collection: string) {
+    let after: string | undefined;
+    for (;;) {
+      const page = await store.listRecords(collection, { limit: RECORD_PAGE, ...(after === undefined ? {} : { after }) });
+      for (const r of page) yield r;
+      if (page.length < RECORD_PAGE) return;
+      after = page[page.length - 1]?.id;
+    }
+  };
+
+  const namespaces = new Set(wanted ?? sources.keys());
+  for await (const r of records(KEYS)) {
+    const ns = r.data.namespace;
+    if (typeof ns !== 'string' || (wanted && !wanted.has(ns))) continue;
+    namespaces.add(ns);
+    await writer.line({ type: 'record', collection: KEYS, id: r.id, data: r.data, updated_at: r.updated_at });
+  }
+  for await (const r of records(CORTEX_NAMESPACES)) {
+    if (wanted && !wanted.has(r.id)) continue;
+    namespaces.add(r.id);
+    await writer.line({ type: 'record', collection: CORTEX_NAMESPACES, id: r.id, data: r.data, updated_at: r.updated_at });
+  }
+  for (const ns of [...namespaces].sort()) {
+    for (const collection of namespaceCollections(ns, sources.get(ns) ?? [])) {
+      for await (const r of records(collection)) {
+        await writer.line({ type: 'record', collection, id: r.id, data: r.data, updated_at: r.updated_at });
+      }
+    }
+  }
+  return writer.end();
+};

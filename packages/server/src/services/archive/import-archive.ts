@@ -1,0 +1,172 @@
+import type { Entry } from '../../domain/entry.ts';
+import { ServiceError, VersionConflict } from '../../domain/errors.ts';
+import type { BatchItem, Store } from '../../ports/store.ts';
+import { ArchiveError, type ArchiveHeader } from './format.ts';
+import { checkArchive, readArchiveLines } from './read-archive.ts';
+
+/** Versions per store batch: several entries' whole histories land in one atomic batch. */
+const GROUP_VERSIONS = 200;
+const PARALLEL_BATCHES = 4;
+/**
+ * A conflict means another writer touched one of the entries, or (S3) a batch of an
+ * interrupted import still holds a slot undecided until its deadline; an outage may pass.
+ * Waiting out the retries spans that deadline, and each retry re-checks what the target holds.
+ */
+const CONFLICT_RETRIES = 20;
+const RETRY_BASE_MS = 100;
+const RETRY_MAX_MS = 2_000;
+
+export interface ImportOptions {
+  /** Told after each store batch lands: how many of the archive's entries are now in the target. */
+  onLanded?: (entries: number) => void;
+}
+
+export interface ImportReport {
+  header: ArchiveHeader;
+  /** Entries whose missing versions this run wrote. */
+  entries_written: number;
+  versions_written: number;
+  /** Entries the target already held exactly (an earlier or interrupted run wrote them). */
+  entries_present: number;
+  records: number;
+}
+
+/** Keys sorted at every depth, so two stores' JSON of one version compare equal as text. */
+export const canonicalJson = (value: unknown): string =>
+  JSON.stringify(value, (_, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+
+/** Reads of the target at once per batch: enough to overlap round trips, few enough for any backend. */
+const READ_CONCURRENCY = 16;
+
+/** `work` over `items` with at most READ_CONCURRENCY at a time; answers in the items' order. */
+const inTurn = async <T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> => {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, items.length) }, worker));
+  return out;
+};
+
+/** A backend that did not answer: worth waiting for, as a conflict is (the import re-checks either way). */
+const isOutage = (error: unknown): boolean => error instanceof ServiceError && error.code === 'UNAVAILABLE';
+
+const where = (e: Entry): string => `${e.namespace} / ${e.entity_path} / ${e.key}`;
+
+/**
+ * The versions of `versions` (one entry's 1..n) that the target lacks, as batch items, after
+ * checking that every version the target holds under the same number is the same version.
+ * A target that holds more versions than the archive (written after the export) is fine.
+ */
+const missingVersions = async (store: Store, versions: Entry[]): Promise<BatchItem[]> => {
+  const first = versions[0] as Entry;
+  const have = (await store.head(first))?.version ?? 0;
+  const overlap = Math.min(have, versions.length);
+  if (overlap > 0) {
+    const stored = await store.history(first, { limit: overlap, beforeVersion: overlap + 1 });
+    for (const mine of stored) {
+      const theirs = versions[mine.version - 1] as Entry;
+      if (canonicalJson(mine) !== canonicalJson(theirs)) {
+        throw new ArchiveError(
+          `the target already holds a different version ${mine.version} of ${where(first)} ` +
+            `(written ${mine.written_at} by ${mine.agent_id}; the archive's was written ${theirs.written_at} by ${theirs.agent_id}); ` +
+            'import into an empty store or one that holds only this archive\'s history',
+        );
+      }
+    }
+  }
+  return versions.slice(have).map((entry) => ({ entry, expectedHead: entry.version - 1 }));
+};
+
+/**
+ * Loads an archive into `store`. It is checked whole first (format, version, counts,
+ * checksum), so a damaged or foreign archive changes nothing. Each entry's missing versions
+ * land in one atomic store batch with its other versions, so no reader and no crash ever sees
+ * part of an entry's imported history; versions, written_at and writers are kept as they are.
+ * Running it again, or after an interruption, writes only what is missing.
+ */
+export const importArchive = async (store: Store, path: string, options: ImportOptions = {}): Promise<ImportReport> => {
+  const { header } = await checkArchive(path);
+  const report: ImportReport = { header, entries_written: 0, versions_written: 0, entries_present: 0, records: 0 };
+  let group: Entry[][] = [];
+  let groupVersions = 0;
+  let landed = 0;
+
+  const land = async (entries: Entry[][]): Promise<void> => {
+    const plans = await inTurn(entries, (versions) => missingVersions(store, versions));
+    const items = plans.flat();
+    try {
+      if (items.length > 0) await store.appendBatch(items);
+    } catch (error) {
+      if (!(error instanceof VersionConflict)) throw error;
+      // Someone else wrote one of these entries meanwhile: land them one by one, re-checked.
+      if (entries.length === 1) throw error;
+      for (const one of entries) await landWithRetries([one]);
+      return;
+    }
+    for (const plan of plans) {
+      if (plan.length === 0) report.entries_present++;
+      else report.entries_written++;
+      report.versions_written += plan.length;
+    }
+  };
+
+  const landWithRetries = async (entries: Entry[][]): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await land(entries);
+      } catch (error) {
+        if (!(error instanceof VersionConflict || isOutage(error)) || attempt >= CONFLICT_RETRIES) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1))));
+      }
+    }
+  };
+
+  // Batches in flight at once: an archive names each entry once, so they never compete.
+  const inflight: Array<{ done: Promise<void>; count: number }> = [];
+  const settleOldest = async (): Promise<void> => {
+    const oldest = inflight.shift() as { done: Promise<void>; count: number };
+    try {
+      await oldest.done;
+    } catch (error) {
+      await Promise.allSettled(inflight.map((g) => g.done));
+      throw error;
+    }
+    // In archive order: every entry before this count has landed.
+    landed += oldest.count;
+    options.onLanded?.(landed);
+  };
+
+  const flush = async (): Promise<void> => {
+    if (group.length === 0) return;
+    const entries = group;
+    group = [];
+    groupVersions = 0;
+    const done = landWithRetries(entries);
+    done.catch(() => {});
+    inflight.push({ done, count: entries.length });
+    if (inflight.length >= PARALLEL_BATCHES) await settleOldest();
+  };
+
+  for await (const line of readArchiveLines(path)) {
+    if (line.type === 'entry') {
+      if (groupVersions + line.versions.length > GROUP_VERSIONS) await flush();
+      group.push(line.versions);
+      groupVersions += line.versions.length;
+    } else {
+      await store.putRecord(line.collection, line.id, line.data);
+      report.records++;
+    }
+  }
+  await flush();
+  while (inflight.length > 0) await settleOldest();
+  return report;
+};

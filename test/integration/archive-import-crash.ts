@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { finished } from 'node:stream/promises';
+import { afterAll, expect, it } from 'vitest';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
+import { exportArchive } from '../../packages/server/src/services/archive/export-archive.ts';
+import { canonicalJson } from '../../packages/server/src/services/archive/import-archive.ts';
+import type { BatchItem } from '../../packages/server/src/ports/store.ts';
+import { type BackendEnv, filesystemBackend } from '../helpers/backend-env.ts';
+import { openFromEnv, versionOf } from '../helpers/archive-fixture.ts';
+import { CLI_ARGS } from '../helpers/cli-args.ts';
+
+
+/** `cairn import --progress` as a process; resolves once it has said it landed something (or exited). */
+const startImport = (file: string, env: Record<string, string>) => {
+  const child = spawn(process.execPath, [...CLI_ARGS, 'import', '--progress', file], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  const exited = new Promise<number | string>((done) => child.once('exit', (code, signal) => done(code ?? signal ?? -1)));
+  const started = new Promise<void>((resolve) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      if (err.includes('landed')) resolve();
+    });
+    void exited.then(() => resolve());
+  });
+  const landed = (): number => Math.max(0, ...[...err.matchAll(/landed (\d+) entries/g)].map((m) => Number(m[1])));
+  return { child, exited, started, landed, stderr: () => err };
+};
+
+/**
+ * Kill -9 `cairn import` at random moments into a target that already holds writes of its
+ * own: after each kill, every entry the import had reported landed is there whole, no entry
+ * holds part of its history, the target's own writes are intact, and a final run completes it.
+ */
+export const describeImportCrash = (label: string, makeBackend: (label: string) => BackendEnv, cycles: number, entries: number): void => {
+  const CYCLES = cycles;
+  const ENTRIES = entries;
+  const source = filesystemBackend(`${label}-src`);
+  const target = makeBackend(`${label}_dst`);
+  let dir = '';
+  afterAll(async () => {
+    await source.cleanup();
+    await target.cleanup();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it(`loses nothing and leaves no part of an entry across ${CYCLES} SIGKILL cycles of an import`, async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cairn-import-crash-'));
+    const file = join(dir, 'archive.jsonl');
+    const from = await openFromEnv(await source.env());
+    const at = Date.now() - 60_000;
+    for (let start = 0; start < ENTRIES; start += 100) {
+      const items: BatchItem[] = [];
+      for (let i = start; i < start + 100; i++) {
+        const address = { namespace: 'default', entity_path: `bulk/p${i % 50}`, key: `k${i}` };
+        for (let v = 1; v <= 1 + (i % 3); v++) items.push({ entry: versionOf(address, v, { at }), expectedHead: v - 1 });
+      }
+      await from.store.appendBatch(items);
+    }
+    const out = createWriteStream(file);
+    await exportArchive(from.store, out, { namespaces: ['default'], now: Date.now, settleMs: 0 });
+    out.end();
+    await finished(out);
+    await from.store.close();
+    const archived = (await readFile(file, 'utf8')).trim().split('\n').slice(1, -1).map((l) => (JSON.parse(l) as { versions: Entry[] }).versions);
+
+    const env = { ...(await target.env()), ...Object.fromEntries(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'].flatMap((k) => (process.env[k] ? [[k, process.env[k] as string]] : []))) };
+    const own = { namespace: 'default', entity_path: 'own', key: 'write' };
+    const first = await openFromEnv(env);
+    await first.store.append(versionOf(own, 1, { at }), 0);
+    await first.store.close();
+
+    let killedMidway = 0;
+    let acknowledged = 0;
+    for (let cycle = 0; cycle < CYCLES; cycle++) {
+      const run = startImport(file, env);
+      await run.started;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 200));
+      if (run.child.exitCode === null) {
+        run.child.kill('SIGKILL');
+        killedMidway++;
+      }
+      await run.exited;
+      acknowledged = Math.max(acknowledged, run.landed());
+      const check = await openFromEnv(env);
+      try {
+        expect((await check.store.head(own))?.version).toBe(1);
+        for (const [i, versions] of archived.entries()) {
+          // Versions are contiguous in every store, so the head's number says how many are there.
+          const have = (await check.store.head(versions[0] as Entry))?.version ?? 0;
+          if (i < acknowledged) expect(have, `entry ${i} was reported landed`).toBe(versions.length);
+          // Whole or absent: never versions 1..k of n.
+          expect([0, versions.length], `entry ${i} holds ${have} of ${versions.length} versions`).toContain(have);
+        }
+      } finally {
+        await check.store.close();
+      }
+    }
+    const last = startImport(file, env);
+    expect(await last.exited, last.stderr()).toBe(0);
+    const done = await openFromEnv(env);
+    try {
+      for (const versions of archived) {
+        const history = await done.store.history(versions[0] as Entry, { limit: 10 });
+        expect(canonicalJson(history.reverse())).toBe(canonicalJson(versions));
+      }
+    } finally {
+      await done.store.close();
+    }
+    console.log(`import crash test (${label}): ${killedMidway} of ${CYCLES} runs killed mid-import, ${acknowledged} of ${ENTRIES} entries acknowledged before the final run`);
+    expect(killedMidway).toBeGreaterThanOrEqual(CYCLES / 2);
+  }, 300_000);
+};

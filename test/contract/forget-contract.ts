@@ -12,7 +12,7 @@ let unique = 0;
 
 export const describeForgetContract = (current: () => Store, reopen: () => Promise<Store>, dump: () => Promise<string>): void => {
   describe('forget and retention', () => {
-    const write = async (store: Store, address: EntryAddress, values: unknown[], from = 0): Promise<Entry> => {
+    const write = async (store: Store, address: EntryAddress, values: Entry['value'][], from = 0): Promise<Entry> => {
       let last: Entry | undefined;
       for (const [i, value] of values.entries()) {
         last = makeEntry({ ...address, version: from + i + 1, value });

@@ -5,7 +5,7 @@ import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
-import { pathHasPrefix } from '../../domain/names.ts';
+import { forgetNames } from '../forget-target.ts';
 import { compactLog, dataBytes } from './compaction.ts';
 import { type DropOp, applyDrop, applyForget, forgetOp } from './forget-ops.ts';
 import { applyVersion } from './apply-version.ts';
@@ -199,9 +199,7 @@ export class FsStore implements Store {
    */
   private async afterForgets(entries: readonly EntryAddress[]): Promise<void> {
     for (;;) {
-      const blocking = [...this.forgetting].find(({ target }) =>
-        entries.some((e) => e.namespace === target.namespace && (target.key === undefined ? pathHasPrefix(e.entity_path, target.prefix) : e.entity_path === target.prefix && e.key === target.key)),
-      );
+      const blocking = [...this.forgetting].find(({ target }) => entries.some((e) => forgetNames(target, e)));
       if (!blocking) return;
       await blocking.done.catch(() => {});
     }

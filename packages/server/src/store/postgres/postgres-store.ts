@@ -3,7 +3,9 @@ import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { ChangeFeed } from '../../ports/change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
-import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import { randomUUID } from 'node:crypto';
+import { dropVersionRows, forgetRows, vacuumTables } from './forget.ts';
 import { appendBatch } from './append-batch.ts';
 import { readLinkedTo } from './read-links.ts';
 import { AppendBatcher } from './append-batcher.ts';
@@ -88,6 +90,23 @@ export class PostgresStore implements Store {
   async appendBatch(items: readonly BatchItem[]): Promise<void> {
     const seqs = await this.run('append batch', () => appendBatch(this.sql, items));
     for (const [i, { entry }] of items.entries()) this.feed.remember(seqs[i] as number, entry);
+  }
+
+  /** One transaction over every table; other replicas hear of it through NOTIFY cairn_forget. */
+  async forget(target: ForgetTarget): Promise<EntryAddress[]> {
+    const id = randomUUID();
+    const removed = await this.run('forget', () => forgetRows(this.sql, target, id));
+    if (removed.length > 0) this.feed.forgotten(id, target);
+    return removed;
+  }
+
+  dropVersionsBefore(a: EntryAddress, version: number): Promise<number> {
+    return this.run('drop versions', () => dropVersionRows(this.sql, a, version));
+  }
+
+  /** VACUUM takes as long as the tables need; no deadline. */
+  compact(): Promise<CompactionResult> {
+    return this.run('compact', () => vacuumTables(this.sql), 0);
   }
 
   ping(): Promise<void> {

@@ -4,7 +4,10 @@ import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
-import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import { forgetNames } from '../forget-target.ts';
+import { scrubChangeLog } from './change-log-scrub.ts';
+import type { ObjectKeys } from './object-keys.ts';
 import { writeBatch } from './append-batch.ts';
 import { Announcer } from './announcer.ts';
 import type { BatchMarkers } from './batch-markers.ts';
@@ -20,6 +23,7 @@ import type { VersionObjects } from './version-objects.ts';
 export interface S3StoreParts {
   client: S3Client;
   objects: BucketObjects;
+  keys: ObjectKeys;
   versions: VersionObjects;
   markers: BatchMarkers;
   index: HeadIndex;
@@ -27,6 +31,8 @@ export interface S3StoreParts {
   snapshots: Snapshots;
   records: RecordObjects;
   logger: Logger;
+  /** The change log's lookback (change-window.ts): compaction keeps that much below a snapshot. */
+  lookbackMs: number;
 }
 
 /**
@@ -154,6 +160,63 @@ export class S3Store implements Store {
     this.parts.snapshots.noteChanges();
     for (const entry of stored) await this.parts.changeLog.record(entry);
     for (const entry of stored) this.announcer.announce(entry);
+  }
+
+  /** Another replica forgot these entries: drop them here too. */
+  observeForget(target: ForgetTarget): void {
+    this.announcer.forgotten(target, this.parts.index.forget(target));
+  }
+
+  /**
+   * Not atomic on an object store: the notice goes to the change log first (so other replicas
+   * drop their copies), then the version objects, the change objects and the snapshot copies
+   * go. A forget cut short by an outage answers UNAVAILABLE; repeating it finishes the job.
+   */
+  async forget(target: ForgetTarget): Promise<EntryAddress[]> {
+    this.assertOpen();
+    await this.follower?.sync();
+    const heads = [...this.parts.index.forget(target)];
+    const removed = heads.map(addressOf);
+    const picks = (entry: Entry) => forgetNames(target, entry);
+    try {
+      await this.parts.changeLog.recordForget(target);
+      for (const address of removed) await this.parts.versions.deleteAll(addressHash(address));
+      await scrubChangeLog(this.parts.objects, this.parts.keys, picks);
+      await this.parts.snapshots.rewrite(picks);
+    } finally {
+      if (removed.length > 0) this.announcer.forgotten(target, heads);
+    }
+    return removed;
+  }
+
+  async dropVersionsBefore(address: EntryAddress, version: number): Promise<number> {
+    this.assertOpen();
+    const hash = addressHash(address);
+    const head = await this.head(address);
+    if (!head) return 0;
+    let dropped = 0;
+    for (let v = Math.min(version, head.version) - 1; v >= 1; v--) {
+      if (await this.parts.versions.drop(hash, v)) dropped += 1;
+      // Older ones were dropped by an earlier pass.
+      else break;
+    }
+    return dropped;
+  }
+
+  /**
+   * Delete the change objects of versions older than the head this replica holds (after
+   * catching up), stamped before the lookback: a change object is a copy of its version, and
+   * once a newer one is known everywhere the old copy only keeps content retention dropped.
+   * Replicas learn heads from the newest change objects and snapshots, which stay.
+   */
+  async compact(): Promise<CompactionResult> {
+    this.assertOpen();
+    const started = performance.now();
+    await this.follower?.sync();
+    const { index, objects, keys, lookbackMs } = this.parts;
+    const superseded = (entry: Entry) => entry.version < (index.get(entry)?.version ?? 0);
+    await scrubChangeLog(objects, keys, superseded, started + performance.timeOrigin - lookbackMs);
+    return { bytesBefore: null, bytesAfter: null, ms: Math.round(performance.now() - started) };
   }
 
   async ping(): Promise<void> {

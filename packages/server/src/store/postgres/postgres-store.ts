@@ -95,8 +95,9 @@ export class PostgresStore implements Store {
   /** One transaction over every table; other replicas hear of it through NOTIFY cairn_forget. */
   async forget(target: ForgetTarget): Promise<EntryAddress[]> {
     const id = randomUUID();
+    this.feed.expectForget(id);
     const removed = await this.run('forget', () => forgetRows(this.sql, target, id));
-    if (removed.length > 0) this.feed.forgotten(id, target);
+    if (removed.length > 0) this.feed.forgotten(target);
     return removed;
   }
 

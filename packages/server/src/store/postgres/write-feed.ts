@@ -71,9 +71,13 @@ export class WriteFeed {
     return this.draining ?? Promise.resolve();
   }
 
-  /** A forget committed by this process: tell local subscribers now, and skip its notification. */
-  forgotten(id: string, target: ForgetTarget): void {
+  /** A forget this process is about to commit: its notification (which may come first) is skipped. */
+  expectForget(id: string): void {
     this.ownForgets.add(id);
+  }
+
+  /** A forget committed by this process: tell local subscribers now. */
+  forgotten(target: ForgetTarget): void {
     for (const [seq, entry] of this.local) if (forgetNames(target, entry)) this.local.delete(seq);
     this.changes.publishForget(target);
   }

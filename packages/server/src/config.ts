@@ -30,6 +30,9 @@ const BaseEnv = z.object({
   CAIRN_EMBEDDINGS_URL: optionalText.pipe(z.url({ error: 'expected an http(s) URL such as http://localhost:11434/v1' }).optional()),
   CAIRN_EMBEDDINGS_MODEL: optionalText.pipe(z.string().max(256).optional()),
   CAIRN_EMBEDDINGS_API_KEY: optionalText,
+  CAIRN_RETENTION_INTERVAL_MS: integer(0, 7 * 86_400_000, 3_600_000),
+  CAIRN_DEDUP_WINDOW_DAYS: integer(8, 3650, 14),
+  CAIRN_SECRET_KEY: optionalText,
 });
 
 /** The settings in the names the code uses: each written once, its type inferred. */
@@ -52,6 +55,12 @@ const settingsOf = (e: z.output<typeof BaseEnv>) => ({
   embeddingsUrl: e.CAIRN_EMBEDDINGS_URL,
   embeddingsModel: e.CAIRN_EMBEDDINGS_MODEL,
   embeddingsApiKey: e.CAIRN_EMBEDDINGS_API_KEY,
+  /** How often retention policies and dedup expiry run (one replica per period); 0 = never. */
+  retentionIntervalMs: e.CAIRN_RETENTION_INTERVAL_MS,
+  /** Delivery dedup records older than this expire; longer than any provider redelivers (README, Retention). */
+  dedupWindowMs: e.CAIRN_DEDUP_WINDOW_DAYS * 86_400_000,
+  /** Key that encrypts connector signing secrets at rest (services/secrets/). */
+  secretKey: e.CAIRN_SECRET_KEY,
 });
 
 export type Config = ReturnType<typeof settingsOf> & {

@@ -12,6 +12,7 @@ import type { Embedder } from './ports/embedder.ts';
 import type { SearchIndex } from './ports/search-index.ts';
 import type { Store } from './ports/store.ts';
 import { AuditLog } from './services/audit-log.ts';
+import { RetentionLoop } from './services/retention/retention-loop.ts';
 import type { ServiceDeps } from './services/context.ts';
 import { DeliveryCounters } from './services/delivery-counters.ts';
 import { DeliveryLog } from './services/delivery-log.ts';
@@ -83,6 +84,9 @@ export const createRuntime = async (config: Readonly<Config>, logger: Logger, op
     const deliveries = new DeliveryCounters(store, (connector, outcome) => metrics.connectorDeliveries.inc({ connector, outcome }));
     const audit = new AuditLog(store, now);
     parts.push(() => deliveries.close(), () => audit.drain());
+    const retention = new RetentionLoop({ store, logger: logger.child({ component: 'retention' }), intervalMs: config.retentionIntervalMs, dedupWindowMs: config.dedupWindowMs, now });
+    retention.start();
+    parts.unshift(() => retention.stop());
     const deps: ServiceDeps = {
       store, now, config, deliveries, deliveryLog: new DeliveryLog(store, now), audit, search: index, embedder,
       capabilities: backend.capabilities,

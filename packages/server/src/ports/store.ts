@@ -1,4 +1,5 @@
 import type { Entry, EntryAddress } from '../domain/entry.ts';
+import type { ForgetTarget } from '../domain/forget-target.ts';
 import type { ChangeFeed } from './change-feed.ts';
 import type { RecordStore } from './records.ts';
 
@@ -39,13 +40,7 @@ export interface HistoryQuery {
   beforeVersion?: number;
 }
 
-/** What `forget` removes: every entry of `namespace` under `prefix`, or the one entry `key` at `prefix`. */
-export interface ForgetTarget {
-  namespace: string;
-  /** Segment-wise entity path prefix (see `pathHasPrefix`); with `key`, the exact entity path. */
-  prefix: string;
-  key?: string;
-}
+export type { ForgetTarget } from '../domain/forget-target.ts';
 
 /** What a compaction reclaimed (the filesystem rewrites its log; other backends vacuum or do nothing). */
 export interface CompactionResult {

@@ -5,7 +5,7 @@ import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
-import { forgetNames } from '../forget-target.ts';
+import { forgetNames } from '../../domain/forget-target.ts';
 import { compactLog, dataBytes } from './compaction.ts';
 import { type DropOp, applyDrop, applyForget, forgetOp } from './forget-ops.ts';
 import { applyVersion } from './apply-version.ts';

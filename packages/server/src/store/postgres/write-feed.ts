@@ -5,7 +5,7 @@ import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { Sql } from './client.ts';
 import { withDeadline } from './deadline.ts';
 import { FORGET_CHANNEL } from './forget.ts';
-import { forgetNames } from '../forget-target.ts';
+import { forgetNames } from '../../domain/forget-target.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
 import { fetchAfterSeq, fetchBySeq, maxSeq, parseWriteNote, RecentSet, type WriteNote } from './write-notes.ts';
 

@@ -5,7 +5,7 @@ import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
-import { forgetNames } from '../forget-target.ts';
+import { forgetNames } from '../../domain/forget-target.ts';
 import { scrubChangeLog } from './change-log-scrub.ts';
 import type { ObjectKeys } from './object-keys.ts';
 import { writeBatch } from './append-batch.ts';

@@ -8,7 +8,7 @@ import { recordAudit } from '../audit-log.ts';
 import { namespaceFor, requirePath, requireScope } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
 
-/** Shared records, so every replica applies the same policies. Id: namespace, NUL, path prefix ('' = the whole namespace). */
+/** Shared records, so every replica applies the same policies. Id: `<namespace>/<path prefix>` ('' = the whole namespace; namespaces hold no "/"). */
 export const RETENTION_POLICIES = 'retention/policies';
 
 export interface RetentionPolicy {
@@ -34,7 +34,7 @@ export const SetPolicyInput = z
 
 export const PolicyTargetInput = z.object({ namespace: NamespaceSchema.optional(), entity_path: EntityPathSchema.optional() }).strict();
 
-const policyId = (namespace: string, path: string | null): string => `${namespace}\u0000${path ?? ''}`;
+const policyId = (namespace: string, path: string | null): string => `${namespace}/${path ?? ''}`;
 
 /** Every policy, for the retention pass (any replica). */
 export const loadPolicies = async (records: RecordStore): Promise<RetentionPolicy[]> => {

@@ -47,6 +47,8 @@ export class S3Store implements Store {
   private readonly parts: S3StoreParts;
   private readonly announcer: Announcer;
   private follower: ChangeFollower | undefined;
+  /** Per entry (address hash), versions below this were dropped here since the last compaction. */
+  private readonly dropped = new Map<string, number>();
   private closed = false;
 
   constructor(parts: S3StoreParts) {
@@ -200,13 +202,14 @@ export class S3Store implements Store {
       // Older ones were dropped by an earlier pass.
       else break;
     }
+    if (dropped > 0) this.dropped.set(hash, Math.max(this.dropped.get(hash) ?? 0, Math.min(version, head.version)));
     return dropped;
   }
 
   /**
-   * Delete the change objects of versions older than the head this replica holds (after
-   * catching up), stamped before the lookback: a change object is a copy of its version, and
-   * once a newer one is known everywhere the old copy only keeps content retention dropped.
+   * Delete the change objects of versions this replica dropped, and of versions older than the
+   * head it holds (after catching up) stamped before the lookback: a change object is a copy of
+   * its version, and once a newer one is known everywhere the old copy only keeps old content.
    * Replicas learn heads from the newest change objects and snapshots, which stay.
    */
   async compact(): Promise<CompactionResult> {
@@ -215,7 +218,11 @@ export class S3Store implements Store {
     await this.follower?.sync();
     const { index, objects, keys, lookbackMs } = this.parts;
     const superseded = (entry: Entry) => entry.version < (index.get(entry)?.version ?? 0);
-    await scrubChangeLog(objects, keys, superseded, started + performance.timeOrigin - lookbackMs);
+    // Versions dropped here go whatever their age: the head they were dropped under stays.
+    const dropped = new Map(this.dropped);
+    this.dropped.clear();
+    const cutoff = started + performance.timeOrigin - lookbackMs;
+    await scrubChangeLog(objects, keys, (entry, timeMs) => entry.version < (dropped.get(addressHash(entry)) ?? 0) || (timeMs < cutoff && superseded(entry)));
     return { bytesBefore: null, bytesAfter: null, ms: Math.round(performance.now() - started) };
   }
 

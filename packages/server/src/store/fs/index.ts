@@ -263,6 +263,7 @@ export class FsStore implements Store {
       this.queuedCompaction = null;
       const started = performance.now();
       const bytesBefore = await dataBytes(this.options.dir);
+      this.options.logger.info({ bytes: bytesBefore }, 'compacting the data log');
       try {
         await compactLog({ dir: this.options.dir, log: this.log, index: this.index, records: this.records });
       } catch (error) {

@@ -14,6 +14,8 @@ export interface RetentionResult {
 
 /** Entries between yields to the event loop, so a long pass never holds requests up. */
 const YIELD_EVERY = 200;
+/** Drops in flight at once: the filesystem log commits them in groups, one sync each. */
+const DROPS_IN_FLIGHT = 64;
 
 /**
  * One retention pass over every entry of every namespace with a policy: drop the versions the
@@ -25,6 +27,11 @@ export const runRetention = async (store: Store, now: number, dedupWindowMs: num
   const policies = await loadPolicies(store);
   let checked = 0;
   let dropped = 0;
+  let inFlight: Promise<number>[] = [];
+  const settle = async () => {
+    for (const n of await Promise.all(inFlight)) dropped += n;
+    inFlight = [];
+  };
   if (policies.length > 0) {
     let seen = 0;
     for await (const head of store.scanHeads()) {
@@ -37,8 +44,10 @@ export const runRetention = async (store: Store, now: number, dedupWindowMs: num
         times.set(entry.version, Date.parse(entry.written_at));
       }
       const keepFrom = oldestKept(policy, head.version, (v) => times.get(v) ?? null, now);
-      if (keepFrom > 1) dropped += await store.dropVersionsBefore(head, keepFrom);
+      if (keepFrom > 1) inFlight.push(store.dropVersionsBefore(head, keepFrom));
+      if (inFlight.length >= DROPS_IN_FLIGHT) await settle();
     }
+    await settle();
   }
   const compaction = dropped > 0 ? await store.compact() : null;
   const dedup_expired = await expireDedup(store, now, dedupWindowMs);

@@ -32,7 +32,8 @@ const BaseEnv = z.object({
   CAIRN_EMBEDDINGS_API_KEY: optionalText,
   CAIRN_RETENTION_INTERVAL_MS: integer(0, 7 * 86_400_000, 3_600_000),
   CAIRN_DEDUP_WINDOW_DAYS: integer(8, 3650, 14),
-  CAIRN_SECRET_KEY: optionalText,
+  CAIRN_SECRET_KEY: optionalText.pipe(z.string().min(16, { error: 'at least 16 characters (e.g. openssl rand -base64 32)' }).optional()),
+  CAIRN_SECRET_KEY_PREVIOUS: optionalText,
 });
 
 /** The settings in the names the code uses: each written once, its type inferred. */
@@ -61,6 +62,8 @@ const settingsOf = (e: z.output<typeof BaseEnv>) => ({
   dedupWindowMs: e.CAIRN_DEDUP_WINDOW_DAYS * 86_400_000,
   /** Key that encrypts connector signing secrets at rest (services/secrets/). */
   secretKey: e.CAIRN_SECRET_KEY,
+  /** The key being rotated away from: still opens what it sealed. */
+  secretKeyPrevious: e.CAIRN_SECRET_KEY_PREVIOUS,
 });
 
 export type Config = ReturnType<typeof settingsOf> & {

@@ -12,6 +12,7 @@ import type { Embedder } from './ports/embedder.ts';
 import type { SearchIndex } from './ports/search-index.ts';
 import type { Store } from './ports/store.ts';
 import { AuditLog } from './services/audit-log.ts';
+import { checkSecretKey } from './services/secrets/secret-keys.ts';
 import { RetentionLoop } from './services/retention/retention-loop.ts';
 import type { ServiceDeps } from './services/context.ts';
 import { DeliveryCounters } from './services/delivery-counters.ts';
@@ -73,6 +74,7 @@ export const createRuntime = async (config: Readonly<Config>, logger: Logger, op
   const parts: Array<() => Promise<unknown>> = [];
   let cortex: CortexWorker | null = null;
   try {
+    await checkSecretKey(store, config);
     // Where replicas share the backend, the stream follows the active worker's event log
     // wherever it runs; otherwise the worker is in this process and publishes locally.
     const cortexFeed = new CortexFeed(store, { poll: backend.capabilities.sharedAcrossReplicas, logger });

@@ -4,6 +4,7 @@ import { ConfigError, type ConfigFlags, parseConfig } from './config.ts';
 import { createLogger } from './http/logger.ts';
 import { startServer } from './server.ts';
 import { registerBatchCommand } from './cli/batch-command.ts';
+import { registerForgetCommands } from './cli/forget-commands.ts';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { registerMcpCommand } from './cli/mcp-command.ts';
 import { registerCortexCommand } from './cli/cortex-command.ts';
@@ -84,5 +85,6 @@ registerMcpCommand(program);
 registerCortexCommand(program);
 registerClientCommands(program);
 registerBatchCommand(program);
+registerForgetCommands(program);
 
 await program.parseAsync(process.argv);

@@ -1,5 +1,5 @@
 import type { Entry } from '../domain/entry.ts';
-import type { ForgetTarget } from './store.ts';
+import type { ForgetTarget } from '../domain/forget-target.ts';
 
 export type ChangeListener = (entry: Entry) => void;
 export type ForgetListener = (target: ForgetTarget) => void;

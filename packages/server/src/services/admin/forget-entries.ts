@@ -35,8 +35,18 @@ export const forgetEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   const namespace = namespaceFor(ctx, input.namespace);
   requirePath(ctx, input.entity_path);
   const target = { namespace, prefix: input.entity_path, ...(input.key === undefined ? {} : { key: input.key }) };
+  // Derived records go first, so the compaction the forget runs leaves no copy of them. A
+  // compile racing the forget may write some again: the second sweep deletes them, after the
+  // Cortex in this process (if any) has compiled the namespace again without the entries, and
+  // one more compaction takes the bytes its racing writes left.
+  let derived_removed = await purgeDerived(deps.store, namespace, input.entity_path);
   const forgotten = await deps.store.forget(target);
-  const derived_removed = await purgeDerived(deps.store, namespace, forgotten);
+  if (forgotten.length > 0) {
+    await deps.cortex?.idle();
+    const late = await purgeDerived(deps.store, namespace, input.entity_path);
+    if (late > 0 || deps.cortex) await deps.store.compact();
+    derived_removed += late;
+  }
   await deps.search?.persisted();
   await recordAudit(deps, ctx, namespace, {
     action: 'entries.forgotten',

@@ -1,3 +1,4 @@
+import type { RetentionPolicy } from 'cairn-memory-client';
 import { z } from 'zod';
 import { ServiceError } from '../../domain/errors.ts';
 import { EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../../domain/names.ts';
@@ -11,16 +12,7 @@ import type { Context, ServiceDeps } from '../context.ts';
 /** Shared records, so every replica applies the same policies. Id: `<namespace>/<path prefix>` ('' = the whole namespace; namespaces hold no "/"). */
 export const RETENTION_POLICIES = 'retention/policies';
 
-export interface RetentionPolicy {
-  namespace: string;
-  /** Segment-wise entity path prefix; null: the whole namespace. */
-  entity_path: string | null;
-  /** Keep at least the newest this many versions. */
-  keep_versions: number | null;
-  /** Keep at least the versions written in the last this many days. */
-  keep_days: number | null;
-  updated_at: string;
-}
+export type { RetentionPolicy };
 
 export const SetPolicyInput = z
   .object({

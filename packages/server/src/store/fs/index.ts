@@ -216,10 +216,7 @@ export class FsStore implements Store {
     const pending = { target, done };
     this.forgetting.add(pending);
     try {
-      await done;
-    } catch (error) {
-      this.options.logger.error({ err: error }, 'write to the data log failed');
-      throw unavailable('the data directory could not be written', error);
+      await this.durably(done);
     } finally {
       this.forgetting.delete(pending);
     }
@@ -239,14 +236,11 @@ export class FsStore implements Store {
     const op: DropOp = { t: 'd', n: address.namespace, p: address.entity_path, k: address.key, b: version };
     const record = encodeRecord(op);
     let dropped = 0;
-    try {
-      await this.log.append(record, () => {
+    await this.durably(
+      this.log.append(record, () => {
         dropped = applyDrop(this.index, op);
-      });
-    } catch (error) {
-      this.options.logger.error({ err: error }, 'write to the data log failed');
-      throw unavailable('the data directory could not be written', error);
-    }
+      }),
+    );
     this.bytesSinceCheckpoint += record.length;
     this.maybeCheckpoint();
     return dropped;
@@ -315,14 +309,19 @@ export class FsStore implements Store {
   private async writeRecord(op: RecordOp): Promise<void> {
     if (this.closed) throw unavailable('the store is shutting down');
     const record = encodeRecord(op);
+    await this.durably(this.log.append(record, () => this.records.apply(op)));
+    this.bytesSinceCheckpoint += record.length;
+    this.maybeCheckpoint();
+  }
+
+  /** A log write that failed is UNAVAILABLE to the caller, and logged once here. */
+  private async durably<T>(write: Promise<T>): Promise<T> {
     try {
-      await this.log.append(record, () => this.records.apply(op));
+      return await write;
     } catch (error) {
       this.options.logger.error({ err: error }, 'write to the data log failed');
       throw unavailable('the data directory could not be written', error);
     }
-    this.bytesSinceCheckpoint += record.length;
-    this.maybeCheckpoint();
   }
 
   async ping(): Promise<void> {

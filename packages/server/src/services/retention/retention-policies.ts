@@ -48,15 +48,22 @@ export const policyFor = (policies: readonly RetentionPolicy[], namespace: strin
 /**
  * Versions are kept when they are among the newest `keep_versions` or younger than
  * `keep_days` (either keeps a version; the head is always kept). Versions are written in time
- * order, so what is kept is the newest run: this is the oldest version kept.
+ * order, so what is kept is the newest run: this is the oldest version kept. `writtenAt`
+ * reads one version's time (null: gone already); only the versions just below the kept run
+ * are read, so a pass over entries already trimmed costs one read each.
  */
-export const oldestKept = (policy: RetentionPolicy, head: number, writtenAt: (version: number) => number | null, now: number): number => {
+export const oldestKept = async (
+  policy: RetentionPolicy,
+  head: number,
+  writtenAt: (version: number) => Promise<number | null>,
+  now: number,
+): Promise<number> => {
   let keepFrom = head;
   if (policy.keep_versions !== null) keepFrom = Math.min(keepFrom, Math.max(1, head - policy.keep_versions + 1));
   if (policy.keep_days !== null) {
     const cutoff = now - policy.keep_days * 86_400_000;
-    for (let v = head - 1; v >= 1 && v < keepFrom; v--) {
-      const at = writtenAt(v);
+    for (let v = keepFrom - 1; v >= 1; v--) {
+      const at = await writtenAt(v);
       if (at === null || at < cutoff) break;
       keepFrom = v;
     }

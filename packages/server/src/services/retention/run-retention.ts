@@ -39,11 +39,11 @@ export const runRetention = async (store: Store, now: number, dedupWindowMs: num
       const policy = policyFor(policies, head.namespace, head.entity_path);
       if (!policy || head.version < 2) continue;
       checked += 1;
-      const times = new Map<number, number | null>();
-      for (const entry of policy.keep_days === null ? [] : await store.history(head, { limit: head.version })) {
-        times.set(entry.version, Date.parse(entry.written_at));
-      }
-      const keepFrom = oldestKept(policy, head.version, (v) => times.get(v) ?? null, now);
+      const writtenAt = async (v: number) => {
+        const entry = await store.version(head, v);
+        return entry ? Date.parse(entry.written_at) : null;
+      };
+      const keepFrom = await oldestKept(policy, head.version, writtenAt, now);
       if (keepFrom > 1) inFlight.push(store.dropVersionsBefore(head, keepFrom));
       if (inFlight.length >= DROPS_IN_FLIGHT) await settle();
     }

@@ -36,10 +36,17 @@ const call = async (url: string, method: string, path: string, body?: unknown): 
   return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? await res.json() : null };
 };
 
+/** Every version still held, paging back through the whole history. */
 const historyOf = async (url: string, key: string): Promise<Map<number, number>> => {
-  const res = await call(url, 'GET', `/api/v1/history/crash/${key}?limit=1000`);
-  if (res.status !== 200) throw new Error(`history of ${key} answered ${res.status}`);
-  return new Map((res.body.versions as Array<{ version: number; value: { seq: number } }>).map((v) => [v.version, v.value.seq]));
+  const versions = new Map<number, number>();
+  let before: number | null = null;
+  do {
+    const res = await call(url, 'GET', `/api/v1/history/crash/${key}?limit=1000${before ? `&before=${before}` : ''}`);
+    if (res.status !== 200) throw new Error(`history of ${key} answered ${res.status}`);
+    for (const v of res.body.versions as Array<{ version: number; value: { seq: number } }>) versions.set(v.version, v.value.seq);
+    before = res.body.next_before as number | null;
+  } while (before);
+  return versions;
 };
 
 export const maintenanceCrashLoop = async (options: MaintenanceCrashOptions): Promise<MaintenanceCrashReport> => {

@@ -10,6 +10,7 @@ import { writeReport } from './lib/report.ts';
 import type { Step, StepContext } from './lib/step.ts';
 import { archiveStep } from './steps/archive.ts';
 import { batchStep } from './steps/batch.ts';
+import { compactionStep } from './steps/compaction.ts';
 import { cortexStep } from './steps/cortex.ts';
 import { entriesStep } from './steps/entries.ts';
 import { mcpOverheadStep } from './steps/mcp-overhead.ts';
@@ -19,7 +20,7 @@ import { searchStep } from './steps/search.ts';
 import { startupStep } from './steps/startup.ts';
 import { webhooksStep } from './steps/webhooks.ts';
 
-const ALL: Step[] = [entriesStep, batchStep, postgresStep, webhooksStep, startupStep, cortexStep, searchStep, mcpOverheadStep, mcpPeerStep, archiveStep];
+const ALL: Step[] = [entriesStep, batchStep, postgresStep, webhooksStep, startupStep, compactionStep, cortexStep, searchStep, mcpOverheadStep, mcpPeerStep, archiveStep];
 // BENCH_STEPS=entries,search runs only those (latest.json then holds only those).
 const only = process.env.BENCH_STEPS?.split(',').map((s) => s.trim());
 const steps = only ? ALL.filter((s) => only.includes(s.key)) : ALL;

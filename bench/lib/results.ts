@@ -1,3 +1,4 @@
+import type { CompactionBench } from '../steps/compaction.ts';
 import type { CortexBench } from '../cortex.ts';
 import type { EntriesBench } from '../http-entries.ts';
 import type { PeerBench } from '../mcp-peer.ts';
@@ -18,6 +19,7 @@ export interface BenchResults {
   postgres?: PostgresBench;
   search?: SearchBench;
   startup?: StartupBench;
+  compaction?: CompactionBench;
   webhooks?: WebhookBench;
   cortex?: CortexBench;
   mcp_overhead?: McpOverhead;

@@ -224,6 +224,26 @@ export const describeClientContract = (name: string, backend: BackendEnv): void 
       expect(noUrl.stderr).toContain('CAIRN_HTTP_URL');
     });
 
+    it('forgets and sets retention through the client and cairn forget / cairn retention', async () => {
+      const path = freshPath();
+      await client.write({ entity_path: path, key: 'a', value: 'one' });
+      await client.write({ entity_path: `${path}/deep`, key: 'b', value: 'two' });
+      const refused = await cli(['forget', path]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('--yes');
+      const out = await cli(['forget', path, '--yes', '--reason', 'test']);
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stdout).toContain('2 entries forgotten');
+      await expect(client.read({ entity_path: path, key: 'a' })).rejects.toBeInstanceOf(NotFoundError);
+      expect((await client.forget({ entity_path: path })).forgotten).toEqual([]);
+      const set = await cli(['retention', 'set', path, '--keep-versions', '2', '--json']);
+      expect(set.code, set.stderr).toBe(0);
+      expect(JSON.parse(set.stdout)).toMatchObject({ entity_path: path, keep_versions: 2, keep_days: null });
+      expect((await client.retentionPolicies()).map((p) => p.entity_path)).toContain(path);
+      await client.deleteRetentionPolicy({ entity_path: path });
+      await expect(client.deleteRetentionPolicy({ entity_path: path })).rejects.toBeInstanceOf(NotFoundError);
+    });
+
     it('writes a batch through the client, and refuses a conflicting one whole with ConflictError', async () => {
       const path = freshPath();
       const done = await client.writeBatch({ entries: [{ entity_path: path, key: 'a', value: 'one' }, { entity_path: path, key: 'b', value: { two: 2 } }] });

@@ -8,6 +8,8 @@ import { describeEventsContract } from './events-contract.ts';
 import { describeEvidenceHttpContract } from './evidence-http-contract.ts';
 import { describeLinksHttpContract } from './links-http-contract.ts';
 import { describeSearchContract } from './search-contract.ts';
+import { describeForgetHttpContract } from './forget-http-contract.ts';
+import { dumpBackend } from '../helpers/backend-dump.ts';
 
 /**
  * The HTTP contract (SPEC §3–§6): the same requests and answers on every backend. A backend
@@ -24,9 +26,11 @@ const enc = (key: string) => encodeURIComponent(key);
 export const describeHttpContract = (name: string, backend: BackendEnv): void => {
   describe(`HTTP contract: ${name}`, () => {
     let cairn: Cairn;
+    let env: Record<string, string>;
 
     beforeAll(async () => {
-      cairn = await startCairn(await backend.env());
+      env = await backend.env();
+      cairn = await startCairn(env);
     });
     afterAll(async () => {
       await cairn?.close();
@@ -433,6 +437,7 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
     describeEventsContract(name, () => backend.env());
     describeConnectorsContract(name, () => backend.env());
     describeSearchContract(() => cairn);
+    describeForgetHttpContract(() => cairn, () => dumpBackend(env));
     describeBatchHttpContract(() => cairn);
     describeEvidenceHttpContract(() => cairn);
     describeLinksHttpContract(backend);

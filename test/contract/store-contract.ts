@@ -6,6 +6,7 @@ import type { Store } from '../../packages/server/src/ports/store.ts';
 import { describeAppendVersionContract } from './append-version-contract.ts';
 import { describeBatchContract } from './batch-contract.ts';
 import { describeLinksContract } from './links-contract.ts';
+import { describeForgetContract } from './forget-contract.ts';
 
 /** What a backend's test file gives the contract: a fresh, empty store, and a way to reopen it. */
 export interface StoreHarness {
@@ -13,6 +14,8 @@ export interface StoreHarness {
   /** Close the store and open a new instance over the same data (durability). */
   reopen(): Promise<Store>;
   cleanup(): Promise<void>;
+  /** Every byte the backend holds (files, tables, objects), as text: forgotten values must be absent. */
+  dump(): Promise<string>;
 }
 
 let counter = 0;
@@ -286,6 +289,14 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
         store = await h.reopen();
         return store;
       },
+    );
+    describeForgetContract(
+      () => store,
+      async () => {
+        store = await h.reopen();
+        return store;
+      },
+      () => h.dump(),
     );
     describeBatchContract(
       () => store,

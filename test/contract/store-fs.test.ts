@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -18,6 +18,10 @@ describeStoreContract('filesystem', async () => {
       await store.close();
       store = await openFsStore({ dir, logger });
       return store;
+    },
+    async dump() {
+      const names = await readdir(dir);
+      return (await Promise.all(names.map((name) => readFile(join(dir, name), 'latin1').catch(() => '')))).join('\n');
     },
     async cleanup() {
       await store.close();

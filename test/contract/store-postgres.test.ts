@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll } from 'vitest';
 import pino from 'pino';
 import { openPostgresStore } from '../../packages/server/src/store/postgres/index.ts';
@@ -22,6 +24,11 @@ describeStoreContract('postgres', async () => {
       await store.close();
       store = await openPostgresStore(options);
       return store;
+    },
+    async dump() {
+      const pgDump = `${process.env.CAIRN_PG_BIN ?? '/usr/lib/postgresql/15/bin'}/pg_dump`;
+      const { stdout } = await promisify(execFile)(pgDump, ['--data-only', pg!.dsn], { maxBuffer: 512 * 1024 * 1024 });
+      return stdout;
     },
     async cleanup() {
       await store.close();

@@ -1,3 +1,4 @@
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { pino } from 'pino';
 import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
@@ -13,10 +14,27 @@ describeStoreContract('s3', async () => {
   process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
   process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
   const open = () =>
-    openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix: 'contract/', logger: pino({ level: 'silent' }) });
+    openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix: 'contract/', lookbackMs: 0, logger: pino({ level: 'silent' }) });
   let store: Store = await open();
+  const client = new S3Client({ region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true });
   return {
-    store,
+    get store() {
+      return store;
+    },
+    // Every object in the bucket, whatever its prefix: versions, change log, snapshots, records.
+    async dump() {
+      const bodies: string[] = [];
+      let token: string | undefined;
+      do {
+        const page = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, ContinuationToken: token }));
+        for (const { Key } of page.Contents ?? []) {
+          const object = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key }));
+          bodies.push(`${Key}\n${await object.Body?.transformToString()}`);
+        }
+        token = page.NextContinuationToken;
+      } while (token);
+      return bodies.join('\n');
+    },
     async reopen() {
       await store.close();
       store = await open();
@@ -24,6 +42,7 @@ describeStoreContract('s3', async () => {
     },
     async cleanup() {
       await store.close();
+      client.destroy();
       await proxy.close();
       await s3.stop();
     },

@@ -1,3 +1,4 @@
+import { TEST_SECRET_KEY } from '../helpers/cairn.ts';
 import { createHmac } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -76,7 +77,7 @@ const deliverWeek = async (): Promise<void> => {
 beforeAll(async () => {
   await mkdir(SCREENSHOTS, { recursive: true });
   dir = await mkdtemp(join(tmpdir(), 'cairn-e2e-'));
-  const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: KEY, CAIRN_CORTEX_DEBOUNCE_MS: '200' });
+  const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', CAIRN_DATA_DIR: dir, CAIRN_API_KEYS: KEY, CAIRN_CORTEX_DEBOUNCE_MS: '200', CAIRN_SECRET_KEY: TEST_SECRET_KEY });
   server = await startServer(config, pino({ level: process.env.CAIRN_TEST_LOG ?? 'silent' }), {}, { withCortex: true });
   b = await openBrowser(server.url);
   // A pre-existing entry, so the tree has more than the connector's path.

@@ -16,8 +16,11 @@ export interface Cairn {
  * `logLines` to collect every log line (at debug) for assertions about logging, and
  * `withCortex` to embed a Cortex worker as `cairn serve --with-cortex` does.
  */
+/** The key test servers encrypt connector signing secrets with (README, "Secrets at rest"). */
+export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef';
+
 export const startCairn = async (env: Record<string, string>, options: { logLines?: string[]; withCortex?: boolean } = {}): Promise<Cairn> => {
-  const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', ...env });
+  const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', CAIRN_SECRET_KEY: TEST_SECRET_KEY, ...env });
   const lines = options.logLines;
   const logger = lines
     ? createLogger('debug', { write: (line: string) => void lines.push(line) })

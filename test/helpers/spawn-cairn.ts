@@ -27,7 +27,7 @@ export const spawnCairn = (
   new Promise((resolve, reject) => {
     const [program = process.execPath, ...leading] = command;
     const child = spawn(program, [...leading, 'serve', '--port', '0', ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CAIRN_LOG_LEVEL: 'info', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CAIRN_LOG_LEVEL: 'info', CAIRN_SECRET_KEY: 'test-secret-key-0123456789abcdef', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

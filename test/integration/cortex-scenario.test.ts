@@ -1,3 +1,4 @@
+import { TEST_SECRET_KEY } from '../helpers/cairn.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +24,7 @@ const digest = async (scope: string) => (await get(`/api/v1/cortex/digests?scope
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cairn-cortex-week-'));
-  const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', CAIRN_DATA_DIR: dir, CAIRN_CORTEX_DEBOUNCE_MS: '300' });
+  const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', CAIRN_DATA_DIR: dir, CAIRN_CORTEX_DEBOUNCE_MS: '300', CAIRN_SECRET_KEY: TEST_SECRET_KEY });
   server = await startServer(config, pino({ level: process.env.CAIRN_TEST_LOG ?? 'silent' }), {}, { withCortex: true });
   const secrets: Record<string, string> = {};
   for (const name of ['pagerduty', 'github', 'slack', 'jira']) {

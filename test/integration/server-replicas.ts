@@ -67,6 +67,24 @@ export const describeReplicas = (name: string, backend: SharedBackend): void => 
       expect((await readOn(b, entryPath(path, 'pr/42'), 404)).status).toBe(404);
     });
 
+    it('forgets on one replica, and the other drops its copies: reads, lists and search', async () => {
+      const path = freshPath();
+      const word = `okapi${unique}z${Date.now().toString(36)}`;
+      for (const value of [`first ${word}`, `second ${word}`]) {
+        expect((await httpCall(b.url, 'POST', '/api/v1/entries', { entity_path: path, key: 'note', value })).status).toBe(201);
+      }
+      const searchB = async () => ((await httpCall(b.url, 'POST', '/api/v1/search', { query: word, mode: 'text' })).body.results ?? []).length;
+      await expect.poll(searchB, { timeout: 10_000, interval: 100 }).toBe(1);
+      expect((await readOn(a, entryPath(path, 'note'))).status).toBe(200);
+      const forgot = await httpCall(a.url, 'POST', '/api/v1/admin/forget', { entity_path: path });
+      expect(forgot.status).toBe(200);
+      expect(forgot.body.forgotten).toHaveLength(1);
+      await expect.poll(searchB, { timeout: 10_000, interval: 100 }).toBe(0);
+      expect((await readOn(b, entryPath(path, 'note'), 404)).status).toBe(404);
+      expect((await httpCall(b.url, 'GET', entryPath(path, 'note', 1))).status).toBe(404);
+      await expect.poll(async () => (await httpCall(b.url, 'GET', `/api/v1/entries?entity_path=${path}`)).body.entries, { timeout: 10_000, interval: 100 }).toEqual([]);
+    });
+
     it("puts each replica's writes on the other's /api/v1/stream, in order", async () => {
       const path = freshPath();
       const onB = await readSse(`${b.url}/api/v1/stream?entity_path=${path}`);

@@ -25,6 +25,9 @@ const VALID: Record<string, Record<string, unknown>> = {
   'POST /api/v1/connectors/{name}/enable': {},
   'POST /api/v1/connectors/{name}/rotate-secret': {},
   'PUT /api/v1/connectors/{name}/settings': { channels: ['C1'] },
+  'POST /api/v1/admin/forget': { entity_path: 'fuzz/forget', reason: 'fuzz' },
+  'PUT /api/v1/admin/retention': { entity_path: 'fuzz/retention', keep_versions: 3, keep_days: 1 },
+  'POST /api/v1/admin/retention/run': {},
 };
 
 /** Hostile field values as raw JSON text (some cannot be built as objects and stringified). */

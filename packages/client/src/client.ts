@@ -6,6 +6,7 @@ import type {
   KeyRequest, ListQuery, ListResponse, ManagedKey, NeighboursRequest, NeighboursResponse, OutcomeRequest, OutcomeResponse, Pattern, PatternQuery, ReadRequest,
   SearchRequest, SearchResponse, Team, Trace, TraceQuery, WriteBatchRequest, WriteRequest, WriteResponse,
 } from './types.ts';
+import type { ForgetRequest, ForgetResult, RetentionPolicy, RetentionPolicyRequest, RetentionRun } from './api/forget.ts';
 import { type WatchOptions, watchEntries } from './watch.ts';
 
 /** `/api/v1/<route>/<entity_path>/<key>`: each path segment and the key percent-encoded on its own. */
@@ -158,6 +159,28 @@ export class CairnClient {
 
   async deleteTeam(name: string, namespace?: string): Promise<void> {
     await this.http.send('DELETE', `/api/v1/admin/teams/${encodeURIComponent(name)}`, { query: { namespace } });
+  }
+
+  /** Remove an entry, or every entry under a path, with all versions, everywhere (audited; irreversible). */
+  forget(request: ForgetRequest): Promise<ForgetResult> {
+    return this.http.json('POST', '/api/v1/admin/forget', { body: request });
+  }
+
+  async retentionPolicies(query: { namespace?: string } = {}): Promise<RetentionPolicy[]> {
+    return (await this.http.json<{ policies: RetentionPolicy[] }>('GET', '/api/v1/admin/retention', { query: { ...query } })).policies;
+  }
+
+  setRetentionPolicy(request: RetentionPolicyRequest): Promise<RetentionPolicy> {
+    return this.http.json('PUT', '/api/v1/admin/retention', { body: request });
+  }
+
+  async deleteRetentionPolicy(query: { entity_path?: string; namespace?: string } = {}): Promise<void> {
+    await this.http.send('DELETE', '/api/v1/admin/retention', { query: { ...query } });
+  }
+
+  /** A retention pass now: drops what policies no longer keep, compacts, expires old dedup records. */
+  runRetention(): Promise<RetentionRun> {
+    return this.http.json('POST', '/api/v1/admin/retention/run', { body: {} });
   }
 
   /** The audit log, newest first; pass `next_cursor` back as `cursor`. */

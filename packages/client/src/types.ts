@@ -14,6 +14,7 @@ import type { DiscreditedMode, Highlight, SearchMode, SearchResult } from './api
  */
 
 export type * from './api/admin.ts';
+export type * from './api/forget.ts';
 export type * from './api/briefing.ts';
 export type * from './api/connectors.ts';
 export type * from './api/cortex-status.ts';

@@ -5,6 +5,7 @@ import { createLogger } from './http/logger.ts';
 import { startServer } from './server.ts';
 import { registerArchiveCommands } from './cli/archive-commands.ts';
 import { registerBatchCommand } from './cli/batch-command.ts';
+import { registerForgetCommands } from './cli/forget-commands.ts';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { registerMcpCommand } from './cli/mcp-command.ts';
 import { registerCortexCommand } from './cli/cortex-command.ts';
@@ -88,5 +89,6 @@ registerClientCommands(program);
 registerBatchCommand(program);
 registerModelCommand(program);
 registerArchiveCommands(program);
+registerForgetCommands(program);
 
 await program.parseAsync(process.argv);

@@ -34,6 +34,10 @@ const BaseEnv = z.object({
   CAIRN_EMBEDDINGS_API_KEY: optionalText,
   CAIRN_MODEL_CACHE: optionalText,
   CAIRN_MODEL_HUB_URL: optionalText.pipe(z.url({ error: 'expected an http(s) URL such as https://huggingface.co' }).optional()),
+  CAIRN_RETENTION_INTERVAL_MS: integer(0, 7 * 86_400_000, 3_600_000),
+  CAIRN_DEDUP_WINDOW_DAYS: integer(8, 3650, 14),
+  CAIRN_SECRET_KEY: optionalText.pipe(z.string().min(16, { error: 'at least 16 characters (e.g. openssl rand -base64 32)' }).optional()),
+  CAIRN_SECRET_KEY_PREVIOUS: optionalText,
 });
 
 /** The settings in the names the code uses: each written once, its type inferred. */
@@ -61,6 +65,14 @@ const settingsOf = (e: z.output<typeof BaseEnv>, env: Record<string, string | un
   modelCache: e.CAIRN_MODEL_CACHE ?? join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'cairn', 'models'),
   /** The hub models are fetched from, in Hugging Face's layout. */
   modelHubUrl: e.CAIRN_MODEL_HUB_URL ?? 'https://huggingface.co',
+  /** How often retention policies and dedup expiry run (one replica per period); 0 = never. */
+  retentionIntervalMs: e.CAIRN_RETENTION_INTERVAL_MS,
+  /** Delivery dedup records older than this expire; longer than any provider redelivers (README, Retention). */
+  dedupWindowMs: e.CAIRN_DEDUP_WINDOW_DAYS * 86_400_000,
+  /** Key that encrypts connector signing secrets at rest (services/secrets/). */
+  secretKey: e.CAIRN_SECRET_KEY,
+  /** The key being rotated away from: still opens what it sealed. */
+  secretKeyPrevious: e.CAIRN_SECRET_KEY_PREVIOUS,
 });
 
 export type Config = ReturnType<typeof settingsOf> & {

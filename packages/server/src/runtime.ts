@@ -13,6 +13,8 @@ import type { Embedder } from './ports/embedder.ts';
 import type { SearchIndex } from './ports/search-index.ts';
 import type { Store } from './ports/store.ts';
 import { AuditLog } from './services/audit-log.ts';
+import { checkSecretKey } from './services/secrets/secret-keys.ts';
+import { RetentionLoop } from './services/retention/retention-loop.ts';
 import type { ServiceDeps } from './services/context.ts';
 import { DeliveryCounters } from './services/delivery-counters.ts';
 import { DeliveryLog } from './services/delivery-log.ts';
@@ -83,6 +85,7 @@ export const createRuntime = async (config: Readonly<Config>, logger: Logger, op
   const parts: Array<() => Promise<unknown>> = [];
   let cortex: CortexWorker | null = null;
   try {
+    await checkSecretKey(store, config);
     // Where replicas share the backend, the stream follows the active worker's event log
     // wherever it runs; otherwise the worker is in this process and publishes locally.
     const cortexFeed = new CortexFeed(store, { poll: backend.capabilities.sharedAcrossReplicas, logger });
@@ -98,6 +101,9 @@ export const createRuntime = async (config: Readonly<Config>, logger: Logger, op
     const deliveries = new DeliveryCounters(store, (connector, outcome) => metrics.connectorDeliveries.inc({ connector, outcome }));
     const audit = new AuditLog(store, now);
     parts.push(() => deliveries.close(), () => audit.drain());
+    const retention = new RetentionLoop({ store, logger: logger.child({ component: 'retention' }), intervalMs: config.retentionIntervalMs, dedupWindowMs: config.dedupWindowMs, now });
+    retention.start();
+    parts.unshift(() => retention.stop());
     const deps: ServiceDeps = {
       store, now, config, deliveries, deliveryLog: new DeliveryLog(store, now), audit, search: index, embedder,
       capabilities: backend.capabilities,

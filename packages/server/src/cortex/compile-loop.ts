@@ -45,7 +45,16 @@ export class CompileLoop {
 
   start(): void {
     // Subscribe before the catch-up scan, so nothing written during it is missed.
-    this.unsubscribe = this.o.store.changes.subscribe((entry) => this.onWrite(entry));
+    const writes = this.o.store.changes.subscribe((entry) => this.onWrite(entry));
+    // A forget may leave digests, patterns and traces quoting what went: compile the
+    // namespace whole again, which drops digests of paths with no entries left.
+    const forgets = this.o.store.changes.subscribeForgets(({ namespace }) => {
+      if (this.running) this.enqueue(() => this.catchUp(namespace));
+    });
+    this.unsubscribe = () => {
+      writes();
+      forgets();
+    };
     this.enqueue(async () => {
       const namespaces = new Set([this.o.namespace, ...(await this.o.records.namespaces())]);
       for (const ns of namespaces) await this.catchUp(ns);

@@ -1,6 +1,8 @@
 import type { Entry } from '../domain/entry.ts';
+import type { ForgetTarget } from '../domain/forget-target.ts';
 
 export type ChangeListener = (entry: Entry) => void;
+export type ForgetListener = (target: ForgetTarget) => void;
 
 /**
  * Every version written to the store, in commit order, including writes made by other
@@ -9,4 +11,9 @@ export type ChangeListener = (entry: Entry) => void;
  */
 export interface ChangeFeed {
   subscribe(listener: ChangeListener): () => void;
+  /**
+   * Every `Store.forget`, on any replica: holders of copies of entries (search indexes, the
+   * Cortex, caches) drop what the target names.
+   */
+  subscribeForgets(listener: ForgetListener): () => void;
 }

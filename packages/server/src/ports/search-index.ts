@@ -65,5 +65,10 @@ export interface SearchIndex {
   /** Up to `n` entries nearest to `vector` (from the same embedder), most similar first. */
   vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]>;
   status(): SearchIndexStatus;
+  /**
+   * Resolves once whatever the index keeps on disk holds nothing `Store.forget` removed so
+   * far (the index drops forgotten entries itself, from `changes.subscribeForgets`).
+   */
+  persisted(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import type { Entry, EntryAddress } from '../domain/entry.ts';
+import type { ForgetTarget } from '../domain/forget-target.ts';
 import type { ChangeFeed } from './change-feed.ts';
 import type { RecordStore } from './records.ts';
 
@@ -39,11 +40,24 @@ export interface HistoryQuery {
   beforeVersion?: number;
 }
 
+export type { ForgetTarget } from '../domain/forget-target.ts';
+
+/** What a compaction reclaimed (the filesystem rewrites its log; other backends vacuum or do nothing). */
+export interface CompactionResult {
+  /** Bytes the backend held before and after, where it can tell (null otherwise). */
+  bytesBefore: number | null;
+  bytesAfter: number | null;
+  ms: number;
+}
+
 /**
  * Durable storage of entry versions. Every backend (filesystem, PostgreSQL, S3) implements
  * this contract and passes `test/contract/`.
  *
- * - Versions are immutable once appended; history is never rewritten.
+ * - Versions are immutable once appended, and history is never rewritten, with two deliberate
+ *   exceptions, both admin operations: `forget` removes entries with every version (so their
+ *   bytes leave the backend), and `dropVersionsBefore` removes a retention policy's expired old
+ *   versions. Neither ever changes a version that remains.
  * - `head` returns the newest version whatever it is (tombstone, expired); services decide
  *   what is visible.
  * - `list` returns only live entries (not deleted, not expired at `query.now`), ordered by
@@ -92,6 +106,27 @@ export interface Store extends RecordStore {
    * of a batch. Resolves once the whole batch is durable.
    */
   appendBatch(items: readonly BatchItem[]): Promise<void>;
+
+  /**
+   * Remove every version of every entry `target` names, from this store and from every place
+   * the backend keeps a copy of them (indexes, change logs, snapshots, search rows), and tell
+   * `changes.subscribeForgets` listeners on every replica. Resolves to the addresses removed
+   * (none: nothing matched). Afterwards `head`, `version`, `history`, `list` and `scanHeads`
+   * know nothing of them; writing the address again starts a new entry at version 1. Bytes
+   * still on disk are reclaimed by the compaction that `forget` starts (awaited by `compact`).
+   */
+  forget(target: ForgetTarget): Promise<EntryAddress[]>;
+  /**
+   * Remove versions older than `version` of the entry at `address` (retention). The head is
+   * never removed: `version` above the head is treated as the head. Resolves to the number of
+   * versions removed. `version()` of a removed version answers null; `history` ends before it.
+   */
+  dropVersionsBefore(address: EntryAddress, version: number): Promise<number>;
+  /**
+   * Reclaim the space of forgotten and dropped versions; resolves when what was removed before
+   * the call is gone from the backend's files or tables. Writes keep going meanwhile.
+   */
+  compact(): Promise<CompactionResult>;
 
   /** Resolves when the backend answers; rejects with UNAVAILABLE otherwise. */
   ping(): Promise<void>;

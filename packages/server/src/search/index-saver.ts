@@ -46,6 +46,12 @@ export class IndexSaver {
     await Promise.race([saved, timeout]);
   }
 
+  /** Save now (after the save under way), whatever the count: a forget must leave no copy on disk. */
+  async saveNow(): Promise<void> {
+    await this.saving;
+    await this.save();
+  }
+
   private save(): Promise<void> {
     this.changes = 0;
     const started = performance.now();

@@ -3,7 +3,8 @@ import type { Entry } from '../domain/entry.ts';
 import { unavailable } from '../domain/errors.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus } from '../ports/search-index.ts';
-import type { Store } from '../ports/store.ts';
+import type { ForgetTarget, Store } from '../ports/store.ts';
+import { forgetNames } from '../domain/forget-target.ts';
 import { analyze } from '../search-rules/analyzer.ts';
 import { docTerms, embeddingText, entryFields } from '../search-rules/entry-text.ts';
 import { passesFilter } from '../search-rules/filter.ts';
@@ -39,6 +40,9 @@ export class MemorySearchIndex implements SearchIndex {
   readonly logger: Logger;
   private readonly file: SnapshotFile | null;
   private readonly saver: IndexSaver | null;
+  /** Writes that arrive while the index loads, applied once it has. */
+  private readonly buffered: Entry[] = [];
+  private persisting: Promise<void> = Promise.resolve();
   private state: 'building' | 'ready' = 'building';
   private ready: Promise<void> = Promise.resolve();
   private unsubscribe: () => void = () => {};
@@ -54,9 +58,15 @@ export class MemorySearchIndex implements SearchIndex {
 
   /** Subscribe to the feed, then load every head; resolves when text search is complete. */
   start(store: Store): Promise<void> {
-    const buffered: Entry[] = [];
+    const buffered = this.buffered;
     let loading = true;
-    this.unsubscribe = store.changes.subscribe((entry) => (loading ? buffered.push(entry) : this.apply(entry)));
+    const unsubscribeWrites = store.changes.subscribe((entry) => (loading ? buffered.push(entry) : this.apply(entry)));
+    // Forgets apply at once, loading or not: the store no longer offers what they name.
+    const unsubscribeForgets = store.changes.subscribeForgets((target) => this.forget(target));
+    this.unsubscribe = () => {
+      unsubscribeWrites();
+      unsubscribeForgets();
+    };
     const started = performance.now();
     this.ready = (async () => {
       // A saved index serves every head it holds at that very version; the rest is indexed anew.
@@ -96,6 +106,22 @@ export class MemorySearchIndex implements SearchIndex {
       this.vectors?.compact(remap, this.slots.size);
     }
     this.saver?.changed(1, this.state === 'ready');
+  }
+
+  /** Drop every entry `target` names, text and vectors, and save the index file again without them. */
+  forget(target: ForgetTarget): void {
+    const buffered = this.buffered;
+    for (let i = buffered.length - 1; i >= 0; i--) if (forgetNames(target, buffered[i] as Entry)) buffered.splice(i, 1);
+    for (const slot of this.slots.forget((address) => forgetNames(target, address))) {
+      this.text.remove(slot);
+      this.vectors?.delete(slot);
+    }
+    if (this.saver && this.state === 'ready') this.persisting = this.saver.saveNow();
+  }
+
+  /** Resolves once the saved index file holds nothing forgotten so far. */
+  async persisted(): Promise<void> {
+    await this.persisting;
   }
 
   async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]> {

@@ -105,6 +105,25 @@ export class SlotTable {
     return dropped;
   }
 
+  /**
+   * Forget every entry `names` picks (by address): their slots die and their addresses are
+   * unknown again, so the same address written anew starts over at version 1. Answers the
+   * slots killed.
+   */
+  forget(names: (address: { namespace: string; entity_path: string; key: string }) => boolean): number[] {
+    const killed: number[] = [];
+    for (const [id, known] of this.byAddress) {
+      const [namespace = '', entity_path = '', key = ''] = id.split('\u0000');
+      if (!names({ namespace, entity_path, key })) continue;
+      if (known.slot >= 0 && this.live[known.slot] === 1) {
+        this.kill(known.slot);
+        killed.push(known.slot);
+      }
+      this.byAddress.delete(id);
+    }
+    return killed;
+  }
+
   private kill(slot: number): void {
     this.entries[slot] = undefined;
     this.live[slot] = 0;

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Connector, ConnectorSettings } from '../connectors/connector.ts';
-import { ServiceError } from '../domain/errors.ts';
+import { ServiceError, unavailable } from '../domain/errors.ts';
+import { type SealedSecret, isSealed } from './secrets/secret-box.ts';
+import { noteSealed, secretBoxOf } from './secrets/secret-keys.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import type { ServiceDeps } from './context.ts';
 
@@ -39,15 +41,37 @@ export const secretFor = (connector: Connector, raw: unknown): string => {
   return newSecret();
 };
 
+/**
+ * The plain secret of a record. Sealed with the previous key (a rotation) or stored in plain
+ * text by an older version: sealed again with the current key, so the records converge on it.
+ */
+const openSecret = async (deps: ServiceDeps, collection: string, id: string, stored: string | SealedSecret): Promise<string> => {
+  const box = secretBoxOf(deps.config);
+  if (!isSealed(stored)) {
+    if (box) await deps.store.putRecord(collection, id, { ...(await deps.store.getRecord(collection, id))?.data, secret: box.seal(stored) }).then(() => noteSealed(deps.store, box));
+    return stored;
+  }
+  const plain = box?.open(stored) ?? null;
+  if (plain === null) throw unavailable(`the ${id} signing secret cannot be decrypted: CAIRN_SECRET_KEY is not the key it was stored with`);
+  if (box?.isStale(stored)) {
+    await deps.store.putRecord(collection, id, { ...(await deps.store.getRecord(collection, id))?.data, secret: box.seal(plain) });
+    await noteSealed(deps.store, box);
+  }
+  return plain;
+};
+
 export const connectorState = async (deps: ServiceDeps, namespace: string, connector: Connector): Promise<ConnectorState> => {
   const fromConfig = deps.config.connectorSecrets[connector.name];
   const record = await deps.store.getRecord(settingsCollection(namespace), connector.name);
-  const data = (record?.data ?? {}) as { enabled?: boolean; secret?: string; enabled_at?: string; channels?: string[]; projects?: Record<string, string> };
+  const data = (record?.data ?? {}) as { enabled?: boolean; secret?: string | SealedSecret; enabled_at?: string; channels?: string[]; projects?: Record<string, string> };
   const settings: ConnectorSettings = {
     channels: connector.name === 'slack' && deps.config.slackChannels.length > 0 ? [...deps.config.slackChannels] : (data.channels ?? []),
     projects: data.projects ?? {},
   };
   if (fromConfig) return { enabled: true, secret: fromConfig, managedBy: 'config', settings, enabled_at: null };
-  if (data.enabled && data.secret) return { enabled: true, secret: data.secret, managedBy: 'api', settings, enabled_at: data.enabled_at ?? null };
+  if (data.enabled && data.secret) {
+    const secret = await openSecret(deps, settingsCollection(namespace), connector.name, data.secret);
+    return { enabled: true, secret, managedBy: 'api', settings, enabled_at: data.enabled_at ?? null };
+  }
   return { enabled: false, secret: null, managedBy: null, settings, enabled_at: null };
 };

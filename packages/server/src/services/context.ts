@@ -57,5 +57,5 @@ export interface ServiceDeps {
   /** Embeds search queries; the same embedder the index uses. Absent: vector search is off. */
   embedder?: Embedder | null;
   /** The Cortex worker embedded in this process (`cairn serve --with-cortex`), if any. */
-  cortex?: { status(): CortexStatus };
+  cortex?: { status(): CortexStatus; idle(): Promise<void> };
 }

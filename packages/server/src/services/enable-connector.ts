@@ -3,6 +3,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { recordAudit } from './audit-log.ts';
 import { requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
+import { noteSealed, requireSecretBox } from './secrets/secret-keys.ts';
 import { connectorState, secretFor, settingsCollection } from './connector-state.ts';
 
 export interface EnabledConnector {
@@ -25,13 +26,15 @@ export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: str
   }
   if (state.enabled) return { name, enabled: true, signing_secret: null };
   const secret = secretFor(connector, raw);
+  const box = requireSecretBox(deps.config);
   const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
   await deps.store.putRecord(settingsCollection(ctx.namespace), name, {
     ...record?.data,
     enabled: true,
-    secret,
+    secret: box.seal(secret),
     enabled_at: new Date(deps.now()).toISOString(),
   });
+  await noteSealed(deps.store, box);
   await recordAudit(deps, ctx, ctx.namespace, { action: 'connector.enabled', target: { connector: name } });
   return { name, enabled: true, signing_secret: secret };
 };

@@ -1,3 +1,4 @@
+import { noteDedupCollection } from './retention/dedup-collections.ts';
 import type { EventResponse } from 'cairn-memory-client';
 import { z } from 'zod';
 import { canonicalJson, sha256 } from '../domain/content-hash.ts';
@@ -52,6 +53,7 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
     { entity_path: input.entity_path, key: input.key, value: input.value, event_type: input.event_type, confidence: input.confidence ?? 0.9, tags: input.tags },
   ]);
   const { entry, created } = written as { entry: Entry; created: boolean };
+  await noteDedupCollection(deps.store, collection);
   const first = await deps.store.createRecord(collection, id, { version: entry.version, at: new Date(deps.now()).toISOString() });
   if (!first) return { status: 'duplicate', entry };
   return { status: created ? 'created' : 'unchanged', entry };

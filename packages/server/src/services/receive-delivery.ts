@@ -1,3 +1,4 @@
+import { noteDedupCollection } from './retention/dedup-collections.ts';
 import type { Connector, ConnectorSettings, Delivery } from '../connectors/connector.ts';
 import { sha256 } from '../domain/content-hash.ts';
 import { ServiceError } from '../domain/errors.ts';
@@ -66,6 +67,7 @@ export const receiveDelivery = async (
     await learn(deps.store, ctx.namespace, name, outcome.learn ?? []);
     if (outcome.release) await release(deps.store, ctx.namespace, name, outcome.release.object, outcome.release.ids);
   }
+  await noteDedupCollection(deps.store, collection);
   const first = await deps.store.createRecord(collection, id, { entries, at: new Date(deps.now()).toISOString() });
   if (!first) return { outcome: 'duplicate', entries };
   return outcome.kind === 'held' ? { outcome: 'written', entries, held: outcome.reason } : { outcome: 'written', entries };

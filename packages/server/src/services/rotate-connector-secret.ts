@@ -3,6 +3,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { recordAudit } from './audit-log.ts';
 import { requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
+import { noteSealed, requireSecretBox } from './secrets/secret-keys.ts';
 import { connectorState, secretFor, settingsCollection } from './connector-state.ts';
 import type { EnabledConnector } from './enable-connector.ts';
 
@@ -17,11 +18,13 @@ export const rotateConnectorSecret = async (deps: ServiceDeps, ctx: Context, nam
   if (!state.enabled) throw new ServiceError('CONFLICT', `${name} is not enabled; enable it first`);
   const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
   const secret = secretFor(connector, raw);
+  const box = requireSecretBox(deps.config);
   await deps.store.putRecord(settingsCollection(ctx.namespace), name, {
     ...record?.data,
-    secret,
+    secret: box.seal(secret),
     rotated_at: new Date(deps.now()).toISOString(),
   });
+  await noteSealed(deps.store, box);
   await recordAudit(deps, ctx, ctx.namespace, { action: 'connector.secret_rotated', target: { connector: name } });
   return { name, enabled: true, signing_secret: secret };
 };

@@ -74,6 +74,39 @@ export class HeadTree<S> {
     this.noteLinks(address, this.headOf(state));
   }
 
+  /**
+   * Remove the entry at `address` (forget): its state, its place in the sorted orders and
+   * the reverse links its head made. Resolves false when it was not there.
+   */
+  delete(address: EntryAddress): boolean {
+    const ns = this.namespaces.get(address.namespace);
+    const path = ns?.paths.get(address.entity_path);
+    if (!ns || !path || !path.items.has(address.key)) return false;
+    path.items.delete(address.key);
+    this.size -= 1;
+    const k = lowerBound(path.sortedKeys, address.key);
+    if (path.sortedKeys[k] === address.key) path.sortedKeys.splice(k, 1);
+    if (path.items.size === 0) {
+      ns.paths.delete(address.entity_path);
+      const p = lowerBound(ns.sortedPaths, address.entity_path);
+      if (ns.sortedPaths[p] === address.entity_path) ns.sortedPaths.splice(p, 1);
+      if (ns.paths.size === 0) this.namespaces.delete(address.namespace);
+    }
+    this.noteLinks(address, { links: [] } as unknown as Entry);
+    return true;
+  }
+
+  /** The states of `namespace` whose entity path is under `prefix` (segment-wise), and key is `key` when given. */
+  *under(namespace: string, prefix: string, key?: string): Generator<S> {
+    const ns = this.namespaces.get(namespace);
+    if (!ns) return;
+    for (const [path, node] of ns.paths) {
+      if (!pathHasPrefix(path, prefix)) continue;
+      if (key === undefined) yield* node.items.values();
+      else if (path === prefix && node.items.has(key)) yield node.items.get(key) as S;
+    }
+  }
+
   /** Entries whose head links to `target` (see Store.linkedTo). */
   linkedTo(target: EntryAddress): S[] {
     const sources = this.incoming.get(idOf(target.namespace, target.entity_path, target.key));

@@ -1,5 +1,6 @@
 import type { Entry } from '../domain/entry.ts';
-import type { ChangeFeed, ChangeListener } from '../ports/change-feed.ts';
+import type { ChangeFeed, ChangeListener, ForgetListener } from '../ports/change-feed.ts';
+import type { ForgetTarget } from '../ports/store.ts';
 
 /**
  * The in-process fan-out every backend uses to deliver changes to local subscribers. A
@@ -7,6 +8,7 @@ import type { ChangeFeed, ChangeListener } from '../ports/change-feed.ts';
  */
 export class LocalChangeFeed implements ChangeFeed {
   private readonly listeners = new Set<ChangeListener>();
+  private readonly forgetListeners = new Set<ForgetListener>();
   private readonly onListenerError: (error: unknown) => void;
 
   constructor(onListenerError: (error: unknown) => void = () => {}) {
@@ -18,6 +20,23 @@ export class LocalChangeFeed implements ChangeFeed {
     return () => {
       this.listeners.delete(listener);
     };
+  }
+
+  subscribeForgets(listener: ForgetListener): () => void {
+    this.forgetListeners.add(listener);
+    return () => {
+      this.forgetListeners.delete(listener);
+    };
+  }
+
+  publishForget(target: ForgetTarget): void {
+    for (const listener of this.forgetListeners) {
+      try {
+        listener(target);
+      } catch (error) {
+        this.onListenerError(error);
+      }
+    }
   }
 
   publish(entry: Entry): void {

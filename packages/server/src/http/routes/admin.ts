@@ -5,6 +5,7 @@ import { listKeys } from '../../services/admin/list-keys.ts';
 import { CreateTeamInput, SetMembersInput, createTeam, deleteTeam, listTeams, setTeamMembers } from '../../services/admin/manage-teams.ts';
 import { revokeKey } from '../../services/admin/revoke-key.ts';
 import { contextOf } from '../context.ts';
+import { forgetAdminRoutes } from './admin-forget.ts';
 import { ErrorResponse } from './error-schema.ts';
 import type { RoutePlugin } from '../http-context.ts';
 
@@ -43,6 +44,8 @@ export const adminRoutes: RoutePlugin = async (app, { deps, keys }) => {
     await deleteTeam(deps, ctx(request), (request.params as { name: string }).name, request.query);
     return reply.status(204).send();
   });
+
+  await forgetAdminRoutes(app, deps);
 
   app.get('/api/v1/admin/audit', { schema: { summary: 'The audit log, newest first', tags, querystring: ListAuditInput, response: ErrorResponse } }, async (request) =>
     listAudit(deps, ctx(request), request.query),

@@ -3,6 +3,7 @@ import type { Entry } from '../../domain/entry.ts';
 import type { Store } from '../../ports/store.ts';
 import { KEYS } from '../admin/key-records.ts';
 import { VERSION } from '../../version.ts';
+import { RETENTION_POLICIES } from '../retention/retention-policies.ts';
 import { CORTEX_NAMESPACES, eventSourceOf, namespaceCollections } from './collections.ts';
 import type { ArchiveTrailer } from './format.ts';
 import { ArchiveWriter } from './write-archive.ts';
@@ -89,6 +90,12 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
     if (wanted && !wanted.has(r.id)) continue;
     namespaces.add(r.id);
     await writer.line({ type: 'record', collection: CORTEX_NAMESPACES, id: r.id, data: r.data, updated_at: r.updated_at });
+  }
+  // Retention policies share one collection, each id led by its namespace (`<namespace>/<path>`).
+  for await (const r of records(RETENTION_POLICIES)) {
+    const ns = r.id.slice(0, r.id.indexOf('/'));
+    if (!namespaces.has(ns)) continue;
+    await writer.line({ type: 'record', collection: RETENTION_POLICIES, id: r.id, data: r.data, updated_at: r.updated_at });
   }
   for (const ns of [...namespaces].sort()) {
     for (const collection of namespaceCollections(ns, sources.get(ns) ?? [])) {

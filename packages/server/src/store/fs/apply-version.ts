@@ -14,17 +14,18 @@ export class CorruptDataError extends Error {
  * the same place is a no-op (a checkpoint may overlap the log after it); any other gap or
  * overlap means the data is not what Cairn wrote, and start-up must stop.
  */
-export const applyVersion = (index: EntryIndex, entry: Entry, location: Location): void => {
+export const applyVersion = (index: EntryIndex, entry: Entry, location: Location, first = false): void => {
   const state = index.get(entry);
   const have = state ? state.locations.length : 0;
   if (entry.version <= have && state) {
-    const known = state.locations[entry.version - 1] as Location;
-    if (known.seg === location.seg && known.off === location.off) return;
+    const known = state.locations[entry.version - 1];
+    if (known && known.seg === location.seg && known.off === location.off) return;
     throw new CorruptDataError(
       `version ${entry.version} of ${entry.entity_path} / ${entry.key} appears twice (segment ${location.seg} offset ${location.off})`,
     );
   }
-  if (entry.version !== have + 1) {
+  // `first`: a compacted log's oldest kept version of an entry whose older ones retention dropped.
+  if (entry.version !== have + 1 && !(first && !state)) {
     throw new CorruptDataError(
       `version ${entry.version} of ${entry.entity_path} / ${entry.key} follows version ${have} (segment ${location.seg} offset ${location.off})`,
     );
@@ -33,6 +34,7 @@ export const applyVersion = (index: EntryIndex, entry: Entry, location: Location
   // shared head in place, and lets the HTTP layer cache its JSON (http/serialize.ts).
   Object.freeze(entry);
   const target = state ?? index.create(entry, entry);
+  while (target.locations.length < entry.version - 1) target.locations.push(null);
   target.locations.push(location);
   index.setHead(target, entry);
 };

@@ -9,8 +9,10 @@ import { type Location, syncDirectory } from './segment-log.ts';
 /**
  * A checkpoint is the index written to disk: every entry's head and version locations, the
  * shared records, and the log position it covers. Start-up loads it and replays only the log after it. The log
- * keeps every version (history is never dropped), so the checkpoint is what keeps start-up
- * time bounded as the log grows; losing it costs a full replay, never data.
+ * keeps every version until forget or retention drops some and compaction rewrites it (see
+ * compaction.ts), so the checkpoint is what keeps start-up time bounded as the log grows;
+ * losing it costs a full replay, never data. It names the compacted base its locations point
+ * into: a checkpoint of an older base is stale, and start-up ignores it.
  */
 const FILE = 'checkpoint';
 const FORMAT = 1;
@@ -23,12 +25,15 @@ interface Header {
   seg: number;
   off: number;
   count: number;
+  /** The compacted base file (segment number) the locations may point into; null: none. */
+  base: number | null;
 }
 type Item = { h: Entry; l: number[] } | { r: RecordOp };
 
 export interface LoadedCheckpoint {
   seg: number;
   off: number;
+  base: number | null;
 }
 
 /**
@@ -42,9 +47,11 @@ export const writeCheckpoint = async (
   index: EntryIndex,
   records: RecordTable,
   position: { seg: number; off: number },
+  base: number | null,
 ): Promise<number> => {
-  const captured: Array<[Entry, Location[], number]> = [];
-  for (const state of index.states()) captured.push([state.head, state.locations, state.head.version]);
+  const captured: Array<[Entry, (Location | null)[], number]> = [];
+  // Copied, since compaction moves locations in place while this is written.
+  for (const state of index.states()) captured.push([state.head, [...state.locations], state.head.version]);
   const ops = [...records.ops()];
   const count = captured.length + ops.length;
   const tmp = join(dir, `${FILE}.tmp`);
@@ -55,14 +62,15 @@ export const writeCheckpoint = async (
     await file.writev(parts);
   };
   try {
-    const first: Buffer[] = [encodeRecord({ t: 'checkpoint', format: FORMAT, ...position, count } satisfies Header)];
+    const first: Buffer[] = [encodeRecord({ t: 'checkpoint', format: FORMAT, ...position, count, base } satisfies Header)];
     for (const op of ops) first.push(encodeRecord({ r: op } satisfies Item));
     await put(first);
     for (let i = 0; i < captured.length; i += CHUNK) {
       const parts: Buffer[] = [];
       for (const [head, locations, versions] of captured.slice(i, i + CHUNK)) {
         const flat: number[] = [];
-        for (const loc of locations.slice(0, versions)) flat.push(loc.seg, loc.off, loc.len);
+        // A dropped version is -1 0 0.
+        for (const loc of locations.slice(0, versions)) flat.push(loc?.seg ?? -1, loc?.off ?? 0, loc?.len ?? 0);
         parts.push(encodeRecord({ h: head, l: flat } satisfies Item));
       }
       await put(parts);
@@ -113,7 +121,9 @@ export const loadCheckpoint = async (
     } else {
       const { h, l } = payload as { h: Entry; l: number[] };
       const state = index.create(h, Object.freeze(h));
-      for (let i = 0; i < l.length; i += 3) state.locations.push({ seg: l[i] as number, off: l[i + 1] as number, len: l[i + 2] as number });
+      for (let i = 0; i < l.length; i += 3) {
+        state.locations.push(l[i] === -1 ? null : { seg: l[i] as number, off: l[i + 1] as number, len: l[i + 2] as number });
+      }
       loaded += 1;
     }
   }
@@ -121,5 +131,5 @@ export const loadCheckpoint = async (
     warn('checkpoint file is damaged or incomplete; rebuilding the index from the full log');
     return null;
   }
-  return { index, records, seg: header.seg, off: header.off };
+  return { index, records, seg: header.seg, off: header.off, base: header.base ?? null };
 };

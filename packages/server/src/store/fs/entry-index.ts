@@ -6,8 +6,8 @@ import type { Location } from './segment-log.ts';
 /** What memory holds per entry: its newest durable version and where every version lies. */
 export interface EntryState {
   head: Entry;
-  /** locations[v - 1] is version v. */
-  locations: Location[];
+  /** locations[v - 1] is version v; null where retention dropped that version. */
+  locations: (Location | null)[];
 }
 
 /** The filesystem backend's in-memory index of entries (see HeadTree for the ordering). */
@@ -34,6 +34,16 @@ export class EntryIndex {
     state.head = entry;
     // Set again so the tree's reverse links follow the new head.
     this.tree.set(entry, state);
+  }
+
+  /** Remove an entry (forget); false when it was not there. */
+  delete(address: EntryAddress): boolean {
+    return this.tree.delete(address);
+  }
+
+  /** The entries of `namespace` under `prefix` (segment-wise), or the one `key` at `prefix`. */
+  under(namespace: string, prefix: string, key?: string): EntryState[] {
+    return [...this.tree.under(namespace, prefix, key)];
   }
 
   linkedTo(target: EntryAddress): Entry[] {

@@ -4,8 +4,11 @@ import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
-import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { continuesEarlierItem } from '../batch-runs.ts';
+import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import { forgetNames } from '../../domain/forget-target.ts';
+import { compactLog, dataBytes } from './compaction.ts';
+import { type DropOp, applyDrop, applyForget, forgetOp } from './forget-ops.ts';
 import { applyVersion } from './apply-version.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { lockDirectory } from './dir-lock.ts';
@@ -49,6 +52,11 @@ export class FsStore implements Store {
   private bytesSinceCheckpoint: number;
   private lastCheckpointBytes = 0;
   private checkpointing: Promise<void> | null = null;
+  /** The compaction running, and the one queued behind it (shared by every caller until it starts). */
+  private compacting: Promise<unknown> = Promise.resolve();
+  private queuedCompaction: Promise<CompactionResult> | null = null;
+  /** Forgets whose log record is not yet durable: appends to what they name wait for them. */
+  private readonly forgetting = new Set<{ target: ForgetTarget; done: Promise<unknown> }>();
   private closed = false;
 
   private constructor(options: FsStoreOptions, recovered: Recovered, log: SegmentLog, release: () => void) {
@@ -67,7 +75,7 @@ export class FsStore implements Store {
     try {
       const started = performance.now();
       const recovered = await recover(options.dir, (msg) => options.logger.warn(msg));
-      const log = await SegmentLog.open(options.dir, recovered.seg, recovered.off, options.segmentBytes);
+      const log = await SegmentLog.open(options.dir, recovered.seg, recovered.off, options.segmentBytes, recovered.base);
       options.logger.info({ entries: recovered.index.size, ms: Math.round(performance.now() - started) }, 'filesystem store ready');
       const store = new FsStore(options, recovered, log, release);
       store.maybeCheckpoint();
@@ -86,8 +94,16 @@ export class FsStore implements Store {
     const state = this.index.get(address);
     if (!state || version < 1 || version > state.locations.length) return null;
     if (version === state.head.version) return state.head;
-    const record = decodeOne(await this.log.read(state.locations[version - 1]!)) as { e: Entry };
-    return record.e;
+    const location = state.locations[version - 1];
+    if (!location) return null;
+    try {
+      return (decodeOne(await this.log.read(location)) as { e: Entry }).e;
+    } catch (error) {
+      // A compaction may have moved the version (and deleted its old segment) meanwhile.
+      const moved = this.index.get(address)?.locations[version - 1];
+      if (!moved || moved === location) throw error;
+      return (decodeOne(await this.log.read(moved)) as { e: Entry }).e;
+    }
   }
 
   async history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]> {
@@ -96,7 +112,10 @@ export class FsStore implements Store {
     const top = Math.min(state.head.version, (query.beforeVersion ?? Number.MAX_SAFE_INTEGER) - 1);
     const versions: Entry[] = [];
     for (let v = top; v >= 1 && versions.length < query.limit; v--) {
-      versions.push((await this.version(address, v)) as Entry);
+      const entry = await this.version(address, v);
+      // History ends where retention dropped the older versions.
+      if (!entry) break;
+      versions.push(entry);
     }
     return versions;
   }
@@ -115,6 +134,7 @@ export class FsStore implements Store {
 
   async append(entry: Entry, expectedHead: number): Promise<void> {
     if (this.closed) throw unavailable('the store is shutting down');
+    await this.afterForgets([entry]);
     const id = addressId(entry);
     const pending = this.inflight.get(id);
     const current = pending?.version ?? this.index.get(entry)?.head.version ?? 0;
@@ -136,6 +156,7 @@ export class FsStore implements Store {
    */
   async appendBatch(items: readonly BatchItem[]): Promise<void> {
     if (this.closed) throw unavailable('the store is shutting down');
+    await this.afterForgets(items.map((item) => item.entry));
     const ids = items.map(({ entry }) => addressId(entry));
     const continues = continuesEarlierItem(items);
     for (const [i, { entry, expectedHead }] of items.entries()) {
@@ -172,7 +193,91 @@ export class FsStore implements Store {
     }
     this.bytesSinceCheckpoint += bytes;
     this.maybeCheckpoint();
-    for (const entry of entries) this.changes.publish(entry);
+    // A forget that landed right after these versions took them away again: nothing to announce.
+    for (const entry of entries) if (this.index.get(entry)?.locations[entry.version - 1]) this.changes.publish(entry);
+  }
+
+  /**
+   * A version appended behind a forget's log record but checked against the head before it
+   * would follow a version that replay no longer has: wait for forgets that name these entries.
+   */
+  private async afterForgets(entries: readonly EntryAddress[]): Promise<void> {
+    for (;;) {
+      const blocking = [...this.forgetting].find(({ target }) => entries.some((e) => forgetNames(target, e)));
+      if (!blocking) return;
+      await blocking.done.catch(() => {});
+    }
+  }
+
+  async forget(target: ForgetTarget): Promise<EntryAddress[]> {
+    if (this.closed) throw unavailable('the store is shutting down');
+    const op = forgetOp(target);
+    const record = encodeRecord(op);
+    let removed: EntryAddress[] = [];
+    const done = this.log.append(record, () => {
+      removed = applyForget(this.index, op).map(({ head }) => ({ namespace: head.namespace, entity_path: head.entity_path, key: head.key }));
+    });
+    const pending = { target, done };
+    this.forgetting.add(pending);
+    try {
+      await this.durably(done);
+    } finally {
+      this.forgetting.delete(pending);
+    }
+    this.bytesSinceCheckpoint += record.length;
+    if (removed.length > 0) {
+      this.changes.publishForget(target);
+      // The bytes go with the compaction; the checkpoint it ends with holds no trace either.
+      await this.compact();
+    }
+    return removed;
+  }
+
+  async dropVersionsBefore(address: EntryAddress, version: number): Promise<number> {
+    if (this.closed) throw unavailable('the store is shutting down');
+    const state = this.index.get(address);
+    if (!state || state.locations.slice(0, Math.min(version, state.head.version) - 1).every((l) => l === null)) return 0;
+    const op: DropOp = { t: 'd', n: address.namespace, p: address.entity_path, k: address.key, b: version };
+    const record = encodeRecord(op);
+    let dropped = 0;
+    await this.durably(
+      this.log.append(record, () => {
+        dropped = applyDrop(this.index, op);
+      }),
+    );
+    this.bytesSinceCheckpoint += record.length;
+    this.maybeCheckpoint();
+    return dropped;
+  }
+
+  /**
+   * Run a compaction after the one under way (if any): what was removed before this call may
+   * be in the base that one is writing. Callers arriving before it starts share it.
+   */
+  compact(): Promise<CompactionResult> {
+    if (this.closed) return Promise.reject(unavailable('the store is shutting down'));
+    if (this.queuedCompaction) return this.queuedCompaction;
+    const run = this.compacting.catch(() => {}).then(async () => {
+      this.queuedCompaction = null;
+      const started = performance.now();
+      const bytesBefore = await dataBytes(this.options.dir);
+      this.options.logger.info({ bytes: bytesBefore }, 'compacting the data log');
+      try {
+        await compactLog({ dir: this.options.dir, log: this.log, index: this.index, records: this.records });
+      } catch (error) {
+        this.options.logger.error({ err: error }, 'compaction failed; the log still holds every write');
+        throw unavailable('the data directory could not be compacted', error);
+      }
+      // The checkpoint still holds what was removed, and points into deleted segments.
+      await this.checkpointing;
+      await this.checkpoint();
+      const result = { bytesBefore, bytesAfter: await dataBytes(this.options.dir), ms: Math.round(performance.now() - started) };
+      this.options.logger.info(result, 'data log compacted');
+      return result;
+    });
+    this.queuedCompaction = run;
+    this.compacting = run;
+    return run;
   }
 
   async getRecord(collection: string, id: string): Promise<StoredRecord | null> {
@@ -208,14 +313,19 @@ export class FsStore implements Store {
   private async writeRecord(op: RecordOp): Promise<void> {
     if (this.closed) throw unavailable('the store is shutting down');
     const record = encodeRecord(op);
+    await this.durably(this.log.append(record, () => this.records.apply(op)));
+    this.bytesSinceCheckpoint += record.length;
+    this.maybeCheckpoint();
+  }
+
+  /** A log write that failed is UNAVAILABLE to the caller, and logged once here. */
+  private async durably<T>(write: Promise<T>): Promise<T> {
     try {
-      await this.log.append(record, () => this.records.apply(op));
+      return await write;
     } catch (error) {
       this.options.logger.error({ err: error }, 'write to the data log failed');
       throw unavailable('the data directory could not be written', error);
     }
-    this.bytesSinceCheckpoint += record.length;
-    this.maybeCheckpoint();
   }
 
   async ping(): Promise<void> {
@@ -237,7 +347,7 @@ export class FsStore implements Store {
   private checkpoint(): Promise<void> {
     this.bytesSinceCheckpoint = 0;
     const started = performance.now();
-    this.checkpointing = writeCheckpoint(this.options.dir, this.index, this.records, this.log.position)
+    this.checkpointing = writeCheckpoint(this.options.dir, this.index, this.records, this.log.position, this.log.baseSegment)
       .then((bytes) => {
         this.lastCheckpointBytes = bytes;
         this.options.logger.debug({ ms: Math.round(performance.now() - started), bytes }, 'checkpoint written');
@@ -252,6 +362,7 @@ export class FsStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.compacting.catch(() => {});
     await this.checkpointing;
     await this.log.close();
     if (this.bytesSinceCheckpoint > 0) await this.checkpoint();

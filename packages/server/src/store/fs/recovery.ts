@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Entry } from '../../domain/entry.ts';
 import { CorruptDataError, applyVersion } from './apply-version.ts';
@@ -6,6 +6,7 @@ import { loadCheckpoint } from './checkpoint.ts';
 import { EntryIndex } from './entry-index.ts';
 import { decodeRecords } from './record-codec.ts';
 import { type RecordOp, RecordTable } from './record-table.ts';
+import { type DropOp, type ForgetOp, applyDrop, applyForget } from './forget-ops.ts';
 
 export interface Recovered {
   index: EntryIndex;
@@ -15,19 +16,50 @@ export interface Recovered {
   off: number;
   /** Bytes of log replayed after the checkpoint (drives the next checkpoint). */
   replayedBytes: number;
+  /** The compacted base in use (its segment number), if any. */
+  base: number | null;
 }
 
 const SEGMENT_FILE = /^(\d{8})\.log$/;
+const BASE_FILE = /^(\d{8})\.base$/;
 
-const listSegments = async (dir: string): Promise<number[]> =>
-  (await readdir(dir))
-    .map((name) => SEGMENT_FILE.exec(name)?.[1])
+const numbered = (names: string[], pattern: RegExp): number[] =>
+  names
+    .map((name) => pattern.exec(name)?.[1])
     .filter((n): n is string => n !== undefined)
     .map(Number)
     .sort((a, b) => a - b);
 
-/** `g` heads an atomic batch: the `n` version records right after it count only together. */
-type LogRecord = { t: 'v'; e: Entry } | { t: 'g'; n: number } | RecordOp;
+/**
+ * The newest compacted base stands in for every segment and base below it (and the empty segment
+ * of its own number, kept while it was being written): those (left by a
+ * compaction cut short after its base was in place) and unfinished bases are deleted.
+ */
+const settleBases = async (dir: string): Promise<{ segments: number[]; base: number | null }> => {
+  const names = await readdir(dir);
+  const bases = numbered(names, BASE_FILE);
+  const base = bases.at(-1) ?? null;
+  let segments = numbered(names, SEGMENT_FILE);
+  for (const name of names) if (name.endsWith('.base.tmp')) await rm(join(dir, name), { force: true });
+  if (base !== null) {
+    for (const n of bases.slice(0, -1)) await rm(join(dir, `${String(n).padStart(8, '0')}.base`), { force: true });
+    for (const n of segments.filter((s) => s <= base)) await rm(join(dir, `${String(n).padStart(8, '0')}.log`), { force: true });
+    segments = segments.filter((s) => s > base);
+  }
+  return { segments, base };
+};
+
+/**
+ * `g` heads an atomic batch: the `n` version records right after it count only together.
+ * `f` forgets entries (ForgetTarget), `d` drops an entry's versions before `b` (retention);
+ * `s` on a version marks, in a compacted base, the oldest one kept of its entry.
+ */
+type LogRecord =
+  | { t: 'v'; e: Entry; s?: 1 }
+  | { t: 'g'; n: number }
+  | ForgetOp
+  | DropOp
+  | RecordOp;
 
 interface OpenGroup {
   offset: number;
@@ -42,17 +74,31 @@ interface OpenGroup {
  * start-up stops rather than serve wrong data.
  */
 export const recover = async (dir: string, warn: (msg: string) => void): Promise<Recovered> => {
-  const segments = await listSegments(dir);
-  const checkpoint = await loadCheckpoint(dir, warn);
+  const { segments, base } = await settleBases(dir);
+  let checkpoint = await loadCheckpoint(dir, warn);
+  // A checkpoint written against an older base points into files that are gone.
+  if (checkpoint && checkpoint.base !== base) checkpoint = null;
   const index = checkpoint?.index ?? new EntryIndex();
   const records = checkpoint?.records ?? new RecordTable();
-  const from = checkpoint ?? { seg: segments[0] ?? 1, off: 0 };
+  let replayedBytes = 0;
+  if (!checkpoint && base !== null) {
+    const buf = await readFile(join(dir, `${String(base).padStart(8, '0')}.base`));
+    for (const rec of decodeRecords(buf)) {
+      if (rec.kind === 'bad') throw new CorruptDataError(`compacted base ${base} is damaged at byte ${rec.offset}: ${rec.reason}`);
+      if (rec.kind === 'end') break;
+      const payload = rec.payload as LogRecord;
+      if (payload.t === 'v') applyVersion(index, payload.e, { seg: base, off: rec.offset, len: rec.length }, payload.s === 1);
+      else if (payload.t === 'r' || payload.t === 'x') records.apply(payload);
+      else throw new CorruptDataError(`compacted base ${base} holds an unexpected record at byte ${rec.offset}`);
+      replayedBytes += rec.length;
+    }
+  }
+  const from = checkpoint ?? { seg: base !== null ? base + 1 : (segments[0] ?? 1), off: 0 };
   const toReplay = segments.filter((s) => s >= from.seg);
   if (segments.length > 0 && toReplay[0] !== from.seg) {
     throw new CorruptDataError(`segment ${from.seg} named by the checkpoint is missing from ${dir}`);
   }
   let end = { seg: from.seg, off: from.off };
-  let replayedBytes = 0;
   let group: OpenGroup | null = null;
   for (const [i, seg] of toReplay.entries()) {
     if (i > 0 && seg !== (toReplay[i - 1] as number) + 1) throw new CorruptDataError(`segment ${seg - 1} is missing from ${dir}`);
@@ -83,11 +129,13 @@ export const recover = async (dir: string, warn: (msg: string) => void): Promise
           }
         } else if (payload.t === 'v') applyVersion(index, payload.e, at);
         else if (payload.t === 'r' || payload.t === 'x') records.apply(payload);
+        else if (payload.t === 'f') applyForget(index, payload);
+        else if (payload.t === 'd') applyDrop(index, payload);
         else throw new CorruptDataError(`segment ${seg} holds an unknown record kind at byte ${rec.offset}`);
         replayedBytes += rec.length;
       }
     }
   }
   index.finishBulk();
-  return { index, records, ...end, replayedBytes };
+  return { index, records, ...end, replayedBytes, base };
 };

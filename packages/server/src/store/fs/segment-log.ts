@@ -16,7 +16,9 @@ export const SEGMENT_BYTES = 64 * 1024 * 1024;
 // failed batch's leftovers at the known end of the log.
 const WRITE_FLAGS = constants.O_RDWR | constants.O_CREAT;
 
-const segmentName = (seg: number): string => `${String(seg).padStart(8, '0')}.log`;
+export const segmentName = (seg: number): string => `${String(seg).padStart(8, '0')}.log`;
+/** A compacted base: the whole store as of a compaction, standing in for every segment below it. */
+export const baseName = (seg: number): string => `${String(seg).padStart(8, '0')}.base`;
 
 /** Make a file's creation or rename durable: its directory entry must reach the disk too. */
 export const syncDirectory = async (dir: string): Promise<void> => {
@@ -37,6 +39,13 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** A request to start a new segment, leaving a number free for a compacted base (rollAround). */
+interface Roll {
+  capture: () => unknown;
+  resolve: (value: { reserved: number; captured: unknown }) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * The append-only log with group commit: records that arrive while a flush is running wait
  * for the next one, and one write + one fdatasync covers the whole batch. A record's promise
@@ -48,13 +57,17 @@ export class SegmentLog {
   private seg: number;
   private size: number;
   private pending: Pending[] = [];
+  private rolls: Roll[] = [];
+  /** The compacted base file's segment number, if there is one; reads of it go to `<n>.base`. */
+  private base: number | null = null;
   private flushing = false;
   private broken: Error | null = null;
   private readonly readers = new Map<number, Promise<FileHandle>>();
   private readonly segmentBytes: number;
 
-  private constructor(dir: string, handle: FileHandle, seg: number, size: number, segmentBytes: number) {
+  private constructor(dir: string, handle: FileHandle, seg: number, size: number, segmentBytes: number, base: number | null) {
     this.dir = dir;
+    this.base = base;
     this.segmentBytes = segmentBytes;
     this.handle = handle;
     this.seg = seg;
@@ -62,17 +75,49 @@ export class SegmentLog {
   }
 
   /** Open segment `seg` for appending at `size` (the end of its last good record). */
-  static async open(dir: string, seg: number, size: number, segmentBytes = SEGMENT_BYTES): Promise<SegmentLog> {
+  static async open(dir: string, seg: number, size: number, segmentBytes = SEGMENT_BYTES, base: number | null = null): Promise<SegmentLog> {
     const handle = await open(join(dir, segmentName(seg)), WRITE_FLAGS, 0o600);
     // Anything past the last good record is a torn tail the caller chose to drop.
     await handle.truncate(size);
     await handle.datasync();
     await syncDirectory(dir);
-    return new SegmentLog(dir, handle, seg, size, segmentBytes);
+    return new SegmentLog(dir, handle, seg, size, segmentBytes, base);
   }
 
   get position(): { seg: number; off: number } {
     return { seg: this.seg, off: this.size };
+  }
+
+  get baseSegment(): number | null {
+    return this.base;
+  }
+
+  /**
+   * Between two flushes, start segment `seg + 2`, leaving `seg + 1` (empty) for a compacted base,
+   * and run `capture` in the same tick: it sees in-memory state that covers exactly the
+   * segments before the new one. Writes wait only for the file to be opened.
+   */
+  rollAround<T>(capture: () => T): Promise<{ reserved: number; captured: T }> {
+    if (this.broken) return Promise.reject(this.broken);
+    return new Promise((resolve, reject) => {
+      this.rolls.push({ capture, resolve: resolve as Roll['resolve'], reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  /**
+   * The compacted base `seg` is in place: reads of it go to its file, and every older
+   * segment and base is deleted (the base holds everything they held that is still wanted).
+   */
+  adoptBase(seg: number): void {
+    const old = this.base;
+    this.base = seg;
+    const stale = [...this.readers.entries()].filter(([n]) => n < seg || n === old);
+    for (const [n] of stale) this.readers.delete(n);
+    // Readers already holding a handle finish first; Linux keeps an unlinked file readable.
+    setTimeout(() => {
+      for (const [, opening] of stale) void opening.then((reader) => reader.close(), () => undefined);
+    }, 5_000).unref();
   }
 
   /**
@@ -99,7 +144,20 @@ export class SegmentLog {
 
   private async flush(): Promise<void> {
     this.flushing = true;
-    while (this.pending.length > 0 && !this.broken) {
+    while ((this.pending.length > 0 || this.rolls.length > 0) && !this.broken) {
+      const roll = this.rolls.shift();
+      if (roll) {
+        try {
+          // The reserved number gets an empty segment, so the log has no gap if the base never comes.
+          await this.roll();
+          await this.roll();
+          roll.resolve({ reserved: this.seg - 1, captured: roll.capture() });
+        } catch (error) {
+          roll.reject(error);
+          this.broken = new Error('the data log could not start a new segment; restart the server', { cause: error });
+        }
+        continue;
+      }
       const batch = this.pending;
       this.pending = [];
       try {
@@ -129,6 +187,7 @@ export class SegmentLog {
       }
     }
     for (const p of this.pending.splice(0)) p.reject(this.broken);
+    for (const r of this.rolls.splice(0)) r.reject(this.broken);
     this.flushing = false;
   }
 
@@ -167,7 +226,7 @@ export class SegmentLog {
     // (two opens would leave one handle unclosed).
     let opening = this.readers.get(location.seg);
     if (!opening) {
-      opening = open(join(this.dir, segmentName(location.seg)), 'r');
+      opening = open(join(this.dir, location.seg === this.base ? baseName(location.seg) : segmentName(location.seg)), 'r');
       this.readers.set(location.seg, opening);
       opening.catch(() => this.readers.delete(location.seg));
     }

@@ -3,8 +3,10 @@ import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { ChangeFeed } from '../../ports/change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
-import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { continuesEarlierItem } from '../batch-runs.ts';
+import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import { randomUUID } from 'node:crypto';
+import { dropVersionRows, forgetRows, vacuumTables } from './forget.ts';
 import { appendBatch } from './append-batch.ts';
 import { readLinkedTo } from './read-links.ts';
 import { AppendBatcher } from './append-batcher.ts';
@@ -91,6 +93,24 @@ export class PostgresStore implements Store {
     continuesEarlierItem(items);
     const seqs = await this.run('append batch', () => appendBatch(this.sql, items));
     for (const [i, { entry }] of items.entries()) this.feed.remember(seqs[i] as number, entry);
+  }
+
+  /** One transaction over every table; other replicas hear of it through NOTIFY cairn_forget. */
+  async forget(target: ForgetTarget): Promise<EntryAddress[]> {
+    const id = randomUUID();
+    this.feed.expectForget(id);
+    const removed = await this.run('forget', () => forgetRows(this.sql, target, id));
+    if (removed.length > 0) this.feed.forgotten(target);
+    return removed;
+  }
+
+  dropVersionsBefore(a: EntryAddress, version: number): Promise<number> {
+    return this.run('drop versions', () => dropVersionRows(this.sql, a, version));
+  }
+
+  /** VACUUM takes as long as the tables need; no deadline. */
+  compact(): Promise<CompactionResult> {
+    return this.run('compact', () => vacuumTables(this.sql), 0);
   }
 
   ping(): Promise<void> {

@@ -88,6 +88,9 @@ export class PostgresSearchIndex implements SearchIndex {
     });
   }
 
+  /** Search rows live in the database, deleted by the forget itself: nothing kept elsewhere. */
+  async persisted(): Promise<void> {}
+
   status(): SearchIndexStatus {
     return {
       state: 'ready',

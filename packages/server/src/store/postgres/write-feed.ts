@@ -4,6 +4,9 @@ import type { Entry } from '../../domain/entry.ts';
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { Sql } from './client.ts';
 import { withDeadline } from './deadline.ts';
+import { FORGET_CHANNEL } from './forget.ts';
+import { forgetNames } from '../../domain/forget-target.ts';
+import type { ForgetTarget } from '../../ports/store.ts';
 import { fetchAfterSeq, fetchBySeq, maxSeq, parseWriteNote, RecentSet, type WriteNote } from './write-notes.ts';
 
 const CHANNEL = 'cairn_write';
@@ -46,8 +49,12 @@ export class WriteFeed {
     this.changes = new LocalChangeFeed((error) => logger.error({ err: error }, 'change listener failed'));
   }
 
+  /** Forgets made by this process, already announced here: their notifications are skipped. */
+  private readonly ownForgets = new RecentSet<string>(100);
+
   async start(): Promise<void> {
     await this.sql.listen(CHANNEL, (payload) => this.onPayload(payload), () => this.onListen());
+    await this.sql.listen(FORGET_CHANNEL, (payload) => this.onForget(payload));
     this.highSeq = Math.max(this.highSeq, await maxSeq(this.sql));
   }
 
@@ -62,6 +69,27 @@ export class WriteFeed {
     this.closed = true;
     this.jobs.length = 0;
     return this.draining ?? Promise.resolve();
+  }
+
+  /** A forget this process is about to commit: its notification (which may come first) is skipped. */
+  expectForget(id: string): void {
+    this.ownForgets.add(id);
+  }
+
+  /** A forget committed by this process: tell local subscribers now. */
+  forgotten(target: ForgetTarget): void {
+    for (const [seq, entry] of this.local) if (forgetNames(target, entry)) this.local.delete(seq);
+    this.changes.publishForget(target);
+  }
+
+  private onForget(payload: string): void {
+    try {
+      const { id, target } = JSON.parse(payload) as { id: string; target: ForgetTarget };
+      if (this.closed || this.ownForgets.has(id)) return;
+      this.changes.publishForget(target);
+    } catch {
+      this.logger.warn({ payload: payload.slice(0, 200) }, 'ignoring a malformed cairn_forget notification');
+    }
   }
 
   private onPayload(payload: string): void {

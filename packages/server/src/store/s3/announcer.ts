@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
+import type { ForgetTarget } from '../../ports/store.ts';
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import { addressHash } from './object-keys.ts';
 
@@ -18,6 +19,12 @@ export class Announcer {
 
   constructor(logger: Logger) {
     this.feed = new LocalChangeFeed((error) => logger.error({ err: error }, 'change listener failed'));
+  }
+
+  /** Entries were forgotten: their version numbers may come again, as new versions. */
+  forgotten(target: ForgetTarget, heads: readonly Entry[]): void {
+    for (const head of heads) for (let v = 1; v <= head.version; v++) this.announced.delete(`${addressHash(head)}:${v}`);
+    this.feed.publishForget(target);
   }
 
   announce(entry: Entry): void {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
+import type { ForgetTarget } from '../../ports/store.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
@@ -43,6 +44,17 @@ export class ChangeLogWriter {
     if (this.pending.length === 1) {
       this.logger.warn({ version: entry.version }, 'change log write failed; the version is stored, the change will be retried');
     }
+    await this.flush();
+  }
+
+  /**
+   * Tell the other replicas of a forget (paths only); queued behind any backlog like a change,
+   * so they hear of it after the versions it removes.
+   */
+  async recordForget(target: ForgetTarget): Promise<void> {
+    const body = JSON.stringify({ forget: target });
+    if (this.pending.length === 0 && (await this.write(body, INLINE_ATTEMPTS))) return;
+    this.pending.push(body);
     await this.flush();
   }
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
+import type { ForgetTarget } from '../../ports/store.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
@@ -41,7 +42,7 @@ export class ChangeWindow {
   }
 
   /** Read the changes not read yet, in key order; rejects (UNAVAILABLE) on any failure. */
-  async read(onChange: (entry: Entry) => void): Promise<void> {
+  async read(onChange: (entry: Entry) => void, onForget: (target: ForgetTarget) => void = () => {}): Promise<void> {
     const startedAt = Date.now();
     const fresh: { key: string; timeMs: number }[] = [];
     for await (const page of this.objects.list(this.keys.changesPrefix, this.keys.changesFrom(this.startMs))) {
@@ -58,6 +59,11 @@ export class ChangeWindow {
       const bodies = await mapLimit(chunk, FETCH_CONCURRENCY, (c) => this.objects.getText(c.key));
       chunk.forEach((c, j) => {
         this.seen.set(c.key, c.timeMs);
+        const forget = parseForget(bodies[j] ?? null);
+        if (forget) {
+          onForget(forget);
+          return;
+        }
         const entry = parseEntry(bodies[j] ?? null);
         if (!entry) this.logger.warn({ key: c.key }, 'unreadable change log object skipped');
         else {
@@ -71,7 +77,18 @@ export class ChangeWindow {
   }
 }
 
-const parseEntry = (body: string | null): Entry | null => {
+/** A forget in the change log: `{"forget": ForgetTarget}` (paths only). */
+export const parseForget = (body: string | null): ForgetTarget | null => {
+  if (body === null || !body.startsWith('{"forget"')) return null;
+  try {
+    const { forget } = JSON.parse(body) as { forget: ForgetTarget };
+    return typeof forget?.namespace === 'string' && typeof forget.prefix === 'string' ? forget : null;
+  } catch {
+    return null;
+  }
+};
+
+export const parseEntry = (body: string | null): Entry | null => {
   if (body === null) return null;
   try {
     const value = JSON.parse(body) as Entry;

@@ -1,5 +1,5 @@
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
-import type { ListPage, ListQuery } from '../../ports/store.ts';
+import type { ForgetTarget, ListPage, ListQuery } from '../../ports/store.ts';
 import { HeadTree } from '../head-tree.ts';
 
 /**
@@ -26,6 +26,13 @@ export class HeadIndex {
     if (current && current.version >= entry.version) return false;
     this.tree.set(entry, entry);
     return true;
+  }
+
+  /** Drop every head `target` names (forget); answers the heads dropped. */
+  forget(target: ForgetTarget): Entry[] {
+    const heads = [...this.tree.under(target.namespace, target.prefix, target.key)];
+    for (const head of heads) this.tree.delete(head);
+    return heads;
   }
 
   linkedTo(target: EntryAddress): Entry[] {

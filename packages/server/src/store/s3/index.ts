@@ -65,13 +65,14 @@ export const openS3Store = async (options: S3StoreOptions): Promise<Store> => {
     const records = new RecordObjects(objects, prefix);
     const markers = new BatchMarkers(objects, keys);
     const versions = new VersionObjects(objects, keys, markers);
-    const store = new S3Store({ client, objects, versions, markers, index, changeLog, snapshots, records, logger });
+    const store = new S3Store({ client, objects, keys, versions, markers, index, changeLog, snapshots, records, logger, lookbackMs: options.lookbackMs ?? 10_000 });
     const changeWindow = new ChangeWindow(objects, keys, replica, logger, options.lookbackMs ?? 10_000, snapshot?.watermarkMs ?? 0);
     const follower = new ChangeFollower({
       window: changeWindow,
       logger,
       pollIntervalMs: options.pollIntervalMs ?? 300,
       onChange: (entry) => store.observe(entry),
+      onForget: (target) => store.observeForget(target),
       afterPoll: async () => {
         await changeLog.flush();
         await snapshots.maybeWrite(() => index.heads(), changeWindow.watermarkMs);

@@ -4,8 +4,11 @@ import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
-import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { continuesEarlierItem } from '../batch-runs.ts';
+import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import { forgetNames } from '../../domain/forget-target.ts';
+import { scrubChangeLog } from './change-log-scrub.ts';
+import type { ObjectKeys } from './object-keys.ts';
 import { writeBatch } from './append-batch.ts';
 import { Announcer } from './announcer.ts';
 import type { BatchMarkers } from './batch-markers.ts';
@@ -21,6 +24,7 @@ import type { VersionObjects } from './version-objects.ts';
 export interface S3StoreParts {
   client: S3Client;
   objects: BucketObjects;
+  keys: ObjectKeys;
   versions: VersionObjects;
   markers: BatchMarkers;
   index: HeadIndex;
@@ -28,6 +32,8 @@ export interface S3StoreParts {
   snapshots: Snapshots;
   records: RecordObjects;
   logger: Logger;
+  /** The change log's lookback (change-window.ts): compaction keeps that much below a snapshot. */
+  lookbackMs: number;
 }
 
 /**
@@ -42,6 +48,8 @@ export class S3Store implements Store {
   private readonly parts: S3StoreParts;
   private readonly announcer: Announcer;
   private follower: ChangeFollower | undefined;
+  /** Per entry (address hash), versions below this were dropped here since the last compaction. */
+  private readonly dropped = new Map<string, number>();
   private closed = false;
 
   constructor(parts: S3StoreParts) {
@@ -156,6 +164,68 @@ export class S3Store implements Store {
     this.parts.snapshots.noteChanges();
     for (const entry of stored) await this.parts.changeLog.record(entry);
     for (const entry of stored) this.announcer.announce(entry);
+  }
+
+  /** Another replica forgot these entries: drop them here too. */
+  observeForget(target: ForgetTarget): void {
+    this.announcer.forgotten(target, this.parts.index.forget(target));
+  }
+
+  /**
+   * Not atomic on an object store: the notice goes to the change log first (so other replicas
+   * drop their copies), then the version objects, the change objects and the snapshot copies
+   * go. A forget cut short by an outage answers UNAVAILABLE; repeating it finishes the job.
+   */
+  async forget(target: ForgetTarget): Promise<EntryAddress[]> {
+    this.assertOpen();
+    await this.follower?.sync();
+    const heads = [...this.parts.index.forget(target)];
+    const removed = heads.map(addressOf);
+    const picks = (entry: Entry) => forgetNames(target, entry);
+    try {
+      await this.parts.changeLog.recordForget(target);
+      for (const address of removed) await this.parts.versions.deleteAll(addressHash(address));
+      await scrubChangeLog(this.parts.objects, this.parts.keys, picks);
+      await this.parts.snapshots.rewrite(picks);
+    } finally {
+      if (removed.length > 0) this.announcer.forgotten(target, heads);
+    }
+    return removed;
+  }
+
+  async dropVersionsBefore(address: EntryAddress, version: number): Promise<number> {
+    this.assertOpen();
+    const hash = addressHash(address);
+    const head = await this.head(address);
+    if (!head) return 0;
+    let dropped = 0;
+    for (let v = Math.min(version, head.version) - 1; v >= 1; v--) {
+      if (await this.parts.versions.drop(hash, v)) dropped += 1;
+      // Older ones were dropped by an earlier pass.
+      else break;
+    }
+    if (dropped > 0) this.dropped.set(hash, Math.max(this.dropped.get(hash) ?? 0, Math.min(version, head.version)));
+    return dropped;
+  }
+
+  /**
+   * Delete the change objects of versions this replica dropped, and of versions older than the
+   * head it holds (after catching up) stamped before the lookback: a change object is a copy of
+   * its version, and once a newer one is known everywhere the old copy only keeps old content.
+   * Replicas learn heads from the newest change objects and snapshots, which stay.
+   */
+  async compact(): Promise<CompactionResult> {
+    this.assertOpen();
+    const started = performance.now();
+    await this.follower?.sync();
+    const { index, objects, keys, lookbackMs } = this.parts;
+    const superseded = (entry: Entry) => entry.version < (index.get(entry)?.version ?? 0);
+    // Versions dropped here go whatever their age: the head they were dropped under stays.
+    const dropped = new Map(this.dropped);
+    this.dropped.clear();
+    const cutoff = started + performance.timeOrigin - lookbackMs;
+    await scrubChangeLog(objects, keys, (entry, timeMs) => entry.version < (dropped.get(addressHash(entry)) ?? 0) || (timeMs < cutoff && superseded(entry)));
+    return { bytesBefore: null, bytesAfter: null, ms: Math.round(performance.now() - started) };
   }
 
   async ping(): Promise<void> {

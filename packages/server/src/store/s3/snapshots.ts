@@ -99,6 +99,24 @@ export class Snapshots {
     }
   }
 
+  /**
+   * Rewrite every snapshot without the heads `drop` picks (forget): a snapshot is a copy of
+   * their content. Answers how many snapshots changed.
+   */
+  async rewrite(drop: (entry: Entry) => boolean): Promise<number> {
+    let changed = 0;
+    for (const key of await this.list()) {
+      const text = await this.objects.getText(key, { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
+      if (text === null) continue;
+      const body = JSON.parse(text) as SnapshotBody;
+      if (!Array.isArray(body.entries) || !body.entries.some(drop)) continue;
+      body.entries = body.entries.filter((e) => !drop(e));
+      await this.objects.put(key, JSON.stringify(body), { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
+      changed += 1;
+    }
+    return changed;
+  }
+
   private async list(): Promise<string[]> {
     const keys: string[] = [];
     for await (const page of this.objects.list(this.keys.snapshotsPrefix)) keys.push(...page);

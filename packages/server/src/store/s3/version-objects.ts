@@ -6,6 +6,8 @@ import { mapLimit } from './map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
 const WRITE_ID = 'cairn-write-id';
+/** The body of a version retention dropped. */
+const DROPPED_PREFIX = '{"dropped":true,"version":';
 const READ_CONCURRENCY = 16;
 
 /**
@@ -35,7 +37,7 @@ export class VersionObjects {
       const found = await this.objects.getObject(this.keys.version(hash, version, attempt));
       if (found === null) return null;
       const fate = found.metadata[BATCH_ID] ? await this.markers.state(found.metadata) : 'committed';
-      if (fate === 'committed') return JSON.parse(found.text) as Entry;
+      if (fate === 'committed') return found.text.startsWith(DROPPED_PREFIX) ? null : (JSON.parse(found.text) as Entry);
       if (fate === 'pending') return null;
     }
   }
@@ -111,6 +113,32 @@ export class VersionObjects {
       if (attempt >= 4) return false;
       await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
     }
+  }
+
+  /**
+   * Replace a version retention dropped by a stub without its content. The object stays, so
+   * "version n exists" is still monotone in n (`newest` depends on it); reads answer null.
+   */
+  async drop(hash: string, version: number): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      const key = this.keys.version(hash, version, attempt);
+      const found = await this.objects.getObject(key);
+      if (found === null) return false;
+      const fate = found.metadata[BATCH_ID] ? await this.markers.state(found.metadata) : 'committed';
+      if (fate === 'pending') return false;
+      if (fate === 'aborted') continue;
+      if (found.text.startsWith(DROPPED_PREFIX)) return false;
+      await this.objects.put(key, `${DROPPED_PREFIX}${version}}`);
+      return true;
+    }
+  }
+
+  /** Delete every object of the entry (forget): versions, stubs, aborted batches' slots. */
+  async deleteAll(hash: string): Promise<number> {
+    const keys: string[] = [];
+    for await (const page of this.objects.list(`${this.keys.entriesPrefix}${hash}/`)) keys.push(...page);
+    await mapLimit(keys, READ_CONCURRENCY, (key) => this.objects.delete(key));
+    return keys.length;
   }
 
   /** Versions `top`, `top-1`, … (at most `limit`), newest first. */

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { ForgetInput, forgetEntries } from '../../services/admin/forget-entries.ts';
+import {
+  PolicyTargetInput,
+  SetPolicyInput,
+  deleteRetentionPolicy,
+  listRetentionPolicies,
+  setRetentionPolicy,
+} from '../../services/retention/retention-policies.ts';
+import { runRetentionNow } from '../../services/retention/run-retention-now.ts';
+import type { ServiceDeps } from '../../services/context.ts';
+import { contextOf } from '../context.ts';
+import { ErrorResponse } from './error-schema.ts';
+import type { FastifyInstance } from 'fastify';
+
+const tags = ['admin'];
+
+/** Forget and retention (admin scope, like every /api/v1/admin route); kept apart from admin.ts. */
+export const forgetAdminRoutes = async (app: FastifyInstance, deps: ServiceDeps): Promise<void> => {
+  const ctx = (request: Parameters<typeof contextOf>[0]) => contextOf(request, deps.config);
+
+  app.post(
+    '/api/v1/admin/forget',
+    {
+      schema: {
+        summary: 'Forget an entry, or every entry under a path, with all versions, everywhere (audited; irreversible)',
+        tags,
+        body: ForgetInput,
+        response: ErrorResponse,
+      },
+    },
+    async (request) => forgetEntries(deps, ctx(request), request.body),
+  );
+  app.get(
+    '/api/v1/admin/retention',
+    { schema: { summary: "The namespace's retention policies", tags, querystring: PolicyTargetInput.pick({ namespace: true }), response: ErrorResponse } },
+    async (request) => listRetentionPolicies(deps, ctx(request), request.query),
+  );
+  app.put(
+    '/api/v1/admin/retention',
+    { schema: { summary: 'Set the retention policy of a namespace or path prefix (keep the newest N versions and/or the last D days)', tags, body: SetPolicyInput, response: ErrorResponse } },
+    async (request) => setRetentionPolicy(deps, ctx(request), request.body),
+  );
+  app.delete(
+    '/api/v1/admin/retention',
+    { schema: { summary: 'Remove a retention policy (history is kept again from now on)', tags, querystring: PolicyTargetInput, response: ErrorResponse } },
+    async (request, reply) => {
+      await deleteRetentionPolicy(deps, ctx(request), request.query);
+      return reply.status(204).send();
+    },
+  );
+  app.post(
+    '/api/v1/admin/retention/run',
+    { schema: { summary: 'Run a retention pass now: drop expired versions, compact, expire old dedup records', tags, body: z.object({}).strict().optional(), response: ErrorResponse } },
+    async (request) => runRetentionNow(deps, ctx(request)),
+  );
+};

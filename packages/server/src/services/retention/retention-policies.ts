@@ -1,0 +1,110 @@
+import type { RetentionPolicy } from 'cairn-memory-client';
+import { z } from 'zod';
+import { ServiceError } from '../../domain/errors.ts';
+import { EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../../domain/names.ts';
+import { parseInput } from '../../domain/parse-input.ts';
+import { allRecords } from '../../cortex/cortex-records.ts';
+import type { RecordStore } from '../../ports/records.ts';
+import { recordAudit } from '../audit-log.ts';
+import { namespaceFor, requirePath, requireScope } from '../authorize.ts';
+import type { Context, ServiceDeps } from '../context.ts';
+
+/** Shared records, so every replica applies the same policies. Id: `<namespace>/<path prefix>` ('' = the whole namespace; namespaces hold no "/"). */
+export const RETENTION_POLICIES = 'retention/policies';
+
+export type { RetentionPolicy };
+
+export const SetPolicyInput = z
+  .object({
+    namespace: NamespaceSchema.optional(),
+    entity_path: EntityPathSchema.optional().describe('Entries at or under this path; absent: the whole namespace. The most specific policy applies.'),
+    keep_versions: z.number().int().min(1).max(1_000_000).optional().describe('Keep the newest N versions of each entry.'),
+    keep_days: z.number().min(0).max(36_500).optional().describe('Keep versions written in the last D days.'),
+  })
+  .strict()
+  .refine((p) => p.keep_versions !== undefined || p.keep_days !== undefined, { message: 'give keep_versions, keep_days or both' });
+
+export const PolicyTargetInput = z.object({ namespace: NamespaceSchema.optional(), entity_path: EntityPathSchema.optional() }).strict();
+
+const policyId = (namespace: string, path: string | null): string => `${namespace}/${path ?? ''}`;
+
+/** Every policy, for the retention pass (any replica). */
+export const loadPolicies = async (records: RecordStore): Promise<RetentionPolicy[]> => {
+  const policies: RetentionPolicy[] = [];
+  for await (const record of allRecords(records, RETENTION_POLICIES)) policies.push(record.data as unknown as RetentionPolicy);
+  return policies;
+};
+
+/** The most specific policy covering an entry of `namespace` at `path`, if any. */
+export const policyFor = (policies: readonly RetentionPolicy[], namespace: string, path: string): RetentionPolicy | undefined => {
+  let best: RetentionPolicy | undefined;
+  for (const p of policies) {
+    if (p.namespace !== namespace || (p.entity_path !== null && !pathHasPrefix(path, p.entity_path))) continue;
+    if (!best || (p.entity_path?.length ?? -1) > (best.entity_path?.length ?? -1)) best = p;
+  }
+  return best;
+};
+
+/**
+ * Versions are kept when they are among the newest `keep_versions` or younger than
+ * `keep_days` (either keeps a version; the head is always kept). Versions are written in time
+ * order, so what is kept is the newest run: this is the oldest version kept. `writtenAt`
+ * reads one version's time (null: gone already); only the versions just below the kept run
+ * are read, so a pass over entries already trimmed costs one read each.
+ */
+export const oldestKept = async (
+  policy: RetentionPolicy,
+  head: number,
+  writtenAt: (version: number) => Promise<number | null>,
+  now: number,
+): Promise<number> => {
+  let keepFrom = head;
+  if (policy.keep_versions !== null) keepFrom = Math.min(keepFrom, Math.max(1, head - policy.keep_versions + 1));
+  if (policy.keep_days !== null) {
+    const cutoff = now - policy.keep_days * 86_400_000;
+    for (let v = keepFrom - 1; v >= 1; v--) {
+      const at = await writtenAt(v);
+      if (at === null || at < cutoff) break;
+      keepFrom = v;
+    }
+  }
+  return keepFrom;
+};
+
+export const setRetentionPolicy = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<RetentionPolicy> => {
+  requireScope(ctx, 'admin');
+  const input = parseInput(SetPolicyInput, raw);
+  const namespace = namespaceFor(ctx, input.namespace);
+  if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
+  const policy: RetentionPolicy = {
+    namespace,
+    entity_path: input.entity_path ?? null,
+    keep_versions: input.keep_versions ?? null,
+    keep_days: input.keep_days ?? null,
+    updated_at: new Date(deps.now()).toISOString(),
+  };
+  await deps.store.putRecord(RETENTION_POLICIES, policyId(namespace, policy.entity_path), { ...policy });
+  await recordAudit(deps, ctx, namespace, {
+    action: 'retention.policy_set',
+    target: { entity_path: policy.entity_path },
+    changes: { keep_versions: policy.keep_versions, keep_days: policy.keep_days },
+  });
+  return policy;
+};
+
+export const listRetentionPolicies = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<{ policies: RetentionPolicy[] }> => {
+  requireScope(ctx, 'admin');
+  const namespace = namespaceFor(ctx, parseInput(PolicyTargetInput, raw ?? {}).namespace);
+  return { policies: (await loadPolicies(deps.store)).filter((p) => p.namespace === namespace) };
+};
+
+export const deleteRetentionPolicy = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<void> => {
+  requireScope(ctx, 'admin');
+  const input = parseInput(PolicyTargetInput, raw ?? {});
+  const namespace = namespaceFor(ctx, input.namespace);
+  if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
+  if (!(await deps.store.deleteRecord(RETENTION_POLICIES, policyId(namespace, input.entity_path ?? null)))) {
+    throw new ServiceError('NOT_FOUND', `no retention policy for ${input.entity_path ?? 'the whole namespace'}`);
+  }
+  await recordAudit(deps, ctx, namespace, { action: 'retention.policy_deleted', target: { entity_path: input.entity_path ?? null } });
+};

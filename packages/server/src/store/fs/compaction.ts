@@ -1,0 +1,111 @@
+import { open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Entry, EntryAddress } from '../../domain/entry.ts';
+import type { EntryIndex } from './entry-index.ts';
+import { decodeOne, encodeRecord } from './record-codec.ts';
+import type { RecordOp, RecordTable } from './record-table.ts';
+import { type Location, type SegmentLog, baseName, syncDirectory } from './segment-log.ts';
+
+export interface CompactionParts {
+  dir: string;
+  log: SegmentLog;
+  index: EntryIndex;
+  records: RecordTable;
+}
+
+interface Captured {
+  states: { address: EntryAddress; locations: (Location | null)[] }[];
+  ops: RecordOp[];
+}
+
+/** Buffered bytes written to the base per write call. */
+const CHUNK_BYTES = 1024 * 1024;
+/** Versions copied between yields to the event loop, so requests keep being served. */
+const YIELD_EVERY = 500;
+
+/** Bytes of the log, bases and checkpoint in the data directory. */
+export const dataBytes = async (dir: string): Promise<number> => {
+  let total = 0;
+  for (const name of await readdir(dir)) {
+    if (!/\.(log|base)$/.test(name) && name !== 'checkpoint') continue;
+    total += (await stat(join(dir, name)).catch(() => ({ size: 0 }))).size;
+  }
+  return total;
+};
+
+/**
+ * Rewrite the log without what forget and retention removed, so those bytes leave the disk.
+ *
+ * 1. Between two flushes the log starts a new segment, leaving the number before it (an empty
+ *    segment) for the base, and the index is captured in that tick: the capture covers exactly
+ *    the segments before. Writes go on into the new segment throughout.
+ * 2. Every record and version still held is copied into `<n>.base.tmp`, synced, and renamed to
+ *    `<n>.base`: that rename is the commit. A crash before it leaves the old log, whole; after
+ *    it, start-up takes the newest base and deletes what it replaced (recovery.ts).
+ * 3. The index moves each copied version to its place in the base, unless it changed meanwhile
+ *    (dropped, forgotten), then the old segments are deleted.
+ */
+export const compactLog = async ({ dir, log, index, records }: CompactionParts): Promise<void> => {
+  const { reserved, captured } = await log.rollAround<Captured>(() => ({
+    states: [...index.states()].map((s) => ({ address: s.head, locations: [...s.locations] })),
+    ops: [...records.ops()],
+  }));
+  const tmp = join(dir, `${baseName(reserved)}.tmp`);
+  const moves: { address: EntryAddress; version: number; from: Location; to: Location }[] = [];
+  const file = await open(tmp, 'w', 0o600);
+  try {
+    let off = 0;
+    let parts: Buffer[] = [];
+    let buffered = 0;
+    const put = async (record: Buffer): Promise<number> => {
+      const at = off;
+      parts.push(record);
+      off += record.length;
+      buffered += record.length;
+      if (buffered >= CHUNK_BYTES) {
+        await file.writev(parts);
+        parts = [];
+        buffered = 0;
+      }
+      return at;
+    };
+    for (const op of captured.ops) await put(encodeRecord(op));
+    let copied = 0;
+    for (const { address, locations } of captured.states) {
+      let first = true;
+      for (const [i, from] of locations.entries()) {
+        if (!from) continue;
+        const { e } = decodeOne(await log.read(from)) as { e: Entry };
+        const record = encodeRecord(first && i > 0 ? { t: 'v', e, s: 1 } : { t: 'v', e });
+        first = false;
+        const at = await put(record);
+        moves.push({ address, version: i + 1, from, to: { seg: reserved, off: at, len: record.length } });
+        if (++copied % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    if (parts.length > 0) await file.writev(parts);
+    await file.datasync();
+  } catch (error) {
+    await file.close();
+    await rm(tmp, { force: true });
+    throw error;
+  }
+  await file.close();
+  await rename(tmp, join(dir, baseName(reserved)));
+  await syncDirectory(dir);
+  // From here on reads of `reserved` go to the base; then, in the same tick, the index moves.
+  const oldBase = log.baseSegment;
+  log.adoptBase(reserved);
+  for (const { address, version, from, to } of moves) {
+    const state = index.get(address);
+    const now = state?.locations[version - 1];
+    if (state && now && now.seg === from.seg && now.off === from.off) state.locations[version - 1] = to;
+  }
+  for (const name of await readdir(dir)) {
+    const n = /^(\d{8})\.(log|base)$/.exec(name);
+    if (!n) continue;
+    const seg = Number(n[1]);
+    if ((n[2] === 'log' && seg <= reserved) || (n[2] === 'base' && seg === oldBase)) await rm(join(dir, name), { force: true });
+  }
+  await syncDirectory(dir);
+};

@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import type { EntryAddress } from '../../domain/entry.ts';
+import type { CompactionResult, ForgetTarget } from '../../ports/store.ts';
+import type { Sql } from './client.ts';
+
+/** Channel that tells every replica what was forgotten (paths only, never content). */
+export const FORGET_CHANNEL = 'cairn_forget';
+
+/** Every table that holds a copy of an entry's content (heads are deleted first, for the answer). */
+const ENTRY_TABLES = ['cairn_heads', 'cairn_versions', 'cairn_search'] as const;
+
+/**
+ * Delete every row of the target's entries from every table, in one transaction, and notify
+ * the other replicas (on commit, so they never hear of a forget that rolled back). `id` lets
+ * this replica skip its own notification. Entity paths under a prefix: the prefix itself, or
+ * starting with `prefix/` (starts_with, so `%` and `_` in a path mean nothing special).
+ */
+export const forgetRows = async (sql: Sql, target: ForgetTarget, id: string = randomUUID()): Promise<EntryAddress[]> =>
+  sql.begin(async (tx) => {
+    const { namespace, prefix } = target;
+    const key = target.key ?? null;
+    const heads = await tx<EntryAddress[]>`
+      delete from cairn_heads
+       where namespace = ${namespace}
+         and (${key}::text is null or key = ${key})
+         and (entity_path = ${prefix} or (${key}::text is null and starts_with(entity_path, ${`${prefix}/`})))
+      returning namespace, entity_path, key`;
+    for (const table of ENTRY_TABLES.slice(1)) {
+      await tx`
+        delete from ${tx(table)}
+         where namespace = ${namespace}
+           and (${key}::text is null or key = ${key})
+           and (entity_path = ${prefix} or (${key}::text is null and starts_with(entity_path, ${`${prefix}/`})))`;
+    }
+    if (heads.length > 0) await tx`select pg_notify(${FORGET_CHANNEL}, ${JSON.stringify({ id, target })})`;
+    return heads.map((h) => ({ namespace: h.namespace, entity_path: h.entity_path, key: h.key }));
+  }) as Promise<EntryAddress[]>;
+
+/** Delete versions older than `version` (never the head, and only below it). */
+export const dropVersionRows = async (sql: Sql, a: EntryAddress, version: number): Promise<number> => {
+  const rows = await sql`
+    delete from cairn_versions v
+     using cairn_heads h
+     where h.namespace = ${a.namespace} and h.entity_path = ${a.entity_path} and h.key = ${a.key}
+       and v.namespace = h.namespace and v.entity_path = h.entity_path and v.key = h.key
+       and v.version < least(${version}::integer, h.version)`;
+  return rows.count;
+};
+
+const tableBytes = async (sql: Sql): Promise<number> => {
+  const [row] = await sql<{ bytes: string }[]>`
+    select coalesce(sum(pg_total_relation_size(c.oid)), 0)::text as bytes
+      from pg_class c where c.relkind = 'r' and c.relname like 'cairn\\_%'`;
+  return Number(row?.bytes ?? 0);
+};
+
+/**
+ * Plain VACUUM: dead rows' space becomes reusable and their index entries go, without the
+ * exclusive lock of VACUUM FULL, so writes carry on. (Deleted rows are already absent from
+ * every read and dump; VACUUM is what lets their pages be overwritten.)
+ */
+export const vacuumTables = async (sql: Sql): Promise<CompactionResult> => {
+  const started = performance.now();
+  const bytesBefore = await tableBytes(sql);
+  for (const table of [...ENTRY_TABLES, 'cairn_records']) await sql`vacuum ${sql(table)}`;
+  return { bytesBefore, bytesAfter: await tableBytes(sql), ms: Math.round(performance.now() - started) };
+};

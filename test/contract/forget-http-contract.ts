@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import type { Cairn } from '../helpers/cairn.ts';
+
+/**
+ * POST /api/v1/admin/forget and the retention routes over a real server: after a forget, the
+ * search finds nothing, every version answers 404, the audit log names the path (not the
+ * content), and `dump` (every byte the backend holds) does not contain the value.
+ */
+let unique = 0;
+
+export const describeForgetHttpContract = (server: () => Cairn, dump: () => Promise<string>): void => {
+  describe('forget and retention', () => {
+    const write = async (body: Record<string, unknown>) => {
+      const res = await server().call('POST', '/api/v1/entries', body);
+      expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+      return res.body.entry;
+    };
+    const searchKeys = async (query: string): Promise<string[]> => {
+      const res = await server().call('POST', '/api/v1/search', { query, mode: 'text' });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return (res.body.results as { entry: { key: string } }[]).map((h) => h.entry.key);
+    };
+
+    it('forgets a prefix everywhere: search, every version, the backend bytes; the audit log keeps the path only', async () => {
+      const word = `quokka${++unique}z${Date.now().toString(36)}`;
+      const prefix = `people/p${unique}-${Date.now()}`;
+      await write({ entity_path: prefix, key: 'note', value: `leaked ${word} token` });
+      await write({ entity_path: prefix, key: 'note', value: `still ${word} here` });
+      await write({ entity_path: prefix, key: 'note', value: 'cleaned' });
+      await write({ entity_path: `${prefix}/deep`, key: 'card', value: { text: `${word} card` } });
+      await write({ entity_path: `${prefix}x`, key: 'note', value: 'a neighbour stays' });
+      await expect.poll(() => searchKeys(word), { timeout: 5000 }).toEqual(['card']);
+
+      const res = await server().call('POST', '/api/v1/admin/forget', { entity_path: prefix, reason: 'leaked token' });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.forgotten.map((a: { key: string }) => a.key).sort()).toEqual(['card', 'note']);
+
+      await expect.poll(() => searchKeys(word), { timeout: 5000 }).toEqual([]);
+      for (const v of [1, 2, 3]) expect((await server().call('GET', `/api/v1/entries/${prefix}/note?version=${v}`)).status).toBe(404);
+      expect((await server().call('GET', `/api/v1/entries/${prefix}/note`)).status).toBe(404);
+      expect((await server().call('GET', `/api/v1/entries/${prefix}/deep/card`)).status).toBe(404);
+      expect((await server().call('GET', `/api/v1/entries/${prefix}x/note`)).status).toBe(200);
+
+      const audit = await server().call('GET', '/api/v1/admin/audit');
+      const text = JSON.stringify(audit.body);
+      expect(text).toContain('entries.forgotten');
+      expect(text).toContain(prefix);
+      expect(text).not.toContain(word);
+      expect(await dump()).not.toContain(word);
+    });
+
+    it('refuses a forget without a path with a 422, and answers an empty list when nothing matches', async () => {
+      expect((await server().call('POST', '/api/v1/admin/forget', {})).status).toBe(422);
+      expect((await server().call('POST', '/api/v1/admin/forget', { entity_path: 'x', unknown: 1 })).status).toBe(422);
+      const none = await server().call('POST', '/api/v1/admin/forget', { entity_path: `nothing/here${++unique}` });
+      expect(none.status).toBe(200);
+      expect(none.body.forgotten).toEqual([]);
+    });
+
+    it('keeps what a retention policy says and drops the rest when a pass runs', async () => {
+      const word = `tapir${++unique}z${Date.now().toString(36)}`;
+      const path = `logs/r${unique}-${Date.now()}`;
+      for (let i = 1; i <= 5; i++) await write({ entity_path: path, key: 'k', value: i <= 2 ? `old ${word} ${i}` : `v${i}` });
+      expect((await server().call('PUT', '/api/v1/admin/retention', { entity_path: path })).status).toBe(422);
+      const set = await server().call('PUT', '/api/v1/admin/retention', { entity_path: path, keep_versions: 3 });
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+      expect((await server().call('GET', '/api/v1/admin/retention')).body.policies).toContainEqual(expect.objectContaining({ entity_path: path, keep_versions: 3 }));
+      const run = await server().call('POST', '/api/v1/admin/retention/run', {});
+      expect(run.status, JSON.stringify(run.body)).toBe(200);
+      expect(run.body.versions_dropped).toBeGreaterThanOrEqual(2);
+      const history = await server().call('GET', `/api/v1/history/${path}/k`);
+      expect(history.body.versions.map((v: { version: number }) => v.version)).toEqual([5, 4, 3]);
+      expect((await server().call('GET', `/api/v1/entries/${path}/k?version=1`)).status).toBe(404);
+      expect(await dump()).not.toContain(word);
+      expect((await server().call('DELETE', `/api/v1/admin/retention?entity_path=${encodeURIComponent(path)}`)).status).toBe(204);
+      expect((await server().call('DELETE', `/api/v1/admin/retention?entity_path=${encodeURIComponent(path)}`)).status).toBe(404);
+    });
+  });
+};

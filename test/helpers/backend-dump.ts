@@ -1,0 +1,39 @@
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+
+/**
+ * Every byte a server's backend holds, as text, from the environment that selected it: every
+ * file of the data directory, a data dump of the whole database, or every object under the
+ * key prefix. A forgotten value must appear nowhere in it.
+ */
+export const dumpBackend = async (env: Record<string, string>): Promise<string> => {
+  if (env.CAIRN_DB_DSN) {
+    const pgDump = `${process.env.CAIRN_PG_BIN ?? '/usr/lib/postgresql/15/bin'}/pg_dump`;
+    const { stdout } = await promisify(execFile)(pgDump, ['--data-only', env.CAIRN_DB_DSN], { maxBuffer: 512 * 1024 * 1024 });
+    return stdout;
+  }
+  if (env.CAIRN_OBJECT_BUCKET) {
+    const client = new S3Client({ region: 'us-east-1', endpoint: env.CAIRN_OBJECT_ENDPOINT, forcePathStyle: true });
+    try {
+      const bodies: string[] = [];
+      let token: string | undefined;
+      do {
+        const page = await client.send(new ListObjectsV2Command({ Bucket: env.CAIRN_OBJECT_BUCKET, Prefix: env.CAIRN_OBJECT_PREFIX, ContinuationToken: token }));
+        for (const { Key } of page.Contents ?? []) {
+          const object = await client.send(new GetObjectCommand({ Bucket: env.CAIRN_OBJECT_BUCKET, Key }));
+          bodies.push(`${Key}\n${await object.Body?.transformToString()}`);
+        }
+        token = page.NextContinuationToken;
+      } while (token);
+      return bodies.join('\n');
+    } finally {
+      client.destroy();
+    }
+  }
+  const dir = env.CAIRN_DATA_DIR as string;
+  const files = await readdir(dir, { recursive: true });
+  return (await Promise.all(files.map((name) => readFile(join(dir, name), 'latin1').catch(() => '')))).join('\n');
+};

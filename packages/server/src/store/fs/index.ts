@@ -5,6 +5,7 @@ import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import type { BatchItem, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import { listAsOf, walkBackTo } from '../as-of.ts';
 import { applyVersion } from './apply-version.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { lockDirectory } from './dir-lock.ts';
@@ -89,6 +90,10 @@ export class FsStore implements Store {
     return record.e;
   }
 
+  async versionAt(address: EntryAddress, at: number): Promise<Entry | null> {
+    return walkBackTo(this.index.get(address)?.head ?? null, at, (v) => this.version(address, v));
+  }
+
   async history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]> {
     const state = this.index.get(address);
     if (!state) return [];
@@ -105,6 +110,7 @@ export class FsStore implements Store {
   }
 
   async list(query: ListQuery): Promise<ListPage> {
+    if (query.asOf !== undefined) return listAsOf(this.index.walk(query), { ...query, asOf: query.asOf }, (head, v) => this.version(head, v));
     return this.index.list(query);
   }
 

@@ -61,6 +61,8 @@ export interface WriteBatchRequest {
 
 export interface ReadRequest extends EntryRef {
   version?: number;
+  /** ISO 8601 past instant: the version current then; `NotFoundError` if the entry was not live then. Not with `version`. */
+  as_of?: string;
 }
 
 export interface DeleteRequest extends EntryRef {
@@ -76,6 +78,8 @@ export interface ListQuery {
   since?: string;
   limit?: number;
   cursor?: string;
+  /** ISO 8601 past instant: answer from the versions current then (not later than the server's clock). */
+  as_of?: string;
 }
 
 export interface ListResponse {
@@ -117,6 +121,8 @@ export interface SearchRequest {
   mode?: SearchMode;
   /** Discredited entries: left out (default), included, or listed apart in `tried_and_failed`. */
   discredited?: DiscreditedMode;
+  /** ISO 8601 past instant: answer from the versions current then (not later than the server's clock). */
+  as_of?: string;
 }
 
 /** A result and why it ranked (`parts`) and matched (`highlights`), as the search service answers. */
@@ -135,6 +141,8 @@ export interface BriefingQuery {
   max_chars?: number;
   /** Discredited entries: left out of recent changes and open items (default), included, or listed apart in `tried_and_failed`. */
   discredited?: DiscreditedMode;
+  /** ISO 8601 past instant: answer from the versions current then (not later than the server's clock). */
+  as_of?: string;
 }
 
 export interface DigestQuery {

@@ -15,6 +15,7 @@ const PREFIX = '/api/v1/entries/';
 const AddressQuery = z.object({
   namespace: z.string().optional(),
   version: z.number().int().optional().describe('A past version to read.'),
+  as_of: z.string().optional().describe('ISO 8601 past instant: read the version current then (404 if the entry was not live then). Not with version; not later than the server clock.'),
 });
 
 /** Write, read, delete and list entries (SPEC §5). Routes adapt HTTP; services decide. */
@@ -60,7 +61,7 @@ export const entryRoutes: RoutePlugin = async (app, { deps, config, metrics }) =
     '/api/v1/entries/*',
     {
       schema: {
-        summary: 'Read the current version of an entry, or ?version=N',
+        summary: 'Read the current version of an entry, ?version=N, or the version current ?as_of=<instant>',
         tags: ['entries'],
         params: EntryParams,
         querystring: AddressQuery,

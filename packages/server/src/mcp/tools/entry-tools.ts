@@ -3,7 +3,7 @@ import { DeleteEntryInput } from '../../services/delete-entry.ts';
 import { ReadEntryInput } from '../../services/read-entry.ts';
 import { WriteEntryInput } from '../../services/write-entry.ts';
 import { READ_ONLY, type ToolDefinition } from '../tool.ts';
-import { confidence, entityPath, key, namespace } from './fields.ts';
+import { asOf, confidence, entityPath, key, namespace } from './fields.ts';
 
 /** Tools over one entry: write, read, delete. Input schemas are the REST ones, re-described. */
 
@@ -38,12 +38,14 @@ export const memoryRead: ToolDefinition = {
   description:
     'Get one entry when you know its entity_path and key (find them with memory_list, or memory_search when offered). ' +
     'Answers the value with its version, confidence (0–1, how far to trust it), agent_id (who wrote it) and times. ' +
-    'An entry that does not exist, was deleted or has expired is a NOT_FOUND error. Pass version to read an older version.',
+    'An entry that does not exist, was deleted or has expired is a NOT_FOUND error. Pass version to read an older version, ' +
+    'or as_of to read the version current at a past moment (NOT_FOUND if the entry did not exist then).',
   input: ReadEntryInput.extend({
     namespace,
     entity_path: entityPath,
     key,
     version: z.number().int().min(1).optional().describe('Read this past version instead of the current one (see memory_history).'),
+    as_of: asOf('the version that was current then').optional(),
   }).strict(),
   annotations: { title: 'Read one memory entry', ...READ_ONLY },
   operation: 'read',

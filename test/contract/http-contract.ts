@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendEnv } from '../helpers/backend-env.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { readSse } from '../helpers/sse.ts';
+import { describeAsOfHttpContract } from './as-of-http-contract.ts';
 import { describeBatchHttpContract } from './batch-http-contract.ts';
 import { describeConnectorsContract } from './connectors-contract.ts';
 import { describeEventsContract } from './events-contract.ts';
@@ -433,6 +434,7 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
     describeEventsContract(name, () => backend.env());
     describeConnectorsContract(name, () => backend.env());
     describeSearchContract(() => cairn);
+    describeAsOfHttpContract(() => cairn);
     describeBatchHttpContract(() => cairn);
     describeEvidenceHttpContract(() => cairn);
     describeLinksHttpContract(backend);

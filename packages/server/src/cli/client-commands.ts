@@ -6,6 +6,8 @@ import { ConfigError } from '../config.ts';
 import { clientOptionsFrom } from './client-env.ts';
 import { briefingText, entriesTable, entryDetail, oneLine, preview, table, versionsTable } from './render.ts';
 
+const AS_OF_HELP = 'as of this past ISO time: from the versions current then';
+
 /** What a command prints: the API's answer for `--json`, a readable text otherwise. */
 export interface Output {
   json: unknown;
@@ -138,8 +140,9 @@ export const registerClientCommands = (program: Command): void => {
     .argument('<entity_path>')
     .argument('<key>')
     .option('--version <n>', 'a past version', integer(1))
+    .option('--as-of <time>', AS_OF_HELP)
     .action(action(async (client, o, entityPath: string, key: string) => {
-      const entry = await client.read({ entity_path: entityPath, key, version: o.version as number | undefined, namespace: o.namespace });
+      const entry = await client.read({ entity_path: entityPath, key, version: o.version as number | undefined, as_of: o.asOf as string | undefined, namespace: o.namespace });
       return { json: entry, text: entryDetail(entry) };
     }));
 
@@ -150,8 +153,9 @@ export const registerClientCommands = (program: Command): void => {
     .option('--limit <n>', 'entries per page (default 100, at most 1000)', integer(1))
     .option('--cursor <cursor>', 'the next cursor of a previous page')
     .option('--all', 'follow the cursor to the end')
+    .option('--as-of <time>', AS_OF_HELP)
     .action(action(async (client, o, entityPath: string | undefined) => {
-      const query = { entity_path: entityPath, agent_id: o.agentId as string | undefined, since: o.since as string | undefined, limit: o.limit as number | undefined, namespace: o.namespace };
+      const query = { entity_path: entityPath, agent_id: o.agentId as string | undefined, since: o.since as string | undefined, limit: o.limit as number | undefined, as_of: o.asOf as string | undefined, namespace: o.namespace };
       if (o.all) {
         const entries = [];
         for await (const entry of client.listAll(query)) entries.push(entry);
@@ -179,6 +183,7 @@ export const registerClientCommands = (program: Command): void => {
     .option('--min-confidence <0-1>', 'leave out entries trusted less', fraction)
     .option('--limit <n>', 'most results', integer(1))
     .addOption(new Option('--mode <mode>', 'ranking').choices(['hybrid', 'text', 'vector']))
+    .option('--as-of <time>', AS_OF_HELP)
     .action(action(async (client, o, words: string[]) => {
       const result = await client.search({
         query: words.join(' '),
@@ -188,6 +193,7 @@ export const registerClientCommands = (program: Command): void => {
         min_confidence: o.minConfidence as number | undefined,
         limit: o.limit as number | undefined,
         mode: o.mode as 'hybrid' | 'text' | 'vector' | undefined,
+        as_of: o.asOf as string | undefined,
         namespace: o.namespace,
       });
       const rows = result.results.map((r) => [r.score.toFixed(3), r.entry.entity_path, r.entry.key, String(r.entry.confidence), oneLine(preview(r.entry.value))]);
@@ -200,6 +206,7 @@ export const registerClientCommands = (program: Command): void => {
     .option('--limit <n>', 'most items per list (default 10)', integer(1))
     .option('--max-chars <n>', 'size cap of the whole answer (default 8000)', integer(500))
     .addOption(new Option('--discredited <mode>', 'entries outcomes discredit: hide (default), include, or apart (TRIED AND FAILED)').choices(['hide', 'include', 'apart']))
+    .option('--as-of <time>', AS_OF_HELP)
     .action(action(async (client, o) => {
       const body = await client.briefing({
         discredited: o.discredited as 'hide' | 'include' | 'apart' | undefined,
@@ -207,6 +214,7 @@ export const registerClientCommands = (program: Command): void => {
         agent_id: o.agentId as string | undefined,
         limit: o.limit as number | undefined,
         max_chars: o.maxChars as number | undefined,
+        as_of: o.asOf as string | undefined,
         namespace: o.namespace,
       });
       return { json: body, text: briefingText(body) };

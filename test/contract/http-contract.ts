@@ -9,6 +9,7 @@ import { describeEventsContract } from './events-contract.ts';
 import { describeEvidenceHttpContract } from './evidence-http-contract.ts';
 import { describeLinksHttpContract } from './links-http-contract.ts';
 import { describeSearchContract } from './search-contract.ts';
+import { describeSimilarHttpContract } from './similar-http-contract.ts';
 
 /**
  * The HTTP contract (SPEC §3–§6): the same requests and answers on every backend. A backend
@@ -435,6 +436,7 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
     describeConnectorsContract(name, () => backend.env());
     describeSearchContract(() => cairn);
     describeAsOfHttpContract(() => cairn);
+    describeSimilarHttpContract(() => cairn);
     describeBatchHttpContract(() => cairn);
     describeEvidenceHttpContract(() => cairn);
     describeLinksHttpContract(backend);

@@ -44,19 +44,29 @@ export interface WriteRequest extends EntryRef {
   /** Compare-and-set: write only if the entry is at this version (0 = must not exist). */
   if_version?: number;
   ttl_seconds?: number;
+  /** Also answer the live entries most like this one (near duplicates): true, or a threshold and count. Off by default. */
+  similar?: boolean | { min_similarity?: number; limit?: number };
+}
+
+/** A live entry much like the one written: cosine similarity of the search vectors, 0–1. */
+export interface SimilarEntry {
+  entry: Entry;
+  similarity: number;
 }
 
 export interface WriteResponse {
   entry: Entry;
   /** True when the write was identical to the current version and stored nothing. */
   unchanged: boolean;
+  /** With `similar`: the live entries most like this one, most similar first (empty when none, or no vector search here). */
+  similar?: SimilarEntry[];
 }
 
 /** Up to 100 writes stored atomically: all of them or none (`POST /api/v1/entries/batch`). */
 export interface WriteBatchRequest {
   /** Default namespace for entries that name none. */
   namespace?: string;
-  entries: WriteRequest[];
+  entries: Omit<WriteRequest, 'similar'>[];
 }
 
 export interface ReadRequest extends EntryRef {

@@ -116,6 +116,7 @@ export const registerClientCommands = (program: Command): void => {
     .option('--if-version <n>', 'only if the entry is at this version (0 = must not exist)', integer(0))
     .option('--ttl <seconds>', 'forget it after this many seconds', integer(1))
     .option('--shared', 'mark it shared')
+    .option('--similar', 'also list the live entries most like it (near duplicates)')
     .action(action(async (client, o, entityPath: string, key: string, raw: string | undefined) => {
       const request: WriteRequest = {
         entity_path: entityPath,
@@ -130,10 +131,12 @@ export const registerClientCommands = (program: Command): void => {
         ...(o.ifVersion !== undefined ? { if_version: o.ifVersion as number } : {}),
         ...(o.ttl !== undefined ? { ttl_seconds: o.ttl as number } : {}),
         ...(o.shared ? { shared: true } : {}),
+        ...(o.similar ? { similar: true } : {}),
       };
       const result = await client.write(request);
       const what = `${where(entityPath, key)} version ${result.entry.version}`;
-      return { json: result, text: result.unchanged ? `unchanged: ${what}` : `wrote ${what}` };
+      const alike = (result.similar ?? []).map((s) => `\n  similar ${s.similarity.toFixed(2)}: ${where(s.entry.entity_path, s.entry.key)} — ${oneLine(preview(s.entry.value))}`).join('');
+      return { json: result, text: (result.unchanged ? `unchanged: ${what}` : `wrote ${what}`) + alike };
     }));
 
   common(program.command('read').description('read an entry (the current version, or --version)'))

@@ -17,7 +17,7 @@ export const memoryWrite: ToolDefinition = {
     'you get a CONFLICT error instead of overwriting their work (read again, merge, retry). ' +
     'Name related entries with links: [{entity_path, key, relation}] ("caused_by", "supersedes", "see_also", or your own ' +
     'label) so others can follow them with memory_neighbours. ' +
-    'Answers the stored entry with its new version.',
+    'Answers the stored entry with its new version (and, with similar: true, the existing entries most like it).',
   input: WriteEntryInput.extend({
     namespace,
     entity_path: entityPath,
@@ -26,6 +26,13 @@ export const memoryWrite: ToolDefinition = {
     confidence: confidence.optional(),
     agent_id: WriteEntryInput.shape.agent_id.describe('Your identity as the writer, e.g. "review-bot"; defaults to the server\'s or your connection\'s.'),
     ttl_seconds: WriteEntryInput.shape.ttl_seconds.describe('Forget the entry this many seconds from now (for scratch notes and short-lived state).'),
+    similar: z
+      .union([z.boolean(), z.object({ min_similarity: z.number().min(0).max(1).optional(), limit: z.number().int().min(1).max(10).optional() }).strict()])
+      .optional()
+      .describe(
+        'Pass true when adding a new entry: the answer then also lists up to 3 existing entries saying much the same (similar: [{entry, similarity}], cosine similarity ≥ 0.85). ' +
+          'If one is what you meant, update that entry (same entity_path and key) instead of keeping a near copy. Or {min_similarity, limit} to tune it.',
+      ),
   }).strict(),
   annotations: { title: 'Write to shared memory', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   operation: 'write',

@@ -5,7 +5,7 @@ import { shortText } from '../cortex/fields.ts';
 import type { Entry } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import type { ListPosition } from '../ports/store.ts';
-import { AS_OF_MAX_ENTRIES } from '../search/as-of-index.ts';
+import { AS_OF_MAX_ENTRIES } from './as-of-index.ts';
 import type { ServiceDeps } from './context.ts';
 
 const PAGE = 1000;

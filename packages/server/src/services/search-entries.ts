@@ -5,7 +5,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { AgentIdSchema, EntityPathSchema, EventTypeSchema, NamespaceSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import type { Candidate, SearchFilter, SearchIndex } from '../ports/search-index.ts';
-import { AsOfIndex } from '../search/as-of-index.ts';
+import { AsOfIndex } from './as-of-index.ts';
 import { embeddingText } from '../search-rules/entry-text.ts';
 import { fuse } from '../search-rules/fuse.ts';
 import { highlight } from '../search-rules/highlights.ts';

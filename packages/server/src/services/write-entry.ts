@@ -76,7 +76,7 @@ export const writeEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown):
   const address = { namespace, entity_path: input.entity_path, key: input.key };
   const result = await appendVersion(deps, address, (view) => nextVersion(ctx, address, input, view), { ifVersion: input.if_version });
   // After the write: it is stored whatever the lookup finds, and costs nothing unless asked for.
-  const similar = await similarEntries(deps, ctx, result.entry, input.similar);
+  const similar = input.similar ? await similarEntries(deps, ctx, result.entry, input.similar) : undefined;
   return audited(deps, ctx, similar === undefined ? result : { ...result, similar });
 };
 

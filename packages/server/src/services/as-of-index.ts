@@ -14,7 +14,13 @@ import { TopK } from '../search-rules/top-k.ts';
 export const AS_OF_MAX_ENTRIES = 100_000;
 const PAGE = 1000;
 const MAX_PREFIX_TERMS = 64;
-const EMBED_BATCH = 256;
+/**
+ * Versions analysed or embedded between two yields to the event loop: a search of the past is
+ * CPU work linear in its scope, and slicing it keeps other requests (live searches, writes)
+ * answered meanwhile, at the cost of this one taking a little longer.
+ */
+const SLICE = 128;
+const yieldToOthers = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * A search index over the versions current at a past instant, built for one search. The live
@@ -58,7 +64,7 @@ export class AsOfIndex implements SearchIndex {
   }
 
   async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]> {
-    const terms = (this.terms ??= this.docs.map(docTerms));
+    const terms = await this.analyse();
     const wanted = new Set(query.terms);
     if (query.prefixes.length > 0) {
       const frequency = new Map<string, number>();
@@ -116,13 +122,26 @@ export class AsOfIndex implements SearchIndex {
 
   async close(): Promise<void> {}
 
-  /** Unit vectors of every version, so a dot product is their cosine similarity. */
+  /** Terms of every version (BM25F), in slices. */
+  private async analyse(): Promise<DocTerms[]> {
+    if (this.terms) return this.terms;
+    const out: DocTerms[] = [];
+    for (let i = 0; i < this.docs.length; i += SLICE) {
+      for (const doc of this.docs.slice(i, i + SLICE)) out.push(docTerms(doc));
+      await yieldToOthers();
+    }
+    this.terms = out;
+    return out;
+  }
+
+  /** Unit vectors of every version, so a dot product is their cosine similarity; in slices. */
   private async embedAll(): Promise<Float32Array[]> {
     if (this.vectors) return this.vectors;
     if (!this.embedder) return [];
     const out: Float32Array[] = [];
-    for (let i = 0; i < this.docs.length; i += EMBED_BATCH) {
-      out.push(...(await this.embedder.embed(this.docs.slice(i, i + EMBED_BATCH).map((d) => embeddingText(d)))).map(unit));
+    for (let i = 0; i < this.docs.length; i += SLICE) {
+      out.push(...(await this.embedder.embed(this.docs.slice(i, i + SLICE).map((d) => embeddingText(d)))).map(unit));
+      await yieldToOthers();
     }
     this.vectors = out;
     return out;

@@ -148,6 +148,26 @@ export const describeClientContract = (name: string, backend: BackendEnv): void 
       expect(found.results[0]?.highlights.length).toBeGreaterThan(0);
     });
 
+    it('answers as of a past instant: read, list, search and briefing, and the CLI\'s --as-of', async () => {
+      const path = freshPath();
+      await client.write({ entity_path: path, key: 'runbook', value: 'restart the gateway with the blue lever' });
+      await new Promise((resolve) => setTimeout(resolve, 15));
+      const then = new Date().toISOString();
+      await new Promise((resolve) => setTimeout(resolve, 15));
+      await client.write({ entity_path: path, key: 'runbook', value: 'drain traffic before any restart' });
+      await client.write({ entity_path: path, key: 'later', value: 'written after the instant' });
+      expect((await client.read({ entity_path: path, key: 'runbook', as_of: then })).version).toBe(1);
+      await expect(client.read({ entity_path: path, key: 'later', as_of: then })).rejects.toBeInstanceOf(NotFoundError);
+      await expect(client.read({ entity_path: path, key: 'runbook', as_of: 'soon' })).rejects.toBeInstanceOf(ValidationFailedError);
+      expect((await client.list({ entity_path: path, as_of: then })).entries.map((e) => e.key)).toEqual(['runbook']);
+      const found = await client.search({ query: 'blue lever', entity_path: path, mode: 'text', as_of: then });
+      expect(found.results.map((r) => r.entry.version)).toEqual([1]);
+      expect((await client.briefing({ entity_path: path, as_of: then })).as_of).toBe(then);
+      const read = await cli(['read', path, 'runbook', '--as-of', then, '--json']);
+      expect(JSON.parse(read.stdout)).toMatchObject({ version: 1, value: 'restart the gateway with the blue lever' });
+      expect((await cli(['briefing', '--entity-path', path, '--as-of', then])).stdout).toContain('as of');
+    });
+
     it('reads what the Cortex compiled: status, digests, briefing, patterns and traces', async () => {
       const service = `svc-${++unique}-${Date.now()}`;
       const path = `incidents/pagerduty/${service}`;

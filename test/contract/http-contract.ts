@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendEnv } from '../helpers/backend-env.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { readSse } from '../helpers/sse.ts';
+import { describeAsOfHttpContract } from './as-of-http-contract.ts';
 import { describeBatchHttpContract } from './batch-http-contract.ts';
 import { describeConnectorsContract } from './connectors-contract.ts';
 import { describeEventsContract } from './events-contract.ts';
@@ -10,6 +11,7 @@ import { describeLinksHttpContract } from './links-http-contract.ts';
 import { describeSearchContract } from './search-contract.ts';
 import { describeForgetHttpContract } from './forget-http-contract.ts';
 import { dumpBackend } from '../helpers/backend-dump.ts';
+import { describeSimilarHttpContract } from './similar-http-contract.ts';
 
 /**
  * The HTTP contract (SPEC §3–§6): the same requests and answers on every backend. A backend
@@ -438,6 +440,8 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
     describeConnectorsContract(name, () => backend.env());
     describeSearchContract(() => cairn);
     describeForgetHttpContract(() => cairn, () => dumpBackend(env));
+    describeAsOfHttpContract(() => cairn);
+    describeSimilarHttpContract(() => cairn);
     describeBatchHttpContract(() => cairn);
     describeEvidenceHttpContract(() => cairn);
     describeLinksHttpContract(backend);

@@ -4,6 +4,7 @@ import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
 import { VersionConflict } from '../../packages/server/src/domain/errors.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import { describeAppendVersionContract } from './append-version-contract.ts';
+import { describeAsOfContract } from './as-of-contract.ts';
 import { describeBatchContract } from './batch-contract.ts';
 import { describeLinksContract } from './links-contract.ts';
 import { describeForgetContract } from './forget-contract.ts';
@@ -283,6 +284,7 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
     });
 
     describeAppendVersionContract(() => store);
+    describeAsOfContract(() => store);
     describeLinksContract(
       () => store,
       async () => {

@@ -167,6 +167,30 @@ describe('cairn mcp (stdio, forwarding to CAIRN_HTTP_URL)', () => {
     await http.close();
   });
 
+  it('takes as_of on read, list, search and briefing, and similar on write, over stdio as over /mcp', async () => {
+    const http = await connectHttp(cairn.url, KEY);
+    const path = `repos/acme/past-${Date.now()}`;
+    await callTool(client, 'memory_write', { entity_path: path, key: 'plan', value: 'ship the canary on monday' });
+    await new Promise((resolve) => setTimeout(resolve, 15));
+    const then = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 15));
+    await callTool(client, 'memory_write', { entity_path: path, key: 'plan', value: 'postpone the release a week' });
+    const read = await callTool(client, 'memory_read', { entity_path: path, key: 'plan', as_of: then });
+    expect(read.body).toMatchObject({ version: 1, value: 'ship the canary on monday' });
+    expect((await callTool(client, 'memory_list', { entity_path: path, as_of: then })).body.entries).toHaveLength(1);
+    const found = await callTool(client, 'memory_search', { query: 'canary', entity_path: path, mode: 'text', as_of: then });
+    expect(found.body.results.map((r: { entry: { version: number } }) => r.entry.version)).toEqual([1]);
+    expect((await callTool(http, 'memory_briefing', { entity_path: path, as_of: then })).body.as_of).toBe(then);
+    const future = await callTool(client, 'memory_read', { entity_path: path, key: 'plan', as_of: '2999-01-01T00:00:00Z' });
+    expect(future.isError).toBe(true);
+    expect(future.body.error.details[0].field).toBe('as_of');
+    const viaStdio = await callTool(client, 'memory_write', { entity_path: path, key: 'plan-copy', value: 'postpone the release a week', similar: true });
+    const viaHttp = await callTool(http, 'memory_write', { entity_path: path, key: 'plan-copy', value: 'postpone the release a week', similar: true });
+    expect(viaStdio.body.similar[0]).toMatchObject({ entry: { key: 'plan' } });
+    expect(viaHttp.body.similar).toEqual(viaStdio.body.similar);
+    await http.close();
+  });
+
   it('reports a wrong or missing CAIRN_API_KEY as a protocol error, not a tool result', async () => {
     for (const key of ['wrong-key-0123456789', undefined]) {
       const bad = await connectStdio(cairn.url, key);

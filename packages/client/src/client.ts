@@ -53,9 +53,9 @@ export class CairnClient {
     return this.http.json('POST', '/api/v1/entries/batch', { body: request });
   }
 
-  /** The current version, or `version`; `NotFoundError` when absent, deleted or expired. */
-  read({ version, namespace, ...ref }: ReadRequest): Promise<Entry> {
-    return this.http.json('GET', entryPath('entries', ref), { query: { version, namespace } });
+  /** The current version, `version`, or the one current at `as_of`; `NotFoundError` when absent, deleted or expired (then). */
+  read({ version, as_of, namespace, ...ref }: ReadRequest): Promise<Entry> {
+    return this.http.json('GET', entryPath('entries', ref), { query: { version, as_of, namespace } });
   }
 
   /** Writes a tombstone; history is kept. `NotFoundError` when there is nothing live to delete. */

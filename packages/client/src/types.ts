@@ -45,23 +45,35 @@ export interface WriteRequest extends EntryRef {
   /** Compare-and-set: write only if the entry is at this version (0 = must not exist). */
   if_version?: number;
   ttl_seconds?: number;
+  /** Also answer the live entries most like this one (near duplicates): true, or a threshold and count. Off by default. */
+  similar?: boolean | { min_similarity?: number; limit?: number };
+}
+
+/** A live entry much like the one written: cosine similarity of the search vectors, 0–1. */
+export interface SimilarEntry {
+  entry: Entry;
+  similarity: number;
 }
 
 export interface WriteResponse {
   entry: Entry;
   /** True when the write was identical to the current version and stored nothing. */
   unchanged: boolean;
+  /** With `similar`: the live entries most like this one, most similar first (empty when none, or no vector search here). */
+  similar?: SimilarEntry[];
 }
 
 /** Up to 100 writes stored atomically: all of them or none (`POST /api/v1/entries/batch`). */
 export interface WriteBatchRequest {
   /** Default namespace for entries that name none. */
   namespace?: string;
-  entries: WriteRequest[];
+  entries: Omit<WriteRequest, 'similar'>[];
 }
 
 export interface ReadRequest extends EntryRef {
   version?: number;
+  /** ISO 8601 past instant: the version current then; `NotFoundError` if the entry was not live then. Not with `version`. */
+  as_of?: string;
 }
 
 export interface DeleteRequest extends EntryRef {
@@ -77,6 +89,8 @@ export interface ListQuery {
   since?: string;
   limit?: number;
   cursor?: string;
+  /** ISO 8601 past instant: answer from the versions current then (not later than the server's clock). */
+  as_of?: string;
 }
 
 export interface ListResponse {
@@ -118,6 +132,8 @@ export interface SearchRequest {
   mode?: SearchMode;
   /** Discredited entries: left out (default), included, or listed apart in `tried_and_failed`. */
   discredited?: DiscreditedMode;
+  /** ISO 8601 past instant: answer from the versions current then (not later than the server's clock). */
+  as_of?: string;
 }
 
 /** A result and why it ranked (`parts`) and matched (`highlights`), as the search service answers. */
@@ -136,6 +152,8 @@ export interface BriefingQuery {
   max_chars?: number;
   /** Discredited entries: left out of recent changes and open items (default), included, or listed apart in `tried_and_failed`. */
   discredited?: DiscreditedMode;
+  /** ISO 8601 past instant: answer from the versions current then (not later than the server's clock). */
+  as_of?: string;
 }
 
 export interface DigestQuery {

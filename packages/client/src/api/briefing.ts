@@ -41,6 +41,12 @@ export interface Briefing {
   /** Who asked; their own writes are left out of `recent_changes`. */
   agent_id: string | null;
   generated_at: string;
+  /**
+   * The past instant asked about (`as_of`), or null for now. As of an instant, everything
+   * comes from the versions current then: digests are compiled from them on demand (without
+   * confidence drops), and patterns and traces are those detected by then.
+   */
+  as_of: string | null;
   /** `compiled`: whether the Cortex had compiled anything in this scope yet. */
   cortex: Pick<CortexState, 'status' | 'last_compiled_at' | 'lag_ms'> & { compiled: boolean };
   /** One line on the whole scope, when there is a digest to take it from. */

@@ -6,6 +6,8 @@ import { ConfigError } from '../config.ts';
 import { clientOptionsFrom } from './client-env.ts';
 import { briefingText, entriesTable, entryDetail, oneLine, preview, table, versionsTable } from './render.ts';
 
+const AS_OF_HELP = 'as of this past ISO time: from the versions current then';
+
 /** What a command prints: the API's answer for `--json`, a readable text otherwise. */
 export interface Output {
   json: unknown;
@@ -114,6 +116,7 @@ export const registerClientCommands = (program: Command): void => {
     .option('--if-version <n>', 'only if the entry is at this version (0 = must not exist)', integer(0))
     .option('--ttl <seconds>', 'forget it after this many seconds', integer(1))
     .option('--shared', 'mark it shared')
+    .option('--similar', 'also list the live entries most like it (near duplicates)')
     .action(action(async (client, o, entityPath: string, key: string, raw: string | undefined) => {
       const request: WriteRequest = {
         entity_path: entityPath,
@@ -128,18 +131,21 @@ export const registerClientCommands = (program: Command): void => {
         ...(o.ifVersion !== undefined ? { if_version: o.ifVersion as number } : {}),
         ...(o.ttl !== undefined ? { ttl_seconds: o.ttl as number } : {}),
         ...(o.shared ? { shared: true } : {}),
+        ...(o.similar ? { similar: true } : {}),
       };
       const result = await client.write(request);
       const what = `${where(entityPath, key)} version ${result.entry.version}`;
-      return { json: result, text: result.unchanged ? `unchanged: ${what}` : `wrote ${what}` };
+      const alike = (result.similar ?? []).map((s) => `\n  similar ${s.similarity.toFixed(2)}: ${where(s.entry.entity_path, s.entry.key)} — ${oneLine(preview(s.entry.value))}`).join('');
+      return { json: result, text: (result.unchanged ? `unchanged: ${what}` : `wrote ${what}`) + alike };
     }));
 
   common(program.command('read').description('read an entry (the current version, or --version)'))
     .argument('<entity_path>')
     .argument('<key>')
     .option('--version <n>', 'a past version', integer(1))
+    .option('--as-of <time>', AS_OF_HELP)
     .action(action(async (client, o, entityPath: string, key: string) => {
-      const entry = await client.read({ entity_path: entityPath, key, version: o.version as number | undefined, namespace: o.namespace });
+      const entry = await client.read({ entity_path: entityPath, key, version: o.version as number | undefined, as_of: o.asOf as string | undefined, namespace: o.namespace });
       return { json: entry, text: entryDetail(entry) };
     }));
 
@@ -150,8 +156,9 @@ export const registerClientCommands = (program: Command): void => {
     .option('--limit <n>', 'entries per page (default 100, at most 1000)', integer(1))
     .option('--cursor <cursor>', 'the next cursor of a previous page')
     .option('--all', 'follow the cursor to the end')
+    .option('--as-of <time>', AS_OF_HELP)
     .action(action(async (client, o, entityPath: string | undefined) => {
-      const query = { entity_path: entityPath, agent_id: o.agentId as string | undefined, since: o.since as string | undefined, limit: o.limit as number | undefined, namespace: o.namespace };
+      const query = { entity_path: entityPath, agent_id: o.agentId as string | undefined, since: o.since as string | undefined, limit: o.limit as number | undefined, as_of: o.asOf as string | undefined, namespace: o.namespace };
       if (o.all) {
         const entries = [];
         for await (const entry of client.listAll(query)) entries.push(entry);
@@ -179,6 +186,7 @@ export const registerClientCommands = (program: Command): void => {
     .option('--min-confidence <0-1>', 'leave out entries trusted less', fraction)
     .option('--limit <n>', 'most results', integer(1))
     .addOption(new Option('--mode <mode>', 'ranking').choices(['hybrid', 'text', 'vector']))
+    .option('--as-of <time>', AS_OF_HELP)
     .action(action(async (client, o, words: string[]) => {
       const result = await client.search({
         query: words.join(' '),
@@ -188,6 +196,7 @@ export const registerClientCommands = (program: Command): void => {
         min_confidence: o.minConfidence as number | undefined,
         limit: o.limit as number | undefined,
         mode: o.mode as 'hybrid' | 'text' | 'vector' | undefined,
+        as_of: o.asOf as string | undefined,
         namespace: o.namespace,
       });
       const rows = result.results.map((r) => [r.score.toFixed(3), r.entry.entity_path, r.entry.key, String(r.entry.confidence), oneLine(preview(r.entry.value))]);
@@ -200,6 +209,7 @@ export const registerClientCommands = (program: Command): void => {
     .option('--limit <n>', 'most items per list (default 10)', integer(1))
     .option('--max-chars <n>', 'size cap of the whole answer (default 8000)', integer(500))
     .addOption(new Option('--discredited <mode>', 'entries outcomes discredit: hide (default), include, or apart (TRIED AND FAILED)').choices(['hide', 'include', 'apart']))
+    .option('--as-of <time>', AS_OF_HELP)
     .action(action(async (client, o) => {
       const body = await client.briefing({
         discredited: o.discredited as 'hide' | 'include' | 'apart' | undefined,
@@ -207,6 +217,7 @@ export const registerClientCommands = (program: Command): void => {
         agent_id: o.agentId as string | undefined,
         limit: o.limit as number | undefined,
         max_chars: o.maxChars as number | undefined,
+        as_of: o.asOf as string | undefined,
         namespace: o.namespace,
       });
       return { json: body, text: briefingText(body) };

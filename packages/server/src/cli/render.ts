@@ -65,7 +65,7 @@ const judged = (j: JudgedEntry): string[] => [j.entity_path, j.key, String(j.suc
 
 export const briefingText = (b: Briefing): string => {
   const cortex = b.cortex.compiled ? `cortex ${b.cortex.status}, compiled ${time(b.cortex.last_compiled_at)}` : `cortex ${b.cortex.status}, nothing compiled here yet`;
-  const heading = `BRIEFING ${b.entity_path ?? `namespace ${b.namespace}`} at ${time(b.generated_at)} (${cortex}${b.truncated ? '; trimmed to fit' : ''})`;
+  const heading = `BRIEFING ${b.entity_path ?? `namespace ${b.namespace}`} ${b.as_of ? `as of ${time(b.as_of)}` : `at ${time(b.generated_at)}`} (${cortex}${b.truncated ? '; trimmed to fit' : ''})`;
   return [
     heading + (b.overview ? `\n${b.overview}` : ''),
     section('DIGESTS', b.digests.map((d) => [String(d.scope), String(d.type), String(d.headline)]), ['scope', 'type', 'headline']),

@@ -21,8 +21,8 @@ type Binding<K extends OperationName> = (deps: ServiceDeps, ctx: Context) => Mem
  */
 const SERVICES: { [K in OperationName]?: Binding<K> } = {
   write: (deps, ctx) => async (raw) => {
-    const { entry, created } = await writeEntry(deps, ctx, raw);
-    return { entry, unchanged: !created };
+    const { entry, created, similar } = await writeEntry(deps, ctx, raw);
+    return { entry, unchanged: !created, ...(similar === undefined ? {} : { similar }) };
   },
   writeBatch: (deps, ctx) => (raw) => writeBatch(deps, ctx, raw),
   read: (deps, ctx) => (raw) => readEntry(deps, ctx, raw),

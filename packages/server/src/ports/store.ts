@@ -20,6 +20,13 @@ export interface ListQuery {
   limit: number;
   /** Clock for expiry, in ms since the epoch, so one request sees one instant. */
   now: number;
+  /**
+   * List as of this instant (ms since the epoch): each entry's version current then (the
+   * newest written at or before it, see `versionAt`) stands in for its head, and the filters
+   * and liveness apply to that version. Callers asking about the past set `now` to the same
+   * instant, so expiry is judged then too.
+   */
+  asOf?: number;
 }
 
 export interface ListPage {
@@ -72,6 +79,12 @@ export interface Store extends RecordStore {
 
   head(address: EntryAddress): Promise<Entry | null>;
   version(address: EntryAddress, version: number): Promise<Entry | null>;
+  /**
+   * The version current at `at` (ms since the epoch): the highest-numbered version written at
+   * or before it, whatever it is (tombstone, expired); null when none was written by then.
+   * Costs one read per version written after `at`.
+   */
+  versionAt(address: EntryAddress, at: number): Promise<Entry | null>;
   /** Versions newest first; empty when the entry was never written. */
   history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]>;
   list(query: ListQuery): Promise<ListPage>;

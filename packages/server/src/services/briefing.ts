@@ -17,6 +17,8 @@ import type { Context, ServiceDeps } from './context.ts';
 import { cortexStatus } from './cortex-status.ts';
 import { judgedEntries } from './judged-entries.ts';
 import { digestVisible } from './list-digests.ts';
+import { AsOfSchema, asOfInstant } from './as-of.ts';
+import { pastScope } from './briefing-as-of.ts';
 import { wholeNumber } from './schemas.ts';
 
 export const BriefingInput = z
@@ -30,6 +32,7 @@ export const BriefingInput = z
       .enum(['hide', 'include', 'apart'])
       .default('hide')
       .describe('Entries that recorded outcomes discredit: hide them (default), include them, or list them apart in tried_and_failed.'),
+    as_of: AsOfSchema.optional(),
   })
   .strict();
 export type BriefingInput = z.input<typeof BriefingInput>;
@@ -58,31 +61,36 @@ export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): P
   const prefix = listPrefixFor(ctx, input.entity_path);
   const under = (path: string | null): boolean => path !== null && (prefix === undefined || pathHasPrefix(path, prefix)) && pathVisible(ctx, path);
   const visible = digestVisible(ctx);
+  const asOf = asOfInstant(deps, input.as_of);
+  // As of a past instant: digests compiled from the versions current then (briefing-as-of.ts),
+  // and only the patterns and traces detected by then.
+  const past = asOf === undefined ? null : await pastScope(deps, namespace, prefix, under, asOf);
+  const by = (at: string | null | undefined): boolean => asOf === undefined || (at != null && Date.parse(at) <= asOf);
 
-  const page = await readDigests(deps.store, { namespace, scope: prefix, type: 'path', limit: MAX_DIGESTS, visible });
-  const paths = page.digests.sort(byTimeDesc((d) => d.summary.last_change?.written_at ?? null));
-  const whole = prefix === undefined ? (await readDigests(deps.store, { namespace, scope: namespaceScope(namespace), limit: 1, visible })).digests[0] : undefined;
+  const compiled = past ? past.digests : (await readDigests(deps.store, { namespace, scope: prefix, type: 'path', limit: MAX_DIGESTS, visible })).digests;
+  const paths = compiled.sort(byTimeDesc((d) => d.summary.last_change?.written_at ?? null)).slice(0, MAX_DIGESTS);
+  const whole = prefix === undefined && !past ? (await readDigests(deps.store, { namespace, scope: namespaceScope(namespace), limit: 1, visible })).digests[0] : undefined;
   const overview = whole ?? (paths.length > 1 ? { ...rollupDigest('namespace', namespace, prefix ?? namespace, paths), version: 0, compiled_at: paths[0]?.compiled_at ?? '' } : undefined);
 
   const patterns: Pattern[] = [];
   for await (const r of allRecords(deps.store, COLLECTIONS.patterns(namespace))) {
     const p = r.data as unknown as Pattern;
-    if (under(p.entity_path)) patterns.push(p);
+    if (under(p.entity_path) && by(p.detected_at)) patterns.push(p);
   }
   const traces: Trace[] = [];
   for await (const r of allRecords(deps.store, COLLECTIONS.traces(namespace))) {
     const t = r.data as unknown as Trace;
-    if (t.chain.some((l) => under(l.entity_path)) && t.chain.every((l) => pathVisible(ctx, l.entity_path))) traces.push(t);
+    if (t.chain.some((l) => under(l.entity_path)) && t.chain.every((l) => pathVisible(ctx, l.entity_path)) && by(t.detected_at)) traces.push(t);
   }
 
   const source = overview ? [overview, ...paths] : paths;
   const dedupe = <T extends { entity_path: string; key: string }>(items: T[]): T[] => [...new Map(items.map((i) => [`${i.entity_path}\u0000${i.key}`, i])).values()];
   const open_items = dedupe(source.flatMap((d) => d.open_items)).filter((i) => under(i.entity_path)).sort(byTimeDesc<OpenItem>((i) => i.since)).slice(0, input.limit);
   let recent_changes: RecentChange[] = dedupe(source.flatMap((d) => d.recent_changes)).filter((c) => under(c.entity_path) && c.agent_id !== input.agent_id);
-  if (source.length === 0) recent_changes = await liveChanges(deps, namespace, prefix, input.agent_id);
+  if (source.length === 0 && !past) recent_changes = await liveChanges(deps, namespace, prefix, input.agent_id);
   const confidence_drops = dedupe(source.flatMap((d) => d.confidence_drops)).filter((c) => under(c.entity_path)).sort(byTimeDesc<ConfidenceDrop>((c) => c.at));
   const status = await cortexStatus(deps, ctx);
-  const judged = await judgedEntries(deps, namespace, under);
+  const judged = past ? past.judged : await judgedEntries(deps, namespace, under);
   const discredited = new Set(judged.filter((j) => j.status === 'discredited').map((j) => `${j.entity_path}\u0000${j.key}`));
   const credited = <T extends { entity_path: string; key: string }>(item: T): boolean =>
     input.discredited === 'include' || !discredited.has(`${item.entity_path}\u0000${item.key}`);
@@ -92,6 +100,7 @@ export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): P
     entity_path: prefix ?? null,
     agent_id: input.agent_id ?? null,
     generated_at: new Date(deps.now()).toISOString(),
+    as_of: asOf === undefined ? null : new Date(asOf).toISOString(),
     cortex: { status: status.status, last_compiled_at: status.last_compiled_at, lag_ms: status.lag_ms, compiled: source.length > 0 },
     overview: overview?.headline ?? paths[0]?.headline ?? null,
     digests: [...(whole ? [whole] : []), ...paths].slice(0, input.limit).map(compact),

@@ -8,6 +8,7 @@ import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { listPrefixFor, namespaceFor, requireScope } from './authorize.ts';
 import { wholeNumber } from './schemas.ts';
+import { AsOfSchema, asOfInstant } from './as-of.ts';
 
 export const ListEntriesInput = z.object({
   namespace: NamespaceSchema.optional(),
@@ -16,6 +17,7 @@ export const ListEntriesInput = z.object({
   since: z.iso.datetime({ offset: true }).optional().describe('Only entries written at or after this time (ISO 8601).'),
   limit: wholeNumber(1, LIMITS.listLimitMax).default(LIMITS.listLimitDefault),
   cursor: z.string().max(4096).optional().describe('The `next_cursor` of the previous page.'),
+  as_of: AsOfSchema.optional(),
 });
 export type ListEntriesInput = z.input<typeof ListEntriesInput>;
 
@@ -41,10 +43,11 @@ const decodeCursor = (cursor: string): ListPosition => {
   });
 };
 
-/** Live entries under a path prefix, in (entity_path, key) order, a page at a time. */
+/** Live entries under a path prefix, in (entity_path, key) order, a page at a time; with `as_of`, those live then, as they were then. */
 export const listEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<ListResult> => {
   const input = parseInput(ListEntriesInput, raw);
   requireScope(ctx, 'read');
+  const asOf = asOfInstant(deps, input.as_of);
   const page = await deps.store.list({
     namespace: namespaceFor(ctx, input.namespace),
     prefix: listPrefixFor(ctx, input.entity_path),
@@ -52,7 +55,9 @@ export const listEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown)
     since: input.since === undefined ? undefined : new Date(input.since).toISOString(),
     after: input.cursor === undefined ? undefined : decodeCursor(input.cursor),
     limit: input.limit,
-    now: deps.now(),
+    // As of a past instant, expiry is judged then too.
+    now: asOf ?? deps.now(),
+    ...(asOf === undefined ? {} : { asOf }),
   });
   return { entries: page.entries, next_cursor: page.next ? encodeCursor(page.next) : null };
 };

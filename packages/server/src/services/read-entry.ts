@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type Entry, isLive } from '../domain/entry.ts';
-import { ServiceError } from '../domain/errors.ts';
+import { ServiceError, validationFailed } from '../domain/errors.ts';
+import { AsOfSchema, asOfInstant } from './as-of.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
@@ -8,11 +9,13 @@ import { AddressSchema, wholeNumber } from './schemas.ts';
 
 export const ReadEntryInput = AddressSchema.extend({
   version: wholeNumber(1).optional().describe('Read this past version instead of the current one.'),
+  as_of: AsOfSchema.optional(),
 });
 export type ReadEntryInput = z.input<typeof ReadEntryInput>;
 
 /**
- * The current version of a live entry, or a given past version. Deleted and expired entries
+ * The current version of a live entry, a given past version, or the version current at a
+ * past instant (`as_of`; 404 when the entry did not exist then, or was deleted or expired). Deleted and expired entries
  * are 404 as a whole; their past versions stay readable by number (history is kept), except
  * the tombstone itself, which holds no content.
  */
@@ -21,6 +24,16 @@ export const readEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown): 
   requireScope(ctx, 'read');
   requirePath(ctx, input.entity_path);
   const address = { namespace: namespaceFor(ctx, input.namespace), entity_path: input.entity_path, key: input.key };
+  const asOf = asOfInstant(deps, input.as_of);
+  if (asOf !== undefined) {
+    if (input.version !== undefined) throw validationFailed([{ field: 'as_of', message: 'give either version or as_of, not both' }]);
+    // What a read at that instant answered: the version current then, if it was live then.
+    const entry = await deps.store.versionAt(address, asOf);
+    if (!entry || !isLive(entry, asOf)) {
+      throw new ServiceError('NOT_FOUND', `entry ${address.entity_path} / ${address.key} did not exist at ${new Date(asOf).toISOString()}`);
+    }
+    return entry;
+  }
   if (input.version !== undefined) {
     const entry = await deps.store.version(address, input.version);
     if (!entry) throw new ServiceError('NOT_FOUND', `version ${input.version} of ${address.entity_path} / ${address.key} not found`);

@@ -4,12 +4,14 @@ import { textProblem } from '../domain/value.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { AgentIdSchema, EntityPathSchema, EventTypeSchema, NamespaceSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
-import type { Candidate, SearchFilter } from '../ports/search-index.ts';
+import type { Candidate, SearchFilter, SearchIndex } from '../ports/search-index.ts';
+import { AsOfIndex } from './as-of-index.ts';
 import { embeddingText } from '../search-rules/entry-text.ts';
 import { fuse } from '../search-rules/fuse.ts';
 import { highlight } from '../search-rules/highlights.ts';
 import { hasTextTerms, parseQuery } from '../search-rules/query.ts';
 import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
+import { AsOfSchema, asOfInstant } from './as-of.ts';
 import type { Context, ServiceDeps } from './context.ts';
 
 export const SearchInput = z
@@ -30,6 +32,7 @@ export const SearchInput = z
       .enum(['hybrid', 'text', 'vector'])
       .default('hybrid')
       .describe('hybrid (default): text and vector rankings fused, then weighed by recency and confidence; text: full-text only; vector: embeddings only.'),
+    as_of: AsOfSchema.optional(),
   })
   .strict();
 export type SearchInput = z.input<typeof SearchInput>;
@@ -54,9 +57,9 @@ const WORD_POOL = 30;
 export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<SearchResponse> => {
   const input = parseInput(SearchInput, raw);
   requireScope(ctx, 'read');
-  const index = deps.search;
-  if (!index) throw new ServiceError('UNAVAILABLE', 'search is not available on this server', { retryAfter: 5 });
+  if (!deps.search) throw new ServiceError('UNAVAILABLE', 'search is not available on this server', { retryAfter: 5 });
   if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
+  const asOf = asOfInstant(deps, input.as_of);
   const filter: SearchFilter = {
     namespace: namespaceFor(ctx, input.namespace),
     prefixes: input.entity_path !== undefined ? [input.entity_path] : ctx.access?.prefixes ?? undefined,
@@ -64,15 +67,18 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
     since: input.since === undefined ? undefined : Date.parse(input.since),
     minConfidence: input.min_confidence,
     eventType: input.event_type,
-    now: deps.now(),
+    // As of a past instant, liveness (expiry) is judged then, as everything else is.
+    now: asOf ?? deps.now(),
   };
+  // The live index holds newest versions only: the past is ranked over its own versions.
+  const index = asOf === undefined ? deps.search : await AsOfIndex.open(deps.store, deps.embedder ?? null, filter);
   const query = parseQuery(input.query);
   const depth = Math.max(MIN_CANDIDATES, input.limit * DEPTH);
   const wantText = input.mode !== 'vector';
   const wantVector = input.mode !== 'text';
 
   const textRun = wantText && hasTextTerms(query) ? index.textCandidates(query, filter, depth) : Promise.resolve([]);
-  const vectorRun = wantVector ? vectorCandidates(deps, query.text, filter, depth, input.mode === 'vector') : Promise.resolve(null);
+  const vectorRun = wantVector ? vectorCandidates(deps, index, query.text, filter, depth, input.mode === 'vector') : Promise.resolve(null);
   const [text, vector] = await Promise.all([textRun, vectorRun]);
   const mode = vector === null ? 'text' : input.mode;
   const words = mode === 'hybrid' && text !== null && vector !== null ? await wordRanking(deps, query.text, text, vector) : null;
@@ -94,11 +100,10 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
 };
 
 /** Vector candidates, or null when vectors cannot be had (then hybrid answers by text alone). */
-const vectorCandidates = async (deps: ServiceDeps, text: string, filter: SearchFilter, n: number, required: boolean): Promise<Candidate[] | null> => {
-  const index = deps.search;
+const vectorCandidates = async (deps: ServiceDeps, index: SearchIndex, text: string, filter: SearchFilter, n: number, required: boolean): Promise<Candidate[] | null> => {
   const embedder = deps.embedder;
-  const status = index?.status();
-  if (!index || !embedder || !status?.vectors) {
+  const status = index.status();
+  if (!embedder || !status?.vectors) {
     if (required) throw new ServiceError('UNAVAILABLE', 'vector search is off on this server (no embedder, or no pgvector)', { retryAfter: 60 });
     return null;
   }

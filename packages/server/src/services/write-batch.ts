@@ -15,7 +15,7 @@ export const WriteBatchInput = z
   .object({
     namespace: NamespaceSchema.optional().describe('Default namespace for entries that name none.'),
     entries: z
-      .array(WriteEntryInput)
+      .array(WriteEntryInput.omit({ similar: true }))
       .min(1)
       .max(MAX_BATCH_ENTRIES)
       .describe(`1–${MAX_BATCH_ENTRIES} writes, each shaped like a single write (with its own optional if_version); all are stored or none.`),

@@ -1,3 +1,4 @@
+import type { SimilarEntry } from 'cairn-memory-client';
 import { z } from 'zod';
 import { contentHash, canonicalJson } from '../domain/content-hash.ts';
 import type { Entry, EntryAddress } from '../domain/entry.ts';
@@ -10,6 +11,7 @@ import { recordAudit } from './audit-log.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { AddressSchema, ValueSchema, WriteFieldsSchema } from './schemas.ts';
+import { SimilarSchema, similarEntries } from './similar-entries.ts';
 
 export const WriteEntryInput = AddressSchema.extend({
   value: ValueSchema,
@@ -27,19 +29,23 @@ export const WriteEntryInput = AddressSchema.extend({
     .max(10 * 365 * 24 * 3600)
     .optional()
     .describe('Forget the entry this many seconds after this write.'),
+  similar: SimilarSchema.optional(),
 }).strict();
 export type WriteEntryInput = z.input<typeof WriteEntryInput>;
 type WriteData = z.output<typeof WriteEntryInput>;
 const TargetInput = AddressSchema.strict();
 
-/** `created` is false when the write was identical to the current version and stored nothing. */
-export type WriteResult = Appended;
+/**
+ * `created` is false when the write was identical to the current version and stored nothing;
+ * `similar` is there when the write asked for near duplicates.
+ */
+export type WriteResult = Appended & { similar?: SimilarEntry[] };
 
 /**
  * What a read-modify-write derives from the current version: a write's fields without its
  * address, and (outcomes only) the entry's new evidence, which no caller can write directly.
  */
-export type DerivedWrite = Omit<WriteEntryInput, 'namespace' | 'entity_path' | 'key' | 'if_version'> & { evidence?: Evidence };
+export type DerivedWrite = Omit<WriteEntryInput, 'namespace' | 'entity_path' | 'key' | 'if_version' | 'similar'> & { evidence?: Evidence };
 
 /** Same content and metadata: a re-write that should not make a version. */
 const sameAs = (a: Entry, b: Entry): boolean =>
@@ -69,7 +75,9 @@ export const writeEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown):
   requireLinkTargets(ctx, input.links);
   const address = { namespace, entity_path: input.entity_path, key: input.key };
   const result = await appendVersion(deps, address, (view) => nextVersion(ctx, address, input, view), { ifVersion: input.if_version });
-  return audited(deps, ctx, result);
+  // After the write: it is stored whatever the lookup finds, and costs nothing unless asked for.
+  const similar = input.similar ? await similarEntries(deps, ctx, result.entry, input.similar) : undefined;
+  return audited(deps, ctx, similar === undefined ? result : { ...result, similar });
 };
 
 /**

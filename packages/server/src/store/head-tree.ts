@@ -149,11 +149,32 @@ export class HeadTree<S> {
 
   /** Live heads in (entity_path, key) order after `query.after`, filtered, a page at a time. */
   list(query: ListQuery): ListPage {
-    const ns = this.namespaces.get(query.namespace);
     const entries: Entry[] = [];
-    if (!ns || query.limit < 1) return { entries, next: null };
-    const { after, prefix } = query;
+    if (query.limit < 1) return { entries, next: null };
     const since = query.since === undefined ? undefined : Date.parse(query.since);
+    for (const head of this.walk(query)) {
+      if (!isLive(head, query.now)) continue;
+      if (query.agentId !== undefined && head.agent_id !== query.agentId) continue;
+      if (since !== undefined && Date.parse(head.written_at) < since) continue;
+      // One match past the page proves there is a next page; without it, `next` is null.
+      if (entries.length === query.limit) {
+        const last = entries[entries.length - 1] as Entry;
+        return { entries, next: { entity_path: last.entity_path, key: last.key } };
+      }
+      entries.push(head);
+    }
+    return { entries, next: null };
+  }
+
+  /**
+   * Every head of `query.namespace` under `query.prefix`, after `query.after`, in
+   * (entity_path, key) order, unfiltered: what a list walks (lists as of a past instant
+   * replace each head by an older version before filtering, see store/as-of.ts).
+   */
+  *walk(query: Pick<ListQuery, 'namespace' | 'prefix' | 'after'>): Generator<Entry> {
+    const ns = this.namespaces.get(query.namespace);
+    if (!ns) return;
+    const { after, prefix } = query;
     const startPath = after && (prefix === undefined || compareCodePoints(after.entity_path, prefix) > 0) ? after.entity_path : (prefix ?? '');
     for (let i = lowerBound(ns.sortedPaths, startPath); i < ns.sortedPaths.length; i++) {
       const path = ns.sortedPaths[i] as string;
@@ -169,19 +190,7 @@ export class HeadTree<S> {
         k = lowerBound(node.sortedKeys, after.key);
         if (node.sortedKeys[k] === after.key) k += 1;
       }
-      for (; k < node.sortedKeys.length; k++) {
-        const head = this.headOf(node.items.get(node.sortedKeys[k] as string) as S);
-        if (!isLive(head, query.now)) continue;
-        if (query.agentId !== undefined && head.agent_id !== query.agentId) continue;
-        if (since !== undefined && Date.parse(head.written_at) < since) continue;
-        // One match past the page proves there is a next page; without it, `next` is null.
-        if (entries.length === query.limit) {
-          const last = entries[entries.length - 1] as Entry;
-          return { entries, next: { entity_path: last.entity_path, key: last.key } };
-        }
-        entries.push(head);
-      }
+      for (; k < node.sortedKeys.length; k++) yield this.headOf(node.items.get(node.sortedKeys[k] as string) as S);
     }
-    return { entries, next: null };
   }
 }

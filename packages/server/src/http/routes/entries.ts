@@ -15,7 +15,12 @@ const PREFIX = '/api/v1/entries/';
 const AddressQuery = z.object({
   namespace: z.string().optional(),
   version: z.number().int().optional().describe('A past version to read.'),
+  as_of: z.string().optional().describe('ISO 8601 past instant: read the version current then (404 if the entry was not live then). Not with version; not later than the server clock.'),
 });
+
+const SimilarList = z
+  .array(z.object({ entry: EntrySchema, similarity: z.number().describe('Cosine similarity of the search vectors, 0–1.') }))
+  .describe('With `similar` in the request: the live entries most like this one, most similar first.');
 
 /** Write, read, delete and list entries (SPEC §5). Routes adapt HTTP; services decide. */
 export const entryRoutes: RoutePlugin = async (app, { deps, config, metrics }) => {
@@ -26,13 +31,17 @@ export const entryRoutes: RoutePlugin = async (app, { deps, config, metrics }) =
         summary: 'Write an entry (creates a new version unless identical to the current one)',
         tags: ['entries'],
         body: WriteEntryInput,
-        response: { 200: z.object({ entry: EntrySchema, unchanged: z.literal(true) }), 201: z.object({ entry: EntrySchema, unchanged: z.literal(false) }), ...ErrorResponse },
+        response: {
+          200: z.object({ entry: EntrySchema, unchanged: z.literal(true), similar: SimilarList.optional() }),
+          201: z.object({ entry: EntrySchema, unchanged: z.literal(false), similar: SimilarList.optional() }),
+          ...ErrorResponse,
+        },
       },
     },
     async (request, reply) => {
       const result = await writeEntry(deps, contextOf(request, config), request.body);
       metrics.entryWrites.inc({ result: result.created ? 'created' : 'unchanged' });
-      return reply.status(result.created ? 201 : 200).send({ entry: result.entry, unchanged: !result.created });
+      return reply.status(result.created ? 201 : 200).send({ entry: result.entry, unchanged: !result.created, ...(result.similar === undefined ? {} : { similar: result.similar }) });
     },
   );
 
@@ -60,7 +69,7 @@ export const entryRoutes: RoutePlugin = async (app, { deps, config, metrics }) =
     '/api/v1/entries/*',
     {
       schema: {
-        summary: 'Read the current version of an entry, or ?version=N',
+        summary: 'Read the current version of an entry, ?version=N, or the version current ?as_of=<instant>',
         tags: ['entries'],
         params: EntryParams,
         querystring: AddressQuery,

@@ -3,7 +3,7 @@ import { EntryHistoryInput } from '../../services/entry-history.ts';
 import { ListEntriesInput } from '../../services/list-entries.ts';
 import { SearchInput } from '../../services/search-entries.ts';
 import { READ_ONLY, type ToolDefinition } from '../tool.ts';
-import { agentId, entityPath, entityPathPrefix, key, namespace, since } from './fields.ts';
+import { agentId, asOf, entityPath, entityPathPrefix, key, namespace, since } from './fields.ts';
 
 /** Tools that find entries: list under a path, walk one entry's versions, search by content. */
 
@@ -14,7 +14,8 @@ export const memoryList: ToolDefinition = {
     'Browse the live entries at an entity path and below it, in path and key order, a page at a time: use it to see ' +
     'what is known about a thing (e.g. entity_path "repos/acme/api") or to discover the keys there. ' +
     'To find entries by their content rather than their place, use memory_search when it is offered. ' +
-    'Answers {entries, next_cursor}; pass next_cursor back as cursor for the next page (null = no more).',
+    'Answers {entries, next_cursor}; pass next_cursor back as cursor for the next page (null = no more). ' +
+    'Pass as_of to list what was there at a past moment.',
   input: ListEntriesInput.extend({
     namespace,
     entity_path: entityPathPrefix.optional(),
@@ -22,6 +23,7 @@ export const memoryList: ToolDefinition = {
     since: since.optional(),
     limit: z.number().int().min(1).max(1000).optional().describe('Entries per page, 1–1000 (default 100); ask for fewer to save context.'),
     cursor: z.string().optional().describe('The next_cursor of the previous page, unchanged.'),
+    as_of: asOf('the entries that were live then, with their values of then').optional(),
   }).strict(),
   annotations: { title: 'List memory entries under a path', ...READ_ONLY },
   operation: 'list',
@@ -57,6 +59,7 @@ export const memorySearch: ToolDefinition = {
     'exact and cheaper. Each entry carries evidence {successes, failures, status}: what recorded outcomes say about it ' +
     '(validated, contested, untested). Entries discredited by repeated failures are left out; pass discredited: "apart" to ' +
     'see them as tried_and_failed, so you do not repeat an approach that failed. ' +
+    'Pass as_of to search memory as it stood at a past moment (slower: it ranks the versions of then). ' +
     'Answers {results: [{entry, score, parts, highlights}], mode}.',
   input: SearchInput.extend({
     query: SearchInput.shape.query.describe(
@@ -71,6 +74,7 @@ export const memorySearch: ToolDefinition = {
     limit: z.number().int().min(1).max(100).optional().describe('Most results, 1–100 (default 10).'),
     discredited: z.enum(['hide', 'include', 'apart']).optional().describe('Entries that acting on kept failing: "hide" (default), "include" them, or "apart" to get them in tried_and_failed.'),
     mode: z.enum(['hybrid', 'text', 'vector']).optional().describe('"hybrid" (default) mixes matching words and similar meaning; "text" matches words only; "vector" meaning only.'),
+    as_of: asOf('search memory as it stood then').optional(),
   }).strict(),
   annotations: { title: 'Search shared memory', ...READ_ONLY },
   operation: 'search',

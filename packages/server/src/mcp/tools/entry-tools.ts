@@ -3,7 +3,7 @@ import { DeleteEntryInput } from '../../services/delete-entry.ts';
 import { ReadEntryInput } from '../../services/read-entry.ts';
 import { WriteEntryInput } from '../../services/write-entry.ts';
 import { READ_ONLY, type ToolDefinition } from '../tool.ts';
-import { confidence, entityPath, key, namespace } from './fields.ts';
+import { asOf, confidence, entityPath, key, namespace } from './fields.ts';
 
 /** Tools over one entry: write, read, delete. Input schemas are the REST ones, re-described. */
 
@@ -17,7 +17,7 @@ export const memoryWrite: ToolDefinition = {
     'you get a CONFLICT error instead of overwriting their work (read again, merge, retry). ' +
     'Name related entries with links: [{entity_path, key, relation}] ("caused_by", "supersedes", "see_also", or your own ' +
     'label) so others can follow them with memory_neighbours. ' +
-    'Answers the stored entry with its new version.',
+    'Answers the stored entry with its new version (and, with similar: true, the existing entries most like it).',
   input: WriteEntryInput.extend({
     namespace,
     entity_path: entityPath,
@@ -26,6 +26,13 @@ export const memoryWrite: ToolDefinition = {
     confidence: confidence.optional(),
     agent_id: WriteEntryInput.shape.agent_id.describe('Your identity as the writer, e.g. "review-bot"; defaults to the server\'s or your connection\'s.'),
     ttl_seconds: WriteEntryInput.shape.ttl_seconds.describe('Forget the entry this many seconds from now (for scratch notes and short-lived state).'),
+    similar: z
+      .union([z.boolean(), z.object({ min_similarity: z.number().min(0).max(1).optional(), limit: z.number().int().min(1).max(10).optional() }).strict()])
+      .optional()
+      .describe(
+        'Pass true when adding a new entry: the answer then also lists up to 3 existing entries saying much the same (similar: [{entry, similarity}], cosine similarity ≥ 0.85). ' +
+          'If one is what you meant, update that entry (same entity_path and key) instead of keeping a near copy. Or {min_similarity, limit} to tune it.',
+      ),
   }).strict(),
   annotations: { title: 'Write to shared memory', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   operation: 'write',
@@ -38,12 +45,14 @@ export const memoryRead: ToolDefinition = {
   description:
     'Get one entry when you know its entity_path and key (find them with memory_list, or memory_search when offered). ' +
     'Answers the value with its version, confidence (0–1, how far to trust it), agent_id (who wrote it) and times. ' +
-    'An entry that does not exist, was deleted or has expired is a NOT_FOUND error. Pass version to read an older version.',
+    'An entry that does not exist, was deleted or has expired is a NOT_FOUND error. Pass version to read an older version, ' +
+    'or as_of to read the version current at a past moment (NOT_FOUND if the entry did not exist then).',
   input: ReadEntryInput.extend({
     namespace,
     entity_path: entityPath,
     key,
     version: z.number().int().min(1).optional().describe('Read this past version instead of the current one (see memory_history).'),
+    as_of: asOf('the version that was current then').optional(),
   }).strict(),
   annotations: { title: 'Read one memory entry', ...READ_ONLY },
   operation: 'read',

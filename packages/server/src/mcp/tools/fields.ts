@@ -33,4 +33,12 @@ export const confidence = ConfidenceSchema.describe(
 // hundreds of tokens in every tools/list.
 export const since = z.string().describe('Only entries written at or after this time (ISO 8601, e.g. "2026-11-21T10:00:00Z").');
 
+/** The past instant a read, list, search or briefing answers as of; the service checks the format. */
+export const asOf = (what: string) =>
+  z
+    .string()
+    .describe(
+      `Answer as of this past moment (ISO 8601, e.g. "2026-11-20T09:00:00Z"): ${what}, ignoring everything written later — to see what was known when a decision was made. Not later than now; leave out for the present.`,
+    );
+
 export const agentId = z.string().describe('Only entries written by this agent, e.g. "triage-bot" or "external/github" (a connector).');

@@ -4,7 +4,7 @@ import { BriefingInput } from '../../services/briefing.ts';
 import { ListDigestsInput } from '../../services/list-digests.ts';
 import { RecordOutcomeInput } from '../../services/record-outcome.ts';
 import { READ_ONLY, type ToolDefinition } from '../tool.ts';
-import { agentId, entityPath, entityPathPrefix, key, namespace } from './fields.ts';
+import { agentId, asOf, entityPath, entityPathPrefix, key, namespace } from './fields.ts';
 
 /** Tools over what memory knows as a whole: the briefing, the Cortex digests, outcome feedback. */
 
@@ -18,7 +18,7 @@ export const memoryBriefing: ToolDefinition = {
     'incident), entries whose confidence fell, and contested entries (recorded outcomes disagree: check before relying on ' +
     'them). Entries that kept failing when acted on are left out; pass discredited: "apart" to get them as ' +
     'tried_and_failed, so you do not repeat what failed. Call it at the start of a task, focused with entity_path; then ' +
-    'read or search for details.',
+    'read or search for details. Pass as_of for the briefing an agent would have had at a past moment.',
   input: BriefingInput.extend({
     namespace,
     entity_path: entityPathPrefix.optional().describe('The area to brief on: this path and everything below it, e.g. "repos/acme/api". Leave out for the whole namespace.'),
@@ -26,6 +26,7 @@ export const memoryBriefing: ToolDefinition = {
     limit: z.number().int().min(1).max(100).optional().describe('Most items per list, 1–100 (default 10).'),
     discredited: z.enum(['hide', 'include', 'apart']).optional().describe('Entries acting on which kept failing: "hide" (default), "include", or "apart" to list them as tried_and_failed.'),
     max_chars: z.number().int().min(500).max(200_000).optional().describe('Size cap of the whole answer in characters (default 8000); lists are trimmed to fit and truncated: true says so.'),
+    as_of: asOf('the briefing built from the entries of then (digests compiled from them)').optional(),
   }).strict(),
   annotations: { title: 'Briefing: what to know now', ...READ_ONLY },
   operation: 'briefing',

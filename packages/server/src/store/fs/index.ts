@@ -9,6 +9,7 @@ import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage,
 import { forgetNames } from '../../domain/forget-target.ts';
 import { compactLog, dataBytes } from './compaction.ts';
 import { type DropOp, applyDrop, applyForget, forgetOp } from './forget-ops.ts';
+import { listAsOf, walkBackTo } from '../as-of.ts';
 import { applyVersion } from './apply-version.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { lockDirectory } from './dir-lock.ts';
@@ -106,6 +107,10 @@ export class FsStore implements Store {
     }
   }
 
+  async versionAt(address: EntryAddress, at: number): Promise<Entry | null> {
+    return walkBackTo(this.index.get(address)?.head ?? null, at, (v) => this.version(address, v));
+  }
+
   async history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]> {
     const state = this.index.get(address);
     if (!state) return [];
@@ -125,6 +130,7 @@ export class FsStore implements Store {
   }
 
   async list(query: ListQuery): Promise<ListPage> {
+    if (query.asOf !== undefined) return listAsOf(this.index.walk(query), { ...query, asOf: query.asOf }, (head, v) => this.version(head, v));
     return this.index.list(query);
   }
 

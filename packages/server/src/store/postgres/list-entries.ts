@@ -5,9 +5,20 @@ import { ENTRY_COLUMNS, type EntryRow, rowToEntry, selectEntryColumns } from './
 const COLUMNS = selectEntryColumns('v');
 
 /** Collects positional parameters while the SQL text is assembled. */
-const paramList = () => {
+export const paramList = () => {
   const values: (string | number)[] = [];
   return { values, p: (value: string | number): string => `$${values.push(value)}` };
+};
+
+/** Prefix and cursor conditions on `h` (a heads row): where in the key order a page may lie. */
+export const placeWhere = (q: Pick<ListQuery, 'prefix' | 'after'>, p: (value: string | number) => string): string[] => {
+  const where: string[] = [];
+  if (q.prefix !== undefined) {
+    const prefix = p(q.prefix);
+    where.push(`h.entity_path >= ${prefix}`, `h.entity_path < ${p(`${q.prefix}0`)}`, `(h.entity_path = ${prefix} or h.entity_path >= ${p(`${q.prefix}/`)})`);
+  }
+  if (q.after) where.push(`(h.entity_path, h.key) > (${p(q.after.entity_path)}, ${p(q.after.key)})`);
+  return where;
 };
 
 /**
@@ -28,11 +39,7 @@ const paramList = () => {
 export const listEntries = async (sql: Sql, q: ListQuery): Promise<ListPage> => {
   const { values, p } = paramList();
   const where = [`h.namespace = ${p(q.namespace)}`, 'not h.deleted', `(h.expires_at is null or h.expires_at > ${p(new Date(q.now).toISOString())})`];
-  if (q.prefix !== undefined) {
-    const prefix = p(q.prefix);
-    where.push(`h.entity_path >= ${prefix}`, `h.entity_path < ${p(`${q.prefix}0`)}`, `(h.entity_path = ${prefix} or h.entity_path >= ${p(`${q.prefix}/`)})`);
-  }
-  if (q.after) where.push(`(h.entity_path, h.key) > (${p(q.after.entity_path)}, ${p(q.after.key)})`);
+  where.push(...placeWhere(q, p));
   if (q.agentId !== undefined) where.push(`h.agent_id = ${p(q.agentId)}`);
   if (q.since !== undefined) where.push(`h.written_at >= ${p(q.since)}`);
   const text = `

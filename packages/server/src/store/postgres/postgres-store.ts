@@ -14,8 +14,9 @@ import type { Sql } from './client.ts';
 import { toServiceError } from './db-errors.ts';
 import { withDeadline } from './deadline.ts';
 import { listEntries } from './list-entries.ts';
+import { listEntriesAsOf } from './list-as-of.ts';
 import { SCHEMA_LOCK } from './migrate.ts';
-import { MAX_VERSION, readHead, readHeadsPage, readHistory, readVersion } from './read-entries.ts';
+import { MAX_VERSION, readHead, readHeadsPage, readHistory, readVersion, readVersionAt } from './read-entries.ts';
 import * as records from './records.ts';
 import { EmbeddingDimensionError, prepareEmbeddings } from './vectors.ts';
 import type { WriteFeed } from './write-feed.ts';
@@ -59,13 +60,17 @@ export class PostgresStore implements Store {
     return this.run('version', () => readVersion(this.sql, a, version));
   }
 
+  versionAt(a: EntryAddress, at: number): Promise<Entry | null> {
+    return this.run('version at', () => readVersionAt(this.sql, a, new Date(at)));
+  }
+
   history(a: EntryAddress, q: HistoryQuery): Promise<Entry[]> {
     const before = Math.min(q.beforeVersion ?? MAX_VERSION + 1, MAX_VERSION + 1);
     return this.run('history', () => readHistory(this.sql, a, before, Math.max(0, q.limit)));
   }
 
   list(q: ListQuery): Promise<ListPage> {
-    return this.run('list', () => listEntries(this.sql, q));
+    return this.run('list', () => (q.asOf === undefined ? listEntries(this.sql, q) : listEntriesAsOf(this.sql, { ...q, asOf: q.asOf })));
   }
 
   linkedTo(target: EntryAddress): Promise<Entry[]> {

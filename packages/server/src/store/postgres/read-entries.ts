@@ -26,6 +26,16 @@ export const readVersion = async (sql: Sql, a: EntryAddress, version: number): P
   return rows[0] ? rowToEntry(rows[0]) : null;
 };
 
+/** The newest version written at or before `at`: a walk down the key's versions from the newest. */
+export const readVersionAt = async (sql: Sql, a: EntryAddress, at: Date): Promise<Entry | null> => {
+  const rows = await sql<EntryRow[]>`
+    select ${sql.unsafe(COLUMNS)} from cairn_versions v
+     where v.namespace = ${a.namespace} and v.entity_path = ${a.entity_path} and v.key = ${a.key}
+       and v.written_at <= ${at}
+     order by v.version desc limit 1`;
+  return rows[0] ? rowToEntry(rows[0]) : null;
+};
+
 /** Newest first, strictly below `before`. */
 export const readHistory = async (sql: Sql, a: EntryAddress, before: number, limit: number): Promise<Entry[]> => {
   const rows = await sql<EntryRow[]>`

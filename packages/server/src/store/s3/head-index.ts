@@ -50,4 +50,9 @@ export class HeadIndex {
   list(query: ListQuery): ListPage {
     return this.tree.list(query);
   }
+
+  /** Heads in list order, unfiltered (see HeadTree.walk). */
+  walk(query: ListQuery): Generator<Entry> {
+    return this.tree.walk(query);
+  }
 }

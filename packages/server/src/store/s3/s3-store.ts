@@ -9,6 +9,7 @@ import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage,
 import { forgetNames } from '../../domain/forget-target.ts';
 import { scrubChangeLog } from './change-log-scrub.ts';
 import type { ObjectKeys } from './object-keys.ts';
+import { listAsOf, walkBackTo } from '../as-of.ts';
 import { writeBatch } from './append-batch.ts';
 import { Announcer } from './announcer.ts';
 import type { BatchMarkers } from './batch-markers.ts';
@@ -91,6 +92,11 @@ export class S3Store implements Store {
     return this.parts.versions.read(addressHash(address), version);
   }
 
+  /** From the head as `head` confirms it, so a version another replica just wrote counts. */
+  async versionAt(address: EntryAddress, at: number): Promise<Entry | null> {
+    return walkBackTo(await this.head(address), at, (v) => this.version(address, v));
+  }
+
   async history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]> {
     this.assertOpen();
     const hash = addressHash(address);
@@ -104,6 +110,7 @@ export class S3Store implements Store {
     // Catch up first, so a write acknowledged by any replica before this call is listed
     // (and an unreachable bucket answers UNAVAILABLE rather than a stale page).
     await this.follower?.sync();
+    if (query.asOf !== undefined) return listAsOf(this.parts.index.walk(query), { ...query, asOf: query.asOf }, (head, v) => this.version(head, v));
     return this.parts.index.list(query);
   }
 

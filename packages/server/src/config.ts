@@ -30,6 +30,7 @@ const BaseEnv = z.object({
   CAIRN_EMBEDDINGS_URL: optionalText.pipe(z.url({ error: 'expected an http(s) URL such as http://localhost:11434/v1' }).optional()),
   CAIRN_EMBEDDINGS_MODEL: optionalText.pipe(z.string().max(256).optional()),
   CAIRN_EMBEDDINGS_API_KEY: optionalText,
+  CAIRN_SEARCH_PROFILE: z.enum(['v2', 'v1'], { error: 'expected v2 (the default) or v1' }).default('v2'),
 });
 
 /** The settings in the names the code uses: each written once, its type inferred. */
@@ -52,6 +53,11 @@ const settingsOf = (e: z.output<typeof BaseEnv>) => ({
   embeddingsUrl: e.CAIRN_EMBEDDINGS_URL,
   embeddingsModel: e.CAIRN_EMBEDDINGS_MODEL,
   embeddingsApiKey: e.CAIRN_EMBEDDINGS_API_KEY,
+  /**
+   * How search ranks: v2 (default) with the built-in embedder's lexical resource, v1 the
+   * ranking before it (GloVe vectors alone), kept so the two can be compared.
+   */
+  searchProfile: e.CAIRN_SEARCH_PROFILE,
 });
 
 export type Config = ReturnType<typeof settingsOf> & {

@@ -62,7 +62,7 @@ const within = <T>(work: Promise<T>, ms: number, what: string): Promise<T> =>
 export const createEmbedder = (config: Readonly<Config>): Embedder =>
   config.embeddingsUrl
     ? new OpenAiEmbedder({ url: config.embeddingsUrl, model: config.embeddingsModel as string, apiKey: config.embeddingsApiKey })
-    : new BuiltinEmbedder();
+    : new BuiltinEmbedder({ lexicon: config.searchProfile !== 'v1' });
 
 export const createRuntime = async (config: Readonly<Config>, logger: Logger, options: RuntimeOptions = {}): Promise<Runtime> => {
   const now = options.now ?? Date.now;

@@ -22,4 +22,9 @@ export interface Embedder {
    * uses it as a third ranking of the candidates the other two found.
    */
   wordMatch?(query: string, texts: readonly string[]): Promise<number[]>;
+  /**
+   * Optional, for embedders with a lexicon: words related to the query's words ("physician"
+   * for "doctor"), each with a weight in (0, 1], for text search to match as well.
+   */
+  relatedWords?(query: string): { word: string; weight: number }[];
 }

@@ -103,11 +103,13 @@ export class MemorySearchIndex implements SearchIndex {
     const terms = [...query.terms];
     for (const prefixes of query.prefixes) terms.push(...this.text.expandPrefix(prefixes));
     if (terms.length === 0) return [];
+    const weights = new Map<string, number>();
+    for (const { term, weight } of query.expansions ?? []) if (!terms.includes(term)) weights.set(term, weight);
     const accept = (slot: number): boolean => {
       const entry = this.slots.entry(slot) as Entry;
       return passesFilter(entry, filter) && query.phrases.every((p) => hasPhrase(entry, p));
     };
-    return this.candidates(this.text.search([...new Set(terms)], n, this.slots.alive, accept));
+    return this.candidates(this.text.search([...new Set([...terms, ...weights.keys()])], n, this.slots.alive, accept, weights));
   }
 
   async vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]> {

@@ -30,11 +30,13 @@ export const confidenceWeight = (entry: Entry): number => 0.9 + 0.1 * entry.conf
 const addressOf = (e: Entry): string => `${e.entity_path}\u0000${e.key}`;
 
 /**
- * Weights of the rankings when fused by scores (tuned on the operations set of test/eval):
- * the word-by-word ranking is the surest sign of a paraphrase, the averaged vector the
- * weakest.
+ * Weights of the rankings when fused by scores, tuned on the operations set of test/eval with
+ * the built-in embedder: its word-by-word ranking is the surest sign of a paraphrase, its
+ * averaged vector the weakest. Without a word-by-word ranking (a sentence model, whose vector
+ * is its strongest signal) text and vector weigh alike.
  */
 const SCORE_WEIGHTS = { text: 1, vector: 0.5, words: 2 };
+const SCORE_WEIGHTS_WITHOUT_WORDS = { text: 1, vector: 1 };
 
 /**
  * Adds a ranking's scores rescaled to 0–1 between its worst and best candidate. A ranking
@@ -94,9 +96,10 @@ export const fuse = (
   });
   if (options.by === 'scores' && both) {
     for (const v of byAddress.values()) v.parts.relevance = 0;
-    addScaled(text, SCORE_WEIGHTS.text, part);
-    addScaled(vector, SCORE_WEIGHTS.vector, part);
-    addScaled(options.words ?? null, SCORE_WEIGHTS.words, part);
+    const weights = options.words ? SCORE_WEIGHTS : SCORE_WEIGHTS_WITHOUT_WORDS;
+    addScaled(text, weights.text, part);
+    addScaled(vector, weights.vector, part);
+    if (options.words) addScaled(options.words, SCORE_WEIGHTS.words, part);
   }
   const ranked: Ranked[] = [];
   for (const { entry, parts } of byAddress.values()) {

@@ -5,6 +5,7 @@ import type { Embedder } from '../ports/embedder.ts';
 import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus } from '../ports/search-index.ts';
 import type { Store } from '../ports/store.ts';
 import { analyze } from '../search-rules/analyzer.ts';
+import { worthExpanding } from '../search-rules/bm25.ts';
 import { docTerms, embeddingText, entryFields } from '../search-rules/entry-text.ts';
 import { passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
@@ -104,7 +105,9 @@ export class MemorySearchIndex implements SearchIndex {
     for (const prefixes of query.prefixes) terms.push(...this.text.expandPrefix(prefixes));
     if (terms.length === 0) return [];
     const weights = new Map<string, number>();
-    for (const { term, weight } of query.expansions ?? []) if (!terms.includes(term)) weights.set(term, weight);
+    for (const { term, weight } of query.expansions ?? []) {
+      if (!terms.includes(term) && worthExpanding(this.text.docFrequency(term), this.text.docCount)) weights.set(term, weight);
+    }
     const accept = (slot: number): boolean => {
       const entry = this.slots.entry(slot) as Entry;
       return passesFilter(entry, filter) && query.phrases.every((p) => hasPhrase(entry, p));

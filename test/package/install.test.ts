@@ -53,7 +53,7 @@ describe('the packed packages', () => {
     const server = packs.find((p) => p.name === 'cairn-memory') as Packed;
     const shipped = server.files.map((f) => f.path);
     expect(shipped).toContain('dist/cli.js.map');
-    expect(shipped).toEqual(expect.arrayContaining(['bin/cairn.js', 'server.json', 'dashboard/dist/index.html', 'dist/embed/data/glove-100d.bin']));
+    expect(shipped).toEqual(expect.arrayContaining(['bin/cairn.js', 'server.json', 'dashboard/dist/index.html', 'dist/embed/data/glove-100d.bin', 'dist/embed/data/glove-100d-wordnet.bin', 'dist/embed/data/wordnet-graph.bin', 'dist/embed/data/WORDNET-LICENSE']));
     expect(shipped.some((p) => /^dist\/store\/postgres\/migrations\/.+\.sql$/.test(p))).toBe(true);
   });
 

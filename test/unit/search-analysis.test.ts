@@ -5,7 +5,8 @@ import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedde
 import { analyze } from '../../packages/server/src/search-rules/analyzer.ts';
 import { docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
 import { fuse } from '../../packages/server/src/search-rules/fuse.ts';
-import { parseQuery } from '../../packages/server/src/search-rules/query.ts';
+import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-graph.ts';
+import { expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
 
 const entry = (over: Partial<Entry> = {}): Entry => ({
@@ -55,10 +56,37 @@ describe('search analysis', () => {
     expect(expired).toBeGreaterThan((lunchMatch as number) + 0.3);
   });
 
+  it('fuses by rescaled scores by default, where a ranking whose candidates all tie adds nothing', () => {
+    const now = Date.parse('2026-11-01T00:00:00.000Z');
+    const [a, b, c] = ['a', 'b', 'c'].map((key) => entry({ key }));
+    // Text: every candidate matched only a common word (a speaker's name), in arbitrary order.
+    const text = [c, a, b].map((e) => ({ entry: e as Entry, score: 1.3 }));
+    const vector = [{ entry: b as Entry, score: 0.8 }, { entry: c as Entry, score: 0.5 }, { entry: a as Entry, score: 0.4 }];
+    expect(fuse(text, vector, { now, limit: 10, vectorWeight: 1, by: 'scores' }).map((r) => r.entry.key)).toEqual(['b', 'c', 'a']);
+    // Reciprocal ranks give the arbitrary text order as much say as the vector ranking.
+    expect(fuse(text, vector, { now, limit: 10, vectorWeight: 1, by: 'ranks' })[0]?.entry.key).toBe('c');
+  });
+
+  it('round-trips the lexical graph and expands queries with related words, weighted below the words typed', () => {
+    const pairs: [number, number][] = [[0, 3], [0, 200], [1, 2], [5, 70_000], [5, 70_001]];
+    const graph = decodeGraph(encodeGraph(70_002, pairs), 70_002);
+    const neighbours = (r: number) => Array.from(graph.neighbours.subarray(graph.offsets[r], graph.offsets[r + 1])).sort((x, y) => x - y);
+    expect([neighbours(0), neighbours(3), neighbours(5), neighbours(70_001), neighbours(4)]).toEqual([[3, 200], [0], [70_000, 70_001], [5], []]);
+    const embedder = new BuiltinEmbedder();
+    const related = embedder.relatedWords('physician on call');
+    expect(related.map((r) => r.word)).toContain('doctor');
+    expect(related.every((r) => r.weight > 0 && r.weight < 1)).toBe(true);
+    const q = parseQuery('physician doctor');
+    expect(expandQuery(q, related).map((e) => e.term)).not.toContain('doctor');
+    expect(new BuiltinEmbedder({ lexicon: false }).relatedWords('physician')).toEqual([]);
+  });
+
   it('takes the embeddings endpoint from the environment, and needs a model with it', () => {
     const c = parseConfig({ CAIRN_EMBEDDINGS_URL: 'http://localhost:11434/v1', CAIRN_EMBEDDINGS_MODEL: 'nomic-embed-text', CAIRN_EMBEDDINGS_API_KEY: 'k' });
     expect([c.embeddingsUrl, c.embeddingsModel, c.embeddingsApiKey]).toEqual(['http://localhost:11434/v1', 'nomic-embed-text', 'k']);
     expect(() => parseConfig({ CAIRN_EMBEDDINGS_URL: 'http://localhost:11434/v1' })).toThrow(ConfigError);
     expect(() => parseConfig({ CAIRN_EMBEDDINGS_URL: 'not a url', CAIRN_EMBEDDINGS_MODEL: 'm' })).toThrow(/CAIRN_EMBEDDINGS_URL/);
+    expect([parseConfig({}).searchProfile, parseConfig({ CAIRN_SEARCH_PROFILE: 'v1' }).searchProfile]).toEqual(['v2', 'v1']);
+    expect(() => parseConfig({ CAIRN_SEARCH_PROFILE: 'v3' })).toThrow(/CAIRN_SEARCH_PROFILE/);
   });
 });

@@ -38,6 +38,7 @@ const BaseEnv = z.object({
   CAIRN_DEDUP_WINDOW_DAYS: integer(8, 3650, 14),
   CAIRN_SECRET_KEY: optionalText.pipe(z.string().min(16, { error: 'at least 16 characters (e.g. openssl rand -base64 32)' }).optional()),
   CAIRN_SECRET_KEY_PREVIOUS: optionalText,
+  CAIRN_SEARCH_PROFILE: z.enum(['v2', 'v1'], { error: 'expected v2 (the default) or v1' }).default('v2'),
 });
 
 /** The settings in the names the code uses: each written once, its type inferred. */
@@ -73,6 +74,11 @@ const settingsOf = (e: z.output<typeof BaseEnv>, env: Record<string, string | un
   secretKey: e.CAIRN_SECRET_KEY,
   /** The key being rotated away from: still opens what it sealed. */
   secretKeyPrevious: e.CAIRN_SECRET_KEY_PREVIOUS,
+  /**
+   * How search ranks: v2 (default) with the built-in embedder's lexical resource, v1 the
+   * ranking before it (GloVe vectors alone), kept so the two can be compared.
+   */
+  searchProfile: e.CAIRN_SEARCH_PROFILE,
 });
 
 export type Config = ReturnType<typeof settingsOf> & {

@@ -70,7 +70,7 @@ const within = <T>(work: Promise<T>, ms: number, what: string): Promise<T> =>
  */
 export const openEmbedder = async (config: Readonly<Config>, logger: Logger): Promise<Embedder> => {
   if (config.embeddingsUrl) return new OpenAiEmbedder({ url: config.embeddingsUrl, model: config.embeddingsModel as string, apiKey: config.embeddingsApiKey });
-  if (!config.embeddingsModel) return new BuiltinEmbedder();
+  if (!config.embeddingsModel) return new BuiltinEmbedder({ lexicon: config.searchProfile !== 'v1' });
   const started = performance.now();
   const embedder = await openLocalModel(config.embeddingsModel, { cacheDir: config.modelCache, hubUrl: config.modelHubUrl, logger });
   logger.info({ embedder: embedder.id, dimension: embedder.dimension, ms: Math.round(performance.now() - started) }, 'embedding model loaded');

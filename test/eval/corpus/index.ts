@@ -1,4 +1,5 @@
 import { chats } from './chats.ts';
+import { conversations } from './conversations.ts';
 import { decisions } from './decisions.ts';
 import { deploys } from './deploys.ts';
 import { incidents } from './incidents.ts';
@@ -8,7 +9,7 @@ import { pullRequests } from './pull-requests.ts';
 import { runbooks } from './runbooks.ts';
 import { tickets } from './tickets.ts';
 
-export type { EvalEntry, EvalQuery, QueryKind } from './model.ts';
+export type { ConversationKind, EvalEntry, EvalQuery, QueryKind } from './model.ts';
 
 /**
  * The evaluation corpus: an engineering organisation's operations memory (incidents, pull
@@ -20,3 +21,6 @@ export const buildCorpus = (): { entries: EvalEntry[]; queries: EvalQuery[] } =>
   const parts = [incidents(rand), pullRequests(rand), deploys(rand), chats(rand), tickets(rand), runbooks(rand), decisions(rand), notes()];
   return { entries: parts.flatMap((p) => p.entries), queries: parts.flatMap((p) => p.queries) };
 };
+
+/** The conversational set: long multi-session chats, one entry per turn (corpus/conversations.ts). */
+export const buildConversations = (): { entries: EvalEntry[]; queries: EvalQuery[] } => conversations();

@@ -18,12 +18,16 @@ export interface EvalEntry {
  * search box; paraphrase: the same need in other words (shares few words with the entry).
  */
 export type QueryKind = 'lexical' | 'keyword' | 'paraphrase';
+/** Questions of the conversational set (test/eval/corpus/conversations.ts). */
+export type ConversationKind = 'fact' | 'when' | 'opinion' | 'two-turn';
 
 export interface EvalQuery {
   query: string;
-  kind: QueryKind;
+  kind: QueryKind | ConversationKind;
   /** `entity_path/key` of every entry that answers the query. */
   expected: string[];
+  /** Entity path the question is asked within (one conversation), if any. */
+  scope?: string;
 }
 
 /** One topic of a kind of entry: how the entry words it, and how someone asking might. */

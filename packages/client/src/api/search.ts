@@ -16,7 +16,7 @@ export interface ScoreParts {
   vector: { rank: number; similarity: number } | null;
   /** Rank and similarity in the word-by-word ranking of the built-in embedder (hybrid only). */
   words?: { rank: number; similarity: number };
-  /** Relevance before the weights below: reciprocal rank fusion (hybrid) or the score relative to the best (one ranking). */
+  /** Relevance before the weights below: in hybrid, each ranking's score rescaled between its worst and best candidate, weighted and summed (reciprocal rank fusion with the server's search profile v1); with one ranking, the score relative to the best. */
   relevance: number;
   /** Multipliers for how recent and how trusted the entry is. */
   recency: number;

@@ -3,6 +3,12 @@ import { STOP_WORDS, words } from '../search-rules/analyzer.ts';
 import { WordVectors } from './word-vectors.ts';
 
 const TABLE = new URL('./data/glove-100d.bin', import.meta.url);
+const LEXICON = { graph: new URL('./data/wordnet-graph.bin', import.meta.url), vectors: new URL('./data/glove-100d-wordnet.bin', import.meta.url) };
+
+/** Query expansion (relatedWords), tuned on the operations set of test/eval. */
+const RELATED_PER_WORD = 3;
+const RELATED_MIN_COSINE = 0.6;
+const RELATED_WEIGHT = 0.8;
 
 /** Content words of a text (no stop words, no absurdly long tokens), in order. */
 function* contentWords(text: string): Generator<string> {
@@ -13,16 +19,25 @@ function* contentWords(text: string): Generator<string> {
  * The default embedder: no network, no model download, deterministic. A text's vector is the
  * SIF-weighted average of GloVe word vectors (100 dimensions, the 100k most frequent words,
  * distilled by scripts/distill-embeddings.ts), so "outage" lands near "downtime" and
- * "lapsed" near "expired". Words outside the table get a stable hashed direction, which
+ * "lapsed" near "expired". With its lexicon (the default), the words WordNet relates have
+ * vectors retrofitted to those relations and serve query expansion (scripts/distill-wordnet.ts:
+ * "grandma" by "grandmother", "physician" by "doctor"). Words outside the table get a stable hashed direction, which
  * makes a shared rare name (a service, a ticket number) count too. It captures words, not
  * word order or negation: a sentence model served by an OpenAI-compatible endpoint ranks
  * paraphrases better (see README: Search).
  */
 export class BuiltinEmbedder implements Embedder {
-  readonly id = 'builtin:glove-100d-sif-v1';
+  readonly id: string;
   readonly dimension = 100;
   readonly local = true;
-  private readonly words = new WordVectors(TABLE, this.dimension);
+  private readonly words: WordVectors;
+
+  /** `lexicon`: retrofit the vectors to WordNet (the default); false gives the embedder as it was before. */
+  constructor(options: { lexicon?: boolean } = {}) {
+    const lexicon = options.lexicon ?? true;
+    this.id = lexicon ? 'builtin:glove-100d-wordnet-sif-v2' : 'builtin:glove-100d-sif-v1';
+    this.words = new WordVectors(TABLE, this.dimension, lexicon ? LEXICON : null);
+  }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     return texts.map((t) => this.embedOne(t));
@@ -71,6 +86,33 @@ export class BuiltinEmbedder implements Embedder {
       }
       return q.reduce((sum, w, i) => sum + w.weight * (best[i] as number), 0) / total;
     });
+  }
+
+  /**
+   * Query expansion from the lexicon: for each query word, the related words closest to it
+   * in the retrofitted space (at most RELATED_PER_WORD, cosine at least RELATED_MIN_COSINE),
+   * weighted by that cosine times RELATED_WEIGHT.
+   */
+  relatedWords(query: string): { word: string; weight: number }[] {
+    const own = new Set(contentWords(query));
+    const out: { word: string; weight: number }[] = [];
+    for (const word of own) {
+      const q = this.words.unit(word).vector;
+      const near = this.words
+        .related(word)
+        .filter((w) => !own.has(w) && !STOP_WORDS.has(w))
+        .map((w) => {
+          const v = this.words.unit(w).vector;
+          let cos = 0;
+          for (let d = 0; d < this.dimension; d++) cos += (q[d] as number) * (v[d] as number);
+          return { word: w, cos };
+        })
+        .filter((n) => n.cos >= RELATED_MIN_COSINE)
+        .sort((a, b) => b.cos - a.cos)
+        .slice(0, RELATED_PER_WORD);
+      for (const n of near) out.push({ word: n.word, weight: n.cos * RELATED_WEIGHT });
+    }
+    return out;
   }
 
   private unitWords(text: string): { vector: Float32Array; weight: number }[] {

@@ -1,3 +1,4 @@
+import { type WordGraph, loadGraph } from './word-graph.ts';
 import { type WordTable, loadTable } from './word-table.ts';
 
 /** SIF smoothing (Arora et al. 2017): a word's weight is a / (a + p(word)). */
@@ -15,14 +16,21 @@ const INFLECTIONS: [string, string][] = [['ies', 'y'], ['es', ''], ['s', ''], ['
 export class WordVectors {
   readonly dimension: number;
   private readonly file: URL;
+  private readonly lexiconFiles: { graph: URL; vectors: URL } | null;
   private table: WordTable | undefined;
+  private lexicon: { graph: WordGraph; words: string[] } | null = null;
   private unknownNorm = 1;
   private zipfNorm = 1;
   private readonly unknown = new Map<string, Float32Array>();
   private readonly units = new Map<string, { vector: Float32Array; weight: number }>();
 
-  constructor(file: URL, dimension: number) {
+  /**
+   * `lexicon`: the lexical graph over the table's words (word-graph.ts) and a table of
+   * retrofitted vectors that replace those words' rows (scripts/distill-wordnet.ts).
+   */
+  constructor(file: URL, dimension: number, lexicon: { graph: URL; vectors: URL } | null = null) {
     this.file = file;
+    this.lexiconFiles = lexicon;
     this.dimension = dimension;
   }
 
@@ -39,6 +47,17 @@ export class WordVectors {
     const weight = this.unknownWeight(word) * this.unknownNorm;
     const v = this.unknownVector(word);
     for (let d = 0; d < dim; d++) out[d]! += (v[d] as number) * weight;
+  }
+
+  /** The words the lexical graph relates to `word` (none without a graph, or for a word the table lacks). */
+  related(word: string): string[] {
+    this.load();
+    const row = this.rowOf(word);
+    if (!this.lexicon || row === undefined) return [];
+    const { graph, words } = this.lexicon;
+    const out: string[] = [];
+    for (let k = graph.offsets[row] as number; k < (graph.offsets[row + 1] as number); k++) out.push(words[graph.neighbours[k] as number] as string);
+    return out;
   }
 
   /** `word` as a unit vector, with its weight (cached: the same words come back all the time). */
@@ -75,6 +94,13 @@ export class WordVectors {
   private load(): WordTable {
     if (this.table) return this.table;
     const table = loadTable(this.file);
+    if (this.lexiconFiles) {
+      const graph = loadGraph(this.lexiconFiles.graph, table.scales.length);
+      overlay(table, loadTable(this.lexiconFiles.vectors));
+      const words = new Array<string>(table.scales.length);
+      for (const [word, row] of table.rows) words[row] = word;
+      this.lexicon = { graph, words };
+    }
     if (table.dimension !== this.dimension) throw new Error(`word table has ${table.dimension} dimensions, expected ${this.dimension}`);
     // Typical norm of a rare known word, so an unknown word weighs like one.
     let sum = 0;
@@ -124,3 +150,15 @@ export class WordVectors {
     return v;
   }
 }
+
+/** Replaces the rows of `table` that `over` has (same words, same dimension), in place. */
+const overlay = (table: WordTable, over: WordTable): void => {
+  if (over.dimension !== table.dimension) throw new Error(`retrofitted vectors have ${over.dimension} dimensions, the table ${table.dimension}`);
+  const dim = table.dimension;
+  for (const [word, i] of over.rows) {
+    const row = table.rows.get(word);
+    if (row === undefined) continue;
+    table.scales[row] = over.scales[i] as number;
+    table.components.set(over.components.subarray(i * dim, (i + 1) * dim), row * dim);
+  }
+};

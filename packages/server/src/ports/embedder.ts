@@ -25,4 +25,9 @@ export interface Embedder {
   wordMatch?(query: string, texts: readonly string[]): Promise<number[]>;
   /** Optional: release what the embedder holds (a model's thread and memory). */
   close?(): Promise<void>;
+  /**
+   * Optional, for embedders with a lexicon: words related to the query's words ("physician"
+   * for "doctor"), each with a weight in (0, 1], for text search to match as well.
+   */
+  relatedWords?(query: string): { word: string; weight: number }[];
 }

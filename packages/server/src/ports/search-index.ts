@@ -16,6 +16,12 @@ export interface ParsedQuery {
   prefixes: string[][];
   /** The query as typed, for the embedder. */
   text: string;
+  /**
+   * Related terms not in the query (from the embedder's lexicon: "physician" for "doctor"),
+   * each ranked by BM25 with its idf scaled by `weight` (below 1): an entry using the other
+   * word is found, one using the query's own words still ranks first.
+   */
+  expansions?: { term: string; weight: number }[];
 }
 
 /** Which live entries a search may return (SPEC §5 search filters). */

@@ -21,3 +21,9 @@ export interface CollectionStats {
   averageLength: number;
   docFrequency(term: string): number;
 }
+
+/**
+ * Whether a query expansion term is worth its postings: one found in more than a tenth of the
+ * entries adds little (low idf, scaled down again as an expansion) and costs a long scan.
+ */
+export const worthExpanding = (docFrequency: number, docCount: number): boolean => docFrequency <= docCount * 0.1;

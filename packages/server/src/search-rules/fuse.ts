@@ -30,14 +30,41 @@ export const confidenceWeight = (entry: Entry): number => 0.9 + 0.1 * entry.conf
 const addressOf = (e: Entry): string => `${e.entity_path}\u0000${e.key}`;
 
 /**
+ * Weights of the rankings when fused by scores, tuned on the operations set of test/eval with
+ * the built-in embedder: its word-by-word ranking is the surest sign of a paraphrase, its
+ * averaged vector the weakest. Without a word-by-word ranking (a sentence model, whose vector
+ * is its strongest signal) text and vector weigh alike.
+ */
+const SCORE_WEIGHTS = { text: 1, vector: 0.5, words: 2 };
+const SCORE_WEIGHTS_WITHOUT_WORDS = { text: 1, vector: 1 };
+
+/**
+ * Adds a ranking's scores rescaled to 0–1 between its worst and best candidate. A ranking
+ * whose candidates all score alike (a speaker's name on half the turns of a conversation)
+ * then adds nothing, where reciprocal ranks would still give its arbitrary order full weight.
+ */
+const addScaled = (list: Candidate[] | null, weight: number, part: (c: Candidate) => { parts: ScoreParts }): void => {
+  if (!list || list.length === 0) return;
+  let max = -Infinity;
+  let min = Infinity;
+  for (const c of list) {
+    max = Math.max(max, c.score);
+    min = Math.min(min, c.score);
+  }
+  for (const c of list) part(c).parts.relevance += weight * (max > min ? (c.score - min) / (max - min) : 1);
+};
+
+/**
  * Fuse the text and vector rankings (either may be absent), and in hybrid the word-by-word
- * ranking of their best candidates, into one, best first. With several, reciprocal rank
- * fusion weighted per ranking; with one, its scores relative to its best.
+ * ranking of their best candidates, into one, best first. With several: by default (`by:
+ * 'scores'`) each ranking's scores rescaled between its worst and best candidate, weighted
+ * and summed; `by: 'ranks'` is reciprocal rank fusion, as before (search profile v1). With
+ * one ranking, its scores relative to its best.
  */
 export const fuse = (
   text: Candidate[] | null,
   vector: Candidate[] | null,
-  options: { now: number; limit: number; vectorWeight: number; words?: Candidate[] | null },
+  options: { now: number; limit: number; vectorWeight: number; words?: Candidate[] | null; by?: 'ranks' | 'scores' },
 ): Ranked[] => {
   const byAddress = new Map<string, { entry: Entry; parts: ScoreParts }>();
   const part = (c: Candidate) => {
@@ -67,6 +94,13 @@ export const fuse = (
     p.words = { rank: i + 1, similarity: c.score };
     p.relevance += 1 / (RRF_K + i + 1);
   });
+  if (options.by === 'scores' && both) {
+    for (const v of byAddress.values()) v.parts.relevance = 0;
+    const weights = options.words ? SCORE_WEIGHTS : SCORE_WEIGHTS_WITHOUT_WORDS;
+    addScaled(text, weights.text, part);
+    addScaled(vector, weights.vector, part);
+    if (options.words) addScaled(options.words, SCORE_WEIGHTS.words, part);
+  }
   const ranked: Ranked[] = [];
   for (const { entry, parts } of byAddress.values()) {
     parts.recency = recencyWeight(entry, options.now);

@@ -49,3 +49,14 @@ export const containsPhrase = (tokens: readonly Token[], phrase: Phrase): boolea
 
 /** Whether the query can match anything by text (it may be all stop words). */
 export const hasTextTerms = (q: ParsedQuery): boolean => q.terms.length > 0 || q.prefixes.length > 0;
+
+/** Related words as weighted terms, leaving out the query's own and keeping each term's best weight. */
+export const expandQuery = (query: ParsedQuery, related: readonly { word: string; weight: number }[]): { term: string; weight: number }[] => {
+  const own = new Set(query.terms);
+  const best = new Map<string, number>();
+  for (const { word, weight } of related) {
+    const term = termOf(word);
+    if (!own.has(term) && weight > (best.get(term) ?? 0)) best.set(term, weight);
+  }
+  return [...best].map(([term, weight]) => ({ term, weight }));
+};

@@ -6,6 +6,7 @@ import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStat
 import type { ForgetTarget, Store } from '../ports/store.ts';
 import { forgetNames } from '../domain/forget-target.ts';
 import { analyze } from '../search-rules/analyzer.ts';
+import { worthExpanding } from '../search-rules/bm25.ts';
 import { docTerms, embeddingText, entryFields } from '../search-rules/entry-text.ts';
 import { passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
@@ -129,11 +130,15 @@ export class MemorySearchIndex implements SearchIndex {
     const terms = [...query.terms];
     for (const prefixes of query.prefixes) terms.push(...this.text.expandPrefix(prefixes));
     if (terms.length === 0) return [];
+    const weights = new Map<string, number>();
+    for (const { term, weight } of query.expansions ?? []) {
+      if (!terms.includes(term) && worthExpanding(this.text.docFrequency(term), this.text.docCount)) weights.set(term, weight);
+    }
     const accept = (slot: number): boolean => {
       const entry = this.slots.entry(slot) as Entry;
       return passesFilter(entry, filter) && query.phrases.every((p) => hasPhrase(entry, p));
     };
-    return this.candidates(this.text.search([...new Set(terms)], n, this.slots.alive, accept));
+    return this.candidates(this.text.search([...new Set([...terms, ...weights.keys()])], n, this.slots.alive, accept, weights));
   }
 
   async vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]> {

@@ -79,7 +79,8 @@ export class TextIndex {
   }
 
   /**
-   * The `n` best live slots by BM25F over `terms`, among those `accept` lets through. `alive`
+   * The `n` best live slots by BM25F over `terms` (a term's idf scaled by its entry in
+   * `weights`, 1 when absent), among those `accept` lets through. `alive`
    * is checked per posting (cheap); `accept` only for slots good enough to enter the top n.
    *
    * Rare terms are scored first. Before each long postings list, if even the most the terms
@@ -87,17 +88,17 @@ export class TextIndex {
    * lists are not scanned: only slots that may still reach the top n are completed, by binary
    * search in the remaining lists (MaxScore). Exact, and common words stop costing a scan.
    */
-  search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean): { slot: number; score: number }[] {
+  search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean, weights?: ReadonlyMap<string, number>): { slot: number; score: number }[] {
     // Slots scored so far, in a buffer kept between searches (no garbage per query).
     let touched: Int32Array = this.touched;
     let count = 0;
     const scores = this.scores;
     const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
     const lists = terms
-      .map((term) => this.postings.get(term))
-      .filter((p): p is PostingList => p !== undefined)
-      .map((p) => {
-        const weight = idf(p.count, Math.max(this.liveDocs, p.count));
+      .map((term) => ({ p: this.postings.get(term), scale: weights?.get(term) ?? 1 }))
+      .filter((t): t is { p: PostingList; scale: number } => t.p !== undefined)
+      .map(({ p, scale }) => {
+        const weight = scale * idf(p.count, Math.max(this.liveDocs, p.count));
         return { p, weight, bound: weight * (K1 + 1) };
       })
       .sort((a, b) => b.bound - a.bound);

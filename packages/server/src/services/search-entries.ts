@@ -9,7 +9,7 @@ import { AsOfIndex } from './as-of-index.ts';
 import { embeddingText } from '../search-rules/entry-text.ts';
 import { fuse } from '../search-rules/fuse.ts';
 import { highlight } from '../search-rules/highlights.ts';
-import { hasTextTerms, parseQuery } from '../search-rules/query.ts';
+import { expandQuery, hasTextTerms, parseQuery } from '../search-rules/query.ts';
 import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
 import { AsOfSchema, asOfInstant } from './as-of.ts';
 import type { Context, ServiceDeps } from './context.ts';
@@ -43,7 +43,7 @@ export type { SearchResponse, SearchResult } from 'cairn-memory-client';
 /** Each ranking offers this many candidates per result asked for (fusion needs depth). */
 const DEPTH = 5;
 const MIN_CANDIDATES = 50;
-/** Weight of the vector ranking in the fusion, relative to text (1). */
+/** Weight of the vector ranking in reciprocal rank fusion (search profile v1), relative to text (1). */
 const VECTOR_WEIGHT = 1;
 const QUERY_EMBED_TIMEOUT_MS = 2_000;
 /** Candidates of each ranking that the word-by-word ranking re-reads. */
@@ -73,6 +73,7 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   // The live index holds newest versions only: the past is ranked over its own versions.
   const index = asOf === undefined ? deps.search : await AsOfIndex.open(deps.store, deps.embedder ?? null, filter);
   const query = parseQuery(input.query);
+  if (input.mode !== 'vector' && deps.embedder?.relatedWords) query.expansions = expandQuery(query, deps.embedder.relatedWords(query.text));
   const depth = Math.max(MIN_CANDIDATES, input.limit * DEPTH);
   const wantText = input.mode !== 'vector';
   const wantVector = input.mode !== 'text';
@@ -83,7 +84,7 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   const mode = vector === null ? 'text' : input.mode;
   const words = mode === 'hybrid' && text !== null && vector !== null ? await wordRanking(deps, query.text, text, vector) : null;
   // Room for the discredited ones to be set aside without leaving the page short.
-  const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit * (input.discredited === 'include' ? 1 : 2), vectorWeight: VECTOR_WEIGHT, words });
+  const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit * (input.discredited === 'include' ? 1 : 2), vectorWeight: VECTOR_WEIGHT, words, by: deps.config.searchProfile === 'v1' ? 'ranks' : 'scores' });
 
   const terms = new Set(query.terms);
   const prefixes = query.prefixes.flat();

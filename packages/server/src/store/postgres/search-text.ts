@@ -1,5 +1,5 @@
 import type { ParsedQuery, SearchFilter } from '../../ports/search-index.ts';
-import { idf, termScore } from '../../search-rules/bm25.ts';
+import { idf, termScore, worthExpanding } from '../../search-rules/bm25.ts';
 import { TopK } from '../../search-rules/top-k.ts';
 import type { Sql } from './client.ts';
 import { filterSql } from './search-sql.ts';
@@ -43,7 +43,11 @@ const selective = (terms: string[], stats: SearchStats): string[] => {
  */
 export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery, filter: SearchFilter, n: number): Promise<{ key: KeyRow; score: number }[]> => {
   await stats.current();
-  const tsquery = tsqueryOf({ ...query, terms: selective(query.terms, stats) });
+  const expansions = new Map<string, number>();
+  for (const { term, weight } of query.expansions ?? []) {
+    if (!query.terms.includes(term) && worthExpanding(stats.docFrequency(term), stats.docCount)) expansions.set(term, weight);
+  }
+  const tsquery = tsqueryOf({ ...query, terms: [...selective(query.terms, stats), ...selective([...expansions.keys()], stats)] });
   if (!tsquery) return [];
   const f = filterSql(filter, 2);
   const rows = await sql.unsafe<(KeyRow & { terms: string; doc_length: number })[]>(
@@ -54,6 +58,7 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
   );
   const docs = Math.max(stats.docCount, rows.length, 1);
   const weights = new Map(query.terms.map((t) => [t, idf(stats.docFrequency(t), docs)]));
+  for (const [term, scale] of expansions) weights.set(term, scale * idf(stats.docFrequency(term), docs));
   const prefixes = query.prefixes.flat();
   const top = new TopK(n);
   rows.forEach((row, i) => {

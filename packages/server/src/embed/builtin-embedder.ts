@@ -3,6 +3,10 @@ import { STOP_WORDS, words } from '../search-rules/analyzer.ts';
 import { WordVectors } from './word-vectors.ts';
 
 const TABLE = new URL('./data/glove-100d.bin', import.meta.url);
+/** Characters of text whose words are kept as unit vectors (see unitWords): a few megabytes. */
+const MAX_CACHED_CHARS = 4_000_000;
+
+type Unit = { vector: Float32Array; weight: number };
 
 /** Content words of a text (no stop words, no absurdly long tokens), in order. */
 function* contentWords(text: string): Generator<string> {
@@ -23,6 +27,8 @@ export class BuiltinEmbedder implements Embedder {
   readonly dimension = 100;
   readonly local = true;
   private readonly words = new WordVectors(TABLE, this.dimension);
+  private readonly textUnits = new Map<string, readonly Unit[]>();
+  private cachedChars = 0;
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     return texts.map((t) => this.embedOne(t));
@@ -49,31 +55,45 @@ export class BuiltinEmbedder implements Embedder {
     if (total === 0) return texts.map(() => 0);
     const dim = this.dimension;
     // Candidates share most of their words: each word's similarities to the query words are computed once.
-    const similarities = new Map<string, Float32Array>();
-    const similaritiesOf = (word: string): Float32Array => {
-      let sims = similarities.get(word);
+    const similarities = new Map<Unit, Float32Array>();
+    const similaritiesOf = (unit: Unit): Float32Array => {
+      let sims = similarities.get(unit);
       if (sims) return sims;
-      const v = this.words.unit(word).vector;
+      const v = unit.vector;
       sims = new Float32Array(q.length);
       q.forEach(({ vector: qv }, i) => {
         let s = 0;
         for (let k = 0; k < dim; k++) s += (qv[k] as number) * (v[k] as number);
         sims[i] = s;
       });
-      similarities.set(word, sims);
+      similarities.set(unit, sims);
       return sims;
     };
     return texts.map((text) => {
       const best = new Float32Array(q.length);
-      for (const word of new Set(contentWords(text))) {
-        const sims = similaritiesOf(word);
+      for (const unit of this.unitWords(text)) {
+        const sims = similaritiesOf(unit);
         for (let i = 0; i < q.length; i++) if ((sims[i] as number) > (best[i] as number)) best[i] = sims[i] as number;
       }
       return q.reduce((sum, w, i) => sum + w.weight * (best[i] as number), 0) / total;
     });
   }
 
-  private unitWords(text: string): { vector: Float32Array; weight: number }[] {
-    return [...new Set(contentWords(text))].map((w) => this.words.unit(w));
+  /**
+   * The distinct content words of `text` as unit vectors. Kept per text: a hybrid search
+   * re-reads dozens of candidates, mostly the same ones from search to search, and
+   * tokenizing them again was most of its cost.
+   */
+  private unitWords(text: string): readonly Unit[] {
+    let units = this.textUnits.get(text);
+    if (units) return units;
+    units = [...new Set(contentWords(text))].map((w) => this.words.unit(w));
+    if (this.cachedChars + text.length > MAX_CACHED_CHARS) {
+      this.textUnits.clear();
+      this.cachedChars = 0;
+    }
+    this.textUnits.set(text, units);
+    this.cachedChars += text.length;
+    return units;
   }
 }

@@ -4,7 +4,7 @@ import { TopK } from '../../search-rules/top-k.ts';
 import type { Sql } from './client.ts';
 import { filterSql } from './search-sql.ts';
 import type { SearchStats } from './search-stats.ts';
-import { tsqueryOf, weightedTf } from './search-terms.ts';
+import { matchedTf, tsqueryOf } from './search-terms.ts';
 
 export interface KeyRow {
   namespace: string;
@@ -58,8 +58,8 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
   const top = new TopK(n);
   rows.forEach((row, i) => {
     let score = 0;
-    for (const [term, tf] of weightedTf(row.terms)) {
-      const weight = weights.get(term) ?? (prefixes.some((p) => term.startsWith(p)) ? idf(stats.docFrequency(term), docs) : 0);
+    for (const [term, tf] of matchedTf(row.terms, query.terms, prefixes)) {
+      const weight = weights.get(term) ?? idf(stats.docFrequency(term), docs);
       if (weight > 0) score += termScore(weight, tf, row.doc_length, stats.averageLength);
     }
     top.push(i, score);

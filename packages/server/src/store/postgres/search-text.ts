@@ -46,10 +46,14 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
   const tsquery = tsqueryOf({ ...query, terms: selective(query.terms, stats) });
   if (!tsquery) return [];
   const f = filterSql(filter, 2);
+  // The tsvector becomes text for the preselected rows only: in a single select, PostgreSQL
+  // converts it for every matching row before sorting (thousands for a common word).
   const rows = await sql.unsafe<(KeyRow & { terms: string; doc_length: number })[]>(
-    `select namespace, entity_path, key, version, terms::text as terms, doc_length from cairn_search
-      where terms @@ $1::tsquery and ${f.where}
-      order by ts_rank('{0.1, 0.6, 0.4, 0.6}', terms, $1::tsquery, 1) desc limit ${PRESELECT}`,
+    `select namespace, entity_path, key, version, terms::text as terms, doc_length from (
+       select namespace, entity_path, key, version, terms, doc_length, ts_rank('{0.1, 0.6, 0.4, 0.6}', terms, $1::tsquery, 1) as rank
+         from cairn_search where terms @@ $1::tsquery and ${f.where}
+        order by rank desc limit ${PRESELECT}) best
+      order by rank desc`,
     [tsquery, ...f.values],
   );
   const docs = Math.max(stats.docCount, rows.length, 1);

@@ -7,7 +7,7 @@ import { docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
 import { fuse } from '../../packages/server/src/search-rules/fuse.ts';
 import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-graph.ts';
 import { expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
-import { tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
+import { matchedTf, tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
 
 const entry = (over: Partial<Entry> = {}): Entry => ({
   namespace: 'default', entity_path: 'repos/acme/checkout-api', key: 'pr-42', value: { title: 'Fix retry storms in OOMKilled pods', n: 7 },
@@ -34,6 +34,16 @@ describe('search analysis', () => {
     const mine = docTerms(e);
     expect(length).toBe(mine.length);
     expect(Object.fromEntries(weightedTf(literal))).toEqual(Object.fromEntries(mine.tf));
+  });
+
+  it('reads from a tsvector the frequencies of the query lexemes alone, as a full parse would', () => {
+    const literal = "'checkout':1A,7 'deploi':3B,9C 'deploy':4 'pod':5B,6B,8B 'pool':2A";
+    const full = weightedTf(literal);
+    const expected = (terms: string[], prefixes: string[]) => [...full].filter(([t]) => terms.includes(t) || prefixes.some((p) => t.startsWith(p)));
+    for (const [terms, prefixes] of [[['pod', 'checkout'], []], [['pool', 'absent'], ['dep']], [['deploi'], ['deploy', 'deploi', 'po']], [[], ['x']]] as [string[], string[]][]) {
+      expect(matchedTf(literal, terms, prefixes)).toEqual(expected(terms, prefixes));
+    }
+    expect(matchedTf(literal, ['pod'], [])).toEqual([['pod', 3]]);
   });
 
   it('fuses rankings by reciprocal rank and weighs confidence and recency gently', () => {

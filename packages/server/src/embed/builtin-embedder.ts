@@ -10,6 +10,11 @@ const RELATED_PER_WORD = 3;
 const RELATED_MIN_COSINE = 0.6;
 const RELATED_WEIGHT = 0.8;
 
+/** Characters of text whose words are kept as unit vectors (see unitWords): a few megabytes. */
+const MAX_CACHED_CHARS = 4_000_000;
+
+type Unit = { vector: Float32Array; weight: number };
+
 /** Content words of a text (no stop words, no absurdly long tokens), in order. */
 function* contentWords(text: string): Generator<string> {
   for (const { word } of words(text)) if (!STOP_WORDS.has(word) && word.length <= 40) yield word;
@@ -31,6 +36,8 @@ export class BuiltinEmbedder implements Embedder {
   readonly dimension = 100;
   readonly local = true;
   private readonly words: WordVectors;
+  private readonly textUnits = new Map<string, readonly Unit[]>();
+  private cachedChars = 0;
 
   /** `lexicon`: retrofit the vectors to WordNet (the default); false gives the embedder as it was before. */
   constructor(options: { lexicon?: boolean } = {}) {
@@ -64,24 +71,24 @@ export class BuiltinEmbedder implements Embedder {
     if (total === 0) return texts.map(() => 0);
     const dim = this.dimension;
     // Candidates share most of their words: each word's similarities to the query words are computed once.
-    const similarities = new Map<string, Float32Array>();
-    const similaritiesOf = (word: string): Float32Array => {
-      let sims = similarities.get(word);
+    const similarities = new Map<Unit, Float32Array>();
+    const similaritiesOf = (unit: Unit): Float32Array => {
+      let sims = similarities.get(unit);
       if (sims) return sims;
-      const v = this.words.unit(word).vector;
+      const v = unit.vector;
       sims = new Float32Array(q.length);
       q.forEach(({ vector: qv }, i) => {
         let s = 0;
         for (let k = 0; k < dim; k++) s += (qv[k] as number) * (v[k] as number);
         sims[i] = s;
       });
-      similarities.set(word, sims);
+      similarities.set(unit, sims);
       return sims;
     };
     return texts.map((text) => {
       const best = new Float32Array(q.length);
-      for (const word of new Set(contentWords(text))) {
-        const sims = similaritiesOf(word);
+      for (const unit of this.unitWords(text)) {
+        const sims = similaritiesOf(unit);
         for (let i = 0; i < q.length; i++) if ((sims[i] as number) > (best[i] as number)) best[i] = sims[i] as number;
       }
       return q.reduce((sum, w, i) => sum + w.weight * (best[i] as number), 0) / total;
@@ -115,7 +122,21 @@ export class BuiltinEmbedder implements Embedder {
     return out;
   }
 
-  private unitWords(text: string): { vector: Float32Array; weight: number }[] {
-    return [...new Set(contentWords(text))].map((w) => this.words.unit(w));
+  /**
+   * The distinct content words of `text` as unit vectors. Kept per text: a hybrid search
+   * re-reads dozens of candidates, mostly the same ones from search to search, and
+   * tokenizing them again was most of its cost.
+   */
+  private unitWords(text: string): readonly Unit[] {
+    let units = this.textUnits.get(text);
+    if (units) return units;
+    units = [...new Set(contentWords(text))].map((w) => this.words.unit(w));
+    if (this.cachedChars + text.length > MAX_CACHED_CHARS) {
+      this.textUnits.clear();
+      this.cachedChars = 0;
+    }
+    this.textUnits.set(text, units);
+    this.cachedChars += text.length;
+    return units;
   }
 }

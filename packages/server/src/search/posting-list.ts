@@ -1,3 +1,5 @@
+import { grownCapacity } from './capacity.ts';
+
 /**
  * One term's postings: each slot holding the term and its weighted frequency there (× 10,
  * an integer), interleaved in one Int32Array. Eight bytes a posting in one typed array per
@@ -8,7 +10,7 @@ export class PostingList {
   data: Int32Array;
   count = 0;
 
-  constructor(capacity = 2) {
+  constructor(capacity = 1) {
     this.data = new Int32Array(capacity * 2);
   }
 
@@ -22,7 +24,7 @@ export class PostingList {
 
   push(slot: number, tf: number): void {
     if (this.count * 2 === this.data.length) {
-      const grown = new Int32Array(Math.max(4, this.data.length * 2));
+      const grown = new Int32Array(grownCapacity(this.count, this.count + 1) * 2);
       grown.set(this.data);
       this.data = grown;
     }

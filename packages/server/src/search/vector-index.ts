@@ -1,5 +1,6 @@
 import { TopK } from '../search-rules/top-k.ts';
 import type { CoarseQuantizer } from './coarse-quantizer.ts';
+import { grownCapacity } from './capacity.ts';
 import { IvfLists } from './ivf-lists.ts';
 
 /** Vectors a listed search scans at least (more when filters reject many): about 2 ms. */
@@ -158,8 +159,7 @@ export class VectorIndex {
   }
 
   private grow(min: number): void {
-    let capacity = this.has.length;
-    while (capacity < min) capacity *= 2;
+    const capacity = grownCapacity(this.has.length, min);
     const data = new Float32Array(capacity * this.dimension);
     data.set(this.data);
     const has = new Uint8Array(capacity);

@@ -1,3 +1,5 @@
+import { grownCapacity } from './capacity.ts';
+
 /**
  * One list of the inverted file: slot numbers and a copy of their vectors side by side, so a
  * query reads a list's vectors from one contiguous block instead of jumping across the whole
@@ -47,7 +49,7 @@ export class VectorList {
   /** The index of a new last row, growing the arrays when full. */
   private room(): number {
     if (this.count === this.slots.length) {
-      const capacity = this.slots.length * 2;
+      const capacity = grownCapacity(this.slots.length, this.count + 1);
       const slots = new Int32Array(capacity);
       slots.set(this.slots);
       const codes = new Int8Array(capacity * this.dim);

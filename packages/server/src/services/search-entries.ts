@@ -7,7 +7,7 @@ import { parseInput } from '../domain/parse-input.ts';
 import type { Candidate, SearchFilter, SearchIndex } from '../ports/search-index.ts';
 import { AsOfIndex } from './as-of-index.ts';
 import { embeddingText } from '../search-rules/entry-text.ts';
-import { fuse } from '../search-rules/fuse.ts';
+import { type Ranked, fuse } from '../search-rules/fuse.ts';
 import { highlight } from '../search-rules/highlights.ts';
 import { expandQuery, hasTextTerms, parseQuery } from '../search-rules/query.ts';
 import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
@@ -89,15 +89,15 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   const terms = new Set(query.terms);
   const prefixes = query.prefixes.flat();
   const matches = (term: string): boolean => terms.has(term) || prefixes.some((p) => term.startsWith(p));
-  const visible = ranked
-    // A confined key never sees paths outside its prefixes, whatever the index returned.
-    .filter((r) => pathVisible(ctx, r.entry.entity_path))
-    .map((r) => ({ entry: r.entry, score: round(r.score), parts: r.parts, highlights: highlight(r.entry, matches) }));
-  if (input.discredited === 'include') return { results: visible.slice(0, input.limit), mode };
-  const discredited = (r: { entry: { evidence: { status: string } } }): boolean => r.entry.evidence?.status === 'discredited';
-  const results = visible.filter((r) => !discredited(r)).slice(0, input.limit);
+  // Highlights cost an analysis of every field: only for the results answered.
+  const answer = (page: Ranked[]) => page.map((r) => ({ entry: r.entry, score: round(r.score), parts: r.parts, highlights: highlight(r.entry, matches) }));
+  // A confined key never sees paths outside its prefixes, whatever the index returned.
+  const visible = ranked.filter((r) => pathVisible(ctx, r.entry.entity_path));
+  if (input.discredited === 'include') return { results: answer(visible.slice(0, input.limit)), mode };
+  const discredited = (r: Ranked): boolean => r.entry.evidence?.status === 'discredited';
+  const results = answer(visible.filter((r) => !discredited(r)).slice(0, input.limit));
   if (input.discredited === 'hide') return { results, mode };
-  return { results, mode, tried_and_failed: visible.filter(discredited).slice(0, input.limit) };
+  return { results, mode, tried_and_failed: answer(visible.filter(discredited).slice(0, input.limit)) };
 };
 
 /** Vector candidates, or null when vectors cannot be had (then hybrid answers by text alone). */

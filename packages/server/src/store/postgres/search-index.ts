@@ -74,8 +74,8 @@ export class PostgresSearchIndex implements SearchIndex {
       const distance = `embedding::vector(${dim}) <=> $1::vector(${dim})`;
       const rows = await this.sql.begin(async (tx) => {
         // Filters apply after the HNSW walk; iterative scans keep walking until enough rows pass.
-        await tx.unsafe(`set local hnsw.ef_search = ${Math.max(100, Math.min(1000, 2 * n))}`);
-        await tx.unsafe(`set local hnsw.iterative_scan = relaxed_order`);
+        // Both settings in one simple-protocol message: one round trip fewer per search.
+        await tx.unsafe(`set local hnsw.ef_search = ${Math.max(100, Math.min(1000, 2 * Math.trunc(n)))}; set local hnsw.iterative_scan = relaxed_order`).simple();
         return tx.unsafe<(KeyRow & { distance: number })[]>(
           `select namespace, entity_path, key, version, ${distance} as distance from cairn_search
             where embedder = ${embedderLiteral(this.embedder.id)} and ${f.where}

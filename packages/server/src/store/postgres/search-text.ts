@@ -4,7 +4,7 @@ import { TopK } from '../../search-rules/top-k.ts';
 import type { Sql } from './client.ts';
 import { filterSql } from './search-sql.ts';
 import type { SearchStats } from './search-stats.ts';
-import { tsqueryOf, weightedTf } from './search-terms.ts';
+import { matchedTf, tsqueryOf } from './search-terms.ts';
 
 export interface KeyRow {
   namespace: string;
@@ -50,21 +50,27 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
   const tsquery = tsqueryOf({ ...query, terms: [...selective(query.terms, stats), ...selective([...expansions.keys()], stats)] });
   if (!tsquery) return [];
   const f = filterSql(filter, 2);
+  // The tsvector becomes text for the preselected rows only: in a single select, PostgreSQL
+  // converts it for every matching row before sorting (thousands for a common word).
   const rows = await sql.unsafe<(KeyRow & { terms: string; doc_length: number })[]>(
-    `select namespace, entity_path, key, version, terms::text as terms, doc_length from cairn_search
-      where terms @@ $1::tsquery and ${f.where}
-      order by ts_rank('{0.1, 0.6, 0.4, 0.6}', terms, $1::tsquery, 1) desc limit ${PRESELECT}`,
+    `select namespace, entity_path, key, version, terms::text as terms, doc_length from (
+       select namespace, entity_path, key, version, terms, doc_length, ts_rank('{0.1, 0.6, 0.4, 0.6}', terms, $1::tsquery, 1) as rank
+         from cairn_search where terms @@ $1::tsquery and ${f.where}
+        order by rank desc limit ${PRESELECT}) best
+      order by rank desc`,
     [tsquery, ...f.values],
   );
   const docs = Math.max(stats.docCount, rows.length, 1);
   const weights = new Map(query.terms.map((t) => [t, idf(stats.docFrequency(t), docs)]));
   for (const [term, scale] of expansions) weights.set(term, scale * idf(stats.docFrequency(term), docs));
   const prefixes = query.prefixes.flat();
+  // Expansion terms score too (weighted above), so the rows' counts must include them.
+  const counted = [...query.terms, ...expansions.keys()];
   const top = new TopK(n);
   rows.forEach((row, i) => {
     let score = 0;
-    for (const [term, tf] of weightedTf(row.terms)) {
-      const weight = weights.get(term) ?? (prefixes.some((p) => term.startsWith(p)) ? idf(stats.docFrequency(term), docs) : 0);
+    for (const [term, tf] of matchedTf(row.terms, counted, prefixes)) {
+      const weight = weights.get(term) ?? idf(stats.docFrequency(term), docs);
       if (weight > 0) score += termScore(weight, tf, row.doc_length, stats.averageLength);
     }
     top.push(i, score);

@@ -57,7 +57,9 @@ describe('postgres change feed: catch-up after a lost LISTEN connection', () => 
     const spied = new Proxy(sql, {
       get(target, property, receiver) {
         if (property !== 'listen') return Reflect.get(target, property, receiver);
-        return (channel: string, payload: (p: string) => void, onListen: () => void) => {
+        return (channel: string, payload: (p: string) => void, onListen?: () => void) => {
+          // The feed also listens for forgets, without an onListen: leave that channel alone.
+          if (!onListen) return target.listen(channel, payload);
           onPayload = payload;
           return target.listen(channel, payload, () => {
             if (++listens > 1) justBeforeRelisten();

@@ -2,6 +2,7 @@ import type { Entry } from '../../domain/entry.ts';
 import { ServiceError, VersionConflict } from '../../domain/errors.ts';
 import type { BatchItem, Store } from '../../ports/store.ts';
 import { ArchiveError, type ArchiveHeader } from './format.ts';
+import { noteDedupCollection } from '../retention/dedup-collections.ts';
 import { checkArchive, readArchiveLines } from './read-archive.ts';
 
 /** Versions per store batch: several entries' whole histories land in one atomic batch. */
@@ -163,6 +164,8 @@ export const importArchive = async (store: Store, path: string, options: ImportO
       groupVersions += line.versions.length;
     } else {
       await store.putRecord(line.collection, line.id, line.data);
+      // Dedup expiry finds its collections through a list of them; an imported one joins it.
+      if (line.collection.startsWith('dedup/')) await noteDedupCollection(store, line.collection);
       report.records++;
     }
   }

@@ -1,9 +1,10 @@
-import { open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import type { EntryIndex } from './entry-index.ts';
 import { decodeOne, encodeRecord } from './record-codec.ts';
 import type { RecordOp, RecordTable } from './record-table.ts';
+import { writeAtomically } from './atomic-file.ts';
 import { type Location, type SegmentLog, baseName, syncDirectory } from './segment-log.ts';
 
 export interface CompactionParts {
@@ -50,10 +51,8 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
     states: [...index.states()].map((s) => ({ address: s.head, locations: [...s.locations] })),
     ops: [...records.ops()],
   }));
-  const tmp = join(dir, `${baseName(reserved)}.tmp`);
   const moves: { address: EntryAddress; version: number; from: Location; to: Location }[] = [];
-  const file = await open(tmp, 'w', 0o600);
-  try {
+  await writeAtomically(join(dir, baseName(reserved)), async (file) => {
     let off = 0;
     let parts: Buffer[] = [];
     let buffered = 0;
@@ -84,15 +83,7 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
       }
     }
     if (parts.length > 0) await file.writev(parts);
-    await file.datasync();
-  } catch (error) {
-    await file.close();
-    await rm(tmp, { force: true });
-    throw error;
-  }
-  await file.close();
-  await rename(tmp, join(dir, baseName(reserved)));
-  await syncDirectory(dir);
+  });
   // From here on reads of `reserved` go to the base; then, in the same tick, the index moves.
   const oldBase = log.baseSegment;
   log.adoptBase(reserved);

@@ -1,6 +1,6 @@
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { syncDirectory } from './segment-log.ts';
+import { writeAtomically } from './atomic-file.ts';
 
 /**
  * The file the in-process search index keeps in the data directory (search/index-snapshot.ts
@@ -18,22 +18,11 @@ export const searchIndexFile = (dir: string, name = 'search-index') => {
         throw error;
       }
     },
-    write: async (fill: (sink: (chunk: Buffer) => Promise<void>) => Promise<void>): Promise<void> => {
-      const tmp = `${path}.tmp`;
-      const file = await open(tmp, 'w', 0o600);
-      try {
-        await fill(async (chunk) => {
+    write: (fill: (sink: (chunk: Buffer) => Promise<void>) => Promise<void>): Promise<void> =>
+      writeAtomically(path, (file) =>
+        fill(async (chunk) => {
           await file.write(chunk);
-        });
-        await file.datasync();
-      } catch (error) {
-        await file.close();
-        await rm(tmp, { force: true });
-        throw error;
-      }
-      await file.close();
-      await rename(tmp, path);
-      await syncDirectory(dir);
-    },
+        }),
+      ),
   };
 };

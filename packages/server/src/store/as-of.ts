@@ -1,5 +1,6 @@
-import { type Entry, isLive } from '../domain/entry.ts';
+import type { Entry } from '../domain/entry.ts';
 import type { ListPage, ListQuery } from '../ports/store.ts';
+import { listFilter } from './list-filter.ts';
 
 /** Whether `entry` was written at or before `at` (ms since the epoch). */
 export const writtenBy = (entry: Entry, at: number): boolean => Date.parse(entry.written_at) <= at;
@@ -29,12 +30,10 @@ export const walkBackTo = async (head: Entry | null, at: number, read: (version:
 export const listAsOf = async (heads: Iterable<Entry>, query: ListQuery & { asOf: number }, read: (head: Entry, version: number) => Promise<Entry | null>): Promise<ListPage> => {
   const entries: Entry[] = [];
   if (query.limit < 1) return { entries, next: null };
-  const since = query.since === undefined ? undefined : Date.parse(query.since);
+  const listed = listFilter(query);
   for (const head of heads) {
     const entry = await walkBackTo(head, query.asOf, (v) => read(head, v));
-    if (!entry || !isLive(entry, query.now)) continue;
-    if (query.agentId !== undefined && entry.agent_id !== query.agentId) continue;
-    if (since !== undefined && Date.parse(entry.written_at) < since) continue;
+    if (!entry || !listed(entry)) continue;
     if (entries.length === query.limit) {
       const last = entries[entries.length - 1] as Entry;
       return { entries, next: { entity_path: last.entity_path, key: last.key } };

@@ -1,8 +1,8 @@
 import type { Entry, EntryAddress } from '../domain/entry.ts';
-import { isLive } from '../domain/entry.ts';
 import { pathHasPrefix } from '../domain/names.ts';
 import { compareCodePoints } from '../domain/order.ts';
 import type { ListPage, ListQuery } from '../ports/store.ts';
+import { listFilter } from './list-filter.ts';
 
 interface PathNode<S> {
   items: Map<string, S>;
@@ -151,11 +151,9 @@ export class HeadTree<S> {
   list(query: ListQuery): ListPage {
     const entries: Entry[] = [];
     if (query.limit < 1) return { entries, next: null };
-    const since = query.since === undefined ? undefined : Date.parse(query.since);
+    const listed = listFilter(query);
     for (const head of this.walk(query)) {
-      if (!isLive(head, query.now)) continue;
-      if (query.agentId !== undefined && head.agent_id !== query.agentId) continue;
-      if (since !== undefined && Date.parse(head.written_at) < since) continue;
+      if (!listed(head)) continue;
       // One match past the page proves there is a next page; without it, `next` is null.
       if (entries.length === query.limit) {
         const last = entries[entries.length - 1] as Entry;

@@ -1,4 +1,5 @@
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
+import { dumpBucket } from '../helpers/backend-dump.ts';
 import { pino } from 'pino';
 import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
@@ -22,19 +23,7 @@ describeStoreContract('s3', async () => {
       return store;
     },
     // Every object in the bucket, whatever its prefix: versions, change log, snapshots, records.
-    async dump() {
-      const bodies: string[] = [];
-      let token: string | undefined;
-      do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, ContinuationToken: token }));
-        for (const { Key } of page.Contents ?? []) {
-          const object = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key }));
-          bodies.push(`${Key}\n${await object.Body?.transformToString()}`);
-        }
-        token = page.NextContinuationToken;
-      } while (token);
-      return bodies.join('\n');
-    },
+    dump: () => dumpBucket(client, s3.bucket),
     async reopen() {
       await store.close();
       store = await open();

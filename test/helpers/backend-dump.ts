@@ -18,17 +18,7 @@ export const dumpBackend = async (env: Record<string, string>): Promise<string> 
   if (env.CAIRN_OBJECT_BUCKET) {
     const client = new S3Client({ region: 'us-east-1', endpoint: env.CAIRN_OBJECT_ENDPOINT, forcePathStyle: true });
     try {
-      const bodies: string[] = [];
-      let token: string | undefined;
-      do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: env.CAIRN_OBJECT_BUCKET, Prefix: env.CAIRN_OBJECT_PREFIX, ContinuationToken: token }));
-        for (const { Key } of page.Contents ?? []) {
-          const object = await client.send(new GetObjectCommand({ Bucket: env.CAIRN_OBJECT_BUCKET, Key }));
-          bodies.push(`${Key}\n${await object.Body?.transformToString()}`);
-        }
-        token = page.NextContinuationToken;
-      } while (token);
-      return bodies.join('\n');
+      return await dumpBucket(client, env.CAIRN_OBJECT_BUCKET, env.CAIRN_OBJECT_PREFIX);
     } finally {
       client.destroy();
     }
@@ -36,4 +26,19 @@ export const dumpBackend = async (env: Record<string, string>): Promise<string> 
   const dir = env.CAIRN_DATA_DIR as string;
   const files = await readdir(dir, { recursive: true });
   return (await Promise.all(files.map((name) => readFile(join(dir, name), 'latin1').catch(() => '')))).join('\n');
+};
+
+/** Every object of `bucket` under `prefix`, key and body, as text. */
+export const dumpBucket = async (client: S3Client, bucket: string, prefix?: string): Promise<string> => {
+  const bodies: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    for (const { Key } of page.Contents ?? []) {
+      const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key }));
+      bodies.push(`${Key}\n${await object.Body?.transformToString()}`);
+    }
+    token = page.NextContinuationToken;
+  } while (token);
+  return bodies.join('\n');
 };

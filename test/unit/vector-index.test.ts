@@ -61,4 +61,50 @@ describe('in-process vector index', () => {
     expect(index.listed).toBe(true);
     expect(best?.slot).toBe(100);
   });
+
+  it('ranks exactly as a double-precision scan does, whether the scan runs in WebAssembly or JS', () => {
+    // 100 dimensions (the built-in embedder) take the SIMD kernel; 6 are not a multiple of 4 and take JS.
+    for (const dim of [100, 6]) {
+      const count = 3_000;
+      const index = new VectorIndex('test', dim);
+      const stored: Float32Array[] = [];
+      for (let slot = 0; slot < count; slot++) {
+        const v = Float32Array.from({ length: dim }, () => rand() - 0.5);
+        index.set(slot, v);
+        const scale = 1 / Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+        stored.push(v.map((x) => x * scale));
+      }
+      const alive = new Uint8Array(count).fill(1);
+      for (let probe = 0; probe < 20; probe++) {
+        const query = Float32Array.from({ length: dim }, () => rand() - 0.5);
+        const norm = Math.sqrt(query.reduce((s, x) => s + x * x, 0));
+        const q = query.map((x) => x / norm);
+        const expected = stored
+          .map((v, slot) => ({ slot, score: v.reduce((s, x, d) => s + x * (q[d] as number), 0) }))
+          .filter(({ slot }) => slot % 3 !== 0)
+          .sort((a, b) => b.score - a.score)
+          .slice(0, 10);
+        expect(index.search(query, 10, alive, (slot) => slot % 3 !== 0)).toEqual(expected);
+      }
+    }
+  });
+
+  it('trains its lists on the vectors as they were, while the index keeps growing', async () => {
+    const index = new VectorIndex('test', DIM);
+    const vectors = Array.from({ length: TRAIN_AT + 40_000 }, (_, i) => vector(i));
+    // Crossing TRAIN_AT starts a training in the background; the writes after it grow the
+    // vectors' memory several times before the training's first slice runs.
+    vectors.forEach((v, slot) => index.set(slot, v));
+    await whenListed(index);
+    const { quantizer } = index.filing(vectors.length) as NonNullable<ReturnType<VectorIndex['filing']>>;
+    expect(quantizer.parts.top.every(Number.isFinite)).toBe(true);
+    expect(quantizer.parts.second.every((cell) => cell.every(Number.isFinite))).toBe(true);
+    const alive = new Uint8Array(vectors.length).fill(1);
+    let found = 0;
+    for (let i = 0; i < 50; i++) {
+      const probe = (i * 1_231) % vectors.length;
+      if (index.search(vectors[probe] as Float32Array, 5, alive, () => true)[0]?.slot === probe) found += 1;
+    }
+    expect(found).toBeGreaterThanOrEqual(45);
+  });
 });

@@ -98,9 +98,12 @@ export class IvfLists {
     const build: Build = { next: 0 };
     this.build = build;
     this.trainedAt = size;
-    // The sample's rows are read from the array as it is now: a later growth copies it, and
-    // a renumbering abandons this build, so those rows stay what was sampled.
-    void runInSlices(CoarseQuantizer.train(all(), sample, dim, lists)).then((quantizer) => {
+    // The sample is copied: training runs across many turns, while the vectors' memory may
+    // grow (which leaves earlier views of it empty) or be renumbered.
+    const rows = all();
+    const copy = new Float32Array(sample.length * dim);
+    sample.forEach((slot, i) => copy.set(rows.subarray(slot * dim, slot * dim + dim), i * dim));
+    void runInSlices(CoarseQuantizer.train(copy, sample.map((_, i) => i), dim, lists)).then((quantizer) => {
       const filed = Array.from({ length: quantizer.lists }, () => new VectorList(dim));
       const refile = (): void => {
         if (this.build !== build) return;

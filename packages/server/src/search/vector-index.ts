@@ -2,6 +2,7 @@ import { TopK } from '../search-rules/top-k.ts';
 import type { CoarseQuantizer } from './coarse-quantizer.ts';
 import { grownCapacity } from './capacity.ts';
 import { IvfLists } from './ivf-lists.ts';
+import { VectorSlab } from './vector-slab.ts';
 
 /** Vectors a listed search scans at least (more when filters reject many): about 2 ms. */
 const SCAN_AT_LEAST = 12_000;
@@ -9,8 +10,9 @@ const SCAN_AT_LEAST = 12_000;
 const RERANK_EXTRA = 16;
 
 /**
- * Unit vectors by slot in one flat Float32Array, searched by cosine similarity (a dot product
- * of normalized vectors). Up to 20k vectors the scan is exact; above, an inverted file
+ * Unit vectors by slot in one flat block of floats (vector-slab.ts), searched by cosine
+ * similarity (a dot product of normalized vectors). Up to 20k vectors the scan is exact, its
+ * dot products computed in WebAssembly SIMD (dot-kernel.ts); above, an inverted file
  * (ivf-lists.ts) limits it to the lists nearest the query, so a search costs about the same
  * at a million entries as at twenty thousand, at the price of sometimes missing a neighbour
  * filed under a farther list. One index holds one embedder's vectors: dimensions never mix.
@@ -18,7 +20,7 @@ const RERANK_EXTRA = 16;
 export class VectorIndex {
   readonly dimension: number;
   readonly embedderId: string;
-  private data: Float32Array;
+  private slab: VectorSlab;
   /** 1 where the slot holds a vector. */
   private has: Uint8Array;
   private readonly ivf = new IvfLists();
@@ -27,7 +29,7 @@ export class VectorIndex {
   constructor(embedderId: string, dimension: number, capacity = 1024) {
     this.embedderId = embedderId;
     this.dimension = dimension;
-    this.data = new Float32Array(capacity * dimension);
+    this.slab = new VectorSlab(dimension, capacity);
     this.has = new Uint8Array(capacity);
   }
 
@@ -37,7 +39,7 @@ export class VectorIndex {
   }
 
   get bytes(): number {
-    return this.data.byteLength + this.has.byteLength;
+    return this.slab.bytes + this.has.byteLength;
   }
 
   set(slot: number, vector: Float32Array): void {
@@ -47,19 +49,20 @@ export class VectorIndex {
     for (let d = 0; d < vector.length; d++) norm += (vector[d] as number) ** 2;
     const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
     const base = slot * this.dimension;
-    for (let d = 0; d < vector.length; d++) this.data[base + d] = (vector[d] as number) * scale;
+    const data = this.slab.data;
+    for (let d = 0; d < vector.length; d++) data[base + d] = (vector[d] as number) * scale;
     const added = this.has[slot] !== 1;
     this.has[slot] = 1;
     if (added) {
       this.size += 1;
-      this.ivf.add(slot, this.data, base, this.size, () => this.has, this.dimension, () => this.data);
+      this.ivf.add(slot, data, base, this.size, () => this.has, this.dimension, () => this.slab.data);
     }
   }
 
-  /** The stored (normalized) vector of a slot, a view; null when it has none. */
+  /** The stored (normalized) vector of a slot, a view valid until the next `set`; null when it has none. */
   vectorOf(slot: number): Float32Array | null {
     if (this.has[slot] !== 1) return null;
-    return this.data.subarray(slot * this.dimension, (slot + 1) * this.dimension);
+    return this.slab.data.subarray(slot * this.dimension, (slot + 1) * this.dimension);
   }
 
   /** The inverted file's quantizer and each slot's list, for saving; null before training. */
@@ -72,18 +75,17 @@ export class VectorIndex {
    * which; with `filing`, the inverted lists as saved, else they are trained anew.
    */
   restore(data: Float32Array, has: Uint8Array, filing: { quantizer: CoarseQuantizer; listOf: Int32Array } | null = null): void {
-    // Adopted, not copied: a million vectors are 400 MB.
-    this.data = data;
+    // Copied into the slab, where the scan reads them; the saved array is then garbage.
+    this.slab = new VectorSlab(this.dimension, Math.max(1024, has.length));
+    this.slab.data.set(data.subarray(0, has.length * this.dimension));
     this.has = has;
     if (has.length < 1024) {
-      this.data = new Float32Array(1024 * this.dimension);
-      this.data.set(data);
       this.has = new Uint8Array(1024);
       this.has.set(has);
     }
     this.size = has.reduce((n, h) => n + h, 0);
-    if (filing) this.ivf.restore(filing.quantizer, filing.listOf, this.has, this.data, this.dimension, this.size);
-    else this.ivf.trainIfGrown(this.size, () => this.has, this.dimension, () => this.data);
+    if (filing) this.ivf.restore(filing.quantizer, filing.listOf, this.has, this.slab.data, this.dimension, this.size);
+    else this.ivf.trainIfGrown(this.size, () => this.has, this.dimension, () => this.slab.data);
   }
 
   delete(slot: number): void {
@@ -99,7 +101,7 @@ export class VectorIndex {
     if (norm === 0) return [];
     for (let d = 0; d < dim; d++) q[d] = (query[d] as number) / Math.sqrt(norm);
     const top = new TopK(n);
-    const data = this.data;
+    const data = this.slab.data;
     const has = this.has;
     const consider = (slot: number): void => {
       if (has[slot] !== 1 || alive[slot] !== 1) return;
@@ -139,32 +141,44 @@ export class VectorIndex {
       return top.sorted();
     }
     const slots = Math.min(has.length, alive.length);
-    for (let slot = 0; slot < slots; slot++) consider(slot);
+    const dots = this.slab.dotsWith(q, slots);
+    if (!dots) {
+      for (let slot = 0; slot < slots; slot++) consider(slot);
+      return top.sorted();
+    }
+    // The kernel's float32 sums choose a few more than asked for; `consider` ranks those by
+    // the same double-precision sums as ever, so the answer is what the JS scan answered.
+    const rough = new TopK(Math.max(2 * n, n + RERANK_EXTRA));
+    for (let slot = 0; slot < slots; slot++) {
+      if (has[slot] !== 1 || alive[slot] !== 1) continue;
+      const dot = dots[slot] as number;
+      if (rough.wouldTake(dot) && accept(slot)) rough.push(slot, dot);
+    }
+    for (const { slot } of rough.sorted()) consider(slot);
     return top.sorted();
   }
 
   compact(remap: Int32Array, slotCount: number): void {
     const dim = this.dimension;
-    const data = new Float32Array(Math.max(1024, slotCount) * dim);
+    const slab = new VectorSlab(dim, Math.max(1024, slotCount));
     const has = new Uint8Array(Math.max(1024, slotCount));
+    const from = this.slab.data;
     for (let old = 0; old < remap.length && old < this.has.length; old++) {
       const to = remap[old] as number;
       if (to < 0 || this.has[old] !== 1) continue;
-      data.set(this.data.subarray(old * dim, old * dim + dim), to * dim);
+      slab.data.set(from.subarray(old * dim, old * dim + dim), to * dim);
       has[to] = 1;
     }
-    this.data = data;
+    this.slab = slab;
     this.has = has;
     this.ivf.remap(remap);
   }
 
   private grow(min: number): void {
     const capacity = grownCapacity(this.has.length, min);
-    const data = new Float32Array(capacity * this.dimension);
-    data.set(this.data);
+    this.slab.grow(capacity);
     const has = new Uint8Array(capacity);
     has.set(this.has);
-    this.data = data;
     this.has = has;
   }
 }

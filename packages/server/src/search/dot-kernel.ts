@@ -1,0 +1,109 @@
+/**
+ * The one loop of the exact vector scan, in WebAssembly with 128-bit SIMD: the dot products
+ * of a query with consecutive rows of floats, four lanes at a time in two accumulators. V8
+ * runs the same loop in JavaScript one float at a time with a bounds check on each read,
+ * about eight times slower (10k vectors of 100 dimensions: 0.5 ms against 4 ms, measured
+ * side by side). Written out as bytes, with the text form beside them, so the build needs no
+ * WebAssembly toolchain.
+ *
+ *   (func (export "dots") (param $q i32) (param $rows i32) (param $count i32) (param $dim i32) (param $out i32)
+ *     for i in [0, count): f32 out[i] = Σ rows[i·dim + d] · q[d]      ;; dim a multiple of 4
+ */
+
+// The WebAssembly global as far as used here: the server's TypeScript libraries (es2024 and
+// Node's types) leave it undeclared, though every Node version Cairn supports has it.
+declare global {
+  namespace WebAssembly {
+    class Memory {
+      constructor(descriptor: { initial: number; maximum?: number });
+      readonly buffer: ArrayBuffer;
+      grow(pages: number): number;
+    }
+    class Module {
+      constructor(bytes: Uint8Array);
+    }
+    class Instance {
+      constructor(module: Module, imports: Record<string, Record<string, unknown>>);
+      readonly exports: Record<string, unknown>;
+    }
+  }
+}
+
+/** Signature of `dots`: byte offsets into the memory, and counts. */
+export type Dots = (q: number, rows: number, count: number, dim: number, out: number) => void;
+
+const leb = (n: number): number[] => {
+  const out: number[] = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return out;
+};
+const vec = (items: number[][]): number[] => [...leb(items.length), ...items.flat()];
+const name = (s: string): number[] => [...leb(s.length), ...Buffer.from(s)];
+const section = (id: number, bytes: number[]): number[] => [id, ...leb(bytes.length), ...bytes];
+
+const I32 = 0x7f;
+const V128 = 0x7b;
+// Locals: the five parameters, then row i, row address r, byte offset d in the row, row bytes, two accumulators.
+const [Q, ROWS, COUNT, DIM, OUT, I, R, D, END, A, B] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
+const get = (i: number): number[] => [0x20, i];
+const set = (i: number): number[] => [0x21, i];
+const simd = (op: number): number[] => [0xfd, ...leb(op)];
+const zero = [0x43, 0, 0, 0, 0, ...simd(0x13)]; // f32.const 0; f32x4.splat
+/** acc += v128.load(r + d) * v128.load(q + d); d += 16 */
+const step = (acc: number): number[] => [
+  ...get(acc), ...get(R), ...get(D), 0x6a, ...simd(0x00), 4, 0, ...get(Q), ...get(D), 0x6a, ...simd(0x00), 4, 0, ...simd(0xe6), ...simd(0xe4), ...set(acc),
+  ...get(D), 0x41, 16, 0x6a, ...set(D),
+];
+const lane = (k: number): number[] => [...get(A), ...simd(0x1f), k]; // f32x4.extract_lane
+
+// prettier-ignore
+const body = [
+  ...vec([[4, I32], [2, V128]]),
+  ...get(DIM), 0x41, 2, 0x74, ...set(END),                 // end = dim << 2
+  ...get(ROWS), ...set(R),
+  0x02, 0x40, 0x03, 0x40,                                  // block; loop (rows)
+    ...get(I), ...get(COUNT), 0x4f, 0x0d, 1,               //   br_if out when i >= count
+    ...zero, ...set(A), ...zero, ...set(B), 0x41, 0, ...set(D),
+    0x02, 0x40, 0x03, 0x40,                                //   block; loop (four floats at a time)
+      ...step(A), ...get(D), ...get(END), 0x4f, 0x0d, 1,   //     A; br_if out when d >= end
+      ...step(B), ...get(D), ...get(END), 0x49, 0x0d, 0,   //     B; br_if again when d < end
+    0x0b, 0x0b,
+    ...get(A), ...get(B), ...simd(0xe4), ...set(A),
+    ...get(OUT), ...get(I), 0x41, 2, 0x74, 0x6a,           //   out + 4i
+    ...lane(0), ...lane(1), 0x92, ...lane(2), 0x92, ...lane(3), 0x92,
+    0x38, 2, 0,                                            //   f32.store
+    ...get(R), ...get(END), 0x6a, ...set(R),
+    ...get(I), 0x41, 1, 0x6a, ...set(I),
+    0x0c, 0,                                               //   br loop
+  0x0b, 0x0b,
+  0x0b,
+];
+
+const bytes = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
+  ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), 0]])),
+  ...section(2, vec([[...name('m'), ...name('m'), 0x02, 0x00, 0x00]])), // imports the memory as m.m
+  ...section(3, vec([[0]])),
+  ...section(7, vec([[...name('dots'), 0x00, 0]])),
+  ...section(10, vec([[...leb(body.length), ...body]])),
+]);
+
+let compiled: WebAssembly.Module | null | undefined;
+
+/** `dots` over `memory`, or null where WebAssembly SIMD is not available (the caller scans in JS). */
+export const dotKernel = (memory: WebAssembly.Memory): Dots | null => {
+  if (compiled === undefined) {
+    try {
+      compiled = new WebAssembly.Module(bytes);
+    } catch {
+      compiled = null;
+    }
+  }
+  if (!compiled) return null;
+  return new WebAssembly.Instance(compiled, { m: { m: memory } }).exports.dots as Dots;
+};

@@ -1,6 +1,7 @@
 import type { SearchResponse } from 'cairn-memory-client';
 import { z } from 'zod';
 import { textProblem } from '../domain/value.ts';
+import type { Entry } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { AgentIdSchema, EntityPathSchema, EventTypeSchema, NamespaceSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
@@ -48,6 +49,8 @@ const VECTOR_WEIGHT = 1;
 const QUERY_EMBED_TIMEOUT_MS = 2_000;
 /** Candidates of each ranking that the word-by-word ranking re-reads. */
 const WORD_POOL = 30;
+/** Characters of embedding text kept between searches (see textOf): a few megabytes. */
+const MAX_KEPT_CHARS = 4_000_000;
 
 /**
  * Search live entries by text, meaning, or both (SPEC §5). Ranking is the same on every
@@ -127,8 +130,31 @@ const wordRanking = async (deps: ServiceDeps, query: string, text: Candidate[], 
   const pool = new Map<string, Candidate>();
   for (const c of [...text.slice(0, WORD_POOL), ...vector.slice(0, WORD_POOL)]) pool.set(`${c.entry.entity_path}\u0000${c.entry.key}`, c);
   const candidates = [...pool.values()];
-  const scores = await matcher(query, candidates.map((c) => embeddingText(c.entry)));
+  const scores = await matcher(query, candidates.map((c) => textOf(c.entry)));
   return candidates.map((c, i) => ({ entry: c.entry, score: scores[i] as number })).sort((a, b) => b.score - a.score);
+};
+
+/**
+ * An entry's embedding text, the same string from search to search while the entry stays a
+ * candidate: building it walks the whole value, and the embedder's per-text cache then finds
+ * it without hashing a fresh copy. Entries are immutable (a new version is a new object), and
+ * weakly held: a replaced one leaves with its text; the map is started afresh when full, as
+ * the embedder's own cache is.
+ */
+let texts = new WeakMap<Entry, string>();
+let keptChars = 0;
+const textOf = (entry: Entry): string => {
+  let text = texts.get(entry);
+  if (text === undefined) {
+    text = embeddingText(entry);
+    if (keptChars + text.length > MAX_KEPT_CHARS) {
+      texts = new WeakMap();
+      keptChars = 0;
+    }
+    texts.set(entry, text);
+    keptChars += text.length;
+  }
+  return text;
 };
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;

@@ -13,7 +13,8 @@ const used = (): number => {
   gc();
   gc();
   const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
+  // External memory holds the array buffers and the vectors' WebAssembly memory alike.
+  return m.heapUsed + m.external;
 };
 
 const entries: Entry[] = [...searchCorpus(count)];

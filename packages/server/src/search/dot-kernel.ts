@@ -10,24 +10,23 @@
  *     for i in [0, count): f32 out[i] = Σ rows[i·dim + d] · q[d]      ;; dim a multiple of 4
  */
 
-// The WebAssembly global as far as used here: the server's TypeScript libraries (es2024 and
-// Node's types) leave it undeclared, though every Node version Cairn supports has it.
-declare global {
-  namespace WebAssembly {
-    class Memory {
-      constructor(descriptor: { initial: number; maximum?: number });
-      readonly buffer: ArrayBuffer;
-      grow(pages: number): number;
-    }
-    class Module {
-      constructor(bytes: Uint8Array);
-    }
-    class Instance {
-      constructor(module: Module, imports: Record<string, Record<string, unknown>>);
-      readonly exports: Record<string, unknown>;
-    }
-  }
+/** A WebAssembly memory, as far as used here. */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
 }
+// The WebAssembly global, typed here: the server's TypeScript libraries (es2024 and Node's
+// types) leave it undeclared, though every Node version Cairn supports has it.
+const wasm = (globalThis as unknown as {
+  WebAssembly: {
+    Memory: new (descriptor: { initial: number }) => WasmMemory;
+    Module: new (bytes: Uint8Array) => object;
+    Instance: new (module: object, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
+  };
+}).WebAssembly;
+
+/** A memory of `pages` pages of 64 KiB (throws where no room is left for one). */
+export const wasmMemory = (pages: number): WasmMemory => new wasm.Memory({ initial: pages });
 
 /** Signature of `dots`: byte offsets into the memory, and counts. */
 export type Dots = (q: number, rows: number, count: number, dim: number, out: number) => void;
@@ -93,17 +92,17 @@ const bytes = new Uint8Array([
   ...section(10, vec([[...leb(body.length), ...body]])),
 ]);
 
-let compiled: WebAssembly.Module | null | undefined;
+let compiled: object | null | undefined;
 
 /** `dots` over `memory`, or null where WebAssembly SIMD is not available (the caller scans in JS). */
-export const dotKernel = (memory: WebAssembly.Memory): Dots | null => {
+export const dotKernel = (memory: WasmMemory): Dots | null => {
   if (compiled === undefined) {
     try {
-      compiled = new WebAssembly.Module(bytes);
+      compiled = new wasm.Module(bytes);
     } catch {
       compiled = null;
     }
   }
   if (!compiled) return null;
-  return new WebAssembly.Instance(compiled, { m: { m: memory } }).exports.dots as Dots;
+  return new wasm.Instance(compiled, { m: { m: memory } }).exports.dots as Dots;
 };

@@ -1,4 +1,4 @@
-import { type Dots, dotKernel } from './dot-kernel.ts';
+import { type Dots, type WasmMemory, dotKernel, wasmMemory } from './dot-kernel.ts';
 
 const PAGE = 65_536;
 /** A wasm32 memory ends at 4 GiB; past this, rows live in an ordinary array (scanned in JS). */
@@ -16,7 +16,7 @@ export class VectorSlab {
   readonly dim: number;
   data: Float32Array;
   private rows: number;
-  private memory: WebAssembly.Memory | null = null;
+  private memory: WasmMemory | null = null;
   private dots: Dots | null = null;
 
   constructor(dim: number, rows: number) {
@@ -24,7 +24,7 @@ export class VectorSlab {
     this.rows = rows;
     if (dim % 4 === 0 && this.bytesFor(rows) <= MAX_WASM_BYTES) {
       try {
-        const memory = new WebAssembly.Memory({ initial: Math.ceil(this.bytesFor(rows) / PAGE) });
+        const memory = wasmMemory(Math.ceil(this.bytesFor(rows) / PAGE));
         this.dots = dotKernel(memory);
         if (this.dots) this.memory = memory;
       } catch {

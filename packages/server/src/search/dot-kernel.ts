@@ -60,7 +60,6 @@ const step = (acc: number): number[] => [
 ];
 const lane = (k: number): number[] => [...get(A), ...simd(0x1f), k]; // f32x4.extract_lane
 
-// prettier-ignore
 const body = [
   ...vec([[4, I32], [2, V128]]),
   ...get(DIM), 0x41, 2, 0x74, ...set(END),                 // end = dim << 2

@@ -75,9 +75,13 @@ export class VectorIndex {
    * which; with `filing`, the inverted lists as saved, else they are trained anew.
    */
   restore(data: Float32Array, has: Uint8Array, filing: { quantizer: CoarseQuantizer; listOf: Int32Array } | null = null): void {
-    // Copied into the slab, where the scan reads them; the saved array is then garbage.
-    this.slab = new VectorSlab(this.dimension, Math.max(1024, has.length));
-    this.slab.data.set(data.subarray(0, has.length * this.dimension));
+    // Listed vectors are scanned through the lists, never exactly: adopted as they are, not
+    // copied (a million are 400 MB). Unlisted ones go where the exact scan's kernel reads them.
+    if (filing && has.length >= 1024) this.slab = VectorSlab.adopt(this.dimension, data);
+    else {
+      this.slab = new VectorSlab(this.dimension, Math.max(1024, has.length));
+      this.slab.data.set(data.subarray(0, has.length * this.dimension));
+    }
     this.has = has;
     if (has.length < 1024) {
       this.has = new Uint8Array(1024);

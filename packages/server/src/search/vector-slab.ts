@@ -19,10 +19,11 @@ export class VectorSlab {
   private memory: WasmMemory | null = null;
   private dots: Dots | null = null;
 
-  constructor(dim: number, rows: number) {
+  /** `wasm: false`: rows in a plain array from the start. */
+  constructor(dim: number, rows: number, wasm = true) {
     this.dim = dim;
     this.rows = rows;
-    if (dim % 4 === 0 && this.bytesFor(rows) <= MAX_WASM_BYTES) {
+    if (wasm && dim % 4 === 0 && this.bytesFor(rows) <= MAX_WASM_BYTES) {
       try {
         const memory = wasmMemory(Math.ceil(this.bytesFor(rows) / PAGE));
         this.dots = dotKernel(memory);
@@ -32,6 +33,14 @@ export class VectorSlab {
       }
     }
     this.data = this.memory ? new Float32Array(this.memory.buffer, 0, rows * dim) : new Float32Array(rows * dim);
+  }
+
+  /** A slab over `data` as it is, in a plain array: no copy (a million vectors are 400 MB). */
+  static adopt(dim: number, data: Float32Array): VectorSlab {
+    const slab = new VectorSlab(dim, 0, false);
+    slab.data = data;
+    slab.rows = data.length / dim;
+    return slab;
   }
 
   get capacity(): number {

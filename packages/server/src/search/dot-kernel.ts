@@ -7,7 +7,8 @@
  * WebAssembly toolchain.
  *
  *   (func (export "dots") (param $q i32) (param $rows i32) (param $count i32) (param $dim i32) (param $out i32)
- *     for i in [0, count): f32 out[i] = Σ rows[i·dim + d] · q[d]      ;; dim a multiple of 4
+ *     for i in [0, count): f32 out[i] = Σ rows[i·dim + d] · q[d]      ;; f32 rows, dim a multiple of 4
+ *   (func (export "dots8") ...the same over i8 rows (the inverted lists' codes)
  */
 
 /** A WebAssembly memory, as far as used here. */
@@ -53,23 +54,30 @@ const get = (i: number): number[] => [0x20, i];
 const set = (i: number): number[] => [0x21, i];
 const simd = (op: number): number[] => [0xfd, ...leb(op)];
 const zero = [0x43, 0, 0, 0, 0, ...simd(0x13)]; // f32.const 0; f32x4.splat
-/** acc += v128.load(r + d) * v128.load(q + d); d += 16 */
-const step = (acc: number): number[] => [
-  ...get(acc), ...get(R), ...get(D), 0x6a, ...simd(0x00), 4, 0, ...get(Q), ...get(D), 0x6a, ...simd(0x00), 4, 0, ...simd(0xe6), ...simd(0xe4), ...set(acc),
-  ...get(D), 0x41, 16, 0x6a, ...set(D),
-];
+/**
+ * acc += row[d..d+4] · q[d..d+4], then d moves on by one row step: rows of floats load 16
+ * bytes as they are (`dots`); rows of int8 codes load 4 bytes, widened to 32-bit integers
+ * and converted to floats (`dots8`), and the query's floats lie at 4·d.
+ */
+const step = (kind: 'f32' | 'i8', acc: number): number[] =>
+  kind === 'f32'
+    ? [...get(acc), ...get(R), ...get(D), 0x6a, ...simd(0x00), 4, 0, ...get(Q), ...get(D), 0x6a, ...simd(0x00), 4, 0, ...simd(0xe6), ...simd(0xe4), ...set(acc), ...get(D), 0x41, 16, 0x6a, ...set(D)]
+    : [
+        ...get(acc), ...get(R), ...get(D), 0x6a, ...simd(0x5c), 2, 0, ...simd(0x87), ...simd(0xa7), ...simd(0xfa), // v128.load32_zero; i16x8 ← i8x16; i32x4 ← i16x8; f32x4 ← i32x4
+        ...get(Q), ...get(D), 0x41, 2, 0x74, 0x6a, ...simd(0x00), 4, 0, ...simd(0xe6), ...simd(0xe4), ...set(acc), ...get(D), 0x41, 4, 0x6a, ...set(D),
+      ];
 const lane = (k: number): number[] => [...get(A), ...simd(0x1f), k]; // f32x4.extract_lane
 
-const body = [
+const body = (kind: 'f32' | 'i8'): number[] => [
   ...vec([[4, I32], [2, V128]]),
-  ...get(DIM), 0x41, 2, 0x74, ...set(END),                 // end = dim << 2
+  ...get(DIM), ...(kind === 'f32' ? [0x41, 2, 0x74] : []), ...set(END), // a row's bytes
   ...get(ROWS), ...set(R),
   0x02, 0x40, 0x03, 0x40,                                  // block; loop (rows)
     ...get(I), ...get(COUNT), 0x4f, 0x0d, 1,               //   br_if out when i >= count
     ...zero, ...set(A), ...zero, ...set(B), 0x41, 0, ...set(D),
-    0x02, 0x40, 0x03, 0x40,                                //   block; loop (four floats at a time)
-      ...step(A), ...get(D), ...get(END), 0x4f, 0x0d, 1,   //     A; br_if out when d >= end
-      ...step(B), ...get(D), ...get(END), 0x49, 0x0d, 0,   //     B; br_if again when d < end
+    0x02, 0x40, 0x03, 0x40,                                //   block; loop (four components at a time)
+      ...step(kind, A), ...get(D), ...get(END), 0x4f, 0x0d, 1, //   A; br_if out when d >= end
+      ...step(kind, B), ...get(D), ...get(END), 0x49, 0x0d, 0, //   B; br_if again when d < end
     0x0b, 0x0b,
     ...get(A), ...get(B), ...simd(0xe4), ...set(A),
     ...get(OUT), ...get(I), 0x41, 2, 0x74, 0x6a,           //   out + 4i
@@ -82,19 +90,27 @@ const body = [
   0x0b,
 ];
 
+const code = (kind: 'f32' | 'i8'): number[] => {
+  const b = body(kind);
+  return [...leb(b.length), ...b];
+};
+
 const bytes = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
   ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), 0]])),
   ...section(2, vec([[...name('m'), ...name('m'), 0x02, 0x00, 0x00]])), // imports the memory as m.m
-  ...section(3, vec([[0]])),
-  ...section(7, vec([[...name('dots'), 0x00, 0]])),
-  ...section(10, vec([[...leb(body.length), ...body]])),
+  ...section(3, vec([[0], [0]])),
+  ...section(7, vec([[...name('dots'), 0x00, 0], [...name('dots8'), 0x00, 1]])),
+  ...section(10, vec([code('f32'), code('i8')])),
 ]);
 
 let compiled: object | null | undefined;
 
-/** `dots` over `memory`, or null where WebAssembly SIMD is not available (the caller scans in JS). */
-export const dotKernel = (memory: WasmMemory): Dots | null => {
+/**
+ * `dots` (rows of floats) and `dots8` (rows of int8 codes, `dim` bytes each) over `memory`,
+ * or null where WebAssembly SIMD is not available (the caller scans in JS).
+ */
+export const dotKernels = (memory: WasmMemory): { dots: Dots; dots8: Dots } | null => {
   if (compiled === undefined) {
     try {
       compiled = new wasm.Module(bytes);
@@ -103,5 +119,6 @@ export const dotKernel = (memory: WasmMemory): Dots | null => {
     }
   }
   if (!compiled) return null;
-  return new wasm.Instance(compiled, { m: { m: memory } }).exports.dots as Dots;
+  const { exports } = new wasm.Instance(compiled, { m: { m: memory } });
+  return { dots: exports.dots as Dots, dots8: exports.dots8 as Dots };
 };

@@ -1,6 +1,7 @@
 import { TopK } from '../search-rules/top-k.ts';
 import type { CoarseQuantizer } from './coarse-quantizer.ts';
 import { grownCapacity } from './capacity.ts';
+import { CodeScanner } from './code-scanner.ts';
 import { IvfLists } from './ivf-lists.ts';
 import { VectorSlab } from './vector-slab.ts';
 
@@ -24,6 +25,8 @@ export class VectorIndex {
   /** 1 where the slot holds a vector. */
   private has: Uint8Array;
   private readonly ivf = new IvfLists();
+  /** Scans the lists' codes in WebAssembly SIMD; null where that cannot be had (JS scans). */
+  private readonly scanner: CodeScanner | null;
   size = 0;
 
   constructor(embedderId: string, dimension: number, capacity = 1024) {
@@ -31,6 +34,7 @@ export class VectorIndex {
     this.dimension = dimension;
     this.slab = new VectorSlab(dimension, capacity);
     this.has = new Uint8Array(capacity);
+    this.scanner = CodeScanner.for(dimension);
   }
 
   /** Whether searches go through the inverted lists (trained) rather than an exact scan. */
@@ -118,17 +122,20 @@ export class VectorIndex {
       // The lists' int8 codes choose candidates; a few more than asked for are then ranked by
       // their exact vectors, so quantization moves no result that the floats would keep.
       const rough = new TopK(Math.max(2 * n, n + RERANK_EXTRA));
+      const scanner = this.scanner;
+      scanner?.use(q);
       let scanned = 0;
       for (const wide of [false, true]) {
         // The nearest cells first; only when filters leave too few, every list (wide).
         for (const list of this.ivf.order(q, wide)) {
           const { slots, codes, scales, count } = list;
+          const dots = scanner?.scan(codes, count);
           for (let j = 0; j < count; j++) {
             const slot = slots[j] as number;
             if (has[slot] !== 1 || alive[slot] !== 1) continue;
-            const base = j * dim;
             let dot = 0;
-            for (let d = 0; d < dim; d++) dot += (codes[base + d] as number) * (q[d] as number);
+            if (dots) dot = dots[j] as number;
+            else for (let d = 0, base = j * dim; d < dim; d++) dot += (codes[base + d] as number) * (q[d] as number);
             dot *= scales[j] as number;
             if (rough.wouldTake(dot) && accept(slot)) rough.push(slot, dot);
           }

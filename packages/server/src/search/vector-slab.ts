@@ -1,4 +1,4 @@
-import { type Dots, type WasmMemory, dotKernel, wasmMemory } from './dot-kernel.ts';
+import { type Dots, type WasmMemory, dotKernels, wasmMemory } from './dot-kernel.ts';
 
 const PAGE = 65_536;
 /** A wasm32 memory ends at 4 GiB; past this, rows live in an ordinary array (scanned in JS). */
@@ -26,7 +26,7 @@ export class VectorSlab {
     if (wasm && dim % 4 === 0 && this.bytesFor(rows) <= MAX_WASM_BYTES) {
       try {
         const memory = wasmMemory(Math.ceil(this.bytesFor(rows) / PAGE));
-        this.dots = dotKernel(memory);
+        this.dots = dotKernels(memory)?.dots ?? null;
         if (this.dots) this.memory = memory;
       } catch {
         // No room for a memory (an address-space limit): the plain array serves.

@@ -43,10 +43,6 @@ export class VectorSlab {
     return slab;
   }
 
-  get capacity(): number {
-    return this.rows;
-  }
-
   get bytes(): number {
     return this.memory ? this.memory.buffer.byteLength : this.data.byteLength;
   }

@@ -120,9 +120,12 @@ progress.done();
 
 const out: ReliabilityResults = { machine, checks: results, ...(soakFigures ? { soak: soakFigures } : {}) };
 await mkdir(new URL('../bench/results/', import.meta.url), { recursive: true });
-await writeFile(new URL('../bench/results/reliability.json', import.meta.url), `${JSON.stringify(out, null, 2)}\n`);
-const report = await writeReport();
+// As with the bench, a run of chosen checks goes to a git-ignored file of its own and leaves
+// the last full run's figures and report as they are.
+const saved = only ? 'reliability-partial.json' : 'reliability.json';
+await writeFile(new URL(`../bench/results/${saved}`, import.meta.url), `${JSON.stringify(out, null, 2)}\n`);
+const report = only ? null : await writeReport();
 console.log('\nsummary:');
 for (const line of goalTable(reliabilityGoals(out))) console.log(line);
-console.log(`\nresults written to bench/results/reliability.json and ${report}`);
+console.log(`\nresults written to bench/results/${saved}${report ? ` and ${report}` : ''}`);
 if (results.some((r) => !r.ok)) process.exitCode = 1;

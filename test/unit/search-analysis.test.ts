@@ -28,6 +28,17 @@ describe('search analysis', () => {
     expect(tsqueryOf(q)).toBe("('retri' | 'connect' | 'pool' | 'deploy':* | 'deploi':*) & ('connect' <1> 'pool')");
   });
 
+  it('drops the words that frame a question from its terms, never from phrases nor from other queries', () => {
+    const q = (text: string) => parseQuery(text, { questions: true }).terms;
+    expect(q('What kind of dog does Tom have?')).toEqual(['dog', 'tom']);
+    expect(q('When did Maya go on holiday')).toEqual(['maya', 'holidai']);
+    expect(q('how did the "kind of magic" release go?')).toEqual(['kind', 'magic', 'releas']);
+    // Not a question: every word counts; without the option nothing changes; frame words alone still match.
+    expect(q('go runtime kind cluster')).toEqual(['go', 'runtim', 'kind', 'cluster']);
+    expect(parseQuery('What kind of dog?').terms).toEqual(['kind', 'dog']);
+    expect(q('what happened?')).toEqual(['happen']);
+  });
+
   it('stores for PostgreSQL exactly the weighted frequencies the in-process index counts', () => {
     const e = entry();
     const { literal, length } = tsvectorOf(e);

@@ -72,7 +72,7 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   };
   // The live index holds newest versions only: the past is ranked over its own versions.
   const index = asOf === undefined ? deps.search : await AsOfIndex.open(deps.store, deps.embedder ?? null, filter);
-  const query = parseQuery(input.query);
+  const query = parseQuery(input.query, { questions: deps.config.searchProfile !== 'v1' });
   if (input.mode !== 'vector' && deps.embedder?.relatedWords) query.expansions = expandQuery(query, deps.embedder.relatedWords(query.text));
   const depth = Math.max(MIN_CANDIDATES, input.limit * DEPTH);
   const wantText = input.mode !== 'vector';

@@ -37,6 +37,11 @@ describe('search analysis', () => {
     expect(q('go runtime kind cluster')).toEqual(['go', 'runtim', 'kind', 'cluster']);
     expect(parseQuery('What kind of dog?').terms).toEqual(['kind', 'dog']);
     expect(q('what happened?')).toEqual(['happen']);
+    // "When…" questions weigh the words that place a text in time, below the words asked.
+    const when = parseQuery('When did Maya move?', { questions: true }).expansions ?? [];
+    expect(when.map((e) => e.term)).toEqual(expect.arrayContaining(['saturdai', 'yesterdai', 'week']));
+    expect(when.every((e) => e.weight > 0 && e.weight < 1)).toBe(true);
+    expect(parseQuery('Where did Maya move?', { questions: true }).expansions).toBeUndefined();
   });
 
   it('stores for PostgreSQL exactly the weighted frequencies the in-process index counts', () => {

@@ -1,11 +1,9 @@
 import type { ParsedQuery, Phrase } from '../ports/search-index.ts';
 import { STOP_WORDS, type Token, analyze, foldWord, termOf, words } from './analyzer.ts';
-import { asksWhen, isFrameWord, isQuestion, timeWords } from './question.ts';
+import { isFrameWord, isQuestion } from './question.ts';
 
 const PART = /"([^"]*)"?|(\S+)/g;
 const MAX_TERMS = 32;
-/** Weight of the time words a "when" question is expanded by (an expansion's idf scale). */
-const TIME_WEIGHT = 0.3;
 
 const phraseOf = (tokens: Token[]): Phrase => tokens.map((t) => ({ term: t.term, offset: t.pos - (tokens[0] as Token).pos }));
 
@@ -45,10 +43,7 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
   }
   // A question of frame words alone ("what happened?") keeps them: something must match.
   if (terms.size === 0 && prefixes.length === 0) for (const w of frames) if (!STOP_WORDS.has(w)) terms.add(termOf(w));
-  const parsed: ParsedQuery = { terms: [...terms].slice(0, MAX_TERMS), phrases, prefixes: prefixes.slice(0, 4), text };
-  // "When did…": texts that say when rank above those that only share the topic.
-  if (framed && asksWhen(text)) parsed.expansions = expandQuery(parsed, timeWords().map((word) => ({ word, weight: TIME_WEIGHT })));
-  return parsed;
+  return { terms: [...terms].slice(0, MAX_TERMS), phrases, prefixes: prefixes.slice(0, 4), text };
 };
 
 /** Whether `tokens` (one field's analysis) contain `phrase` at consecutive positions. */
@@ -70,7 +65,7 @@ export const hasTextTerms = (q: ParsedQuery): boolean => q.terms.length > 0 || q
 /** Related words as weighted terms, leaving out the query's own and keeping each term's best weight. */
 export const expandQuery = (query: ParsedQuery, related: readonly { word: string; weight: number }[]): { term: string; weight: number }[] => {
   const own = new Set(query.terms);
-  const best = new Map((query.expansions ?? []).map((e) => [e.term, e.weight]));
+  const best = new Map<string, number>();
   for (const { word, weight } of related) {
     const term = termOf(word);
     if (!own.has(term) && weight > (best.get(term) ?? 0)) best.set(term, weight);

@@ -29,23 +29,3 @@ export const isQuestion = (text: string): boolean => {
 
 /** Whether `word` (folded, unstemmed) frames a question rather than names what it asks about. */
 export const isFrameWord = (word: string): boolean => FRAME_WORDS.has(word);
-
-
-/**
- * Words that place something in time: a "when" question is answered by a text that says
- * when ("on Saturday", "last night", "next month"), whatever it is about. English calendar
- * and deictic time words; numeric dates and times are left to the terms typed.
- */
-const TIME_WORDS = [
-  'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'weekend', 'weekday',
-  'january', 'february', 'march', 'april', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
-  'today', 'tonight', 'yesterday', 'tomorrow', 'morning', 'afternoon', 'evening', 'night', 'noon', 'midnight',
-  'week', 'month', 'year', 'ago', 'last', 'next', 'soon', 'earlier', 'later', 'recently', 'since',
-];
-const WHEN = /^\s*(when\b|what (time|date|day|year|month)\b|how long ago\b)/i;
-
-/** Whether `text` asks when something happened or will. */
-export const asksWhen = (text: string): boolean => WHEN.test(text);
-
-/** The time words a "when" question is expanded by, each weighed as an expansion term. */
-export const timeWords = (): readonly string[] => TIME_WORDS;

@@ -7,6 +7,7 @@ import { docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
 import { fuse } from '../../packages/server/src/search-rules/fuse.ts';
 import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-graph.ts';
 import { expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
+import { withoutFrame } from '../../packages/server/src/search-rules/question.ts';
 import { matchedTf, tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
 
 const entry = (over: Partial<Entry> = {}): Entry => ({
@@ -37,6 +38,7 @@ describe('search analysis', () => {
     expect(q('go runtime kind cluster')).toEqual(['go', 'runtim', 'kind', 'cluster']);
     expect(parseQuery('What kind of dog?').terms).toEqual(['kind', 'dog']);
     expect(q('what happened?')).toEqual(['happen']);
+    expect([withoutFrame('What kind of dog does Tom have?'), withoutFrame('what happened?'), withoutFrame('go kind')]).toEqual(['of dog Tom', 'what happened?', 'go kind']);
   });
 
   it('stores for PostgreSQL exactly the weighted frequencies the in-process index counts', () => {

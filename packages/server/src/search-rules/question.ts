@@ -29,3 +29,10 @@ export const isQuestion = (text: string): boolean => {
 
 /** Whether `word` (folded, unstemmed) frames a question rather than names what it asks about. */
 export const isFrameWord = (word: string): boolean => FRAME_WORDS.has(word);
+
+/** A question without its frame words (unless nothing else would be left); other text as it is. */
+export const withoutFrame = (text: string): string => {
+  if (!isQuestion(text)) return text;
+  const kept = [...words(text)].filter((w) => !isFrameWord(w.word)).map((w) => text.slice(w.start, w.end));
+  return kept.length > 0 ? kept.join(' ') : text;
+};

@@ -17,7 +17,7 @@ import type { Context, ServiceDeps } from './context.ts';
 
 export const SearchInput = z
   .object({
-    query: z.string().trim().min(1).max(1000).refine((q) => textProblem(q) === null, { error: (issue) => textProblem(issue.input as string) ?? 'invalid' }).describe('What to look for: words (any may match; rarer and more matches rank higher), "an exact phrase", or a prefix*.'),
+    query: z.string().trim().min(1).max(1000).refine((q) => textProblem(q) === null, { error: (issue) => textProblem(issue.input as string) ?? 'invalid' }).describe('What to look for: words (any may match; rarer and more matches rank higher), "an exact phrase", or a prefix*. A question ("When did Maya move?") is matched without the words that frame it.'),
     namespace: NamespaceSchema.optional(),
     entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment.'),
     agent_id: AgentIdSchema.optional(),

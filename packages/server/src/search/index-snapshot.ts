@@ -10,7 +10,11 @@ import { ByteReader, ByteWriter } from './byte-codec.ts';
  * entries that differ, never a wrong answer. A torn file fails its CRC and is ignored whole.
  */
 const MAGIC = 'cairn-search-index';
-const FORMAT = 3;
+/**
+ * 4: the vectors in one block after the documents (read with one copy), and the inverted
+ * lists saved row for row (adopted at start, not quantized again).
+ */
+const FORMAT = 4;
 
 /** Where the index keeps its file; the backend that owns a directory provides it. */
 export interface SnapshotFile {
@@ -37,8 +41,8 @@ export interface SnapshotDoc {
 export interface SnapshotSource {
   embedder: string | null;
   dimension: number;
-  /** Live documents in the order they are numbered in the file (0, 1, …), `count` of them. */
-  docs: Iterable<SnapshotDoc>;
+  /** Live documents in the order they are numbered in the file (0, 1, …), `count` of them; walked twice. */
+  docs: () => Iterable<SnapshotDoc>;
   count: number;
   /** Each term's postings, (slot, frequency) pairs with slots numbered as in `docs` (ascending). */
   postings: Iterable<[string, Int32Array]>;
@@ -48,20 +52,26 @@ export interface SnapshotSource {
   stillValid: () => boolean;
 }
 
-/** The inverted file's centroids (coarse-quantizer.ts) and each document's list (-1: none). */
-export interface SavedFiling {
+/** One inverted list's rows: slots numbered as in `docs`, their int8 codes (`dimension` each) and scales. */
+export interface SavedList {
+  slots: Int32Array;
+  codes: Int8Array;
+  scales: Float32Array;
+}
+
+/** The inverted file's centroids (coarse-quantizer.ts) and its `c1 × c2` lists. */
+export interface SavedFiling<L extends Iterable<SavedList> = Iterable<SavedList>> {
   c1: number;
   c2: number;
   top: Float32Array;
   second: Float32Array[];
-  listOf: Int32Array;
+  lists: L;
 }
 
-const floatBytes = (v: Float32Array): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-/** A copy, aligned for float reads (a view into the file's buffer may not be). */
-const floatsOf = (bytes: Buffer): Float32Array => {
-  const out = new Float32Array(bytes.length / 4);
-  new Uint8Array(out.buffer).set(bytes);
+const bytesOf = (v: Float32Array | Int32Array | Int8Array): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+/** Copies of the next items, aligned for typed reads (a view into the file's buffer may not be). */
+const readInto = <T extends Float32Array | Int32Array | Int8Array>(r: ByteReader, out: T): T => {
+  r.copyTo(new Uint8Array(out.buffer), 0, out.byteLength);
   return out;
 };
 
@@ -72,20 +82,27 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Prom
     await w.flushIfFull();
     if (!source.stillValid()) throw new SnapshotAbandoned('the index was renumbered while saving');
   };
-  w.str(JSON.stringify({ magic: MAGIC, format: FORMAT, embedder: source.embedder, dimension: source.dimension, count: source.count }));
-  for (const { entry, length, vector } of source.docs) {
+  const dim = source.dimension;
+  w.str(JSON.stringify({ magic: MAGIC, format: FORMAT, embedder: source.embedder, dimension: dim, count: source.count }));
+  for (const { entry, length, vector } of source.docs()) {
     w.str(addressOf(entry));
     w.varint(entry.version);
     w.varint(stampOf(entry));
     w.f32(length);
-    // Little-endian float32s as they lie in memory (every platform Node runs on is little-endian).
-    if (vector && vector.length === source.dimension) {
-      w.varint(1);
-      w.bytes(floatBytes(vector));
-    } else w.varint(0);
+    w.varint(vector && vector.length === dim ? 1 : 0);
     await check();
   }
   w.str('');
+  // Every document's vector (zeros where it has none), little-endian float32s as they lie in
+  // memory (every platform Node runs on is little-endian): one block, read back in one copy.
+  w.varint(dim > 0 ? 1 : 0);
+  if (dim > 0) {
+    const none = new Uint8Array(dim * 4);
+    for (const { vector } of source.docs()) {
+      w.bytes(vector && vector.length === dim ? bytesOf(vector) : none);
+      await check();
+    }
+  }
   for (const [term, pairs] of source.postings) {
     if (pairs.length === 0) continue;
     w.str(term);
@@ -105,10 +122,11 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Prom
   if (filing) {
     w.varint(filing.c1);
     w.varint(filing.c2);
-    for (const centroids of [filing.top, ...filing.second]) w.bytes(floatBytes(centroids));
-    for (let doc = 0; doc < filing.listOf.length; doc++) {
-      w.varint((filing.listOf[doc] as number) + 1);
-      if (doc % 100_000 === 0) await check();
+    for (const centroids of [filing.top, ...filing.second]) w.bytes(bytesOf(centroids));
+    for (const list of filing.lists) {
+      w.varint(list.slots.length);
+      for (const part of [list.slots, list.codes, list.scales]) w.bytes(bytesOf(part));
+      await check();
     }
   }
   await w.finish();
@@ -125,7 +143,7 @@ export interface LoadedSnapshot {
   hasVector: Uint8Array;
   postings: Array<[string, Int32Array]>;
   /** Null when not saved, or with another embedder's vectors. */
-  filing: SavedFiling | null;
+  filing: SavedFiling<SavedList[]> | null;
 }
 
 /** Decode a snapshot; null when it is torn, damaged or of another format (the caller rebuilds). */
@@ -144,20 +162,20 @@ export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: nu
     const stamps = new Uint32Array(count);
     const lengths = new Float32Array(count);
     const hasVector = new Uint8Array(count);
-    const vectors = sameEmbedder ? new Float32Array(count * dim) : null;
-    const vectorBytes = vectors ? new Uint8Array(vectors.buffer) : null;
     for (let doc = 0; doc < count; doc++) {
       ids[doc] = r.str();
       versions[doc] = r.varint();
       stamps[doc] = r.varint();
       lengths[doc] = r.f32();
-      if (r.varint() !== 1) continue;
-      if (vectorBytes) {
-        r.copyTo(vectorBytes, doc * dim * 4, dim * 4);
-        hasVector[doc] = 1;
-      } else r.bytes(dim * 4);
+      hasVector[doc] = r.varint() === 1 && sameEmbedder ? 1 : 0;
     }
     if (r.str() !== '') return null;
+    let vectors: Float32Array | null = null;
+    if (r.varint() === 1) {
+      if (sameEmbedder) vectors = readInto(r, new Float32Array(count * dim));
+      else r.bytes(count * dim * 4);
+    }
+    if (sameEmbedder && !vectors) hasVector.fill(0);
     const postings: Array<[string, Int32Array]> = [];
     for (let term = r.str(); term !== ''; term = r.str()) {
       const pairs = new Int32Array(r.varint() * 2);
@@ -167,17 +185,22 @@ export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: nu
         pairs[i] = slot;
         pairs[i + 1] = r.varint();
       }
+      if (slot >= count) return null;
       postings.push([term, pairs]);
     }
-    let filing: SavedFiling | null = null;
-    if (r.varint() === 1 && sameEmbedder) {
+    let filing: SavedFiling<SavedList[]> | null = null;
+    if (r.varint() === 1 && vectors) {
       const c1 = r.varint();
       const c2 = r.varint();
-      const top = floatsOf(r.bytes(c1 * dim * 4));
-      const second = Array.from({ length: c1 }, () => floatsOf(r.bytes(c2 * dim * 4)));
-      const listOf = new Int32Array(count);
-      for (let doc = 0; doc < count; doc++) listOf[doc] = r.varint() - 1;
-      filing = { c1, c2, top, second, listOf };
+      const top = readInto(r, new Float32Array(c1 * dim));
+      const second = Array.from({ length: c1 }, () => readInto(r, new Float32Array(c2 * dim)));
+      const lists = Array.from({ length: c1 * c2 }, (): SavedList => {
+        const rows = r.varint();
+        const slots = readInto(r, new Int32Array(rows));
+        for (const slot of slots) if (slot < 0 || slot >= count) throw new RangeError('a list names a document the file does not hold');
+        return { slots, codes: readInto(r, new Int8Array(rows * dim)), scales: readInto(r, new Float32Array(rows)) };
+      });
+      filing = { c1, c2, top, second, lists };
     }
     return { ids, versions, dimension: dim, stamps, lengths, vectors, hasVector, postings, filing };
   } catch {

@@ -21,6 +21,16 @@ export class VectorList {
     this.scales = new Float32Array(capacity);
   }
 
+  /** A list as saved (search/index-snapshot.ts): its rows adopted, not recomputed. */
+  static of(dim: number, slots: Int32Array, codes: Int8Array, scales: Float32Array): VectorList {
+    const list = new VectorList(dim, 0);
+    list.slots = slots;
+    list.codes = codes;
+    list.scales = scales;
+    list.count = slots.length;
+    return list;
+  }
+
   push(slot: number, data: Float32Array, at: number): void {
     const dim = this.dim;
     let max = 0;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Entry } from '../domain/entry.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { embeddingText } from '../search-rules/entry-text.ts';
-import { ByteWriter } from './byte-codec.ts';
+import { ByteWriter, slicer } from './byte-codec.ts';
 import { CoarseQuantizer } from './coarse-quantizer.ts';
 import type { EmbedQueue } from './embed-queue.ts';
 import { type SavedFiling, type SavedList, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, readSnapshot, writeSnapshot } from './index-snapshot.ts';
@@ -35,7 +35,9 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile): Pr
     return null;
   });
   if (!buf) return null;
-  const saved = readSnapshot(buf, parts.embedder?.id ?? null, parts.embedder?.dimension ?? null);
+  // In slices: a million entries' file takes seconds to check and decode, and the server
+  // answers everything else (and searches with 503 after a short wait) meanwhile.
+  const saved = await readSnapshot(buf, parts.embedder?.id ?? null, parts.embedder?.dimension ?? null, slicer());
   if (!saved) {
     parts.logger.warn('the saved search index is damaged or of another format; rebuilding it from the store');
     return null;

@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { Entry } from '../domain/entry.ts';
-import { ByteReader, ByteWriter } from './byte-codec.ts';
+import { ByteReader, type ByteWriter } from './byte-codec.ts';
 
 /**
  * The in-process index as a file, so a restart loads it instead of analysing and embedding
@@ -146,9 +146,15 @@ export interface LoadedSnapshot {
   filing: SavedFiling<SavedList[]> | null;
 }
 
-/** Decode a snapshot; null when it is torn, damaged or of another format (the caller rebuilds). */
-export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: number | null): LoadedSnapshot | null => {
-  const r = ByteReader.checked(buf);
+/** Items decoded between two calls to the pause (see `slicer`): about a millisecond's work. */
+const PAUSE_EVERY = 4096;
+
+/**
+ * Decode a snapshot; null when it is torn, damaged or of another format (the caller rebuilds).
+ * Decoded in slices with `pause` between them (the server answers meanwhile).
+ */
+export const readSnapshot = async (buf: Buffer, embedder: string | null, dimension: number | null, pause: () => Promise<void> = async () => {}): Promise<LoadedSnapshot | null> => {
+  const r = await ByteReader.checked(buf, pause);
   if (!r) return null;
   try {
     const header = JSON.parse(r.str()) as { magic: string; format: number; embedder: string | null; dimension: number; count: number };
@@ -168,6 +174,7 @@ export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: nu
       stamps[doc] = r.varint();
       lengths[doc] = r.f32();
       hasVector[doc] = r.varint() === 1 && sameEmbedder ? 1 : 0;
+      if (doc % PAUSE_EVERY === 0) await pause();
     }
     if (r.str() !== '') return null;
     let vectors: Float32Array | null = null;
@@ -187,6 +194,7 @@ export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: nu
       }
       if (slot >= count) return null;
       postings.push([term, pairs]);
+      if (postings.length % PAUSE_EVERY === 0) await pause();
     }
     let filing: SavedFiling<SavedList[]> | null = null;
     if (r.varint() === 1 && vectors) {

@@ -93,16 +93,24 @@ export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile): Promi
   }
   const filed = parts.vectors?.filing() ?? null;
   const dim = parts.vectors?.dimension ?? 0;
+  // Rows filed from here on (vectors embedded while this is written) wait for the next save.
+  const counts = filed?.lists.map((list) => list.count) ?? [];
+  let rows = 0;
+  filed?.lists.forEach((list, i) => {
+    for (let j = 0; j < (counts[i] as number); j++) if ((remap[list.slots[j] as number] ?? -1) >= 0) rows += 1;
+  });
   const filing: SavedFiling | null = filed && {
     ...filed.quantizer.parts,
+    rows,
     // Each list's rows renumbered as saved; rows of slots not saved (dead, or newer) are left out.
     lists: (function* (): Generator<SavedList> {
-      for (const list of filed.lists) {
-        let rows = 0;
-        for (let j = 0; j < list.count; j++) if ((remap[list.slots[j] as number] ?? -1) >= 0) rows += 1;
-        const out: SavedList = { slots: new Int32Array(rows), codes: new Int8Array(rows * dim), scales: new Float32Array(rows) };
+      for (const [i, list] of filed.lists.entries()) {
+        const count = counts[i] as number;
+        let kept = 0;
+        for (let j = 0; j < count; j++) if ((remap[list.slots[j] as number] ?? -1) >= 0) kept += 1;
+        const out: SavedList = { slots: new Int32Array(kept), codes: new Int8Array(kept * dim), scales: new Float32Array(kept) };
         let k = 0;
-        for (let j = 0; j < list.count; j++) {
+        for (let j = 0; j < count; j++) {
           const to = remap[list.slots[j] as number] ?? -1;
           if (to < 0) continue;
           out.slots[k] = to;

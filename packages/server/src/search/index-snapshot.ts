@@ -59,12 +59,13 @@ export interface SavedList {
   scales: Float32Array;
 }
 
-/** The inverted file's centroids (coarse-quantizer.ts) and its `c1 × c2` lists. */
+/** The inverted file's centroids (coarse-quantizer.ts) and its `c1 × c2` lists, `rows` rows in all. */
 export interface SavedFiling<L extends Iterable<SavedList> = Iterable<SavedList>> {
   c1: number;
   c2: number;
   top: Float32Array;
   second: Float32Array[];
+  rows: number;
   lists: L;
 }
 
@@ -89,19 +90,24 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Prom
     w.varint(entry.version);
     w.varint(stampOf(entry));
     w.f32(length);
-    w.varint(vector && vector.length === dim ? 1 : 0);
     await check();
   }
   w.str('');
   // Every document's vector (zeros where it has none), little-endian float32s as they lie in
   // memory (every platform Node runs on is little-endian): one block, read back in one copy.
+  // Then which documents have one, as found in that same pass.
   w.varint(dim > 0 ? 1 : 0);
   if (dim > 0) {
     const none = new Uint8Array(dim * 4);
+    const has = new Uint8Array(source.count);
+    let doc = 0;
     for (const { vector } of source.docs()) {
-      w.bytes(vector && vector.length === dim ? bytesOf(vector) : none);
+      const held = vector !== null && vector.length === dim;
+      has[doc++] = held ? 1 : 0;
+      w.bytes(held ? bytesOf(vector) : none);
       await check();
     }
+    w.bytes(has);
   }
   for (const [term, pairs] of source.postings) {
     if (pairs.length === 0) continue;
@@ -123,6 +129,8 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Prom
     w.varint(filing.c1);
     w.varint(filing.c2);
     for (const centroids of [filing.top, ...filing.second]) w.bytes(bytesOf(centroids));
+    // The total first, so that reading allocates each kind of row once for every list.
+    w.varint(filing.rows);
     for (const list of filing.lists) {
       w.varint(list.slots.length);
       for (const part of [list.slots, list.codes, list.scales]) w.bytes(bytesOf(part));
@@ -173,16 +181,16 @@ export const readSnapshot = async (buf: Buffer, embedder: string | null, dimensi
       versions[doc] = r.varint();
       stamps[doc] = r.varint();
       lengths[doc] = r.f32();
-      hasVector[doc] = r.varint() === 1 && sameEmbedder ? 1 : 0;
       if (doc % PAUSE_EVERY === 0) await pause();
     }
     if (r.str() !== '') return null;
     let vectors: Float32Array | null = null;
     if (r.varint() === 1) {
-      if (sameEmbedder) vectors = readInto(r, new Float32Array(count * dim));
-      else r.bytes(count * dim * 4);
+      if (sameEmbedder) {
+        vectors = readInto(r, new Float32Array(count * dim));
+        r.copyTo(hasVector, 0, count);
+      } else r.bytes(count * dim * 4 + count);
     }
-    if (sameEmbedder && !vectors) hasVector.fill(0);
     const postings: Array<[string, Int32Array]> = [];
     for (let term = r.str(); term !== ''; term = r.str()) {
       const pairs = new Int32Array(r.varint() * 2);
@@ -202,13 +210,26 @@ export const readSnapshot = async (buf: Buffer, embedder: string | null, dimensi
       const c2 = r.varint();
       const top = readInto(r, new Float32Array(c1 * dim));
       const second = Array.from({ length: c1 }, () => readInto(r, new Float32Array(c2 * dim)));
+      // Every list's rows in one block per kind, each list a view: three allocations, not
+      // three per list (a fresh allocation costs page faults, and large ones a collection).
+      const rows = r.varint();
+      const slots = new Int32Array(rows);
+      const codes = new Int8Array(rows * dim);
+      const scales = new Float32Array(rows);
+      let at = 0;
       const lists = Array.from({ length: c1 * c2 }, (): SavedList => {
-        const rows = r.varint();
-        const slots = readInto(r, new Int32Array(rows));
-        for (const slot of slots) if (slot < 0 || slot >= count) throw new RangeError('a list names a document the file does not hold');
-        return { slots, codes: readInto(r, new Int8Array(rows * dim)), scales: readInto(r, new Float32Array(rows)) };
+        const n = r.varint();
+        if (at + n > rows) throw new RangeError('the lists hold more rows than the file says');
+        r.copyTo(new Uint8Array(slots.buffer), at * 4, n * 4);
+        r.copyTo(new Uint8Array(codes.buffer), at * dim, n * dim);
+        r.copyTo(new Uint8Array(scales.buffer), at * 4, n * 4);
+        const list = { slots: slots.subarray(at, at + n), codes: codes.subarray(at * dim, (at + n) * dim), scales: scales.subarray(at, at + n) };
+        at += n;
+        return list;
       });
-      filing = { c1, c2, top, second, lists };
+      if (at !== rows) return null;
+      for (const slot of slots) if (slot < 0 || slot >= count) return null;
+      filing = { c1, c2, top, second, rows, lists };
     }
     return { ids, versions, dimension: dim, stamps, lengths, vectors, hasVector, postings, filing };
   } catch {

@@ -55,9 +55,16 @@ export class IvfLists {
   restore(quantizer: CoarseQuantizer, lists: VectorList[], present: Uint8Array, data: Float32Array, dim: number, size: number): void {
     const filed = new Uint8Array(present.length);
     for (const list of lists) for (let j = 0; j < list.count; j++) filed[list.slots[j] as number] = 1;
+    const unfiled: Array<[slot: number, list: number]> = [];
+    const extra = new Int32Array(lists.length);
     for (let slot = 0; slot < present.length; slot++) {
-      if (present[slot] === 1 && filed[slot] !== 1) lists[quantizer.assign(data, slot * dim)]?.push(slot, data, slot * dim);
+      if (present[slot] !== 1 || filed[slot] === 1) continue;
+      const list = quantizer.assign(data, slot * dim);
+      unfiled.push([slot, list]);
+      extra[list]! += 1;
     }
+    if (unfiled.length > 0) lists = withRoom(lists, extra, dim);
+    for (const [slot, list] of unfiled) lists[list]?.push(slot, data, slot * dim);
     this.quantizer = quantizer;
     this.lists = lists;
     this.build = null;
@@ -110,3 +117,28 @@ export class IvfLists {
     });
   }
 }
+
+/**
+ * The same lists copied into one block per kind of row, each with room for `extra[i]` more
+ * rows: filing the few vectors a saved index left out then grows no list (growing each of
+ * thousands of lists allocates thousands of arrays).
+ */
+const withRoom = (lists: readonly VectorList[], extra: Int32Array, dim: number): VectorList[] => {
+  let rows = 0;
+  lists.forEach((list, i) => {
+    rows += list.count + (extra[i] as number);
+  });
+  const slots = new Int32Array(rows);
+  const codes = new Int8Array(rows * dim);
+  const scales = new Float32Array(rows);
+  let at = 0;
+  return lists.map((list, i) => {
+    const n = list.count + (extra[i] as number);
+    slots.set(list.slots.subarray(0, list.count), at);
+    codes.set(list.codes.subarray(0, list.count * dim), at * dim);
+    scales.set(list.scales.subarray(0, list.count), at);
+    const copy = VectorList.of(dim, slots.subarray(at, at + n), codes.subarray(at * dim, (at + n) * dim), scales.subarray(at, at + n), list.count);
+    at += n;
+    return copy;
+  });
+};

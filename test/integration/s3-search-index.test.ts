@@ -1,21 +1,14 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
 import { MemorySearchIndex } from '../../packages/server/src/search/memory-index.ts';
-import { parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import type { S3Store } from '../../packages/server/src/store/s3/s3-store.ts';
 import { dumpBucket } from '../helpers/backend-dump.ts';
 import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
 import { type TestS3, startS3 } from '../helpers/s3.ts';
-import { makeEntry } from '../contract/store-contract.ts';
-
-/** A word no other entry holds (letters only, so the stemmer leaves it whole). */
-const word = (i: number): string => `zq${[...String(i)].map((d) => 'abcdefghij'[Number(d)]).join('')}x`;
-const entryOf = (i: number, version = 1, text = `${word(i)} deploy notes for the payments service`): Entry =>
-  makeEntry({ entity_path: 'notes', key: `n${i}`, version, value: { summary: text } });
+import { entryOf, keysFor, loadedIndex, reusedIn, word } from '../helpers/saved-search-index.ts';
 
 const PREFIX = 'search-index/';
 const KEY = `${PREFIX}v1/search/index`;
@@ -35,14 +28,9 @@ describe('S3: the saved search index', () => {
   const openStore = (): Promise<S3Store> =>
     openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix: PREFIX, lookbackMs: 0, pollIntervalMs: 100, logger: pino({ level: 'silent' }) });
   const openIndex = async (store: S3Store): Promise<MemorySearchIndex> => {
-    const index = new MemorySearchIndex(builtin, logger(), store.searchIndexFile());
-    await index.start(store);
-    await index.settled();
-    return index;
+    return loadedIndex(store, builtin, logger(), store.searchIndexFile());
   };
-  const keysFor = async (index: MemorySearchIndex, text: string): Promise<string[]> =>
-    (await index.textCandidates(parseQuery(text), { namespace: 'default', now: Date.now() }, 10)).map((c) => `${c.entry.key}@${c.entry.version}`);
-  const reused = (): number | undefined => logs.findLast((l) => l.msg === 'search index loaded')?.reused;
+  const reused = (): number | undefined => reusedIn(logs);
   const savedObject = async (): Promise<Buffer> => {
     const out = await raw.send(new GetObjectCommand({ Bucket: s3.bucket, Key: KEY }));
     return Buffer.from(await (out.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());

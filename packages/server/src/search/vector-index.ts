@@ -2,6 +2,7 @@ import { TopK } from '../search-rules/top-k.ts';
 import type { CoarseQuantizer } from './coarse-quantizer.ts';
 import { grownCapacity } from './capacity.ts';
 import { IvfLists } from './ivf-lists.ts';
+import type { VectorList } from './vector-list.ts';
 
 /** Vectors a listed search scans at least (more when filters reject many): about 2 ms. */
 const SCAN_AT_LEAST = 12_000;
@@ -56,22 +57,27 @@ export class VectorIndex {
     }
   }
 
+  /** Whether a slot holds a vector (no view made, unlike `vectorOf`). */
+  holds(slot: number): boolean {
+    return this.has[slot] === 1;
+  }
+
   /** The stored (normalized) vector of a slot, a view; null when it has none. */
   vectorOf(slot: number): Float32Array | null {
     if (this.has[slot] !== 1) return null;
     return this.data.subarray(slot * this.dimension, (slot + 1) * this.dimension);
   }
 
-  /** The inverted file's quantizer and each slot's list, for saving; null before training. */
-  filing(slots: number): ReturnType<IvfLists['filing']> {
-    return this.ivf.filing(slots);
+  /** The inverted file's quantizer and lists, for saving; null before training. */
+  filing(): ReturnType<IvfLists['saved']> {
+    return this.ivf.saved();
   }
 
   /**
    * Take saved vectors (an empty index only): `data` holds `dimension` per slot, `has` says
    * which; with `filing`, the inverted lists as saved, else they are trained anew.
    */
-  restore(data: Float32Array, has: Uint8Array, filing: { quantizer: CoarseQuantizer; listOf: Int32Array } | null = null): void {
+  restore(data: Float32Array, has: Uint8Array, filing: { quantizer: CoarseQuantizer; lists: VectorList[] } | null = null): void {
     // Adopted, not copied: a million vectors are 400 MB.
     this.data = data;
     this.has = has;
@@ -82,7 +88,7 @@ export class VectorIndex {
       this.has.set(has);
     }
     this.size = has.reduce((n, h) => n + h, 0);
-    if (filing) this.ivf.restore(filing.quantizer, filing.listOf, this.has, this.data, this.dimension, this.size);
+    if (filing) this.ivf.restore(filing.quantizer, filing.lists, this.has, this.data, this.dimension, this.size);
     else this.ivf.trainIfGrown(this.size, () => this.has, this.dimension, () => this.data);
   }
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LoadResult, load } from './lib/load.ts';
 import { startCairn } from './lib/processes.ts';
+import { startPostgres } from '../test/helpers/postgres.ts';
 
 export const SECRET = 'bench-webhook-secret';
 const PULL_REQUESTS = 200;
@@ -44,19 +45,37 @@ end
 
 export interface WebhookBench {
   payload_bytes: number;
+  /** On the filesystem (the default backend). */
   ingest: LoadResult;
+  /** The same load on a server on the PostgreSQL backend. */
+  ingest_postgres: LoadResult;
 }
 
 /** Signed GitHub deliveries per second into a Cairn server on the given backend environment. */
-export const benchWebhooks = async (seconds: number, env: Record<string, string> = {}): Promise<WebhookBench> => {
+export const ingestRate = async (seconds: number, env: Record<string, string> = {}): Promise<LoadResult> => {
   const dir = await mkdtemp(join(tmpdir(), 'cairn-bench-hooks-'));
   const cairn = await startCairn({ CAIRN_DATA_DIR: dir, CAIRN_CONNECTOR_GITHUB_SECRET: SECRET, ...env });
   try {
-    const bodies = payloads();
-    const ingest = await load({ url: cairn.url, seconds, lua: lua(bodies) });
-    return { payload_bytes: Buffer.byteLength(bodies[0] as string), ingest };
+    return await load({ url: cairn.url, seconds, lua: lua(payloads()) });
   } finally {
     await cairn.stop();
     await rm(dir, { recursive: true, force: true });
+  }
+};
+
+/**
+ * The webhook load on the filesystem, then on PostgreSQL (a throwaway cluster, started after
+ * the filesystem run so it takes no CPU from it).
+ */
+export const benchWebhooks = async (seconds: number, progress: (detail: string) => void = () => {}): Promise<WebhookBench> => {
+  progress('filesystem');
+  const ingest = await ingestRate(seconds);
+  progress('PostgreSQL');
+  const pg = await startPostgres();
+  try {
+    const ingest_postgres = await ingestRate(seconds, { CAIRN_DB_DSN: pg.dsn });
+    return { payload_bytes: Buffer.byteLength(payloads()[0] as string), ingest, ingest_postgres };
+  } finally {
+    await pg.stop();
   }
 };

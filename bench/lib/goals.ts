@@ -1,4 +1,5 @@
 import type { ReliabilityResults } from '../../scripts/reliability/types.ts';
+import type { SearchAtSize } from '../search.ts';
 import type { BenchResults } from './results.ts';
 
 /** One figure against its goal; `met` is null where there is no goal, only a figure to watch. */
@@ -23,25 +24,46 @@ export const benchGoals = (r: BenchResults): GoalRow[] => {
   if (r.postgres) {
     const p = r.postgres;
     rows.push({ measure: 'PostgreSQL write req/s vs raw single-row INSERTs', value: `${pct(p.write_ratio)} (${k(p.write.rps)} vs ${k(p.raw_insert.rps)})`, goal: '≥ 50 %', met: p.write_ratio >= 0.5 });
-    rows.push({ measure: 'PostgreSQL read req/s vs GET hello-world', value: r.entries ? `${pct(p.read.rps / r.entries.ceiling_get.rps)} (${k(p.read.rps)})` : k(p.read.rps), goal: '', met: null });
+    // PostgreSQL reads are held to the filesystem's read rate in the same run.
+    const fsRead = r.entries?.read.rps;
+    rows.push(
+      fsRead
+        ? { measure: 'PostgreSQL read req/s vs filesystem read req/s', value: `${pct(p.read.rps / fsRead)} (${k(p.read.rps)} vs ${k(fsRead)})`, goal: '≥ 50 %', met: p.read.rps / fsRead >= 0.5 }
+        : { measure: 'PostgreSQL read req/s', value: k(p.read.rps), goal: '≥ 50 % of filesystem reads', met: null },
+    );
   }
   if (r.search) {
-    // Search goals: p95 ≤ 20 ms at 100k (filesystem), ≤ 40 ms at 100k (PostgreSQL), 1M within 3× of 10k.
+    // Search goals: hybrid p50 ≤ 1 ms at 10k and p95 ≤ 10 ms at 100k (filesystem), p95 ≤ 20 ms
+    // at 100k (PostgreSQL), 1M within 3× of 10k; at 1M fully searchable ≤ 10 s after a restart.
     const fs10k = r.search.sizes.find((x) => x.backend === 'filesystem' && x.entries === 10_000);
+    const goalFor = (s: SearchAtSize): { goal: string; met: boolean | null } => {
+      if (s.entries === 10_000 && s.backend === 'filesystem') return { goal: 'p50 ≤ 1 ms', met: s.hybrid.p50_ms <= 1 };
+      if (s.entries === 100_000) {
+        const ms = s.backend === 'postgres' ? 20 : 10;
+        return { goal: `p95 ≤ ${ms} ms`, met: s.hybrid.p95_ms <= ms };
+      }
+      if (s.entries === 1_000_000 && fs10k) return { goal: `p95 ≤ 3 × 10k (${Math.round(3 * fs10k.hybrid.p95_ms * 10) / 10} ms)`, met: s.hybrid.p95_ms <= 3 * fs10k.hybrid.p95_ms };
+      return { goal: '', met: null };
+    };
     for (const s of r.search.sizes) {
-      const goalMs = s.entries === 100_000 ? (s.backend === 'postgres' ? 40 : 20) : null;
-      const goal = goalMs !== null ? `p95 ≤ ${goalMs} ms` : s.entries === 1_000_000 && fs10k ? `p95 ≤ 3 × 10k (${Math.round(3 * fs10k.hybrid.p95_ms * 10) / 10} ms)` : '';
-      const met = goalMs !== null ? s.hybrid.p95_ms <= goalMs : goal ? s.hybrid.p95_ms <= 3 * (fs10k as { hybrid: { p95_ms: number } }).hybrid.p95_ms : null;
-      rows.push({ measure: `search at ${k(s.entries)} entries (${s.backend}), hybrid p50 / p95`, value: `${s.hybrid.p50_ms} / ${s.hybrid.p95_ms} ms, ${k(s.load.rps)}/s at 8 connections, RSS ${s.rss_mib} MiB`, goal, met });
+      rows.push({ measure: `search at ${k(s.entries)} entries (${s.backend}), hybrid p50 / p95`, value: `${s.hybrid.p50_ms} / ${s.hybrid.p95_ms} ms, ${k(s.load.rps)}/s at 8 connections, RSS ${s.rss_mib} MiB`, ...goalFor(s) });
+      if (s.restart_ready_ms !== undefined) {
+        const big = s.entries >= 1_000_000;
+        rows.push({ measure: `fully searchable after a restart at ${k(s.entries)} entries (${s.backend})`, value: `${s.restart_ready_ms} ms`, goal: big ? '≤ 10000 ms' : '', met: big ? s.restart_ready_ms <= 10_000 : null });
+      }
     }
-    rows.push({ measure: 'search index memory (in-process)', value: `${r.search.index_mib_per_100k} MiB per 100k entries`, goal: '', met: null });
+    rows.push({ measure: 'search index memory (in-process)', value: `${r.search.index_mib_per_100k} MiB per 100k entries`, goal: '≤ 150 MiB', met: r.search.index_mib_per_100k <= 150 });
   }
   if (r.startup) rows.push({ measure: `start-up with ${k(r.startup.entries)} entries (checkpoint / full replay)`, value: `${r.startup.start_ms_checkpoint} / ${r.startup.start_ms_full_replay} ms`, goal: '≤ 3000 ms', met: Math.max(r.startup.start_ms_checkpoint, r.startup.start_ms_full_replay) <= 3000 });
   if (r.compaction) {
     const c = r.compaction;
     rows.push({ measure: `compaction of ${k(c.entries)} entries × ${c.versions} versions (filesystem)`, value: `${c.compaction_ms} ms, ${(c.bytes_before / 1048576).toFixed(1)} → ${(c.bytes_after / 1048576).toFixed(1)} MiB; writes meanwhile max ${c.write_max_ms} ms`, goal: 'writes ≤ 100 ms', met: c.write_max_ms <= 100 });
   }
-  if (r.webhooks) rows.push({ measure: 'webhook ingest (signed GitHub deliveries)', value: `${k(r.webhooks.ingest.rps)} events/s`, goal: '≥ 3000/s', met: r.webhooks.ingest.rps >= 3000 });
+  if (r.webhooks) {
+    rows.push({ measure: 'webhook ingest (signed GitHub deliveries, filesystem)', value: `${k(r.webhooks.ingest.rps)} events/s`, goal: '≥ 3000/s', met: r.webhooks.ingest.rps >= 3000 });
+    // The PostgreSQL figure is stated, with no goal of its own.
+    if (r.webhooks.ingest_postgres) rows.push({ measure: 'webhook ingest (signed GitHub deliveries, PostgreSQL)', value: `${k(r.webhooks.ingest_postgres.rps)} events/s`, goal: '', met: null });
+  }
   if (r.cortex) rows.push({ measure: `Cortex freshness at ${k(r.cortex.entries)} entries (last write → digest)`, value: `p50 ${r.cortex.freshness_ms.p50} ms, max ${r.cortex.freshness_ms.max} ms`, goal: `≤ ${r.cortex.freshness_ms.goal} ms`, met: r.cortex.freshness_ms.max <= r.cortex.freshness_ms.goal });
   if (r.mcp_overhead) {
     for (const [what, f] of [['read', r.mcp_overhead.read], ['search', r.mcp_overhead.search]] as const) {

@@ -126,13 +126,17 @@ const check = async (
     const first = versions[0] ?? 1;
     if (versions.some((v, i) => v !== first + i) || (mode === 'compaction' && first !== 1)) report.gaps.push(`${key}: versions ${versions.join(',')} after cycle ${cycle}`);
   }
-  const newest = new Map<string, number>();
-  for (const a of acked) newest.set(a.key, Math.max(newest.get(a.key) ?? 0, a.version));
+  // The head an entry has in the store: a write the kill cut off before its answer may still
+  // have committed, and retention counts its newest 3 from that head, not from the newest
+  // acknowledged version.
+  const head = new Map<string, number>();
+  for (const a of acked) head.set(a.key, Math.max(head.get(a.key) ?? 0, a.version));
+  for (const [key, h] of histories) head.set(key, Math.max(head.get(key) ?? 0, ...h.keys()));
   for (const a of acked) {
     const h = histories.get(a.key) as Map<number, number>;
     const found = h.get(a.version);
     // Retention keeps the newest 3 of each entry's versions; older ones may be gone, never changed.
-    const mayBeDropped = mode === 'retention' && a.version <= (newest.get(a.key) ?? 0) - 3;
+    const mayBeDropped = mode === 'retention' && a.version <= (head.get(a.key) ?? 0) - 3;
     if (found === a.seq || (found === undefined && mayBeDropped)) continue;
     const line = `${a.key} v${a.version} (seq ${a.seq}) found ${found ?? 'nothing'} after cycle ${cycle}`;
     if (!report.lost.some((l) => l.startsWith(`${a.key} v${a.version} `))) report.lost.push(line);

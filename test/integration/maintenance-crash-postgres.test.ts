@@ -14,6 +14,7 @@ afterAll(() => backend.cleanup());
 for (const mode of ['compaction', 'retention'] as const) {
   it(`loses nothing and half-applies nothing across ${CYCLES} SIGKILL cycles during ${mode} (PostgreSQL)`, async () => {
     const report = await maintenanceCrashLoop({ env: await backend.env(), mode, cycles: CYCLES, writers: 4 });
+    console.log(`${mode} crash test (PostgreSQL): ${report.acknowledged} acknowledged writes, ${report.forgets} forgets, ${report.passes} passes`);
     expect(report.lost, 'acknowledged writes missing or changed').toEqual([]);
     expect(report.gaps, 'entries with a hole in their versions').toEqual([]);
     expect(report.resurrected, 'forgotten prefixes that came back').toEqual([]);

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { parseJsonBody } from '../../packages/server/src/connectors/parse-json.ts';
+import { github } from '../../packages/server/src/connectors/github/index.ts';
+import { parseJsonBody, peekJson } from '../../packages/server/src/connectors/parse-json.ts';
 import { ServiceError } from '../../packages/server/src/domain/errors.ts';
 
 const parse = (text: string): unknown => parseJsonBody(Buffer.from(text), z.unknown());
@@ -24,5 +25,29 @@ describe('provider JSON bodies', () => {
 
   it('answers a body that is not JSON with BAD_REQUEST', () => {
     expect(() => parse('{"a":')).toThrow(ServiceError);
+  });
+
+  it('parses a delivery body once for the peek, the mapping and the log, cleaned for every reader', () => {
+    const body = Buffer.from(JSON.stringify({
+      action: 'opened', number: 7,
+      pull_request: { number: 7, title: 'Fix \ud800 parsing', state: 'open', user: { login: 'dana' } },
+      repository: { name: 'api', owner: { login: 'acme' } },
+    }));
+    const delivery = { headers: { 'x-github-event': 'pull_request', 'x-github-delivery': 'once-1', 'content-type': 'application/json' }, body, now: Date.now() };
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const outcome = github.handle(delivery, { channels: [], projects: {} });
+      expect(github.peek(delivery)).toEqual({ event: 'pull_request.opened', deliveryId: 'once-1' });
+      expect(peekJson(body)?.pull_request).toMatchObject({ title: 'Fix \uFFFD parsing' });
+      expect(outcome).toMatchObject({ kind: 'writes', writes: [{ key: 'pr-7', value: { title: 'Fix \uFFFD parsing' } }] });
+      expect(parse).toHaveBeenCalledTimes(1);
+      // A body that is not JSON is tried once too, and refused by every reader.
+      const broken = Buffer.from('{"action":');
+      expect(peekJson(broken)).toBeNull();
+      expect(() => parseJsonBody(broken, z.unknown())).toThrow(ServiceError);
+      expect(parse).toHaveBeenCalledTimes(2);
+    } finally {
+      parse.mockRestore();
+    }
   });
 });

@@ -7,6 +7,7 @@ import { docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
 import { fuse } from '../../packages/server/src/search-rules/fuse.ts';
 import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-graph.ts';
 import { expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
+import { withoutFrame } from '../../packages/server/src/search-rules/question.ts';
 import { matchedTf, tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
 
 const entry = (over: Partial<Entry> = {}): Entry => ({
@@ -26,6 +27,18 @@ describe('search analysis', () => {
     expect(q.phrases).toEqual([[{ term: 'connect', offset: 0 }, { term: 'pool', offset: 1 }]]);
     expect(q.prefixes).toEqual([['deploy', 'deploi']]);
     expect(tsqueryOf(q)).toBe("('retri' | 'connect' | 'pool' | 'deploy':* | 'deploi':*) & ('connect' <1> 'pool')");
+  });
+
+  it('drops the words that frame a question from its terms, never from phrases nor from other queries', () => {
+    const q = (text: string) => parseQuery(text, { questions: true }).terms;
+    expect(q('What kind of dog does Tom have?')).toEqual(['dog', 'tom']);
+    expect(q('When did Maya go on holiday')).toEqual(['maya', 'holidai']);
+    expect(q('how did the "kind of magic" release go?')).toEqual(['kind', 'magic', 'releas']);
+    // Not a question: every word counts; without the option nothing changes; frame words alone still match.
+    expect(q('go runtime kind cluster')).toEqual(['go', 'runtim', 'kind', 'cluster']);
+    expect(parseQuery('What kind of dog?').terms).toEqual(['kind', 'dog']);
+    expect(q('what happened?')).toEqual(['happen']);
+    expect([withoutFrame('What kind of dog does Tom have?'), withoutFrame('what happened?'), withoutFrame('go kind')]).toEqual(['of dog Tom', 'what happened?', 'go kind']);
   });
 
   it('stores for PostgreSQL exactly the weighted frequencies the in-process index counts', () => {
@@ -53,6 +66,17 @@ describe('search analysis', () => {
     const ranked = fuse([{ entry: a, score: 5 }, { entry: b, score: 4 }], [{ entry: b, score: 0.9 }, { entry: a, score: 0.8 }], { now, limit: 10, vectorWeight: 1 });
     expect(ranked.map((r) => r.entry.key)).toEqual(['a', 'b']);
     expect(ranked[1]?.parts).toMatchObject({ text: { rank: 2 }, vector: { rank: 1 }, confidence: 0.92 });
+  });
+
+  it('ranks equally relevant entries written in the same hour by address, whatever their write order', () => {
+    const now = Date.parse('2026-11-01T12:00:00.000Z');
+    const later = entry({ key: 'turn-2', written_at: '2026-11-01T09:00:00.900Z' });
+    const earlier = entry({ key: 'turn-1', written_at: '2026-11-01T09:00:00.100Z' });
+    const ranked = fuse([{ entry: later, score: 2 }, { entry: earlier, score: 2 }], null, { now, limit: 10, vectorWeight: 1 });
+    expect(ranked.map((r) => r.entry.key)).toEqual(['turn-1', 'turn-2']);
+    // A day apart, recency still breaks the tie.
+    const older = entry({ key: 'turn-0', written_at: '2026-10-31T09:00:00.000Z' });
+    expect(fuse([{ entry: older, score: 2 }, { entry: later, score: 2 }], null, { now, limit: 10, vectorWeight: 1 })[0]?.entry.key).toBe('turn-2');
   });
 
   it('embeds offline and deterministically, closer for related words', async () => {

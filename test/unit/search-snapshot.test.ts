@@ -3,22 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
 import { OpenAiEmbedder } from '../../packages/server/src/embed/openai-embedder.ts';
 import type { Embedder } from '../../packages/server/src/ports/embedder.ts';
 import { TRAIN_AT } from '../../packages/server/src/search/ivf-lists.ts';
 import { MemorySearchIndex } from '../../packages/server/src/search/memory-index.ts';
-import { parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
 import { searchIndexFile } from '../../packages/server/src/store/fs/search-file.ts';
-import { makeEntry } from '../contract/store-contract.ts';
 import { type FakeEmbeddings, startFakeEmbeddings } from '../helpers/fake-embeddings.ts';
+import { entryOf, keysFor, loadedIndex, reusedIn, word } from '../helpers/saved-search-index.ts';
 
-/** A word no other entry holds (letters only, so the stemmer leaves it whole). */
-const word = (i: number): string => `zq${[...String(i)].map((d) => 'abcdefghij'[Number(d)]).join('')}x`;
-const entryOf = (i: number, version = 1, text = `${word(i)} deploy notes for the payments service`): Entry =>
-  makeEntry({ entity_path: 'notes', key: `n${i}`, version, value: { summary: text } });
 
 const TOPICS = ['database connection pool exhausted', 'kubernetes pod evicted for memory', 'payment refund failed', 'slow checkout page', 'certificate expired on the gateway'];
 
@@ -35,14 +29,9 @@ describe('saved search index', () => {
   afterAll(() => fake.close());
 
   const openIndex = async (store: FsStore, embedder: Embedder = builtin): Promise<MemorySearchIndex> => {
-    const index = new MemorySearchIndex(embedder, logger(), searchIndexFile(dir));
-    await index.start(store);
-    await index.settled();
-    return index;
+    return loadedIndex(store, embedder, logger(), searchIndexFile(dir));
   };
-  const keysFor = async (index: MemorySearchIndex, text: string): Promise<string[]> =>
-    (await index.textCandidates(parseQuery(text), { namespace: 'default', now: Date.now() }, 10)).map((c) => `${c.entry.key}@${c.entry.version}`);
-  const reused = (): number | undefined => logs.findLast((l) => l.msg === 'search index loaded')?.reused;
+  const reused = (): number | undefined => reusedIn(logs);
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cairn-search-snapshot-'));

@@ -61,6 +61,15 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, backend: runtime.backend.name }, 'cairn is listening');
+    // The built-in embedder's word table takes about 0.1 s to read: read it now, not inside
+    // the first write or search.
+    setImmediate(() => {
+      try {
+        runtime.search.embedder.warm?.();
+      } catch (error) {
+        logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
+      }
+    });
 
     const stopHttp = async (): Promise<void> => {
       drain.begin();

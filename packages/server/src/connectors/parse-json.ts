@@ -6,24 +6,44 @@ import { parseInput } from '../domain/parse-input.ts';
 const kindOf = (raw: unknown): string => (raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`);
 
 /**
+ * The JSON document of a delivery body, parsed once per body: the connector's peek (for the
+ * log), wants and handle all read the same delivery, and a provider body is often tens of
+ * kilobytes, so each extra JSON.parse costs as much as the signature check. Text no backend
+ * can store (U+0000, a lone surrogate) becomes U+FFFD here, once. Callers treat the document
+ * as read-only: it is shared by every reader of the delivery.
+ */
+const parsed = new WeakMap<Buffer, { ok: true; doc: unknown } | { ok: false }>();
+
+const documentOf = (body: Buffer): { ok: true; doc: unknown } | { ok: false } => {
+  const known = parsed.get(body);
+  if (known) return known;
+  const text = body.toString('utf8');
+  let result: { ok: true; doc: unknown } | { ok: false };
+  try {
+    const doc: unknown = JSON.parse(text);
+    // JSON text can carry either only as a \u escape, so most bodies skip the walk (and the
+    // plain substring search is much cheaper than the pattern over a large body).
+    result = { ok: true, doc: text.includes('\\u') && UNSTORABLE_ESCAPE.test(text) ? storable(doc) : doc };
+  } catch {
+    result = { ok: false };
+  }
+  parsed.set(body, result);
+  return result;
+};
+
+/**
  * Parse a delivery body as JSON and check it against the provider's schema. A body that is
  * not JSON, or JSON that is not an object (every provider sends one object per delivery), is
- * a 400; an object of the wrong shape is a 422 naming the fields. Text no backend can store
- * (U+0000, a lone surrogate) becomes U+FFFD rather than costing the delivery.
+ * a 400; an object of the wrong shape is a 422 naming the fields.
  */
 export const parseJsonBody = <S extends z.ZodType>(body: Buffer, schema: S): z.output<S> => {
-  const text = body.toString('utf8');
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    throw new ServiceError('BAD_REQUEST', 'not JSON: the delivery body does not parse as JSON');
-  }
+  const result = documentOf(body);
+  if (!result.ok) throw new ServiceError('BAD_REQUEST', 'not JSON: the delivery body does not parse as JSON');
+  const raw = result.doc;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ServiceError('BAD_REQUEST', `not a JSON object: the delivery body is ${kindOf(raw)}`);
   }
-  // JSON text can carry either only as a \u escape, so most bodies skip the walk.
-  return parseInput(schema, UNSTORABLE_ESCAPE.test(text) ? storable(raw) : raw);
+  return parseInput(schema, raw);
 };
 
 /**
@@ -31,11 +51,8 @@ export const parseJsonBody = <S extends z.ZodType>(body: Buffer, schema: S): z.o
  * or null when it is not one. Never throws: the log describes refused deliveries too.
  */
 export const peekJson = (body: Buffer): Record<string, unknown> | null => {
-  try {
-    return objectOr(JSON.parse(body.toString('utf8')));
-  } catch {
-    return null;
-  }
+  const result = documentOf(body);
+  return result.ok ? objectOr(result.doc) : null;
 };
 
 /** A peeked value when it is a JSON object. */

@@ -46,6 +46,10 @@ export class BuiltinEmbedder implements Embedder {
     this.words = new WordVectors(TABLE, this.dimension, lexicon ? LEXICON : null);
   }
 
+  warm(): void {
+    this.words.warm();
+  }
+
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     return texts.map((t) => this.embedOne(t));
   }

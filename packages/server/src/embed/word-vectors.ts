@@ -34,6 +34,11 @@ export class WordVectors {
     this.dimension = dimension;
   }
 
+  /** Read the table (and the lexicon) now rather than on first use. */
+  warm(): void {
+    this.load();
+  }
+
   /** Add `word`'s weighted vector to `out`. */
   addTo(out: Float32Array, word: string): void {
     const table = this.load();

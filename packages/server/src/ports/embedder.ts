@@ -23,6 +23,11 @@ export interface Embedder {
    * uses it as a third ranking of the candidates the other two found.
    */
   wordMatch?(query: string, texts: readonly string[]): Promise<number[]>;
+  /**
+   * Optional: load now what the first embedding would load (a word table), so that no
+   * request waits for it. Called once the server listens.
+   */
+  warm?(): void;
   /** Optional: release what the embedder holds (a model's thread and memory). */
   close?(): Promise<void>;
   /**

@@ -15,6 +15,7 @@ export interface Ranked {
 const RRF_K = 60;
 const RECENCY_HALF_LIFE_DAYS = 30;
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
 /**
  * Relevance first, then recency and confidence as gentle multipliers: an entry written today
@@ -22,7 +23,11 @@ const DAY_MS = 86_400_000;
  * enough to break near-ties without burying a clearly better match.
  */
 export const recencyWeight = (entry: Entry, now: number): number => {
-  const ageDays = Math.max(0, now - Date.parse(entry.written_at)) / DAY_MS;
+  // Age from the start of the hour it was written: entries written together (an import, a
+  // conversation's turns) weigh exactly alike, so equal relevance ties and the address
+  // decides, on every backend, not whichever write happened to commit a millisecond later.
+  const written = Math.floor(Date.parse(entry.written_at) / HOUR_MS) * HOUR_MS;
+  const ageDays = Math.max(0, now - written) / DAY_MS;
   return 0.95 + 0.05 * 2 ** (-ageDays / RECENCY_HALF_LIFE_DAYS);
 };
 export const confidenceWeight = (entry: Entry): number => 0.9 + 0.1 * entry.confidence;
@@ -32,10 +37,13 @@ const addressOf = (e: Entry): string => `${e.entity_path}\u0000${e.key}`;
 /**
  * Weights of the rankings when fused by scores, tuned on the operations set of test/eval with
  * the built-in embedder: its word-by-word ranking is the surest sign of a paraphrase, its
- * averaged vector the weakest. Without a word-by-word ranking (a sentence model, whose vector
- * is its strongest signal) text and vector weigh alike.
+ * averaged vector the weakest; text at 0.7 rather than 1 lets a paraphrase's word-by-word
+ * match outrank an entry that merely shares a common word (recall@5 +0.010 there, +0.036 on
+ * the conversational set).
+ * Without a word-by-word ranking (a sentence model, whose vector is its strongest signal)
+ * text and vector weigh alike.
  */
-const SCORE_WEIGHTS = { text: 1, vector: 0.5, words: 2 };
+const SCORE_WEIGHTS = { text: 0.7, vector: 0.5, words: 2 };
 const SCORE_WEIGHTS_WITHOUT_WORDS = { text: 1, vector: 1 };
 
 /**

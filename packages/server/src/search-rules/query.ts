@@ -1,14 +1,21 @@
 import type { ParsedQuery, Phrase } from '../ports/search-index.ts';
-import { type Token, analyze, foldWord, termOf } from './analyzer.ts';
+import { STOP_WORDS, type Token, analyze, foldWord, termOf, words } from './analyzer.ts';
+import { isFrameWord, isQuestion } from './question.ts';
 
 const PART = /"([^"]*)"?|(\S+)/g;
 const MAX_TERMS = 32;
 
 const phraseOf = (tokens: Token[]): Phrase => tokens.map((t) => ({ term: t.term, offset: t.pos - (tokens[0] as Token).pos }));
 
-/** The query as typed, parsed into what every backend runs (the shape: ports/search-index.ts). */
-export const parseQuery = (text: string): ParsedQuery => {
+/**
+ * The query as typed, parsed into what every backend runs (the shape: ports/search-index.ts).
+ * `questions`: a query phrased as a question loses the words that frame it (question.ts),
+ * unless nothing else would be left.
+ */
+export const parseQuery = (text: string, options: { questions?: boolean } = {}): ParsedQuery => {
+  const framed = options.questions === true && isQuestion(text);
   const terms = new Set<string>();
+  const frames = new Set<string>();
   const phrases: Phrase[] = [];
   const prefixes: string[][] = [];
   for (const match of text.matchAll(PART)) {
@@ -29,8 +36,13 @@ export const parseQuery = (text: string): ParsedQuery => {
       for (const t of folded.slice(0, -1)) terms.add(t);
       continue;
     }
-    for (const t of analyze(word)) terms.add(t.term);
+    for (const w of words(word)) {
+      if (framed && isFrameWord(w.word)) frames.add(w.word);
+      else for (const t of analyze(w.word)) terms.add(t.term);
+    }
   }
+  // A question of frame words alone ("what happened?") keeps them: something must match.
+  if (terms.size === 0 && prefixes.length === 0) for (const w of frames) if (!STOP_WORDS.has(w)) terms.add(termOf(w));
   return { terms: [...terms].slice(0, MAX_TERMS), phrases, prefixes: prefixes.slice(0, 4), text };
 };
 

@@ -88,6 +88,22 @@ export class ByteWriter {
   }
 }
 
+/** Bytes checksummed between two pauses when checking a file (a few milliseconds' work). */
+const CHECK_SLICE_BYTES = 16 << 20;
+
+/**
+ * A pause that yields to the event loop once `sliceMs` have passed since the last yield, so
+ * a long decode runs in slices between requests, at the cost of one clock read per call.
+ */
+export const slicer = (sliceMs = 20): (() => Promise<void>) => {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < sliceMs) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
+};
+
 /** Reads what ByteWriter wrote; throws on reading past the end (a truncated file). */
 export class ByteReader {
   at = 0;
@@ -97,11 +113,20 @@ export class ByteReader {
     this.buf = buf;
   }
 
-  /** Whether the last 4 bytes are the CRC-32 of the rest; the reader then stops before them. */
-  static checked(buf: Buffer): ByteReader | null {
+  /**
+   * Whether the last 4 bytes are the CRC-32 of the rest; the reader then stops before them.
+   * Checked in slices with `pause` between them, so a file of hundreds of megabytes does not
+   * hold the event loop for the whole check.
+   */
+  static async checked(buf: Buffer, pause: () => Promise<void> = async () => {}): Promise<ByteReader | null> {
     if (buf.length < 4) return null;
     const body = buf.subarray(0, buf.length - 4);
-    return crc32(body) >>> 0 === buf.readUInt32LE(buf.length - 4) ? new ByteReader(body) : null;
+    let crc = 0;
+    for (let at = 0; at < body.length; at += CHECK_SLICE_BYTES) {
+      crc = crc32(body.subarray(at, at + CHECK_SLICE_BYTES), crc);
+      await pause();
+    }
+    return crc >>> 0 === buf.readUInt32LE(buf.length - 4) ? new ByteReader(body) : null;
   }
 
   get done(): boolean {

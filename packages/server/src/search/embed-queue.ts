@@ -9,6 +9,13 @@ export interface EmbedJob<T> {
 
 const PROGRESS_EVERY_MS = 5_000;
 const MAX_BACKOFF_MS = 30_000;
+/**
+ * Texts per batch. An in-process embedder runs on the event loop, so its batch is what a
+ * request may wait behind: 64 texts of 1 KiB take a few milliseconds. A remote or threaded
+ * one only waits, and sends fewer, larger requests.
+ */
+const LOCAL_BATCH = 64;
+const REMOTE_BATCH = 32;
 
 /**
  * Embeds texts in the background, in batches, in arrival order. A failing embedder (a remote
@@ -60,7 +67,10 @@ export class EmbedQueue<T> {
   }
 
   private async run(): Promise<void> {
-    const batchSize = this.embedder.local ? 512 : 32;
+    // Never embed inside the caller (a write on its way to its answer): start on a later turn,
+    // when the writes of this one have answered and queued their texts as one batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    const batchSize = this.embedder.local ? LOCAL_BATCH : REMOTE_BATCH;
     let backoff = 500;
     let lastReport = performance.now();
     const started = lastReport;

@@ -2,13 +2,14 @@ import type { Logger } from 'pino';
 import type { Entry } from '../domain/entry.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { embeddingText } from '../search-rules/entry-text.ts';
-import { ByteWriter } from './byte-codec.ts';
+import { ByteWriter, slicer } from './byte-codec.ts';
 import { CoarseQuantizer } from './coarse-quantizer.ts';
 import type { EmbedQueue } from './embed-queue.ts';
-import { type SavedFiling, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, readSnapshot, writeSnapshot } from './index-snapshot.ts';
+import { type SavedFiling, type SavedList, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, readSnapshot, writeSnapshot } from './index-snapshot.ts';
 import type { SlotTable } from './slot-table.ts';
 import type { TextIndex } from './text-index.ts';
 import { VectorIndex } from './vector-index.ts';
+import { VectorList } from './vector-list.ts';
 
 /** The parts of the in-process index (memory-index.ts) that saving and restoring touch. */
 export interface IndexParts {
@@ -34,7 +35,9 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile): Pr
     return null;
   });
   if (!buf) return null;
-  const saved = readSnapshot(buf, parts.embedder?.id ?? null, parts.embedder?.dimension ?? null);
+  // In slices: a million entries' file takes seconds to check and decode, and the server
+  // answers everything else (and searches with 503 after a short wait) meanwhile.
+  const saved = await readSnapshot(buf, parts.embedder?.id ?? null, parts.embedder?.dimension ?? null, slicer());
   if (!saved) {
     parts.logger.warn('the saved search index is damaged or of another format; rebuilding it from the store');
     return null;
@@ -44,7 +47,12 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile): Pr
   if (saved.vectors && parts.embedder) {
     parts.vectors ??= new VectorIndex(parts.embedder.id, saved.dimension);
     const f = saved.filing;
-    parts.vectors.restore(saved.vectors, saved.hasVector, f ? { quantizer: CoarseQuantizer.restore(saved.dimension, f.c1, f.c2, f.top, f.second), listOf: f.listOf } : null);
+    const dim = saved.dimension;
+    parts.vectors.restore(
+      saved.vectors,
+      saved.hasVector,
+      f ? { quantizer: CoarseQuantizer.restore(dim, f.c1, f.c2, f.top, f.second), lists: f.lists.map((l) => VectorList.of(dim, l.slots, l.codes, l.scales)) } : null,
+    );
   } else if (parts.embedder) {
     parts.logger.info({ embedder: parts.embedder.id }, 'the saved search index holds another embedder\u2019s vectors: every entry is embedded again');
   }
@@ -59,7 +67,7 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile): Pr
       }
       for (let slot = 0; slot < count; slot++) {
         const entry = parts.slots.entry(slot);
-        if (entry && !parts.vectors?.vectorOf(slot)) parts.queue?.push({ item: entry, text: embeddingText(entry) });
+        if (entry && !parts.vectors?.holds(slot)) parts.queue?.push({ item: entry, text: embeddingText(entry) });
       }
     },
   };
@@ -83,10 +91,36 @@ export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile): Promi
       live.push([slot, entry]);
     }
   }
-  const filed = parts.vectors?.filing(slots.size) ?? null;
+  const filed = parts.vectors?.filing() ?? null;
+  const dim = parts.vectors?.dimension ?? 0;
+  // Rows filed from here on (vectors embedded while this is written) wait for the next save.
+  const counts = filed?.lists.map((list) => list.count) ?? [];
+  let rows = 0;
+  filed?.lists.forEach((list, i) => {
+    for (let j = 0; j < (counts[i] as number); j++) if ((remap[list.slots[j] as number] ?? -1) >= 0) rows += 1;
+  });
   const filing: SavedFiling | null = filed && {
     ...filed.quantizer.parts,
-    listOf: Int32Array.from(live, ([slot]) => filed.listOf[slot] as number),
+    rows,
+    // Each list's rows renumbered as saved; rows of slots not saved (dead, or newer) are left out.
+    lists: (function* (): Generator<SavedList> {
+      for (const [i, list] of filed.lists.entries()) {
+        const count = counts[i] as number;
+        let kept = 0;
+        for (let j = 0; j < count; j++) if ((remap[list.slots[j] as number] ?? -1) >= 0) kept += 1;
+        const out: SavedList = { slots: new Int32Array(kept), codes: new Int8Array(kept * dim), scales: new Float32Array(kept) };
+        let k = 0;
+        for (let j = 0; j < count; j++) {
+          const to = remap[list.slots[j] as number] ?? -1;
+          if (to < 0) continue;
+          out.slots[k] = to;
+          out.codes.set(list.codes.subarray(j * dim, (j + 1) * dim), k * dim);
+          out.scales[k] = list.scales[j] as number;
+          k += 1;
+        }
+        yield out;
+      }
+    })(),
   };
   function* docs(): Generator<SnapshotDoc> {
     for (const [slot, entry] of live) yield { entry, length: text.lengthOf(slot), vector: parts.vectors?.vectorOf(slot) ?? null };
@@ -110,7 +144,7 @@ export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile): Promi
       writeSnapshot(new ByteWriter(sink), {
         embedder: parts.embedder?.id ?? null,
         dimension: parts.vectors?.dimension ?? 0,
-        docs: docs(),
+        docs,
         count: live.length,
         postings: postings(),
         filing,

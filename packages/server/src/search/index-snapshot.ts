@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { Entry } from '../domain/entry.ts';
-import { ByteReader, ByteWriter } from './byte-codec.ts';
+import { ByteReader, type ByteWriter } from './byte-codec.ts';
 
 /**
  * The in-process index as a file, so a restart loads it instead of analysing and embedding
@@ -10,7 +10,11 @@ import { ByteReader, ByteWriter } from './byte-codec.ts';
  * entries that differ, never a wrong answer. A torn file fails its CRC and is ignored whole.
  */
 const MAGIC = 'cairn-search-index';
-const FORMAT = 3;
+/**
+ * 4: the vectors in one block after the documents (read with one copy), and the inverted
+ * lists saved row for row (adopted at start, not quantized again).
+ */
+const FORMAT = 4;
 
 /** Where the index keeps its file; the backend that owns a directory provides it. */
 export interface SnapshotFile {
@@ -37,8 +41,8 @@ export interface SnapshotDoc {
 export interface SnapshotSource {
   embedder: string | null;
   dimension: number;
-  /** Live documents in the order they are numbered in the file (0, 1, …), `count` of them. */
-  docs: Iterable<SnapshotDoc>;
+  /** Live documents in the order they are numbered in the file (0, 1, …), `count` of them; walked twice. */
+  docs: () => Iterable<SnapshotDoc>;
   count: number;
   /** Each term's postings, (slot, frequency) pairs with slots numbered as in `docs` (ascending). */
   postings: Iterable<[string, Int32Array]>;
@@ -48,20 +52,27 @@ export interface SnapshotSource {
   stillValid: () => boolean;
 }
 
-/** The inverted file's centroids (coarse-quantizer.ts) and each document's list (-1: none). */
-export interface SavedFiling {
+/** One inverted list's rows: slots numbered as in `docs`, their int8 codes (`dimension` each) and scales. */
+export interface SavedList {
+  slots: Int32Array;
+  codes: Int8Array;
+  scales: Float32Array;
+}
+
+/** The inverted file's centroids (coarse-quantizer.ts) and its `c1 × c2` lists, `rows` rows in all. */
+export interface SavedFiling<L extends Iterable<SavedList> = Iterable<SavedList>> {
   c1: number;
   c2: number;
   top: Float32Array;
   second: Float32Array[];
-  listOf: Int32Array;
+  rows: number;
+  lists: L;
 }
 
-const floatBytes = (v: Float32Array): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-/** A copy, aligned for float reads (a view into the file's buffer may not be). */
-const floatsOf = (bytes: Buffer): Float32Array => {
-  const out = new Float32Array(bytes.length / 4);
-  new Uint8Array(out.buffer).set(bytes);
+const bytesOf = (v: Float32Array | Int32Array | Int8Array): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+/** Copies of the next items, aligned for typed reads (a view into the file's buffer may not be). */
+const readInto = <T extends Float32Array | Int32Array | Int8Array>(r: ByteReader, out: T): T => {
+  r.copyTo(new Uint8Array(out.buffer), 0, out.byteLength);
   return out;
 };
 
@@ -72,20 +83,32 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Prom
     await w.flushIfFull();
     if (!source.stillValid()) throw new SnapshotAbandoned('the index was renumbered while saving');
   };
-  w.str(JSON.stringify({ magic: MAGIC, format: FORMAT, embedder: source.embedder, dimension: source.dimension, count: source.count }));
-  for (const { entry, length, vector } of source.docs) {
+  const dim = source.dimension;
+  w.str(JSON.stringify({ magic: MAGIC, format: FORMAT, embedder: source.embedder, dimension: dim, count: source.count }));
+  for (const { entry, length, vector } of source.docs()) {
     w.str(addressOf(entry));
     w.varint(entry.version);
     w.varint(stampOf(entry));
     w.f32(length);
-    // Little-endian float32s as they lie in memory (every platform Node runs on is little-endian).
-    if (vector && vector.length === source.dimension) {
-      w.varint(1);
-      w.bytes(floatBytes(vector));
-    } else w.varint(0);
     await check();
   }
   w.str('');
+  // Every document's vector (zeros where it has none), little-endian float32s as they lie in
+  // memory (every platform Node runs on is little-endian): one block, read back in one copy.
+  // Then which documents have one, as found in that same pass.
+  w.varint(dim > 0 ? 1 : 0);
+  if (dim > 0) {
+    const none = new Uint8Array(dim * 4);
+    const has = new Uint8Array(source.count);
+    let doc = 0;
+    for (const { vector } of source.docs()) {
+      const held = vector !== null && vector.length === dim;
+      has[doc++] = held ? 1 : 0;
+      w.bytes(held ? bytesOf(vector) : none);
+      await check();
+    }
+    w.bytes(has);
+  }
   for (const [term, pairs] of source.postings) {
     if (pairs.length === 0) continue;
     w.str(term);
@@ -105,10 +128,13 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Prom
   if (filing) {
     w.varint(filing.c1);
     w.varint(filing.c2);
-    for (const centroids of [filing.top, ...filing.second]) w.bytes(floatBytes(centroids));
-    for (let doc = 0; doc < filing.listOf.length; doc++) {
-      w.varint((filing.listOf[doc] as number) + 1);
-      if (doc % 100_000 === 0) await check();
+    for (const centroids of [filing.top, ...filing.second]) w.bytes(bytesOf(centroids));
+    // The total first, so that reading allocates each kind of row once for every list.
+    w.varint(filing.rows);
+    for (const list of filing.lists) {
+      w.varint(list.slots.length);
+      for (const part of [list.slots, list.codes, list.scales]) w.bytes(bytesOf(part));
+      await check();
     }
   }
   await w.finish();
@@ -125,12 +151,18 @@ export interface LoadedSnapshot {
   hasVector: Uint8Array;
   postings: Array<[string, Int32Array]>;
   /** Null when not saved, or with another embedder's vectors. */
-  filing: SavedFiling | null;
+  filing: SavedFiling<SavedList[]> | null;
 }
 
-/** Decode a snapshot; null when it is torn, damaged or of another format (the caller rebuilds). */
-export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: number | null): LoadedSnapshot | null => {
-  const r = ByteReader.checked(buf);
+/** Items decoded between two calls to the pause (see `slicer`): about a millisecond's work. */
+const PAUSE_EVERY = 4096;
+
+/**
+ * Decode a snapshot; null when it is torn, damaged or of another format (the caller rebuilds).
+ * Decoded in slices with `pause` between them (the server answers meanwhile).
+ */
+export const readSnapshot = async (buf: Buffer, embedder: string | null, dimension: number | null, pause: () => Promise<void> = async () => {}): Promise<LoadedSnapshot | null> => {
+  const r = await ByteReader.checked(buf, pause);
   if (!r) return null;
   try {
     const header = JSON.parse(r.str()) as { magic: string; format: number; embedder: string | null; dimension: number; count: number };
@@ -144,20 +176,21 @@ export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: nu
     const stamps = new Uint32Array(count);
     const lengths = new Float32Array(count);
     const hasVector = new Uint8Array(count);
-    const vectors = sameEmbedder ? new Float32Array(count * dim) : null;
-    const vectorBytes = vectors ? new Uint8Array(vectors.buffer) : null;
     for (let doc = 0; doc < count; doc++) {
       ids[doc] = r.str();
       versions[doc] = r.varint();
       stamps[doc] = r.varint();
       lengths[doc] = r.f32();
-      if (r.varint() !== 1) continue;
-      if (vectorBytes) {
-        r.copyTo(vectorBytes, doc * dim * 4, dim * 4);
-        hasVector[doc] = 1;
-      } else r.bytes(dim * 4);
+      if (doc % PAUSE_EVERY === 0) await pause();
     }
     if (r.str() !== '') return null;
+    let vectors: Float32Array | null = null;
+    if (r.varint() === 1) {
+      if (sameEmbedder) {
+        vectors = readInto(r, new Float32Array(count * dim));
+        r.copyTo(hasVector, 0, count);
+      } else r.bytes(count * dim * 4 + count);
+    }
     const postings: Array<[string, Int32Array]> = [];
     for (let term = r.str(); term !== ''; term = r.str()) {
       const pairs = new Int32Array(r.varint() * 2);
@@ -167,17 +200,36 @@ export const readSnapshot = (buf: Buffer, embedder: string | null, dimension: nu
         pairs[i] = slot;
         pairs[i + 1] = r.varint();
       }
+      if (slot >= count) return null;
       postings.push([term, pairs]);
+      if (postings.length % PAUSE_EVERY === 0) await pause();
     }
-    let filing: SavedFiling | null = null;
-    if (r.varint() === 1 && sameEmbedder) {
+    let filing: SavedFiling<SavedList[]> | null = null;
+    if (r.varint() === 1 && vectors) {
       const c1 = r.varint();
       const c2 = r.varint();
-      const top = floatsOf(r.bytes(c1 * dim * 4));
-      const second = Array.from({ length: c1 }, () => floatsOf(r.bytes(c2 * dim * 4)));
-      const listOf = new Int32Array(count);
-      for (let doc = 0; doc < count; doc++) listOf[doc] = r.varint() - 1;
-      filing = { c1, c2, top, second, listOf };
+      const top = readInto(r, new Float32Array(c1 * dim));
+      const second = Array.from({ length: c1 }, () => readInto(r, new Float32Array(c2 * dim)));
+      // Every list's rows in one block per kind, each list a view: three allocations, not
+      // three per list (a fresh allocation costs page faults, and large ones a collection).
+      const rows = r.varint();
+      const slots = new Int32Array(rows);
+      const codes = new Int8Array(rows * dim);
+      const scales = new Float32Array(rows);
+      let at = 0;
+      const lists = Array.from({ length: c1 * c2 }, (): SavedList => {
+        const n = r.varint();
+        if (at + n > rows) throw new RangeError('the lists hold more rows than the file says');
+        r.copyTo(new Uint8Array(slots.buffer), at * 4, n * 4);
+        r.copyTo(new Uint8Array(codes.buffer), at * dim, n * dim);
+        r.copyTo(new Uint8Array(scales.buffer), at * 4, n * 4);
+        const list = { slots: slots.subarray(at, at + n), codes: codes.subarray(at * dim, (at + n) * dim), scales: scales.subarray(at, at + n) };
+        at += n;
+        return list;
+      });
+      if (at !== rows) return null;
+      for (const slot of slots) if (slot < 0 || slot >= count) return null;
+      filing = { c1, c2, top, second, rows, lists };
     }
     return { ids, versions, dimension: dim, stamps, lengths, vectors, hasVector, postings, filing };
   } catch {

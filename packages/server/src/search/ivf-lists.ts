@@ -42,33 +42,29 @@ export class IvfLists {
     if (!this.build && size >= Math.max(TRAIN_AT, this.trainedAt * RETRAIN_GROWTH)) this.train(size, has, dim, all);
   }
 
-  /** The trained quantizer and each slot's list (-1: none), for saving; null before training. */
-  filing(slots: number): { quantizer: CoarseQuantizer; listOf: Int32Array } | null {
-    if (!this.quantizer) return null;
-    const listOf = new Int32Array(slots).fill(-1);
-    this.lists.forEach((list, i) => {
-      for (let j = 0; j < list.count; j++) if ((list.slots[j] as number) < slots) listOf[list.slots[j] as number] = i;
-    });
-    return { quantizer: this.quantizer, listOf };
+  /** The trained quantizer and its lists as they are, for saving; null before training. */
+  saved(): { quantizer: CoarseQuantizer; lists: readonly VectorList[] } | null {
+    return this.quantizer ? { quantizer: this.quantizer, lists: this.lists } : null;
   }
 
   /**
-   * Lists as saved: each present slot under its saved list (or, with none, the nearest), so a
-   * restart needs neither training nor assigning. The next training waits for 4× growth.
+   * Lists as saved, adopted whole, so a restart neither trains, assigns nor quantizes; a
+   * present slot no saved list holds (a vector added while the lists were retrained) is filed
+   * under its nearest list. The next training waits for 4× growth.
    */
-  restore(quantizer: CoarseQuantizer, listOf: Int32Array, present: Uint8Array, data: Float32Array, dim: number, size: number): void {
-    // Lists sized exactly first: growing a million vectors' lists by doubling costs seconds.
-    const target = new Int32Array(present.length).fill(-1);
-    const sizes = new Int32Array(quantizer.lists);
+  restore(quantizer: CoarseQuantizer, lists: VectorList[], present: Uint8Array, data: Float32Array, dim: number, size: number): void {
+    const filed = new Uint8Array(present.length);
+    for (const list of lists) for (let j = 0; j < list.count; j++) filed[list.slots[j] as number] = 1;
+    const unfiled: Array<[slot: number, list: number]> = [];
+    const extra = new Int32Array(lists.length);
     for (let slot = 0; slot < present.length; slot++) {
-      if (present[slot] !== 1) continue;
-      const saved = listOf[slot] ?? -1;
-      const list = saved >= 0 && saved < quantizer.lists ? saved : quantizer.assign(data, slot * dim);
-      target[slot] = list;
-      sizes[list]! += 1;
+      if (present[slot] !== 1 || filed[slot] === 1) continue;
+      const list = quantizer.assign(data, slot * dim);
+      unfiled.push([slot, list]);
+      extra[list]! += 1;
     }
-    const lists = Array.from(sizes, (size) => new VectorList(dim, Math.max(16, size)));
-    for (let slot = 0; slot < present.length; slot++) if ((target[slot] as number) >= 0) lists[target[slot] as number]?.push(slot, data, slot * dim);
+    if (unfiled.length > 0) lists = withRoom(lists, extra, dim);
+    for (const [slot, list] of unfiled) lists[list]?.push(slot, data, slot * dim);
     this.quantizer = quantizer;
     this.lists = lists;
     this.build = null;
@@ -124,3 +120,28 @@ export class IvfLists {
     });
   }
 }
+
+/**
+ * The same lists copied into one block per kind of row, each with room for `extra[i]` more
+ * rows: filing the few vectors a saved index left out then grows no list (growing each of
+ * thousands of lists allocates thousands of arrays).
+ */
+const withRoom = (lists: readonly VectorList[], extra: Int32Array, dim: number): VectorList[] => {
+  let rows = 0;
+  lists.forEach((list, i) => {
+    rows += list.count + (extra[i] as number);
+  });
+  const slots = new Int32Array(rows);
+  const codes = new Int8Array(rows * dim);
+  const scales = new Float32Array(rows);
+  let at = 0;
+  return lists.map((list, i) => {
+    const n = list.count + (extra[i] as number);
+    slots.set(list.slots.subarray(0, list.count), at);
+    codes.set(list.codes.subarray(0, list.count * dim), at * dim);
+    scales.set(list.scales.subarray(0, list.count), at);
+    const copy = VectorList.of(dim, slots.subarray(at, at + n), codes.subarray(at * dim, (at + n) * dim), scales.subarray(at, at + n), list.count);
+    at += n;
+    return copy;
+  });
+};

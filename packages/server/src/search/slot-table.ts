@@ -14,7 +14,7 @@ export class SlotTable {
   private readonly byAddress = new Map<string, { slot: number; version: number }>();
   private dead = 0;
   /** Addresses of slots taken from a saved index and not yet matched to the store (see restore). */
-  private restored: string[] = [];
+  private restored: readonly string[] = [];
   /** Bumped by every renumbering, so a save in progress knows its slot numbers went stale. */
   generation = 0;
 
@@ -70,7 +70,7 @@ export class SlotTable {
   restore(ids: readonly string[], versions: readonly number[]): void {
     this.entries = new Array<Entry | undefined>(ids.length);
     this.live = new Uint8Array(Math.max(1024, ids.length * 2)).fill(1, 0, ids.length);
-    this.restored = [...ids];
+    this.restored = ids;
     ids.forEach((id, slot) => this.byAddress.set(id, { slot, version: versions[slot] as number }));
   }
 

@@ -3,6 +3,7 @@ import type { CoarseQuantizer } from './coarse-quantizer.ts';
 import { grownCapacity } from './capacity.ts';
 import { CodeScanner } from './code-scanner.ts';
 import { IvfLists } from './ivf-lists.ts';
+import type { VectorList } from './vector-list.ts';
 import { VectorSlab } from './vector-slab.ts';
 
 /** Vectors a listed search scans at least (more when filters reject many): about 2 ms. */
@@ -63,22 +64,27 @@ export class VectorIndex {
     }
   }
 
+  /** Whether a slot holds a vector (no view made, unlike `vectorOf`). */
+  holds(slot: number): boolean {
+    return this.has[slot] === 1;
+  }
+
   /** The stored (normalized) vector of a slot, a view valid until the next `set`; null when it has none. */
   vectorOf(slot: number): Float32Array | null {
     if (this.has[slot] !== 1) return null;
     return this.slab.data.subarray(slot * this.dimension, (slot + 1) * this.dimension);
   }
 
-  /** The inverted file's quantizer and each slot's list, for saving; null before training. */
-  filing(slots: number): ReturnType<IvfLists['filing']> {
-    return this.ivf.filing(slots);
+  /** The inverted file's quantizer and lists, for saving; null before training. */
+  filing(): ReturnType<IvfLists['saved']> {
+    return this.ivf.saved();
   }
 
   /**
    * Take saved vectors (an empty index only): `data` holds `dimension` per slot, `has` says
    * which; with `filing`, the inverted lists as saved, else they are trained anew.
    */
-  restore(data: Float32Array, has: Uint8Array, filing: { quantizer: CoarseQuantizer; listOf: Int32Array } | null = null): void {
+  restore(data: Float32Array, has: Uint8Array, filing: { quantizer: CoarseQuantizer; lists: VectorList[] } | null = null): void {
     // Listed vectors are scanned through the lists, never exactly: adopted as they are, not
     // copied (a million are 400 MB). Unlisted ones go where the exact scan's kernel reads them.
     if (filing && has.length >= 1024) this.slab = VectorSlab.adopt(this.dimension, data);
@@ -92,7 +98,7 @@ export class VectorIndex {
       this.has.set(has);
     }
     this.size = has.reduce((n, h) => n + h, 0);
-    if (filing) this.ivf.restore(filing.quantizer, filing.listOf, this.has, this.slab.data, this.dimension, this.size);
+    if (filing) this.ivf.restore(filing.quantizer, filing.lists, this.has, this.slab.data, this.dimension, this.size);
     else this.ivf.trainIfGrown(this.size, () => this.has, this.dimension, () => this.slab.data);
   }
 

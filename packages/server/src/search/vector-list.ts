@@ -21,6 +21,19 @@ export class VectorList {
     this.scales = new Float32Array(capacity);
   }
 
+  /**
+   * A list on arrays it adopts (a saved list's rows, search/index-snapshot.ts), not recomputed:
+   * the first `count` rows are in use, the rest is room.
+   */
+  static of(dim: number, slots: Int32Array, codes: Int8Array, scales: Float32Array, count = slots.length): VectorList {
+    const list = new VectorList(dim, 0);
+    list.slots = slots;
+    list.codes = codes;
+    list.scales = scales;
+    list.count = count;
+    return list;
+  }
+
   push(slot: number, data: Float32Array, at: number): void {
     const dim = this.dim;
     let max = 0;

@@ -32,10 +32,10 @@ const printable = (text: string | null, max: number): string | null =>
  * The last deliveries of each connector, shared by every replica through the RecordStore.
  * Each line is one record created under the next sequence number (createRecord is atomic, so
  * two replicas never take the same number and no line overwrites another) and the line 100
- * numbers older is deleted: two small record operations per delivery, however busy. A
- * replica keeps the next number in memory and catches up (a listing of the lines past it)
- * after a quiet second or when other replicas have taken the numbers it tries. The log is
- * advisory: a backend error while logging never fails the delivery itself.
+ * numbers older is deleted beside it: two small record operations per delivery, in one round
+ * trip, however busy. A replica keeps the next number in memory and catches up (a listing
+ * of the lines past it) after a quiet second or when other replicas have taken the numbers it
+ * tries. The log is advisory: a backend error while logging never fails the delivery itself.
  */
 export class DeliveryLog {
   private readonly store: RecordStore;
@@ -54,8 +54,7 @@ export class DeliveryLog {
     if (line.outcome === 'rejected' && !this.mayLogRefusal(`${namespace}\u0000${connector}`)) return;
     const data = { ...line, event: printable(line.event, 128), delivery_id: printable(line.delivery_id, 200), reason: printable(line.reason, 500) };
     try {
-      const seq = await this.claim(namespace, connector, data);
-      if (seq > DELIVERY_LOG_SIZE) await this.store.deleteRecord(collection(namespace, connector), idOf(seq - DELIVERY_LOG_SIZE));
+      await this.claim(namespace, connector, data);
     } catch {
       // Backend trouble: the delivery's own answer says so; the log just misses a line.
     }
@@ -120,7 +119,13 @@ export class DeliveryLog {
       }
       const next = this.next.get(key) ?? { seq: 1, synced: this.now() };
       this.next.set(key, { ...next, seq: next.seq + 1 });
-      if (await this.store.createRecord(collection(namespace, connector), idOf(next.seq), data)) return next.seq;
+      // The line this number pushes out goes in the same round trip (on the filesystem, the
+      // same fsync): whoever holds the number prunes it, so a lost claim pruned nothing extra.
+      const [created] = await Promise.all([
+        this.store.createRecord(collection(namespace, connector), idOf(next.seq), data),
+        next.seq > DELIVERY_LOG_SIZE ? this.store.deleteRecord(collection(namespace, connector), idOf(next.seq - DELIVERY_LOG_SIZE)) : false,
+      ]);
+      if (created) return next.seq;
       conflicts += 1;
     }
     throw new Error('delivery log: no free sequence number');

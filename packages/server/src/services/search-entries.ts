@@ -11,13 +11,14 @@ import { embeddingText } from '../search-rules/entry-text.ts';
 import { type Ranked, fuse } from '../search-rules/fuse.ts';
 import { highlight } from '../search-rules/highlights.ts';
 import { expandQuery, hasTextTerms, parseQuery } from '../search-rules/query.ts';
+import { withoutFrame } from '../search-rules/question.ts';
 import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
 import { AsOfSchema, asOfInstant } from './as-of.ts';
 import type { Context, ServiceDeps } from './context.ts';
 
 export const SearchInput = z
   .object({
-    query: z.string().trim().min(1).max(1000).refine((q) => textProblem(q) === null, { error: (issue) => textProblem(issue.input as string) ?? 'invalid' }).describe('What to look for: words (any may match; rarer and more matches rank higher), "an exact phrase", or a prefix*.'),
+    query: z.string().trim().min(1).max(1000).refine((q) => textProblem(q) === null, { error: (issue) => textProblem(issue.input as string) ?? 'invalid' }).describe('What to look for: words (any may match; rarer and more matches rank higher), "an exact phrase", or a prefix*. A question ("When did Maya move?") is matched without the words that frame it.'),
     namespace: NamespaceSchema.optional(),
     entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment.'),
     agent_id: AgentIdSchema.optional(),
@@ -75,7 +76,10 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   };
   // The live index holds newest versions only: the past is ranked over its own versions.
   const index = asOf === undefined ? deps.search : await AsOfIndex.open(deps.store, deps.embedder ?? null, filter);
-  const query = parseQuery(input.query);
+  // Questions lose their frame words for the text terms and the word-by-word ranking; the
+  // averaged vector reads the query as typed (there "go", "get" still carry some meaning).
+  const questions = deps.config.searchProfile !== 'v1';
+  const query = parseQuery(input.query, { questions });
   if (input.mode !== 'vector' && deps.embedder?.relatedWords) query.expansions = expandQuery(query, deps.embedder.relatedWords(query.text));
   const depth = Math.max(MIN_CANDIDATES, input.limit * DEPTH);
   const wantText = input.mode !== 'vector';
@@ -85,7 +89,7 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   const vectorRun = wantVector ? vectorCandidates(deps, index, query.text, filter, depth, input.mode === 'vector') : Promise.resolve(null);
   const [text, vector] = await Promise.all([textRun, vectorRun]);
   const mode = vector === null ? 'text' : input.mode;
-  const words = mode === 'hybrid' && text !== null && vector !== null ? await wordRanking(deps, query.text, text, vector) : null;
+  const words = mode === 'hybrid' && text !== null && vector !== null ? await wordRanking(deps, questions ? withoutFrame(query.text) : query.text, text, vector) : null;
   // Room for the discredited ones to be set aside without leaving the page short.
   const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit * (input.discredited === 'include' ? 1 : 2), vectorWeight: VECTOR_WEIGHT, words, by: deps.config.searchProfile === 'v1' ? 'ranks' : 'scores' });
 

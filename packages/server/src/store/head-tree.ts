@@ -14,7 +14,8 @@ interface NamespaceNode<S> {
   sortedPaths: string[];
 }
 
-const idOf = (namespace: string, path: string, key: string): string => JSON.stringify([namespace, path, key]);
+/** Names never hold control characters (domain/names.ts), so NUL separates the parts unambiguously. */
+const idOf = (namespace: string, path: string, key: string): string => `${namespace}\u0000${path}\u0000${key}`;
 
 /** First index in `sorted` whose item is not below `item` (code point order). */
 const lowerBound = (sorted: readonly string[], item: string): number => {

@@ -63,7 +63,7 @@ export const memorySearch: ToolDefinition = {
     'Answers {results: [{entry, score, parts, highlights}], mode}.',
   input: SearchInput.extend({
     query: SearchInput.shape.query.describe(
-      'What you are looking for: a few distinctive words (any may match; rarer ones weigh more), "an exact phrase" in quotes, or a prefix* — e.g. checkout latency incident.',
+      'What you are looking for: a few distinctive words (any may match; rarer ones weigh more), "an exact phrase" in quotes, or a prefix* — e.g. checkout latency incident. A question works too (its framing words, such as when, did, kind of, are left out).',
     ),
     namespace,
     entity_path: entityPathPrefix.optional(),

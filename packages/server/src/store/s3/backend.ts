@@ -44,7 +44,8 @@ export const s3Backend = defineBackend({
         const { objects, prefix } = s3Objects(settings);
         return new LeaseObjects(objects, prefix, 'cortex', holder, logger.child({ component: 'cortex' }));
       },
-      openSearch: (embedder) => openMemorySearch(store, embedder, logger.child({ component: 'search' })),
+      // The index is saved as an object of the bucket, so a restart reads it instead of rebuilding it.
+      openSearch: (embedder) => openMemorySearch(store, embedder, logger.child({ component: 'search' }), store.searchIndexFile()),
     };
   },
   openSharedRecords: async (settings) => {

@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -48,6 +49,34 @@ export class BucketObjects {
     } catch (error) {
       if (isMissingObject(error)) return null;
       throw s3Unavailable(error, 'GetObject');
+    }
+  }
+
+  /** The object's bytes, or null when it does not exist (binary objects: the saved search index). */
+  async getBytes(key: string, options: ReadOptions = {}): Promise<Buffer | null> {
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), httpOptions(options));
+      if (!out.Body) return Buffer.alloc(0);
+      const bytes = await out.Body.transformToByteArray();
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    } catch (error) {
+      if (isMissingObject(error)) return null;
+      throw s3Unavailable(error, 'GetObject');
+    }
+  }
+
+  /**
+   * Replace `key` with the bytes of a local file, streamed (one PUT: readers see the old
+   * object or the new one, never a mix).
+   */
+  async putFile(key: string, path: string, size: number, options: ReadOptions = {}): Promise<void> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(path), ContentLength: size, ContentType: 'application/octet-stream' }),
+        httpOptions(options),
+      );
+    } catch (error) {
+      throw s3Unavailable(error, 'PutObject');
     }
   }
 

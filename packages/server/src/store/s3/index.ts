@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Store } from '../../ports/store.ts';
 import { BucketObjects } from './bucket-objects.ts';
 import { ChangeFollower } from './change-follower.ts';
 import { ChangeLogWriter } from './change-log-writer.ts';
@@ -38,7 +37,7 @@ export interface S3StoreOptions {
  * background. Rejects with UNAVAILABLE when the bucket cannot be reached, and with a plain
  * Error when the server would silently allow two replicas to write the same version.
  */
-export const openS3Store = async (options: S3StoreOptions): Promise<Store> => {
+export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => {
   const started = performance.now();
   const logger = options.logger.child({ backend: 's3' });
   // Credentials come from the SDK's default chain (AWS_ACCESS_KEY_ID …); the region from config.

@@ -12,6 +12,7 @@ import type { EntryAddress } from '../../domain/entry.ts';
  *   <prefix>v1/batches/<batch id>.json                        a batch's commit or abort marker
  *   <prefix>v1/changes/<ms, 13 digits>-<replica>-<seq>.json  one object per write, time-ordered
  *   <prefix>v1/snapshots/<watermark ms, 13 digits>-<replica>.json   heads, for quick start-up
+ *   <prefix>v1/search/index                                   the saved search index (search/index-snapshot.ts)
  *   <prefix>v1/probe/conditional-put                         start-up check of If-None-Match
  */
 export class ObjectKeys {
@@ -20,6 +21,7 @@ export class ObjectKeys {
   readonly snapshotsPrefix: string;
   readonly batchesPrefix: string;
   readonly probeKey: string;
+  readonly searchIndexKey: string;
 
   constructor(prefix: string) {
     const root = `${prefix}v1/`;
@@ -28,6 +30,7 @@ export class ObjectKeys {
     this.snapshotsPrefix = `${root}snapshots/`;
     this.batchesPrefix = `${root}batches/`;
     this.probeKey = `${root}probe/conditional-put`;
+    this.searchIndexKey = `${root}search/index`;
   }
 
   /** Version `version`'s object; `attempt` > 0 names the slot after that many aborted batches. */

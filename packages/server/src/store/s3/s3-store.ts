@@ -20,6 +20,7 @@ import type { HeadIndex } from './head-index.ts';
 import { addressHash, addressOf } from './object-keys.ts';
 import type { RecordObjects } from './record-objects.ts';
 import type { Snapshots } from './snapshots.ts';
+import { type IndexObject, searchIndexObject } from './search-object.ts';
 import type { VersionObjects } from './version-objects.ts';
 
 export interface S3StoreParts {
@@ -233,6 +234,11 @@ export class S3Store implements Store {
     const cutoff = started + performance.timeOrigin - lookbackMs;
     await scrubChangeLog(objects, keys, (entry, timeMs) => entry.version < (dropped.get(addressHash(entry)) ?? 0) || (timeMs < cutoff && superseded(entry)));
     return { bytesBefore: null, bytesAfter: null, ms: Math.round(performance.now() - started) };
+  }
+
+  /** Where this store's replicas keep the saved search index (search-object.ts). */
+  searchIndexFile(): IndexObject {
+    return searchIndexObject(this.parts.objects, this.parts.keys.searchIndexKey);
   }
 
   async ping(): Promise<void> {

@@ -1,0 +1,44 @@
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BucketObjects } from './bucket-objects.ts';
+
+/** A million entries' index is hundreds of megabytes: far more than the client's short timeout. */
+const INDEX_OBJECT_TIMEOUT_MS = 300_000;
+
+/** A saved index's bytes, read whole and written by streaming chunks to `sink` (the search layer's SnapshotFile). */
+export interface IndexObject {
+  read(): Promise<Buffer | null>;
+  write(fill: (sink: (chunk: Buffer) => Promise<void>) => Promise<void>): Promise<void>;
+}
+
+/**
+ * The saved search index as one object of the bucket, shared by the replicas (any of them may
+ * replace it: start-up checks every document it holds against the store's heads, so a copy
+ * from another replica, or one older than the change log, costs re-indexing what differs,
+ * never a wrong answer). It is staged in a local temporary file and sent in one PUT, so the
+ * object is replaced whole (S3 never shows half a PUT) and the save never holds the whole
+ * index in memory a second time. Losing the object costs a rebuild, never data.
+ */
+export const searchIndexObject = (objects: BucketObjects, key: string): IndexObject => ({
+  read: () => objects.getBytes(key, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS }),
+  write: async (fill) => {
+    const dir = await mkdtemp(join(tmpdir(), 'cairn-search-'));
+    try {
+      const path = join(dir, 'index');
+      const file = await open(path, 'w', 0o600);
+      let size = 0;
+      try {
+        await fill(async (chunk) => {
+          await file.write(chunk);
+          size += chunk.length;
+        });
+      } finally {
+        await file.close();
+      }
+      await objects.putFile(key, path, size, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+});

@@ -109,6 +109,27 @@ describe('in-process vector index', () => {
     expect(found).toBeGreaterThanOrEqual(45);
   });
 
+  it('files every vector in exactly one list, including vectors that arrive while the lists are filed', async () => {
+    const index = new VectorIndex('test', DIM);
+    // More than one slice of refiling, and slots whose embeddings come late (text indexed
+    // first, vector after): one arrives on each turn while the lists are trained and filed.
+    const count = TRAIN_AT + 25_000;
+    const late = 5_000;
+    for (let slot = late; slot < count; slot++) index.set(slot, vector(slot));
+    let next = 0;
+    while (!index.listed) {
+      if (next < late) index.set(next, vector(next++));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(next, 'some late vectors arrived while the lists were built').toBeGreaterThan(0);
+    for (; next < late; next++) index.set(next, vector(next));
+    const times = new Uint8Array(count);
+    for (const list of (index.filing() as NonNullable<ReturnType<VectorIndex['filing']>>).lists) {
+      for (let j = 0; j < list.count; j++) times[list.slots[j] as number]! += 1;
+    }
+    expect([...times.keys()].filter((slot) => times[slot] !== 1).slice(0, 10)).toEqual([]);
+  });
+
   it('restores saved lists, and files the vectors they left out', async () => {
     const count = TRAIN_AT + 1_000;
     const vectors = Array.from({ length: count }, (_, i) => vector(i));

@@ -11,7 +11,11 @@ const CHUNK = 20_000;
 
 /** A training and refiling in progress; replaced (or dropped) to abandon it. */
 interface Build {
+  /** Slots below this one are refiled; a vector set there from now on must be filed in `filed` too. */
   next: number;
+  /** Once trained: the new quantizer and the lists being filed. */
+  quantizer?: CoarseQuantizer;
+  filed?: VectorList[];
 }
 
 /**
@@ -34,6 +38,10 @@ export class IvfLists {
   /** File a new vector (slot) whose components start at `at` in `data`. */
   add(slot: number, data: Float32Array, at: number, size: number, has: () => Uint8Array, dim: number, all: () => Float32Array): void {
     if (this.quantizer) this.lists[this.quantizer.assign(data, at)]?.push(slot, data, at);
+    // A refiling under way has passed this slot (its vector came late, or changed): the new
+    // lists take it now, or it would be in none of them once they replace the old ones.
+    const build = this.build;
+    if (build?.quantizer && build.filed && slot < build.next) build.filed[build.quantizer.assign(data, at)]?.push(slot, data, at);
     this.trainIfGrown(size, has, dim, all);
   }
 
@@ -101,6 +109,8 @@ export class IvfLists {
     sample.forEach((slot, i) => copy.set(rows.subarray(slot * dim, slot * dim + dim), i * dim));
     void runInSlices(CoarseQuantizer.train(copy, sample.map((_, i) => i), dim, lists)).then((quantizer) => {
       const filed = Array.from({ length: quantizer.lists }, () => new VectorList(dim));
+      build.quantizer = quantizer;
+      build.filed = filed;
       const refile = (): void => {
         if (this.build !== build) return;
         const flagsNow = has();

@@ -33,4 +33,11 @@ describe('names, order and hashing', () => {
     expect(contentHash({ a: 1, b: 2 })).toBe(contentHash({ b: 2, a: 1 }));
     expect(contentHash('1')).not.toBe(contentHash({ v: 1 }));
   });
+
+  it('keeps the hashes already stored: the same text as JSON.stringify with sorted keys', () => {
+    // Absent members are left out and absent array items are null, as JSON.stringify does.
+    expect(canonicalJson({ z: undefined, b: { c: 'x' }, a: [1, undefined, 'é'] })).toBe('{"a":[1,null,"é"],"b":{"c":"x"}}');
+    expect(canonicalJson({ 10: 1, 2: 2, '': 3, 'a"b': [] })).toBe('{"":3,"10":1,"2":2,"a\\"b":[]}');
+    expect(contentHash({ b: { c: 'x' }, a: [1, null, 'é'] })).toBe('sha256:764bd88fe1369b512a95bcadc7f67552d4a7be643109a86b630a3be5d6745148');
+  });
 });

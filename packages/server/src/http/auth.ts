@@ -34,6 +34,12 @@ export const presentedKey = (request: FastifyRequest): string | undefined => {
 };
 
 /**
+ * Unrestricted access when open mode is known right now, else undefined (then `authenticate`
+ * decides): in open mode every request would otherwise wait a promise for the same answer.
+ */
+export const knownOpenAccess = (keys: KeyResolver): Access | undefined => (keys.openModeKnown() === true ? unrestricted(null) : undefined);
+
+/**
  * Who the request is: open mode (no keys anywhere) is unrestricted; otherwise the presented
  * key is resolved (static or managed, see KeyResolver) and must carry the route's scope.
  */

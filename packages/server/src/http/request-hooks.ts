@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import type { KeyResolver } from '../services/admin/key-resolver.ts';
-import { authenticate } from './auth.ts';
+import type { Access } from '../domain/access.ts';
+import { authenticate, knownOpenAccess } from './auth.ts';
 import type { LoadLimits } from './load-limits.ts';
 import { redactUrl } from './logger.ts';
 import { type Metrics, createRequestMetrics } from './metrics.ts';
@@ -33,25 +35,29 @@ export const registerRequestHooks = (app: FastifyInstance, metrics: Metrics, key
       reply.raw.once('close', () => limits.release());
     }
     if (request.routeOptions.config?.public) return done();
-    authenticate(request, keys).then(
-      (access) => {
-        request.access = access;
-        try {
-          if (access.keyId !== null) limits.spend(access.keyId === 'static' ? 'static' : access.keyId, Date.now());
-          done();
-        } catch (error) {
-          done(error as Error);
-        }
-      },
-      (error: Error) => done(error),
-    );
+    const admit = (access: Access): void => {
+      request.access = access;
+      try {
+        if (access.keyId !== null) limits.spend(access.keyId === 'static' ? 'static' : access.keyId, Date.now());
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    };
+    const open = knownOpenAccess(keys);
+    if (open) return admit(open);
+    authenticate(request, keys).then(admit, (error: Error) => done(error));
   });
   app.addHook('onResponse', (request, reply, done) => {
     const ms = reply.elapsedTime;
     const status = reply.statusCode;
     record(request.method, request.routeOptions.url ?? 'unmatched', status, ms / 1000);
     const level = status >= 500 ? 'error' : status >= 400 || ms >= SLOW_MS ? 'info' : 'debug';
-    request.log[level]({ method: request.method, url: redactUrl(request.url), status, ms: Math.round(ms * 10) / 10 }, 'request');
+    // Checked first: at the default level most lines are not written, and building one (the
+    // URL's redaction included) would still cost every request. The app's logger is pino's.
+    if ((request.log as unknown as Logger).isLevelEnabled(level)) {
+      request.log[level]({ method: request.method, url: redactUrl(request.url), status, ms: Math.round(ms * 10) / 10 }, 'request');
+    }
     done();
   });
 };

@@ -38,6 +38,15 @@ export class KeyResolver {
     return !this.anyManaged.value;
   }
 
+  /**
+   * Open mode as last looked up, or undefined when that answer is too old to trust (then
+   * `openMode()` looks again). Lets a request in open mode be admitted without waiting.
+   */
+  openModeKnown(): boolean | undefined {
+    if (this.statics.length > 0) return false;
+    return this.anyManaged.until < this.now() ? undefined : !this.anyManaged.value;
+  }
+
   /** Access for `key`, or UNAUTHENTICATED. Never says which part of a key was wrong. */
   async resolve(key: string | undefined): Promise<Access> {
     if (key === undefined) throw new ServiceError('UNAUTHENTICATED', 'an API key is required: send X-Cairn-API-Key or Authorization: Bearer');

@@ -4,6 +4,7 @@ import { comparePositions, compareCodePoints } from '../../domain/order.ts';
 import { appendEntry, appendStatement, currentVersion } from './append-entry.ts';
 import type { Sql } from './client.ts';
 import { isOutage } from './db-errors.ts';
+import { pipelined } from './pipelined.ts';
 
 /** Statements per transaction; also the driver's pipeline depth. */
 const MAX_BATCH = 64;
@@ -66,7 +67,8 @@ export class AppendBatcher {
     batch.sort(byAddress);
     let results: { seq: string }[][];
     try {
-      results = await this.pipelined(batch);
+      // One round trip for the whole transaction (pipelined.ts).
+      results = await pipelined(this.sql, (tx) => batch.map((p) => appendStatement(tx, p.entry, p.expectedHead)));
     } catch (error) {
       if (isOutage(error)) {
         for (const p of batch) p.reject(error);
@@ -89,29 +91,6 @@ export class AppendBatcher {
         }
       }),
     );
-  }
-
-  /**
-   * BEGIN, the batch's statements and COMMIT sent together on one connection: one round trip
-   * for the whole transaction rather than three (the driver's begin() waits for BEGIN, then for
-   * the statements, then for COMMIT). The server runs them in order; if a statement fails, the
-   * ones after it fail as "transaction aborted" and the COMMIT rolls back, so the batch is
-   * stored whole or not at all, and a failure is reported only after the connection is back
-   * in a clean state. Rejects with the first failure.
-   */
-  private async pipelined(batch: PendingAppend[]): Promise<{ seq: string }[][]> {
-    const tx = await this.sql.reserve();
-    try {
-      const begin = tx.unsafe('begin');
-      const statements = batch.map((p) => appendStatement(tx, p.entry, p.expectedHead));
-      const commit = tx.unsafe('commit');
-      const settled = await Promise.allSettled([begin, ...statements, commit]);
-      const failed = settled.find((s) => s.status === 'rejected');
-      if (failed) throw failed.reason;
-      return settled.slice(1, -1).map((s) => (s as PromiseFulfilledResult<{ seq: string }[]>).value);
-    } finally {
-      tx.release();
-    }
   }
 
   private async alone(p: PendingAppend): Promise<void> {

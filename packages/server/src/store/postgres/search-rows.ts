@@ -49,6 +49,10 @@ export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors:
      select r.namespace, r.entity_path, r.key, r.version, r.agent_id, r.event_type, r.confidence, r.written_at, r.expires_at,
             r.terms::tsvector, r.doc_length, r.embedder${vectorValue}
        from json_to_recordset($1::text::json) as r(${SHAPE})
+       -- Only while the head still names this version: a forgotten entry (head deleted) must
+       -- not come back through a late upsert, and the lock makes a forget under way wait.
+       join cairn_heads h on h.namespace = r.namespace and h.entity_path = r.entity_path and h.key = r.key and h.version = r.version
+        for share of h
      on conflict (namespace, entity_path, key) do update set
        version = excluded.version, agent_id = excluded.agent_id, event_type = excluded.event_type, confidence = excluded.confidence,
        written_at = excluded.written_at, expires_at = excluded.expires_at, terms = excluded.terms, doc_length = excluded.doc_length,
@@ -77,6 +81,9 @@ export const readVersions = async (sql: Sql | postgres.TransactionSql, ids: { na
        join cairn_versions v on v.namespace = r.namespace and v.entity_path = r.entity_path and v.key = r.key and v.version = r.version
       order by r.ord`,
     [JSON.stringify(ids.map((id, ord) => ({ ...id, ord })))],
+    // The text never changes: prepared once per connection, each read is one round trip (the
+    // driver describes an unprepared statement with parameters before running it: two).
+    { prepare: true },
   );
   return rows.map(rowToEntry);
 };

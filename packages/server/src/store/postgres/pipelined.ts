@@ -7,7 +7,8 @@ import type { Sql } from './client.ts';
  * the statements, then for COMMIT: three round trips). The server runs them in order; if one
  * fails, the ones after it fail as "transaction aborted" and the COMMIT rolls back, so it is
  * all or nothing, and the connection is clean again before it returns to the pool. Resolves
- * with each statement's result; rejects with the first failure.
+ * with each statement's result; rejects with the first failure. Statements should be prepared:
+ * the driver stops to describe an unprepared statement with parameters before running it.
  */
 export const pipelined = async <R>(sql: Sql, build: (tx: postgres.ReservedSql) => readonly Promise<R>[]): Promise<R[]> => {
   const tx = await sql.reserve();

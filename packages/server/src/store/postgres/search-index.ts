@@ -9,15 +9,11 @@ import type { PostgresStore } from './postgres-store.ts';
 import { toServiceError } from './db-errors.ts';
 import { EmbeddingBacklog } from './search-backlog.ts';
 import { SearchIndexer } from './search-indexer.ts';
-import { type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
-import { pipelined } from './pipelined.ts';
 import { readVersions } from './search-rows.ts';
 import { filterSql } from './search-sql.ts';
 import { SearchStats } from './search-stats.ts';
 import { type KeyRow, rankText } from './search-text.ts';
 import { embedderLiteral, prepareSearchVectors, vectorLiteral } from './search-vectors.ts';
-
-const ENTRY_VALUES = selectEntryColumns('v');
 
 /**
  * Search on PostgreSQL: tsvector + GIN for text and pgvector HNSW for vectors, over
@@ -76,26 +72,19 @@ export class PostgresSearchIndex implements SearchIndex {
     return this.guard(async () => {
       const f = filterSql(filter, 2);
       const distance = `embedding::vector(${dim}) <=> $1::vector(${dim})`;
-      // Filters apply after the HNSW walk; iterative scans keep walking until enough rows pass.
-      // The settings, the nearest rows and their versions in one round trip (pipelined.ts).
-      const [, rows] = await pipelined<unknown>(this.sql, (tx) => [
-        tx.unsafe(`set local hnsw.ef_search = ${Math.max(100, Math.min(1000, 2 * Math.trunc(n)))}; set local hnsw.iterative_scan = relaxed_order`).simple(),
-        tx.unsafe<(EntryRow & { distance: number })[]>(
-          `select ${ENTRY_VALUES}, s.distance from (
-             select namespace, entity_path, key, version, ${distance} as distance from cairn_search
-              where embedder = ${embedderLiteral(this.embedder.id)} and ${f.where}
-              order by ${distance} limit ${Math.trunc(n)}) s
-           join cairn_versions v on v.namespace = s.namespace and v.entity_path = s.entity_path and v.key = s.key and v.version = s.version
-           order by s.distance`,
+      const rows = await this.sql.begin(async (tx) => {
+        // Filters apply after the HNSW walk; iterative scans keep walking until enough rows pass.
+        // Both settings in one simple-protocol message: one round trip fewer per search.
+        await tx.unsafe(`set local hnsw.ef_search = ${Math.max(100, Math.min(1000, 2 * Math.trunc(n)))}; set local hnsw.iterative_scan = relaxed_order`).simple();
+        return tx.unsafe<(KeyRow & { distance: number })[]>(
+          `select namespace, entity_path, key, version, ${distance} as distance from cairn_search
+            where embedder = ${embedderLiteral(this.embedder.id)} and ${f.where}
+            order by ${distance} limit ${Math.trunc(n)}`,
           [vectorLiteral(vector), ...f.values],
-        ),
-      ]);
-      const out: Candidate[] = [];
-      for (const row of rows as (EntryRow & { distance: number })[]) {
-        const entry = rowToEntry(row);
-        if (passesFilter(entry, filter)) out.push({ entry, score: 1 - row.distance });
-      }
-      return out;
+        );
+      });
+      rows.sort((a, b) => a.distance - b.distance);
+      return this.withEntries(rows, rows.map((r) => 1 - r.distance), filter);
     });
   }
 

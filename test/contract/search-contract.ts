@@ -16,8 +16,9 @@ const fresh = () => {
 };
 
 /**
- * POST /api/v1/search on a running server (SPEC §5): the same answers on every backend.
- * PostgreSQL indexes a moment after the write commits, so expectations poll.
+ * POST /api/v1/search on a running server (SPEC §5): the same answers on every backend. A
+ * write is searchable by text once acknowledged; vectors may come a moment later (a remote
+ * embedder, PostgreSQL's indexer), so expectations on them poll.
  */
 export const describeSearchContract = (server: () => Cairn): void => {
   const search = async (body: Record<string, unknown>): Promise<Hit[]> => {
@@ -44,6 +45,20 @@ export const describeSearchContract = (server: () => Cairn): void => {
       const highlight = hit?.highlights.find((h) => h.field === 'value.title');
       expect(highlight?.matches.map(([s, e]) => highlight.fragment.slice(s, e))).toEqual(['Retries', 'storming', word]);
       expect(await keys({ query: 'pr-7', mode: 'text', entity_path: path })).toEqual(['pr-7']);
+    });
+
+    it('finds a write by text as soon as it is acknowledged, and stops once its delete is', async () => {
+      const { path, word } = fresh();
+      for (let i = 0; i < 5; i++) {
+        await write({ entity_path: path, key: `k${i}`, value: `${word} acknowledged ${i}` });
+        // No polling: the acknowledgement is the promise that the version is searchable.
+        expect((await keys({ query: word, mode: 'text', entity_path: path })).sort()).toEqual(Array.from({ length: i + 1 }, (_, j) => `k${j}`));
+      }
+      await write({ entity_path: path, key: 'k0', value: `replaced ${path}` });
+      expect(await keys({ query: word, mode: 'text', entity_path: path })).not.toContain('k0');
+      const res = await server().call('DELETE', `/api/v1/entries/${path}/k1`);
+      expect(res.status).toBe(204);
+      expect((await keys({ query: word, mode: 'text', entity_path: path })).sort()).toEqual(['k2', 'k3', 'k4']);
     });
 
     it('matches phrases in order and prefixes', async () => {

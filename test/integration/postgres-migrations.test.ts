@@ -105,21 +105,47 @@ describe('postgres store: schema and migrations', () => {
     }
   });
 
-  it('indexes entity path, key, value text and tags for full-text search', async () => {
-    const dsn = await freshDatabase('fulltext');
-    const store = await openPostgresStore({ dsn, logger: silent });
+  it('upgrades a database written before the versions lost their unused search column', async () => {
+    const dsn = await freshDatabase('upgrade');
     const db = postgres(dsn, { max: 1, onnotice: () => {} });
+    const store = await (async () => {
+      try {
+        // The schema as a server before 009 left it, with a version written through it.
+        const dir = new URL('../../packages/server/src/store/postgres/migrations/', import.meta.url);
+        const older = (await readdir(dir)).filter((f) => f.endsWith('.sql') && f < '009').sort();
+        await db`create table cairn_migrations (name text primary key, applied_at timestamptz not null default now())`;
+        const vectors = (await db`select count(*)::int as n from pg_available_extensions where name = 'vector'`)[0]?.n === 1;
+        if (vectors) await db`create extension if not exists vector`;
+        for (const f of older) {
+          const text = await readFile(new URL(f, dir), 'utf8');
+          if (!vectors && text.includes('-- requires: vector')) continue;
+          await db.unsafe(text);
+          await db`insert into cairn_migrations (name) values (${f})`;
+        }
+        const old = makeEntry({ namespace: 'up', key: 'old', value: { title: 'written before the upgrade' } });
+        await db`insert into cairn_heads (namespace, entity_path, key, version, agent_id, written_at, expires_at, deleted)
+                 values (${old.namespace}, ${old.entity_path}, ${old.key}, 1, ${old.agent_id}, ${old.written_at}, null, false)`;
+        await db`insert into cairn_versions (namespace, entity_path, key, version, value, confidence, agent_id, event_type, memory_type,
+                   shared, tags, provenance, content_hash, created_at, written_at, expires_at, deleted)
+                 values (${old.namespace}, ${old.entity_path}, ${old.key}, 1, ${db.json(old.value as postgres.JSONValue)}, ${old.confidence},
+                   ${old.agent_id}, ${old.event_type}, ${old.memory_type}, ${old.shared}, '{}', ${db.json(old.provenance as postgres.JSONValue)},
+                   ${old.content_hash}, ${old.created_at}, ${old.written_at}, null, false)`;
+        return await openPostgresStore({ dsn, logger: silent });
+      } catch (error) {
+        await db.end();
+        throw error;
+      }
+    })();
     try {
-      await store.append(makeEntry({ namespace: 'ft', entity_path: 'incidents/pagerduty/checkout', key: 'incident-7',
-        value: { title: 'Retry storms in the payment gateway' }, tags: ['sev1'] }), 0);
-      await store.append(makeEntry({ namespace: 'ft', key: 'note', value: 'deploys were failing' }), 0);
-      const match = async (query: string) =>
-        (await db<{ key: string }[]>`select key from cairn_versions
-           where namespace = 'ft' and search @@ websearch_to_tsquery('english', ${query}) order by key`).map((r) => r.key);
-      expect(await match('storm')).toEqual(['incident-7']); // stemmed
-      expect(await match('checkout')).toEqual(['incident-7']); // a path segment
-      expect(await match('sev1')).toEqual(['incident-7']); // a tag
-      expect(await match('deploy')).toEqual(['note']); // a string value
+      const old = await store.head({ namespace: 'up', entity_path: makeEntry().entity_path, key: 'old' });
+      expect(old?.value).toEqual({ title: 'written before the upgrade' });
+      const next = makeEntry({ namespace: 'up', key: 'old', version: 2, value: 'after' });
+      await store.append(next, 1);
+      expect(await store.head(next)).toEqual(next);
+      const [col] = await db`select count(*)::int as n from information_schema.columns where table_name = 'cairn_versions' and column_name = 'search'`;
+      expect(col?.n).toBe(0);
+      const [idx] = await db`select count(*)::int as n from pg_indexes where indexname = 'cairn_versions_search'`;
+      expect(idx?.n).toBe(0);
     } finally {
       await db.end();
       await store.close();

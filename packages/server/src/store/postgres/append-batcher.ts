@@ -4,6 +4,7 @@ import { comparePositions, compareCodePoints } from '../../domain/order.ts';
 import { appendEntry, appendStatement, currentVersion } from './append-entry.ts';
 import type { Sql } from './client.ts';
 import { isOutage } from './db-errors.ts';
+import { pipelined } from './pipelined.ts';
 
 /** Statements per transaction; also the driver's pipeline depth. */
 const MAX_BATCH = 64;
@@ -66,7 +67,8 @@ export class AppendBatcher {
     batch.sort(byAddress);
     let results: { seq: string }[][];
     try {
-      results = await this.sql.begin((tx) => batch.map((p) => appendStatement(tx, p.entry, p.expectedHead)));
+      // One round trip for the whole transaction (pipelined.ts).
+      results = await pipelined(this.sql, (tx) => batch.map((p) => appendStatement(tx, p.entry, p.expectedHead)));
     } catch (error) {
       if (isOutage(error)) {
         for (const p of batch) p.reject(error);

@@ -4,22 +4,53 @@ import { VersionConflict } from '../../domain/errors.ts';
 import type { Sql } from './client.ts';
 import { isUniqueViolation } from './db-errors.ts';
 import { ENTRY_CASTS, ENTRY_COLUMNS, entryParams } from './entry-row.ts';
+import { tsvectorOf } from './search-terms.ts';
 
-// $1… follow ENTRY_COLUMNS; the head row reuses the same parameters, the one after them is the expected head.
+// $1… follow ENTRY_COLUMNS; then the search row's terms and length; the last parameter of
+// ADVANCE is the expected head. The head row and the search row reuse the entry's parameters.
 const param = (column: (typeof ENTRY_COLUMNS)[number]): string => `$${ENTRY_COLUMNS.indexOf(column) + 1}`;
+const typed = (column: (typeof ENTRY_COLUMNS)[number]): string => `${param(column)}::${ENTRY_CASTS[column]}`;
+const TERMS = `$${ENTRY_COLUMNS.length + 1}`;
+const DOC_LENGTH = `$${ENTRY_COLUMNS.length + 2}`;
+const EXPECTED_HEAD = `$${ENTRY_COLUMNS.length + 3}`;
 const HEAD_VALUES = ['namespace', 'entity_path', 'key', 'version', 'agent_id', 'written_at', 'expires_at', 'deleted'] as const;
+const SEARCH_VALUES = ['namespace', 'entity_path', 'key', 'version', 'agent_id', 'event_type', 'confidence', 'written_at', 'expires_at'] as const;
+const SAME_ENTRY = `namespace = $1 and entity_path = $2 and key = $3`;
 
-const INSERT_VERSION = `
-  insert into cairn_versions (${ENTRY_COLUMNS.join(', ')})
-  select ${ENTRY_COLUMNS.map((c) => `${param(c)}::${ENTRY_CASTS[c]}`).join(', ')} from head
-  returning seq`;
+/**
+ * The version, then its search row (search-rows.ts keeps the same shape), each only if the
+ * claim before it succeeded: the row is upserted for a live version and removed for a
+ * tombstone, in the same statement and so the same commit, so a write is searchable by text
+ * as soon as it is acknowledged, on every replica. A new version's row has no vector yet
+ * (embedder null): the indexer or the embedding backlog adds it.
+ */
+const INSERT_VERSION = `,
+  version as (
+    insert into cairn_versions (${ENTRY_COLUMNS.join(', ')})
+    select ${ENTRY_COLUMNS.map(typed).join(', ')} from head
+    returning seq
+  ),
+  live as (
+    insert into cairn_search (${SEARCH_VALUES.join(', ')}, terms, doc_length, embedder)
+    select ${SEARCH_VALUES.map(typed).join(', ')}, ${TERMS}::tsvector, ${DOC_LENGTH}::real, null
+      from version where not ${typed('deleted')}
+    on conflict (namespace, entity_path, key) do update set
+      ${[...SEARCH_VALUES.slice(3), 'terms', 'doc_length', 'embedder'].map((c) => `${c} = excluded.${c}`).join(', ')}
+    where cairn_search.version < excluded.version
+  ),
+  gone as (
+    delete from cairn_search
+     where ${SAME_ENTRY} and version < ${typed('version')} and ${typed('deleted')} and exists (select 1 from version)
+  )
+  select seq from version`;
 
 /**
  * One statement, hence one round trip and one implicit transaction: claim the head, then
- * insert the version only if the claim succeeded. The claim is the compare-and-set. Under
- * READ COMMITTED a concurrent claim on the same row makes this statement wait for the other
- * transaction and then re-check its condition against the committed row, so of two racing
- * writers exactly one claims version N and the other claims nothing.
+ * insert the version and its search row only if the claim succeeded. The claim is the
+ * compare-and-set. Under READ COMMITTED a concurrent claim on the same row makes this
+ * statement wait for the other transaction and then re-check its condition against the
+ * committed row, so of two racing writers exactly one claims version N and the other claims
+ * nothing.
  */
 const CREATE_FIRST = `
   with head as (
@@ -33,7 +64,7 @@ const ADVANCE = `
   with head as (
     update cairn_heads
        set ${HEAD_VALUES.slice(3).map((c) => `${c} = ${param(c)}`).join(', ')}
-     where namespace = $1 and entity_path = $2 and key = $3 and version = $${ENTRY_COLUMNS.length + 1}
+     where ${SAME_ENTRY} and version = ${EXPECTED_HEAD}
     returning 1
   )${INSERT_VERSION}`;
 
@@ -44,10 +75,14 @@ export type Queryable = Sql | postgres.TransactionSql;
  * The compare-and-set statement for one append: one row holding the new version's global
  * sequence number, or no row when the entry's head was not `expectedHead`.
  */
-export const appendStatement = (db: Queryable, entry: Entry, expectedHead: number) =>
-  expectedHead === 0
-    ? db.unsafe<{ seq: string }[]>(CREATE_FIRST, entryParams(entry), { prepare: true })
-    : db.unsafe<{ seq: string }[]>(ADVANCE, [...entryParams(entry), expectedHead], { prepare: true });
+export const appendStatement = (db: Queryable, entry: Entry, expectedHead: number) => {
+  // A tombstone's row is removed, not written: its terms are not worth analysing.
+  const { literal, length } = entry.deleted ? { literal: '', length: 0 } : tsvectorOf(entry);
+  const params = [...entryParams(entry), literal, length];
+  return expectedHead === 0
+    ? db.unsafe<{ seq: string }[]>(CREATE_FIRST, params, { prepare: true })
+    : db.unsafe<{ seq: string }[]>(ADVANCE, [...params, expectedHead], { prepare: true });
+};
 
 /** The entry's head version now (0 = never written), for the VersionConflict of a lost race. */
 export const currentVersion = async (sql: Sql, a: EntryAddress): Promise<number> => {

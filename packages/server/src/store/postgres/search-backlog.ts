@@ -12,8 +12,8 @@ const MAX_BACKOFF_MS = 30_000;
 
 /**
  * Gives every search row a vector from the current embedder: rows written by a remote
- * embedder's server (which never waits for the endpoint), and every row after the embedder
- * changed. Rows are claimed with SKIP LOCKED, so replicas share the work; progress goes to
+ * embedder's server (which never waits for the endpoint), every row after the embedder
+ * changed, and, at start, rows whose indexing a crash cut short. Rows are claimed with SKIP LOCKED, so replicas share the work; progress goes to
  * the log every few seconds and to /metrics (pending). An unreachable endpoint is retried with
  * backoff; text search serves those rows meanwhile.
  */
@@ -104,7 +104,11 @@ export class EmbeddingBacklog {
       }
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        setTimeout(resolve, IDLE_POLL_MS).unref();
+        // A remote embedder's rows are left to this loop by every server, so it looks again on
+        // its own. A local embedder's vectors come with indexing (search-indexer.ts), which
+        // nudges this loop for the rows it could not embed; polling as well would embed the
+        // rows an append has just written a second time, racing the indexer for them.
+        if (!this.embedder.local) setTimeout(resolve, IDLE_POLL_MS).unref();
       });
       this.wake = null;
     }

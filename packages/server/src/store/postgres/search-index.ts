@@ -92,13 +92,15 @@ export class PostgresSearchIndex implements SearchIndex {
   async persisted(): Promise<void> {}
 
   status(): SearchIndexStatus {
+    // Vectors still to come: the indexer's queue (a local embedder's) and the backlog's.
+    const pending = (this.backlog?.pending ?? 0) + (this.vectors && this.embedder.local ? this.indexer.queued : 0);
     return {
       state: 'ready',
       entries: this.stats.docCount,
       embedder: this.embedder.id,
       dimension: this.indexedDimension,
-      embedded: Math.max(0, this.stats.docCount - (this.backlog?.pending ?? 0)),
-      pendingEmbeddings: this.backlog?.pending ?? 0,
+      embedded: Math.max(0, this.stats.docCount - pending),
+      pendingEmbeddings: pending,
       vectors: this.vectors,
     };
   }

@@ -28,13 +28,14 @@ export interface IndexerOptions {
 }
 
 /**
- * Keeps cairn_search current. Every version announced on the change feed (this replica's
- * writes and the others') is analysed and upserted in batches; a local embedder's vector goes
- * in the same statement. A remote embedder's vectors come later from the backlog worker
- * (search-backlog.ts), so writes never wait for, or fail with, the embedding endpoint. A
- * sweep at start and every five minutes indexes what no feed delivered (a crash between commit and
- * indexing, writes made while no server ran). Replicas index the same writes; the version
- * guard in the upsert makes the repeats no-ops.
+ * Keeps cairn_search current. Each append writes its version's row itself, without a vector
+ * (append-entry.ts); every version announced on the change feed (this replica's writes and the
+ * others') is then upserted here in batches with a local embedder's vector, which fills in
+ * that row, or writes the whole row for a version an older server appended. A remote
+ * embedder's vectors come later from the backlog worker (search-backlog.ts), so writes never
+ * wait for, or fail with, the embedding endpoint. A sweep at start and every five minutes
+ * indexes what no feed delivered (writes made while no server ran). Replicas index the same
+ * writes; the version guard in the upsert makes the repeats no-ops.
  */
 export class SearchIndexer {
   private readonly o: IndexerOptions;
@@ -64,6 +65,11 @@ export class SearchIndexer {
     void sweepLoop();
   }
 
+  /** Announced versions not yet indexed: each has its text row already, its vector not yet. */
+  get queued(): number {
+    return this.pending.size;
+  }
+
   /** Resolves when every announced version so far is in cairn_search (or failed to be). */
   async idle(): Promise<void> {
     while (this.flushing) await this.flushing;
@@ -90,8 +96,10 @@ export class SearchIndexer {
         const batch = [...this.pending.values()].slice(0, BATCH);
         for (const e of batch) this.pending.delete(`${e.namespace}\u0000${e.entity_path}\u0000${e.key}`);
         await this.write(batch).catch((error: unknown) => {
-          // The sweep picks these up once the database answers again.
+          // The sweep picks up missing rows once the database answers again, and the embedding
+          // backlog the vectors of rows the append already wrote.
           this.o.logger.warn({ err: error, entries: batch.length }, 'search indexing failed; the next catch-up retries');
+          this.o.onUnembedded();
         });
       }
     } finally {

@@ -20,7 +20,10 @@ const SHAPE = `namespace text, entity_path text, key text, version int, agent_id
 /**
  * Write the search rows of live heads in one statement. A row only moves forward: an older
  * version arriving late (another replica, a catch-up) leaves a newer row alone, and a new
- * version without a vector clears the old one's, which described other content.
+ * version without a vector clears the old one's, which described other content. The append
+ * itself writes each version's row without a vector (append-entry.ts), so for this
+ * replica's writes and every other's this adds the vector, and otherwise (versions written
+ * by an older server, found by the sweep) the whole row.
  */
 export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors: boolean): Promise<void> => {
   if (rows.length === 0) return;
@@ -37,16 +40,24 @@ export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors:
   const vectorColumn = withVectors ? ', embedding' : '';
   const vectorValue = withVectors ? ', r.embedding::vector' : '';
   const vectorUpdate = withVectors ? ', embedding = excluded.embedding' : '';
+  // The append wrote this version's row without a vector; a vector for it may fill it in.
+  const vectorFill = withVectors
+    ? ' or (cairn_search.version = excluded.version and excluded.embedder is not null and cairn_search.embedder is distinct from excluded.embedder)'
+    : '';
   await sql.unsafe(
     `insert into cairn_search (namespace, entity_path, key, version, agent_id, event_type, confidence, written_at, expires_at, terms, doc_length, embedder${vectorColumn})
      select r.namespace, r.entity_path, r.key, r.version, r.agent_id, r.event_type, r.confidence, r.written_at, r.expires_at,
             r.terms::tsvector, r.doc_length, r.embedder${vectorValue}
        from json_to_recordset($1::text::json) as r(${SHAPE})
+       -- Only while the head still names this version: a forgotten entry (head deleted) must
+       -- not come back through a late upsert, and the lock makes a forget under way wait.
+       join cairn_heads h on h.namespace = r.namespace and h.entity_path = r.entity_path and h.key = r.key and h.version = r.version
+        for share of h
      on conflict (namespace, entity_path, key) do update set
        version = excluded.version, agent_id = excluded.agent_id, event_type = excluded.event_type, confidence = excluded.confidence,
        written_at = excluded.written_at, expires_at = excluded.expires_at, terms = excluded.terms, doc_length = excluded.doc_length,
        embedder = excluded.embedder${vectorUpdate}
-     where cairn_search.version < excluded.version`,
+     where cairn_search.version < excluded.version${vectorFill}`,
     [json],
   );
 };
@@ -70,6 +81,9 @@ export const readVersions = async (sql: Sql | postgres.TransactionSql, ids: { na
        join cairn_versions v on v.namespace = r.namespace and v.entity_path = r.entity_path and v.key = r.key and v.version = r.version
       order by r.ord`,
     [JSON.stringify(ids.map((id, ord) => ({ ...id, ord })))],
+    // The text never changes: prepared once per connection, each read is one round trip (the
+    // driver describes an unprepared statement with parameters before running it: two).
+    { prepare: true },
   );
   return rows.map(rowToEntry);
 };

@@ -34,6 +34,8 @@ export interface LoadedCheckpoint {
   seg: number;
   off: number;
   base: number | null;
+  /** The file's size. */
+  bytes: number;
 }
 
 /**
@@ -131,5 +133,5 @@ export const loadCheckpoint = async (
     warn('checkpoint file is damaged or incomplete; rebuilding the index from the full log');
     return null;
   }
-  return { index, records, seg: header.seg, off: header.off, base: header.base ?? null };
+  return { index, records, seg: header.seg, off: header.off, base: header.base ?? null, bytes: buf.length };
 };

@@ -130,6 +130,28 @@ describe('filesystem store recovery', () => {
     await reopened.close();
   });
 
+  it('leaves a short log tail at close for the next start to replay, rather than rewrite the checkpoint', async () => {
+    const store = await open();
+    for (let i = 0; i < 200; i++) await store.append(makeEntry({ key: `k-${i}`, version: 1, value: { pad: 'p'.repeat(200) } }), 0);
+    await store.close();
+    const first = await readFile(join(dir, 'checkpoint'));
+    // One record is far less than a sixteenth of the checkpoint: not worth rewriting it.
+    const again = await open();
+    await again.append(makeEntry({ key: 'late', version: 1 }), 0);
+    await again.close();
+    expect((await readFile(join(dir, 'checkpoint'))).equals(first)).toBe(true);
+    const replayed = await open();
+    expect((await replayed.head(makeEntry({ key: 'late' })))?.version).toBe(1);
+    // A tail that is a good share of the index is checkpointed at close.
+    for (let i = 0; i < 30; i++) await replayed.append(makeEntry({ key: `more-${i}`, version: 1, value: { pad: 'p'.repeat(200) } }), 0);
+    await replayed.close();
+    const second = await readFile(join(dir, 'checkpoint'));
+    expect(second.length).toBeGreaterThan(first.length);
+    const reopened = await open();
+    expect((await reopened.list({ namespace: makeEntry({}).namespace, limit: 1000, now: Date.now() })).entries).toHaveLength(231);
+    await reopened.close();
+  });
+
   it('lets only one server own a data directory', async () => {
     const first = await open();
     await expect(open()).rejects.toThrow(/data directory .* is in use by this process/);

@@ -28,4 +28,7 @@ export const canonicalJson = (value: unknown): string => {
 /** One-shot hashing: cheaper than a Hash object for the short texts hashed per request. */
 export const sha256 = (text: string): string => hash('sha256', text, 'hex');
 
-export const contentHash = (value: unknown): string => `sha256:${sha256(canonicalJson(value))}`;
+export const contentHash = (value: unknown): string => contentHashOf(canonicalJson(value));
+
+/** The content hash from a value's canonical JSON, for a caller that needs that text too. */
+export const contentHashOf = (canonical: string): string => `sha256:${sha256(canonical)}`;

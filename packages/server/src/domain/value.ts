@@ -43,7 +43,8 @@ export const structureProblem = (doc: unknown): string | null => {
  * Why `value` is too large to store, or null. Its structure is the schema's to check (see
  * ValueSchema), which has already bounded the depth this stringifies.
  */
-export const valueSizeProblem = (value: unknown): string | null => {
-  const bytes = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value), 'utf8');
+export const valueSizeProblem = (value: unknown, serialized?: string): string | null => {
+  // `serialized`: the value's JSON when the caller has it already (any key order: same size).
+  const bytes = Buffer.byteLength(typeof value === 'string' ? value : (serialized ?? JSON.stringify(value)), 'utf8');
   return bytes > LIMITS.valueBytes ? `must be at most ${LIMITS.valueBytes} bytes serialized (got ${bytes})` : null;
 };

@@ -36,9 +36,16 @@ export class ByteWriter {
   }
 
   str(s: string): void {
-    const bytes = Buffer.from(s, 'utf8');
-    this.varint(bytes.length);
-    this.bytes(bytes);
+    const length = Buffer.byteLength(s, 'utf8');
+    this.varint(length);
+    if (length > CHUNK_BYTES / 2) {
+      this.bytes(Buffer.from(s, 'utf8'));
+      return;
+    }
+    // Encoded in place: a save writes a string per document and per term, and a buffer
+    // of its own for each would be garbage for the collector to pause on.
+    this.room(length);
+    this.at += this.buf.write(s, this.at, 'utf8');
   }
 
   bytes(bytes: Uint8Array): void {

@@ -5,7 +5,7 @@ import { embeddingText } from '../search-rules/entry-text.ts';
 import { ByteWriter, slicer } from './byte-codec.ts';
 import { CoarseQuantizer } from './coarse-quantizer.ts';
 import type { EmbedQueue } from './embed-queue.ts';
-import { type SavedFiling, type SavedList, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, readSnapshot, writeSnapshot } from './index-snapshot.ts';
+import { SAVE_SLICE_MS, type SavedFiling, type SavedList, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, readSnapshot, writeSnapshot } from './index-snapshot.ts';
 import type { SlotTable } from './slot-table.ts';
 import type { TextIndex } from './text-index.ts';
 import { VectorIndex } from './vector-index.ts';
@@ -73,44 +73,66 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile): Pr
   };
 };
 
+/** Slots numbered (or inverted lists counted) between two looks at the clock while a save starts. */
+const NUMBER_EVERY = 4096;
+
 /**
  * Save the index as it is now, streamed: live documents are numbered densely at the start (a
- * list of references, not a copy), then written with their postings in chunks between
- * requests. A renumbering meanwhile abandons the save (the next one starts over). Resolves to
- * the documents saved, or null when abandoned.
+ * list of references, not a copy), then written with their postings, every step in slices of
+ * a few milliseconds between requests (`pause`). Slots taken after the save started are left
+ * for the next one; a renumbering meanwhile abandons the save (the next one starts over).
+ * Resolves to the documents saved, or null when abandoned.
  */
-export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile): Promise<number | null> => {
+export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile, pause: () => Promise<void> = slicer(SAVE_SLICE_MS)): Promise<number | null> => {
   const { slots, text } = parts;
   const generation = slots.generation;
-  const remap = new Int32Array(slots.size).fill(-1);
-  const live: Array<[number, Entry]> = [];
-  for (let slot = 0; slot < slots.size; slot++) {
+  const stillValid = (): boolean => slots.generation === generation;
+  // The numbering is fixed by the slots present now; a slot that dies while this runs is
+  // saved as it was (start-up checks each document against the store's heads).
+  const size = slots.size;
+  const remap = new Int32Array(size).fill(-1);
+  const liveSlots = new Int32Array(size);
+  const liveEntries: Entry[] = [];
+  for (let slot = 0; slot < size; slot++) {
+    if (slot > 0 && slot % NUMBER_EVERY === 0) {
+      await pause();
+      if (!stillValid()) return null;
+    }
     const entry = slots.entry(slot);
     if (entry && slots.alive[slot] === 1) {
-      remap[slot] = live.length;
-      live.push([slot, entry]);
+      remap[slot] = liveEntries.length;
+      liveSlots[liveEntries.length] = slot;
+      liveEntries.push(entry);
     }
   }
+  const count = liveEntries.length;
   const filed = parts.vectors?.filing() ?? null;
   const dim = parts.vectors?.dimension ?? 0;
-  // Rows filed from here on (vectors embedded while this is written) wait for the next save.
+  // Rows filed from here on (vectors embedded while this is written) wait for the next save;
+  // the lists only grow (a renumbering replaces them, and abandons this save).
   const counts = filed?.lists.map((list) => list.count) ?? [];
+  const keptIn = (list: VectorList, n: number): number => {
+    let kept = 0;
+    for (let j = 0; j < n; j++) if ((remap[list.slots[j] as number] ?? -1) >= 0) kept += 1;
+    return kept;
+  };
   let rows = 0;
-  filed?.lists.forEach((list, i) => {
-    for (let j = 0; j < (counts[i] as number); j++) if ((remap[list.slots[j] as number] ?? -1) >= 0) rows += 1;
-  });
+  for (const [i, list] of (filed?.lists ?? []).entries()) {
+    rows += keptIn(list, counts[i] as number);
+    await pause();
+    if (!stillValid()) return null;
+  }
   const filing: SavedFiling | null = filed && {
     ...filed.quantizer.parts,
     rows,
     // Each list's rows renumbered as saved; rows of slots not saved (dead, or newer) are left out.
     lists: (function* (): Generator<SavedList> {
       for (const [i, list] of filed.lists.entries()) {
-        const count = counts[i] as number;
-        let kept = 0;
-        for (let j = 0; j < count; j++) if ((remap[list.slots[j] as number] ?? -1) >= 0) kept += 1;
+        const n = counts[i] as number;
+        const kept = keptIn(list, n);
         const out: SavedList = { slots: new Int32Array(kept), codes: new Int8Array(kept * dim), scales: new Float32Array(kept) };
         let k = 0;
-        for (let j = 0; j < count; j++) {
+        for (let j = 0; j < n; j++) {
           const to = remap[list.slots[j] as number] ?? -1;
           if (to < 0) continue;
           out.slots[k] = to;
@@ -123,37 +145,34 @@ export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile): Promi
     })(),
   };
   function* docs(): Generator<SnapshotDoc> {
-    for (const [slot, entry] of live) yield { entry, length: text.lengthOf(slot), vector: parts.vectors?.vectorOf(slot) ?? null };
+    for (let doc = 0; doc < count; doc++) {
+      const slot = liveSlots[doc] as number;
+      yield { entry: liveEntries[doc] as Entry, length: text.lengthOf(slot), vector: parts.vectors?.vectorOf(slot) ?? null };
+    }
   }
   function* postings(): Generator<[string, Int32Array]> {
+    // One scratch array for every term's kept pairs: the writer encodes each before asking
+    // for the next, so no term's postings are copied into an array of their own.
+    let scratch = new Int32Array(1024);
     for (const [term, pairs] of text.terms()) {
-      const kept = new Int32Array(pairs.length);
+      if (scratch.length < pairs.length) scratch = new Int32Array(pairs.length * 2);
       let at = 0;
       for (let i = 0; i < pairs.length; i += 2) {
         // Slots taken after the numbering above are not in this save: the store re-offers them.
         const to = remap[pairs[i] as number] ?? -1;
         if (to < 0) continue;
-        kept[at++] = to;
-        kept[at++] = pairs[i + 1] as number;
+        scratch[at++] = to;
+        scratch[at++] = pairs[i + 1] as number;
       }
-      yield [term, kept.subarray(0, at)];
+      yield [term, scratch.subarray(0, at)];
     }
   }
   try {
-    await file.write((sink) =>
-      writeSnapshot(new ByteWriter(sink), {
-        embedder: parts.embedder?.id ?? null,
-        dimension: parts.vectors?.dimension ?? 0,
-        docs,
-        count: live.length,
-        postings: postings(),
-        filing,
-        stillValid: () => slots.generation === generation,
-      }),
-    );
+    const source = { embedder: parts.embedder?.id ?? null, dimension: dim, docs, count, postings: postings(), filing, stillValid };
+    await file.write((sink) => writeSnapshot(new ByteWriter(sink), source, pause));
   } catch (error) {
     if (error instanceof SnapshotAbandoned) return null;
     throw error;
   }
-  return live.length;
+  return count;
 };

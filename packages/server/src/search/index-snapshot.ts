@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { Entry } from '../domain/entry.ts';
-import { ByteReader, type ByteWriter } from './byte-codec.ts';
+import { ByteReader, type ByteWriter, slicer } from './byte-codec.ts';
 
 /**
  * The in-process index as a file, so a restart loads it instead of analysing and embedding
@@ -78,9 +78,21 @@ const readInto = <T extends Float32Array | Int32Array | Int8Array>(r: ByteReader
 
 export class SnapshotAbandoned extends Error {}
 
-export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource): Promise<void> => {
+/**
+ * How long a save may hold the event loop before it yields: writes arriving meanwhile wait
+ * at most this long (a chunk handed to the file yields too, but encoding a chunk's worth of
+ * postings takes tens of milliseconds).
+ */
+export const SAVE_SLICE_MS = 4;
+
+/**
+ * Write the snapshot item by item, yielding to the event loop every `SAVE_SLICE_MS` (`pause`)
+ * and checking after every yield that the index was not renumbered meanwhile.
+ */
+export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource, pause: () => Promise<void> = slicer(SAVE_SLICE_MS)): Promise<void> => {
   const check = async (): Promise<void> => {
     await w.flushIfFull();
+    await pause();
     if (!source.stillValid()) throw new SnapshotAbandoned('the index was renumbered while saving');
   };
   const dim = source.dimension;

@@ -7,7 +7,8 @@ export const TRAIN_AT = 20_000;
 const RETRAIN_GROWTH = 4;
 const VECTORS_PER_LIST = 500;
 const SAMPLE = 20_000;
-const CHUNK = 20_000;
+/** Slots refiled per turn of the event loop after training: a few milliseconds of assigning. */
+const CHUNK = 2_000;
 
 /** A training and refiling in progress; replaced (or dropped) to abandon it. */
 interface Build {

@@ -37,7 +37,7 @@ export const writeBatch = async (deps: ServiceDeps, ctx: Context, raw: unknown):
   const items: BatchAppend[] = input.entries.map((entry, i) => {
     const namespace = namespaceFor(ctx, entry.namespace ?? input.namespace);
     requirePath(ctx, entry.entity_path);
-    requireStorableValue(entry.value);
+    const hash = requireStorableValue(entry.value);
     requireLinkTargets(ctx, entry.links);
     const address = { namespace, entity_path: entry.entity_path, key: entry.key };
     const id = JSON.stringify([namespace, entry.entity_path, entry.key]);
@@ -47,7 +47,7 @@ export const writeBatch = async (deps: ServiceDeps, ctx: Context, raw: unknown):
       });
     }
     seen.add(id);
-    return { address, ifVersion: entry.if_version, decide: (view) => nextVersion(ctx, address, entry, view) };
+    return { address, ifVersion: entry.if_version, decide: (view) => nextVersion(ctx, address, entry, view, hash) };
   });
   const results = await appendVersions(deps, items);
   return { results: results.map((r) => audited(deps, ctx, r)).map(({ entry, created }) => ({ entry, unchanged: !created })) };

@@ -1,6 +1,6 @@
 import type { SimilarEntry } from 'cairn-memory-client';
 import { z } from 'zod';
-import { contentHash, canonicalJson } from '../domain/content-hash.ts';
+import { canonicalJson, contentHashOf } from '../domain/content-hash.ts';
 import type { Entry, EntryAddress } from '../domain/entry.ts';
 import { type Evidence, UNTESTED } from '../domain/evidence.ts';
 import { ServiceError } from '../domain/errors.ts';
@@ -71,10 +71,10 @@ export const writeEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown):
   requireScope(ctx, 'write');
   const namespace = namespaceFor(ctx, input.namespace);
   requirePath(ctx, input.entity_path);
-  requireStorableValue(input.value);
+  const hash = requireStorableValue(input.value);
   requireLinkTargets(ctx, input.links);
   const address = { namespace, entity_path: input.entity_path, key: input.key };
-  const result = await appendVersion(deps, address, (view) => nextVersion(ctx, address, input, view), { ifVersion: input.if_version });
+  const result = await appendVersion(deps, address, (view) => nextVersion(ctx, address, input, view, hash), { ifVersion: input.if_version });
   // After the write: it is stored whatever the lookup finds, and costs nothing unless asked for.
   const similar = input.similar ? await similarEntries(deps, ctx, result.entry, input.similar) : undefined;
   return audited(deps, ctx, similar === undefined ? result : { ...result, similar });
@@ -107,9 +107,9 @@ export const writeDerived = async (
     }
     const { evidence, ...write } = fields;
     const input = parseInput(WriteEntryInput, { ...write, ...at });
-    requireStorableValue(input.value);
+    const hash = requireStorableValue(input.value);
     requireLinkTargets(ctx, input.links);
-    return nextVersion(ctx, address, input, view, evidence);
+    return nextVersion(ctx, address, input, view, hash, evidence);
   });
   return audited(deps, ctx, result);
 };
@@ -119,15 +119,23 @@ export const requireLinkTargets = (ctx: Context, links: readonly { entity_path: 
   for (const link of links ?? []) requirePath(ctx, link.entity_path);
 };
 
-export const requireStorableValue = (value: unknown): void => {
-  const tooLarge = valueSizeProblem(value);
+/**
+ * Refuse a value too large to store; returns its content hash. The value's canonical JSON is
+ * worked out here once per write, for both, and not again when a lost race retries.
+ */
+export const requireStorableValue = (value: unknown): string => {
+  const canonical = canonicalJson(value);
+  const tooLarge = valueSizeProblem(value, canonical);
   if (tooLarge) throw new ServiceError('PAYLOAD_TOO_LARGE', `value ${tooLarge}`, { details: [{ field: 'value', message: tooLarge }] });
+  return contentHashOf(canonical);
 };
 
-/** The version `input` makes on top of the head that was read; unchanged when it repeats the live one. */
-export const nextVersion = (ctx: Context, address: EntryAddress, input: WriteData, { head, live, now }: HeadView, evidence?: Evidence): AppendDecision => {
+/**
+ * The version `input` makes on top of the head that was read; unchanged when it repeats the
+ * live one. `hash` is the value's content hash (from requireStorableValue).
+ */
+export const nextVersion = (ctx: Context, address: EntryAddress, input: WriteData, { head, live, now }: HeadView, hash: string, evidence?: Evidence): AppendDecision => {
   const written = new Date(now).toISOString();
-  const hash = contentHash(input.value);
   const candidate: Entry = {
     ...address,
     value: input.value,

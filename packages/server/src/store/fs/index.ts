@@ -31,6 +31,11 @@ export interface FsStoreOptions {
   segmentBytes?: number;
 }
 
+/** Log bytes that trigger a checkpoint, at the least (see `maybeCheckpoint`). */
+const CHECKPOINT_BYTES = 32 * 1024 * 1024;
+/** At close, a log tail of at least this share of the last checkpoint's size is checkpointed. */
+const CLOSE_CHECKPOINT_SHARE = 16;
+
 const addressId = (a: EntryAddress): string => `${a.namespace}\u0000${a.entity_path}\u0000${a.key}`;
 
 /**
@@ -67,6 +72,7 @@ export class FsStore implements Store {
     this.log = log;
     this.release = release;
     this.bytesSinceCheckpoint = recovered.replayedBytes;
+    this.lastCheckpointBytes = recovered.checkpointBytes;
     this.changes = new LocalChangeFeed((error) => options.logger.error({ err: error }, 'change listener failed'));
   }
 
@@ -345,7 +351,7 @@ export class FsStore implements Store {
    * replay at start-up no longer than reading the checkpoint itself.
    */
   private maybeCheckpoint(): void {
-    const threshold = Math.max(this.options.checkpointBytes ?? 32 * 1024 * 1024, this.lastCheckpointBytes);
+    const threshold = Math.max(this.options.checkpointBytes ?? CHECKPOINT_BYTES, this.lastCheckpointBytes);
     if (this.checkpointing || this.bytesSinceCheckpoint < threshold) return;
     this.checkpoint();
   }
@@ -365,13 +371,20 @@ export class FsStore implements Store {
     return this.checkpointing;
   }
 
+  /**
+   * Close, with a checkpoint when the log since the last one is worth it: a checkpoint
+   * rewrites the whole index (hundreds of megabytes at a few hundred thousand entries), so a
+   * short tail (a record or a few writes) is left for the next start to replay instead, which
+   * costs it about what reading the same bytes of checkpoint would.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.compacting.catch(() => {});
     await this.checkpointing;
     await this.log.close();
-    if (this.bytesSinceCheckpoint > 0) await this.checkpoint();
+    const worthIt = Math.min(this.options.checkpointBytes ?? CHECKPOINT_BYTES, this.lastCheckpointBytes / CLOSE_CHECKPOINT_SHARE);
+    if (this.bytesSinceCheckpoint > 0 && this.bytesSinceCheckpoint >= worthIt) await this.checkpoint();
     this.release();
   }
 }

@@ -16,6 +16,8 @@ export interface Recovered {
   off: number;
   /** Bytes of log replayed after the checkpoint (drives the next checkpoint). */
   replayedBytes: number;
+  /** The size of the checkpoint it started from (0: none). */
+  checkpointBytes: number;
   /** The compacted base in use (its segment number), if any. */
   base: number | null;
 }
@@ -137,5 +139,5 @@ export const recover = async (dir: string, warn: (msg: string) => void): Promise
     }
   }
   index.finishBulk();
-  return { index, records, ...end, replayedBytes, base };
+  return { index, records, ...end, replayedBytes, checkpointBytes: checkpoint?.bytes ?? 0, base };
 };

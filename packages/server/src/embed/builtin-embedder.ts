@@ -74,6 +74,7 @@ export class BuiltinEmbedder implements Embedder {
   private readonly words: WordVectors;
   private readonly textUnits = new Map<string, readonly Unit[]>();
   private cachedChars = 0;
+  private readonly related = new Map<string, readonly { word: string; cos: number }[]>();
   /** Counts wordMatch calls: a word whose `pass` is the current one has its similarities in this call's slots. */
   private pass = 0;
 
@@ -152,22 +153,39 @@ export class BuiltinEmbedder implements Embedder {
     const own = new Set(contentWords(query));
     const out: { word: string; weight: number }[] = [];
     for (const word of own) {
-      const q = this.words.unit(word).vector;
-      const near = this.words
-        .related(word)
-        .filter((w) => !own.has(w) && !STOP_WORDS.has(w))
-        .map((w) => {
-          const v = this.words.unit(w).vector;
-          let cos = 0;
-          for (let d = 0; d < this.dimension; d++) cos += (q[d] as number) * (v[d] as number);
-          return { word: w, cos };
-        })
-        .filter((n) => n.cos >= RELATED_MIN_COSINE)
-        .sort((a, b) => b.cos - a.cos)
-        .slice(0, RELATED_PER_WORD);
-      for (const n of near) out.push({ word: n.word, weight: n.cos * RELATED_WEIGHT });
+      let taken = 0;
+      for (const n of this.nearestRelated(word)) {
+        if (own.has(n.word)) continue;
+        out.push({ word: n.word, weight: n.cos * RELATED_WEIGHT });
+        if (++taken === RELATED_PER_WORD) break;
+      }
     }
     return out;
+  }
+
+  /**
+   * The related words of `word` at RELATED_MIN_COSINE or closer, closest first. The lexicon
+   * never changes, so each word's list is computed once (the same words come back query
+   * after query); the query's own words are left out by the caller.
+   */
+  private nearestRelated(word: string): readonly { word: string; cos: number }[] {
+    let near = this.related.get(word);
+    if (near) return near;
+    const q = this.words.unit(word).vector;
+    near = this.words
+      .related(word)
+      .filter((w) => !STOP_WORDS.has(w))
+      .map((w) => {
+        const v = this.words.unit(w).vector;
+        let cos = 0;
+        for (let d = 0; d < this.dimension; d++) cos += (q[d] as number) * (v[d] as number);
+        return { word: w, cos };
+      })
+      .filter((n) => n.cos >= RELATED_MIN_COSINE)
+      .sort((a, b) => b.cos - a.cos);
+    if (this.related.size >= 50_000) this.related.clear();
+    this.related.set(word, near);
+    return near;
   }
 
   /**

@@ -115,6 +115,24 @@ describe('search analysis', () => {
     expect(new BuiltinEmbedder({ lexicon: false }).relatedWords('physician')).toEqual([]);
   });
 
+  it('ranks word by word and expands alike whatever an embedder ranked or expanded before', async () => {
+    // Over 256 distinct words (the similarity table grows) and six query words (four summed together, two alone).
+    const many = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
+    const texts = ['TLS certificate expired on the load balancer', many, 'the doctor renewed the certificate at the load balancer', 'team lunch on friday'];
+    const query = 'certificate lapsed balancer physician renewal friday';
+    const fresh = await new BuiltinEmbedder().wordMatch(query, texts);
+    const used = new BuiltinEmbedder();
+    await used.wordMatch('lunch with the team', [...texts].reverse());
+    await used.wordMatch(query, texts.slice(1));
+    expect(await used.wordMatch(query, texts)).toEqual(fresh);
+    expect((await used.wordMatch('certificate expired', ['certificate expired']))[0]).toBeCloseTo(1, 6);
+    // A related word cached for one query is still left out when a later query types it.
+    expect(used.relatedWords('physician').map((r) => r.word)).toContain('doctor');
+    const both = used.relatedWords('physician doctor');
+    expect(both.map((r) => r.word)).not.toContain('doctor');
+    expect(both).toEqual(new BuiltinEmbedder().relatedWords('physician doctor'));
+  });
+
   it('takes the embeddings endpoint from the environment, and needs a model with it', () => {
     const c = parseConfig({ CAIRN_EMBEDDINGS_URL: 'http://localhost:11434/v1', CAIRN_EMBEDDINGS_MODEL: 'nomic-embed-text', CAIRN_EMBEDDINGS_API_KEY: 'k' });
     expect([c.embeddingsUrl, c.embeddingsModel, c.embeddingsApiKey]).toEqual(['http://localhost:11434/v1', 'nomic-embed-text', 'k']);

@@ -1,6 +1,7 @@
 import type { Embedder } from '../ports/embedder.ts';
 import { STOP_WORDS, words } from '../search-rules/analyzer.ts';
 import { type WordUnit, WordVectors } from './word-vectors.ts';
+import { WordSimilarities } from './word-similarities.ts';
 
 const TABLE = new URL('./data/glove-100d.bin', import.meta.url);
 const LEXICON = { graph: new URL('./data/wordnet-graph.bin', import.meta.url), vectors: new URL('./data/glove-100d-wordnet.bin', import.meta.url) };
@@ -21,42 +22,6 @@ function* contentWords(text: string): Generator<string> {
 }
 
 /**
- * out[at + i] = query word i's vector · v, for the n query vectors laid end to end in `query`.
- * Four query words at a time: four independent sums let the processor overlap the additions,
- * where one sum waits on each addition before the next. Each
- * sum still adds its terms in the same order, so every similarity is the same to the bit.
- */
-const cosines = (query: Float32Array, n: number, dim: number, v: Float32Array, out: Float32Array, at: number): void => {
-  let i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const o0 = i * dim;
-    const o1 = o0 + dim;
-    const o2 = o1 + dim;
-    const o3 = o2 + dim;
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let s3 = 0;
-    for (let k = 0; k < dim; k++) {
-      const x = v[k] as number;
-      s0 += (query[o0 + k] as number) * x;
-      s1 += (query[o1 + k] as number) * x;
-      s2 += (query[o2 + k] as number) * x;
-      s3 += (query[o3 + k] as number) * x;
-    }
-    out[at + i] = s0;
-    out[at + i + 1] = s1;
-    out[at + i + 2] = s2;
-    out[at + i + 3] = s3;
-  }
-  for (; i < n; i++) {
-    let s = 0;
-    for (let k = 0, o = i * dim; k < dim; k++) s += (query[o + k] as number) * (v[k] as number);
-    out[at + i] = s;
-  }
-};
-
-/**
  * The default embedder: no network, no model download, deterministic. A text's vector is the
  * SIF-weighted average of GloVe word vectors (100 dimensions, the 100k most frequent words,
  * distilled by scripts/distill-embeddings.ts), so "outage" lands near "downtime" and
@@ -75,8 +40,9 @@ export class BuiltinEmbedder implements Embedder {
   private readonly textUnits = new Map<string, readonly Unit[]>();
   private cachedChars = 0;
   private readonly related = new Map<string, readonly { word: string; cos: number }[]>();
-  /** Counts wordMatch calls: a word whose `pass` is the current one has its similarities in this call's slots. */
+  /** Counts wordMatch calls: a word whose `pass` is the current one has its similarities in this call's table, at row `slot`. */
   private pass = 0;
+  private readonly similarities = new WordSimilarities(this.dimension);
 
   /** `lexicon`: retrofit the vectors to WordNet (the default); false gives the embedder as it was before. */
   constructor(options: { lexicon?: boolean } = {}) {
@@ -112,31 +78,23 @@ export class BuiltinEmbedder implements Embedder {
     const q = this.unitWords(query);
     const total = q.reduce((sum, w) => sum + w.weight, 0);
     if (total === 0) return texts.map(() => 0);
-    const dim = this.dimension;
     const n = q.length;
-    const queryVectors = new Float32Array(n * dim);
-    q.forEach((w, i) => queryVectors.set(w.vector, i * dim));
     // Candidates share most of their words: each distinct word's similarities to the query
-    // words are computed once per call, into its slot of one flat array (row slot·n). The
-    // word carries its slot, stamped with this call's pass, so finding it costs no lookup.
+    // words are computed once per call, into its row of one table. The word carries its row,
+    // stamped with this call's pass, so finding it costs no lookup.
     const pass = ++this.pass;
-    let sims = new Float32Array(256 * n);
-    let slots = 0;
+    const table = this.similarities;
+    table.begin(q.map((w) => w.vector));
     const best = new Float32Array(n);
     return texts.map((text) => {
       best.fill(0);
       for (const unit of this.unitWords(text)) {
         if (unit.pass !== pass) {
-          if ((slots + 1) * n > sims.length) {
-            const grown = new Float32Array(sims.length * 2);
-            grown.set(sims);
-            sims = grown;
-          }
           unit.pass = pass;
-          unit.slot = slots++;
-          cosines(queryVectors, n, dim, unit.vector, sims, unit.slot * n);
+          unit.slot = table.add(unit.vector);
         }
-        for (let i = 0, at = unit.slot * n; i < n; i++, at++) if ((sims[at] as number) > (best[i] as number)) best[i] = sims[at] as number;
+        const sims = table.sims;
+        for (let i = 0, at = unit.slot * table.stride; i < n; i++, at++) if ((sims[at] as number) > (best[i] as number)) best[i] = sims[at] as number;
       }
       let sum = 0;
       for (let i = 0; i < n; i++) sum += (q[i] as Unit).weight * (best[i] as number);

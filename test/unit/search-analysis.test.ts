@@ -6,6 +6,7 @@ import { analyze } from '../../packages/server/src/search-rules/analyzer.ts';
 import { docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
 import { fuse } from '../../packages/server/src/search-rules/fuse.ts';
 import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-graph.ts';
+import { WordSimilarities, cosines } from '../../packages/server/src/embed/word-similarities.ts';
 import { expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { withoutFrame } from '../../packages/server/src/search-rules/question.ts';
 import { matchedTf, tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
@@ -113,6 +114,47 @@ describe('search analysis', () => {
     const q = parseQuery('physician doctor');
     expect(expandQuery(q, related).map((e) => e.term)).not.toContain('doctor');
     expect(new BuiltinEmbedder({ lexicon: false }).relatedWords('physician')).toEqual([]);
+  });
+
+  it('ranks word by word and expands alike whatever an embedder ranked or expanded before', async () => {
+    // Over 256 distinct words (the similarity table grows) and six query words (four summed together, two alone).
+    const many = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
+    const texts = ['TLS certificate expired on the load balancer', many, 'the doctor renewed the certificate at the load balancer', 'team lunch on friday'];
+    const query = 'certificate lapsed balancer physician renewal friday';
+    const fresh = await new BuiltinEmbedder().wordMatch(query, texts);
+    const used = new BuiltinEmbedder();
+    await used.wordMatch('lunch with the team', [...texts].reverse());
+    await used.wordMatch(query, texts.slice(1));
+    expect(await used.wordMatch(query, texts)).toEqual(fresh);
+    expect((await used.wordMatch('certificate expired', ['certificate expired']))[0]).toBeCloseTo(1, 6);
+    // A related word cached for one query is still left out when a later query types it.
+    expect(used.relatedWords('physician').map((r) => r.word)).toContain('doctor');
+    const both = used.relatedWords('physician doctor');
+    expect(both.map((r) => r.word)).not.toContain('doctor');
+    expect(both).toEqual(new BuiltinEmbedder().relatedWords('physician doctor'));
+  });
+
+  it('sums word similarities in WebAssembly to the same floats as in JS, past its memory bound too', () => {
+    let seed = 7;
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5;
+    const dim = 100;
+    const query = Array.from({ length: 7 }, () => Float32Array.from({ length: dim }, random));
+    const words = Array.from({ length: 600 }, () => Float32Array.from({ length: dim }, random));
+    const flat = new Float32Array(query.length * dim);
+    query.forEach((v, i) => flat.set(v, i * dim));
+    const expected = words.map((v) => {
+      const out = new Float32Array(query.length);
+      cosines(flat, query.length, dim, v, out, 0);
+      return Array.from(out);
+    });
+    // Default bound (all in the memory), and a bound the 600 rows outgrow half way (they move to JS).
+    for (const table of [new WordSimilarities(dim), new WordSimilarities(dim, 16_000)]) {
+      for (let round = 0; round < 2; round++) {
+        table.begin(query);
+        const rows = words.map((v) => table.add(v));
+        expect(rows.map((r) => Array.from(table.sims.subarray(r * table.stride, r * table.stride + query.length)))).toEqual(expected);
+      }
+    }
   });
 
   it('takes the embeddings endpoint from the environment, and needs a model with it', () => {

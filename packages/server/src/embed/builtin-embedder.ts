@@ -1,6 +1,7 @@
 import type { Embedder } from '../ports/embedder.ts';
 import { STOP_WORDS, words } from '../search-rules/analyzer.ts';
-import { WordVectors } from './word-vectors.ts';
+import { type WordUnit, WordVectors } from './word-vectors.ts';
+import { WordSimilarities } from './word-similarities.ts';
 
 const TABLE = new URL('./data/glove-100d.bin', import.meta.url);
 const LEXICON = { graph: new URL('./data/wordnet-graph.bin', import.meta.url), vectors: new URL('./data/glove-100d-wordnet.bin', import.meta.url) };
@@ -13,7 +14,7 @@ const RELATED_WEIGHT = 0.8;
 /** Characters of text whose words are kept as unit vectors (see unitWords): a few megabytes. */
 const MAX_CACHED_CHARS = 4_000_000;
 
-type Unit = { vector: Float32Array; weight: number };
+type Unit = WordUnit;
 
 /** Content words of a text (no stop words, no absurdly long tokens), in order. */
 function* contentWords(text: string): Generator<string> {
@@ -38,6 +39,10 @@ export class BuiltinEmbedder implements Embedder {
   private readonly words: WordVectors;
   private readonly textUnits = new Map<string, readonly Unit[]>();
   private cachedChars = 0;
+  private readonly related = new Map<string, readonly { word: string; cos: number }[]>();
+  /** Counts wordMatch calls: a word whose `pass` is the current one has its similarities in this call's table, at row `slot`. */
+  private pass = 0;
+  private readonly similarities = new WordSimilarities(this.dimension);
 
   /** `lexicon`: retrofit the vectors to WordNet (the default); false gives the embedder as it was before. */
   constructor(options: { lexicon?: boolean } = {}) {
@@ -73,29 +78,27 @@ export class BuiltinEmbedder implements Embedder {
     const q = this.unitWords(query);
     const total = q.reduce((sum, w) => sum + w.weight, 0);
     if (total === 0) return texts.map(() => 0);
-    const dim = this.dimension;
-    // Candidates share most of their words: each word's similarities to the query words are computed once.
-    const similarities = new Map<Unit, Float32Array>();
-    const similaritiesOf = (unit: Unit): Float32Array => {
-      let sims = similarities.get(unit);
-      if (sims) return sims;
-      const v = unit.vector;
-      sims = new Float32Array(q.length);
-      q.forEach(({ vector: qv }, i) => {
-        let s = 0;
-        for (let k = 0; k < dim; k++) s += (qv[k] as number) * (v[k] as number);
-        sims[i] = s;
-      });
-      similarities.set(unit, sims);
-      return sims;
-    };
+    const n = q.length;
+    // Candidates share most of their words: each distinct word's similarities to the query
+    // words are computed once per call, into its row of one table. The word carries its row,
+    // stamped with this call's pass, so finding it costs no lookup.
+    const pass = ++this.pass;
+    const table = this.similarities;
+    table.begin(q.map((w) => w.vector));
+    const best = new Float32Array(n);
     return texts.map((text) => {
-      const best = new Float32Array(q.length);
+      best.fill(0);
       for (const unit of this.unitWords(text)) {
-        const sims = similaritiesOf(unit);
-        for (let i = 0; i < q.length; i++) if ((sims[i] as number) > (best[i] as number)) best[i] = sims[i] as number;
+        if (unit.pass !== pass) {
+          unit.pass = pass;
+          unit.slot = table.add(unit.vector);
+        }
+        const sims = table.sims;
+        for (let i = 0, at = unit.slot * table.stride; i < n; i++, at++) if ((sims[at] as number) > (best[i] as number)) best[i] = sims[at] as number;
       }
-      return q.reduce((sum, w, i) => sum + w.weight * (best[i] as number), 0) / total;
+      let sum = 0;
+      for (let i = 0; i < n; i++) sum += (q[i] as Unit).weight * (best[i] as number);
+      return sum / total;
     });
   }
 
@@ -108,22 +111,39 @@ export class BuiltinEmbedder implements Embedder {
     const own = new Set(contentWords(query));
     const out: { word: string; weight: number }[] = [];
     for (const word of own) {
-      const q = this.words.unit(word).vector;
-      const near = this.words
-        .related(word)
-        .filter((w) => !own.has(w) && !STOP_WORDS.has(w))
-        .map((w) => {
-          const v = this.words.unit(w).vector;
-          let cos = 0;
-          for (let d = 0; d < this.dimension; d++) cos += (q[d] as number) * (v[d] as number);
-          return { word: w, cos };
-        })
-        .filter((n) => n.cos >= RELATED_MIN_COSINE)
-        .sort((a, b) => b.cos - a.cos)
-        .slice(0, RELATED_PER_WORD);
-      for (const n of near) out.push({ word: n.word, weight: n.cos * RELATED_WEIGHT });
+      let taken = 0;
+      for (const n of this.nearestRelated(word)) {
+        if (own.has(n.word)) continue;
+        out.push({ word: n.word, weight: n.cos * RELATED_WEIGHT });
+        if (++taken === RELATED_PER_WORD) break;
+      }
     }
     return out;
+  }
+
+  /**
+   * The related words of `word` at RELATED_MIN_COSINE or closer, closest first. The lexicon
+   * never changes, so each word's list is computed once (the same words come back query
+   * after query); the query's own words are left out by the caller.
+   */
+  private nearestRelated(word: string): readonly { word: string; cos: number }[] {
+    let near = this.related.get(word);
+    if (near) return near;
+    const q = this.words.unit(word).vector;
+    near = this.words
+      .related(word)
+      .filter((w) => !STOP_WORDS.has(w))
+      .map((w) => {
+        const v = this.words.unit(w).vector;
+        let cos = 0;
+        for (let d = 0; d < this.dimension; d++) cos += (q[d] as number) * (v[d] as number);
+        return { word: w, cos };
+      })
+      .filter((n) => n.cos >= RELATED_MIN_COSINE)
+      .sort((a, b) => b.cos - a.cos);
+    if (this.related.size >= 50_000) this.related.clear();
+    this.related.set(word, near);
+    return near;
   }
 
   /**

@@ -6,6 +6,18 @@ const SIF_A = 3e-4;
 /** Words the table lacks (names, jargon) still count, as a fixed pseudo-random direction each. */
 const UNKNOWN_WEIGHT = 0.7;
 const NUMBER_WEIGHT = 0.3;
+/**
+ * A word as a unit vector with its weight. `pass` and `slot` are scratch for the word-by-word
+ * ranking (BuiltinEmbedder.wordMatch): the call that last met the word, and the row of that
+ * call's similarity table holding it.
+ */
+export interface WordUnit {
+  readonly vector: Float32Array;
+  readonly weight: number;
+  pass: number;
+  slot: number;
+}
+
 const INFLECTIONS: [string, string][] = [['ies', 'y'], ['es', ''], ['s', ''], ['ed', ''], ['ed', 'e'], ['ing', ''], ['ing', 'e']];
 
 /**
@@ -22,7 +34,7 @@ export class WordVectors {
   private unknownNorm = 1;
   private zipfNorm = 1;
   private readonly unknown = new Map<string, Float32Array>();
-  private readonly units = new Map<string, { vector: Float32Array; weight: number }>();
+  private readonly units = new Map<string, WordUnit>();
 
   /**
    * `lexicon`: the lexical graph over the table's words (word-graph.ts) and a table of
@@ -66,7 +78,7 @@ export class WordVectors {
   }
 
   /** `word` as a unit vector, with its weight (cached: the same words come back all the time). */
-  unit(word: string): { vector: Float32Array; weight: number } {
+  unit(word: string): WordUnit {
     let known = this.units.get(word);
     if (!known) {
       if (this.units.size >= 50_000) this.units.clear();
@@ -76,16 +88,16 @@ export class WordVectors {
     return known;
   }
 
-  private computeUnit(word: string): { vector: Float32Array; weight: number } {
+  private computeUnit(word: string): WordUnit {
     const table = this.load();
     const row = this.rowOf(word);
-    if (row === undefined) return { vector: this.unknownVector(word), weight: this.unknownWeight(word) };
+    if (row === undefined) return { vector: this.unknownVector(word), weight: this.unknownWeight(word), pass: 0, slot: 0 };
     const dim = this.dimension;
     const vector = new Float32Array(dim);
     let norm = 0;
     for (let d = 0; d < dim; d++) norm += (vector[d] = table.components[row * dim + d] as number) ** 2;
     for (let d = 0; d < dim; d++) vector[d]! /= Math.sqrt(norm) || 1;
-    return { vector, weight: this.weightOf(row) };
+    return { vector, weight: this.weightOf(row), pass: 0, slot: 0 };
   }
 
   private weightOf(row: number): number {

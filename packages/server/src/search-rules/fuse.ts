@@ -33,6 +33,8 @@ export const recencyWeight = (entry: Entry, now: number): number => {
 export const confidenceWeight = (entry: Entry): number => 0.9 + 0.1 * entry.confidence;
 
 const addressOf = (e: Entry): string => `${e.entity_path}\u0000${e.key}`;
+/** The comparison localeCompare makes (the default locale's), built once rather than looked up per call. */
+const collator = new Intl.Collator();
 
 /**
  * Weights of the rankings when fused by scores, tuned on the operations set of test/eval with
@@ -46,12 +48,15 @@ const addressOf = (e: Entry): string => `${e.entity_path}\u0000${e.key}`;
 const SCORE_WEIGHTS = { text: 0.7, vector: 0.5, words: 2 };
 const SCORE_WEIGHTS_WITHOUT_WORDS = { text: 1, vector: 1 };
 
+type Fused = { entry: Entry; address: string; parts: ScoreParts };
+
 /**
  * Adds a ranking's scores rescaled to 0–1 between its worst and best candidate. A ranking
  * whose candidates all score alike (a speaker's name on half the turns of a conversation)
  * then adds nothing, where reciprocal ranks would still give its arbitrary order full weight.
+ * `fused[i]` is the fused result of `list[i]`.
  */
-const addScaled = (list: Candidate[] | null, weight: number, part: (c: Candidate) => { parts: ScoreParts }): void => {
+const addScaled = (list: Candidate[] | null, fused: Fused[], weight: number): void => {
   if (!list || list.length === 0) return;
   let max = -Infinity;
   let min = Infinity;
@@ -59,7 +64,9 @@ const addScaled = (list: Candidate[] | null, weight: number, part: (c: Candidate
     max = Math.max(max, c.score);
     min = Math.min(min, c.score);
   }
-  for (const c of list) part(c).parts.relevance += weight * (max > min ? (c.score - min) / (max - min) : 1);
+  list.forEach((c, i) => {
+    (fused[i] as Fused).parts.relevance += weight * (max > min ? (c.score - min) / (max - min) : 1);
+  });
 };
 
 /**
@@ -74,47 +81,52 @@ export const fuse = (
   vector: Candidate[] | null,
   options: { now: number; limit: number; vectorWeight: number; words?: Candidate[] | null; by?: 'ranks' | 'scores' },
 ): Ranked[] => {
-  const byAddress = new Map<string, { entry: Entry; parts: ScoreParts }>();
-  const part = (c: Candidate) => {
-    const id = addressOf(c.entry);
-    let found = byAddress.get(id);
-    if (!found) {
-      found = { entry: c.entry, parts: { text: null, vector: null, relevance: 0, recency: 1, confidence: 1 } };
-      byAddress.set(id, found);
-    }
-    return found;
-  };
+  // Each candidate's address is built and looked up once; the rescaling pass reuses the results.
+  const byAddress = new Map<string, Fused>();
+  const fusedOf = (list: Candidate[] | null | undefined): Fused[] =>
+    (list ?? []).map((c) => {
+      const address = addressOf(c.entry);
+      let found = byAddress.get(address);
+      if (!found) {
+        found = { entry: c.entry, address, parts: { text: null, vector: null, relevance: 0, recency: 1, confidence: 1 } };
+        byAddress.set(address, found);
+      }
+      return found;
+    });
+  const textFused = fusedOf(text);
+  const vectorFused = fusedOf(vector);
+  const wordsFused = fusedOf(options.words);
   const both = text !== null && vector !== null;
   const textBest = text?.[0]?.score || 1;
   text?.forEach((c, i) => {
-    const p = part(c).parts;
+    const p = (textFused[i] as Fused).parts;
     p.text = { rank: i + 1, score: c.score };
     p.relevance += both ? 1 / (RRF_K + i + 1) : c.score / textBest;
   });
   const vectorBest = vector?.[0]?.score || 1;
   vector?.forEach((c, i) => {
-    const p = part(c).parts;
+    const p = (vectorFused[i] as Fused).parts;
     p.vector = { rank: i + 1, similarity: c.score };
     p.relevance += both ? options.vectorWeight / (RRF_K + i + 1) : Math.max(0, c.score) / vectorBest;
   });
   options.words?.forEach((c, i) => {
-    const p = part(c).parts;
+    const p = (wordsFused[i] as Fused).parts;
     p.words = { rank: i + 1, similarity: c.score };
     p.relevance += 1 / (RRF_K + i + 1);
   });
   if (options.by === 'scores' && both) {
     for (const v of byAddress.values()) v.parts.relevance = 0;
     const weights = options.words ? SCORE_WEIGHTS : SCORE_WEIGHTS_WITHOUT_WORDS;
-    addScaled(text, weights.text, part);
-    addScaled(vector, weights.vector, part);
-    if (options.words) addScaled(options.words, SCORE_WEIGHTS.words, part);
+    addScaled(text, textFused, weights.text);
+    addScaled(vector, vectorFused, weights.vector);
+    if (options.words) addScaled(options.words, wordsFused, SCORE_WEIGHTS.words);
   }
-  const ranked: Ranked[] = [];
-  for (const { entry, parts } of byAddress.values()) {
+  const ranked: (Ranked & { address: string })[] = [];
+  for (const { entry, address, parts } of byAddress.values()) {
     parts.recency = recencyWeight(entry, options.now);
     parts.confidence = confidenceWeight(entry);
-    ranked.push({ entry, parts, score: parts.relevance * parts.recency * parts.confidence });
+    ranked.push({ entry, address, parts, score: parts.relevance * parts.recency * parts.confidence });
   }
-  ranked.sort((a, b) => b.score - a.score || addressOf(a.entry).localeCompare(addressOf(b.entry)));
-  return ranked.slice(0, options.limit);
+  ranked.sort((a, b) => b.score - a.score || collator.compare(a.address, b.address));
+  return ranked.slice(0, options.limit).map(({ entry, score, parts }) => ({ entry, score, parts }));
 };

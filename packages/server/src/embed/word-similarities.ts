@@ -1,0 +1,154 @@
+import { type PairDots, type WasmMemory, cosineKernel, wasmMemory } from './cosine-kernel.ts';
+
+const PAGE = 65_536;
+/** Beyond this, a (pathological) call's table is kept in JS rather than growing a memory that never shrinks. */
+const MAX_WASM_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The similarities of one word-by-word ranking: each distinct candidate word's dot products
+ * with the query words, a row of `stride` floats per word in `sims`, row r at r·stride. The
+ * products are summed in WebAssembly (cosine-kernel.ts) in a memory kept from call to call,
+ * or in JS where that cannot be had; both give the same floats to the bit.
+ */
+export class WordSimilarities {
+  private readonly dim: number;
+  private readonly maxBytes: number;
+  private memory: WasmMemory | null | undefined;
+  private kernel: PairDots | null = null;
+  private n = 0;
+  private pairs = 0;
+  private vAt = 0;
+  private simsAt = 0;
+  private wasm = false;
+  private query: Float32Array = new Float32Array(0);
+  private rows = 0;
+  sims: Float32Array = new Float32Array(0);
+  stride = 0;
+
+  /** `maxBytes`: the memory's bound (beyond it, rows are kept in JS). */
+  constructor(dim: number, maxBytes = MAX_WASM_BYTES) {
+    this.dim = dim;
+    this.maxBytes = maxBytes;
+  }
+
+  /** Starts a ranking for these query word vectors (unit length, `dim` each). */
+  begin(query: readonly Float32Array[]): void {
+    const dim = this.dim;
+    this.n = query.length;
+    this.pairs = Math.ceil(this.n / 2);
+    this.stride = this.pairs * 2;
+    this.rows = 0;
+    this.wasm = this.setUpMemory();
+    if (this.wasm) {
+      const memory = this.memory as WasmMemory;
+      const pairs = new Float64Array(memory.buffer, 0, this.pairs * dim * 2);
+      pairs.fill(0);
+      query.forEach((v, i) => {
+        for (let d = 0, at = (i >> 1) * dim * 2 + (i & 1); d < dim; d++, at += 2) pairs[at] = v[d] as number;
+      });
+      this.sims = this.rowsView();
+    } else {
+      this.query = new Float32Array(this.n * dim);
+      query.forEach((v, i) => this.query.set(v, i * dim));
+      this.sims = new Float32Array(256 * this.stride);
+    }
+  }
+
+  /** Computes `v`'s row (the next one) and returns its index. */
+  add(v: Float32Array): number {
+    const row = this.rows++;
+    if ((row + 1) * this.stride > this.sims.length) this.grow();
+    if (this.wasm) {
+      new Float32Array((this.memory as WasmMemory).buffer, this.vAt, this.dim).set(v);
+      (this.kernel as PairDots)(0, this.vAt, this.pairs, this.dim, this.simsAt + row * this.stride * 4);
+    } else {
+      cosines(this.query, this.n, this.dim, v, this.sims, row * this.stride);
+    }
+    return row;
+  }
+
+  /** The rows' part of the memory, up to its end or the bound. */
+  private rowsView(): Float32Array {
+    const memory = this.memory as WasmMemory;
+    return new Float32Array(memory.buffer, this.simsAt, (Math.min(memory.buffer.byteLength, this.maxBytes) - this.simsAt) >> 2);
+  }
+
+  /** Query pairs, then the candidate word, then the rows; true when the memory and kernel serve. */
+  private setUpMemory(): boolean {
+    if (this.memory === undefined) {
+      try {
+        this.memory = wasmMemory(16);
+        this.kernel = cosineKernel(this.memory);
+      } catch {
+        this.memory = null;
+      }
+      if (!this.kernel) this.memory = null;
+    }
+    if (!this.memory) return false;
+    this.vAt = this.pairs * this.dim * 16;
+    this.simsAt = this.vAt + this.dim * 4;
+    return this.ensure(this.simsAt + 256 * this.stride * 4);
+  }
+
+  private ensure(bytes: number): boolean {
+    const memory = this.memory as WasmMemory;
+    if (bytes > this.maxBytes) return false;
+    if (bytes > memory.buffer.byteLength) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / PAGE));
+    return true;
+  }
+
+  private grow(): void {
+    const wanted = this.sims.length * 2;
+    if (this.wasm && this.ensure(this.simsAt + wanted * 4)) {
+      const memory = this.memory as WasmMemory;
+      this.sims = this.rowsView();
+      return;
+    }
+    if (this.wasm) {
+      // Past the memory's bound: the rows so far move to JS, and the rest are summed there.
+      this.query = new Float32Array(this.n * this.dim);
+      const pairs = new Float64Array((this.memory as WasmMemory).buffer, 0, this.pairs * this.dim * 2);
+      for (let i = 0; i < this.n; i++) for (let d = 0; d < this.dim; d++) this.query[i * this.dim + d] = pairs[(i >> 1) * this.dim * 2 + d * 2 + (i & 1)] as number;
+      this.wasm = false;
+    }
+    const grown = new Float32Array(wanted);
+    grown.set(this.sims.subarray(0, Math.min(this.sims.length, wanted)));
+    this.sims = grown;
+  }
+}
+
+/**
+ * out[at + i] = query word i's vector · v, for the n query vectors laid end to end in `query`.
+ * Four query words at a time: four independent sums let the processor overlap the additions,
+ * where one sum waits on each addition before the next. Each sum still adds its terms in the
+ * same order, so every similarity is the same to the bit.
+ */
+export const cosines = (query: Float32Array, n: number, dim: number, v: Float32Array, out: Float32Array, at: number): void => {
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const o0 = i * dim;
+    const o1 = o0 + dim;
+    const o2 = o1 + dim;
+    const o3 = o2 + dim;
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let k = 0; k < dim; k++) {
+      const x = v[k] as number;
+      s0 += (query[o0 + k] as number) * x;
+      s1 += (query[o1 + k] as number) * x;
+      s2 += (query[o2 + k] as number) * x;
+      s3 += (query[o3 + k] as number) * x;
+    }
+    out[at + i] = s0;
+    out[at + i + 1] = s1;
+    out[at + i + 2] = s2;
+    out[at + i + 3] = s3;
+  }
+  for (; i < n; i++) {
+    let s = 0;
+    for (let k = 0, o = i * dim; k < dim; k++) s += (query[o + k] as number) * (v[k] as number);
+    out[at + i] = s;
+  }
+};

@@ -64,6 +64,7 @@ const SERVER_LAYERS: LayerTable = {
   components: [
     { name: 'domain', paths: ['domain/'], layer: 0 },
     { name: 'version', paths: ['version.ts'], layer: 0 },
+    { name: 'wasm', paths: ['wasm/'], layer: 0 },
     { name: 'ports', paths: ['ports/'], layer: 1 },
     { name: 'search rules', paths: ['search-rules/'], layer: 2 },
     { name: 'store', paths: ['store/'], layer: 3, role: 'adapter' },

@@ -1,35 +1,4 @@
-/** A WebAssembly memory, as far as used here. */
-export interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-// The WebAssembly global, typed here (the server's TypeScript libraries leave it undeclared).
-// The embedder is an adapter of its own: it shares no module with the search index's kernels
-// (search/dot-kernel.ts), hence these few lines twice.
-const wasm = (globalThis as unknown as {
-  WebAssembly: {
-    Memory: new (descriptor: { initial: number }) => WasmMemory;
-    Module: new (bytes: Uint8Array) => object;
-    Instance: new (module: object, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
-  };
-}).WebAssembly;
-
-/** A memory of `pages` pages of 64 KiB. */
-export const wasmMemory = (pages: number): WasmMemory => new wasm.Memory({ initial: pages });
-
-const leb = (n: number): number[] => {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-};
-const vec = (items: number[][]): number[] => [...leb(items.length), ...items.flat()];
-const name = (s: string): number[] => [...leb(s.length), ...Buffer.from(s)];
-const section = (id: number, bytes: number[]): number[] => [id, ...leb(bytes.length), ...bytes];
+import { I32, type Kernel, V128, type WasmMemory, get, instantiate, moduleBytes, set, simd, vec } from '../wasm/module-bytes.ts';
 
 /**
  * The word-by-word ranking's one loop, in WebAssembly: one candidate word's dot products with
@@ -43,15 +12,10 @@ const section = (id: number, bytes: number[]): number[] => [id, ...leb(bytes.len
  *     for p in [0, pairs): f32 out[2p], out[2p+1] = Σ_d f64 q[p][d] · f64(v[d])
  *   where q[p][d] is the 16 bytes (query word 2p's component d, query word 2p+1's), as doubles
  */
-export type PairDots = (q: number, v: number, pairs: number, dim: number, out: number) => void;
+export type PairDots = Kernel;
 
-const I32 = 0x7f;
-const V128 = 0x7b;
 // Locals: the five parameters, then pair p, address qa in q, byte offset k in v, v's bytes, the accumulator.
 const [Q, V, PAIRS, DIM, OUT, P, QA, K, END, ACC] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
-const get = (i: number): number[] => [0x20, i];
-const set = (i: number): number[] => [0x21, i];
-const simd = (op: number): number[] => [0xfd, ...leb(op)];
 
 const body: number[] = [
   ...vec([[4, I32], [1, V128]]),
@@ -79,22 +43,7 @@ const body: number[] = [
   0x0b,
 ];
 
-const bytes = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
-  ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), 0]])),
-  ...section(2, vec([[...name('m'), ...name('m'), 0x02, 0x00, 0x00]])), // imports the memory as m.m
-  ...section(3, vec([[0]])),
-  ...section(7, vec([[...name('pairDots'), 0x00, 0]])),
-  ...section(10, vec([[...leb(body.length), ...body]])),
-]);
+const bytes = moduleBytes([{ name: 'pairDots', body }]);
 
 /** `pairDots` over `memory`, or null where WebAssembly SIMD is not available (the caller sums in JS). */
-export const cosineKernel = (memory: WasmMemory): PairDots | null => {
-  let module: object;
-  try {
-    module = new wasm.Module(bytes);
-  } catch {
-    return null;
-  }
-  return new wasm.Instance(module, { m: { m: memory } }).exports.pairDots as PairDots;
-};
+export const cosineKernel = (memory: WasmMemory): PairDots | null => instantiate(bytes, memory)?.pairDots ?? null;

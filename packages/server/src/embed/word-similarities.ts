@@ -1,4 +1,5 @@
-import { type PairDots, type WasmMemory, cosineKernel, wasmMemory } from './cosine-kernel.ts';
+import { type WasmMemory, wasmMemory } from '../wasm/module-bytes.ts';
+import { type PairDots, cosineKernel } from './cosine-kernel.ts';
 
 const PAGE = 65_536;
 /** Beyond this, a (pathological) call's table is kept in JS rather than growing a memory that never shrinks. */

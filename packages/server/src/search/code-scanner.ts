@@ -1,4 +1,5 @@
-import { type Dots, type WasmMemory, dotKernels, wasmMemory } from './dot-kernel.ts';
+import { type WasmMemory, wasmMemory } from '../wasm/module-bytes.ts';
+import { type Dots, dotKernels } from './dot-kernel.ts';
 
 const PAGE = 65_536;
 

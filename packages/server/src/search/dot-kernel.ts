@@ -1,3 +1,5 @@
+import { I32, type Kernel, V128, type WasmMemory, get, instantiate, moduleBytes, set, simd, vec } from '../wasm/module-bytes.ts';
+
 /**
  * The one loop of the exact vector scan, in WebAssembly with 128-bit SIMD: the dot products
  * of a query with consecutive rows of floats, four lanes at a time in two accumulators. V8
@@ -11,48 +13,11 @@
  *   (func (export "dots8") ...the same over i8 rows (the inverted lists' codes)
  */
 
-/** A WebAssembly memory, as far as used here. */
-export interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-// The WebAssembly global, typed here: the server's TypeScript libraries (es2024 and Node's
-// types) leave it undeclared, though every Node version Cairn supports has it.
-const wasm = (globalThis as unknown as {
-  WebAssembly: {
-    Memory: new (descriptor: { initial: number }) => WasmMemory;
-    Module: new (bytes: Uint8Array) => object;
-    Instance: new (module: object, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
-  };
-}).WebAssembly;
-
-/** A memory of `pages` pages of 64 KiB (throws where no room is left for one). */
-export const wasmMemory = (pages: number): WasmMemory => new wasm.Memory({ initial: pages });
-
 /** Signature of `dots`: byte offsets into the memory, and counts. */
-export type Dots = (q: number, rows: number, count: number, dim: number, out: number) => void;
+export type Dots = Kernel;
 
-const leb = (n: number): number[] => {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-};
-const vec = (items: number[][]): number[] => [...leb(items.length), ...items.flat()];
-const name = (s: string): number[] => [...leb(s.length), ...Buffer.from(s)];
-const section = (id: number, bytes: number[]): number[] => [id, ...leb(bytes.length), ...bytes];
-
-const I32 = 0x7f;
-const V128 = 0x7b;
 // Locals: the five parameters, then row i, row address r, byte offset d in the row, row bytes, two accumulators.
 const [Q, ROWS, COUNT, DIM, OUT, I, R, D, END, A, B] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
-const get = (i: number): number[] => [0x20, i];
-const set = (i: number): number[] => [0x21, i];
-const simd = (op: number): number[] => [0xfd, ...leb(op)];
 const zero = [0x43, 0, 0, 0, 0, ...simd(0x13)]; // f32.const 0; f32x4.splat
 /**
  * acc += row[d..d+4] · q[d..d+4], then d moves on by one row step: rows of floats load 16
@@ -90,35 +55,16 @@ const body = (kind: 'f32' | 'i8'): number[] => [
   0x0b,
 ];
 
-const code = (kind: 'f32' | 'i8'): number[] => {
-  const b = body(kind);
-  return [...leb(b.length), ...b];
-};
-
-const bytes = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
-  ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), 0]])),
-  ...section(2, vec([[...name('m'), ...name('m'), 0x02, 0x00, 0x00]])), // imports the memory as m.m
-  ...section(3, vec([[0], [0]])),
-  ...section(7, vec([[...name('dots'), 0x00, 0], [...name('dots8'), 0x00, 1]])),
-  ...section(10, vec([code('f32'), code('i8')])),
+const bytes = moduleBytes([
+  { name: 'dots', body: body('f32') },
+  { name: 'dots8', body: body('i8') },
 ]);
-
-let compiled: object | null | undefined;
 
 /**
  * `dots` (rows of floats) and `dots8` (rows of int8 codes, `dim` bytes each) over `memory`,
  * or null where WebAssembly SIMD is not available (the caller scans in JS).
  */
 export const dotKernels = (memory: WasmMemory): { dots: Dots; dots8: Dots } | null => {
-  if (compiled === undefined) {
-    try {
-      compiled = new wasm.Module(bytes);
-    } catch {
-      compiled = null;
-    }
-  }
-  if (!compiled) return null;
-  const { exports } = new wasm.Instance(compiled, { m: { m: memory } });
-  return { dots: exports.dots as Dots, dots8: exports.dots8 as Dots };
+  const exports = instantiate(bytes, memory);
+  return exports ? { dots: exports.dots as Dots, dots8: exports.dots8 as Dots } : null;
 };

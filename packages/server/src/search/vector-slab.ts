@@ -1,4 +1,5 @@
-import { type Dots, type WasmMemory, dotKernels, wasmMemory } from './dot-kernel.ts';
+import { type WasmMemory, wasmMemory } from '../wasm/module-bytes.ts';
+import { type Dots, dotKernels } from './dot-kernel.ts';
 
 const PAGE = 65_536;
 /** A wasm32 memory ends at 4 GiB; past this, rows live in an ordinary array (scanned in JS). */

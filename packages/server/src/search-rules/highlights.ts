@@ -2,37 +2,21 @@ import type { Highlight } from 'cairn-memory-client';
 import type { Entry } from '../domain/entry.ts';
 import { type Token, analyze } from './analyzer.ts';
 import { type FieldText, entryFields } from './entry-text.ts';
+import { entryMemo } from './entry-memo.ts';
 
 // Part of the search answer: declared once, in the client.
 export type { Highlight };
 
 const CONTEXT_CHARS = 60;
 const MAX_HIGHLIGHTS = 3;
-/** Characters of analysed fields kept between searches (see fieldsOf): a few megabytes. */
-const MAX_KEPT_CHARS = 4_000_000;
-
 /**
- * An entry's fields with their terms, the same from search to search: the same entries come
- * back as results query after query, and analysing every field again was most of the cost of
- * highlighting. Entries are immutable (a new version is a new object) and weakly held; the map
- * is started afresh when full.
+ * An entry's fields with their terms: analysing every field again for each search was most of
+ * the cost of highlighting.
  */
-let analysed = new WeakMap<Entry, { f: FieldText; tokens: Token[] }[]>();
-let keptChars = 0;
-const fieldsOf = (entry: Entry): { f: FieldText; tokens: Token[] }[] => {
-  let fields = analysed.get(entry);
-  if (fields === undefined) {
-    fields = entryFields(entry).map((f) => ({ f, tokens: analyze(f.text) }));
-    const chars = fields.reduce((sum, { f }) => sum + f.text.length, 0);
-    if (keptChars + chars > MAX_KEPT_CHARS) {
-      analysed = new WeakMap();
-      keptChars = 0;
-    }
-    analysed.set(entry, fields);
-    keptChars += chars;
-  }
-  return fields;
-};
+const fieldsOf = entryMemo(
+  (entry: Entry): { f: FieldText; tokens: Token[] }[] => entryFields(entry).map((f) => ({ f, tokens: analyze(f.text) })),
+  (fields) => fields.reduce((sum, { f }) => sum + f.text.length, 0),
+);
 
 /**
  * Why an entry matched: the fields holding query terms, each cut to a fragment around its

@@ -15,6 +15,7 @@ import { withoutFrame } from '../search-rules/question.ts';
 import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
 import { AsOfSchema, asOfInstant } from './as-of.ts';
 import type { Context, ServiceDeps } from './context.ts';
+import { entryMemo } from '../search-rules/entry-memo.ts';
 
 export const SearchInput = z
   .object({
@@ -50,8 +51,6 @@ const VECTOR_WEIGHT = 1;
 const QUERY_EMBED_TIMEOUT_MS = 2_000;
 /** Candidates of each ranking that the word-by-word ranking re-reads. */
 const WORD_POOL = 30;
-/** Characters of embedding text kept between searches (see textOf): a few megabytes. */
-const MAX_KEPT_CHARS = 4_000_000;
 
 /**
  * Search live entries by text, meaning, or both (SPEC §5). Ranking is the same on every
@@ -145,20 +144,6 @@ const wordRanking = async (deps: ServiceDeps, query: string, text: Candidate[], 
  * weakly held: a replaced one leaves with its text; the map is started afresh when full, as
  * the embedder's own cache is.
  */
-let texts = new WeakMap<Entry, string>();
-let keptChars = 0;
-const textOf = (entry: Entry): string => {
-  let text = texts.get(entry);
-  if (text === undefined) {
-    text = embeddingText(entry);
-    if (keptChars + text.length > MAX_KEPT_CHARS) {
-      texts = new WeakMap();
-      keptChars = 0;
-    }
-    texts.set(entry, text);
-    keptChars += text.length;
-  }
-  return text;
-};
+const textOf = entryMemo(embeddingText, (text) => text.length);
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;

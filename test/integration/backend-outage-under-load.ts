@@ -108,7 +108,17 @@ export const describeOutage = (name: string, backend: StoppableBackend): void =>
       expect(readyDown.length).toBeGreaterThan(0);
       for (const s of readyDown) expect(s.status, '/ready while down').toBe(503);
       for (const s of readyDown) expectUnavailableAnswer(s, '/ready while down');
-      expect(ready.samples.at(-1)?.status, '/ready at the end').toBe(200);
+      // When /ready stays red, say what it answered after the restart and why the server
+      // thought so (its own log), so a failure in CI can be read without a rerun.
+      const readyAfter = ready.samples
+        .filter((s) => s.start >= t.starting)
+        .map((s) => `${Math.round(s.start - t.up)}..${Math.round(s.end - t.up)} ms: ${s.status} ${s.status === 200 ? '' : JSON.stringify(s.body?.error?.message ?? s.error ?? '')}`);
+      const readinessLog = server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('readiness') || line.includes('"level":50') || line.includes('"level":40'))
+        .slice(-15);
+      expect(ready.samples.at(-1)?.status, `/ready at the end; after the restart:\n${readyAfter.join('\n')}\nserver log:\n${readinessLog.join('\n')}`).toBe(200);
 
       // Writes resume within the limit after the backend is back (measured from when its
       // start command returned; an answer before that counts as 0).

@@ -114,6 +114,38 @@ describe('postgres store: database outages', () => {
     await expect.poll(() => timed(store.ping()).then((r) => r.ok), { timeout: 10000, interval: 200 }).toBe(true);
   });
 
+  it('answers a ping at once while every pooled connection waits on a lock', async () => {
+    // A replica whose pool is busy can still serve; its readiness must not wait in the same
+    // queue (a load balancer would take it out of service for being busy).
+    const busy = await openPostgresStore({ dsn: pg.dsn, logger, max: 2, queryTimeoutMs: 8000 });
+    const locker = postgres(pg.dsn, { max: 1, onnotice: () => {} });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const tx = locker.begin(async (t) => {
+      await t`lock table cairn_versions in access exclusive mode`;
+      locked();
+      await held;
+    });
+    try {
+      await isLocked;
+      const blocked = [busy.head(key), busy.head(key), busy.head(key)].map((p) => timed(p));
+      await new Promise((r) => setTimeout(r, 200)); // the reads have taken both connections
+      const ping = await timed(busy.ping());
+      expect(ping.ok).toBe(true);
+      expect(ping.ms).toBeLessThan(1000);
+      release();
+      await tx;
+      for (const r of await Promise.all(blocked)) expect(r.ok).toBe(true);
+    } finally {
+      release();
+      await tx.catch(() => {});
+      await locker.end();
+      await busy.close();
+    }
+  });
+
   it('closes promptly while the server is down', async () => {
     await pg.stopServer();
     const r = await timed(store.close());

@@ -12,6 +12,8 @@ export interface ClientOptions {
   connectTimeoutS: number;
   /** Server-side cap on one statement, so a runaway query frees its connection. */
   statementTimeoutMs: number;
+  /** Longest wait in seconds between reconnection attempts while the database is down. */
+  maxBackoffS?: number;
 }
 
 /**
@@ -20,7 +22,8 @@ export interface ClientOptions {
  * for that long after the database returns; a 2 s cap keeps recovery quick while a
  * database that stays down costs at most one refused connection per slot every 2 s.
  */
-const backoff = (attempt: number): number => Math.min(0.1 * 2 ** attempt, 2);
+const DEFAULT_MAX_BACKOFF_S = 2;
+const backoffUpTo = (maxS: number) => (attempt: number): number => Math.min(0.1 * 2 ** attempt, maxS);
 
 /** The DSN with its password removed, safe for logs and error messages. */
 export const redactDsn = (dsn: string): string => {
@@ -37,7 +40,7 @@ export const createClient = (options: ClientOptions): Sql =>
   postgres(options.dsn, {
     max: options.max,
     connect_timeout: options.connectTimeoutS,
-    backoff,
+    backoff: backoffUpTo(options.maxBackoffS ?? DEFAULT_MAX_BACKOFF_S),
     // The driver's start-up query for array types drops its promise, so a connection lost
     // during that query becomes an unhandled rejection that exits the process
     // (porsager/postgres#1192, #1223). Cairn needs no array type parsing from the driver:

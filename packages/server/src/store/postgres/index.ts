@@ -38,6 +38,12 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
     // statement whose caller has already been answered with a 503.
     statementTimeoutMs: timeoutMs + 5_000,
   });
+  // The readiness probe's own connection. On the pool, a probe queues behind the requests it
+  // is meant to judge and, after an outage, behind a connection still waiting out its
+  // reconnect delay: a busy or recovering replica would read as down and be taken out of
+  // service just when it can serve. One connection, retried every half second while the
+  // database is away, answers "does the database answer" and nothing else.
+  const probe = createClient({ dsn: options.dsn, logger, max: 1, connectTimeoutS: options.connectTimeoutS ?? 3, statementTimeoutMs: 5_000, maxBackoffS: 0.5 });
   try {
     const { vectors } = await migrate(sql, logger);
     const feed = new WriteFeed(sql, logger, timeoutMs);
@@ -45,8 +51,9 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
     logger.info({ dsn: redactDsn(options.dsn), vectors }, 'postgres store ready');
     // Half the pool for append transactions leaves the rest to reads and the change feed.
     const writers = options.writers ?? Math.max(1, Math.floor(max / 2));
-    return new PostgresStore(sql, feed, { logger, vectors, timeoutMs, writers });
+    return new PostgresStore(sql, feed, { logger, vectors, timeoutMs, writers, probe });
   } catch (error) {
+    await probe.end({ timeout: 0 }).catch(() => {});
     await sql.end({ timeout: 0 }).catch(() => {});
     throw toServiceError(error, `opening ${redactDsn(options.dsn)}`, logger);
   }

@@ -33,6 +33,8 @@ export class PostgresStore implements Store {
   /** Whether pgvector is installed, so embeddings can be stored and searched. */
   readonly vectors: boolean;
   private readonly sql: Sql;
+  /** A connection of its own for ping(), outside the pool (see index.ts). */
+  private readonly probe: Sql;
   private readonly feed: WriteFeed;
   private readonly appends: AppendBatcher;
   private readonly logger: Logger;
@@ -41,8 +43,9 @@ export class PostgresStore implements Store {
   /** Operations under way, which close() lets finish. */
   private readonly running = new Set<Promise<unknown>>();
 
-  constructor(sql: Sql, feed: WriteFeed, options: { logger: Logger; vectors: boolean; timeoutMs: number; writers: number }) {
+  constructor(sql: Sql, feed: WriteFeed, options: { logger: Logger; vectors: boolean; timeoutMs: number; writers: number; probe: Sql }) {
     this.sql = sql;
+    this.probe = options.probe;
     this.appends = new AppendBatcher(sql, options.writers);
     this.feed = feed;
     this.changes = feed.changes;
@@ -120,7 +123,7 @@ export class PostgresStore implements Store {
 
   ping(): Promise<void> {
     return this.run('ping', async () => {
-      await this.sql`select 1`;
+      await this.probe`select 1`;
     });
   }
 
@@ -141,6 +144,7 @@ export class PostgresStore implements Store {
       await Promise.allSettled(this.running);
       const draining = this.feed.close();
       await this.sql.end({ timeout: 0 });
+      await this.probe.end({ timeout: 0 });
       await draining;
     })();
     return this.closing;

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { idf, termScore } from '../../packages/server/src/search-rules/bm25.ts';
+import type { DocTerms } from '../../packages/server/src/search-rules/entry-text.ts';
+import { random } from '../../packages/server/src/search/seeded-random.ts';
+import { TextIndex } from '../../packages/server/src/search/text-index.ts';
+
+// The text index skips work it can prove cannot change the top n (MaxScore): these tests hold
+// it to the answer of scoring every document, on collections with postings long enough for
+// the skipping to happen, common words repeated in some documents, dead documents and filters.
+
+const rand = random(11);
+/** Words drawn with a Zipf-like skew: a few occur in most documents, most in few. */
+const VOCABULARY = Array.from({ length: 400 }, (_, i) => `w${i}`);
+const word = (): string => VOCABULARY[Math.floor(VOCABULARY.length * rand() ** 3)] as string;
+
+const makeDoc = (): DocTerms => {
+  const tf = new Map<string, number>();
+  let length = 0;
+  const words = 3 + Math.floor(rand() * 40);
+  for (let i = 0; i < words; i++) {
+    // Field weights as entry-text gives them (1, 1.5, 2), so frequencies are not whole numbers.
+    const weight = [1, 1.5, 2][Math.floor(rand() * 3)] as number;
+    const w = word();
+    tf.set(w, (tf.get(w) ?? 0) + weight);
+    length += weight;
+  }
+  return { tf, length };
+};
+
+interface Collection {
+  index: TextIndex;
+  docs: (DocTerms | null)[];
+  alive: Uint8Array;
+}
+
+const build = (count: number, deadEvery = 0): Collection => {
+  const index = new TextIndex();
+  const docs: (DocTerms | null)[] = [];
+  const alive = new Uint8Array(count);
+  for (let slot = 0; slot < count; slot++) {
+    const doc = makeDoc();
+    index.add(slot, doc);
+    docs.push(doc);
+    alive[slot] = 1;
+  }
+  if (deadEvery > 0) {
+    for (let slot = 0; slot < count; slot += deadEvery) {
+      index.remove(slot);
+      alive[slot] = 0;
+      docs[slot] = null;
+    }
+  }
+  return { index, docs, alive };
+};
+
+/** Every live document scored in full, as BM25F defines it over the index's own statistics. */
+const exhaustive = (c: Collection, terms: string[], weights: Map<string, number>, accept: (slot: number) => boolean) => {
+  const live = c.docs.filter((d): d is DocTerms => d !== null);
+  const average = live.reduce((s, d) => s + d.length, 0) / live.length;
+  const scored: { slot: number; score: number }[] = [];
+  c.docs.forEach((doc, slot) => {
+    if (!doc || !accept(slot)) return;
+    let score = 0;
+    let matched = false;
+    for (const term of terms) {
+      const tf = doc.tf.get(term);
+      if (tf === undefined) continue;
+      matched = true;
+      // Postings keep dead documents until compaction: df counts them, as the index does.
+      const df = c.index.docFrequency(term);
+      const weight = (weights.get(term) ?? 1) * idf(df, Math.max(c.index.docCount, df));
+      score += termScore(weight, Math.round(tf * 10) / 10, doc.length, average);
+    }
+    if (matched) scored.push({ slot, score });
+  });
+  return scored.sort((a, b) => b.score - a.score || a.slot - b.slot);
+};
+
+const expectSameTop = (c: Collection, terms: string[], n: number, weights = new Map<string, number>(), accept: (slot: number) => boolean = () => true) => {
+  const got = c.index.search(terms, n, c.alive, accept, weights);
+  const want = exhaustive(c, terms, weights, accept);
+  const scoreOf = new Map(want.map((w) => [w.slot, w.score]));
+  expect(got.length, `results for ${terms.join(' ')}`).toBe(Math.min(n, want.length));
+  got.forEach((g, i) => {
+    // Each answer carries its full score, and the i-th is as good as the i-th of the full
+    // ranking (equal scores may come in either order).
+    expect(g.score, `score of slot ${g.slot}`).toBeCloseTo(scoreOf.get(g.slot) as number, 9);
+    expect(g.score, `rank ${i} of ${terms.join(' ')}`).toBeCloseTo((want[i] as { score: number }).score, 9);
+  });
+};
+
+/** A query of a few words: some rare, some from the common head of the vocabulary. */
+const query = (): string[] => {
+  const size = 1 + Math.floor(rand() * 6);
+  const terms = new Set<string>();
+  while (terms.size < size) terms.add(rand() < 0.5 ? (VOCABULARY[Math.floor(rand() * 12)] as string) : word());
+  return [...terms];
+};
+
+describe('in-process text index: ranking with skipped work equals ranking everything', () => {
+  const big = build(60_000);
+
+  it('answers the top n of exhaustive BM25F for queries mixing rare and very common words', () => {
+    // The commonest words are in most of the 60k documents: long lists, where skipping starts.
+    expect(big.index.docFrequency('w0')).toBeGreaterThan(20_000);
+    for (let q = 0; q < 60; q++) expectSameTop(big, query(), [1, 10, 50][q % 3] as number);
+  });
+
+  it('does so with expansion weights and with a filter that rejects most documents', () => {
+    for (let q = 0; q < 30; q++) {
+      const terms = query();
+      const weights = new Map(terms.filter((_, i) => i % 2 === 1).map((t) => [t, 0.3 + rand() * 0.5]));
+      expectSameTop(big, terms, 20, weights);
+      expectSameTop(big, terms, 20, weights, (slot) => slot % 7 === 3);
+    }
+  });
+
+  it('does so with dead documents still in the postings', () => {
+    const withDead = build(40_000, 3);
+    for (let q = 0; q < 40; q++) expectSameTop(withDead, query(), 25);
+  });
+
+  it('answers nothing for unknown words and fewer than n when few documents match', () => {
+    expect(big.index.search(['nowhere'], 10, big.alive, () => true)).toEqual([]);
+    expectSameTop(big, ['w399', 'nowhere'], 1000);
+  });
+});

@@ -7,6 +7,19 @@ const TF_SCALE = 10;
 const MAX_PREFIX_TERMS = 64;
 /** Postings longer than this are worth checking whether they can still matter (MaxScore). */
 const LONG_LIST = 20_000;
+/**
+ * Completing a slot from a list by binary search costs about this many postings read in
+ * order (the probes jump about memory): a list shorter than this many times the slots left
+ * is read through instead.
+ */
+const SCAN_OVER_LOOKUPS = 16;
+
+interface ScoredList {
+  p: PostingList;
+  weight: number;
+  /** The most the term can add to any slot's score: BM25's limit as frequency grows. */
+  bound: number;
+}
 
 /**
  * The in-process inverted index (filesystem and S3 backends). Documents are slots owned by
@@ -84,9 +97,9 @@ export class TextIndex {
    * is checked per posting (cheap); `accept` only for slots good enough to enter the top n.
    *
    * Rare terms are scored first. Before each long postings list, if even the most the terms
-   * left could add (their upper bounds) cannot lift a slot past the current n-th best, the
-   * lists are not scanned: only slots that may still reach the top n are completed, by binary
-   * search in the remaining lists (MaxScore). Exact, and common words stop costing a scan.
+   * left could add (their upper bounds) cannot lift an unseen slot past the current n-th best,
+   * no new slot can enter the top n (MaxScore): the lists left only complete the slots already
+   * seen (`complete`). Exact, and common words stop adding candidates.
    */
   search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean, weights?: ReadonlyMap<string, number>): { slot: number; score: number }[] {
     // Slots scored so far, in a buffer kept between searches (no garbage per query).
@@ -94,7 +107,7 @@ export class TextIndex {
     let count = 0;
     const scores = this.scores;
     const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
-    const lists = terms
+    const lists: ScoredList[] = terms
       .map((term) => ({ p: this.postings.get(term), scale: weights?.get(term) ?? 1 }))
       .filter((t): t is { p: PostingList; scale: number } => t.p !== undefined)
       .map(({ p, scale }) => {
@@ -103,13 +116,15 @@ export class TextIndex {
       })
       .sort((a, b) => b.bound - a.bound);
     let rest = lists.reduce((sum, l) => sum + l.bound, 0);
-    let theta = -Infinity;
     let i = 0;
     for (; i < lists.length; i++) {
-      const { p, weight, bound } = lists[i] as (typeof lists)[number];
+      const { p, weight, bound } = lists[i] as ScoredList;
       if (p.count > LONG_LIST && count >= n) {
-        theta = this.nthBest(touched, count, n, accept);
-        if (rest < theta) break;
+        const theta = this.nthBest(touched, count, n, accept);
+        if (rest < theta) {
+          count = this.complete(lists.slice(i), touched, count, n, theta, average, accept);
+          break;
+        }
       }
       const { data } = p;
       const end = p.count * 2;
@@ -127,19 +142,53 @@ export class TextIndex {
     const top = new TopK(n);
     for (let t = 0; t < count; t++) {
       const slot = touched[t] as number;
-      let score = scores[slot] as number;
+      const score = scores[slot] as number;
       scores[slot] = 0;
-      if (i < lists.length) {
-        if (score + rest < theta) continue;
-        for (let k = i; k < lists.length; k++) {
-          const { p, weight } = lists[k] as (typeof lists)[number];
-          const at = p.indexOf(slot);
-          if (at >= 0) score += termScore(weight, (p.data[at * 2 + 1] as number) / TF_SCALE, this.lengths[slot] as number, average);
-        }
-      }
       if (top.wouldTake(score) && accept(slot)) top.push(slot, score);
     }
     return top.sorted();
+  }
+
+  /**
+   * Adds the lists left to the `count` slots in `touched` whose partial scores could still
+   * reach `theta` (a lower bound of the n-th best final score), list by list: before each, a
+   * slot that cannot reach the n-th best even with every list left at its bound is dropped
+   * (its score reset), and the n-th best is raised from the scores so far. A list long next
+   * to the slots left is scanned once; a short one is searched per slot. Returns how many
+   * slots are left at the front of `touched`.
+   */
+  private complete(left: ScoredList[], touched: Int32Array, count: number, n: number, theta: number, average: number, accept: (slot: number) => boolean): number {
+    const scores = this.scores;
+    const lengths = this.lengths;
+    let rest = left.reduce((sum, l) => sum + l.bound, 0);
+    for (const { p, weight, bound } of left) {
+      let kept = 0;
+      for (let t = 0; t < count; t++) {
+        const slot = touched[t] as number;
+        if ((scores[slot] as number) + rest < theta) scores[slot] = 0;
+        else touched[kept++] = slot;
+      }
+      count = kept;
+      if (count === 0) break;
+      const data = p.data;
+      if (p.count <= count * SCAN_OVER_LOOKUPS) {
+        // Only slots still in play have a score above zero (every term's score is positive).
+        const end = p.count * 2;
+        for (let j = 0; j < end; j += 2) {
+          const slot = data[j] as number;
+          if ((scores[slot] as number) > 0) scores[slot]! += termScore(weight, (data[j + 1] as number) / TF_SCALE, lengths[slot] as number, average);
+        }
+      } else {
+        for (let t = 0; t < count; t++) {
+          const slot = touched[t] as number;
+          const at = p.indexOf(slot);
+          if (at >= 0) scores[slot]! += termScore(weight, (data[at * 2 + 1] as number) / TF_SCALE, lengths[slot] as number, average);
+        }
+      }
+      rest -= bound;
+      theta = Math.max(theta, this.nthBest(touched, count, n, accept));
+    }
+    return count;
   }
 
   /** The n-th best score so far among slots `accept` lets through (-Infinity with fewer). */

@@ -36,12 +36,12 @@ describe('saving the search index in slices', () => {
     expect(await saveSnapshot(index, searchIndexFile(dir), pause)).toBe(300);
     expect(pauses).toBeGreaterThan(300);
 
-    const saved = await readSnapshot(await readFile(join(dir, 'search-index')), builtin.id, builtin.dimension ?? null);
+    const saved = await readSnapshot(await readFile(join(dir, 'search-index')), { embedder: builtin.id, dimension: builtin.dimension ?? null });
     expect(saved?.ids).toHaveLength(300);
     expect(saved?.versions.every((v) => v === 1)).toBe(true);
     expect(saved?.ids.some((id) => id.endsWith('\u0000n1001'))).toBe(false);
     // The postings are those of the saved versions only: nothing written meanwhile.
-    const terms = new Set(saved?.postings.map(([term]) => term));
+    const terms = new Set(saved?.postings.terms);
     expect(terms.has(word(7))).toBe(true);
     expect([...terms].some((t) => t.startsWith(word(5_001)) || t.startsWith(word(9_001)))).toBe(false);
     await index.close();
@@ -65,7 +65,7 @@ describe('saving the search index in slices', () => {
     expect(await saveSnapshot(index, file, pause)).toBeNull();
     expect((await stat(join(dir, 'search-index'))).mtimeMs).toBe(before.mtimeMs);
     expect(await saveSnapshot(index, file)).toBe(12_000);
-    const saved = await readSnapshot(await readFile(join(dir, 'search-index')), null, null);
+    const saved = await readSnapshot(await readFile(join(dir, 'search-index')), { embedder: null, dimension: null });
     expect(saved?.versions.every((v) => v === 2)).toBe(true);
     await index.close();
   });

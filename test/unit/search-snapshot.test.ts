@@ -10,6 +10,8 @@ import { TRAIN_AT } from '../../packages/server/src/search/ivf-lists.ts';
 import { MemorySearchIndex } from '../../packages/server/src/search/memory-index.ts';
 import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
 import { searchIndexFile } from '../../packages/server/src/store/fs/search-file.ts';
+import { readSnapshot } from '../../packages/server/src/search/index-snapshot.ts';
+import { loadSnapshot, prefetchSnapshot } from '../../packages/server/src/search/snapshot-loader.ts';
 import { type FakeEmbeddings, startFakeEmbeddings } from '../helpers/fake-embeddings.ts';
 import { entryOf, keysFor, loadedIndex, reusedIn, word } from '../helpers/saved-search-index.ts';
 
@@ -124,6 +126,31 @@ describe('saved search index', () => {
     expect(await keysFor(index, word(502))).toEqual(['n2@1']);
     await index.close();
     await store.close();
+  });
+
+  it('decodes on a worker thread exactly what the main thread decodes, and restores from a file prefetched before the store opened', async () => {
+    const store = await filled(400);
+    const first = await openIndex(store);
+    const before = await keysFor(first, `${word(9)} payments`);
+    await first.close();
+    await store.close();
+
+    const file = searchIndexFile(dir);
+    const inThread = await readSnapshot(await readFile(join(dir, 'search-index')), 'any');
+    const fromWorker = await loadSnapshot(file, logger());
+    expect(fromWorker).not.toBeNull();
+    expect(fromWorker).toEqual(inThread);
+    // The worker answered (a failed one falls back to decoding here, and says so).
+    expect(logs.filter((l) => /worker thread/.test(l.msg))).toEqual([]);
+
+    // As the filesystem backend does when search will be opened: loading starts first.
+    const prefetched = prefetchSnapshot(file, logger());
+    const reopened = await openFsStore({ dir, logger: logger() });
+    const second = await loadedIndex(reopened, builtin, logger(), prefetched);
+    expect(reused()).toBe(400);
+    expect(await keysFor(second, `${word(9)} payments`)).toEqual(before);
+    await second.close();
+    await reopened.close();
   });
 
   it('rebuilds from the store when the file is torn', async () => {

@@ -79,7 +79,7 @@ export const openEmbedder = async (config: Readonly<Config>, logger: Logger): Pr
 
 export const createRuntime = async (config: Readonly<Config>, logger: Logger, options: RuntimeOptions = {}): Promise<Runtime> => {
   const now = options.now ?? Date.now;
-  const backend = await openBackend(config.storage, logger);
+  const backend = await openBackend(config.storage, logger, { search: true });
   const metrics = createMetrics();
   const store = countBackendErrors(backend.store, (operation) => metrics.backendErrors.inc({ backend: backend.name, operation }));
   const parts: Array<() => Promise<unknown>> = [];

@@ -136,6 +136,11 @@ export class ByteReader {
     return crc >>> 0 === buf.readUInt32LE(buf.length - 4) ? new ByteReader(body) : null;
   }
 
+  /** Bytes left to read. */
+  get remaining(): number {
+    return this.buf.length - this.at;
+  }
+
   get done(): boolean {
     return this.at >= this.buf.length;
   }

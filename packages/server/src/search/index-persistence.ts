@@ -5,7 +5,8 @@ import { embeddingText } from '../search-rules/entry-text.ts';
 import { ByteWriter, slicer } from './byte-codec.ts';
 import { CoarseQuantizer } from './coarse-quantizer.ts';
 import type { EmbedQueue } from './embed-queue.ts';
-import { SAVE_SLICE_MS, type SavedFiling, type SavedList, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, readSnapshot, writeSnapshot } from './index-snapshot.ts';
+import { SAVE_SLICE_MS, type SavedFiling, type SavedList, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, vectorsOf, writeSnapshot } from './index-snapshot.ts';
+import { type PrefetchedSnapshotFile, loadSnapshot } from './snapshot-loader.ts';
 import type { SlotTable } from './slot-table.ts';
 import type { TextIndex } from './text-index.ts';
 import { VectorIndex } from './vector-index.ts';
@@ -27,23 +28,24 @@ export interface Restored {
   finish(): void;
 }
 
-/** Load the saved index into empty parts; null (and nothing loaded) when there is none or it is unusable. */
-export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile): Promise<Restored | null> => {
+/**
+ * Load the saved index into empty parts; null (and nothing loaded) when there is none or it is
+ * unusable. The file is decoded off the main thread (snapshot-loader.ts), or was already being
+ * decoded when it was handed over (a prefetched file).
+ */
+export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile | PrefetchedSnapshotFile): Promise<Restored | null> => {
   const started = performance.now();
-  const buf = await file.read().catch((error: unknown) => {
-    parts.logger.warn({ err: error }, 'the saved search index could not be read; rebuilding it');
-    return null;
-  });
-  if (!buf) return null;
-  // In slices: a million entries' file takes seconds to check and decode, and the server
-  // answers everything else (and searches with 503 after a short wait) meanwhile.
-  const saved = await readSnapshot(buf, parts.embedder?.id ?? null, parts.embedder?.dimension ?? null, slicer());
-  if (!saved) {
-    parts.logger.warn('the saved search index is damaged or of another format; rebuilding it from the store');
-    return null;
+  const saved = await ('loading' in file ? file.loading : loadSnapshot(file, parts.logger));
+  if (!saved) return null;
+  // Vectors count only under the embedder that made them.
+  if (!parts.embedder || !vectorsOf(parts.embedder.id, parts.embedder.dimension ?? null, saved)) {
+    saved.vectors = null;
+    saved.filing = null;
   }
-  parts.slots.restore(saved.ids, saved.versions);
-  parts.text.restore(saved.lengths, saved.postings);
+  // In slices, as the in-thread decoding is: the server answers between them.
+  const pause = slicer();
+  await parts.slots.restore(saved.ids, saved.versions, pause);
+  await parts.text.restore(saved.lengths, saved.postings, pause);
   if (saved.vectors && parts.embedder) {
     parts.vectors ??= new VectorIndex(parts.embedder.id, saved.dimension);
     const f = saved.filing;

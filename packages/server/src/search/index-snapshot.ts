@@ -152,36 +152,74 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource, pause
   await w.finish();
 };
 
+/**
+ * Every term's postings in one block: term `i`'s (slot, frequency) pairs are
+ * `pairs[ends[i - 1] .. ends[i])` (from 0 for the first). A million terms make three
+ * allocations, not a million, and the block crosses from a worker thread in one transfer.
+ */
+export interface PackedPostings {
+  terms: string[];
+  pairs: Int32Array;
+  ends: Int32Array;
+}
+
 export interface LoadedSnapshot {
+  /** The embedder whose vectors the file holds. */
+  embedder: string | null;
   ids: string[];
   versions: number[];
   stamps: Uint32Array;
   lengths: Float32Array;
   dimension: number;
-  /** Flat, `dimension` per document; null when the file's embedder is not the current one. */
+  /** Flat, `dimension` per document; null when the file's embedder is not the one asked for. */
   vectors: Float32Array | null;
   hasVector: Uint8Array;
-  postings: Array<[string, Int32Array]>;
+  postings: PackedPostings;
   /** Null when not saved, or with another embedder's vectors. */
   filing: SavedFiling<SavedList[]> | null;
 }
 
+/** Which saved vectors to decode: those of this embedder, or (off the main thread, before the embedder is known) any. */
+export type WantedVectors = { embedder: string | null; dimension: number | null } | 'any';
+
+/** Whether a snapshot's vectors are those of `embedder` (a remote model's dimension is unknown until its first answer: the id decides then). */
+export const vectorsOf = (embedder: string | null, dimension: number | null, file: { embedder: string | null; dimension: number }): boolean =>
+  file.embedder === embedder && file.dimension > 0 && (dimension === null || file.dimension === dimension);
+
 /** Items decoded between two calls to the pause (see `slicer`): about a millisecond's work. */
 const PAUSE_EVERY = 4096;
+
+/** A block of int32s that grows by half as pairs are appended (the file does not say how many come). */
+class GrowingInts {
+  data: Int32Array;
+  length = 0;
+  constructor(capacity: number) {
+    this.data = new Int32Array(Math.max(1024, capacity));
+  }
+  reserve(more: number): void {
+    if (this.length + more <= this.data.length) return;
+    const grown = new Int32Array(Math.max(this.length + more, Math.ceil(this.data.length * 1.5)));
+    grown.set(this.data.subarray(0, this.length));
+    this.data = grown;
+  }
+  /** The ints appended, copied to an exact size when the slack is worth giving back. */
+  done(): Int32Array {
+    return this.data.length - this.length > this.length / 8 ? this.data.slice(0, this.length) : this.data.subarray(0, this.length);
+  }
+}
 
 /**
  * Decode a snapshot; null when it is torn, damaged or of another format (the caller rebuilds).
  * Decoded in slices with `pause` between them (the server answers meanwhile).
  */
-export const readSnapshot = async (buf: Buffer, embedder: string | null, dimension: number | null, pause: () => Promise<void> = async () => {}): Promise<LoadedSnapshot | null> => {
+export const readSnapshot = async (buf: Buffer, want: WantedVectors, pause: () => Promise<void> = async () => {}): Promise<LoadedSnapshot | null> => {
   const r = await ByteReader.checked(buf, pause);
   if (!r) return null;
   try {
     const header = JSON.parse(r.str()) as { magic: string; format: number; embedder: string | null; dimension: number; count: number };
     if (header.magic !== MAGIC || header.format !== FORMAT) return null;
     const { dimension: dim, count } = header;
-    // A remote model's dimension is unknown until its first answer: the id decides then.
-    const sameEmbedder = header.embedder === embedder && dim > 0 && (dimension === null || dim === dimension);
+    const keepVectors = want === 'any' ? dim > 0 : vectorsOf(want.embedder, want.dimension, header);
     // Straight into typed arrays sized from the header: a million documents make no garbage.
     const ids = new Array<string>(count);
     const versions = new Array<number>(count);
@@ -198,24 +236,32 @@ export const readSnapshot = async (buf: Buffer, embedder: string | null, dimensi
     if (r.str() !== '') return null;
     let vectors: Float32Array | null = null;
     if (r.varint() === 1) {
-      if (sameEmbedder) {
+      if (keepVectors) {
         vectors = readInto(r, new Float32Array(count * dim));
         r.copyTo(hasVector, 0, count);
       } else r.bytes(count * dim * 4 + count);
     }
-    const postings: Array<[string, Int32Array]> = [];
+    const terms: string[] = [];
+    const ends: number[] = [];
+    // Most postings take two or three bytes of the file: a first guess that rarely grows.
+    const pairs = new GrowingInts(Math.floor((r.remaining * 2) / 5));
     for (let term = r.str(); term !== ''; term = r.str()) {
-      const pairs = new Int32Array(r.varint() * 2);
+      const n = r.varint() * 2;
+      pairs.reserve(n);
+      const data = pairs.data;
       let slot = 0;
-      for (let i = 0; i < pairs.length; i += 2) {
+      for (let i = pairs.length, end = pairs.length + n; i < end; i += 2) {
         slot += r.varint();
-        pairs[i] = slot;
-        pairs[i + 1] = r.varint();
+        data[i] = slot;
+        data[i + 1] = r.varint();
       }
       if (slot >= count) return null;
-      postings.push([term, pairs]);
-      if (postings.length % PAUSE_EVERY === 0) await pause();
+      pairs.length += n;
+      terms.push(term);
+      ends.push(pairs.length);
+      if (terms.length % PAUSE_EVERY === 0) await pause();
     }
+    const postings: PackedPostings = { terms, pairs: pairs.done(), ends: Int32Array.from(ends) };
     let filing: SavedFiling<SavedList[]> | null = null;
     if (r.varint() === 1 && vectors) {
       const c1 = r.varint();
@@ -243,7 +289,7 @@ export const readSnapshot = async (buf: Buffer, embedder: string | null, dimensi
       for (const slot of slots) if (slot < 0 || slot >= count) return null;
       filing = { c1, c2, top, second, rows, lists };
     }
-    return { ids, versions, dimension: dim, stamps, lengths, vectors, hasVector, postings, filing };
+    return { embedder: header.embedder, ids, versions, dimension: dim, stamps, lengths, vectors, hasVector, postings, filing };
   } catch {
     return null;
   }

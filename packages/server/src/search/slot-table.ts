@@ -67,11 +67,14 @@ export class SlotTable {
    * Number slots 0…n-1 after a saved index (an empty table only). They are live but hold no
    * entry until `claim` matches each to the store's head; `dropUnclaimed` kills the rest.
    */
-  restore(ids: readonly string[], versions: readonly number[]): void {
+  async restore(ids: readonly string[], versions: readonly number[], pause: () => Promise<void> = async () => {}): Promise<void> {
     this.entries = new Array<Entry | undefined>(ids.length);
     this.live = new Uint8Array(Math.max(1024, ids.length * 2)).fill(1, 0, ids.length);
     this.restored = ids;
-    ids.forEach((id, slot) => this.byAddress.set(id, { slot, version: versions[slot] as number }));
+    for (let slot = 0; slot < ids.length; slot++) {
+      this.byAddress.set(ids[slot] as string, { slot, version: versions[slot] as number });
+      if (slot % 8192 === 0) await pause();
+    }
   }
 
   /**

@@ -1,5 +1,6 @@
 import { K1, idf, termScore } from '../search-rules/bm25.ts';
 import type { DocTerms } from '../search-rules/entry-text.ts';
+import type { PackedPostings } from './index-snapshot.ts';
 import { TopK } from '../search-rules/top-k.ts';
 import { PostingList } from './posting-list.ts';
 
@@ -13,6 +14,11 @@ const LONG_LIST = 20_000;
  * is read through instead.
  */
 const SCAN_OVER_LOOKUPS = 16;
+
+/** Restored lists longer than this many postings are copied out of the saved block (see `restore`). */
+const OWN_ARRAY_ABOVE = 256;
+/** Terms restored between two calls to the pause (the server answers meanwhile). */
+const RESTORE_PAUSE_EVERY = 8192;
 
 interface ScoredList {
   p: PostingList;
@@ -65,13 +71,26 @@ export class TextIndex {
     return this.lengths[slot] ?? 0;
   }
 
-  /** Take a saved index (an empty one only): every slot below `lengths.length` counts as live. */
-  restore(lengths: Float32Array, postings: Iterable<[string, Int32Array]>): void {
+  /**
+   * Take a saved index (an empty one only): every slot below `lengths.length` counts as live.
+   * Short lists stay views into the saved block (a million terms, most of them rare, make no
+   * million arrays); long ones get arrays of their own, since they are the ones new writes
+   * grow, and a grown view leaves its old place in the block unused.
+   */
+  async restore(lengths: Float32Array, postings: PackedPostings, pause: () => Promise<void> = async () => {}): Promise<void> {
     this.grow(lengths.length);
     this.lengths.set(lengths);
     for (const length of lengths) this.totalLength += length;
     this.liveDocs = lengths.length;
-    for (const [term, pairs] of postings) this.postings.set(term, PostingList.of(pairs));
+    const { terms, pairs, ends } = postings;
+    let start = 0;
+    for (let i = 0; i < terms.length; i++) {
+      const end = ends[i] as number;
+      const list = end - start > OWN_ARRAY_ABOVE * 2 ? PostingList.of(pairs.slice(start, end)) : PostingList.within(pairs, start, (end - start) / 2);
+      this.postings.set(terms[i] as string, list);
+      start = end;
+      if (i % RESTORE_PAUSE_EVERY === 0) await pause();
+    }
   }
 
   /** The caller marks the slot dead for scoring; here only the statistics move. */

@@ -20,9 +20,15 @@ export interface BackendModule<N extends string, E extends z.ZodRawShape, S> {
   readonly env: E;
   /** Its settings, from its parsed variables. */
   settings(env: z.output<z.ZodObject<E>>): S;
-  open(settings: S, logger: Logger): Promise<OpenBackend>;
+  open(settings: S, logger: Logger, options?: OpenOptions): Promise<OpenBackend>;
   /** The shared records alone; null when they live inside the one server process. */
   openSharedRecords(settings: S): Promise<SharedRecords | null>;
+}
+
+/** What the caller will do with an opened backend, so that it can start on it early. */
+export interface OpenOptions {
+  /** Search will be opened: a backend that keeps a saved index may start loading it at once. */
+  search?: boolean;
 }
 
 /** Declares a backend module, keeping its settings' type for the configuration's union. */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { OpenBackend, SharedRecords } from '../ports/backend.ts';
-import type { BackendModule } from './backend-module.ts';
+import type { BackendModule, OpenOptions } from './backend-module.ts';
 import { filesystemBackend } from './fs/backend.ts';
 import { postgresBackend } from './postgres/backend.ts';
 import { s3Backend } from './s3/backend.ts';
@@ -43,7 +43,7 @@ const moduleOf = (storage: StorageConfig): BackendModule<string, z.ZodRawShape, 
   BACKENDS.find((b) => b.name === storage.backend) as unknown as BackendModule<string, z.ZodRawShape, StorageConfig>;
 
 /** Open the configured backend: its store, and what lives beside it. */
-export const openBackend = (storage: StorageConfig, logger: Logger): Promise<OpenBackend> => moduleOf(storage).open(storage, logger);
+export const openBackend = (storage: StorageConfig, logger: Logger, options: OpenOptions = {}): Promise<OpenBackend> => moduleOf(storage).open(storage, logger, options);
 
 /** The configured backend's shared records alone, or null where they live inside one server process. */
 export const openSharedRecords = (storage: StorageConfig): Promise<SharedRecords | null> => moduleOf(storage).openSharedRecords(storage);

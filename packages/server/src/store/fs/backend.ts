@@ -14,21 +14,26 @@ export const filesystemBackend = defineBackend({
   selectedBy: null,
   env: { CAIRN_DATA_DIR: z.string().min(1).default('/data/.cairn') },
   settings: (env) => ({ dataDir: env.CAIRN_DATA_DIR }),
-  open: async (settings, logger): Promise<OpenBackend> => {
-    const [{ openFsStore }, { ProcessLease }, { openMemorySearch }, { searchIndexFile }] = await Promise.all([
+  open: async (settings, logger, options = {}): Promise<OpenBackend> => {
+    const [{ openFsStore }, { ProcessLease }, { openMemorySearch }, { searchIndexFile }, { prefetchSnapshot }] = await Promise.all([
       import('./index.ts'),
       import('./process-lease.ts'),
       import('../../search/open-memory-search.ts'),
       import('./search-file.ts'),
+      import('../../search/snapshot-loader.ts'),
     ]);
+    // The index is saved beside the store's log, so a restart reads it instead of rebuilding
+    // it. When search will be opened, the file is decoded on a worker thread while this one
+    // loads the store: at a million entries each takes seconds.
+    const searchLogger = logger.child({ component: 'search' });
+    const indexFile = options.search ? prefetchSnapshot(searchIndexFile(settings.dataDir), searchLogger) : searchIndexFile(settings.dataDir);
     const store = await openFsStore({ dir: settings.dataDir, logger });
     return {
       name: 'filesystem',
       capabilities: CAPABILITIES,
       store,
       openLease: async () => new ProcessLease(),
-      // The index is saved beside the store's log, so a restart reads it instead of rebuilding it.
-      openSearch: (embedder) => openMemorySearch(store, embedder, logger.child({ component: 'search' }), searchIndexFile(settings.dataDir)),
+      openSearch: (embedder) => openMemorySearch(store, embedder, searchLogger, indexFile),
     };
   },
   // The records live inside the server process that owns the directory.

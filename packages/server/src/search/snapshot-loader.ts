@@ -1,0 +1,60 @@
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { slicer } from './byte-codec.ts';
+import { type LoadedSnapshot, type SnapshotFile, readSnapshot } from './index-snapshot.ts';
+
+const WORKER = new URL(import.meta.url.endsWith('.ts') ? './snapshot-worker.ts' : './snapshot-worker.js', import.meta.url);
+
+/** A saved index whose reading and decoding began when the file was handed over (`prefetchSnapshot`). */
+export interface PrefetchedSnapshotFile extends SnapshotFile {
+  readonly loading: Promise<LoadedSnapshot | null>;
+}
+
+/**
+ * Read and decode a saved index off the main thread, with every saved vector (the caller
+ * keeps those of its embedder). Null when there is no file or it cannot be used; never
+ * rejects. Where a worker cannot run, the file is read again and decoded here, in slices.
+ */
+export const loadSnapshot = async (file: SnapshotFile, logger: Logger): Promise<LoadedSnapshot | null> => {
+  const read = () =>
+    file.read().catch((error: unknown) => {
+      logger.warn({ err: error }, 'the saved search index could not be read; rebuilding it');
+      return null;
+    });
+  const buf = await read();
+  if (!buf) return null;
+  let saved: LoadedSnapshot | null;
+  try {
+    saved = await decodeInWorker(buf);
+  } catch (error) {
+    // The bytes went to the worker (a transfer leaves this side empty): read them again.
+    logger.warn({ err: error }, 'decoding the saved search index on a worker thread failed; decoding it on the main thread');
+    const again = await read();
+    saved = again ? await readSnapshot(again, 'any', slicer()).catch(() => null) : null;
+  }
+  if (!saved) logger.warn('the saved search index is damaged or of another format; rebuilding it from the store');
+  return saved;
+};
+
+/**
+ * Start loading `file` now, so that decoding a large index (seconds at a million entries) runs
+ * on another core while this thread does other start-up work, such as loading the store.
+ */
+export const prefetchSnapshot = (file: SnapshotFile, logger: Logger): PrefetchedSnapshotFile => ({
+  read: () => file.read(),
+  write: (fill) => file.write(fill),
+  loading: loadSnapshot(file, logger),
+});
+
+const decodeInWorker = (buf: Buffer): Promise<LoadedSnapshot | null> =>
+  new Promise((resolve, reject) => {
+    // A file read whole owns its memory and moves to the worker as it is; a slice of a shared
+    // block (small reads come from Node's pool) is copied first.
+    const bytes = buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength ? buf : Uint8Array.prototype.slice.call(buf);
+    const worker = new Worker(WORKER, { workerData: { bytes }, transferList: [bytes.buffer as ArrayBuffer] });
+    // A server that stops while the index loads does not wait for the decoding.
+    worker.unref();
+    worker.once('message', (saved: LoadedSnapshot | null) => resolve(saved));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the index decoding worker exited (${code}) without an answer`)));
+  });

@@ -6,60 +6,30 @@ import { grownCapacity } from './capacity.ts';
  * term, where two JS arrays of numbers took sixteen (and more while growing), and a scan
  * reads one contiguous block.
  */
-/** What an empty list starts from: its first `push` allocates (nothing is ever written here). */
-const EMPTY = new Int32Array(0);
-
 export class PostingList {
+  data: Int32Array;
   count = 0;
-  private held: Int32Array | null;
-  /** A restored list's pairs still in the saved block, from int `at`: viewed when first read. */
-  private block: Int32Array | null = null;
-  private at = 0;
 
   constructor(capacity = 1) {
-    this.held = capacity > 0 ? new Int32Array(capacity * 2) : EMPTY;
+    this.data = new Int32Array(capacity * 2);
   }
 
   /** Adopt `count` saved pairs (slot, frequency) from `data`. */
   static of(data: Int32Array, count = data.length / 2): PostingList {
     const list = new PostingList(0);
-    list.held = data;
+    list.data = data;
     list.count = count;
     return list;
-  }
-
-  /**
-   * Adopt `count` pairs lying in a restored index's shared `block` from int `at`. No view is
-   * made until the list is read: a million rare terms cost a million small objects, not a
-   * million typed arrays, and most of them are never searched.
-   */
-  static within(block: Int32Array, at: number, count: number): PostingList {
-    const list = new PostingList(0);
-    list.held = null;
-    list.block = block;
-    list.at = at;
-    list.count = count;
-    return list;
-  }
-
-  /** The pairs, slot then frequency, from index 0; valid until the next `push`. */
-  get data(): Int32Array {
-    if (this.held === null) {
-      this.held = (this.block as Int32Array).subarray(this.at, this.at + this.count * 2);
-      this.block = null;
-    }
-    return this.held;
   }
 
   push(slot: number, tf: number): void {
-    let data = this.data;
-    if (this.count * 2 === data.length) {
+    if (this.count * 2 === this.data.length) {
       const grown = new Int32Array(grownCapacity(this.count, this.count + 1) * 2);
-      grown.set(data);
-      this.held = data = grown;
+      grown.set(this.data);
+      this.data = grown;
     }
-    data[this.count * 2] = slot;
-    data[this.count * 2 + 1] = tf;
+    this.data[this.count * 2] = slot;
+    this.data[this.count * 2 + 1] = tf;
     this.count += 1;
   }
 

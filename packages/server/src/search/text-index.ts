@@ -15,7 +15,7 @@ const LONG_LIST = 20_000;
  */
 const SCAN_OVER_LOOKUPS = 16;
 
-/** Restored lists longer than this many postings are copied out of the saved block (see `restore`). */
+/** Restored lists longer than this many postings are copied out of the saved block when first read (see `list`). */
 const OWN_ARRAY_ABOVE = 256;
 /** Terms restored between two calls to the pause (the server answers meanwhile). */
 const RESTORE_PAUSE_EVERY = 8192;
@@ -34,7 +34,10 @@ interface ScoredList {
  * which shifts scores a little and saves rewriting postings on every update.
  */
 export class TextIndex {
-  private readonly postings = new Map<string, PostingList>();
+  /** Each term's postings; a restored term not read since is the number of its list in `saved`. */
+  private readonly postings = new Map<string, PostingList | number>();
+  /** The restored index's postings (see `restore`); null when nothing restored is left unread. */
+  private saved: PackedPostings | null = null;
   private lengths = new Float32Array(1024);
   private totalLength = 0;
   private liveDocs = 0;
@@ -53,7 +56,7 @@ export class TextIndex {
   add(slot: number, doc: DocTerms): void {
     if (slot >= this.lengths.length) this.grow(slot + 1);
     for (const [term, tf] of doc.tf) {
-      let p = this.postings.get(term);
+      let p = this.list(term);
       if (!p) this.postings.set(term, (p = new PostingList()));
       p.push(slot, Math.round(tf * TF_SCALE));
     }
@@ -64,7 +67,7 @@ export class TextIndex {
 
   /** Each term's postings (slot and frequency × 10 pairs, slots ascending), for saving the index. */
   *terms(): Generator<[string, Int32Array]> {
-    for (const [term, p] of this.postings) yield [term, p.pairs];
+    for (const [term, held] of this.postings) yield [term, this.pairsOf(held)];
   }
 
   lengthOf(slot: number): number {
@@ -73,22 +76,19 @@ export class TextIndex {
 
   /**
    * Take a saved index (an empty one only): every slot below `lengths.length` counts as live.
-   * Short lists stay views into the saved block (a million terms, most of them rare, make no
-   * million arrays); long ones get arrays of their own, since they are the ones new writes
-   * grow, and a grown view leaves its old place in the block unused.
+   * Each term maps to the number of its list in the saved block, and becomes a list of its
+   * own when first read (`list`): a million terms, most of them rare and never searched, cost
+   * a million map entries and nothing more.
    */
   async restore(lengths: Float32Array, postings: PackedPostings, pause: () => Promise<void> = async () => {}): Promise<void> {
     this.grow(lengths.length);
     this.lengths.set(lengths);
     for (const length of lengths) this.totalLength += length;
     this.liveDocs = lengths.length;
-    const { terms, pairs, ends } = postings;
-    let start = 0;
+    this.saved = postings;
+    const terms = postings.terms;
     for (let i = 0; i < terms.length; i++) {
-      const end = ends[i] as number;
-      const list = end - start > OWN_ARRAY_ABOVE * 2 ? PostingList.of(pairs.slice(start, end)) : PostingList.within(pairs, start, (end - start) / 2);
-      this.postings.set(terms[i] as string, list);
-      start = end;
+      this.postings.set(terms[i] as string, i);
       if (i % RESTORE_PAUSE_EVERY === 0) await pause();
     }
   }
@@ -100,13 +100,14 @@ export class TextIndex {
   }
 
   docFrequency(term: string): number {
-    return this.postings.get(term)?.count ?? 0;
+    const held = this.postings.get(term);
+    return held === undefined ? 0 : this.pairsOf(held).length / 2;
   }
 
   /** Vocabulary terms starting with any of `prefixes`, most frequent first. */
   expandPrefix(prefixes: readonly string[]): string[] {
     const found: [string, number][] = [];
-    for (const [term, p] of this.postings) if (prefixes.some((x) => term.startsWith(x))) found.push([term, p.count]);
+    for (const [term, held] of this.postings) if (prefixes.some((x) => term.startsWith(x))) found.push([term, this.pairsOf(held).length / 2]);
     return found.sort((a, b) => b[1] - a[1]).slice(0, MAX_PREFIX_TERMS).map(([t]) => t);
   }
 
@@ -127,7 +128,7 @@ export class TextIndex {
     const scores = this.scores;
     const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
     const lists: ScoredList[] = terms
-      .map((term) => ({ p: this.postings.get(term), scale: weights?.get(term) ?? 1 }))
+      .map((term) => ({ p: this.list(term), scale: weights?.get(term) ?? 1 }))
       .filter((t): t is { p: PostingList; scale: number } => t.p !== undefined)
       .map(({ p, scale }) => {
         const weight = scale * idf(p.count, Math.max(this.liveDocs, p.count));
@@ -223,19 +224,46 @@ export class TextIndex {
 
   /** Drops postings of dead slots and renumbers them by `remap` (old slot → new, -1 = gone). */
   compact(remap: Int32Array, slotCount: number): void {
-    for (const [term, p] of this.postings) {
+    for (const [term, held] of this.postings) {
+      const pairs = this.pairsOf(held);
       const kept = new PostingList(0);
-      for (let i = 0; i < p.count; i++) {
-        const to = remap[p.data[i * 2] as number] as number;
-        if (to >= 0) kept.push(to, p.data[i * 2 + 1] as number);
+      for (let i = 0; i < pairs.length; i += 2) {
+        const to = remap[pairs[i] as number] as number;
+        if (to >= 0) kept.push(to, pairs[i + 1] as number);
       }
       if (kept.count === 0) this.postings.delete(term);
       else this.postings.set(term, kept);
     }
+    this.saved = null;
     const lengths = new Float32Array(Math.max(1024, slotCount));
     for (let old = 0; old < remap.length; old++) if ((remap[old] as number) >= 0) lengths[remap[old] as number] = this.lengths[old] as number;
     this.lengths = lengths;
     this.scores = new Float64Array(lengths.length);
+  }
+
+  /** A term's postings as a list, made from the restored block on first read. */
+  private list(term: string): PostingList | undefined {
+    const held = this.postings.get(term);
+    if (typeof held !== 'number') return held;
+    const { pairs } = this.saved as PackedPostings;
+    const [start, end] = this.savedRange(held);
+    // Long lists get arrays of their own: writes grow them, and a grown view would leave
+    // its old place in the block unused. Short ones stay views.
+    const list = end - start > OWN_ARRAY_ABOVE * 2 ? PostingList.of(pairs.slice(start, end)) : PostingList.of(pairs.subarray(start, end));
+    this.postings.set(term, list);
+    return list;
+  }
+
+  /** The (slot, frequency) pairs held for a term, without making a list of a restored one. */
+  private pairsOf(held: PostingList | number): Int32Array {
+    if (typeof held !== 'number') return held.pairs;
+    const [start, end] = this.savedRange(held);
+    return (this.saved as PackedPostings).pairs.subarray(start, end);
+  }
+
+  private savedRange(i: number): [number, number] {
+    const { ends } = this.saved as PackedPostings;
+    return [i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number];
   }
 
   private growTouched(): Int32Array {

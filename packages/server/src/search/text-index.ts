@@ -15,8 +15,6 @@ const LONG_LIST = 20_000;
  */
 const SCAN_OVER_LOOKUPS = 16;
 
-/** Restored lists longer than this many postings are copied out of the saved block when first read (see `list`). */
-const OWN_ARRAY_ABOVE = 256;
 /** Terms restored between two calls to the pause (the server answers meanwhile). */
 const RESTORE_PAUSE_EVERY = 8192;
 
@@ -247,9 +245,9 @@ export class TextIndex {
     if (typeof held !== 'number') return held;
     const { pairs } = this.saved as PackedPostings;
     const [start, end] = this.savedRange(held);
-    // Long lists get arrays of their own: writes grow them, and a grown view would leave
-    // its old place in the block unused. Short ones stay views.
-    const list = end - start > OWN_ARRAY_ABOVE * 2 ? PostingList.of(pairs.slice(start, end)) : PostingList.of(pairs.subarray(start, end));
+    // A view: the block stays while any restored list is read from it, so a copy would only
+    // add memory. A list that grows moves to an array of its own (PostingList.push).
+    const list = PostingList.of(pairs.subarray(start, end));
     this.postings.set(term, list);
     return list;
   }

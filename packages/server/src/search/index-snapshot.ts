@@ -247,6 +247,8 @@ export const readSnapshot = async (buf: Buffer, want: WantedVectors, pause: () =
     const pairs = new GrowingInts(Math.floor((r.remaining * 2) / 5));
     for (let term = r.str(); term !== ''; term = r.str()) {
       const n = r.varint() * 2;
+      // A pair takes two bytes at least: a count beyond what is left is a damaged file, not an allocation to try.
+      if (n > r.remaining) return null;
       pairs.reserve(n);
       const data = pairs.data;
       let slot = 0;

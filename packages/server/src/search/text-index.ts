@@ -34,7 +34,7 @@ interface ScoredList {
 export class TextIndex {
   /** Each term's postings; a restored term not read since is the number of its list in `saved`. */
   private readonly postings = new Map<string, PostingList | number>();
-  /** The restored index's postings (see `restore`); null when nothing restored is left unread. */
+  /** The restored index's postings (see `restore`); null before a restore and after a compaction. */
   private saved: PackedPostings | null = null;
   private lengths = new Float32Array(1024);
   private totalLength = 0;
@@ -99,13 +99,13 @@ export class TextIndex {
 
   docFrequency(term: string): number {
     const held = this.postings.get(term);
-    return held === undefined ? 0 : this.pairsOf(held).length / 2;
+    return held === undefined ? 0 : this.countOf(held);
   }
 
   /** Vocabulary terms starting with any of `prefixes`, most frequent first. */
   expandPrefix(prefixes: readonly string[]): string[] {
     const found: [string, number][] = [];
-    for (const [term, held] of this.postings) if (prefixes.some((x) => term.startsWith(x))) found.push([term, this.pairsOf(held).length / 2]);
+    for (const [term, held] of this.postings) if (prefixes.some((x) => term.startsWith(x))) found.push([term, this.countOf(held)]);
     return found.sort((a, b) => b[1] - a[1]).slice(0, MAX_PREFIX_TERMS).map(([t]) => t);
   }
 
@@ -243,11 +243,9 @@ export class TextIndex {
   private list(term: string): PostingList | undefined {
     const held = this.postings.get(term);
     if (typeof held !== 'number') return held;
-    const { pairs } = this.saved as PackedPostings;
-    const [start, end] = this.savedRange(held);
     // A view: the block stays while any restored list is read from it, so a copy would only
     // add memory. A list that grows moves to an array of its own (PostingList.push).
-    const list = PostingList.of(pairs.subarray(start, end));
+    const list = PostingList.of(this.pairsOf(held));
     this.postings.set(term, list);
     return list;
   }
@@ -257,6 +255,12 @@ export class TextIndex {
     if (typeof held !== 'number') return held.pairs;
     const [start, end] = this.savedRange(held);
     return (this.saved as PackedPostings).pairs.subarray(start, end);
+  }
+
+  private countOf(held: PostingList | number): number {
+    if (typeof held !== 'number') return held.count;
+    const [start, end] = this.savedRange(held);
+    return (end - start) / 2;
   }
 
   private savedRange(i: number): [number, number] {

@@ -181,6 +181,26 @@ describe.each([22, 24])('installed in a project, on Node %i', (major) => {
     expect(out.hits).toContain(`pr-${major}`);
   });
 
+  it('a restart reads the saved search index, decoded on a worker thread of the installed package', { timeout: 90_000 }, async () => {
+    const dir = join(scratch, `data-restart-${major}`);
+    const post = (url: string, path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const first = await spawnCairn({ ...env(), CAIRN_DATA_DIR: dir }, [], 30_000, [cairnBin()]);
+    try {
+      expect((await post(first.url, '/api/v1/entries', { entity_path: 'ops/queue', key: `lag-${major}`, value: 'consumer lag on the invoice queue after the deploy' })).status).toBe(201);
+    } finally {
+      await first.stop(); // saves the index
+    }
+    const second = await spawnCairn({ ...env(), CAIRN_DATA_DIR: dir }, [], 30_000, [cairnBin()]);
+    try {
+      await expect.poll(() => /"reused":1\b[^\n]*search index loaded/.test(second.output()), { timeout: 20_000 }).toBe(true);
+      expect(second.output()).not.toContain('worker thread failed');
+      const found = (await (await post(second.url, '/api/v1/search', { query: 'invoice queue lag' })).json()) as { results: Array<{ entry: { key: string } }> };
+      expect(found.results.map((r) => r.entry.key)).toContain(`lag-${major}`);
+    } finally {
+      await second.stop();
+    }
+  });
+
   it('cairn mcp, driven by the official MCP SDK client, lists its tools, writes and searches', async () => {
     const client = new Client({ name: 'install-test', version: '1.0.0' });
     await client.connect(new StdioClientTransport({ command: cairnBin(), args: ['mcp'], env: { ...env(), CAIRN_HTTP_URL: server.url, CAIRN_AGENT_ID: 'installed-mcp' }, stderr: 'ignore' }));

@@ -153,6 +153,17 @@ describe('saved search index', () => {
     await reopened.close();
   });
 
+  it('decodes on the main thread, and says so, when the worker cannot run', async () => {
+    const store = await filled(60);
+    await (await openIndex(store)).close();
+    const file = searchIndexFile(dir);
+    const inThread = await readSnapshot(await readFile(join(dir, 'search-index')), 'any');
+    const broken = new URL('./no-such-worker.js', import.meta.url);
+    expect(await loadSnapshot(file, logger(), broken)).toEqual(inThread);
+    expect(logs.some((l) => l.level === 40 && /worker thread failed/.test(l.msg))).toBe(true);
+    await store.close();
+  });
+
   it('rebuilds from the store when the file is torn', async () => {
     const store = await filled(50);
     await (await openIndex(store)).close();

@@ -14,8 +14,9 @@ export interface PrefetchedSnapshotFile extends SnapshotFile {
  * Read and decode a saved index off the main thread, with every saved vector (the caller
  * keeps those of its embedder). Null when there is no file or it cannot be used; never
  * rejects. Where a worker cannot run, the file is read again and decoded here, in slices.
+ * (`worker`: the worker's script, for tests of that fallback.)
  */
-export const loadSnapshot = async (file: SnapshotFile, logger: Logger): Promise<LoadedSnapshot | null> => {
+export const loadSnapshot = async (file: SnapshotFile, logger: Logger, worker: URL = WORKER): Promise<LoadedSnapshot | null> => {
   const read = () =>
     file.read().catch((error: unknown) => {
       logger.warn({ err: error }, 'the saved search index could not be read; rebuilding it');
@@ -25,7 +26,7 @@ export const loadSnapshot = async (file: SnapshotFile, logger: Logger): Promise<
   if (!buf) return null;
   let saved: LoadedSnapshot | null;
   try {
-    saved = await decodeInWorker(buf);
+    saved = await decodeInWorker(buf, worker);
   } catch (error) {
     // The bytes went to the worker (a transfer leaves this side empty): read them again.
     logger.warn({ err: error }, 'decoding the saved search index on a worker thread failed; decoding it on the main thread');
@@ -46,12 +47,12 @@ export const prefetchSnapshot = (file: SnapshotFile, logger: Logger): Prefetched
   loading: loadSnapshot(file, logger),
 });
 
-const decodeInWorker = (buf: Buffer): Promise<LoadedSnapshot | null> =>
+const decodeInWorker = (buf: Buffer, script: URL): Promise<LoadedSnapshot | null> =>
   new Promise((resolve, reject) => {
     // A file read whole owns its memory and moves to the worker as it is; a slice of a shared
     // block (small reads come from Node's pool) is copied first.
     const bytes = buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength ? buf : Uint8Array.prototype.slice.call(buf);
-    const worker = new Worker(WORKER, { workerData: { bytes }, transferList: [bytes.buffer as ArrayBuffer] });
+    const worker = new Worker(script, { workerData: { bytes }, transferList: [bytes.buffer as ArrayBuffer] });
     // A server that stops while the index loads does not wait for the decoding.
     worker.unref();
     worker.once('message', (saved: LoadedSnapshot | null) => resolve(saved));

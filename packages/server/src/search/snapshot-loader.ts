@@ -53,8 +53,8 @@ const decodeInWorker = (buf: Buffer, script: URL): Promise<LoadedSnapshot | null
     // block (small reads come from Node's pool) is copied first.
     const bytes = buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength ? buf : Uint8Array.prototype.slice.call(buf);
     const worker = new Worker(script, { workerData: { bytes }, transferList: [bytes.buffer as ArrayBuffer] });
-    // A server that stops while the index loads does not wait for the decoding.
-    worker.unref();
+    // Kept referenced: whatever awaits the index keeps the process alive until it is loaded
+    // (the server's own exit ends the worker with it).
     worker.once('message', (saved: LoadedSnapshot | null) => resolve(saved));
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the index decoding worker exited (${code}) without an answer`)));

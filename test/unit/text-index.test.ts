@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { idf, termScore } from '../../packages/server/src/search-rules/bm25.ts';
 import type { DocTerms } from '../../packages/server/src/search-rules/entry-text.ts';
 import { random } from '../../packages/server/src/search/seeded-random.ts';
+import type { PackedPostings } from '../../packages/server/src/search/index-snapshot.ts';
 import { TextIndex } from '../../packages/server/src/search/text-index.ts';
 
 // The text index skips work it can prove cannot change the top n (MaxScore): these tests hold
@@ -123,5 +124,61 @@ describe('in-process text index: ranking with skipped work equals ranking everyt
   it('answers nothing for unknown words and fewer than n when few documents match', () => {
     expect(big.index.search(['nowhere'], 10, big.alive, () => true)).toEqual([]);
     expectSameTop(big, ['w399', 'nowhere'], 1000);
+  });
+});
+
+describe('in-process text index: restored from a saved block', () => {
+  /** What a saved index file carries: every term's postings in one block, as readSnapshot decodes them. */
+  const pack = (index: TextIndex): PackedPostings => {
+    const terms: string[] = [];
+    const ends: number[] = [];
+    const blocks: Int32Array[] = [];
+    let length = 0;
+    for (const [term, pairs] of index.terms()) {
+      terms.push(term);
+      blocks.push(pairs.slice());
+      length += pairs.length;
+      ends.push(length);
+    }
+    const pairs = new Int32Array(length);
+    let at = 0;
+    for (const b of blocks) {
+      pairs.set(b, at);
+      at += b.length;
+    }
+    return { terms, pairs, ends: Int32Array.from(ends) };
+  };
+
+  it('answers as the index it was saved from, and keeps the block intact as restored lists grow', async () => {
+    const count = 30_000;
+    const original = build(count);
+    const lengths = Float32Array.from(original.docs, (d) => (d as DocTerms).length);
+    const packed = pack(original.index);
+    const before = packed.pairs.slice();
+    const restored = new TextIndex();
+    await restored.restore(lengths, packed);
+    expect(restored.termCount).toBe(original.index.termCount);
+    const alive = original.alive;
+    for (let q = 0; q < 30; q++) {
+      const terms = query();
+      expect(restored.search(terms, 20, alive, () => true)).toEqual(original.index.search(terms, 20, alive, () => true));
+      for (const t of terms) expect(restored.docFrequency(t)).toBe(original.index.docFrequency(t));
+    }
+    // New documents grow restored lists (common and rare): both indexes take the same ones.
+    const grown = new Uint8Array(count + 2_000);
+    grown.set(alive);
+    for (let slot = count; slot < count + 2_000; slot++) {
+      const doc = makeDoc();
+      original.index.add(slot, doc);
+      restored.add(slot, doc);
+      grown[slot] = 1;
+    }
+    for (let q = 0; q < 30; q++) {
+      const terms = query();
+      expect(restored.search(terms, 20, grown, () => true)).toEqual(original.index.search(terms, 20, grown, () => true));
+    }
+    expect([...restored.terms()].map(([t, p]) => [t, [...p]])).toEqual([...original.index.terms()].map(([t, p]) => [t, [...p]]));
+    // Lists that grew moved to arrays of their own: the saved block was never written.
+    expect(packed.pairs).toEqual(before);
   });
 });

@@ -136,7 +136,7 @@ describe('saved search index', () => {
     await store.close();
 
     const file = searchIndexFile(dir);
-    const inThread = await readSnapshot(await readFile(join(dir, 'search-index')), 'any');
+    const inThread = await readSnapshot(await readFile(join(dir, 'search-index')));
     const fromWorker = await loadSnapshot(file, logger());
     expect(fromWorker).not.toBeNull();
     expect(fromWorker).toEqual(inThread);
@@ -157,7 +157,7 @@ describe('saved search index', () => {
     const store = await filled(60);
     await (await openIndex(store)).close();
     const file = searchIndexFile(dir);
-    const inThread = await readSnapshot(await readFile(join(dir, 'search-index')), 'any');
+    const inThread = await readSnapshot(await readFile(join(dir, 'search-index')));
     const broken = new URL('./no-such-worker.js', import.meta.url);
     expect(await loadSnapshot(file, logger(), broken)).toEqual(inThread);
     expect(logs.some((l) => l.level === 40 && /worker thread failed/.test(l.msg))).toBe(true);

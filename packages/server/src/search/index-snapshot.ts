@@ -171,16 +171,13 @@ export interface LoadedSnapshot {
   stamps: Uint32Array;
   lengths: Float32Array;
   dimension: number;
-  /** Flat, `dimension` per document; null when the file's embedder is not the one asked for. */
+  /** Flat, `dimension` per document, whichever embedder made them (see `vectorsOf`); null when none were saved. */
   vectors: Float32Array | null;
   hasVector: Uint8Array;
   postings: PackedPostings;
   /** Null when not saved, or with another embedder's vectors. */
   filing: SavedFiling<SavedList[]> | null;
 }
-
-/** Which saved vectors to decode: those of this embedder, or (off the main thread, before the embedder is known) any. */
-export type WantedVectors = { embedder: string | null; dimension: number | null } | 'any';
 
 /** Whether a snapshot's vectors are those of `embedder` (a remote model's dimension is unknown until its first answer: the id decides then). */
 export const vectorsOf = (embedder: string | null, dimension: number | null, file: { embedder: string | null; dimension: number }): boolean =>
@@ -210,16 +207,17 @@ class GrowingInts {
 
 /**
  * Decode a snapshot; null when it is torn, damaged or of another format (the caller rebuilds).
- * Decoded in slices with `pause` between them (the server answers meanwhile).
+ * Decoded in slices with `pause` between them (the server answers meanwhile). Every saved
+ * vector is decoded: it is decoded off the main thread before the embedder is known, and the
+ * caller keeps the vectors only under the embedder that made them (`vectorsOf`).
  */
-export const readSnapshot = async (buf: Buffer, want: WantedVectors, pause: () => Promise<void> = async () => {}): Promise<LoadedSnapshot | null> => {
+export const readSnapshot = async (buf: Buffer, pause: () => Promise<void> = async () => {}): Promise<LoadedSnapshot | null> => {
   const r = await ByteReader.checked(buf, pause);
   if (!r) return null;
   try {
     const header = JSON.parse(r.str()) as { magic: string; format: number; embedder: string | null; dimension: number; count: number };
     if (header.magic !== MAGIC || header.format !== FORMAT) return null;
     const { dimension: dim, count } = header;
-    const keepVectors = want === 'any' ? dim > 0 : vectorsOf(want.embedder, want.dimension, header);
     // Straight into typed arrays sized from the header: a million documents make no garbage.
     const ids = new Array<string>(count);
     const versions = new Array<number>(count);
@@ -235,11 +233,9 @@ export const readSnapshot = async (buf: Buffer, want: WantedVectors, pause: () =
     }
     if (r.str() !== '') return null;
     let vectors: Float32Array | null = null;
-    if (r.varint() === 1) {
-      if (keepVectors) {
-        vectors = readInto(r, new Float32Array(count * dim));
-        r.copyTo(hasVector, 0, count);
-      } else r.bytes(count * dim * 4 + count);
+    if (r.varint() === 1 && dim > 0) {
+      vectors = readInto(r, new Float32Array(count * dim));
+      r.copyTo(hasVector, 0, count);
     }
     const terms: string[] = [];
     const ends: number[] = [];
@@ -295,4 +291,16 @@ export const readSnapshot = async (buf: Buffer, want: WantedVectors, pause: () =
   } catch {
     return null;
   }
+};
+
+/** The distinct memory blocks behind a decoded snapshot's typed arrays: moved, not copied, between threads. */
+export const transferablesOf = (s: LoadedSnapshot): ArrayBuffer[] => {
+  const arrays: ArrayBufferView[] = [s.stamps, s.lengths, s.hasVector, s.postings.pairs, s.postings.ends];
+  if (s.vectors) arrays.push(s.vectors);
+  if (s.filing) {
+    arrays.push(s.filing.top, ...s.filing.second);
+    for (const list of s.filing.lists) arrays.push(list.slots, list.codes, list.scales);
+  }
+  // Views share blocks (the lists are views into three); a block may be listed once only.
+  return [...new Set(arrays.map((a) => a.buffer as ArrayBuffer))];
 };

@@ -31,7 +31,7 @@ export const loadSnapshot = async (file: SnapshotFile, logger: Logger, worker: U
     // The bytes went to the worker (a transfer leaves this side empty): read them again.
     logger.warn({ err: error }, 'decoding the saved search index on a worker thread failed; decoding it on the main thread');
     const again = await read();
-    saved = again ? await readSnapshot(again, 'any', slicer()).catch(() => null) : null;
+    saved = again ? await readSnapshot(again, slicer()).catch(() => null) : null;
   }
   if (!saved) logger.warn('the saved search index is damaged or of another format; rebuilding it from the store');
   return saved;

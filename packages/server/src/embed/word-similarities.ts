@@ -22,6 +22,8 @@ export class WordSimilarities {
   private simsAt = 0;
   private wasm = false;
   private query: Float32Array = new Float32Array(0);
+  /** Where a candidate word's vector goes for the kernel: a view made once per memory, not per word. */
+  private staging: Float32Array = new Float32Array(0);
   private rows = 0;
   sims: Float32Array = new Float32Array(0);
   stride = 0;
@@ -47,7 +49,7 @@ export class WordSimilarities {
       query.forEach((v, i) => {
         for (let d = 0, at = (i >> 1) * dim * 2 + (i & 1); d < dim; d++, at += 2) pairs[at] = v[d] as number;
       });
-      this.sims = this.rowsView();
+      this.takeViews();
     } else {
       this.query = new Float32Array(this.n * dim);
       query.forEach((v, i) => this.query.set(v, i * dim));
@@ -60,7 +62,7 @@ export class WordSimilarities {
     const row = this.rows++;
     if ((row + 1) * this.stride > this.sims.length) this.grow();
     if (this.wasm) {
-      new Float32Array((this.memory as WasmMemory).buffer, this.vAt, this.dim).set(v);
+      this.staging.set(v);
       (this.kernel as PairDots)(0, this.vAt, this.pairs, this.dim, this.simsAt + row * this.stride * 4);
     } else {
       cosines(this.query, this.n, this.dim, v, this.sims, row * this.stride);
@@ -68,10 +70,11 @@ export class WordSimilarities {
     return row;
   }
 
-  /** The rows' part of the memory, up to its end or the bound. */
-  private rowsView(): Float32Array {
+  /** Views of the staging vector and of the rows (up to the memory's end or the bound), after the memory is set up or grows. */
+  private takeViews(): void {
     const memory = this.memory as WasmMemory;
-    return new Float32Array(memory.buffer, this.simsAt, (Math.min(memory.buffer.byteLength, this.maxBytes) - this.simsAt) >> 2);
+    this.staging = new Float32Array(memory.buffer, this.vAt, this.dim);
+    this.sims = new Float32Array(memory.buffer, this.simsAt, (Math.min(memory.buffer.byteLength, this.maxBytes) - this.simsAt) >> 2);
   }
 
   /** Query pairs, then the candidate word, then the rows; true when the memory and kernel serve. */
@@ -101,8 +104,7 @@ export class WordSimilarities {
   private grow(): void {
     const wanted = this.sims.length * 2;
     if (this.wasm && this.ensure(this.simsAt + wanted * 4)) {
-      const memory = this.memory as WasmMemory;
-      this.sims = this.rowsView();
+      this.takeViews();
       return;
     }
     if (this.wasm) {

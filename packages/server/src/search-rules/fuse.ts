@@ -1,6 +1,7 @@
 import type { ScoreParts } from 'cairn-memory-client';
 import type { Entry } from '../domain/entry.ts';
 import type { Candidate } from '../ports/search-index.ts';
+import { entryMemo } from './entry-memo.ts';
 
 // Where a result's score came from: part of the search answer, declared once, in the client.
 export type { ScoreParts };
@@ -18,18 +19,23 @@ const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
 /**
+ * Age counts from the start of the hour an entry was written: entries written together (an
+ * import, a conversation's turns) weigh exactly alike, so equal relevance ties and the address
+ * decides, on every backend, not whichever write happened to commit a millisecond later.
+ * Parsing the date was a fifth of fusing; the same candidates come back search after search.
+ */
+const writtenHour = entryMemo((entry) => Math.floor(Date.parse(entry.written_at) / HOUR_MS) * HOUR_MS, () => 1);
+
+/**
  * Relevance first, then recency and confidence as gentle multipliers: an entry written today
  * with confidence 1 keeps its relevance; a year-old guess (confidence 0) keeps 0.86 of it,
  * enough to break near-ties without burying a clearly better match.
  */
 export const recencyWeight = (entry: Entry, now: number): number => {
-  // Age from the start of the hour it was written: entries written together (an import, a
-  // conversation's turns) weigh exactly alike, so equal relevance ties and the address
-  // decides, on every backend, not whichever write happened to commit a millisecond later.
-  const written = Math.floor(Date.parse(entry.written_at) / HOUR_MS) * HOUR_MS;
-  const ageDays = Math.max(0, now - written) / DAY_MS;
+  const ageDays = Math.max(0, now - writtenHour(entry)) / DAY_MS;
   return 0.95 + 0.05 * 2 ** (-ageDays / RECENCY_HALF_LIFE_DAYS);
 };
+
 export const confidenceWeight = (entry: Entry): number => 0.9 + 0.1 * entry.confidence;
 
 const addressOf = (e: Entry): string => `${e.entity_path}\u0000${e.key}`;

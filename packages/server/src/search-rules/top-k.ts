@@ -25,6 +25,15 @@ export class TopK {
     this.scores.length = 0;
   }
 
+  /**
+   * The score a candidate must beat to enter: -Infinity until k are held, then the k-th best.
+   * A scan keeps it in a local and re-reads it after each push, so the common case (a
+   * candidate below the bar) costs one comparison and no call.
+   */
+  get bar(): number {
+    return this.ids.length < this.k ? -Infinity : (this.scores[0] as number);
+  }
+
   /** Whether a candidate with this score would enter the top k (check before costly tests). */
   wouldTake(score: number): boolean {
     return this.ids.length < this.k || score > (this.scores[0] as number);

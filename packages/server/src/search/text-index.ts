@@ -158,11 +158,14 @@ export class TextIndex {
       rest -= bound;
     }
     const top = new TopK(n);
+    let bar = top.bar;
     for (let t = 0; t < count; t++) {
       const slot = touched[t] as number;
       const score = scores[slot] as number;
       scores[slot] = 0;
-      if (top.wouldTake(score) && accept(slot)) top.push(slot, score);
+      if (!(score > bar) || !accept(slot)) continue;
+      top.push(slot, score);
+      bar = top.bar;
     }
     return top.sorted();
   }
@@ -212,12 +215,16 @@ export class TextIndex {
   /** The n-th best score so far among slots `accept` lets through (-Infinity with fewer). */
   private nthBest(touched: Int32Array, count: number, n: number, accept: (slot: number) => boolean): number {
     const top = new TopK(n);
+    const scores = this.scores;
+    let bar = top.bar;
     for (let t = 0; t < count; t++) {
       const slot = touched[t] as number;
-      const score = this.scores[slot] as number;
-      if (top.wouldTake(score) && accept(slot)) top.push(slot, score);
+      const score = scores[slot] as number;
+      if (!(score > bar) || !accept(slot)) continue;
+      top.push(slot, score);
+      bar = top.bar;
     }
-    return top.size < n ? -Infinity : top.min;
+    return bar;
   }
 
   /** Drops postings of dead slots and renumbers them by `remap` (old slot → new, -1 = gone). */

@@ -136,14 +136,17 @@ export class VectorIndex {
         for (const list of this.ivf.order(q, wide)) {
           const { slots, codes, scales, count } = list;
           const dots = scanner?.scan(codes, count);
+          let bar = rough.bar;
           for (let j = 0; j < count; j++) {
-            const slot = slots[j] as number;
-            if (has[slot] !== 1 || alive[slot] !== 1) continue;
             let dot = 0;
             if (dots) dot = dots[j] as number;
             else for (let d = 0, base = j * dim; d < dim; d++) dot += (codes[base + d] as number) * (q[d] as number);
             dot *= scales[j] as number;
-            if (rough.wouldTake(dot) && accept(slot)) rough.push(slot, dot);
+            if (!(dot > bar)) continue;
+            const slot = slots[j] as number;
+            if (has[slot] !== 1 || alive[slot] !== 1 || !accept(slot)) continue;
+            rough.push(slot, dot);
+            bar = rough.bar;
           }
           scanned += count;
           if (scanned >= SCAN_AT_LEAST && rough.size >= n) break;
@@ -166,10 +169,13 @@ export class VectorIndex {
     // The kernel's float32 sums choose a few more than asked for; `consider` ranks those by
     // the same double-precision sums as ever, so the answer is what the JS scan answered.
     const rough = new TopK(Math.max(2 * n, n + RERANK_EXTRA));
+    // The score is the surest test: most slots fall below the bar and are never looked up.
+    let bar = rough.bar;
     for (let slot = 0; slot < slots; slot++) {
-      if (has[slot] !== 1 || alive[slot] !== 1) continue;
       const dot = dots[slot] as number;
-      if (rough.wouldTake(dot) && accept(slot)) rough.push(slot, dot);
+      if (!(dot > bar) || has[slot] !== 1 || alive[slot] !== 1 || !accept(slot)) continue;
+      rough.push(slot, dot);
+      bar = rough.bar;
     }
     for (const { slot } of rough.sorted()) consider(slot);
     return top.sorted();

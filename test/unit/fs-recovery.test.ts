@@ -3,8 +3,48 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
+import { loadCheckpoint, writeCheckpoint } from '../../packages/server/src/store/fs/checkpoint.ts';
+import { EntryIndex } from '../../packages/server/src/store/fs/entry-index.ts';
 import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
+import { decodeRecords, encodeRecord } from '../../packages/server/src/store/fs/record-codec.ts';
+import { RecordTable } from '../../packages/server/src/store/fs/record-table.ts';
+import { recover } from '../../packages/server/src/store/fs/recovery.ts';
 import { makeEntry } from '../contract/store-contract.ts';
+
+type CheckpointRecord = { payload: Record<string, unknown>; offset: number; length: number };
+type EntryBlock = { e: Array<Entry | number[]> };
+
+/** Every record of the checkpoint in `dir`, decoded. */
+const checkpointRecords = async (dir: string): Promise<CheckpointRecord[]> => {
+  const out: CheckpointRecord[] = [];
+  for (const rec of decodeRecords(await readFile(join(dir, 'checkpoint')))) {
+    if (rec.kind !== 'record') break;
+    out.push(rec as CheckpointRecord);
+  }
+  return out;
+};
+
+/**
+ * A checkpoint in format 1, the previous release's layout: the header, one record per record
+ * op (`{r}`) and per entry (`{h, l}`, a dropped version as -1 0 0), then the end record.
+ */
+const writeFormat1 = async (dir: string, index: EntryIndex, records: RecordTable, at: { seg: number; off: number; base: number | null }): Promise<void> => {
+  const states = [...index.states()];
+  const ops = [...records.ops()];
+  const count = states.length + ops.length;
+  const parts = [encodeRecord({ t: 'checkpoint', format: 1, seg: at.seg, off: at.off, count, base: at.base })];
+  for (const op of ops) parts.push(encodeRecord({ r: op }));
+  for (const { head, locations } of states) parts.push(encodeRecord({ h: head, l: locations.flatMap((l) => (l ? [l.seg, l.off, l.len] : [-1, 0, 0])) }));
+  parts.push(encodeRecord({ t: 'end', count }));
+  await writeFile(join(dir, 'checkpoint'), Buffer.concat(parts));
+};
+
+/** What an index and record table hold, in a comparable order. */
+const contents = ({ index, records }: { index: EntryIndex; records: RecordTable }) => ({
+  entries: [...index.states()].map(({ head, locations }) => ({ head, locations })).sort((a, b) => (a.head.key < b.head.key ? -1 : 1)),
+  records: [...records.ops()],
+});
 
 /** Start-up behaviour of the filesystem log: torn tails, damage, checkpoints, the lock. */
 describe('filesystem store recovery', () => {
@@ -150,6 +190,161 @@ describe('filesystem store recovery', () => {
     const reopened = await open();
     expect((await reopened.list({ namespace: makeEntry({}).namespace, limit: 1000, now: Date.now() })).entries).toHaveLength(231);
     await reopened.close();
+  });
+
+  describe('checkpoint format', () => {
+    // The writer's BLOCK_CHARS (all ASCII here, so bytes).
+    const BLOCK = 60 * 1024;
+    /** 600 entries of about 1 KiB (several blocks), one entry of 5 versions with the first 2 dropped, and shared records. */
+    const fillVaried = async (store: FsStore, entries = 600): Promise<void> => {
+      for (let i = 0; i < entries; i += 100) {
+        const keys = Array.from({ length: Math.min(100, entries - i) }, (_, j) => `bulk-${String(i + j).padStart(4, '0')}`);
+        await store.appendBatch(keys.map((key) => ({ entry: makeEntry({ key, value: { key, pad: 'p'.repeat(1000) } }), expectedHead: 0 })));
+      }
+      for (let v = 1; v <= 5; v++) await store.append(makeEntry({ key: 'multi', version: v, value: { v } }), v - 1);
+      expect(await store.dropVersionsBefore(makeEntry({ key: 'multi' }), 3)).toBe(2);
+      await store.putRecord('notes', 'a', { n: 1 });
+      await store.putRecord('notes', 'b', { n: 2 });
+      await store.createRecord('other', 'x', { y: true });
+      await store.deleteRecord('notes', 'b');
+    };
+    const listed = async (store: FsStore) => (await store.list({ namespace: makeEntry({}).namespace, limit: 10_000, now: Date.now() })).entries.length;
+
+    it('writes blocks of many entries (format 2) that load into the index a full replay builds', async () => {
+      const store = await open({ checkpointBytes: 1 });
+      await fillVaried(store);
+      await store.close();
+      const recs = await checkpointRecords(dir);
+      const [header, ...rest] = recs.map((r) => r.payload);
+      expect(header).toMatchObject({ t: 'checkpoint', format: 2, count: 603 });
+      expect(rest.pop()).toEqual({ t: 'end', count: 603 });
+      // Every record after the header is a block: a few hold the 601 entries, one the 2 records.
+      const blocks = rest.filter((b) => 'e' in b) as EntryBlock[];
+      expect(blocks.length).toBeGreaterThan(2);
+      expect(blocks.length + 1).toBe(rest.length);
+      expect(blocks.reduce((n, b) => n + b.e.length, 0)).toBe(2 * 601);
+      expect(rest.find((b) => 'r' in b)).toMatchObject({ r: [{ t: 'r', c: 'notes', i: 'a' }, { t: 'r', c: 'other', i: 'x' }] });
+      for (const r of recs) expect(r.length).toBeLessThan(BLOCK + 64);
+      // Each head is followed by its locations flat; the two dropped versions are -1 0 0.
+      const holder = blocks.find((b) => b.e.some((x) => (x as Entry).key === 'multi')) as EntryBlock;
+      const at = holder.e.findIndex((x) => (x as Entry).key === 'multi');
+      const flat = holder.e[at + 1] as number[];
+      expect(flat).toHaveLength(15);
+      expect(flat.slice(0, 6)).toEqual([-1, 0, 0, -1, 0, 0]);
+      expect(flat[6]).toBeGreaterThan(0);
+
+      const reopened = await open();
+      expect((await reopened.version(makeEntry({ key: 'multi' }), 4))?.value).toEqual({ v: 4 });
+      expect(await reopened.version(makeEntry({ key: 'multi' }), 2)).toBeNull();
+      expect(await reopened.getRecord('other', 'x')).toMatchObject({ data: { y: true } });
+      await reopened.close();
+      const loaded = await loadCheckpoint(dir, (w) => warnings.push(w));
+      expect(loaded).not.toBeNull();
+      await rm(join(dir, 'checkpoint'));
+      const replayed = await recover(dir, (w) => warnings.push(w));
+      expect(contents(loaded!)).toEqual(contents(replayed));
+      expect([loaded!.seg, loaded!.off]).toEqual([replayed.seg, replayed.off]);
+      expect(warnings).toEqual([]);
+    });
+
+    it('still loads a format 1 checkpoint (the previous release), and writes format 2 next', async () => {
+      const store = await open({ checkpointBytes: 1 });
+      await fillVaried(store);
+      await store.close();
+      const current = (await loadCheckpoint(dir, (w) => warnings.push(w)))!;
+      await writeFormat1(dir, current.index, current.records, current);
+      const recs = await checkpointRecords(dir);
+      expect(recs[0]!.payload).toMatchObject({ format: 1, count: 603 });
+      expect(recs).toHaveLength(603 + 2);
+      const old = await loadCheckpoint(dir, (w) => warnings.push(w));
+      expect(old).not.toBeNull();
+      expect(contents(old!)).toEqual(contents(current));
+      expect([old!.seg, old!.off, old!.base]).toEqual([current.seg, current.off, current.base]);
+
+      const reopened = await open({ checkpointBytes: 1 });
+      expect((await reopened.version(makeEntry({ key: 'multi' }), 5))?.value).toEqual({ v: 5 });
+      expect(await reopened.version(makeEntry({ key: 'multi' }), 1)).toBeNull();
+      await reopened.append(makeEntry({ key: 'after' }), 0);
+      await reopened.close();
+      expect((await checkpointRecords(dir))[0]!.payload).toMatchObject({ format: 2, count: 604 });
+      expect(warnings).toEqual([]);
+      const again = await open();
+      expect(await listed(again)).toBe(602);
+      await again.close();
+    });
+
+    const firstEntryBlock = (recs: CheckpointRecord[]) => recs.find((r) => 'e' in r.payload) as CheckpointRecord;
+    const reheader = (file: Buffer, recs: CheckpointRecord[], change: Record<string, unknown>) =>
+      Buffer.concat([encodeRecord({ ...recs[0]!.payload, ...change }), file.subarray(recs[0]!.length)]);
+    const damages: Array<[string, (file: Buffer, recs: CheckpointRecord[]) => Buffer]> = [
+      ['a flipped byte in a block', (file, recs) => {
+        const copy = Buffer.from(file);
+        const block = firstEntryBlock(recs);
+        const at = block.offset + Math.floor(block.length / 2);
+        copy[at] = copy[at]! ^ 0x01;
+        return copy;
+      }],
+      ['the file cut short inside a block', (file, recs) => file.subarray(0, firstEntryBlock(recs).offset + 1000)],
+      ['no end record', (file, recs) => file.subarray(0, recs.at(-1)!.offset)],
+      ['a header count one short', (file, recs) => reheader(file, recs, { count: (recs[0]!.payload.count as number) - 1 })],
+      ['an end count one over', (file, recs) => Buffer.concat([file.subarray(0, recs.at(-1)!.offset), encodeRecord({ t: 'end', count: (recs[0]!.payload.count as number) + 1 })])],
+      ['an unknown format', (file, recs) => reheader(file, recs, { format: 3 })],
+      ['a record that checks out but is no block', (file, recs) => {
+        const block = firstEntryBlock(recs);
+        return Buffer.concat([file.subarray(0, block.offset), encodeRecord({ x: 1 }), file.subarray(block.offset + block.length)]);
+      }],
+    ];
+    it.each(damages)('ignores a checkpoint with %s and replays the whole log', async (_, damage) => {
+      const store = await open({ checkpointBytes: 1 });
+      await fillVaried(store);
+      await store.close();
+      // A write after the checkpoint, left for the log tail.
+      const more = await open();
+      await more.append(makeEntry({ key: 'late' }), 0);
+      await more.close();
+      const recs = await checkpointRecords(dir);
+      expect(recs[0]!.payload).toMatchObject({ format: 2 });
+      await writeFile(join(dir, 'checkpoint'), damage(await readFile(join(dir, 'checkpoint')), recs));
+      expect(await loadCheckpoint(dir, (w) => warnings.push(w))).toBeNull();
+      expect(warnings.some((w) => w.includes('checkpoint file is damaged'))).toBe(true);
+      warnings = [];
+      const reopened = await open();
+      expect(warnings.some((w) => w.includes('checkpoint file is damaged'))).toBe(true);
+      expect(await listed(reopened)).toBe(602);
+      expect((await reopened.version(makeEntry({ key: 'multi' }), 3))?.value).toEqual({ v: 3 });
+      expect(await reopened.version(makeEntry({ key: 'multi' }), 2)).toBeNull();
+      expect(await reopened.getRecord('notes', 'a')).toMatchObject({ data: { n: 1 } });
+      expect(await reopened.getRecord('notes', 'b')).toBeNull();
+      await reopened.close();
+    });
+
+    it('puts an entry larger than a block in a block of its own', async () => {
+      const store = await open({ checkpointBytes: 1 });
+      const small = (from: number) => Array.from({ length: 150 }, (_, i) => ({ entry: makeEntry({ key: `s-${from + i}`, value: { pad: 'p'.repeat(1000) } }), expectedHead: 0 }));
+      await store.appendBatch(small(0));
+      await store.append(makeEntry({ key: 'big', value: { pad: 'b'.repeat(BLOCK + 1000) } }), 0);
+      await store.appendBatch(small(150));
+      await store.close();
+      const blocks = (await checkpointRecords(dir)).slice(1, -1);
+      const big = blocks.find((b) => (b.payload as EntryBlock).e.some((x) => (x as Entry).key === 'big'))!;
+      expect((big.payload as EntryBlock).e).toHaveLength(2);
+      expect(big.length).toBeGreaterThan(BLOCK);
+      // The entries before and after it are in other blocks, each within the bound.
+      const others = blocks.filter((b) => b !== big);
+      expect(others.reduce((n, b) => n + (b.payload as EntryBlock).e.length, 0)).toBe(2 * 300);
+      for (const b of others) expect(b.length).toBeLessThan(BLOCK + 64);
+      const loaded = await loadCheckpoint(dir, (w) => warnings.push(w));
+      expect(loaded?.index.size).toBe(301);
+      expect((loaded!.index.get(makeEntry({ key: 'big' }))!.head.value as { pad: string }).pad).toHaveLength(BLOCK + 1000);
+    });
+
+    it('refuses to write an entry past the record bound, which no load would accept', async () => {
+      const index = new EntryIndex();
+      const huge = makeEntry({ key: 'huge', value: { pad: 'h'.repeat(16 * 1024 * 1024) } });
+      index.create(huge, huge).locations.push({ seg: 1, off: 0, len: 100 });
+      await expect(writeCheckpoint(dir, index, new RecordTable(), { seg: 1, off: 100 }, null)).rejects.toThrow(/passes the record bound/);
+      await expect(readFile(join(dir, 'checkpoint'))).rejects.toThrow(/ENOENT/);
+    });
   });
 
   it('lets only one server own a data directory', async () => {

@@ -6,16 +6,19 @@ import { crc32 } from 'node:zlib';
  */
 const HEADER = 8;
 /** Records are bounded by the request body limit; anything larger is corruption. */
-const MAX_PAYLOAD = 16 * 1024 * 1024;
+export const MAX_PAYLOAD = 16 * 1024 * 1024;
 
-export const encodeRecord = (payload: unknown): Buffer => {
-  const body = Buffer.from(JSON.stringify(payload), 'utf8');
+/** A record of JSON text already made, for a writer that builds the text itself (checkpoint blocks). */
+export const encodeJson = (json: string): Buffer => {
+  const body = Buffer.from(json, 'utf8');
   const record = Buffer.allocUnsafe(HEADER + body.length);
   record.writeUInt32LE(body.length, 0);
   record.writeUInt32LE(crc32(body), 4);
   body.copy(record, HEADER);
   return record;
 };
+
+export const encodeRecord = (payload: unknown): Buffer => encodeJson(JSON.stringify(payload));
 
 export type Decoded =
   | { kind: 'record'; payload: unknown; offset: number; length: number }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pino from 'pino';
+import postgres from 'postgres';
 import type { Store } from '../packages/server/src/ports/store.ts';
 import { openFsStore } from '../packages/server/src/store/fs/index.ts';
 import { openPostgresStore } from '../packages/server/src/store/postgres/index.ts';
@@ -152,6 +153,12 @@ const postgresAt = async (entries: number, seconds: number): Promise<SearchAtSiz
     const store = await openPostgresStore({ dsn: pg.dsn, logger: pino({ level: 'silent' }) });
     await fill(store, entries);
     await store.close();
+    // Measured as a table autovacuum has been through, not in the minutes after a bulk load:
+    // the first reads of 100k fresh rows set their hint bits and write the pages back, which
+    // doubled the hybrid p95 (85-91 ms against 39 ms after a vacuum, same code, same data).
+    const sql = postgres(pg.dsn, { max: 1, onnotice: () => {} });
+    await sql.unsafe('vacuum (analyze)');
+    await sql.end();
     return await measure('postgres', { CAIRN_DB_DSN: pg.dsn }, entries, seconds);
   } finally {
     await pg.stop();

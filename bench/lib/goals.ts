@@ -37,7 +37,12 @@ export const benchGoals = (r: BenchResults): GoalRow[] => {
     // at 100k (PostgreSQL), 1M within 3× of 10k; at 1M fully searchable ≤ 10 s after a restart.
     const fs10k = r.search.sizes.find((x) => x.backend === 'filesystem' && x.entries === 10_000);
     const goalFor = (s: SearchAtSize): { goal: string; met: boolean | null } => {
-      if (s.entries === 10_000 && s.backend === 'filesystem') return { goal: 'p50 ≤ 1 ms', met: s.hybrid.p50_ms <= 1 };
+      // The round trip as wrk sees it, one query at a time: the fetch figure beside it adds the
+      // bench process's own client (Node's fetch, about 0.4 ms in a process of its own, more
+      // in this one). Results saved before wrk measured it are judged on fetch.
+      if (s.entries === 10_000 && s.backend === 'filesystem') {
+        return s.single ? { goal: 'p50 ≤ 1 ms (wrk, 1 connection)', met: s.single.p50_ms <= 1 } : { goal: 'p50 ≤ 1 ms', met: s.hybrid.p50_ms <= 1 };
+      }
       if (s.entries === 100_000) {
         const ms = s.backend === 'postgres' ? 20 : 10;
         return { goal: `p95 ≤ ${ms} ms`, met: s.hybrid.p95_ms <= ms };

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
+import { SlotTable } from '../../packages/server/src/search/slot-table.ts';
+
+const entry = (key: string, version: number, deleted = false): Entry =>
+  ({ namespace: 'default', entity_path: 'repos/acme/api', key, version, deleted, value: key, tags: [], confidence: 1, written_at: '2026-11-27T00:00:00.000Z' }) as unknown as Entry;
+const idOf = (key: string): string => `default\u0000repos/acme/api\u0000${key}`;
+
+describe('slot table', () => {
+  it('gives each newer version a new slot, ignores older ones, and keeps a tombstone’s version', () => {
+    const slots = new SlotTable();
+    expect(slots.replace(entry('a', 1))).toBe(-1);
+    expect(slots.slotOf(entry('a', 1))).toBe(0);
+    // The same or an older version changes nothing.
+    expect(slots.replace(entry('a', 1))).toBeUndefined();
+    expect(slots.replace(entry('a', 2))).toBe(0);
+    expect(slots.slotOf(entry('a', 2))).toBe(1);
+    expect(slots.alive[0]).toBe(0);
+    expect(slots.replace(entry('a', 1))).toBeUndefined();
+    // A tombstone takes no slot and reports the one it ends.
+    expect(slots.replace(entry('a', 3, true))).toBe(1);
+    expect(slots.slotOf(entry('a', 3))).toBeUndefined();
+    // A late version older than the tombstone stays out; a newer one comes back.
+    expect(slots.replace(entry('a', 2))).toBeUndefined();
+    expect(slots.replace(entry('a', 4))).toBe(-1);
+    expect(slots.slotOf(entry('a', 4))).toBe(2);
+    expect(slots.entry(2)?.version).toBe(4);
+  });
+
+  it('serves restored slots to the heads that match them, and drops the rest', async () => {
+    const slots = new SlotTable();
+    await slots.restore([idOf('same'), idOf('rewritten'), idOf('newer'), idOf('gone')], [3, 2, 5, 1]);
+    const same = entry('same', 3);
+    expect(slots.claim(same, () => true)).toBe(0);
+    expect(slots.entry(0)).toBe(same);
+    // Claimed once: a second claim of the slot finds it taken.
+    expect(slots.claim(entry('same', 3), () => true)).toBe(-1);
+    // Same number, other content: not claimed, and the store's head replaces the slot.
+    const rewritten = entry('rewritten', 2);
+    expect(slots.claim(rewritten, () => false)).toBe(-1);
+    expect(slots.replace(rewritten)).toBe(1);
+    expect(slots.slotOf(rewritten)).toBe(4);
+    // A head at a version other than the saved one, even a lower one, replaces the slot too.
+    const older = entry('newer', 4);
+    expect(slots.claim(older, () => true)).toBe(-1);
+    expect(slots.replace(older)).toBe(2);
+    // An address never saved is no claim.
+    expect(slots.claim(entry('unknown', 1), () => true)).toBe(-1);
+    // What no head claimed goes, and its address is free again.
+    expect(slots.dropUnclaimed()).toEqual([3]);
+    expect(slots.alive[3]).toBe(0);
+    expect(slots.replace(entry('gone', 1))).toBe(-1);
+    expect(slots.entry(0)).toBe(same);
+  });
+
+  it('while restored slots await their claim, a write of the address newer than the saved version replaces it', async () => {
+    const slots = new SlotTable();
+    await slots.restore([idOf('a')], [2]);
+    expect(slots.replace(entry('a', 2))).toBeUndefined();
+    expect(slots.replace(entry('a', 3))).toBe(0);
+    expect(slots.dropUnclaimed()).toEqual([]);
+  });
+
+  it('forgets addresses, which then start over at version 1', () => {
+    const slots = new SlotTable();
+    slots.replace(entry('a', 5));
+    slots.replace(entry('b', 1));
+    slots.replace(entry('c', 2, true));
+    expect(slots.forget(({ key }) => key !== 'b')).toEqual([0]);
+    expect(slots.replace(entry('a', 1))).toBe(-1);
+    expect(slots.replace(entry('c', 1))).toBe(-1);
+    expect(slots.slotOf(entry('b', 1))).toBe(1);
+  });
+
+  it('renumbers densely once over a quarter of its slots are dead, and finds every entry after', () => {
+    const slots = new SlotTable();
+    for (let i = 0; i < 30_000; i++) slots.replace(entry(`k${i}`, 1));
+    for (let i = 0; i < 12_000; i++) slots.replace(entry(`k${i}`, 2, true));
+    const remap = slots.compactIfSparse();
+    expect(remap).not.toBeNull();
+    expect(remap?.[0]).toBe(-1);
+    expect(remap?.[12_000]).toBe(0);
+    expect(slots.size).toBe(18_000);
+    expect(slots.slotOf(entry('k29999', 1))).toBe(17_999);
+    expect(slots.entry(17_999)?.key).toBe('k29999');
+    // Tombstones keep their versions through the renumbering.
+    expect(slots.replace(entry('k5', 1))).toBeUndefined();
+    expect(slots.replace(entry('k5', 3))).toBe(-1);
+  });
+});

@@ -10,7 +10,7 @@ import type { Store } from '../packages/server/src/ports/store.ts';
 import { openFsStore } from '../packages/server/src/store/fs/index.ts';
 import { openPostgresStore } from '../packages/server/src/store/postgres/index.ts';
 import { startPostgres } from '../test/helpers/postgres.ts';
-import { type LoadResult, load } from './lib/load.ts';
+import { type LoadResult, load, withP95 } from './lib/load.ts';
 import { startCairn } from './lib/processes.ts';
 import { searchCorpus, searchQueries } from './lib/search-corpus.ts';
 
@@ -31,17 +31,18 @@ export interface SearchAtSize {
   restart_ready_ms?: number;
   restart_rss_mib?: number;
   rss_mib: number;
-  /** One request at a time, so the figures are service time, not queueing. */
+  /**
+   * One query at a time (wrk, one connection, its own latency histogram), so the figures are
+   * service time, not queueing, with no JavaScript client's cost in them.
+   */
   hybrid: Latency;
   text: Latency;
   vector: Latency;
   /**
-   * The same hybrid queries one at a time from wrk (1 connection): the round trip without a
-   * JavaScript client's own cost (Node's fetch adds about 0.3 ms to every figure above).
-   * Reported beside them; the goals are judged on the figures above. Absent from results
-   * saved before it was measured.
+   * The hybrid queries one at a time from this process with Node's fetch, as the bench measured
+   * them before wrk did: the difference is the client's own cost. Absent from older results.
    */
-  single?: LoadResult;
+  fetch_hybrid?: Latency;
   /** wrk, 8 connections, hybrid queries. */
   load: LoadResult;
 }
@@ -53,6 +54,8 @@ export interface SearchBench {
 }
 
 const run = promisify(execFile);
+/** Seconds of each one-at-a-time latency run (fewer when BENCH_SECONDS is lower). */
+const ONE_AT_A_TIME_SECONDS = 5;
 const queries = searchQueries();
 const body = (i: number, mode: string): string => JSON.stringify({ query: queries[i % queries.length], mode, limit: 10 });
 
@@ -111,12 +114,16 @@ const measure = async (backend: SearchAtSize['backend'], env: Record<string, str
     await waitSearchable(cairn.url, entries);
     const ready_ms = Math.round(performance.now() - started);
     await latency(cairn.url, 'hybrid', 50);
-    const hybrid = await latency(cairn.url, 'hybrid', 400);
-    const text = await latency(cairn.url, 'text', 200);
-    const vector = await latency(cairn.url, 'vector', 200);
-    const single = await load({ url: `${cairn.url}/api/v1/search`, seconds: Math.min(seconds, 5), connections: 1, lua: searchLua('hybrid') });
+    const oneAtATime = async (mode: string): Promise<Latency> => {
+      const r = await load({ url: `${cairn.url}/api/v1/search`, seconds: Math.min(seconds, ONE_AT_A_TIME_SECONDS), connections: 1, lua: withP95(searchLua(mode)) });
+      return { p50_ms: r.p50_ms, p95_ms: r.p95_ms ?? Number.NaN };
+    };
+    const hybrid = await oneAtATime('hybrid');
+    const text = await oneAtATime('text');
+    const vector = await oneAtATime('vector');
+    const fetchHybrid = await latency(cairn.url, 'hybrid', 400);
     const result = await load({ url: `${cairn.url}/api/v1/search`, seconds, connections: 8, lua: searchLua('hybrid') });
-    return { backend, entries, ready_ms, rss_mib: cairn.rssMiB(), hybrid, text, vector, single, load: result };
+    return { backend, entries, ready_ms, rss_mib: cairn.rssMiB(), hybrid, text, vector, fetch_hybrid: fetchHybrid, load: result };
   } finally {
     await cairn.stop();
   }

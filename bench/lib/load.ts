@@ -9,6 +9,8 @@ const run = promisify(execFile);
 export interface LoadResult {
   rps: number;
   p50_ms: number;
+  /** Only where the script asks wrk for it (`withP95`): wrk's own summary stops at 90 and 99. */
+  p95_ms?: number;
   p99_ms: number;
   non2xx: number;
   errors: number;
@@ -44,9 +46,11 @@ export const load = async (options: LoadOptions): Promise<LoadResult> => {
     }
     const { stdout } = await run('wrk', [...args, options.url], { maxBuffer: 1 << 20 });
     const errors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+    const p95 = /^p95_us (\d+)/m.exec(stdout)?.[1];
     return {
       rps: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0)),
       p50_ms: ms(/^\s+50%\s+(\S+)/m.exec(stdout)?.[1]),
+      ...(p95 === undefined ? {} : { p95_ms: Number(p95) / 1000 }),
       p99_ms: ms(/^\s+99%\s+(\S+)/m.exec(stdout)?.[1]),
       non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0),
       errors: errors ? errors.slice(1).map(Number).reduce((a, b) => a + b, 0) : 0,
@@ -55,6 +59,13 @@ export const load = async (options: LoadOptions): Promise<LoadResult> => {
     await rm(dir, { recursive: true, force: true });
   }
 };
+
+/** Appended to a wrk script: prints the 95th percentile of latency, which `load` then reads. */
+export const withP95 = (lua: string): string => `${lua}
+done = function(summary, latency, requests)
+  io.write(string.format("p95_us %d\\n", latency:percentile(95)))
+end
+`;
 
 /** Lua for POSTing JSON bodies; `body` is a Lua expression that may use `n` (a counter). */
 export const postLua = (path: string, body: string): string => `

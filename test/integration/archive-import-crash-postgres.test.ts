@@ -1,4 +1,4 @@
 import { postgresBackend } from '../helpers/backend-env.ts';
 import { describeImportCrash } from './archive-import-crash.ts';
 
-describeImportCrash('importcrashpostgres', postgresBackend, 10, 1000);
+describeImportCrash('importcrashpostgres', postgresBackend, 10, 3000);

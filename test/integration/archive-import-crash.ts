@@ -78,15 +78,21 @@ export const describeImportCrash = (label: string, makeBackend: (label: string) 
 
     let killedMidway = 0;
     let acknowledged = 0;
-    for (let cycle = 0; cycle < CYCLES; cycle++) {
+    let cycles = 0;
+    // Until a run gets through the whole archive: after that, a run has nothing left to be
+    // killed in the middle of (a rerun only checks what is there, and can end before the kill).
+    for (; cycles < CYCLES && acknowledged < ENTRIES; cycles++) {
       const run = startImport(file, env);
       await run.started;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 200));
-      if (run.child.exitCode === null) {
+      const killed = run.child.exitCode === null;
+      if (killed) {
         run.child.kill('SIGKILL');
         killedMidway++;
       }
-      await run.exited;
+      const exit = await run.exited;
+      // A run not killed finished on its own: it must have succeeded.
+      if (!killed) expect(exit, run.stderr()).toBe(0);
       acknowledged = Math.max(acknowledged, run.landed());
       const check = await openFromEnv(env);
       try {
@@ -113,7 +119,8 @@ export const describeImportCrash = (label: string, makeBackend: (label: string) 
     } finally {
       await done.store.close();
     }
-    console.log(`import crash test (${label}): ${killedMidway} of ${CYCLES} runs killed mid-import, ${acknowledged} of ${ENTRIES} entries acknowledged before the final run`);
-    expect(killedMidway).toBeGreaterThanOrEqual(CYCLES / 2);
+    console.log(`import crash test (${label}): ${killedMidway} of ${cycles} runs killed mid-import, ${acknowledged} of ${ENTRIES} entries acknowledged before the final run`);
+    // The archive is large enough that several runs are cut short before one gets through.
+    expect(killedMidway).toBeGreaterThanOrEqual(Math.min(CYCLES, 3));
   }, 300_000);
 };

@@ -22,7 +22,9 @@ const HOUR_MS = 3_600_000;
  * Age counts from the start of the hour an entry was written: entries written together (an
  * import, a conversation's turns) weigh exactly alike, so equal relevance ties and the address
  * decides, on every backend, not whichever write happened to commit a millisecond later.
- * Parsing the date was a fifth of fusing; the same candidates come back search after search.
+ * Parsing the date took about a quarter of fusing in a profile at 10k entries (135 ns a
+ * candidate, against 8 ns kept), and the same candidates come back search after search. A
+ * number costs the memo one unit of its budget, which then holds millions of them.
  */
 const writtenHour = entryMemo((entry) => Math.floor(Date.parse(entry.written_at) / HOUR_MS) * HOUR_MS, () => 1);
 

@@ -15,21 +15,35 @@ interface Pending {
 }
 
 /**
- * The audit log, written in batches: events that arrive while a batch is being stored go
- * into the next one, as one record per namespace (`{events: [...]}`, newest last). Under
- * load this is one small write per batch instead of one per change, so auditing every entry
- * write does not halve write throughput; each caller's promise resolves once its event is
- * stored.
+ * How long events gather before they are stored. A write does not wait for its audit event
+ * (the version is the durable record of the write), but on the filesystem each stored batch
+ * is a log append with its own fdatasync, and one written right behind each entry doubled
+ * the syncs of writes made one at a time (p50 0.70 ms against 0.51 with the window). A crash
+ * loses at most this window's events, never a write.
+ */
+export const AUDIT_BATCH_MS = 10;
+
+/**
+ * The audit log, written in batches: events recorded within AUDIT_BATCH_MS of each other, or
+ * while a batch is being stored, go into one record per namespace (`{events: [...]}`,
+ * newest last). Each caller's promise resolves once its event is stored; drain() stores what
+ * is pending without waiting out the window, so a reader of the log sees every change this
+ * process acknowledged before.
  */
 export class AuditLog implements AuditTrail {
   private readonly records: RecordStore;
   private readonly now: () => number;
+  private readonly batchMs: number;
   private pending = new Map<string, Pending[]>();
   private flushing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  /** The millisecond in the last batch's id: a later batch takes a later one, so ids keep their order. */
+  private lastIdMs = 0;
 
-  constructor(records: RecordStore, now: () => number = Date.now) {
+  constructor(records: RecordStore, now: () => number = Date.now, batchMs = AUDIT_BATCH_MS) {
     this.records = records;
     this.now = now;
+    this.batchMs = batchMs;
   }
 
   record(ctx: Context, namespace: string, event: AuditEvent): Promise<void> {
@@ -45,31 +59,48 @@ export class AuditLog implements AuditTrail {
       const list = this.pending.get(namespace) ?? [];
       list.push({ event: entry, done, failed });
       this.pending.set(namespace, list);
-      this.flushing ??= this.flush();
+      this.schedule();
     });
   }
 
-  private async flush(): Promise<void> {
-    while (this.pending.size > 0) {
-      const batch = this.pending;
-      this.pending = new Map();
-      await Promise.all(
-        [...batch].map(async ([namespace, items]) => {
-          try {
-            await this.records.putRecord(auditCollection(namespace), auditId(this.now()), { events: items.map((i) => i.event) });
-            for (const i of items) i.done();
-          } catch (error) {
-            for (const i of items) i.failed(error);
-          }
-        }),
-      );
+  /** Resolves once everything recorded so far is stored, without waiting out the window. */
+  async drain(): Promise<void> {
+    for (;;) {
+      if (this.flushing) await this.flushing;
+      else if (this.pending.size > 0) this.flushNow();
+      else return;
     }
-    this.flushing = null;
   }
 
-  /** Resolves once everything recorded so far is stored (shutdown). */
-  async drain(): Promise<void> {
-    while (this.flushing) await this.flushing;
+  private schedule(): void {
+    if (this.timer || this.flushing) return;
+    this.timer = setTimeout(() => this.flushNow(), this.batchMs);
+  }
+
+  private flushNow(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.flushing = this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = new Map();
+    this.lastIdMs = Math.max(this.now(), this.lastIdMs + 1);
+    const id = auditId(this.lastIdMs);
+    await Promise.all(
+      [...batch].map(async ([namespace, items]) => {
+        try {
+          await this.records.putRecord(auditCollection(namespace), id, { events: items.map((i) => i.event) });
+          for (const i of items) i.done();
+        } catch (error) {
+          for (const i of items) i.failed(error);
+        }
+      }),
+    );
+    this.flushing = null;
+    // Events recorded while this batch was stored wait for a window of their own.
+    if (this.pending.size > 0) this.schedule();
   }
 }
 

@@ -38,6 +38,8 @@ export interface AuditEvent {
  */
 export interface AuditTrail {
   record(ctx: Context, namespace: string, event: AuditEvent): Promise<void>;
+  /** Store what is recorded but not yet stored (events are stored in batches). */
+  drain(): Promise<void>;
 }
 
 /** What services need from the running system. */

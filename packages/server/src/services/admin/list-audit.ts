@@ -28,6 +28,8 @@ const SCAN_BATCHES = 2000;
 export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<AuditPage> => {
   requireScope(ctx, 'admin');
   const input = parseInput(ListAuditInput, raw);
+  // Events wait a few milliseconds to be stored together: this process's are read too.
+  await deps.audit.drain();
   const collection = auditCollection(namespaceFor(ctx, input.namespace));
   const since = input.since ? Date.parse(input.since) : undefined;
   const [cursorId, cursorSkip] = input.cursor ? (input.cursor.split(':') as [string, string]) : [undefined, '0'];

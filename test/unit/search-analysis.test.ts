@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../packages/server/src/config.ts';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
-import { analyze } from '../../packages/server/src/search-rules/analyzer.ts';
+import { analyze, words } from '../../packages/server/src/search-rules/analyzer.ts';
 import { docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
 import { fuse } from '../../packages/server/src/search-rules/fuse.ts';
 import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-graph.ts';
@@ -20,6 +20,18 @@ const entry = (over: Partial<Entry> = {}): Entry => ({
 describe('search analysis', () => {
   it('folds, splits camelCase, drops stop words (keeping their positions) and stems', () => {
     expect(analyze('The Deployments of OOMKilled pods, Café').map((t) => [t.term, t.pos])).toEqual([['deploy', 1], ['oom', 3], ['kill', 4], ['pod', 5], ['cafe', 6]]);
+  });
+
+  it('finds the same words in ASCII text by its scanner as by the Unicode pattern', () => {
+    // A non-ASCII word at the end sends a text down the Unicode path; the words before it must not change.
+    const unicode = (text: string) => [...words(`${text} \u00e9`)].slice(0, -1);
+    const alphabet = ['a', 'b', 'z', 'A', 'K', 'Z', '0', '9', ' ', '-', '_', '.', '/', ':', '\n', '@', '`', '[', '{', '~', '\u007f', 'x', 'Q'];
+    let seed = 12345;
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    const samples = ['OOMKilled HTTPServer getUserID xmlHTTPRequest', 'ABC Abc aBc abcD ABCd A1b2C3', '', '   ', 'end.', 'k8s v1.2.3 #42'];
+    for (let i = 0; i < 3000; i++) samples.push(Array.from({ length: Math.floor(next() * 40) }, () => alphabet[Math.floor(next() * alphabet.length)]).join(''));
+    for (const text of samples) expect([...words(text)], text).toEqual(unicode(text));
+    expect([...words('getHTTPResponse OK')].map((w) => [w.word, w.start, w.end])).toEqual([['get', 0, 3], ['http', 3, 7], ['response', 7, 15], ['ok', 16, 18]]);
   });
 
   it('parses words, phrases and prefixes', () => {

@@ -48,20 +48,63 @@ export const foldWord = (raw: string): string => {
   return ASCII_LOWER.test(lower) ? lower : lower.normalize('NFKD').replace(/\p{M}+/gu, '');
 };
 
-/** Words of `text` with their offsets, before stop words and stemming (camelCase split). */
-export function* words(text: string): Generator<{ word: string; start: number; end: number }> {
+export interface Word {
+  word: string;
+  start: number;
+  end: number;
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Words of `text` with their offsets, before stop words and stemming (camelCase split).
+ * Most text is ASCII: scanning its character codes finds the same words as WORD does, at
+ * about half the cost (no match objects, no case folding of lower-case words), and texts are
+ * read on every write, at every start and for every candidate a search ranks word by word.
+ */
+export function* words(text: string): Generator<Word> {
+  if (NON_ASCII.test(text)) {
+    yield* unicodeWords(text);
+    return;
+  }
+  const n = text.length;
+  let i = 0;
+  for (;;) {
+    let c = 0;
+    while (i < n && !isAsciiWordChar((c = text.charCodeAt(i)))) i++;
+    if (i === n) return;
+    const start = i;
+    let upperAfterFirst = false;
+    const upperFirst = c <= 90 && c >= 65;
+    for (i++; i < n; i++) {
+      c = text.charCodeAt(i);
+      if (c <= 90 && c >= 65) upperAfterFirst = true;
+      else if (!isAsciiWordChar(c)) break;
+    }
+    const raw = text.slice(start, i);
+    if (raw.length < 4 || !upperAfterFirst) yield { word: upperFirst || upperAfterFirst ? raw.toLowerCase() : raw, start, end: i };
+    else yield* humps(raw, start);
+  }
+}
+
+/** A letter or digit: what \p{L}\p{N} matches below U+0080. */
+const isAsciiWordChar = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
+
+function* unicodeWords(text: string): Generator<Word> {
   for (const match of text.matchAll(WORD)) {
     const raw = match[0];
     const at = match.index;
-    if (raw.length < 4 || !/[A-Z]/.test(raw.slice(1))) {
-      yield { word: foldWord(raw), start: at, end: at + raw.length };
-      continue;
-    }
-    let offset = 0;
-    for (const part of raw.split(HUMP)) {
-      if (part) yield { word: foldWord(part), start: at + offset, end: at + offset + part.length };
-      offset += part.length;
-    }
+    if (raw.length < 4 || !/[A-Z]/.test(raw.slice(1))) yield { word: foldWord(raw), start: at, end: at + raw.length };
+    else yield* humps(raw, at);
+  }
+}
+
+/** The parts of a camelCase word that starts at `at`. */
+function* humps(raw: string, at: number): Generator<Word> {
+  let offset = 0;
+  for (const part of raw.split(HUMP)) {
+    if (part) yield { word: foldWord(part), start: at + offset, end: at + offset + part.length };
+    offset += part.length;
   }
 }
 

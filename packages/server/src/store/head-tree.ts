@@ -3,37 +3,26 @@ import { pathHasPrefix } from '../domain/names.ts';
 import { compareCodePoints } from '../domain/order.ts';
 import type { ListPage, ListQuery } from '../ports/store.ts';
 import { listFilter } from './list-filter.ts';
+import { SortedStrings, lowerBound } from './sorted-strings.ts';
 
 interface PathNode<S> {
   items: Map<string, S>;
-  sortedKeys: string[];
+  keys: SortedStrings;
 }
 
 interface NamespaceNode<S> {
   paths: Map<string, PathNode<S>>;
-  sortedPaths: string[];
+  pathOrder: SortedStrings;
 }
 
 /** Names never hold control characters (domain/names.ts), so NUL separates the parts unambiguously. */
 const idOf = (namespace: string, path: string, key: string): string => `${namespace}\u0000${path}\u0000${key}`;
 
-/** First index in `sorted` whose item is not below `item` (code point order). */
-const lowerBound = (sorted: readonly string[], item: string): number => {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareCodePoints(sorted[mid] as string, item) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-};
-
 /**
  * Per-entry state held in memory by the backends that serve lists themselves (filesystem,
  * S3): namespace → entity path → key, with paths and keys kept in code point order so a
  * prefix list is a range walk, not a sort. `S` is the backend's state per entry; `headOf`
- * finds its newest version. While loading (`bulk`), inserts skip the sorted arrays and
+ * finds its newest version. While loading (`bulk`), inserts skip the orders and
  * `finishBulk` sorts once.
  */
 export class HeadTree<S> {
@@ -58,18 +47,18 @@ export class HeadTree<S> {
   set(address: EntryAddress, state: S): void {
     let ns = this.namespaces.get(address.namespace);
     if (!ns) {
-      ns = { paths: new Map(), sortedPaths: [] };
+      ns = { paths: new Map(), pathOrder: new SortedStrings() };
       this.namespaces.set(address.namespace, ns);
     }
     let path = ns.paths.get(address.entity_path);
     if (!path) {
-      path = { items: new Map(), sortedKeys: [] };
+      path = { items: new Map(), keys: new SortedStrings() };
       ns.paths.set(address.entity_path, path);
-      if (!this.bulk) ns.sortedPaths.splice(lowerBound(ns.sortedPaths, address.entity_path), 0, address.entity_path);
+      if (!this.bulk) ns.pathOrder.add(address.entity_path);
     }
     if (!path.items.has(address.key)) {
       this.size += 1;
-      if (!this.bulk) path.sortedKeys.splice(lowerBound(path.sortedKeys, address.key), 0, address.key);
+      if (!this.bulk) path.keys.add(address.key);
     }
     path.items.set(address.key, state);
     this.noteLinks(address, this.headOf(state));
@@ -85,12 +74,10 @@ export class HeadTree<S> {
     if (!ns || !path || !path.items.has(address.key)) return false;
     path.items.delete(address.key);
     this.size -= 1;
-    const k = lowerBound(path.sortedKeys, address.key);
-    if (path.sortedKeys[k] === address.key) path.sortedKeys.splice(k, 1);
+    path.keys.remove(address.key);
     if (path.items.size === 0) {
       ns.paths.delete(address.entity_path);
-      const p = lowerBound(ns.sortedPaths, address.entity_path);
-      if (ns.sortedPaths[p] === address.entity_path) ns.sortedPaths.splice(p, 1);
+      ns.pathOrder.remove(address.entity_path);
       if (ns.paths.size === 0) this.namespaces.delete(address.namespace);
     }
     this.noteLinks(address, { links: [] } as unknown as Entry);
@@ -138,8 +125,8 @@ export class HeadTree<S> {
 
   finishBulk(): void {
     for (const ns of this.namespaces.values()) {
-      ns.sortedPaths = [...ns.paths.keys()].sort(compareCodePoints);
-      for (const path of ns.paths.values()) path.sortedKeys = [...path.items.keys()].sort(compareCodePoints);
+      ns.pathOrder = SortedStrings.of(ns.paths.keys());
+      for (const path of ns.paths.values()) path.keys = SortedStrings.of(path.items.keys());
     }
     this.bulk = false;
   }
@@ -175,21 +162,28 @@ export class HeadTree<S> {
     if (!ns) return;
     const { after, prefix } = query;
     const startPath = after && (prefix === undefined || compareCodePoints(after.entity_path, prefix) > 0) ? after.entity_path : (prefix ?? '');
-    for (let i = lowerBound(ns.sortedPaths, startPath); i < ns.sortedPaths.length; i++) {
-      const path = ns.sortedPaths[i] as string;
+    const paths = ns.pathOrder.sorted();
+    for (let i = lowerBound(paths, startPath); i < paths.length; i++) {
+      const path = paths[i] as string;
       if (prefix !== undefined) {
         // Paths starting with the prefix are contiguous; `repos/acme-corp` sits among them
         // but is not under `repos/acme`, hence the segment-wise check.
         if (!path.startsWith(prefix)) break;
         if (!pathHasPrefix(path, prefix)) continue;
       }
-      const node = ns.paths.get(path) as PathNode<S>;
+      // Forgotten since the walk began (its caller awaited between items).
+      const node = ns.paths.get(path);
+      if (!node) continue;
+      const keys = node.keys.sorted();
       let k = 0;
       if (after && path === after.entity_path) {
-        k = lowerBound(node.sortedKeys, after.key);
-        if (node.sortedKeys[k] === after.key) k += 1;
+        k = lowerBound(keys, after.key);
+        if (keys[k] === after.key) k += 1;
       }
-      for (; k < node.sortedKeys.length; k++) yield this.headOf(node.items.get(node.sortedKeys[k] as string) as S);
+      for (; k < keys.length; k++) {
+        const state = node.items.get(keys[k] as string);
+        if (state !== undefined) yield this.headOf(state);
+      }
     }
   }
 }

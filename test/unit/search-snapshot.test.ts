@@ -65,6 +65,17 @@ describe('saved search index', () => {
     await store.close();
   });
 
+  it('says in its status while it saves (cairn_search_index_saving)', async () => {
+    const store = await filled(3000);
+    const index = await openIndex(store);
+    expect(index.status().saving).toBe(false);
+    const closing = index.close();
+    await expect.poll(() => index.status().saving, { interval: 1 }).toBe(true);
+    await closing;
+    expect(index.status().saving).toBe(false);
+    await store.close();
+  });
+
   it('restores the inverted vector lists as saved, so a restart neither trains nor refiles', async () => {
     const count = TRAIN_AT + 1_000;
     const store = await openFsStore({ dir, logger: logger() });

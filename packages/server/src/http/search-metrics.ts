@@ -19,5 +19,6 @@ export const registerSearchMetrics = (metrics: Metrics, index: SearchIndex): voi
   gauge('cairn_search_index_ready', '1 once the search index has loaded every entry, 0 while it loads', () => (index.status().state === 'ready' ? 1 : 0));
   gauge('cairn_search_entries', 'Live entries in the search index', () => index.status().entries);
   gauge('cairn_search_embedded_entries', 'Entries with a vector from the current embedder', () => index.status().embedded);
+  gauge('cairn_search_index_saving', '1 while the in-process search index is being saved to disk (searches are slower meanwhile), else 0', () => (index.status().saving ? 1 : 0));
   gauge('cairn_search_pending_embeddings', 'Entries waiting for a vector (new writes, or re-embedding after an embedder change)', () => index.status().pendingEmbeddings);
 };

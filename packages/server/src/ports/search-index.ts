@@ -57,6 +57,11 @@ export interface SearchIndexStatus {
   pendingEmbeddings: number;
   /** Whether vector search can answer at all (PostgreSQL without pgvector cannot). */
   vectors: boolean;
+  /**
+   * Whether an in-process index is being saved to disk now (in slices between requests, so
+   * searches meanwhile are slower); never on PostgreSQL, whose index lives in the database.
+   */
+  saving: boolean;
 }
 
 /**

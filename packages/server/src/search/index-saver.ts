@@ -16,17 +16,22 @@ export class IndexSaver {
   private readonly parts: IndexParts;
   private readonly file: SnapshotFile;
   private changes = 0;
-  private saving: Promise<void> | null = null;
+  private pending: Promise<void> | null = null;
 
   constructor(parts: IndexParts, file: SnapshotFile) {
     this.parts = parts;
     this.file = file;
   }
 
+  /** Whether a save is under way. */
+  get saving(): boolean {
+    return this.pending !== null;
+  }
+
   /** Count changes; save in the background once the index is `ready`, enough piled up and embedding caught up. */
   changed(count: number, ready: boolean): void {
     this.changes += count;
-    if (this.saving || !ready) return;
+    if (this.pending || !ready) return;
     if (this.changes < Math.max(SAVE_AFTER_CHANGES, this.parts.text.docCount / 4)) return;
     if ((this.parts.queue?.pending ?? 0) >= SAVE_WHILE_EMBEDDINGS_BELOW) return;
     void this.save();
@@ -40,7 +45,7 @@ export class IndexSaver {
   async close(ready: boolean): Promise<void> {
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_SAVE_MS).unref());
     const saved = (async () => {
-      await this.saving;
+      await this.pending;
       if (ready && this.changes > 0) await this.save();
     })();
     await Promise.race([saved, timeout]);
@@ -48,21 +53,21 @@ export class IndexSaver {
 
   /** Save now (after the save under way), whatever the count: a forget must leave no copy on disk. */
   async saveNow(): Promise<void> {
-    await this.saving;
+    await this.pending;
     await this.save();
   }
 
   private save(): Promise<void> {
     this.changes = 0;
     const started = performance.now();
-    this.saving = saveSnapshot(this.parts, this.file)
+    this.pending = saveSnapshot(this.parts, this.file)
       .then((saved) => {
         if (saved) this.parts.logger.debug({ ms: Math.round(performance.now() - started), entries: saved }, 'search index saved');
       })
       .catch((error: unknown) => this.parts.logger.warn({ err: error }, 'saving the search index failed; the next start rebuilds it from the store'))
       .finally(() => {
-        this.saving = null;
+        this.pending = null;
       });
-    return this.saving;
+    return this.pending;
   }
 }

@@ -159,6 +159,7 @@ export class MemorySearchIndex implements SearchIndex {
       embedded: this.vectors?.size ?? 0,
       pendingEmbeddings: this.queue?.pending ?? 0,
       vectors: this.queue !== null,
+      saving: this.saver?.saving ?? false,
     };
   }
 

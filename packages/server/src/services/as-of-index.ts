@@ -117,6 +117,7 @@ export class AsOfIndex implements SearchIndex {
       // Embedding every version on demand is for an in-process model; a remote one would be
       // called once per version per search, so searches of the past rank by text there.
       vectors: this.embedder?.local === true,
+      saving: false,
     };
   }
 

@@ -102,6 +102,7 @@ export class PostgresSearchIndex implements SearchIndex {
       embedded: Math.max(0, this.stats.docCount - pending),
       pendingEmbeddings: pending,
       vectors: this.vectors,
+      saving: false,
     };
   }
 

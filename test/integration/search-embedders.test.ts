@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { startCairn } from '../helpers/cairn.ts';
 import { startFakeEmbeddings } from '../helpers/fake-embeddings.ts';
 import { startPostgres } from '../helpers/postgres.ts';
+import { vectorLiteral } from '../../packages/server/src/store/postgres/search-vectors.ts';
 
 const remote = (url: string) => ({ CAIRN_EMBEDDINGS_URL: url, CAIRN_EMBEDDINGS_MODEL: 'fake-embed', CAIRN_EMBEDDINGS_API_KEY: 'sekrit-key-1' });
 const metric = async (cairn: { call: (m: string, p: string) => Promise<{ body: unknown }> }, name: string): Promise<number> =>
@@ -83,6 +84,23 @@ describe('embedders', () => {
     } finally {
       await admin.end();
       await fake.close();
+      await pg.stop();
+    }
+  });
+
+  it('hands PostgreSQL vectors it stores exactly, in a shorter text form', async () => {
+    const values = [0, -0.5, 1, 1e-7, -3.4e-12, 0.1, 2 / 3, -0.0123456789, 123456.789, Math.PI];
+    const vector = Float32Array.from({ length: 100 }, (_, i) => (values[i % values.length] as number) * (1 + i / 1000));
+    const literal = vectorLiteral(vector);
+    expect(literal.length).toBeLessThan(`[${Array.prototype.join.call(vector, ',')}]`.length);
+    const pg = await startPostgres();
+    const sql = postgres(pg.dsn, { max: 1, onnotice: () => {} });
+    try {
+      const [row] = await sql<{ text: string }[]>`select ${literal}::vector::text as text`;
+      const back = (row?.text ?? '').slice(1, -1).split(',').map(Number);
+      expect(Float32Array.from(back)).toEqual(vector);
+    } finally {
+      await sql.end();
       await pg.stop();
     }
   });

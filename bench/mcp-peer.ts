@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type SyncCost, measureFdatasync } from './lib/fdatasync.ts';
 import { startCairn } from './lib/processes.ts';
 
 /**
@@ -37,6 +38,8 @@ export interface PeerBench {
   reference: { write: OperationFigures; search: OperationFigures };
   /** How many times faster Cairn is per operation (reference mean ÷ Cairn mean). */
   speedup: { write: number; search: number };
+  /** One fdatasync on this machine, which each of Cairn's writes made one at a time waits for. */
+  fdatasync: SyncCost;
   /**
    * Throughput with `concurrency` calls in flight on one client session each (more memories
    * written on top of the first ones, then the same searches again): Cairn commits concurrent
@@ -142,8 +145,10 @@ export const benchMcpPeer = async (memories: number, searches: number, progress:
       reference: { write_ops_s: refW.ops_s, search_ops_s: refS.ops_s, errors: refW.errors + refS.errors, kept: entities.length },
       speedup: { write: ratio(cairnW.ops_s, refW.ops_s), search: ratio(cairnS.ops_s, refS.ops_s) },
     };
+    const fdatasync = await measureFdatasync();
     return {
       ...result,
+      fdatasync,
       speedup: { write: ratio(result.reference.write.mean_ms, result.cairn.write.mean_ms), search: ratio(result.reference.search.mean_ms, result.cairn.search.mean_ms) },
       concurrent,
     };

@@ -74,7 +74,7 @@ export const benchGoals = (r: BenchResults): GoalRow[] => {
     // One call at a time, a write waits for its fsync (the reference server's does not), so
     // the goal there is lower than with calls in flight, where Cairn's writes share syncs.
     const p = r.mcp_peer;
-    rows.push({ measure: `vs MCP reference server: write, one call at a time (${k(p.memories)} memories)`, value: `${p.speedup.write}× (${p.reference.write.mean_ms} vs ${p.cairn.write.mean_ms} ms)`, goal: '≥ 10×', met: p.speedup.write >= 10 });
+    rows.push({ measure: `vs MCP reference server: write, one call at a time (${k(p.memories)} memories)`, value: `${p.speedup.write}× (${p.reference.write.mean_ms} vs ${p.cairn.write.mean_ms} ms; one fdatasync ${p.fdatasync?.p50_ms ?? '?'} ms)`, goal: '≥ 10×', met: p.speedup.write >= 10 });
     rows.push({ measure: `vs MCP reference server: search, one call at a time (${p.searches} searches)`, value: `${p.speedup.search}× (${p.reference.search.mean_ms} vs ${p.cairn.search.mean_ms} ms)`, goal: '≥ 20×', met: p.speedup.search >= 20 });
     const c = p.concurrent;
     rows.push({ measure: `vs MCP reference server: write throughput, ${c.concurrency} in flight`, value: `${c.speedup.write}× (${c.cairn.write_ops_s} vs ${c.reference.write_ops_s}/s)`, goal: '≥ 100×', met: c.speedup.write >= 100 });

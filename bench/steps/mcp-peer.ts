@@ -18,6 +18,7 @@ export const mcpPeerStep: Step<PeerBench> = {
       lines: [
         `  one call at a time (mean / p50 / p99 per call):`,
         `    write   reference ${p.reference.write.mean_ms} / ${p.reference.write.p50_ms} / ${p.reference.write.p99_ms} ms   cairn ${p.cairn.write.mean_ms} / ${p.cairn.write.p50_ms} / ${p.cairn.write.p99_ms} ms (fsync per write)  → ${p.speedup.write}× faster (goal ≥ 10×)`,
+        `            one fdatasync here: p50 ${p.fdatasync.p50_ms} ms, p99 ${p.fdatasync.p99_ms} ms (${p.fdatasync.rounds} timed one at a time)`,
         `    search  reference ${p.reference.search.mean_ms} / ${p.reference.search.p50_ms} / ${p.reference.search.p99_ms} ms   cairn ${p.cairn.search.mean_ms} / ${p.cairn.search.p50_ms} / ${p.cairn.search.p99_ms} ms  → ${p.speedup.search}× faster (goal ≥ 20×)`,
         `  ${c.concurrency} calls in flight on one session (${c.memories} more writes, ${p.searches} searches):`,
         `    write   reference ${c.reference.write_ops_s}/s   cairn ${c.cairn.write_ops_s}/s  → ${c.speedup.write}× (goal ≥ 100×)`,

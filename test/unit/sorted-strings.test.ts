@@ -59,6 +59,19 @@ describe('HeadTree lists', () => {
     expect(addresses(tree)).toEqual(['other z', 'repos/a k0', 'repos/a k3', 'repos/b k1', 'repos/b k2']);
   });
 
+  it('leaves what was forgotten while loading out of the orders it builds once loaded', () => {
+    const tree = new HeadTree<Entry>((e) => e);
+    for (const [p, k] of [['a', 'k1'], ['a', 'k2'], ['b', 'k1']]) tree.set({ namespace: 'ns', entity_path: p as string, key: k as string }, entry(p as string, k as string));
+    tree.delete({ namespace: 'ns', entity_path: 'a', key: 'k1' });
+    tree.delete({ namespace: 'ns', entity_path: 'b', key: 'k1' });
+    tree.set({ namespace: 'ns', entity_path: 'b', key: 'k0' }, entry('b', 'k0'));
+    tree.finishBulk();
+    expect(addresses(tree)).toEqual(['a k2', 'b k0']);
+    tree.delete({ namespace: 'ns', entity_path: 'a', key: 'k2' });
+    tree.set({ namespace: 'ns', entity_path: 'a', key: 'k3' }, entry('a', 'k3'));
+    expect(addresses(tree)).toEqual(['a k3', 'b k0']);
+  });
+
   it('keeps a walk going when entries are written and forgotten between its steps', () => {
     const tree = new HeadTree<Entry>((e) => e);
     tree.finishBulk();

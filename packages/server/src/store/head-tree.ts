@@ -74,10 +74,11 @@ export class HeadTree<S> {
     if (!ns || !path || !path.items.has(address.key)) return false;
     path.items.delete(address.key);
     this.size -= 1;
-    path.keys.remove(address.key);
+    // While loading, the orders are not kept: finishBulk builds them from what is left.
+    if (!this.bulk) path.keys.remove(address.key);
     if (path.items.size === 0) {
       ns.paths.delete(address.entity_path);
-      ns.pathOrder.remove(address.entity_path);
+      if (!this.bulk) ns.pathOrder.remove(address.entity_path);
       if (ns.paths.size === 0) this.namespaces.delete(address.namespace);
     }
     this.noteLinks(address, { links: [] } as unknown as Entry);

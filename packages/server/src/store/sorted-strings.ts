@@ -39,6 +39,7 @@ export class SortedStrings {
   /** Still in `ordered`, but gone. */
   private readonly removed = new Set<string>();
 
+  /** `items` already in code point order (`of` sorts them). */
   constructor(items: readonly string[] = []) {
     this.ordered = items;
   }

@@ -7,6 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type SyncCost, measureFdatasync } from './lib/fdatasync.ts';
 import { startCairn } from './lib/processes.ts';
+import { quantile } from './lib/quantile.ts';
 
 /**
  * Side by side with the MCP reference memory server (npm @modelcontextprotocol/server-memory),
@@ -55,8 +56,7 @@ const memory = (i: number) => {
 
 const figures = (samples: number[]): OperationFigures => {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => Math.round((sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0) * 1000) / 1000;
-  return { mean_ms: Math.round((samples.reduce((a, b) => a + b, 0) / samples.length) * 1000) / 1000, p50_ms: at(0.5), p99_ms: at(0.99) };
+  return { mean_ms: Math.round((samples.reduce((a, b) => a + b, 0) / samples.length) * 1000) / 1000, p50_ms: quantile(sorted, 0.5), p99_ms: quantile(sorted, 0.99) };
 };
 
 const timed = async (count: number, call: (i: number) => Promise<unknown>, progress: (done: number) => void): Promise<number[]> => {

@@ -12,6 +12,7 @@ import { openPostgresStore } from '../packages/server/src/store/postgres/index.t
 import { startPostgres } from '../test/helpers/postgres.ts';
 import { type LoadResult, load, withP95 } from './lib/load.ts';
 import { startCairn } from './lib/processes.ts';
+import { quantile } from './lib/quantile.ts';
 import { searchCorpus, searchQueries } from './lib/search-corpus.ts';
 
 export interface Latency {
@@ -71,14 +72,18 @@ const fill = async (store: Store, count: number): Promise<void> => {
 
 const metric = (text: string, name: string): number => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? -1);
 
-const waitSearchable = async (url: string, count: number): Promise<void> => {
-  for (const deadline = Date.now() + 30 * 60_000; Date.now() < deadline; ) {
-    const text = await (await fetch(`${url}/metrics`)).text();
-    if (metric(text, 'cairn_search_index_ready') === 1 && metric(text, 'cairn_search_entries') >= count && metric(text, 'cairn_search_pending_embeddings') === 0 && metric(text, 'cairn_search_embedded_entries') >= count) return;
+/** Scrapes `/metrics` every 250 ms until `done` says so; fails after `minutes` with `what`. */
+const waitForMetrics = async (url: string, minutes: number, what: string, done: (text: string) => boolean): Promise<void> => {
+  for (const deadline = Date.now() + minutes * 60_000; Date.now() < deadline; ) {
+    if (done(await (await fetch(`${url}/metrics`)).text())) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  throw new Error(`search did not load ${count} entries within 30 minutes`);
+  throw new Error(`${what} within ${minutes} minutes`);
 };
+
+const waitSearchable = (url: string, count: number): Promise<void> =>
+  waitForMetrics(url, 30, `search did not load ${count} entries`, (text) =>
+    metric(text, 'cairn_search_index_ready') === 1 && metric(text, 'cairn_search_entries') >= count && metric(text, 'cairn_search_pending_embeddings') === 0 && metric(text, 'cairn_search_embedded_entries') >= count);
 
 /**
  * Once an in-process index has caught up, it saves itself to disk in slices between requests
@@ -86,13 +91,8 @@ const waitSearchable = async (url: string, count: number): Promise<void> => {
  * starts in the same tick as the last embedding lands, so one scrape after waitSearchable
  * sees it if there is one.
  */
-const waitSaved = async (url: string): Promise<void> => {
-  for (const deadline = Date.now() + 10 * 60_000; Date.now() < deadline; ) {
-    if (metric(await (await fetch(`${url}/metrics`)).text(), 'cairn_search_index_saving') !== 1) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error('the search index was still saving after 10 minutes');
-};
+const waitSaved = (url: string): Promise<void> =>
+  waitForMetrics(url, 10, 'the search index did not finish saving', (text) => metric(text, 'cairn_search_index_saving') !== 1);
 
 const latency = async (url: string, mode: string, requests: number): Promise<Latency> => {
   const times: number[] = [];
@@ -104,8 +104,7 @@ const latency = async (url: string, mode: string, requests: number): Promise<Lat
     times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
-  const at = (p: number) => Math.round((times[Math.min(times.length - 1, Math.floor(times.length * p))] as number) * 100) / 100;
-  return { p50_ms: at(0.5), p95_ms: at(0.95) };
+  return { p50_ms: quantile(times, 0.5, 2), p95_ms: quantile(times, 0.95, 2) };
 };
 
 const searchLua = (mode: string): string => `

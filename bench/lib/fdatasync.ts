@@ -1,6 +1,7 @@
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { quantile } from './quantile.ts';
 
 export interface SyncCost {
   p50_ms: number;
@@ -30,6 +31,5 @@ export const measureFdatasync = async (rounds = 500): Promise<SyncCost> => {
     await rm(dir, { recursive: true, force: true });
   }
   times.sort((a, b) => a - b);
-  const at = (q: number) => Math.round((times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0) * 1000) / 1000;
-  return { p50_ms: at(0.5), p99_ms: at(0.99), rounds };
+  return { p50_ms: quantile(times, 0.5), p99_ms: quantile(times, 0.99), rounds };
 };

@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { quantile } from './quantile.ts';
 
 export interface InsertRate {
   rps: number;
@@ -8,9 +9,6 @@ export interface InsertRate {
   errors: number;
   clients: number;
 }
-
-const percentile = (sorted: Float64Array, p: number): number =>
-  sorted.length === 0 ? Number.NaN : Math.round((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0) * 1000) / 1000;
 
 /**
  * The database's own ceiling for what Cairn does per write: `clients` connections, each
@@ -47,8 +45,8 @@ export const rawInsertRate = async (dsn: string, seconds: number, body: string, 
     const sorted = Float64Array.from(latencies).sort();
     return {
       rps: Math.round(latencies.length / elapsedS),
-      p50_ms: percentile(sorted, 0.5),
-      p99_ms: percentile(sorted, 0.99),
+      p50_ms: quantile(sorted, 0.5),
+      p99_ms: quantile(sorted, 0.99),
       inserts: latencies.length,
       errors,
       clients,

@@ -6,14 +6,9 @@ import { PostingList } from './posting-list.ts';
 
 const TF_SCALE = 10;
 const MAX_PREFIX_TERMS = 64;
-/** Postings longer than this are worth checking whether they can still matter (MaxScore). */
-const LONG_LIST = 20_000;
-/**
- * Completing a slot from a list by binary search costs about this many postings read in
- * order (the probes jump about memory): a list shorter than this many times the slots left
- * is read through instead.
- */
-const SCAN_OVER_LOOKUPS = 16;
+/** Slots a search adds up at once (see `search`): their scores take 32 KiB, the first-level cache. */
+const WINDOW = 4096;
+const WINDOW_WORDS = WINDOW / 32;
 
 /** Terms restored between two calls to the pause (the server answers meanwhile). */
 const RESTORE_PAUSE_EVERY = 8192;
@@ -39,9 +34,9 @@ export class TextIndex {
   private lengths = new Float32Array(1024);
   private totalLength = 0;
   private liveDocs = 0;
-  /** Per-query accumulator, reused: one search runs at a time (no await inside). */
-  private scores = new Float64Array(1024);
-  private touched: Int32Array = new Int32Array(1024);
+  /** A search's scores within its window, and which of them it touched (a bit per slot); reused, as one search runs at a time (no await inside). */
+  private readonly window = new Float64Array(WINDOW);
+  private readonly touched = new Int32Array(WINDOW_WORDS);
 
   get docCount(): number {
     return this.liveDocs;
@@ -111,127 +106,99 @@ export class TextIndex {
 
   /**
    * The `n` best live slots by BM25F over `terms` (a term's idf scaled by its entry in
-   * `weights`, 1 when absent), among those `accept` lets through. `alive`
-   * is checked per posting (cheap); `accept` only for slots good enough to enter the top n.
+   * `weights`, 1 when absent), among those `accept` lets through. `alive` is checked per
+   * posting (cheap); `accept` only for slots good enough to enter the top n.
    *
-   * Rare terms are scored first. Before each long postings list, if even the most the terms
-   * left could add (their upper bounds) cannot lift an unseen slot past the current n-th best,
-   * no new slot can enter the top n (MaxScore): the lists left only complete the slots already
-   * seen (`complete`). Exact, and common words stop adding candidates.
+   * MaxScore (Turtle and Flood, 1995), document at a time in windows of slots, as Lucene
+   * scores disjunctions. Each term has an upper bound on what it can add to a slot (BM25's limit
+   * as frequency grows). Once the n-th best score (the bar) exceeds the summed bounds of the
+   * weakest terms, a slot holding only those cannot enter the top n: they stop proposing
+   * candidates (non-essential) and are only looked up for the slots the other terms propose,
+   * and only while those can still pass the bar. The weakest terms are the commonest, with the
+   * longest lists, so most of their postings are skipped; the result is exact.
+   *
+   * The essential terms are added up window by window into a small array (WINDOW slots, in the
+   * first-level cache), then the window's slots are finished in ascending order, which lets the
+   * other lists be searched forward from where they stood. Equal scores keep the lower slot.
    */
   search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean, weights?: ReadonlyMap<string, number>): { slot: number; score: number }[] {
-    // Slots scored so far, in a buffer kept between searches (no garbage per query).
-    let touched: Int32Array = this.touched;
-    let count = 0;
-    const scores = this.scores;
     const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
+    const lengths = this.lengths;
+    // Weakest first: lists[0 .. essential) are the non-essential ones.
     const lists: ScoredList[] = terms
       .map((term) => ({ p: this.list(term), scale: weights?.get(term) ?? 1 }))
-      .filter((t): t is { p: PostingList; scale: number } => t.p !== undefined)
+      .filter((t): t is { p: PostingList; scale: number } => t.p !== undefined && t.p.count > 0)
       .map(({ p, scale }) => {
         const weight = scale * idf(p.count, Math.max(this.liveDocs, p.count));
         return { p, weight, bound: weight * (K1 + 1) };
       })
-      .sort((a, b) => b.bound - a.bound);
-    let rest = lists.reduce((sum, l) => sum + l.bound, 0);
-    // The n-th best so far can only have grown by the bounds of the lists scored since it was
-    // last found: while `rest` is at least that much, it cannot be below it, and finding it
-    // (a pass over every slot touched) is skipped. At 1M entries that skips 89 of 501 passes
-    // over the bench's 202 queries; what is left is mostly the postings scan itself.
-    let thetaAtMost = Infinity;
-    let i = 0;
-    for (; i < lists.length; i++) {
-      const { p, weight, bound } = lists[i] as ScoredList;
-      if (p.count > LONG_LIST && count >= n && rest < thetaAtMost) {
-        const theta = this.nthBest(touched, count, n, accept);
-        if (rest < theta) {
-          count = this.complete(lists.slice(i), touched, count, n, theta, average, accept);
-          break;
-        }
-        thetaAtMost = theta;
-      }
-      const { data } = p;
-      const end = p.count * 2;
-      for (let j = 0; j < end; j += 2) {
-        const slot = data[j] as number;
-        if (alive[slot] !== 1) continue;
-        if (scores[slot] === 0) {
-          if (count === touched.length) touched = this.growTouched();
-          touched[count++] = slot;
-        }
-        scores[slot]! += termScore(weight, (data[j + 1] as number) / TF_SCALE, this.lengths[slot] as number, average);
-      }
-      rest -= bound;
-      thetaAtMost += bound;
-    }
+      .sort((a, b) => a.bound - b.bound);
+    const k = lists.length;
+    if (k === 0 || n <= 0) return [];
+    /** upTo[i]: the most lists[0..i] together can add to a slot. */
+    const upTo = new Float64Array(k);
+    for (let i = 0, sum = 0; i < k; i++) upTo[i] = sum += (lists[i] as ScoredList).bound;
+    /** Each list's position: the first posting not yet passed. */
+    const at = new Int32Array(k);
     const top = new TopK(n);
     let bar = top.bar;
-    for (let t = 0; t < count; t++) {
-      const slot = touched[t] as number;
-      const score = scores[slot] as number;
-      scores[slot] = 0;
-      if (!(score > bar) || !accept(slot)) continue;
-      top.push(slot, score);
-      bar = top.bar;
+    let essential = 0;
+    const local = this.window;
+    const touched = this.touched;
+    for (;;) {
+      while (essential < k && (upTo[essential] as number) < bar) essential++;
+      // The window begins at the lowest slot an essential list still holds: gaps are skipped.
+      let start = Infinity;
+      for (let i = essential; i < k; i++) {
+        const { data, count } = (lists[i] as ScoredList).p;
+        if ((at[i] as number) < count) start = Math.min(start, data[(at[i] as number) * 2] as number);
+      }
+      if (start === Infinity) break;
+      const end = start + WINDOW;
+      let first = WINDOW_WORDS;
+      let last = -1;
+      for (let i = essential; i < k; i++) {
+        const { p, weight } = lists[i] as ScoredList;
+        const { data, count } = p;
+        let j = at[i] as number;
+        for (; j < count; j++) {
+          const slot = data[j * 2] as number;
+          if (slot >= end) break;
+          if (alive[slot] !== 1) continue;
+          const o = slot - start;
+          local[o]! += termScore(weight, (data[j * 2 + 1] as number) / TF_SCALE, lengths[slot] as number, average);
+          const w = o >>> 5;
+          touched[w]! |= 1 << (o & 31);
+          if (w < first) first = w;
+          if (w > last) last = w;
+        }
+        at[i] = j;
+      }
+      for (let w = first; w <= last; w++) {
+        let bits = touched[w] as number;
+        touched[w] = 0;
+        while (bits !== 0) {
+          const low = bits & -bits;
+          bits ^= low;
+          const o = (w << 5) + 31 - Math.clz32(low);
+          const slot = start + o;
+          let score = local[o] as number;
+          local[o] = 0;
+          // The non-essential lists, strongest first, while the slot could still pass the bar.
+          let i = essential - 1;
+          for (; i >= 0 && score + (upTo[i] as number) >= bar; i--) {
+            const { p, weight } = lists[i] as ScoredList;
+            const j = seek(p.data, p.count, at[i] as number, slot);
+            at[i] = j;
+            if (j < p.count && p.data[j * 2] === slot) score += termScore(weight, (p.data[j * 2 + 1] as number) / TF_SCALE, lengths[slot] as number, average);
+          }
+          if (i >= 0 || !(score > bar) || !accept(slot)) continue;
+          top.push(slot, score);
+          bar = top.bar;
+        }
+      }
     }
     return top.sorted();
-  }
-
-  /**
-   * Adds the lists left to the `count` slots in `touched` whose partial scores could still
-   * reach `theta` (a lower bound of the n-th best final score), list by list: before each, a
-   * slot that cannot reach the n-th best even with every list left at its bound is dropped
-   * (its score reset), and the n-th best is raised from the scores so far. A list long next
-   * to the slots left is scanned once; a short one is searched per slot. Returns how many
-   * slots are left at the front of `touched`.
-   */
-  private complete(left: ScoredList[], touched: Int32Array, count: number, n: number, theta: number, average: number, accept: (slot: number) => boolean): number {
-    const scores = this.scores;
-    const lengths = this.lengths;
-    let rest = left.reduce((sum, l) => sum + l.bound, 0);
-    for (const { p, weight, bound } of left) {
-      let kept = 0;
-      for (let t = 0; t < count; t++) {
-        const slot = touched[t] as number;
-        if ((scores[slot] as number) + rest < theta) scores[slot] = 0;
-        else touched[kept++] = slot;
-      }
-      count = kept;
-      if (count === 0) break;
-      const data = p.data;
-      if (p.count <= count * SCAN_OVER_LOOKUPS) {
-        // Only slots still in play have a score above zero (every term's score is positive).
-        const end = p.count * 2;
-        for (let j = 0; j < end; j += 2) {
-          const slot = data[j] as number;
-          if ((scores[slot] as number) > 0) scores[slot]! += termScore(weight, (data[j + 1] as number) / TF_SCALE, lengths[slot] as number, average);
-        }
-      } else {
-        for (let t = 0; t < count; t++) {
-          const slot = touched[t] as number;
-          const at = p.indexOf(slot);
-          if (at >= 0) scores[slot]! += termScore(weight, (data[at * 2 + 1] as number) / TF_SCALE, lengths[slot] as number, average);
-        }
-      }
-      rest -= bound;
-      theta = Math.max(theta, this.nthBest(touched, count, n, accept));
-    }
-    return count;
-  }
-
-  /** The n-th best score so far among slots `accept` lets through (-Infinity with fewer). */
-  private nthBest(touched: Int32Array, count: number, n: number, accept: (slot: number) => boolean): number {
-    const top = new TopK(n);
-    const scores = this.scores;
-    let bar = top.bar;
-    for (let t = 0; t < count; t++) {
-      const slot = touched[t] as number;
-      const score = scores[slot] as number;
-      if (!(score > bar) || !accept(slot)) continue;
-      top.push(slot, score);
-      bar = top.bar;
-    }
-    return bar;
   }
 
   /** Drops postings of dead slots and renumbers them by `remap` (old slot → new, -1 = gone). */
@@ -250,7 +217,6 @@ export class TextIndex {
     const lengths = new Float32Array(Math.max(1024, slotCount));
     for (let old = 0; old < remap.length; old++) if ((remap[old] as number) >= 0) lengths[remap[old] as number] = this.lengths[old] as number;
     this.lengths = lengths;
-    this.scores = new Float64Array(lengths.length);
   }
 
   /** A term's postings as a list, made from the restored block on first read. */
@@ -282,19 +248,32 @@ export class TextIndex {
     return [i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number];
   }
 
-  private growTouched(): Int32Array {
-    const grown = new Int32Array(this.touched.length * 2);
-    grown.set(this.touched);
-    this.touched = grown;
-    return grown;
-  }
-
   private grow(min: number): void {
     let size = this.lengths.length;
     while (size < min) size *= 2;
     const lengths = new Float32Array(size);
     lengths.set(this.lengths);
     this.lengths = lengths;
-    this.scores = new Float64Array(size);
   }
+}
+
+/** The first posting at or after `from` whose slot is at least `slot` (`count` when none): galloping, then binary search. */
+function seek(data: Int32Array, count: number, from: number, slot: number): number {
+  if (from >= count || (data[from * 2] as number) >= slot) return from;
+  // data[lo] < slot throughout; hi is count or a posting at or past the slot.
+  let lo = from;
+  let step = 1;
+  let hi = from + 1;
+  while (hi < count && (data[hi * 2] as number) < slot) {
+    lo = hi;
+    step *= 2;
+    hi = lo + step;
+  }
+  if (hi > count) hi = count;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if ((data[mid * 2] as number) < slot) lo = mid;
+    else hi = mid;
+  }
+  return hi;
 }

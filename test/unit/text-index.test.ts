@@ -121,6 +121,21 @@ describe('in-process text index: ranking with skipped work equals ranking everyt
     for (let q = 0; q < 40; q++) expectSameTop(withDead, query(), 25);
   });
 
+  it('counts every posting across its windows of slots when nothing can be skipped', () => {
+    // n above the matches: every slot is ranked, so a posting lost at a window's edge shows.
+    expectSameTop(big, ['w0', 'w1'], 60_000);
+    expectSameTop(big, ['w5', 'w250', 'w399'], 60_000);
+  });
+
+  it('keeps the lower slots among equal scores', () => {
+    const index = new TextIndex();
+    const count = 10_000;
+    for (let slot = 0; slot < count; slot++) index.add(slot, { tf: new Map([['same', 1]]), length: 5 });
+    const alive = new Uint8Array(count).fill(1);
+    alive[2] = 0;
+    expect(index.search(['same'], 4, alive, () => true).map((r) => r.slot)).toEqual([0, 1, 3, 4]);
+  });
+
   it('answers nothing for unknown words and fewer than n when few documents match', () => {
     expect(big.index.search(['nowhere'], 10, big.alive, () => true)).toEqual([]);
     expectSameTop(big, ['w399', 'nowhere'], 1000);

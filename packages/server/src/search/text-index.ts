@@ -1,10 +1,11 @@
-import { K1, idf, termScore } from '../search-rules/bm25.ts';
+import { B, K1, idf } from '../search-rules/bm25.ts';
 import type { DocTerms } from '../search-rules/entry-text.ts';
 import type { PackedPostings } from './index-snapshot.ts';
 import { TopK } from '../search-rules/top-k.ts';
 import { PostingList } from './posting-list.ts';
 
 const TF_SCALE = 10;
+const PER_TF = 1 / TF_SCALE;
 const MAX_PREFIX_TERMS = 64;
 /** Slots a search adds up at once (see `search`): their scores take 32 KiB, the first-level cache. */
 const WINDOW = 4096;
@@ -124,6 +125,9 @@ export class TextIndex {
   search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean, weights?: ReadonlyMap<string, number>): { slot: number; score: number }[] {
     const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
     const lengths = this.lengths;
+    // termScore's terms, taken apart so that a posting costs one division, not three.
+    const base = K1 * (1 - B);
+    const perLength = (K1 * B) / (average || 1);
     // Weakest first: lists[0 .. essential) are the non-essential ones.
     const lists: ScoredList[] = terms
       .map((term) => ({ p: this.list(term), scale: weights?.get(term) ?? 1 }))
@@ -160,13 +164,15 @@ export class TextIndex {
       for (let i = essential; i < k; i++) {
         const { p, weight } = lists[i] as ScoredList;
         const { data, count } = p;
+        const gain = weight * (K1 + 1);
         let j = at[i] as number;
         for (; j < count; j++) {
           const slot = data[j * 2] as number;
           if (slot >= end) break;
           if (alive[slot] !== 1) continue;
           const o = slot - start;
-          local[o]! += termScore(weight, (data[j * 2 + 1] as number) / TF_SCALE, lengths[slot] as number, average);
+          const tf = (data[j * 2 + 1] as number) * PER_TF;
+          local[o]! += (gain * tf) / (tf + base + perLength * (lengths[slot] as number));
           const w = o >>> 5;
           touched[w]! |= 1 << (o & 31);
           if (w < first) first = w;
@@ -190,7 +196,10 @@ export class TextIndex {
             const { p, weight } = lists[i] as ScoredList;
             const j = seek(p.data, p.count, at[i] as number, slot);
             at[i] = j;
-            if (j < p.count && p.data[j * 2] === slot) score += termScore(weight, (p.data[j * 2 + 1] as number) / TF_SCALE, lengths[slot] as number, average);
+            if (j < p.count && p.data[j * 2] === slot) {
+              const tf = (p.data[j * 2 + 1] as number) * PER_TF;
+              score += (weight * (K1 + 1) * tf) / (tf + base + perLength * (lengths[slot] as number));
+            }
           }
           if (i >= 0 || !(score > bar) || !accept(slot)) continue;
           top.push(slot, score);

@@ -142,6 +142,53 @@ describe('in-process text index: ranking with skipped work equals ranking everyt
   });
 });
 
+describe('in-process text index: the lists\' real maxima', () => {
+  // 20k documents of length 10: 'c' in a tenth of them (idf 2.3), 'r' in 200 (idf 4.6), once
+  // each. With n = 1 the bar is a document holding both; 'c' alone cannot pass it, so it only
+  // completes the documents 'r' proposes, and only those its real maximum can lift past the
+  // bar. `late` holds 'r' half as often and 'c' `cTimes` times: it passes the bar by less than
+  // a twentieth of what 'c' adds, so a maximum found too low (stale, or shrunk) drops it.
+  const collection = (): Collection => {
+    const docs: DocTerms[] = [];
+    for (let slot = 0; slot < 20_000; slot++) {
+      const tf = new Map<string, number>([['filler', 1]]);
+      if (slot % 10 === 0) tf.set('c', 1);
+      if (slot % 100 === 0) tf.set('r', 1);
+      docs.push({ tf, length: 10 });
+    }
+    const index = new TextIndex();
+    docs.forEach((doc, slot) => index.add(slot, doc));
+    return { index, docs, alive: new Uint8Array(docs.length).fill(1) };
+  };
+  const add = (c: Collection, doc: DocTerms): void => {
+    c.index.add(c.docs.length, doc);
+    c.docs.push(doc);
+    c.alive = new Uint8Array(c.docs.length).fill(1);
+  };
+  const late = (cTimes: number): DocTerms => ({ tf: new Map([['r', 0.5], ['c', cTimes]]), length: 10 });
+  const winner = (c: Collection): number | undefined => c.index.search(['r', 'c'], 1, c.alive, () => true)[0]?.slot;
+
+  it('finds a document added after a search whose posting is above what its list held', () => {
+    const c = collection();
+    expectSameTop(c, ['r', 'c'], 1);
+    add(c, late(4.5));
+    expectSameTop(c, ['r', 'c'], 1);
+    expect(winner(c)).toBe(20_000);
+  });
+
+  it('stays exact when the average document grows past the one a maximum was found at', () => {
+    const c = collection();
+    add(c, late(4.5));
+    expectSameTop(c, ['r', 'c'], 1);
+    // Longer documents raise the average length (10 → 14), and with it what 'c' adds to a
+    // short document: a maximum found at the old average is now too low.
+    for (let i = 0; i < 10_000; i++) add(c, { tf: new Map([['other', 1]]), length: 22 });
+    expectSameTop(c, ['r', 'c'], 1);
+    expect(winner(c)).toBe(20_000);
+  });
+
+});
+
 describe('in-process text index: restored from a saved block', () => {
   /** What a saved index file carries: every term's postings in one block, as readSnapshot decodes them. */
   const pack = (index: TextIndex): PackedPostings => {

@@ -9,6 +9,12 @@ import { grownCapacity } from './capacity.ts';
 export class PostingList {
   data: Int32Array;
   count = 0;
+  /**
+   * The most one of these postings scores per unit of idf at an average document length of
+   * `boundAt` (0: not found yet). Kept by TextIndex (its `maxOf`).
+   */
+  bound = 0;
+  boundAt = 0;
 
   constructor(capacity = 1) {
     this.data = new Int32Array(capacity * 2);

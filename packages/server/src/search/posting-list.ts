@@ -39,21 +39,6 @@ export class PostingList {
     this.count += 1;
   }
 
-  /** Position of `slot` (slots ascend), or -1. */
-  indexOf(slot: number): number {
-    const data = this.data;
-    let lo = 0;
-    let hi = this.count - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const at = data[mid * 2] as number;
-      if (at === slot) return mid;
-      if (at < slot) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
-  }
-
   /** The pairs in use, a view (no copy). */
   get pairs(): Int32Array {
     return this.data.subarray(0, this.count * 2);

@@ -91,6 +91,10 @@ export const describeSearchContract = (server: () => Cairn): void => {
       await new Promise((resolve) => setTimeout(resolve, 1100));
       for (const mode of ['text', 'vector', 'hybrid']) expect(await keys({ ...all, mode })).not.toContain('brief');
       expect(await keys({ ...all, mode: 'vector' })).not.toContain('gone');
+      // Without a path the filter is the namespace and liveness alone, which the in-process
+      // index answers without reading entries that cannot expire: this one can, and has.
+      expect((await keys({ query: word, limit: 50, mode: 'text' })).sort()).toEqual(['one', 'three', 'two']);
+      for (const mode of ['vector', 'hybrid']) expect(await keys({ query: word, limit: 50, mode })).not.toContain('brief');
     });
 
     it('keeps namespaces apart', async () => {
@@ -99,6 +103,14 @@ export const describeSearchContract = (server: () => Cairn): void => {
       await write({ entity_path: path, key: 'here', value: `${word} in the default namespace` });
       await expect.poll(() => keys({ query: word, mode: 'hybrid', entity_path: path }), { timeout: 5000 }).toEqual(['here']);
       expect(await keys({ query: word, mode: 'text', namespace: 'search-other' })).toEqual(['elsewhere']);
+      // By the namespace alone, in each mode: the same text in the other namespace never shows.
+      for (const mode of ['text', 'vector', 'hybrid']) {
+        const here = await keys({ query: word, mode, limit: 50 });
+        expect(here, mode).not.toContain('elsewhere');
+        const there = await keys({ query: word, mode, limit: 50, namespace: 'search-other' });
+        expect(there, mode).toContain('elsewhere');
+        expect(there, mode).not.toContain('here');
+      }
     });
 
     it('finds entries by meaning with vectors and fuses both rankings in hybrid', async () => {

@@ -87,4 +87,48 @@ describe('slot table', () => {
     expect(slots.replace(entry('k5', 1))).toBeUndefined();
     expect(slots.replace(entry('k5', 3))).toBe(-1);
   });
+
+  it('numbers each slot\'s namespace and marks entries that may expire, through writes, claims and renumbering', async () => {
+    const slots = new SlotTable();
+    const at = (namespace: string, key: string, version: number, expires_at: string | null = null): Entry =>
+      ({ ...entry(key, version), namespace, expires_at }) as Entry;
+    slots.replace(at('a', 'k1', 1));
+    slots.replace(at('b', 'k1', 1, '2030-01-01T00:00:00.000Z'));
+    const a = slots.namespaceCode('a');
+    const b = slots.namespaceCode('b');
+    expect(a).toBeGreaterThan(0);
+    expect(b).toBeGreaterThan(0);
+    expect(a).not.toBe(b);
+    expect(slots.namespaceCode('never')).toBe(0);
+    expect([slots.namespaceAt(0), slots.mayExpire(0)]).toEqual([a, false]);
+    expect([slots.namespaceAt(1), slots.mayExpire(1)]).toEqual([b, true]);
+    // Past the first arrays' size (1,024 slots) the numbers grow with them.
+    for (let i = 0; i < 3_000; i++) slots.replace(at(i % 2 === 0 ? 'a' : 'b', `n${i}`, 1, i % 3 === 0 ? '2030-01-01T00:00:00.000Z' : null));
+    // Slot 2 + i holds the i-th: even i in 'a', odd in 'b', every third one expiring.
+    expect([slots.namespaceAt(2_002), slots.mayExpire(2_002)]).toEqual([a, false]);
+    expect([slots.namespaceAt(2_999), slots.mayExpire(2_999)]).toEqual([b, true]);
+    // Renumbered after enough deaths: each entry keeps its namespace and mark at its new slot.
+    for (let i = 0; i < 2_600; i++) slots.replace(at(i % 2 === 0 ? 'a' : 'b', `n${i}`, 2));
+    for (let v = 3; v < 7; v++) for (let i = 0; i < 2_600; i++) slots.replace(at(i % 2 === 0 ? 'a' : 'b', `n${i}`, v));
+    expect(slots.compactIfSparse()).not.toBeNull();
+    for (let slot = 0; slot < slots.size; slot++) {
+      const held = slots.entry(slot) as Entry;
+      expect(slots.namespaceAt(slot)).toBe(slots.namespaceCode(held.namespace));
+      expect(slots.mayExpire(slot)).toBe(held.expires_at !== null);
+    }
+    // A restored slot gets its numbers when a head claims it.
+    const restored = new SlotTable();
+    await restored.restore([`b\u0000repos/acme/api\u0000k`], [1]);
+    expect(restored.claim(at('b', 'k', 1, '2030-01-01T00:00:00.000Z'), () => true)).toBe(0);
+    expect([restored.namespaceAt(0), restored.mayExpire(0)]).toEqual([restored.namespaceCode('b'), true]);
+  });
+
+  it('numbers at most 65,535 namespaces; the rest have none and are read from the entry', () => {
+    const slots = new SlotTable();
+    for (let i = 0; i < 65_540; i++) slots.replace({ ...entry('k', 1), namespace: `ns-${i}`, expires_at: null } as Entry);
+    expect(slots.namespaceCode('ns-65534')).toBe(65_535);
+    expect(slots.namespaceCode('ns-65535')).toBe(0);
+    expect(slots.namespaceAt(65_539)).toBe(0);
+  });
 });
+

@@ -11,3 +11,10 @@ export const passesFilter = (entry: Entry, filter: SearchFilter): boolean =>
   (filter.eventType === undefined || entry.event_type === filter.eventType) &&
   (filter.minConfidence === undefined || entry.confidence >= filter.minConfidence) &&
   (filter.since === undefined || Date.parse(entry.written_at) >= filter.since);
+
+/**
+ * Whether the filter asks nothing but the namespace and liveness at `now` (every other field
+ * absent): indexes can answer that one without reading the entry (slot-table.ts).
+ */
+export const namespaceOnly = (filter: SearchFilter): boolean =>
+  Object.entries(filter).every(([name, value]) => name === 'namespace' || name === 'now' || value === undefined);

@@ -8,7 +8,7 @@ import { forgetNames } from '../domain/forget-target.ts';
 import { analyze } from '../search-rules/analyzer.ts';
 import { worthExpanding } from '../search-rules/bm25.ts';
 import { docTerms, embeddingText, entryFields } from '../search-rules/entry-text.ts';
-import { passesFilter } from '../search-rules/filter.ts';
+import { namespaceOnly, passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
 import { EmbedQueue } from './embed-queue.ts';
 import { type SnapshotFile, stampOf } from './index-snapshot.ts';
@@ -134,10 +134,7 @@ export class MemorySearchIndex implements SearchIndex {
     for (const { term, weight } of query.expansions ?? []) {
       if (!terms.includes(term) && worthExpanding(this.text.docFrequency(term), this.text.docCount)) weights.set(term, weight);
     }
-    const accept = (slot: number): boolean => {
-      const entry = this.slots.entry(slot) as Entry;
-      return passesFilter(entry, filter) && query.phrases.every((p) => hasPhrase(entry, p));
-    };
+    const accept = this.acceptor(filter, query.phrases.length === 0 ? undefined : (entry) => query.phrases.every((p) => hasPhrase(entry, p)));
     return this.candidates(this.text.search([...new Set([...terms, ...weights.keys()])], n, this.slots.alive, accept, weights));
   }
 
@@ -146,8 +143,7 @@ export class MemorySearchIndex implements SearchIndex {
     if (!this.queue) return [];
     if (this.embedder?.local && this.queue.pending < WAIT_FOR_EMBEDDINGS_BELOW) await this.queue.idle();
     if (!this.vectors) return [];
-    const accept = (slot: number): boolean => passesFilter(this.slots.entry(slot) as Entry, filter);
-    return this.candidates(this.vectors.search(vector, n, this.slots.alive, accept));
+    return this.candidates(this.vectors.search(vector, n, this.slots.alive, this.acceptor(filter)));
   }
 
   status(): SearchIndexStatus {
@@ -173,6 +169,23 @@ export class MemorySearchIndex implements SearchIndex {
     this.unsubscribe();
     this.queue?.close();
     await this.saver?.close(this.state === 'ready');
+  }
+
+  /**
+   * Which slots a search may return. The usual filter, a namespace and liveness now, is
+   * answered from the slot table's per-slot numbers, reading an entry only when it may have
+   * expired; any other filter (paths, agent, type, confidence, time, phrases in `also`) reads
+   * the entry.
+   */
+  private acceptor(filter: SearchFilter, also?: (entry: Entry) => boolean): (slot: number) => boolean {
+    const slots = this.slots;
+    const full = (slot: number): boolean => {
+      const entry = slots.entry(slot) as Entry;
+      return passesFilter(entry, filter) && (also === undefined || also(entry));
+    };
+    const code = slots.namespaceCode(filter.namespace);
+    if (also !== undefined || !namespaceOnly(filter) || code === 0) return full;
+    return (slot) => slots.namespaceAt(slot) === code && (!slots.mayExpire(slot) || full(slot));
   }
 
   private candidates(hits: { slot: number; score: number }[]): Candidate[] {

@@ -25,8 +25,6 @@ export class VectorIndex {
   private slab: VectorSlab;
   /** 1 where the slot holds a vector. */
   private has: Uint8Array;
-  /** One past the highest slot that ever held a vector here: the exact scan stops there, not at the capacity (up to twice as far). */
-  private end = 0;
   private readonly ivf = new IvfLists();
   /** Scans the lists' codes in WebAssembly SIMD; null where that cannot be had (JS scans). */
   private readonly scanner: CodeScanner | null;
@@ -60,7 +58,6 @@ export class VectorIndex {
     for (let d = 0; d < vector.length; d++) data[base + d] = (vector[d] as number) * scale;
     const added = this.has[slot] !== 1;
     this.has[slot] = 1;
-    if (slot >= this.end) this.end = slot + 1;
     if (added) {
       this.size += 1;
       this.ivf.add(slot, data, base, this.size, () => this.has, this.dimension, () => this.slab.data);
@@ -101,7 +98,6 @@ export class VectorIndex {
       this.has.set(has);
     }
     this.size = has.reduce((n, h) => n + h, 0);
-    this.end = has.lastIndexOf(1) + 1;
     if (filing) this.ivf.restore(filing.quantizer, filing.lists, this.has, this.slab.data, this.dimension, this.size);
     else this.ivf.trainIfGrown(this.size, () => this.has, this.dimension, () => this.slab.data);
   }
@@ -164,7 +160,7 @@ export class VectorIndex {
       for (const { slot } of rough.sorted()) consider(slot);
       return top.sorted();
     }
-    const slots = Math.min(this.end, alive.length);
+    const slots = Math.min(has.length, alive.length);
     const dots = this.slab.dotsWith(q, slots);
     if (!dots) {
       for (let slot = 0; slot < slots; slot++) consider(slot);
@@ -198,7 +194,6 @@ export class VectorIndex {
     }
     this.slab = slab;
     this.has = has;
-    this.end = has.lastIndexOf(1) + 1;
     this.ivf.remap(remap);
   }
 

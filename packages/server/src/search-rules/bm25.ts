@@ -15,6 +15,13 @@ export const termScore = (termIdf: number, tf: number, length: number, averageLe
   return (termIdf * tf * (K1 + 1)) / (tf + norm);
 };
 
+/**
+ * termScore's parts that depend on the collection only (`norm = base + perLength × length`),
+ * for a scan of many postings at one average length: found once, they leave one division per
+ * posting instead of three. Equal to termScore up to rounding in the last bits.
+ */
+export const lengthNorm = (averageLength: number): { base: number; perLength: number } => ({ base: K1 * (1 - B), perLength: (K1 * B) / (averageLength || 1) });
+
 /** Statistics of the collection a score is computed against. */
 export interface CollectionStats {
   docCount: number;

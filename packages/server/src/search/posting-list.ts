@@ -11,10 +11,10 @@ export class PostingList {
   count = 0;
   /**
    * The most one of these postings scores per unit of idf at an average document length of
-   * `boundAt` (0: not found yet). Kept by TextIndex (its `maxOf`).
+   * `maxAt` (0: not found yet). Kept by TextIndex (its `maxOf`).
    */
-  bound = 0;
-  boundAt = 0;
+  max = 0;
+  maxAt = 0;
 
   constructor(capacity = 1) {
     this.data = new Int32Array(capacity * 2);

@@ -1,4 +1,4 @@
-import { B, K1, idf, termScore } from '../search-rules/bm25.ts';
+import { K1, idf, lengthNorm } from '../search-rules/bm25.ts';
 import type { DocTerms } from '../search-rules/entry-text.ts';
 import type { PackedPostings } from './index-snapshot.ts';
 import { TopK } from '../search-rules/top-k.ts';
@@ -6,6 +6,14 @@ import { PostingList } from './posting-list.ts';
 
 const TF_SCALE = 10;
 const PER_TF = 1 / TF_SCALE;
+/**
+ * A posting's BM25 score (bm25.ts termScore, with `base` and `perLength` from lengthNorm):
+ * `gain` is the term's idf × (K1 + 1), `stored` its frequency as the postings hold it.
+ */
+const postingScore = (gain: number, stored: number, length: number, base: number, perLength: number): number => {
+  const tf = stored * PER_TF;
+  return (gain * tf) / (tf + base + perLength * length);
+};
 const MAX_PREFIX_TERMS = 64;
 /**
  * Slots a search adds up at once (see `search`): their scores take 128 KiB, within the
@@ -66,8 +74,12 @@ export class TextIndex {
     for (const [term, tf] of doc.tf) {
       let p = this.list(term);
       if (!p) this.postings.set(term, (p = new PostingList()));
-      p.push(slot, Math.round(tf * TF_SCALE));
-      if (p.boundAt > 0) p.bound = Math.max(p.bound, termScore(1, Math.round(tf * TF_SCALE) / TF_SCALE, doc.length, p.boundAt) * ROUNDING);
+      const stored = Math.round(tf * TF_SCALE);
+      p.push(slot, stored);
+      if (p.maxAt > 0) {
+        const { base, perLength } = lengthNorm(p.maxAt);
+        p.max = Math.max(p.max, postingScore(K1 + 1, stored, doc.length, base, perLength) * ROUNDING);
+      }
     }
     this.lengths[slot] = doc.length;
     this.totalLength += doc.length;
@@ -140,9 +152,7 @@ export class TextIndex {
   search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean, weights?: ReadonlyMap<string, number>): { slot: number; score: number }[] {
     const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
     const lengths = this.lengths;
-    // termScore's terms, taken apart so that a posting costs one division, not three.
-    const base = K1 * (1 - B);
-    const perLength = (K1 * B) / (average || 1);
+    const { base, perLength } = lengthNorm(average);
     // Weakest first: lists[0 .. essential) are the non-essential ones.
     const lists: ScoredList[] = terms
       .map((term) => ({ p: this.list(term), scale: weights?.get(term) ?? 1 }))
@@ -193,8 +203,7 @@ export class TextIndex {
           if (slot >= end) break;
           if (alive[slot] !== 1) continue;
           const o = slot - start;
-          const tf = (data[j * 2 + 1] as number) * PER_TF;
-          local[o]! += (gain * tf) / (tf + base + perLength * (lengths[slot] as number));
+          local[o]! += postingScore(gain, data[j * 2 + 1] as number, lengths[slot] as number, base, perLength);
           const w = o >>> 5;
           touched[w]! |= 1 << (o & 31);
           if (w < first) first = w;
@@ -218,10 +227,7 @@ export class TextIndex {
             const { p, weight } = lists[i] as ScoredList;
             const j = seek(p.data, p.count, at[i] as number, slot);
             at[i] = j;
-            if (j < p.count && p.data[j * 2] === slot) {
-              const tf = (p.data[j * 2 + 1] as number) * PER_TF;
-              score += (weight * (K1 + 1) * tf) / (tf + base + perLength * (lengths[slot] as number));
-            }
+            if (j < p.count && p.data[j * 2] === slot) score += postingScore(weight * (K1 + 1), p.data[j * 2 + 1] as number, lengths[slot] as number, base, perLength);
           }
           if (i >= 0 || !(score > bar) || !accept(slot)) continue;
           top.push(slot, score);
@@ -239,15 +245,16 @@ export class TextIndex {
    * `add`, and found again only once the average has grown past the one it was found at.
    */
   private maxOf(p: PostingList, average: number): number {
-    if (p.boundAt >= average) return p.bound;
+    if (p.maxAt >= average) return p.max;
     const at = average * MAX_HEADROOM;
     const { data, count } = p;
     const lengths = this.lengths;
     let max = 0;
-    for (let j = 0; j < count * 2; j += 2) max = Math.max(max, termScore(1, (data[j + 1] as number) / TF_SCALE, lengths[data[j] as number] as number, at));
-    p.bound = max * ROUNDING;
-    p.boundAt = at;
-    return p.bound;
+    const { base, perLength } = lengthNorm(at);
+    for (let j = 0; j < count * 2; j += 2) max = Math.max(max, postingScore(K1 + 1, data[j + 1] as number, lengths[data[j] as number] as number, base, perLength));
+    p.max = max * ROUNDING;
+    p.maxAt = at;
+    return p.max;
   }
 
   /** Drops postings of dead slots and renumbers them by `remap` (old slot → new, -1 = gone). */

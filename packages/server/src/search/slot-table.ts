@@ -2,6 +2,13 @@ import type { Entry } from '../domain/entry.ts';
 
 const idOf = (e: Entry): string => `${e.namespace}\u0000${e.entity_path}\u0000${e.key}`;
 
+/** A copy of `array` at `size` elements, the rest zero. */
+const widened = <T extends Uint8Array | Uint16Array>(array: T, size: number): T => {
+  const copy = new (array.constructor as new (length: number) => T)(size);
+  copy.set(array);
+  return copy;
+};
+
 /** Namespaces numbered for `namespaceAt` (0 is none: a namespace first seen after these has no number). */
 const MAX_NAMESPACE_CODES = 65_535;
 
@@ -166,15 +173,9 @@ export class SlotTable {
   }
 
   private grow(size: number): void {
-    const live = new Uint8Array(size);
-    live.set(this.live);
-    this.live = live;
-    const namespaces = new Uint16Array(size);
-    namespaces.set(this.namespaces);
-    this.namespaces = namespaces;
-    const expiring = new Uint8Array(size);
-    expiring.set(this.expiring);
-    this.expiring = expiring;
+    this.live = widened(this.live, size);
+    this.namespaces = widened(this.namespaces, size);
+    this.expiring = widened(this.expiring, size);
   }
 
   private kill(slot: number): void {

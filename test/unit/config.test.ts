@@ -10,7 +10,9 @@ describe('configuration', () => {
   });
 
   it('selects the backend from CAIRN_DB_DSN or CAIRN_OBJECT_BUCKET and refuses both', () => {
-    expect(parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db' }).storage).toEqual({ backend: 'postgres', dsn: 'postgres://u@h/db' });
+    expect(parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db' }).storage).toEqual({ backend: 'postgres', dsn: 'postgres://u@h/db', searchIndex: 'postgres' });
+    expect(parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db', CAIRN_SEARCH_INDEX: 'memory' }).storage).toMatchObject({ backend: 'postgres', searchIndex: 'memory' });
+    expect(() => parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db', CAIRN_SEARCH_INDEX: 'ram' })).toThrow(/CAIRN_SEARCH_INDEX: expected postgres \(the default: search in the database\) or memory/);
     expect(parseConfig({ CAIRN_OBJECT_BUCKET: 'my-bucket', CAIRN_OBJECT_PREFIX: 'team-a' }).storage).toEqual({
       backend: 's3', bucket: 'my-bucket', endpoint: undefined, prefix: 'team-a/', region: 'us-east-1',
     });

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Entry } from '../domain/entry.ts';
 import { unavailable } from '../domain/errors.ts';
+import type { ChangeFeed } from '../ports/change-feed.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus } from '../ports/search-index.ts';
 import type { ForgetTarget, Store } from '../ports/store.ts';
@@ -57,11 +58,21 @@ export class MemorySearchIndex implements SearchIndex {
     this.queue = embedder ? new EmbedQueue<Entry>(embedder, (entries, vectors) => this.setVectors(entries, vectors), logger) : null;
   }
 
-  /** Subscribe to the feed, then load every head; resolves when text search is complete. */
-  start(store: Store): Promise<void> {
+  /**
+   * Subscribe to the feed, then load every head; resolves when text search is complete.
+   * `ownWrites`: where the store announces this process's writes before `changes` does (see
+   * PostgresStore.ownWrites); each version may then come twice, and the second is ignored.
+   */
+  start(store: Store, ownWrites?: ChangeFeed): Promise<void> {
     const buffered = this.buffered;
     let loading = true;
-    const unsubscribeWrites = store.changes.subscribe((entry) => (loading ? buffered.push(entry) : this.apply(entry)));
+    const take = (entry: Entry) => (loading ? buffered.push(entry) : this.apply(entry));
+    const unsubscribeFeed = store.changes.subscribe(take);
+    const unsubscribeOwn = ownWrites?.subscribe(take) ?? (() => {});
+    const unsubscribeWrites = () => {
+      unsubscribeFeed();
+      unsubscribeOwn();
+    };
     // Forgets apply at once, loading or not: the store no longer offers what they name.
     const unsubscribeForgets = store.changes.subscribeForgets((target) => this.forget(target));
     this.unsubscribe = () => {

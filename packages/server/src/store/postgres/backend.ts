@@ -5,8 +5,9 @@ import { defineBackend } from '../backend-module.ts';
 
 /**
  * PostgreSQL: the scale-out backend. Every replica shares the database, search runs in SQL
- * (tsvector, and pgvector where the extension is installed), and the Cortex's lease is a
- * session advisory lock.
+ * (tsvector, and pgvector where the extension is installed) or, with
+ * CAIRN_SEARCH_INDEX=memory, in an index each replica keeps in process, and the Cortex's
+ * lease is a session advisory lock.
  */
 const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: true };
 
@@ -16,15 +17,18 @@ export const postgresBackend = defineBackend({
   selectedBy: 'CAIRN_DB_DSN',
   env: {
     CAIRN_DB_DSN: optionalText.pipe(z.string().regex(/^postgres(ql)?:\/\//, { error: 'expected a postgres:// connection string' }).optional()),
+    CAIRN_SEARCH_INDEX: z.enum(['postgres', 'memory'], { error: 'expected postgres (the default: search in the database) or memory (an index in each server process)' }).default('postgres'),
   },
   // Selected only when the DSN is set, so it is there whenever these settings are used.
-  settings: (env) => ({ dsn: env.CAIRN_DB_DSN ?? '' }),
+  settings: (env) => ({ dsn: env.CAIRN_DB_DSN ?? '', searchIndex: env.CAIRN_SEARCH_INDEX }),
   open: async (settings, logger): Promise<OpenBackend> => {
-    const [{ openPostgresStore }, { AdvisoryLease }, { openPostgresSearch }] = await Promise.all([
+    const [{ openPostgresStore }, { AdvisoryLease }, { openPostgresSearch }, { openMemorySearch }] = await Promise.all([
       import('./index.ts'),
       import('./advisory-lease.ts'),
       import('./search-index.ts'),
+      import('../../search/open-memory-search.ts'),
     ]);
+    const searchLogger = logger.child({ component: 'search' });
     const store = await openPostgresStore({ dsn: settings.dsn, logger });
     return {
       name: 'postgres',
@@ -33,7 +37,12 @@ export const postgresBackend = defineBackend({
       // Its own connection: an advisory lock lives exactly as long as one session, and the
       // store's pool would recycle or share it.
       openLease: async () => new AdvisoryLease(settings.dsn, logger.child({ component: 'cortex' })),
-      openSearch: (embedder) => openPostgresSearch(settings.dsn, store, embedder, logger.child({ component: 'search' })),
+      // In process: loaded from the heads at every start, fed by every replica's writes (NOTIFY),
+      // and by this one's own as they are acknowledged, so that a write is found once it is.
+      openSearch: (embedder) =>
+        settings.searchIndex === 'memory'
+          ? openMemorySearch(store, embedder, searchLogger, null, store.ownWrites)
+          : openPostgresSearch(settings.dsn, store, embedder, searchLogger),
     };
   },
   openSharedRecords: async (settings) => {

@@ -7,6 +7,7 @@ import { withDeadline } from './deadline.ts';
 import { FORGET_CHANNEL } from './forget.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
+import { ForgetMarks } from './forget-marks.ts';
 import { fetchAfterSeq, fetchBySeq, maxSeq, parseWriteNote, RecentSet, type WriteNote } from './write-notes.ts';
 
 const CHANNEL = 'cairn_write';
@@ -51,6 +52,8 @@ export class WriteFeed {
 
   /** Forgets made by this process, already announced here: their notifications are skipped. */
   private readonly ownForgets = new RecentSet<string>(100);
+  /** Every forget announced here, so that a version read before it is not announced after it. */
+  readonly forgets = new ForgetMarks();
 
   async start(): Promise<void> {
     await this.sql.listen(CHANNEL, (payload) => this.onPayload(payload), () => this.onListen());
@@ -58,8 +61,13 @@ export class WriteFeed {
     this.highSeq = Math.max(this.highSeq, await maxSeq(this.sql));
   }
 
-  remember(seq: number, entry: Entry): void {
-    if (this.closed || this.published.has(seq)) return;
+  /**
+   * A version this process appended, whose notification then needs no fetch. `mark` was taken
+   * before the append: if a forget heard since names it, the fetch decides instead (the forget
+   * may have committed after it).
+   */
+  remember(seq: number, entry: Entry, mark: number): void {
+    if (this.closed || this.published.has(seq) || this.forgets.namesSince(mark, entry)) return;
     this.local.set(seq, entry);
     if (this.local.size > LOCAL_CAPACITY) this.local.delete(this.local.keys().next().value as number);
   }
@@ -78,7 +86,13 @@ export class WriteFeed {
 
   /** A forget committed by this process: tell local subscribers now. */
   forgotten(target: ForgetTarget): void {
+    this.announceForget(target);
+  }
+
+  /** Versions it names that are still waiting for their notification are not announced. */
+  private announceForget(target: ForgetTarget): void {
     for (const [seq, entry] of this.local) if (forgetNames(target, entry)) this.local.delete(seq);
+    this.forgets.note(target);
     this.changes.publishForget(target);
   }
 
@@ -86,7 +100,7 @@ export class WriteFeed {
     try {
       const { id, target } = JSON.parse(payload) as { id: string; target: ForgetTarget };
       if (this.closed || this.ownForgets.has(id)) return;
-      this.changes.publishForget(target);
+      this.announceForget(target);
     } catch {
       this.logger.warn({ payload: payload.slice(0, 200) }, 'ignoring a malformed cairn_forget notification');
     }
@@ -144,12 +158,13 @@ export class WriteFeed {
   private readonly timed = <T>(query: Promise<T>): Promise<T> => withDeadline(query, this.timeoutMs, 'change feed');
 
   private async deliver(notes: WriteNote[]): Promise<void> {
+    const mark = this.forgets.mark();
     const wanted = notes.filter((n) => !this.local.has(n.seq) && !this.published.has(n.seq)).map((n) => n.seq);
     const fetched = wanted.length > 0 ? await this.timed(fetchBySeq(this.sql, wanted)) : new Map<number, Entry>();
     for (const note of notes) {
       const entry = this.local.get(note.seq) ?? fetched.get(note.seq);
       this.local.delete(note.seq);
-      if (entry) this.publish(note.seq, entry);
+      if (entry) this.publish(note.seq, entry, mark);
       else if (!this.published.has(note.seq)) this.logger.warn({ note }, 'announced version not found');
     }
   }
@@ -164,10 +179,11 @@ export class WriteFeed {
     const floor = Math.min(this.highSeq - CATCH_UP_WINDOW, (this.published.smallest() ?? this.highSeq) - 1);
     let after = Math.max(0, floor);
     for (;;) {
+      const mark = this.forgets.mark();
       const page = await this.timed(fetchAfterSeq(this.sql, after, BATCH));
       for (const { seq, entry } of page) {
         this.local.delete(seq);
-        this.publish(seq, entry);
+        this.publish(seq, entry, mark);
       }
       const last = page.at(-1);
       if (page.length < BATCH || !last) return;
@@ -175,10 +191,11 @@ export class WriteFeed {
     }
   }
 
-  private publish(seq: number, entry: Entry): void {
+  /** Announce a version read after `mark`, unless a forget heard since then names it (ForgetMarks). */
+  private publish(seq: number, entry: Entry, mark: number): void {
     if (this.published.has(seq)) return;
     this.published.add(seq);
     this.highSeq = Math.max(this.highSeq, seq);
-    this.changes.publish(entry);
+    if (!this.forgets.namesSince(mark, entry)) this.changes.publish(entry);
   }
 }

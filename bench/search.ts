@@ -21,7 +21,8 @@ export interface Latency {
 }
 
 export interface SearchAtSize {
-  backend: 'filesystem' | 'postgres';
+  /** postgres-memory: PostgreSQL with CAIRN_SEARCH_INDEX=memory (the index in the server process). */
+  backend: 'filesystem' | 'postgres' | 'postgres-memory';
   entries: number;
   /** From server start until every entry is searchable by text and by vector (first start: nothing saved). */
   ready_ms: number;
@@ -168,7 +169,7 @@ const filesystemAt = async (entries: number, seconds: number): Promise<SearchAtS
   }
 };
 
-const postgresAt = async (entries: number, seconds: number): Promise<SearchAtSize> => {
+const postgresAt = async (entries: number, seconds: number): Promise<SearchAtSize[]> => {
   const pg = await startPostgres();
   try {
     const store = await openPostgresStore({ dsn: pg.dsn, logger: pino({ level: 'silent' }) });
@@ -180,7 +181,11 @@ const postgresAt = async (entries: number, seconds: number): Promise<SearchAtSiz
     const sql = postgres(pg.dsn, { max: 1, onnotice: () => {} });
     await sql.unsafe('vacuum (analyze)');
     await sql.end();
-    return await measure('postgres', { CAIRN_DB_DSN: pg.dsn }, entries, seconds);
+    const inDatabase = await measure('postgres', { CAIRN_DB_DSN: pg.dsn }, entries, seconds);
+    // The same database searched by the index each server keeps in process: its ready_ms is a
+    // replica's start, loading every head and embedding every entry.
+    const inProcess = await measure('postgres-memory', { CAIRN_DB_DSN: pg.dsn, CAIRN_SEARCH_INDEX: 'memory' }, entries, seconds);
+    return [inDatabase, inProcess];
   } finally {
     await pg.stop();
   }
@@ -196,6 +201,6 @@ const indexMemory = async (entries: number): Promise<number> => {
 export const benchSearch = async (seconds: number, sizes: number[], postgresEntries: number): Promise<SearchBench> => {
   const results: SearchAtSize[] = [];
   for (const entries of sizes) results.push(await filesystemAt(entries, seconds));
-  if (postgresEntries > 0) results.push(await postgresAt(postgresEntries, seconds));
+  if (postgresEntries > 0) results.push(...(await postgresAt(postgresEntries, seconds)));
   return { sizes: results, index_mib_per_100k: await indexMemory(100_000) };
 };

@@ -100,6 +100,22 @@ describe('PostgreSQL with the in-process search index', () => {
       await late.close();
     }
   });
+
+  it('leaves the database ready to search again: a server searching in SQL finds by text at once and by vector once its indexer has caught up', async () => {
+    const w = word();
+    await write(a, { entity_path: 'switch/back', key: 'k', value: `kept for the database ${w}` });
+    const sqlSearch = await startCairn({ ...env, CAIRN_SEARCH_INDEX: 'postgres' });
+    try {
+      expect(await textKeys(sqlSearch, w)).toEqual(['k']);
+      const vectorKeys = async () => {
+        const res = await sqlSearch.call('POST', '/api/v1/search', { query: `kept for the database ${w}`, mode: 'vector', entity_path: 'switch/back' });
+        return res.status === 200 ? (res.body.results as { entry: { key: string } }[]).map((h) => h.entry.key) : [];
+      };
+      await expect.poll(vectorKeys, { timeout: 15_000 }).toEqual(['k']);
+    } finally {
+      await sqlSearch.close();
+    }
+  });
 });
 
 describe('the HTTP contracts that search, on replica A', () => {

@@ -101,6 +101,28 @@ describe('PostgreSQL with the in-process search index', () => {
     }
   });
 
+  it('a server loading its index while another forgets keeps nothing forgotten', async () => {
+    const w = word();
+    for (let batch = 0; batch < 30; batch++) {
+      const entries = Array.from({ length: 100 }, (_, i) => ({ entity_path: `bulk/${i % 2 === 0 ? 'gone' : 'kept'}/b${batch}`, key: `k${i}`, value: `bulk ${w} ${i}` }));
+      const res = await a.call('POST', '/api/v1/entries/batch', { entries });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    }
+    const loading = await startCairn(env);
+    try {
+      // Sent at once: the new server is still reading the 3,000 heads from the database.
+      const forgot = await b.call('POST', '/api/v1/admin/forget', { entity_path: 'bulk/gone' });
+      expect(forgot.status, JSON.stringify(forgot.body)).toBe(200);
+      const paths = async () => {
+        const res = await loading.call('POST', '/api/v1/search', { query: w, mode: 'text', limit: 100, entity_path: 'bulk' });
+        return res.status === 200 ? new Set((res.body.results as { entry: { entity_path: string } }[]).map((h) => h.entry.entity_path.split('/')[1])) : new Set(['loading']);
+      };
+      await expect.poll(paths, { timeout: 10_000 }).toEqual(new Set(['kept']));
+    } finally {
+      await loading.close();
+    }
+  });
+
   it('leaves the database ready to search again: a server searching in SQL finds by text at once and by vector once its indexer has caught up', async () => {
     const w = word();
     await write(a, { entity_path: 'switch/back', key: 'k', value: `kept for the database ${w}` });

@@ -73,8 +73,14 @@ export class MemorySearchIndex implements SearchIndex {
       unsubscribeFeed();
       unsubscribeOwn();
     };
-    // Forgets apply at once, loading or not: the store no longer offers what they name.
-    const unsubscribeForgets = store.changes.subscribeForgets((target) => this.forget(target));
+    // Forgets apply at once, loading or not: the store no longer offers what they name. Those
+    // heard while loading apply again once the heads are read: a page of heads read before a
+    // forget committed may be indexed after it was heard (PostgreSQL reads them over the network).
+    const forgottenWhileLoading: ForgetTarget[] = [];
+    const unsubscribeForgets = store.changes.subscribeForgets((target) => {
+      if (loading) forgottenWhileLoading.push(target);
+      this.forget(target);
+    });
     this.unsubscribe = () => {
       unsubscribeWrites();
       unsubscribeForgets();
@@ -91,6 +97,8 @@ export class MemorySearchIndex implements SearchIndex {
         if (++n % 2_000 === 0) await new Promise((resolve) => setImmediate(resolve));
       }
       if (saved) saved.finish();
+      // Before the writes that came meanwhile, which may write a forgotten address anew.
+      for (const target of forgottenWhileLoading.splice(0)) this.dropSlots(target);
       loading = false;
       for (const entry of buffered.splice(0)) this.apply(entry);
       this.state = 'ready';
@@ -124,11 +132,16 @@ export class MemorySearchIndex implements SearchIndex {
   forget(target: ForgetTarget): void {
     const buffered = this.buffered;
     for (let i = buffered.length - 1; i >= 0; i--) if (forgetNames(target, buffered[i] as Entry)) buffered.splice(i, 1);
+    this.dropSlots(target);
+    if (this.saver && this.state === 'ready') this.persisting = this.saver.saveNow();
+  }
+
+  /** Remove from the indexes every entry `target` names. */
+  private dropSlots(target: ForgetTarget): void {
     for (const slot of this.slots.forget((address) => forgetNames(target, address))) {
       this.text.remove(slot);
       this.vectors?.delete(slot);
     }
-    if (this.saver && this.state === 'ready') this.persisting = this.saver.saveNow();
   }
 
   /** Resolves once the saved index file holds nothing forgotten so far. */

@@ -165,7 +165,8 @@ export class WriteFeed {
       const entry = this.local.get(note.seq) ?? fetched.get(note.seq);
       this.local.delete(note.seq);
       if (entry) this.publish(note.seq, entry, mark);
-      else if (!this.published.has(note.seq)) this.logger.warn({ note }, 'announced version not found');
+      // Gone between its commit and this read: a forget or a retention pass removed it.
+      else if (!this.published.has(note.seq)) this.logger.info({ note }, 'announced version no longer stored (forgotten or dropped by retention since)');
     }
   }
 

@@ -230,6 +230,8 @@ describe.runIf(haveHelm || process.env.CI)('deploy/helm/cairn rendered by helm',
     expect(container(api).args).toEqual(['serve']);
     expect(envOf(api)).toMatchObject({ CAIRN_HOST: '0.0.0.0', CAIRN_PORT: '8080', CAIRN_NAMESPACE: 'default', CAIRN_CORTEX_DEBOUNCE_MS: '3000' });
     expect(envOf(api)).not.toHaveProperty('CAIRN_DATA_DIR');
+    expect(envOf(api)).toMatchObject({ CAIRN_SEARCH_INDEX: 'postgres' });
+    expect(envOf(await render({ 'postgres.searchIndex': 'memory' }).then((o) => find(o, 'Deployment', 'rel-cairn')))).toMatchObject({ CAIRN_SEARCH_INDEX: 'memory' });
     expect(container(api).readinessProbe?.httpGet?.path).toBe('/ready');
     expect(container(api).livenessProbe?.httpGet?.path).toBe('/health');
     expect(pod(api).spec.initContainers?.[0]?.name).toBe('wait-for-postgres');
@@ -349,6 +351,7 @@ describe.runIf(haveHelm || process.env.CI)('deploy/helm/cairn rendered by helm',
     await refused({ 'storage.backend': 'mongo' }, /storage.backend must be filesystem, postgres or s3/);
     await refused({ 'storage.backend': 's3' }, /set s3.bucket/);
     await refused({ 'postgres.external': true }, /set postgres.dsn/);
+    await refused({ 'postgres.searchIndex': 'ram' }, /postgres.searchIndex must be postgres or memory/);
     await refused({ 'storage.backend': 'filesystem', replicaCount: 2 }, /belongs to one server pod/);
   });
 });

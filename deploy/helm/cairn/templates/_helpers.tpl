@@ -65,6 +65,9 @@ app.kubernetes.io/component: {{ .component }}
 {{- if and (eq $backend "postgres") .Values.postgres.external (not .Values.postgres.dsn) -}}
 {{- fail "postgres.external is true: set postgres.dsn to the database's postgres:// connection string" -}}
 {{- end -}}
+{{- if and (eq $backend "postgres") (not (has .Values.postgres.searchIndex (list "postgres" "memory"))) -}}
+{{- fail (printf "postgres.searchIndex must be postgres or memory, not %q" .Values.postgres.searchIndex) -}}
+{{- end -}}
 {{- if and (eq $backend "s3") (not .Values.s3.bucket) -}}
 {{- fail "storage.backend is s3: set s3.bucket" -}}
 {{- end -}}
@@ -88,6 +91,9 @@ app.kubernetes.io/component: {{ .component }}
 {{- if eq .Values.storage.backend "filesystem" }}
 - name: CAIRN_DATA_DIR
   value: /data/.cairn
+{{- else if eq .Values.storage.backend "postgres" }}
+- name: CAIRN_SEARCH_INDEX
+  value: {{ .Values.postgres.searchIndex | quote }}
 {{- else if eq .Values.storage.backend "s3" }}
 - name: CAIRN_OBJECT_BUCKET
   value: {{ .Values.s3.bucket | quote }}

@@ -101,6 +101,9 @@ describe('PostgreSQL with the in-process search index', () => {
     }
   });
 
+  // The invariant, end to end. It cannot force the race it guards against (a page of heads read
+  // before the forget committed, indexed after the forget was heard: the window lies between two
+  // connections' reads), so it would catch a regression there only by chance.
   it('a server loading its index while another forgets keeps nothing forgotten', async () => {
     const w = word();
     for (let batch = 0; batch < 30; batch++) {

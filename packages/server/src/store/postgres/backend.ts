@@ -22,12 +22,7 @@ export const postgresBackend = defineBackend({
   // Selected only when the DSN is set, so it is there whenever these settings are used.
   settings: (env) => ({ dsn: env.CAIRN_DB_DSN ?? '', searchIndex: env.CAIRN_SEARCH_INDEX }),
   open: async (settings, logger): Promise<OpenBackend> => {
-    const [{ openPostgresStore }, { AdvisoryLease }, { openPostgresSearch }, { openMemorySearch }] = await Promise.all([
-      import('./index.ts'),
-      import('./advisory-lease.ts'),
-      import('./search-index.ts'),
-      import('../../search/open-memory-search.ts'),
-    ]);
+    const [{ openPostgresStore }, { AdvisoryLease }] = await Promise.all([import('./index.ts'), import('./advisory-lease.ts')]);
     const searchLogger = logger.child({ component: 'search' });
     const store = await openPostgresStore({ dsn: settings.dsn, logger });
     return {
@@ -39,10 +34,14 @@ export const postgresBackend = defineBackend({
       openLease: async () => new AdvisoryLease(settings.dsn, logger.child({ component: 'cortex' })),
       // In process: loaded from the heads at every start, fed by every replica's writes (NOTIFY),
       // and by this one's own as they are acknowledged, so that a write is found once it is.
-      openSearch: (embedder) =>
-        settings.searchIndex === 'memory'
-          ? openMemorySearch(store, embedder, searchLogger, null, store.ownWrites)
-          : openPostgresSearch(settings.dsn, store, embedder, searchLogger),
+      openSearch: async (embedder) => {
+        if (settings.searchIndex === 'memory') {
+          const { openMemorySearch } = await import('../../search/open-memory-search.ts');
+          return openMemorySearch(store, embedder, searchLogger, null, store.ownWrites);
+        }
+        const { openPostgresSearch } = await import('./search-index.ts');
+        return openPostgresSearch(settings.dsn, store, embedder, searchLogger);
+      },
     };
   },
   openSharedRecords: async (settings) => {

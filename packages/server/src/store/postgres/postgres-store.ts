@@ -4,7 +4,6 @@ import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { ChangeFeed } from '../../ports/change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import { continuesEarlierItem } from '../batch-runs.ts';
-import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { randomUUID } from 'node:crypto';
 import { dropVersionRows, forgetRows, vacuumTables } from './forget.ts';
@@ -31,13 +30,8 @@ const SCAN_PAGE = 1000;
 export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
   readonly changes: ChangeFeed;
-  /**
-   * This process's own versions, announced as soon as their commit returns, before their
-   * notification comes back to `changes` (which waits for it, to keep commit order). For an
-   * in-process search index, which must find a write by the time it is acknowledged and keeps
-   * the newest version of each entry whatever order versions come in.
-   */
-  readonly ownWrites: LocalChangeFeed;
+  /** This process's own versions as their commit returns (WriteFeed.ownWrites). */
+  readonly ownWrites: ChangeFeed;
   /** Whether pgvector is installed, so embeddings can be stored and searched. */
   readonly vectors: boolean;
   private readonly sql: Sql;
@@ -57,7 +51,7 @@ export class PostgresStore implements Store {
     this.appends = new AppendBatcher(sql, options.writers);
     this.feed = feed;
     this.changes = feed.changes;
-    this.ownWrites = new LocalChangeFeed((error) => options.logger.error({ err: error }, 'own-write listener failed'));
+    this.ownWrites = feed.ownWrites;
     this.vectors = options.vectors;
     this.logger = options.logger;
     this.timeoutMs = options.timeoutMs;
@@ -103,8 +97,7 @@ export class PostgresStore implements Store {
   async append(entry: Entry, expectedHead: number): Promise<void> {
     const mark = this.feed.forgets.mark();
     const seq = await this.run('append', () => this.appends.append(entry, expectedHead));
-    this.feed.remember(seq, entry, mark);
-    this.announceOwn([entry], mark);
+    this.feed.appended([{ seq, entry }], mark);
   }
 
   async appendBatch(items: readonly BatchItem[]): Promise<void> {
@@ -112,13 +105,7 @@ export class PostgresStore implements Store {
     continuesEarlierItem(items);
     const mark = this.feed.forgets.mark();
     const seqs = await this.run('append batch', () => appendBatch(this.sql, items));
-    for (const [i, { entry }] of items.entries()) this.feed.remember(seqs[i] as number, entry, mark);
-    this.announceOwn(items.map((item) => item.entry), mark);
-  }
-
-  /** On ownWrites, unless a forget heard since the write began names it (it may have committed after the write). */
-  private announceOwn(entries: readonly Entry[], mark: number): void {
-    for (const entry of entries) if (!this.feed.forgets.namesSince(mark, entry)) this.ownWrites.publish(entry);
+    this.feed.appended(items.map(({ entry }, i) => ({ seq: seqs[i] as number, entry })), mark);
   }
 
   /** One transaction over every table; other replicas hear of it through NOTIFY cairn_forget. */

@@ -48,12 +48,20 @@ export class WriteFeed {
     this.logger = logger;
     this.timeoutMs = timeoutMs;
     this.changes = new LocalChangeFeed((error) => logger.error({ err: error }, 'change listener failed'));
+    this.ownWrites = new LocalChangeFeed((error) => logger.error({ err: error }, 'own-write listener failed'));
   }
 
   /** Forgets made by this process, already announced here: their notifications are skipped. */
   private readonly ownForgets = new RecentSet<string>(100);
   /** Every forget announced here, so that a version read before it is not announced after it. */
   readonly forgets = new ForgetMarks();
+  /**
+   * This process's own versions, announced as soon as their commit returns, before their
+   * notification comes back to `changes` (which waits for it, to keep commit order). For an
+   * in-process search index, which must find a write by the time it is acknowledged and keeps
+   * the newest version of each entry whatever order versions come in.
+   */
+  readonly ownWrites: LocalChangeFeed;
 
   async start(): Promise<void> {
     await this.sql.listen(CHANNEL, (payload) => this.onPayload(payload), () => this.onListen());
@@ -62,14 +70,17 @@ export class WriteFeed {
   }
 
   /**
-   * A version this process appended, whose notification then needs no fetch. `mark` was taken
-   * before the append: if a forget heard since names it, the fetch decides instead (the forget
-   * may have committed after it).
+   * Versions this process appended: announced on `ownWrites` now, and kept so that their
+   * notification needs no fetch. `mark` was taken before the append: a version a forget heard
+   * since names is neither (the forget may have committed after it; the fetch decides).
    */
-  remember(seq: number, entry: Entry, mark: number): void {
-    if (this.closed || this.published.has(seq) || this.forgets.namesSince(mark, entry)) return;
-    this.local.set(seq, entry);
-    if (this.local.size > LOCAL_CAPACITY) this.local.delete(this.local.keys().next().value as number);
+  appended(versions: readonly { seq: number; entry: Entry }[], mark: number): void {
+    for (const { seq, entry } of versions) {
+      if (this.closed || this.published.has(seq) || this.forgets.namesSince(mark, entry)) continue;
+      this.local.set(seq, entry);
+      if (this.local.size > LOCAL_CAPACITY) this.local.delete(this.local.keys().next().value as number);
+      this.ownWrites.publish(entry);
+    }
   }
 
   /** Stops announcing; the caller ends the connections, which ends any fetch in flight. */
@@ -84,13 +95,11 @@ export class WriteFeed {
     this.ownForgets.add(id);
   }
 
-  /** A forget committed by this process: tell local subscribers now. */
+  /**
+   * A forget committed by this process, or heard of from another: tell local subscribers now.
+   * Versions it names that are still waiting for their notification are not announced.
+   */
   forgotten(target: ForgetTarget): void {
-    this.announceForget(target);
-  }
-
-  /** Versions it names that are still waiting for their notification are not announced. */
-  private announceForget(target: ForgetTarget): void {
     for (const [seq, entry] of this.local) if (forgetNames(target, entry)) this.local.delete(seq);
     this.forgets.note(target);
     this.changes.publishForget(target);
@@ -100,7 +109,7 @@ export class WriteFeed {
     try {
       const { id, target } = JSON.parse(payload) as { id: string; target: ForgetTarget };
       if (this.closed || this.ownForgets.has(id)) return;
-      this.announceForget(target);
+      this.forgotten(target);
     } catch {
       this.logger.warn({ payload: payload.slice(0, 200) }, 'ignoring a malformed cairn_forget notification');
     }

@@ -30,6 +30,11 @@ export interface ConditionalProxy {
    * server did the work, the client cannot know).
    */
   failNext(match: FaultMatch, count: number, mode?: FaultMode): void;
+  /**
+   * Hold every matching request, unanswered and not yet forwarded, until the returned function
+   * is called (a slow endpoint, for as long as a test needs one); then they go on as usual.
+   */
+  hold(match: FaultMatch): () => void;
   clearFaults(): void;
   close(): Promise<void>;
 }
@@ -60,6 +65,8 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
   const agent = new Agent({ keepAlive: true, maxSockets: 128 });
   const locks = new Map<string, Promise<void>>();
   const faults: (FaultMatch & { remaining: number; mode: FaultMode })[] = [];
+  const holds = new Set<FaultMatch & { released: Promise<void> }>();
+  const matches = (f: FaultMatch, method: string, path: string) => (!f.method || f.method === method) && path.includes(f.pathIncludes);
   let inFlight = 0;
   let onSettled: (() => void)[] = [];
 
@@ -101,6 +108,15 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
     failNext(match, count, mode = 'error') {
       faults.push({ ...match, remaining: count, mode });
     },
+    hold(match) {
+      let release = () => {};
+      const entry = { ...match, released: new Promise<void>((resolve) => (release = resolve)) };
+      holds.add(entry);
+      return () => {
+        holds.delete(entry);
+        release();
+      };
+    },
     clearFaults() {
       faults.length = 0;
     },
@@ -118,7 +134,8 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
     const url = req.url ?? '/';
     const path = url.split('?')[0] as string;
     const method = req.method ?? 'GET';
-    const fault = faults.find((f) => f.remaining > 0 && (!f.method || f.method === method) && path.includes(f.pathIncludes));
+    for (const held of holds) if (matches(held, method, path)) await held.released;
+    const fault = faults.find((f) => f.remaining > 0 && matches(f, method, path));
     if (fault?.mode === 'error') {
       fault.remaining -= 1;
       proxy.injected += 1;

@@ -15,8 +15,17 @@ const pingWithin = (store: Store, ms: number): Promise<void> =>
   ]);
 
 /** Liveness, readiness, metrics and the OpenAPI document. */
-export const systemRoutes: RoutePlugin = async (app, { store, metrics, drain }) => {
+export const systemRoutes: RoutePlugin = async (app, { store, metrics, drain, deps }) => {
   const started = Date.now();
+  // Where replicas share the data, one still loading its search index is not ready: its
+  // searches would wait and then answer 503 while another replica could answer them, and a
+  // rolling update would move traffic onto it too early. The filesystem backend's one server
+  // stays ready while it loads (its searches wait, then answer 503): turning it away would
+  // refuse its writes as well, with no other replica to take them.
+  const loadingIndex = (): number | null => {
+    const status = deps.capabilities.sharedAcrossReplicas ? deps.search?.status() : undefined;
+    return status?.state === 'building' ? status.entries : null;
+  };
 
   app.get(
     '/health',
@@ -36,7 +45,7 @@ export const systemRoutes: RoutePlugin = async (app, { store, metrics, drain }) 
     {
       config: { public: true },
       schema: {
-        summary: 'Readiness: the storage backend answers',
+        summary: 'Readiness: the storage backend answers (and, where replicas share it, the search index has loaded)',
         tags: ['system'],
         response: { 200: z.object({ status: z.literal('ready'), backend: z.string() }), 503: ErrorSchema },
       },
@@ -45,6 +54,13 @@ export const systemRoutes: RoutePlugin = async (app, { store, metrics, drain }) 
       // A stopping replica says so, so a load balancer that still polls it sends no more.
       if (drain.draining) {
         return reply.status(503).header('retry-after', '1').send(errorBody('UNAVAILABLE', 'the server is shutting down', request.id));
+      }
+      const loaded = loadingIndex();
+      if (loaded !== null) {
+        return reply
+          .status(503)
+          .header('retry-after', '2')
+          .send(errorBody('UNAVAILABLE', `the search index is still loading (${loaded} entries so far)`, request.id));
       }
       try {
         await pingWithin(store, READY_TIMEOUT_MS);

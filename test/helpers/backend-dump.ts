@@ -13,7 +13,9 @@ export const dumpBackend = async (env: Record<string, string>): Promise<string> 
   if (env.CAIRN_DB_DSN) {
     const pgDump = `${process.env.CAIRN_PG_BIN ?? '/usr/lib/postgresql/15/bin'}/pg_dump`;
     const { stdout } = await promisify(execFile)(pgDump, ['--data-only', env.CAIRN_DB_DSN], { maxBuffer: 512 * 1024 * 1024 });
-    return stdout;
+    // bytea columns (the saved search index) come out in hex: their bytes are added as text.
+    const binary = [...stdout.matchAll(/\\\\x([0-9a-f]+)/g)].map((m) => Buffer.from(m[1] as string, 'hex').toString('latin1'));
+    return [stdout, ...binary].join('\n');
   }
   if (env.CAIRN_OBJECT_BUCKET) {
     const client = new S3Client({ region: 'us-east-1', endpoint: env.CAIRN_OBJECT_ENDPOINT, forcePathStyle: true });

@@ -32,12 +32,13 @@ export const postgresBackend = defineBackend({
       // Its own connection: an advisory lock lives exactly as long as one session, and the
       // store's pool would recycle or share it.
       openLease: async () => new AdvisoryLease(settings.dsn, logger.child({ component: 'cortex' })),
-      // In process: loaded from the heads at every start, fed by every replica's writes (NOTIFY),
-      // and by this one's own as they are acknowledged, so that a write is found once it is.
+      // In process: loaded at start from the saved index and the heads, fed by every replica's
+      // writes (NOTIFY), and by this one's own as they are acknowledged, so that a write is
+      // found once it is. Saved in the database, as S3's is in the bucket.
       openSearch: async (embedder) => {
         if (settings.searchIndex === 'memory') {
-          const { openMemorySearch } = await import('../../search/open-memory-search.ts');
-          return openMemorySearch(store, embedder, searchLogger, null, store.ownWrites);
+          const [{ openMemorySearch }, { searchSnapshotRows }] = await Promise.all([import('../../search/open-memory-search.ts'), import('./search-snapshot.ts')]);
+          return openMemorySearch(store, embedder, searchLogger, searchSnapshotRows(settings.dsn, searchLogger), store.ownWrites);
         }
         const { openPostgresSearch } = await import('./search-index.ts');
         return openPostgresSearch(settings.dsn, store, embedder, searchLogger);

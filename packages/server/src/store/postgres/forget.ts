@@ -32,7 +32,14 @@ export const forgetRows = async (sql: Sql, target: ForgetTarget, id: string = ra
            and (${key}::text is null or key = ${key})
            and (entity_path = ${prefix} or (${key}::text is null and starts_with(entity_path, ${`${prefix}/`})))`;
     }
-    if (heads.length > 0) await tx`select pg_notify(${FORGET_CHANNEL}, ${JSON.stringify({ id, target })})`;
+    if (heads.length > 0) {
+      // A saved in-process search index (migration 010) holds the entries' words and vectors:
+      // it goes too, whichever search this server uses, and replicas with an in-process index
+      // save theirs again once they hear of the forget. Rows a save is replacing right now are
+      // skipped, not waited for: that save is followed by the replica's own after the forget.
+      await tx`delete from cairn_search_snapshot where part in (select part from cairn_search_snapshot for update skip locked)`;
+      await tx`select pg_notify(${FORGET_CHANNEL}, ${JSON.stringify({ id, target })})`;
+    }
     return heads.map((h) => ({ namespace: h.namespace, entity_path: h.entity_path, key: h.key }));
   }) as Promise<EntryAddress[]>;
 
@@ -62,6 +69,6 @@ const tableBytes = async (sql: Sql): Promise<number> => {
 export const vacuumTables = async (sql: Sql): Promise<CompactionResult> => {
   const started = performance.now();
   const bytesBefore = await tableBytes(sql);
-  for (const table of [...ENTRY_TABLES, 'cairn_records']) await sql`vacuum ${sql(table)}`;
+  for (const table of [...ENTRY_TABLES, 'cairn_records', 'cairn_search_snapshot']) await sql`vacuum ${sql(table)}`;
   return { bytesBefore, bytesAfter: await tableBytes(sql), ms: Math.round(performance.now() - started) };
 };

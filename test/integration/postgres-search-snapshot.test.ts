@@ -57,22 +57,37 @@ describe('the saved index as rows', () => {
   it('shows a reader the old file whole while a save is under way, and the new one once it commits', async () => {
     const rows = searchSnapshotRows(env.CAIRN_DB_DSN as string, silent);
     await rows.write(async (sink) => sink(Buffer.from('the old file')));
+    // Another transaction holds part 2 (uncommitted), so the save stops at inserting it, with
+    // the old rows deleted and parts 0 and 1 inserted: a reader meanwhile must see the old file.
+    const blocker = postgres(env.CAIRN_DB_DSN as string, { max: 1, onnotice: () => {} });
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));
-    let wrote: () => void = () => {};
-    const firstPartWritten = new Promise<void>((resolve) => (wrote = resolve));
+    const holding = new Promise<void>((resolve) => {
+      void blocker
+        .begin(async (tx) => {
+          await tx`insert into cairn_search_snapshot (part, bytes) values (2, ${Buffer.from('x')})`;
+          resolve();
+          await gate;
+          throw new Error('roll back');
+        })
+        .catch(() => {});
+    });
+    await holding;
+    const size = 20 * 1024 * 1024;
     const saving = rows.write(async (sink) => {
-      await sink(Buffer.alloc(9 * 1024 * 1024, 0x61));
-      wrote();
-      await gate;
+      await sink(Buffer.alloc(size - 7, 0x61));
       await sink(Buffer.from('the end'));
     });
-    await firstPartWritten;
-    expect((await rows.read())?.toString()).toBe('the old file');
-    release();
+    try {
+      await expect.poll(async () => Number((await sql`select count(*)::int as n from pg_locks where not granted`)[0]?.n)).toBeGreaterThan(0);
+      expect((await rows.read())?.toString()).toBe('the old file');
+    } finally {
+      release();
+    }
     await saving;
+    await blocker.end();
     const read = await rows.read();
-    expect(read?.length).toBe(9 * 1024 * 1024 + 7);
+    expect(read?.length).toBe(size);
     expect(read?.subarray(-7).toString()).toBe('the end');
   });
 

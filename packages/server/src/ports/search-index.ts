@@ -59,7 +59,7 @@ export interface SearchIndexStatus {
   vectors: boolean;
   /**
    * Whether an in-process index is being saved to disk now (in slices between requests, so
-   * searches meanwhile are slower); never on PostgreSQL, whose index lives in the database.
+   * searches meanwhile are slower); never where PostgreSQL searches in SQL, whose index lives in the database.
    */
   saving: boolean;
 }

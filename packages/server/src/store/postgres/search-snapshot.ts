@@ -1,5 +1,7 @@
+import { open } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { SnapshotFile } from '../../search/index-snapshot.ts';
+import { withStagedFile } from '../staged-file.ts';
 import { createClient, type Sql } from './client.ts';
 
 /** Bytes per row: large enough that a million entries' index is a few dozen rows, small enough to build one in memory. */
@@ -8,8 +10,8 @@ const PART_BYTES = 8 * 1024 * 1024;
 const PARTS_PER_FETCH = 2;
 /** Key of the transaction-level advisory lock one save holds, so replicas save one at a time. ("cairnidx" in ASCII.) */
 const SAVE_LOCK = 0x636169726e696478n;
-/** A save streams in slices between requests: at a million entries, tens of seconds. */
-const SAVE_TIMEOUT = '10min';
+/** Inserting a million entries' index (about 540 MB) takes seconds; a stuck one gives way. */
+const SAVE_TIMEOUT = '5min';
 
 /**
  * The in-process search index's saved file (search/index-snapshot.ts) in the database, for
@@ -18,10 +20,9 @@ const SAVE_TIMEOUT = '10min';
  * every document it holds against the heads, so a copy from another replica, or an old one,
  * costs re-indexing what differs, never a wrong answer.
  *
- * Each read and save opens a connection of its own and closes it: a save holds its
- * transaction for as long as the index takes to stream (seconds), which would otherwise take a
- * connection from the pool that writes use. A save replaces every row in one transaction, so a
- * reader sees the old file whole or the new one whole.
+ * Each read and save opens a connection of its own and closes it, so that moving tens or
+ * hundreds of megabytes takes no connection from the pool that writes use. A save replaces
+ * every row in one transaction, so a reader sees the old file whole or the new one whole.
  */
 export const searchSnapshotRows = (dsn: string, logger: Logger): SnapshotFile => {
   const connect = (): Sql => createClient({ dsn, logger, max: 1, connectTimeoutS: 5, statementTimeoutMs: 0 });
@@ -53,32 +54,28 @@ export const searchSnapshotRows = (dsn: string, logger: Logger): SnapshotFile =>
           return file;
         }),
       ),
+    // Staged first, so that the transaction (and the lock that keeps replicas' saves apart)
+    // lasts as long as the inserts, not as long as encoding the index between requests.
     write: (fill) =>
-      using((sql) =>
-        sql.begin(async (tx) => {
-          await tx`select set_config('statement_timeout', ${SAVE_TIMEOUT}, true)`;
-          await tx`select pg_advisory_xact_lock(${SAVE_LOCK.toString()}::int8)`;
-          await tx`delete from cairn_search_snapshot`;
-          let part = 0;
-          let buffer = Buffer.allocUnsafe(PART_BYTES);
-          let used = 0;
-          const flush = async () => {
-            if (used === 0) return;
-            await tx`insert into cairn_search_snapshot (part, bytes) values (${part++}, ${buffer.subarray(0, used)})`;
-            buffer = Buffer.allocUnsafe(PART_BYTES);
-            used = 0;
-          };
-          // The writer may reuse a chunk once the sink resolves: each is copied into the part.
-          await fill(async (chunk) => {
-            for (let from = 0; from < chunk.length; ) {
-              const copied = chunk.copy(buffer, used, from);
-              used += copied;
-              from += copied;
-              if (used === PART_BYTES) await flush();
+      withStagedFile(fill, ({ path, size }) =>
+        using((sql) =>
+          sql.begin(async (tx) => {
+            await tx`select set_config('statement_timeout', ${SAVE_TIMEOUT}, true)`;
+            await tx`select pg_advisory_xact_lock(${SAVE_LOCK.toString()}::int8)`;
+            await tx`delete from cairn_search_snapshot`;
+            const file = await open(path, 'r');
+            try {
+              for (let part = 0, at = 0; at < size; part++, at += PART_BYTES) {
+                const bytes = Buffer.allocUnsafe(Math.min(PART_BYTES, size - at));
+                const { bytesRead } = await file.read(bytes, 0, bytes.length, at);
+                if (bytesRead !== bytes.length) throw new Error('the staged search index ended early');
+                await tx`insert into cairn_search_snapshot (part, bytes) values (${part}, ${bytes})`;
+              }
+            } finally {
+              await file.close();
             }
-          });
-          await flush();
-        }),
+          }),
+        ),
       ),
   };
 };

@@ -1,6 +1,4 @@
-import { mkdtemp, open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { withStagedFile } from '../staged-file.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 
 /** A million entries' index is hundreds of megabytes: far more than the client's short timeout. */
@@ -22,23 +20,5 @@ export interface IndexObject {
  */
 export const searchIndexObject = (objects: BucketObjects, key: string): IndexObject => ({
   read: () => objects.getBytes(key, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS }),
-  write: async (fill) => {
-    const dir = await mkdtemp(join(tmpdir(), 'cairn-search-'));
-    try {
-      const path = join(dir, 'index');
-      const file = await open(path, 'w', 0o600);
-      let size = 0;
-      try {
-        await fill(async (chunk) => {
-          await file.write(chunk);
-          size += chunk.length;
-        });
-      } finally {
-        await file.close();
-      }
-      await objects.putFile(key, path, size, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  },
+  write: (fill) => withStagedFile(fill, ({ path, size }) => objects.putFile(key, path, size, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS })),
 });

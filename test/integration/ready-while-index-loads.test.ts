@@ -33,6 +33,25 @@ const readyAnswers = async (server: Cairn, until: number) => {
   }
 };
 
+/**
+ * With the index held from loading: /ready answers 503 and says why; once `release` lets the
+ * load go on, it answers 503 until it answers 200, and then every entry is found at once.
+ */
+const expectReadyOnlyWhenLoaded = async (server: Cairn, release: () => void, word: string) => {
+  const waiting = await server.call('GET', '/ready');
+  expect(waiting.status).toBe(503);
+  expect(waiting.body.error.code).toBe('UNAVAILABLE');
+  expect(waiting.body.error.message).toMatch(/search index is still loading/);
+  expect(waiting.headers.get('retry-after')).toBe('2');
+  // Liveness is another question: the process is up.
+  expect((await server.call('GET', '/health')).status).toBe(200);
+  release();
+  const answers = await readyAnswers(server, Date.now() + 15_000);
+  expect(answers.at(-1)?.status).toBe(200);
+  for (const answer of answers.slice(0, -1)) expect(answer).toMatchObject({ status: 503, retryAfter: '2' });
+  expect(await searchCount(server, word)).toEqual({ status: 200, count: 100 });
+};
+
 describe('PostgreSQL with the in-process index: /ready waits for the index', () => {
   const backend: BackendEnv = postgresBackend('ready_loading');
   afterAll(() => backend.cleanup());
@@ -58,21 +77,9 @@ describe('PostgreSQL with the in-process index: /ready waits for the index', () 
     let late: Cairn | undefined;
     try {
       late = await startCairn(env);
-      const waiting = await late.call('GET', '/ready');
-      expect(waiting.status).toBe(503);
-      expect(waiting.body.error.code).toBe('UNAVAILABLE');
-      expect(waiting.body.error.message).toMatch(/search index is still loading/);
-      expect(waiting.headers.get('retry-after')).toBe('2');
-      // Liveness is another question: the process is up.
-      expect((await late.call('GET', '/health')).status).toBe(200);
       // The other replica, loaded long ago, stays ready meanwhile.
       expect((await writer.call('GET', '/ready')).status).toBe(200);
-      release();
-      const answers = await readyAnswers(late, Date.now() + 15_000);
-      expect(answers.at(-1)?.status).toBe(200);
-      for (const answer of answers.slice(0, -1)) expect(answer).toMatchObject({ status: 503, retryAfter: '2' });
-      // Ready means searchable: every entry found at once.
-      expect(await searchCount(late, word)).toEqual({ status: 200, count: 100 });
+      await expectReadyOnlyWhenLoaded(late, release, word);
     } finally {
       release();
       await late?.close();
@@ -106,14 +113,7 @@ describe('S3: /ready waits for the index', () => {
     let late: Cairn | undefined;
     try {
       late = await startCairn(env);
-      const waiting = await late.call('GET', '/ready');
-      expect(waiting.status).toBe(503);
-      expect(waiting.body.error.message).toMatch(/search index is still loading/);
-      release();
-      const answers = await readyAnswers(late, Date.now() + 15_000);
-      expect(answers.at(-1)?.status).toBe(200);
-      for (const answer of answers.slice(0, -1)) expect(answer).toMatchObject({ status: 503, retryAfter: '2' });
-      expect(await searchCount(late, word)).toEqual({ status: 200, count: 100 });
+      await expectReadyOnlyWhenLoaded(late, release, word);
     } finally {
       release();
       await late?.close();

@@ -114,6 +114,36 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(refused).toMatchObject({ id: 'x', result: { isError: true, structuredContent: { error: { code: 'FORBIDDEN' } } } });
   });
 
+  it('lets no cancellation stop a call, its own or another caller\'s: every request is answered', async () => {
+    // A server of its own, so that the ids its MCP server sees (the dispatcher's, shared by all
+    // callers, from 1) are known: the cancels below name them all.
+    const own = await mkdtemp(join(tmpdir(), 'cairn-mcp-cancel-'));
+    const fresh = await startCairn({ CAIRN_DATA_DIR: own });
+    try {
+      const entries = Array.from({ length: 100 }, (_, i) => ({ entity_path: 'cancel', key: `k${i}`, value: `cancellable ${i}` }));
+      expect((await fresh.call('POST', '/api/v1/entries/batch', { entries })).status).toBe(200);
+      const send = (body: unknown) =>
+        fetch(`${fresh.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) });
+      const cancels = (from: number, count: number) =>
+        Array.from({ length: count }, (_, i) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: from + i, reason: 'test' } }));
+      const search = call('mine', 'memory_search', { query: 'cancellable', mode: 'text', limit: 5 });
+      const timeout = (ms: number) => new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms));
+      // In the same batch as the call, naming ids 1 to 99; then while another call runs.
+      const batch = await Promise.race([send([search, ...cancels(1, 99)]), timeout(5_000)]);
+      const [single, ...others] = await Promise.race([Promise.all([send(search), ...Array.from({ length: 5 }, (_, i) => send(cancels(i * 100, 100)))]), timeout(5_000)]);
+      for (const other of others) expect(other.status).toBe(202);
+      for (const answered of [batch, single]) {
+        // One request in the batch: answered as one message, as the SDK's transport does.
+        const body = (await answered.json()) as any;
+        expect(body).toMatchObject({ id: 'mine', result: { structuredContent: { results: expect.any(Array) } } });
+        expect(body.result.structuredContent.results).toHaveLength(5);
+      }
+    } finally {
+      await fresh.close();
+      await rm(own, { recursive: true, force: true });
+    }
+  });
+
   it('answers a batch in order, a notification with 202, and refuses what the transport spec refuses', async () => {
     const batch = await post(KEY, [{ jsonrpc: '2.0', id: 'a', method: 'tools/list' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 'b', method: 'ping' }]);
     const answered = (await batch.json()) as Array<{ id: string }>;

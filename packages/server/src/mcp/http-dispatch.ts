@@ -16,6 +16,8 @@ const MAX_BATCH = 100;
 
 const refusal = (status: number, code: number, message: string): McpAnswer => ({ status, body: { jsonrpc: '2.0', error: { code, message }, id: null } });
 
+const isCancellation = (message: JSONRPCMessage): boolean => 'method' in message && message.method === 'notifications/cancelled';
+
 const hasId = (message: JSONRPCMessage): message is JSONRPCMessage & { id: string | number } => 'id' in message && message.id !== undefined;
 
 /**
@@ -83,6 +85,11 @@ export class McpDispatcher implements Transport {
     const answers: Array<Promise<JSONRPCMessage>> = [];
     for (const message of messages) {
       if (!isJSONRPCRequest(message)) {
+        // Cancellation is not passed on. It names a request by id, and the ids the server sees
+        // are the dispatcher's, shared by every caller: a cancel could stop another caller's
+        // call. And a cancelled request gets no answer from the server, which would leave its
+        // POST unanswered. A stateless request runs to its end; a client that gives up closes it.
+        if (isCancellation(message)) continue;
         this.onmessage?.(message, extra);
         continue;
       }

@@ -235,8 +235,9 @@ export class MemorySearchIndex implements SearchIndex {
   private async whenReady(): Promise<void> {
     if (this.state === 'ready') return;
     const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), LOADING_WAIT_MS).unref());
-    if ((await Promise.race([this.ready.then(() => 'ready' as const), timeout])) === 'timeout') {
-      throw unavailable(`the search index is still loading (${this.text.docCount} entries so far); retry shortly`);
-    }
+    const loaded = await Promise.race([this.ready.then(() => 'ready' as const, () => 'failed' as const), timeout]);
+    if (loaded === 'timeout') throw unavailable(`the search index is still loading (${this.text.docCount} entries so far); retry shortly`);
+    // The failure itself was logged when it happened (open-memory-search.ts).
+    if (loaded === 'failed') throw unavailable('the search index could not be loaded (the server log says why); search is unavailable until the server restarts');
   }
 }

@@ -5,6 +5,8 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Entry } from '../../domain/entry.ts';
+import { archivedVersionProblem } from './archived-version.ts';
+import { recordProblem } from './archived-record.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveError, type ArchiveHeader, type ArchiveLine, type ArchiveTrailer } from './format.ts';
 
 const isGzip = async (path: string): Promise<boolean> => {
@@ -24,9 +26,22 @@ const lines = async function* (path: string): AsyncGenerator<string> {
   const failed = new Promise<never>((_, reject) => input.on('error', (e) => reject(new ArchiveError(`cannot read the archive: ${e.message}`))));
   failed.catch(() => {});
   const reader = createInterface({ input, crlfDelay: Infinity });
-  for await (const line of reader) yield line;
-  // A gzip stream cut short ends the line reader quietly; its error is the one to report.
-  await Promise.race([failed, Promise.resolve()]);
+  // The line reader passes the stream's errors on as its own: they are reported through
+  // `failed`, and one arriving after the caller stopped reading must not go unheard.
+  reader.on('error', () => {});
+  try {
+    try {
+      for await (const line of reader) yield line;
+    } catch (error) {
+      throw new ArchiveError(`cannot read the archive: ${(error as Error).message}`);
+    }
+    // A gzip stream cut short ends the line reader quietly; its error is the one to report.
+    await Promise.race([failed, Promise.resolve()]);
+  } finally {
+    // A caller that stops early (a bad line) leaves nothing reading the file.
+    reader.close();
+    input.destroy();
+  }
 };
 
 const parse = (text: string, n: number): Record<string, unknown> => {
@@ -50,29 +65,36 @@ const checkHeader = (value: Record<string, unknown>): ArchiveHeader => {
   return value as unknown as ArchiveHeader;
 };
 
-const ENTRY_STRINGS = ['namespace', 'entity_path', 'key', 'agent_id', 'written_at'] as const;
-
-/** An entry line's versions must be one entry's versions 1..n, each shaped like an entry. */
-const checkEntry = (value: Record<string, unknown>, n: number): void => {
+/**
+ * An entry line's versions must be one entry's versions 1..n, each one a version a write could
+ * have stored (archived-version.ts), and no other line may hold the same entry: `seen` holds the
+ * addresses of the lines before.
+ */
+const checkEntry = (value: Record<string, unknown>, n: number, seen: Set<string>): string | null => {
   const versions = value.versions;
   if (!Array.isArray(versions) || versions.length === 0) throw new ArchiveError(`line ${n}: an entry line needs a non-empty "versions" array`);
-  const first = versions[0] as Entry;
-  for (const [i, v] of (versions as Entry[]).entries()) {
-    if (v === null || typeof v !== 'object') throw new ArchiveError(`line ${n}: version ${i + 1} is not an object`);
-    for (const field of ENTRY_STRINGS) {
-      if (typeof v[field] !== 'string') throw new ArchiveError(`line ${n}: version ${i + 1} has no string "${field}"`);
-    }
-    if (v.version !== i + 1) throw new ArchiveError(`line ${n}: versions must run 1..n in order (position ${i + 1} holds version ${JSON.stringify(v.version)})`);
-    if (v.namespace !== first.namespace || v.entity_path !== first.entity_path || v.key !== first.key) {
-      throw new ArchiveError(`line ${n}: every version of an entry line must have the same namespace, entity_path and key`);
-    }
+  for (const [i, v] of (versions as unknown[]).entries()) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ArchiveError(`line ${n}: version ${i + 1} is not an object`);
+    const problem = archivedVersionProblem(v);
+    if (problem) return `line ${n}: version ${i + 1}: ${problem}`;
+    if ((v as Entry).version !== i + 1) throw new ArchiveError(`line ${n}: versions must run 1..n in order (position ${i + 1} holds version ${(v as Entry).version})`);
   }
+  const first = versions[0] as Entry;
+  if ((versions as Entry[]).some((v) => v.namespace !== first.namespace || v.entity_path !== first.entity_path || v.key !== first.key)) {
+    throw new ArchiveError(`line ${n}: every version of an entry line must have the same namespace, entity_path and key`);
+  }
+  const address = `${first.namespace}\u0000${first.entity_path}\u0000${first.key}`;
+  if (seen.has(address)) return `line ${n}: ${first.namespace} / ${first.entity_path} / ${first.key} already had a line of its own (an entry's whole history is one line)`;
+  seen.add(address);
+  return null;
 };
 
-const checkRecord = (value: Record<string, unknown>, n: number): void => {
-  if (typeof value.collection !== 'string' || typeof value.id !== 'string' || value.data === null || typeof value.data !== 'object') {
+const checkRecord = (value: Record<string, unknown>, n: number): string | null => {
+  if (typeof value.collection !== 'string' || typeof value.id !== 'string' || value.data === null || typeof value.data !== 'object' || Array.isArray(value.data)) {
     throw new ArchiveError(`line ${n}: a record line needs "collection" and "id" strings and a "data" object`);
   }
+  const problem = recordProblem(value.collection, value.id, value.data);
+  return problem ? `line ${n}: record ${value.collection} / ${value.id}: ${problem}` : null;
 };
 
 export interface ArchiveSummary {
@@ -89,6 +111,12 @@ export interface ArchiveSummary {
 export const checkArchive = async (path: string): Promise<ArchiveSummary> => {
   const hash = createHash('sha256');
   const counts = { entries: 0, versions: 0, records: 0 };
+  // Every entry's address, to refuse a second line for one: a set of strings, about 100 bytes
+  // per entry while the check runs (100 MB for a million entries).
+  const seen = new Set<string>();
+  // The first line a write could not have stored, reported once the archive is known to be
+  // whole and unaltered: a damaged archive is said to be damaged, not to hold a bad value.
+  let refused: string | null = null;
   let header: ArchiveHeader | null = null;
   let trailer: ArchiveTrailer | null = null;
   let n = 0;
@@ -102,11 +130,11 @@ export const checkArchive = async (path: string): Promise<ArchiveSummary> => {
       trailer = value as unknown as ArchiveTrailer;
       continue;
     } else if (value.type === 'entry') {
-      checkEntry(value, n);
+      refused ??= checkEntry(value, n, seen);
       counts.entries++;
       counts.versions += (value.versions as unknown[]).length;
     } else if (value.type === 'record') {
-      checkRecord(value, n);
+      refused ??= checkRecord(value, n);
       counts.records++;
     } else {
       throw new ArchiveError(`line ${n}: unknown line type ${JSON.stringify(value.type ?? null)} (this Cairn reads "entry", "record" and "end")`);
@@ -117,9 +145,11 @@ export const checkArchive = async (path: string): Promise<ArchiveSummary> => {
   if (!trailer) throw new ArchiveError(`the archive has no trailer line: it was cut short after line ${n} (nothing was imported)`);
   const digest = hash.digest('hex');
   for (const k of ['entries', 'versions', 'records'] as const) {
+    if (!Number.isSafeInteger(trailer[k])) throw new ArchiveError(`the trailer's "${k}" is not a count (found ${JSON.stringify(trailer[k] ?? null)}): it is damaged (nothing was imported)`);
     if (trailer[k] !== counts[k]) throw new ArchiveError(`the trailer counts ${trailer[k]} ${k} but the archive holds ${counts[k]}: it is damaged (nothing was imported)`);
   }
   if (trailer.sha256 !== digest) throw new ArchiveError('the archive\'s checksum does not match its content: it is damaged (nothing was imported)');
+  if (refused) throw new ArchiveError(`${refused} (nothing was imported)`);
   return { header, trailer };
 };
 

@@ -1,7 +1,6 @@
 import { open } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import type { SnapshotFile } from '../../search/index-snapshot.ts';
-import { withStagedFile } from '../staged-file.ts';
+import { type SavedIndexFile, withStagedFile } from '../staged-file.ts';
 import { createClient, type Sql } from './client.ts';
 
 /** Bytes per row: large enough that a million entries' index is a few dozen rows, small enough to build one in memory. */
@@ -24,7 +23,7 @@ const SAVE_TIMEOUT = '5min';
  * hundreds of megabytes takes no connection from the pool that writes use. A save replaces
  * every row in one transaction, so a reader sees the old file whole or the new one whole.
  */
-export const searchSnapshotRows = (dsn: string, logger: Logger): SnapshotFile => {
+export const searchSnapshotRows = (dsn: string, logger: Logger): SavedIndexFile => {
   const connect = (): Sql => createClient({ dsn, logger, max: 1, connectTimeoutS: 5, statementTimeoutMs: 0 });
   const using = async <T>(run: (sql: Sql) => Promise<T>): Promise<T> => {
     const sql = connect();

@@ -20,7 +20,8 @@ import type { HeadIndex } from './head-index.ts';
 import { addressHash, addressOf } from './object-keys.ts';
 import type { RecordObjects } from './record-objects.ts';
 import type { Snapshots } from './snapshots.ts';
-import { type IndexObject, searchIndexObject } from './search-object.ts';
+import type { SavedIndexFile } from '../staged-file.ts';
+import { searchIndexObject } from './search-object.ts';
 import type { VersionObjects } from './version-objects.ts';
 
 export interface S3StoreParts {
@@ -237,7 +238,7 @@ export class S3Store implements Store {
   }
 
   /** Where this store's replicas keep the saved search index (search-object.ts). */
-  searchIndexFile(): IndexObject {
+  searchIndexFile(): SavedIndexFile {
     return searchIndexObject(this.parts.objects, this.parts.keys.searchIndexKey);
   }
 

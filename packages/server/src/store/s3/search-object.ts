@@ -1,14 +1,8 @@
-import { withStagedFile } from '../staged-file.ts';
+import { type SavedIndexFile, withStagedFile } from '../staged-file.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 
 /** A million entries' index is hundreds of megabytes: far more than the client's short timeout. */
 const INDEX_OBJECT_TIMEOUT_MS = 300_000;
-
-/** A saved index's bytes, read whole and written by streaming chunks to `sink` (the search layer's SnapshotFile). */
-export interface IndexObject {
-  read(): Promise<Buffer | null>;
-  write(fill: (sink: (chunk: Buffer) => Promise<void>) => Promise<void>): Promise<void>;
-}
 
 /**
  * The saved search index as one object of the bucket, shared by the replicas (any of them may
@@ -18,7 +12,7 @@ export interface IndexObject {
  * object is replaced whole (S3 never shows half a PUT) and the save never holds the whole
  * index in memory a second time. Losing the object costs a rebuild, never data.
  */
-export const searchIndexObject = (objects: BucketObjects, key: string): IndexObject => ({
+export const searchIndexObject = (objects: BucketObjects, key: string): SavedIndexFile => ({
   read: () => objects.getBytes(key, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS }),
   write: (fill) => withStagedFile(fill, ({ path, size }) => objects.putFile(key, path, size, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS })),
 });

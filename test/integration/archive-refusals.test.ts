@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
+import { importArchive } from '../../packages/server/src/services/archive/import-archive.ts';
+import { openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
+import { type Cairn, startCairn } from '../helpers/cairn.ts';
+
+/**
+ * An archive is a way into the store: one that is whole and carries a correct checksum may
+ * still hold what no write could store (a hostile path, a value no backend keeps, a field a
+ * reader trips over). Import refuses it before writing anything, naming the line and the field.
+ */
+const dir = await mkdtemp(join(tmpdir(), 'cairn-archive-refusals-'));
+let header: string;
+let entryLine: Record<string, any>;
+let recordLine: Record<string, any>;
+let source: Cairn;
+
+beforeAll(async () => {
+  source = await startCairn({ CAIRN_DATA_DIR: join(dir, 'source') });
+  for (const value of [{ title: 'first' }, { title: 'second' }]) {
+    expect((await source.call('POST', '/api/v1/entries', { entity_path: 'repos/acme/api', key: 'pr-1', value, tags: ['a'] })).status).toBeLessThan(300);
+  }
+  expect((await source.call('POST', '/api/v1/connectors/github/enable', {})).status).toBe(200);
+  const lines = ((await (await fetch(`${source.url}/api/v1/admin/export?all=true`)).text()).trim().split('\n'));
+  header = lines[0] as string;
+  entryLine = JSON.parse(lines.find((l) => l.includes('"type":"entry"')) as string);
+  recordLine = JSON.parse(lines.find((l) => l.includes('"collection":"connectors/')) as string);
+});
+afterAll(async () => {
+  await source?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/**
+ * A whole archive of `lines` (after the header), with the trailer's counts and checksum right.
+ * A line given as text is a record line, taken as it is (one too deep for JSON.stringify).
+ */
+const archive = (lines: (object | string)[]): string => {
+  const body = [header, ...lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l)))].map((l) => `${l}\n`).join('');
+  const count = (type: string) => lines.filter((l) => (typeof l === 'string' ? 'record' : (l as { type: string }).type) === type);
+  const versions = count('entry').reduce((n, l) => n + (l as { versions: unknown[] }).versions.length, 0);
+  const trailer = { type: 'end', entries: count('entry').length, versions, records: count('record').length, sha256: createHash('sha256').update(body).digest('hex') };
+  return `${body}${JSON.stringify(trailer)}\n`;
+};
+/** The exported entry line with its first version changed by `patch`. */
+const withFirst = (patch: Record<string, unknown>) => ({ ...entryLine, versions: entryLine.versions.map((v: object, i: number) => (i === 0 ? { ...v, ...patch } : v)) });
+/** The same, with the content hash following the new value, as a forger would keep it. */
+const withValue = (value: unknown) => withFirst({ value, content_hash: contentHash(value) });
+
+let n = 0;
+/** Imports `content` into a fresh data directory; answers the refusal and what the target holds after it. */
+const tryImport = async (content: string | Buffer) => {
+  const path = join(dir, `archive-${++n}`);
+  await writeFile(path, content);
+  const target = await openFromEnv({ CAIRN_DATA_DIR: join(dir, `target-${n}`) });
+  try {
+    const refusal = await importArchive(target.store, path).then(() => null, (error: Error) => error.message);
+    const held = (await snapshotOf(target.store, ['default'])).size;
+    const records = await target.store.getRecord(recordLine.collection, recordLine.id);
+    return { refusal, held, records };
+  } finally {
+    await target.store.close();
+  }
+};
+
+describe('cairn import refuses what no write could have stored', () => {
+  it('imports the archive as exported', async () => {
+    const imported = await tryImport(archive([entryLine, recordLine]));
+    expect(imported).toMatchObject({ refusal: null, held: entryLine.versions.length });
+    expect(imported.records?.data).toEqual(recordLine.data);
+  });
+
+  // After the record line, so each refusal is of line 3 or later.
+  const refusals: [string, () => (object | string)[], RegExp][] = [
+    ['tags that are not a list (every search then failed)', () => [withFirst({ tags: 'nope' })], /line 3: version 1: tags: .*expected array/],
+    ['a hostile entity path', () => [withFirst({ entity_path: '../../etc' })], /entity_path: must not contain "\." or "\.\." segments/],
+    ['an empty entity path', () => [withFirst({ entity_path: '' })], /entity_path: must not be empty/],
+    ['a key holding U+0000', () => [withFirst({ key: 'a\u0000b' })], /key: must not contain control characters/],
+    ['a value with a lone surrogate', () => [withValue({ text: 'bad \ud800' })], /value: must be valid Unicode/],
+    ['a value nested past 64 levels', () => [withValue(JSON.parse(`${'{"a":'.repeat(100)}1${'}'.repeat(100)}`))], /value: must not nest deeper than 64 levels/],
+    ['a value above 512 KiB', () => [withValue('x'.repeat(600 * 1024))], /value: must be at most 524288 bytes/],
+    ['a time that is not one', () => [withFirst({ written_at: 'not a time' })], /written_at: expected an ISO 8601 time/],
+    ['a confidence that is not a number', () => [withFirst({ confidence: 'high' })], /confidence: .*expected number/],
+    ['evidence of the wrong shape', () => [withFirst({ evidence: 7 })], /evidence: .*expected object/],
+    ['evidence whose status does not follow from its counts', () => [withFirst({ evidence: { successes: 0, failures: 3, status: 'validated' } })], /evidence: the status does not follow/],
+    ['links to a hostile path', () => [withFirst({ links: [{ entity_path: '..', key: 'k', relation: 'see_also' }] })], /links\.0\.entity_path/],
+    ['a value whose content hash is not its own', () => [withFirst({ value: { title: 'forged' } })], /content_hash: does not match the value/],
+    ['a field no entry has', () => [withFirst({ is_admin: true })], /Unrecognized key/],
+    ['one entry on two lines', () => [entryLine, entryLine], /line 4: default \/ repos\/acme\/api \/ pr-1 already had a line of its own/],
+    ['connector settings whose secret is not a secret (the connectors page then failed)', () => [{ ...recordLine, data: { enabled: 'yes', secret: 42 } }], /record connectors\/default \/ github: connector settings: enabled/],
+    ['a record nested 100,000 levels deep (it overflowed the stack while being written)', () => [`{"type":"record","collection":"x","id":"y","updated_at":"2026-01-01T00:00:00.000Z","data":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`], /data must not nest deeper than 64 levels/],
+  ];
+  for (const [what, lines, message] of refusals) {
+    it(`refuses ${what}, writing nothing`, async () => {
+      const result = await tryImport(archive([recordLine, ...lines()]));
+      expect(result.refusal).toMatch(message);
+      expect(result.refusal).toMatch(/nothing was imported/);
+      expect(result).toMatchObject({ held: 0, records: null });
+    });
+  }
+
+  it('says a damaged archive is damaged, before what its lines hold', async () => {
+    const text = archive([withFirst({ tags: 'nope' })]);
+    const result = await tryImport(text.replace('"first"', '"fir5t"'));
+    expect(result.refusal).toMatch(/checksum does not match/);
+  });
+
+  it('refuses a gzip archive cut short or not gzip at all, as an error, not a crash', async () => {
+    const gzipped = gzipSync(archive([entryLine, recordLine]));
+    expect(await tryImport(gzipped)).toMatchObject({ refusal: null, held: entryLine.versions.length });
+    const cut = await tryImport(gzipped.subarray(0, gzipped.length - 30));
+    expect(cut.refusal).toMatch(/cannot read the archive|cut short|not a JSON object/);
+    expect(cut.held).toBe(0);
+    const garbage = await tryImport(Buffer.concat([Buffer.from([0x1f, 0x8b]), Buffer.from('not gzip at all, only its first two bytes')]));
+    expect(garbage.refusal).toMatch(/cannot read the archive/);
+    // A gzip stream that fails after its first line was refused: the failure must not go unheard.
+    const manyHeaders = gzipSync(`{"format":"other"}\n${'x'.repeat(1 << 20)}\n`);
+    const foreign = await tryImport(manyHeaders.subarray(0, manyHeaders.length - 10));
+    expect(foreign.refusal).toMatch(/not a Cairn archive/);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  });
+});

@@ -93,6 +93,8 @@ describe('cairn import refuses what no write could have stored', () => {
     ['a field no entry has', () => [withFirst({ is_admin: true })], /Unrecognized key/],
     ['one entry on two lines', () => [entryLine, entryLine], /line 4: default \/ repos\/acme\/api \/ pr-1 already had a line of its own/],
     ['connector settings whose secret is not a secret (the connectors page then failed)', () => [{ ...recordLine, data: { enabled: 'yes', secret: 42 } }], /record connectors\/default \/ github: connector settings: enabled/],
+    ['an API key whose hash is not one (signing in with it then failed with a 500)', () => [{ type: 'record', collection: 'api-keys', id: 'abcdef012345', updated_at: '2026-01-01T00:00:00.000Z', data: { name: 'ci', scopes: ['read'], prefixes: null, namespace: 'default', team: null, hash: 'zz', created_at: '2026-01-01T00:00:00.000Z', revoked_at: null } }], /record api-keys \/ abcdef012345: API key: hash: expected a SHA-256/],
+    ['an API key with a scope that does not exist', () => [{ type: 'record', collection: 'api-keys', id: 'abcdef012345', updated_at: '2026-01-01T00:00:00.000Z', data: { name: 'ci', scopes: ['root'], prefixes: null, namespace: 'default', team: null, hash: 'ab'.repeat(32), created_at: '2026-01-01T00:00:00.000Z', revoked_at: null } }], /API key: scopes\.0/],
     ['a record nested 100,000 levels deep (it overflowed the stack while being written)', () => [`{"type":"record","collection":"x","id":"y","updated_at":"2026-01-01T00:00:00.000Z","data":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`], /data must not nest deeper than 64 levels/],
   ];
   for (const [what, lines, message] of refusals) {

@@ -46,3 +46,20 @@ describe('KeyResolver.openModeKnown', () => {
     expect(keys.openModeKnown(), 'a forgotten key is looked up again at once').toBeUndefined();
   });
 });
+
+describe('KeyResolver.resolve with a damaged key record', () => {
+  it('refuses the key as unknown (401), where comparing hashes of unequal length threw (500)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cairn-key-damaged-'));
+    const store = await openFsStore({ dir, logger: pino({ level: 'silent' }) });
+    try {
+      const id = 'abcdef012345';
+      await store.putRecord(KEYS, id, { name: 'ci', scopes: ['read'], prefixes: null, namespace: 'default', team: null, hash: 'zz', created_at: new Date().toISOString(), revoked_at: null });
+      const resolver = new KeyResolver(store, []);
+      const key = `ck_${id}_${'A'.repeat(43)}`;
+      await expect(resolver.resolve(key)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

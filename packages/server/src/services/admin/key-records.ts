@@ -24,8 +24,12 @@ export const hashKey = (key: string): string => createHash('sha256').update(key)
 /** The id inside a managed key, or null when the string is not shaped like one. */
 export const keyIdOf = (key: string): string | null => /^ck_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/.exec(key)?.[1] ?? null;
 
-export const keyMatches = (record: KeyRecord, key: string): boolean =>
-  timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(hashKey(key), 'hex'));
+export const keyMatches = (record: KeyRecord, key: string): boolean => {
+  // A record whose hash is not a SHA-256 (damaged, or written by hand) matches no key: compared
+  // as it is, buffers of unequal length would throw, a 500 for every request with that key.
+  const stored = typeof record.hash === 'string' ? Buffer.from(record.hash, 'hex') : Buffer.alloc(0);
+  return stored.length === 32 && timingSafeEqual(stored, Buffer.from(hashKey(key), 'hex'));
+};
 
 export const accessOfKey = (id: string, record: KeyRecord): Access => ({
   keyId: id,

@@ -57,6 +57,27 @@ export const describeForgetHttpContract = (server: () => Cairn, dump: () => Prom
       expect(none.body.forgotten).toEqual([]);
     });
 
+    it('refuses a reason no backend can store before forgetting anything, and loses no one else\'s audit events', async () => {
+      const prefix = `doomed/d${++unique}-${Date.now()}`;
+      await write({ entity_path: prefix, key: 'k', value: 'still here' });
+      for (const reason of ['gdpr \u0000', 'gdpr \ud800']) {
+        const res = await server().call('POST', '/api/v1/admin/forget', { entity_path: prefix, reason });
+        expect(res.status, JSON.stringify(res.body)).toBe(422);
+        expect(res.body.error.details[0]).toMatchObject({ field: 'reason' });
+      }
+      expect((await server().call('GET', `/api/v1/entries/${prefix}/k`)).status).toBe(200);
+      // Writes audited in the same moment as the refused forget keep their events.
+      const keys = Array.from({ length: 10 }, (_, i) => `w${i}`);
+      await Promise.all([...keys.map((key) => write({ entity_path: prefix, key, value: key })), server().call('POST', '/api/v1/admin/forget', { entity_path: prefix, reason: 'x\u0000' })]);
+      await expect
+        .poll(async () => {
+          const audit = await server().call('GET', `/api/v1/admin/audit?action=entry.written&limit=1000`);
+          const written = (audit.body.events as { target: { entity_path: string; key: string } }[]).filter((e) => e.target.entity_path === prefix);
+          return written.map((e) => e.target.key).sort();
+        })
+        .toEqual(['k', ...keys].sort());
+    });
+
     it('keeps what a retention policy says and drops the rest when a pass runs', async () => {
       const word = `tapir${++unique}z${Date.now().toString(36)}`;
       const path = `logs/r${unique}-${Date.now()}`;

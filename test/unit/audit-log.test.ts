@@ -29,6 +29,19 @@ describe('the audit log stores events in batches', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('stores text PostgreSQL refuses (U+0000, lone surrogates) as U+FFFD, so one event cannot sink its batch', async () => {
+    const log = new AuditLog(store, Date.now, 20);
+    await Promise.all([
+      log.record(ctx, 'default', written('before')),
+      log.record(ctx, 'default', { action: 'entries.forgotten', target: { entity_path: 'a\u0000b' }, changes: { reason: 'x\ud800y' } }),
+      log.record(ctx, 'default', written('after')),
+    ]);
+    const [record] = await store.listRecords(auditCollection('default'), { limit: 10 });
+    const events = record?.data.events as { target: { entity_path: string; key?: string }; changes?: { reason: string } }[];
+    expect(events.map((e) => e.target.key ?? e.target.entity_path)).toEqual(['before', 'a\ufffdb', 'after']);
+    expect(events[1]?.changes?.reason).toBe('x\ufffdy');
+  });
+
   it('puts the events of one window into one record per namespace, in the order recorded', async () => {
     const audit = new AuditLog(store, Date.now, 50);
     const stored = [audit.record(ctx, 'default', written('a')), audit.record(ctx, 'other', written('b')), audit.record(ctx, 'default', written('c'))];

@@ -24,6 +24,18 @@ interface Pending {
 const AUDIT_BATCH_MS = 10;
 
 /**
+ * The event with every string made storable: U+0000 becomes U+FFFD and lone surrogates too.
+ * An event carries what callers sent (a reason, a name), and events share one record per
+ * batch: one string PostgreSQL refuses would lose every other caller's events with it.
+ */
+const storable = <T>(value: T, depth = 0): T => {
+  if (typeof value === 'string') return value.replaceAll('\u0000', '\ufffd').toWellFormed() as T;
+  if (value === null || typeof value !== 'object' || depth > 64) return value;
+  if (Array.isArray(value)) return value.map((v) => storable(v, depth + 1)) as T;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k), storable(v, depth + 1)])) as T;
+};
+
+/**
  * The audit log, written in batches: events recorded within AUDIT_BATCH_MS of each other, or
  * while a batch is being stored, go into one record per namespace (`{events: [...]}`,
  * newest last). Each caller's promise resolves once its event is stored; drain() stores what
@@ -47,14 +59,14 @@ export class AuditLog implements AuditTrail {
   }
 
   record(ctx: Context, namespace: string, event: AuditEvent): Promise<void> {
-    const entry = {
+    const entry = storable({
       at: new Date(this.now()).toISOString(),
       action: event.action,
       actor: { key_id: ctx.access?.keyId ?? null, agent_id: ctx.agentId },
       request_id: ctx.requestId,
       target: event.target,
       ...(event.changes ? { changes: event.changes } : {}),
-    };
+    });
     return new Promise((done, failed) => {
       const list = this.pending.get(namespace) ?? [];
       list.push({ event: entry, done, failed });

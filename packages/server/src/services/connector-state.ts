@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { FreeTextSchema } from './schemas.ts';
 import type { Connector, ConnectorSettings } from '../connectors/connector.ts';
 import { ServiceError, unavailable } from '../domain/errors.ts';
 import { type SealedSecret, isSealed } from './secrets/secret-box.ts';
@@ -27,7 +28,7 @@ export const newSecret = (): string => `whsec_${randomBytes(32).toString('base64
  * need it given to Cairn; for the others Cairn generates one when none is given.
  */
 export const SecretInput = z
-  .object({ signing_secret: z.string().min(16).max(512).optional().describe("The provider's signing secret, when the provider issues it (PagerDuty, Slack).") })
+  .object({ signing_secret: FreeTextSchema(512).min(16).optional().describe("The provider's signing secret, when the provider issues it (PagerDuty, Slack).") })
   .strict();
 
 export const secretFor = (connector: Connector, raw: unknown): string => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS } from '../domain/limits.ts';
-import { structureProblem } from '../domain/value.ts';
+import { structureProblem, textProblem } from '../domain/value.ts';
 import { AgentIdSchema, EntityPathSchema, EventTypeSchema, KeySchema, NamespaceSchema, TagSchema } from '../domain/names.ts';
 
 /** Schemas shared by several operations; each operation's own input lives in its file. */
@@ -21,6 +21,16 @@ const wellFormed = (doc: unknown, ctx: z.RefinementCtx): void => {
   const problem = structureProblem(doc);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 };
+
+/** Free text up to `max` characters (a reason, a note): any characters every backend can store. */
+export const FreeTextSchema = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .superRefine((s, ctx) => {
+      const problem = textProblem(s);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
 
 export const ValueSchema = z
   .union([z.string(), z.record(z.string(), z.unknown())])

@@ -5,6 +5,7 @@ import type { EntryAddress } from '../../domain/entry.ts';
 import { recordAudit } from '../audit-log.ts';
 import { namespaceFor, requirePath, requireScope } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
+import { FreeTextSchema } from '../schemas.ts';
 import { purgeDerived } from './purge-derived.ts';
 
 export const ForgetInput = z
@@ -12,7 +13,7 @@ export const ForgetInput = z
     namespace: NamespaceSchema.optional(),
     entity_path: EntityPathSchema.describe('Forget every entry at or under this entity path (segment-wise), or with `key`, the one entry there.'),
     key: KeySchema.optional(),
-    reason: z.string().max(500).optional().describe('Why, for the audit log (never the forgotten content).'),
+    reason: FreeTextSchema(500).optional().describe('Why, for the audit log (never the forgotten content).'),
   })
   .strict();
 

@@ -100,6 +100,32 @@ describe('data boundaries', () => {
     expect((await cairn.call('POST', '/api/v1/admin/keys', { name: 'x', scopes: ['read'], namespace: 'default' }, k)).status).toBe(403);
   });
 
+  it('lets an admin key confined to a prefix change no setting of the whole namespace', async () => {
+    const confined = as((await issue({ name: 'incident-admin', scopes: ['admin'], prefixes: ['incidents'] })).key);
+    // What the whole namespace's retention would prune lies outside its prefixes.
+    expect((await cairn.call('PUT', '/api/v1/admin/retention', { entity_path: 'repos', keep_versions: 5 }, as(ADMIN))).status).toBe(200);
+    const refused: [string, string, unknown][] = [
+      ['PUT', '/api/v1/admin/retention', { keep_versions: 1 }],
+      ['DELETE', '/api/v1/admin/retention', undefined],
+      ['POST', '/api/v1/connectors/github/enable', {}],
+      ['POST', '/api/v1/connectors/github/rotate-secret', {}],
+      ['POST', '/api/v1/connectors/github/disable', undefined],
+      ['PUT', '/api/v1/connectors/slack/settings', { channels: ['C0123'] }],
+      ['POST', '/api/v1/admin/teams', { name: 'sneaky', members: ['me'] }],
+    ];
+    for (const [method, url, body] of refused) {
+      const res = await cairn.call(method, url, body, confined);
+      expect(res.status, `${method} ${url}: ${JSON.stringify(res.body)}`).toBe(403);
+      expect(res.body.error.message).toMatch(/confined to incidents/);
+    }
+    // Its own paths' policies it may set, and it sees those and the namespace's, never others'.
+    expect((await cairn.call('PUT', '/api/v1/admin/retention', { entity_path: 'incidents', keep_versions: 10 }, confined)).status).toBe(200);
+    const listed = await cairn.call('GET', '/api/v1/admin/retention', undefined, confined);
+    expect(listed.status).toBe(200);
+    expect(listed.body.policies.map((p: { entity_path: string | null }) => p.entity_path)).toEqual(['incidents']);
+    expect(JSON.stringify(listed.body)).not.toContain('repos');
+  });
+
   it('streams only what a key may read', async () => {
     const confined = await readSse(`${cairn.url}/api/v1/stream`, as(keys.incidents));
     const other = await readSse(`${cairn.url}/api/v1/stream`, as(keys.other));

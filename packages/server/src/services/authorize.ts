@@ -37,6 +37,16 @@ export const requirePath = (ctx: Context, path: string): void => {
 };
 
 /**
+ * For settings of a whole namespace (a retention policy for all of it, connectors, teams): a
+ * key confined to some entity paths may not change them, as it may not export or forget
+ * outside them. `what` names the setting in the refusal.
+ */
+export const requireWholeNamespace = (ctx: Context, what: string): void => {
+  const prefixes = accessOf(ctx).prefixes;
+  if (prefixes !== null) throw new ServiceError('FORBIDDEN', `this key is confined to ${prefixes.join(', ')}; ${what} concerns every path of the namespace`);
+};
+
+/**
  * The prefix a list or search may cover: the one asked for, which must lie within the key's
  * prefixes; for a confined key that names none, its only prefix. A key with several prefixes
  * must say which one (lists are ordered ranges; one range per call keeps cursors simple).

@@ -1,7 +1,7 @@
 import { connectorNamed } from '../connectors/registry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { recordAudit } from './audit-log.ts';
-import { requireScope } from './authorize.ts';
+import { requireScope, requireWholeNamespace } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { noteSealed, requireSecretBox } from './secrets/secret-keys.ts';
 import { connectorState, secretFor, settingsCollection } from './connector-state.ts';
@@ -19,6 +19,8 @@ export interface EnabledConnector {
  */
 export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: string, raw?: unknown): Promise<EnabledConnector | { name: string; enabled: true; signing_secret: null }> => {
   requireScope(ctx, 'admin');
+  // Its events become entries anywhere in the namespace.
+  requireWholeNamespace(ctx, "a connector's settings");
   const connector = connectorNamed(name);
   const state = await connectorState(deps, ctx.namespace, connector);
   if (state.managedBy === 'config') {

@@ -1,7 +1,7 @@
 import { connectorNamed } from '../connectors/registry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { recordAudit } from './audit-log.ts';
-import { requireScope } from './authorize.ts';
+import { requireScope, requireWholeNamespace } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { noteSealed, requireSecretBox } from './secrets/secret-keys.ts';
 import { connectorState, secretFor, settingsCollection } from './connector-state.ts';
@@ -10,6 +10,8 @@ import type { EnabledConnector } from './enable-connector.ts';
 /** Replace an enabled connector's signing secret; the old one stops verifying at once. */
 export const rotateConnectorSecret = async (deps: ServiceDeps, ctx: Context, name: string, raw?: unknown): Promise<EnabledConnector> => {
   requireScope(ctx, 'admin');
+  // Its events become entries anywhere in the namespace.
+  requireWholeNamespace(ctx, "a connector's secret");
   const connector = connectorNamed(name);
   const state = await connectorState(deps, ctx.namespace, connector);
   if (state.managedBy === 'config') {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { connectorNamed } from '../connectors/registry.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { recordAudit } from './audit-log.ts';
-import { requireScope } from './authorize.ts';
+import { requireScope, requireWholeNamespace } from './authorize.ts';
 import { settingsCollection } from './connector-state.ts';
 import type { Context, ServiceDeps } from './context.ts';
 
@@ -18,6 +18,8 @@ export const ConnectorSettingsInput = z
 /** Change what a connector captures; its switch and secret are untouched. */
 export const updateConnectorSettings = async (deps: ServiceDeps, ctx: Context, name: string, raw: unknown) => {
   requireScope(ctx, 'admin');
+  // Its events become entries anywhere in the namespace.
+  requireWholeNamespace(ctx, "a connector's settings");
   connectorNamed(name);
   const input = parseInput(ConnectorSettingsInput, raw);
   const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);

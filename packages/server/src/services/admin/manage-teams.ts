@@ -3,7 +3,7 @@ import { ServiceError } from '../../domain/errors.ts';
 import { NamespaceSchema, labelSchema } from '../../domain/names.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import { recordAudit } from '../audit-log.ts';
-import { namespaceFor, requireScope } from '../authorize.ts';
+import { namespaceFor, requireScope, requireWholeNamespace } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
 import { type TeamRecord, teamsCollection } from './team-records.ts';
 
@@ -16,6 +16,7 @@ export const SetMembersInput = z.object({ members: Members, namespace: Namespace
 /** Teams group members; keys can be issued to a team (see create-key.ts). */
 export const createTeam = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<TeamRecord> => {
   requireScope(ctx, 'admin');
+  requireWholeNamespace(ctx, 'a team');
   const input = parseInput(CreateTeamInput, raw);
   const namespace = namespaceFor(ctx, input.namespace);
   const team: TeamRecord = { name: input.name, members: [...new Set(input.members)], created_at: new Date(deps.now()).toISOString() };
@@ -36,6 +37,7 @@ export const listTeams = async (deps: ServiceDeps, ctx: Context, raw: unknown): 
 /** Replace a team's members (the caller sends the full list it wants). */
 export const setTeamMembers = async (deps: ServiceDeps, ctx: Context, name: string, raw: unknown): Promise<TeamRecord> => {
   requireScope(ctx, 'admin');
+  requireWholeNamespace(ctx, 'a team');
   const input = parseInput(SetMembersInput, raw);
   const namespace = namespaceFor(ctx, input.namespace);
   const stored = await deps.store.getRecord(teamsCollection(namespace), name.slice(0, 64));
@@ -49,6 +51,7 @@ export const setTeamMembers = async (deps: ServiceDeps, ctx: Context, name: stri
 
 export const deleteTeam = async (deps: ServiceDeps, ctx: Context, name: string, raw: unknown): Promise<void> => {
   requireScope(ctx, 'admin');
+  requireWholeNamespace(ctx, 'a team');
   const namespace = namespaceFor(ctx, parseInput(z.object({ namespace: NamespaceSchema.optional() }), raw).namespace);
   if (!(await deps.store.deleteRecord(teamsCollection(namespace), name.slice(0, 64)))) throw new ServiceError('NOT_FOUND', `no team "${name.slice(0, 64)}"`);
   await recordAudit(deps, ctx, namespace, { action: 'team.deleted', target: { team: name } });

@@ -6,7 +6,7 @@ import { parseInput } from '../../domain/parse-input.ts';
 import { allRecords } from '../../cortex/cortex-records.ts';
 import type { RecordStore } from '../../ports/records.ts';
 import { recordAudit } from '../audit-log.ts';
-import { namespaceFor, requirePath, requireScope } from '../authorize.ts';
+import { namespaceFor, pathVisible, requirePath, requireScope, requireWholeNamespace } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
 
 /** Shared records, so every replica applies the same policies. Id: `<namespace>/<path prefix>` ('' = the whole namespace; namespaces hold no "/"). */
@@ -76,6 +76,7 @@ export const setRetentionPolicy = async (deps: ServiceDeps, ctx: Context, raw: u
   const input = parseInput(SetPolicyInput, raw);
   const namespace = namespaceFor(ctx, input.namespace);
   if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
+  else requireWholeNamespace(ctx, 'a retention policy without entity_path');
   const policy: RetentionPolicy = {
     namespace,
     entity_path: input.entity_path ?? null,
@@ -95,7 +96,9 @@ export const setRetentionPolicy = async (deps: ServiceDeps, ctx: Context, raw: u
 export const listRetentionPolicies = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<{ policies: RetentionPolicy[] }> => {
   requireScope(ctx, 'admin');
   const namespace = namespaceFor(ctx, parseInput(PolicyTargetInput, raw ?? {}).namespace);
-  return { policies: (await loadPolicies(deps.store)).filter((p) => p.namespace === namespace) };
+  // A confined key sees the policies of its own paths, and the namespace's, which names none.
+  const visible = (p: RetentionPolicy) => p.entity_path === null || pathVisible(ctx, p.entity_path);
+  return { policies: (await loadPolicies(deps.store)).filter((p) => p.namespace === namespace && visible(p)) };
 };
 
 export const deleteRetentionPolicy = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<void> => {
@@ -103,6 +106,7 @@ export const deleteRetentionPolicy = async (deps: ServiceDeps, ctx: Context, raw
   const input = parseInput(PolicyTargetInput, raw ?? {});
   const namespace = namespaceFor(ctx, input.namespace);
   if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
+  else requireWholeNamespace(ctx, 'the retention policy without entity_path');
   if (!(await deps.store.deleteRecord(RETENTION_POLICIES, policyId(namespace, input.entity_path ?? null)))) {
     throw new ServiceError('NOT_FOUND', `no retention policy for ${input.entity_path ?? 'the whole namespace'}`);
   }

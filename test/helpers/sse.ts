@@ -12,6 +12,7 @@ export const readSse = async (url: string, headers: Record<string, string> = {})
   const events: SseEvent[] = [];
   let comments = 0;
   let consumed = 0;
+  let ended = false;
   let buffer = '';
   const decoder = new TextDecoder();
   const pump = (async () => {
@@ -19,7 +20,10 @@ export const readSse = async (url: string, headers: Record<string, string> = {})
     try {
       for (;;) {
         const { value, done } = await reader.read();
-        if (done) return;
+        if (done) {
+          ended = true;
+          return;
+        }
         buffer += decoder.decode(value, { stream: true });
         let end: number;
         while ((end = buffer.indexOf('\n\n')) >= 0) {
@@ -54,6 +58,8 @@ export const readSse = async (url: string, headers: Record<string, string> = {})
       return out;
     },
     comments: () => comments,
+    /** Whether the server ended the stream. */
+    ended: () => ended,
     all: () => events,
     close() {
       controller.abort();

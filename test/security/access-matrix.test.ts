@@ -126,6 +126,27 @@ describe('data boundaries', () => {
     expect(JSON.stringify(listed.body)).not.toContain('repos');
   });
 
+  it('ends the streams of a key revoked while they are open, before anything written after reaches them', async () => {
+    const issued = await issue({ name: 'watcher', scopes: ['read'] });
+    const entries = await readSse(`${cairn.url}/api/v1/stream`, as(issued.key));
+    const digests = await readSse(`${cairn.url}/api/v1/cortex/stream`, as(issued.key));
+    try {
+      await cairn.call('POST', '/api/v1/entries', { entity_path: 'watch', key: 'before', value: 'seen' }, as(ADMIN));
+      expect((await entries.next(1))[0]?.data).toContain('before');
+      expect((await cairn.call('DELETE', `/api/v1/admin/keys/${issued.id}`, undefined, as(ADMIN))).status).toBe(204);
+      // Within the key cache's 2 s and one check more.
+      await expect.poll(() => entries.ended() && digests.ended(), { timeout: 4000 }).toBe(true);
+      await cairn.call('POST', '/api/v1/entries', { entity_path: 'watch', key: 'after', value: 'WRITTEN_AFTER_REVOCATION' }, as(ADMIN));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(JSON.stringify(entries.all())).not.toContain('WRITTEN_AFTER_REVOCATION');
+      // Connecting again is refused.
+      await expect(readSse(`${cairn.url}/api/v1/stream`, as(issued.key))).rejects.toThrow(/401/);
+    } finally {
+      entries.close();
+      digests.close();
+    }
+  });
+
   it('streams only what a key may read', async () => {
     const confined = await readSse(`${cairn.url}/api/v1/stream`, as(keys.incidents));
     const other = await readSse(`${cairn.url}/api/v1/stream`, as(keys.other));

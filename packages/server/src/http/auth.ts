@@ -50,3 +50,16 @@ export const authenticate = async (request: FastifyRequest, keys: KeyResolver): 
   if (!hasScope(access, scope)) throw new ServiceError('FORBIDDEN', `this key lacks the "${scope}" scope this route needs`);
   return access;
 };
+
+/**
+ * Whether the request's key would still be let in (revoked keys are not): long-lived requests
+ * (the event streams) ask again while they run. An outage of the key records is not a no.
+ */
+export const stillAdmitted = async (request: FastifyRequest, keys: KeyResolver): Promise<boolean> => {
+  try {
+    await authenticate(request, keys);
+    return true;
+  } catch (error) {
+    return !(error instanceof ServiceError && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN'));
+  }
+};

@@ -1,5 +1,8 @@
 import type { ServerResponse } from 'node:http';
 
+/** How often an open stream asks whether its key is still admitted. */
+export const KEY_RECHECK_MS = 500;
+
 /** A client that stops reading is cut off past this much unsent data; it can reconnect. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
@@ -26,6 +29,21 @@ export class SseConnection {
     res.write('retry: 3000\n\n');
     this.timer = setInterval(() => this.write(': keep-alive\n\n'), keepAliveMs);
     res.on('close', () => this.close());
+  }
+
+  /**
+   * Close the stream once `admitted` says no, asking every `everyMs`: a key revoked while its
+   * stream is open stops receiving (KeyResolver answers within KEY_CACHE_MS of a revocation).
+   */
+  watch(admitted: () => Promise<boolean>, everyMs: number): void {
+    const timer = setInterval(() => {
+      if (this.closed) return clearInterval(timer);
+      void admitted().then((yes) => {
+        if (!yes) this.close();
+      });
+    }, everyMs);
+    timer.unref();
+    this.res.on('close', () => clearInterval(timer));
   }
 
   send(event: string, data: unknown, id?: string): void {

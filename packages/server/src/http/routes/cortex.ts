@@ -8,7 +8,8 @@ import { DIGEST_TYPES, digestVisible, ListDigestsInput, listDigests } from '../.
 import { ListPatternsInput, listPatterns } from '../../services/list-patterns.ts';
 import { ListTracesInput, listTraces } from '../../services/list-traces.ts';
 import { contextOf } from '../context.ts';
-import { SseConnection } from '../sse.ts';
+import { stillAdmitted } from '../auth.ts';
+import { KEY_RECHECK_MS, SseConnection } from '../sse.ts';
 import { CortexStatusSchema, DigestSchema, PatternSchema, TraceSchema } from './cortex-schemas.ts';
 import { ErrorResponse } from './error-schema.ts';
 import type { RoutePlugin } from '../http-context.ts';
@@ -23,7 +24,7 @@ const StreamQuery = z.object({
  * decision traces and the briefing. Every answer comes from shared records, so any replica
  * serves it wherever the active worker runs.
  */
-export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed }) => {
+export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, keys }) => {
   const ctxOf = (request: Parameters<typeof contextOf>[0]) => contextOf(request, deps.config);
   app.get('/api/v1/cortex/status', { schema: { summary: 'Whether a Cortex worker is active, its heartbeat, lag and queue', tags: ['cortex'], response: { 200: CortexStatusSchema, ...ErrorResponse } } },
     async (request) => cortexStatus(deps, ctxOf(request)));
@@ -54,6 +55,7 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed })
         open.delete(connection);
       });
       open.add(connection);
+      connection.watch(() => stillAdmitted(request, keys), KEY_RECHECK_MS);
       unsubscribe = feed.subscribe(ctx.namespace, (event, id) => {
         if (event.type === 'digest' && visible(event.digest) && digestMatches(event.digest, query.scope, query.type)) connection.send('digest', event.digest, id);
         else if (event.type === 'digest_removed' && query.type === undefined && removedVisible(event.scope)) connection.send('digest_removed', { scope: event.scope }, id);

@@ -5,7 +5,8 @@ import { parseInput } from '../../domain/parse-input.ts';
 import { pathVisible, requirePath } from '../../services/authorize.ts';
 import { EntityPathSchema } from '../../domain/names.ts';
 import { contextOf } from '../context.ts';
-import { SseConnection } from '../sse.ts';
+import { stillAdmitted } from '../auth.ts';
+import { KEY_RECHECK_MS, SseConnection } from '../sse.ts';
 import type { RoutePlugin } from '../http-context.ts';
 
 const StreamQuery = z.object({
@@ -16,7 +17,7 @@ const StreamQuery = z.object({
  * GET /api/v1/stream: every entry write in the caller's namespace as an `entry` event, live.
  * The store's change feed includes other replicas' writes, so this works across replicas.
  */
-export const streamRoutes: RoutePlugin = async (app, { store, config, metrics }) => {
+export const streamRoutes: RoutePlugin = async (app, { store, config, metrics, keys }) => {
   const open = new Set<SseConnection>();
   app.addHook('preClose', async () => {
     for (const connection of open) connection.close();
@@ -38,6 +39,7 @@ export const streamRoutes: RoutePlugin = async (app, { store, config, metrics })
       });
       open.add(connection);
       metrics.streamClients.inc();
+      connection.watch(() => stillAdmitted(request, keys), KEY_RECHECK_MS);
       unsubscribe = store.changes.subscribe((entry: Entry) => {
         // Only what this key may read: its namespace, its prefixes.
         if (entry.namespace !== ctx.namespace || !pathVisible(ctx, entry.entity_path)) return;

@@ -44,8 +44,30 @@ export const isOutage = (error: unknown): boolean => {
   return typeof code === 'string' && (CONNECTION_CODES.has(code) || /^E[A-Z]+$/.test(code));
 };
 
-/** Rollbacks (40: deadlock, serialization) are transient too: a retry may well succeed. */
-const isExpectedOutage = (error: unknown): boolean => isOutage(error) || sqlState(error)?.startsWith('40') === true;
+/** Whether the server rolled the transaction back to break a deadlock or a serialization conflict (class 40). */
+export const isRollback = (error: unknown): boolean => sqlState(error)?.startsWith('40') === true;
+
+/** Rollbacks are transient too: a retry may well succeed. */
+const isExpectedOutage = (error: unknown): boolean => isOutage(error) || isRollback(error);
+
+const ROLLBACK_RETRIES = 4;
+
+/**
+ * `work` (one whole transaction), run again when the server rolls it back to break a deadlock:
+ * a rolled-back transaction changed nothing, and the other side has its locks by then. A
+ * forget and a batch lock many rows, each in its own order, so they can meet that way.
+ */
+export const retryingRollbacks = async <T>(work: () => Promise<T>): Promise<T> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isRollback(error) || attempt > ROLLBACK_RETRIES) throw error;
+      // Apart at random, so that the two sides do not meet again in step.
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * attempt));
+    }
+  }
+};
 
 /**
  * Turns whatever the driver threw into the errors the Store port promises: data problems

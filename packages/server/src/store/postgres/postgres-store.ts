@@ -11,7 +11,7 @@ import { appendBatch } from './append-batch.ts';
 import { readLinkedTo } from './read-links.ts';
 import { AppendBatcher } from './append-batcher.ts';
 import type { Sql } from './client.ts';
-import { toServiceError } from './db-errors.ts';
+import { retryingRollbacks, toServiceError } from './db-errors.ts';
 import { withDeadline } from './deadline.ts';
 import { listEntries } from './list-entries.ts';
 import { listEntriesAsOf } from './list-as-of.ts';
@@ -96,7 +96,7 @@ export class PostgresStore implements Store {
 
   async append(entry: Entry, expectedHead: number): Promise<void> {
     const mark = this.feed.forgets.mark();
-    const seq = await this.run('append', () => this.appends.append(entry, expectedHead));
+    const seq = await this.run('append', () => retryingRollbacks(() => this.appends.append(entry, expectedHead)));
     this.feed.appended([{ seq, entry }], mark);
   }
 
@@ -104,7 +104,7 @@ export class PostgresStore implements Store {
     // A malformed batch is the caller's mistake, not an outage: refuse it before the database.
     continuesEarlierItem(items);
     const mark = this.feed.forgets.mark();
-    const seqs = await this.run('append batch', () => appendBatch(this.sql, items));
+    const seqs = await this.run('append batch', () => retryingRollbacks(() => appendBatch(this.sql, items)));
     this.feed.appended(items.map(({ entry }, i) => ({ seq: seqs[i] as number, entry })), mark);
   }
 
@@ -112,7 +112,7 @@ export class PostgresStore implements Store {
   async forget(target: ForgetTarget): Promise<EntryAddress[]> {
     const id = randomUUID();
     this.feed.expectForget(id);
-    const removed = await this.run('forget', () => forgetRows(this.sql, target, id));
+    const removed = await this.run('forget', () => retryingRollbacks(() => forgetRows(this.sql, target, id)));
     if (removed.length > 0) this.feed.forgotten(target);
     return removed;
   }

@@ -157,6 +157,11 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(((await version.json()) as any).error.message).toContain('Unsupported protocol version');
     const unknown = (await (await post(KEY, { jsonrpc: '2.0', id: 7, method: 'no/such/method' })).json()) as any;
     expect(unknown).toMatchObject({ id: 7, error: { code: -32601 } });
+    // A call shaped wrong is the caller's mistake (invalid params), not the server's.
+    for (const params of [{ name: 'memory_read', arguments: null }, { name: 'memory_read', arguments: [] }, { arguments: {} }]) {
+      const wrong = (await (await post(KEY, { jsonrpc: '2.0', id: 8, method: 'tools/call', params })).json()) as any;
+      expect(wrong, JSON.stringify(params)).toMatchObject({ id: 8, error: { code: -32602, message: expect.stringMatching(/^Invalid params/) } });
+    }
   });
 
   it('gives the same answers as the REST API for the same entry', async () => {

@@ -18,6 +18,24 @@ const refusal = (status: number, code: number, message: string): McpAnswer => ({
 
 const isCancellation = (message: JSONRPCMessage): boolean => 'method' in message && message.method === 'notifications/cancelled';
 
+const INVALID_PARAMS = -32602;
+const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Why a tools/call cannot be a call, or null. The SDK would refuse these too, but as an
+ * internal error (-32603) carrying its schema library's message: the caller's mistake is
+ * named here as one (-32602), as the JSON-RPC spec asks.
+ */
+const invalidToolCall = (message: JSONRPCMessage): string | null => {
+  if (!('method' in message) || message.method !== 'tools/call') return null;
+  const params = (message as { params?: unknown }).params;
+  if (!isObject(params)) return 'Invalid params: tools/call needs a params object';
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string') return 'Invalid params: "name" must be the tool\'s name';
+  if (args !== undefined && !isObject(args)) return 'Invalid params: "arguments" must be an object';
+  return null;
+};
+
 const hasId = (message: JSONRPCMessage): message is JSONRPCMessage & { id: string | number } => 'id' in message && message.id !== undefined;
 
 /**
@@ -91,6 +109,11 @@ export class McpDispatcher implements Transport {
         // POST unanswered. A stateless request runs to its end; a client that gives up closes it.
         if (isCancellation(message)) continue;
         this.onmessage?.(message, extra);
+        continue;
+      }
+      const invalid = invalidToolCall(message);
+      if (invalid) {
+        answers.push(Promise.resolve({ jsonrpc: '2.0', id: message.id, error: { code: INVALID_PARAMS, message: invalid } } as JSONRPCMessage));
         continue;
       }
       const id = ++this.nextId;

@@ -7,6 +7,7 @@ import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import { continuesEarlierItem } from '../batch-runs.ts';
 import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
+import { ForgetFence } from './forget-fence.ts';
 import { scrubChangeLog } from './change-log-scrub.ts';
 import type { ObjectKeys } from './object-keys.ts';
 import { listAsOf, walkBackTo } from '../as-of.ts';
@@ -53,6 +54,7 @@ export class S3Store implements Store {
   private follower: ChangeFollower | undefined;
   /** Per entry (address hash), versions below this were dropped here since the last compaction. */
   private readonly dropped = new Map<string, number>();
+  private readonly fence = new ForgetFence();
   private closed = false;
 
   constructor(parts: S3StoreParts) {
@@ -131,6 +133,10 @@ export class S3Store implements Store {
 
   async append(entry: Entry, expectedHead: number): Promise<void> {
     this.assertOpen();
+    await this.fence.append([entry], () => this.appendOne(entry, expectedHead));
+  }
+
+  private async appendOne(entry: Entry, expectedHead: number): Promise<void> {
     const hash = addressHash(addressOf(entry));
     await this.checkHead(entry, expectedHead);
     // Version N exists, so creating N+1 keeps versions contiguous; the conditional put is
@@ -147,8 +153,13 @@ export class S3Store implements Store {
   async appendBatch(items: readonly BatchItem[]): Promise<void> {
     this.assertOpen();
     const continues = continuesEarlierItem(items);
-    for (const [i, { entry, expectedHead }] of items.entries()) if (!continues[i]) await this.checkHead(entry, expectedHead, i);
-    await this.publish(await writeBatch(this.parts.versions, this.parts.markers, items));
+    await this.fence.append(
+      items.map((item) => item.entry),
+      async () => {
+        for (const [i, { entry, expectedHead }] of items.entries()) if (!continues[i]) await this.checkHead(entry, expectedHead, i);
+        await this.publish(await writeBatch(this.parts.versions, this.parts.markers, items));
+      },
+    );
   }
 
   /** Refuse an append whose expected head is not the entry's newest version. */
@@ -184,9 +195,14 @@ export class S3Store implements Store {
    * Not atomic on an object store: the notice goes to the change log first (so other replicas
    * drop their copies), then the version objects, the change objects and the snapshot copies
    * go. A forget cut short by an outage answers UNAVAILABLE; repeating it finishes the job.
+   * This replica's appends under the target wait for it, and it for theirs (forget-fence.ts).
    */
   async forget(target: ForgetTarget): Promise<EntryAddress[]> {
     this.assertOpen();
+    return this.fence.forget(target, () => this.forgetNow(target));
+  }
+
+  private async forgetNow(target: ForgetTarget): Promise<EntryAddress[]> {
     await this.follower?.sync();
     const heads = [...this.parts.index.forget(target)];
     const removed = heads.map(addressOf);

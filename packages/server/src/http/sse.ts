@@ -38,9 +38,13 @@ export class SseConnection {
   watch(admitted: () => Promise<boolean>, everyMs: number): void {
     const timer = setInterval(() => {
       if (this.closed) return clearInterval(timer);
-      void admitted().then((yes) => {
-        if (!yes) this.close();
-      });
+      admitted().then(
+        (yes) => {
+          if (!yes) this.close();
+        },
+        // Not knowing is not a no: the next turn asks again.
+        () => {},
+      );
     }, everyMs);
     timer.unref();
     this.res.on('close', () => clearInterval(timer));

@@ -83,3 +83,13 @@ export interface SearchIndex {
   persisted(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * Where an in-process index keeps its saved file: a file of the data directory, an object of
+ * the bucket, rows of PostgreSQL. The backend that owns the storage provides it.
+ */
+export interface SnapshotFile {
+  read(): Promise<Buffer | null>;
+  /** Replace the file atomically with what `fill` streams to `sink`; a throw leaves the old file. */
+  write(fill: (sink: (chunk: Buffer) => Promise<void>) => Promise<void>): Promise<void>;
+}

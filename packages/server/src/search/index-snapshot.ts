@@ -16,12 +16,7 @@ const MAGIC = 'cairn-search-index';
  */
 const FORMAT = 4;
 
-/** Where the index keeps its file; the backend that owns a directory provides it. */
-export interface SnapshotFile {
-  read(): Promise<Buffer | null>;
-  /** Replace the file atomically with what `fill` streams to `sink`; a throw leaves the old file. */
-  write(fill: (sink: (chunk: Buffer) => Promise<void>) => Promise<void>): Promise<void>;
-}
+export type { SnapshotFile } from '../ports/search-index.ts';
 
 export const addressOf = (e: Entry): string => `${e.namespace}\u0000${e.entity_path}\u0000${e.key}`;
 

@@ -11,6 +11,19 @@ import type { ServiceDeps } from './context.ts';
 /** Where a connector's switch and secret live: shared records, so every replica agrees. */
 export const settingsCollection = (namespace: string): string => `connectors/${namespace}`;
 
+/**
+ * A settings record as `connectorState` reads it: a switch, its signing secret (plain, or
+ * sealed with CAIRN_SECRET_KEY, secret-box.ts), and the connector's own lists. For data that
+ * did not come through this file's writers (an import).
+ */
+export const ConnectorRecordSchema = z.object({
+  enabled: z.boolean().optional(),
+  secret: z.union([z.string(), z.object({ alg: z.literal('A256GCM'), kid: z.string(), iv: z.string(), tag: z.string(), ct: z.string() })]).optional(),
+  enabled_at: z.string().optional(),
+  channels: z.array(z.string()).optional(),
+  projects: z.record(z.string(), z.string()).optional(),
+});
+
 export interface ConnectorState {
   enabled: boolean;
   secret: string | null;
@@ -64,7 +77,7 @@ const openSecret = async (deps: ServiceDeps, collection: string, id: string, sto
 export const connectorState = async (deps: ServiceDeps, namespace: string, connector: Connector): Promise<ConnectorState> => {
   const fromConfig = deps.config.connectorSecrets[connector.name];
   const record = await deps.store.getRecord(settingsCollection(namespace), connector.name);
-  const data = (record?.data ?? {}) as { enabled?: boolean; secret?: string | SealedSecret; enabled_at?: string; channels?: string[]; projects?: Record<string, string> };
+  const data = (record?.data ?? {}) as z.output<typeof ConnectorRecordSchema>;
   const settings: ConnectorSettings = {
     channels: connector.name === 'slack' && deps.config.slackChannels.length > 0 ? [...deps.config.slackChannels] : (data.channels ?? []),
     projects: data.projects ?? {},

@@ -2,17 +2,6 @@ import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/**
- * The saved search index as a backend keeps it where replicas share it (an S3 object,
- * PostgreSQL rows): read whole, written by streaming chunks to `sink`. The search layer's
- * SnapshotFile has this shape; stores name it here, below that layer.
- */
-export interface SavedIndexFile {
-  read(): Promise<Buffer | null>;
-  /** Replace it whole with what `fill` streams to `sink`; a throw leaves the old one. */
-  write(fill: (sink: (chunk: Buffer) => Promise<void>) => Promise<void>): Promise<void>;
-}
-
 /** A file in a temporary directory of its own, with its size once written. */
 export interface StagedFile {
   path: string;

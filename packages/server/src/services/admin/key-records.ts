@@ -1,12 +1,26 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ManagedKey } from 'cairn-memory-client';
-import type { Access } from '../../domain/access.ts';
+import { z } from 'zod';
+import { type Access, SCOPES } from '../../domain/access.ts';
+import { EntityPathSchema, NamespaceSchema } from '../../domain/names.ts';
 
 /** Managed keys live in one global collection: a key must be found before its namespace is known. */
 export const KEYS = 'api-keys';
 
 /** What is stored per key: the listed fields (the id is the record's) and the key's SHA-256, never the key. */
 export type KeyRecord = Omit<ManagedKey, 'id'> & { hash: string };
+
+/** A key record's shape, for data that did not come through create-key.ts (an import). */
+export const KeyRecordSchema = z.object({
+  name: z.string(),
+  scopes: z.array(z.enum(SCOPES)).min(1),
+  prefixes: z.array(EntityPathSchema).nullable(),
+  namespace: NamespaceSchema,
+  team: z.string().nullable(),
+  hash: z.string().regex(/^[0-9a-f]{64}$/, { error: 'expected a SHA-256 in hex' }),
+  created_at: z.string(),
+  revoked_at: z.string().nullable(),
+});
 
 /**
  * Keys look like `ck_<id>_<secret>`: the id finds the record in one lookup, the 256-bit

@@ -1,41 +1,15 @@
-import { z } from 'zod';
-import { SCOPES } from '../../domain/access.ts';
-import { EntityPathSchema, NamespaceSchema } from '../../domain/names.ts';
+import type { z } from 'zod';
 import { structureProblem, textProblem } from '../../domain/value.ts';
-import { KEYS } from '../admin/key-records.ts';
-import { settingsCollection } from '../connector-state.ts';
+import { KEYS, KeyRecordSchema } from '../admin/key-records.ts';
+import { ConnectorRecordSchema, settingsCollection } from '../connector-state.ts';
 
 /** Longest collection name or record id an archive may bring (S3 keeps both in an object key). */
 const MAX_NAME_CHARS = 512;
 
-/**
- * A connector's settings as connector-state.ts reads them: a switch, its signing secret (plain,
- * or sealed with CAIRN_SECRET_KEY), and the connector's own lists.
- */
-const ConnectorSettings = z.object({
-  enabled: z.boolean().optional(),
-  secret: z.union([z.string(), z.object({ alg: z.literal('A256GCM'), kid: z.string(), iv: z.string(), tag: z.string(), ct: z.string() })]).optional(),
-  enabled_at: z.string().optional(),
-  channels: z.array(z.string()).optional(),
-  projects: z.record(z.string(), z.string()).optional(),
-});
-
-/** A managed key as the key resolver reads it (key-records.ts): its SHA-256, scopes and bounds. */
-const KeyRecord = z.object({
-  name: z.string(),
-  scopes: z.array(z.enum(SCOPES)).min(1),
-  prefixes: z.array(EntityPathSchema).nullable(),
-  namespace: NamespaceSchema,
-  team: z.string().nullable(),
-  hash: z.string().regex(/^[0-9a-f]{64}$/, { error: 'expected a SHA-256 in hex' }),
-  created_at: z.string(),
-  revoked_at: z.string().nullable(),
-});
-
 /** Collections whose readers take a record's data as a shape, and that shape. */
 const shapeOf = (collection: string): [string, z.ZodType] | null => {
-  if (collection === KEYS) return ['API key', KeyRecord];
-  if (collection.startsWith(settingsCollection(''))) return ['connector settings', ConnectorSettings];
+  if (collection === KEYS) return ['API key', KeyRecordSchema];
+  if (collection.startsWith(settingsCollection(''))) return ['connector settings', ConnectorRecordSchema];
   return null;
 };
 

@@ -5,46 +5,42 @@ import { evidenceStatus } from '../../domain/evidence.ts';
 import { LIMITS } from '../../domain/limits.ts';
 import { AgentIdSchema, EntityPathSchema, EventTypeSchema, KeySchema, NamespaceSchema, TagSchema } from '../../domain/names.ts';
 import { valueSizeProblem } from '../../domain/value.ts';
-import { ConfidenceSchema, LinksSchema, MemoryTypeSchema, ProvenanceSchema, ValueSchema } from '../schemas.ts';
+import { ConfidenceSchema, EntrySchema, LinksSchema, MemoryTypeSchema, ProvenanceSchema, ValueSchema } from '../schemas.ts';
 
-/** A time as Cairn writes them: ISO 8601 in UTC, `2026-11-28T06:14:20.000Z`. */
-const Instant = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, { error: 'expected an ISO 8601 time in UTC' }).refine((s) => !Number.isNaN(Date.parse(s)), { error: 'expected a real time' });
+/** A time as Cairn writes them: ISO 8601 in UTC (`2026-11-28T06:14:20.000Z`). */
+const Instant = z.iso.datetime({ error: 'expected an ISO 8601 time in UTC' });
 
 const Count = z.number().int().min(0);
 
 /**
- * One stored version as an archive carries it: every field under the rules a write is held to
- * (names, sizes, nesting, Unicode), and what the store derives kept consistent (the content
- * hash of the value, the evidence status of its counts). An archive is a way into the store,
- * so it may bring nothing a write could not: a value no backend can hold, or a field a reader
- * would trip over, would otherwise land and break reads and search later.
+ * One stored version as an archive carries it: the entry's own schema, with every field a
+ * caller writes held to the write rules (names, sizes, nesting, Unicode), and then what the
+ * store derives kept consistent (the content hash of the value, the evidence status of its
+ * counts). An archive is a way into the store, so it may bring nothing a write could not: a
+ * value no backend can hold, or a field a reader would trip over, would otherwise land and
+ * break reads and search later.
  */
-const ArchivedVersion = z
-  .object({
-    namespace: NamespaceSchema,
-    entity_path: EntityPathSchema,
-    key: KeySchema,
-    value: ValueSchema.superRefine((value, ctx) => {
-      const problem = valueSizeProblem(value);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    }),
-    version: z.number().int().min(1),
-    confidence: ConfidenceSchema,
-    agent_id: AgentIdSchema,
-    event_type: EventTypeSchema.nullable(),
-    memory_type: MemoryTypeSchema,
-    shared: z.boolean(),
-    tags: z.array(TagSchema).max(LIMITS.tags),
-    provenance: ProvenanceSchema,
-    content_hash: z.string(),
-    created_at: Instant,
-    written_at: Instant,
-    expires_at: Instant.nullable(),
-    deleted: z.boolean(),
-    evidence: z.object({ successes: Count, failures: Count, status: z.enum(['untested', 'validated', 'contested', 'discredited']) }).strict(),
-    links: LinksSchema,
-  })
-  .strict();
+const ArchivedVersion = EntrySchema.extend({
+  namespace: NamespaceSchema,
+  entity_path: EntityPathSchema,
+  key: KeySchema,
+  value: ValueSchema.superRefine((value, ctx) => {
+    const problem = valueSizeProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+  version: z.number().int().min(1),
+  confidence: ConfidenceSchema,
+  agent_id: AgentIdSchema,
+  event_type: EventTypeSchema.nullable(),
+  memory_type: MemoryTypeSchema,
+  tags: z.array(TagSchema).max(LIMITS.tags),
+  provenance: ProvenanceSchema,
+  created_at: Instant,
+  written_at: Instant,
+  expires_at: Instant.nullable(),
+  evidence: EntrySchema.shape.evidence.extend({ successes: Count, failures: Count }).strict(),
+  links: LinksSchema,
+}).strict();
 
 const pathOf = (path: PropertyKey[]): string => path.map(String).join('.');
 

@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { type SavedIndexFile, withStagedFile } from '../staged-file.ts';
+import type { SnapshotFile } from '../../ports/search-index.ts';
+import { withStagedFile } from '../staged-file.ts';
 import { createClient, type Sql } from './client.ts';
 
 /** Bytes per row: large enough that a million entries' index is a few dozen rows, small enough to build one in memory. */
@@ -23,7 +24,7 @@ const SAVE_TIMEOUT = '5min';
  * hundreds of megabytes takes no connection from the pool that writes use. A save replaces
  * every row in one transaction, so a reader sees the old file whole or the new one whole.
  */
-export const searchSnapshotRows = (dsn: string, logger: Logger): SavedIndexFile => {
+export const searchSnapshotRows = (dsn: string, logger: Logger): SnapshotFile => {
   const connect = (): Sql => createClient({ dsn, logger, max: 1, connectTimeoutS: 5, statementTimeoutMs: 0 });
   const using = async <T>(run: (sql: Sql) => Promise<T>): Promise<T> => {
     const sql = connect();

@@ -21,7 +21,7 @@ import type { HeadIndex } from './head-index.ts';
 import { addressHash, addressOf } from './object-keys.ts';
 import type { RecordObjects } from './record-objects.ts';
 import type { Snapshots } from './snapshots.ts';
-import type { SavedIndexFile } from '../staged-file.ts';
+import type { SnapshotFile } from '../../ports/search-index.ts';
 import { searchIndexObject } from './search-object.ts';
 import type { VersionObjects } from './version-objects.ts';
 
@@ -254,7 +254,7 @@ export class S3Store implements Store {
   }
 
   /** Where this store's replicas keep the saved search index (search-object.ts). */
-  searchIndexFile(): SavedIndexFile {
+  searchIndexFile(): SnapshotFile {
     return searchIndexObject(this.parts.objects, this.parts.keys.searchIndexKey);
   }
 

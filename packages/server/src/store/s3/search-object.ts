@@ -1,4 +1,5 @@
-import { type SavedIndexFile, withStagedFile } from '../staged-file.ts';
+import type { SnapshotFile } from '../../ports/search-index.ts';
+import { withStagedFile } from '../staged-file.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 
 /** A million entries' index is hundreds of megabytes: far more than the client's short timeout. */
@@ -12,7 +13,7 @@ const INDEX_OBJECT_TIMEOUT_MS = 300_000;
  * object is replaced whole (S3 never shows half a PUT) and the save never holds the whole
  * index in memory a second time. Losing the object costs a rebuild, never data.
  */
-export const searchIndexObject = (objects: BucketObjects, key: string): SavedIndexFile => ({
+export const searchIndexObject = (objects: BucketObjects, key: string): SnapshotFile => ({
   read: () => objects.getBytes(key, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS }),
   write: (fill) => withStagedFile(fill, ({ path, size }) => objects.putFile(key, path, size, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS })),
 });

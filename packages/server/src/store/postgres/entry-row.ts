@@ -16,7 +16,7 @@ export const selectEntryColumns = (alias: string): string =>
   ENTRY_COLUMNS.map((c) => (c === 'tags' ? `to_jsonb(${alias}.tags) as tags` : `${alias}.${c}`)).join(', ');
 
 /** A text[] literal: every element quoted, so commas, braces, spaces and NULL stay text. */
-const textArrayLiteral = (items: readonly string[]): string =>
+export const textArrayLiteral = (items: readonly string[]): string =>
   `{${items.map((t) => `"${t.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
 
 /** A row of `selectEntryColumns` as the driver returns it: jsonb parsed, timestamptz as Date. */

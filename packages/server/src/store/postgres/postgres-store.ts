@@ -16,12 +16,15 @@ import { withDeadline } from './deadline.ts';
 import { listEntries } from './list-entries.ts';
 import { listEntriesAsOf } from './list-as-of.ts';
 import { SCHEMA_LOCK } from './migrate.ts';
-import { MAX_VERSION, readHead, readHeadsPage, readHistory, readVersion, readVersionAt } from './read-entries.ts';
+import { HeadReads } from './head-reads.ts';
+import { MAX_VERSION, readHeadsPage, readHistory, readVersion, readVersionAt } from './read-entries.ts';
 import * as records from './records.ts';
 import { EmbeddingDimensionError, prepareEmbeddings } from './vectors.ts';
 import type { WriteFeed } from './write-feed.ts';
 
 const SCAN_PAGE = 1000;
+/** Head-read statements out at once; reads beyond them share statements (head-reads.ts). */
+const HEAD_READS_IN_FLIGHT = 4;
 
 /**
  * The Store port over PostgreSQL (schema in migrations/). Every method is one indexed
@@ -39,6 +42,7 @@ export class PostgresStore implements Store {
   private readonly probe: Sql;
   private readonly feed: WriteFeed;
   private readonly appends: AppendBatcher;
+  private readonly heads: HeadReads;
   private readonly logger: Logger;
   private readonly timeoutMs: number;
   private closing: Promise<void> | null = null;
@@ -49,6 +53,7 @@ export class PostgresStore implements Store {
     this.sql = sql;
     this.probe = options.probe;
     this.appends = new AppendBatcher(sql, options.writers);
+    this.heads = new HeadReads(sql, HEAD_READS_IN_FLIGHT);
     this.feed = feed;
     this.changes = feed.changes;
     this.ownWrites = feed.ownWrites;
@@ -58,7 +63,7 @@ export class PostgresStore implements Store {
   }
 
   head(a: EntryAddress): Promise<Entry | null> {
-    return this.run('head', () => readHead(this.sql, a));
+    return this.run('head', () => this.heads.read(a));
   }
 
   version(a: EntryAddress, version: number): Promise<Entry | null> {

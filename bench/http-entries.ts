@@ -19,6 +19,8 @@ export interface Ceiling {
 export interface CairnLoad {
   write: LoadResult;
   read: LoadResult;
+  /** Milliseconds between the end of the writes and the server having no background work left. */
+  caught_up_ms: number;
 }
 
 export interface EntriesBench extends Ceiling, CairnLoad {
@@ -60,12 +62,31 @@ const fillReadKeys = async (url: string): Promise<void> => {
   await Promise.all(Array.from({ length: FILL_CONCURRENCY }, worker));
 };
 
+const gauge = (text: string, name: string): number => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+
+/**
+ * Waits until the server has no background work left from the writes: no entry waiting for a
+ * vector (PostgreSQL embeds behind the writes) and no search index save under way. Like the
+ * checkpoint before each PostgreSQL phase, so the read load measures reads, not catch-up.
+ */
+const waitQuiet = async (url: string): Promise<void> => {
+  for (const deadline = Date.now() + 5 * 60_000; Date.now() < deadline; ) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    if (gauge(text, 'cairn_search_pending_embeddings') === 0 && gauge(text, 'cairn_search_index_saving') === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error('background work after the writes did not finish within 5 minutes');
+};
+
 /** Write then read load (50 connections, 1 KiB values) against a Cairn already running at `url`. */
 export const benchCairn = async (url: string, seconds: number): Promise<CairnLoad> => {
   const write = await load({ url, seconds, lua: postLua('/api/v1/entries', writeBody('bench/writes')) });
   await fillReadKeys(url);
+  const written = performance.now();
+  await waitQuiet(url);
+  const caught_up_ms = Math.round(performance.now() - written);
   const read = await load({ url, seconds, lua: getLua(`"/api/v1/entries/bench/reads/r-" .. math.random(0, ${READ_KEYS - 1})`) });
-  return { write, read };
+  return { write, read, caught_up_ms };
 };
 
 /**
@@ -77,8 +98,8 @@ export const benchEntries = async (seconds: number, env: Record<string, string> 
   const dir = await mkdtemp(join(tmpdir(), 'cairn-bench-'));
   const cairn = await startCairn({ CAIRN_DATA_DIR: dir, ...env });
   try {
-    const { write, read } = await benchCairn(cairn.url, seconds);
-    return { ...ceiling, write, read, write_ratio: ratio(write, ceiling.ceiling_post), read_ratio: ratio(read, ceiling.ceiling_get) };
+    const measured = await benchCairn(cairn.url, seconds);
+    return { ...ceiling, ...measured, write_ratio: ratio(measured.write, ceiling.ceiling_post), read_ratio: ratio(measured.read, ceiling.ceiling_get) };
   } finally {
     await cairn.stop();
     await rm(dir, { recursive: true, force: true });

@@ -45,8 +45,8 @@ export const benchPostgres = async (seconds: number): Promise<PostgresBench> => 
     await checkpoint(pg.dsn);
     const cairn = await startCairn({ CAIRN_DB_DSN: pg.dsn });
     try {
-      const { write, read } = await benchCairn(cairn.url, seconds);
-      return { raw_insert, write, read, write_ratio: ratio(write, raw_insert) };
+      const measured = await benchCairn(cairn.url, seconds);
+      return { raw_insert, ...measured, write_ratio: ratio(measured.write, raw_insert) };
     } finally {
       await cairn.stop();
     }

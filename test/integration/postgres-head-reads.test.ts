@@ -87,4 +87,24 @@ describe('postgres store: coalesced head reads', () => {
     const outcomes = await Promise.allSettled(Array.from({ length: 10 }, () => heads.read(address)));
     expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
   });
+
+  it('fails the reads that waited past the deadline instead of sending them late, and serves the next', async () => {
+    const one = createClient({ dsn: pg.dsn, logger, max: 1, connectTimeoutS: 3, statementTimeoutMs: 10_000 });
+    try {
+      const heads = new HeadReads(one, 1, 200);
+      const address = { namespace, entity_path: 'svc/0', key: 'plain' };
+      const sleeping = one`select pg_sleep(0.6)`.execute();
+      const sent = heads.read(address); // behind the sleep on the only connection
+      const waiting = [heads.read(address), heads.read(address)];
+      expect((await sent)?.key).toBe('plain');
+      for (const outcome of await Promise.allSettled(waiting)) {
+        expect(outcome.status).toBe('rejected');
+        if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject({ code: 'UNAVAILABLE' });
+      }
+      await sleeping;
+      expect((await heads.read(address))?.key).toBe('plain');
+    } finally {
+      await one.end({ timeout: 0 });
+    }
+  });
 });

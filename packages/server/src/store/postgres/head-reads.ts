@@ -1,4 +1,5 @@
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
+import { unavailable } from '../../domain/errors.ts';
 import type { Sql } from './client.ts';
 import { isOutage } from './db-errors.ts';
 import { type EntryRow, rowToEntry, selectEntryColumns, textArrayLiteral } from './entry-row.ts';
@@ -11,6 +12,8 @@ const COLUMNS = selectEntryColumns('v');
 
 interface PendingRead {
   address: EntryAddress;
+  /** performance.now() when asked. */
+  asked: number;
   resolve(entry: Entry | null): void;
   reject(error: unknown): void;
 }
@@ -46,22 +49,30 @@ const readHeads = async (sql: Sql, addresses: readonly EntryAddress[]): Promise<
 export class HeadReads {
   private readonly sql: Sql;
   private readonly maxInFlight: number;
+  private readonly abandonMs: number;
   private queue: PendingRead[] = [];
   private inFlight = 0;
 
-  constructor(sql: Sql, maxInFlight: number) {
+  /**
+   * `abandonMs`: a read still waiting this long is failed instead of sent. Its caller has been
+   * answered by the store's deadline already; a database that hung for a while would otherwise
+   * be sent every read asked meanwhile when it comes back, ahead of the reads still awaited.
+   */
+  constructor(sql: Sql, maxInFlight: number, abandonMs = Infinity) {
     this.sql = sql;
     this.maxInFlight = Math.max(1, maxInFlight);
+    this.abandonMs = abandonMs;
   }
 
   read(address: EntryAddress): Promise<Entry | null> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ address, resolve, reject });
+      this.queue.push({ address, asked: performance.now(), resolve, reject });
       this.pump();
     });
   }
 
   private pump(): void {
+    if (this.inFlight < this.maxInFlight) this.dropAbandoned();
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
       const batch = this.queue.length <= MAX_BATCH ? this.queue : this.queue.slice(0, MAX_BATCH);
       this.queue = this.queue.length <= MAX_BATCH ? [] : this.queue.slice(MAX_BATCH);
@@ -71,6 +82,16 @@ export class HeadReads {
         this.pump();
       });
     }
+  }
+
+  /** The queue is in order of asking: the abandoned reads are at its head. */
+  private dropAbandoned(): void {
+    const cutoff = performance.now() - this.abandonMs;
+    let stale = 0;
+    while (stale < this.queue.length && (this.queue[stale] as PendingRead).asked < cutoff) stale++;
+    if (stale === 0) return;
+    const error = unavailable(`the database did not answer within ${this.abandonMs} ms (head)`);
+    for (const p of this.queue.splice(0, stale)) p.reject(error);
   }
 
   private async send(batch: PendingRead[]): Promise<void> {

@@ -53,7 +53,7 @@ export class PostgresStore implements Store {
     this.sql = sql;
     this.probe = options.probe;
     this.appends = new AppendBatcher(sql, options.writers);
-    this.heads = new HeadReads(sql, HEAD_READS_IN_FLIGHT);
+    this.heads = new HeadReads(sql, HEAD_READS_IN_FLIGHT, options.timeoutMs > 0 ? options.timeoutMs : Infinity);
     this.feed = feed;
     this.changes = feed.changes;
     this.ownWrites = feed.ownWrites;

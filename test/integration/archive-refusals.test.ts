@@ -18,6 +18,8 @@ const dir = await mkdtemp(join(tmpdir(), 'cairn-archive-refusals-'));
 let header: string;
 let entryLine: Record<string, any>;
 let recordLine: Record<string, any>;
+/** Every line of the source's export between header and trailer. */
+let everyLine: object[];
 let source: Cairn;
 
 beforeAll(async () => {
@@ -26,9 +28,18 @@ beforeAll(async () => {
     expect((await source.call('POST', '/api/v1/entries', { entity_path: 'repos/acme/api', key: 'pr-1', value, tags: ['a'] })).status).toBeLessThan(300);
   }
   expect((await source.call('POST', '/api/v1/connectors/github/enable', {})).status).toBe(200);
+  // Records of every collection import checks the shape of, as the server writes them.
+  expect((await source.call('POST', '/api/v1/admin/teams', { name: 'platform', members: ['alice', 'triage-bot'] })).status).toBeLessThan(300);
+  expect((await source.call('PUT', '/api/v1/admin/retention', { keep_days: 30 })).status).toBe(200);
+  expect((await source.call('PUT', '/api/v1/admin/retention', { entity_path: 'repos/acme', keep_versions: 5 })).status).toBe(200);
+  expect((await source.call('POST', '/api/v1/entries', { entity_path: 'repos/acme/api', key: 'judged', value: 'retry the deploy' })).status).toBeLessThan(300);
+  for (let i = 0; i < 3; i++) {
+    expect((await source.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: 'repos/acme/api', key: 'judged' }], outcome: 'failure', weight: 1 })).status).toBe(200);
+  }
   const lines = ((await (await fetch(`${source.url}/api/v1/admin/export?all=true`)).text()).trim().split('\n'));
+  everyLine = lines.slice(1, -1).map((l) => JSON.parse(l) as object);
   header = lines[0] as string;
-  entryLine = JSON.parse(lines.find((l) => l.includes('"type":"entry"')) as string);
+  entryLine = JSON.parse(lines.find((l) => l.includes('"type":"entry"') && l.includes('"key":"pr-1"')) as string);
   recordLine = JSON.parse(lines.find((l) => l.includes('"collection":"connectors/')) as string);
 });
 afterAll(async () => {
@@ -75,6 +86,12 @@ describe('cairn import refuses what no write could have stored', () => {
     expect(imported.records?.data).toEqual(recordLine.data);
   });
 
+  it('imports a whole export with a team, retention policies and a judged entry', async () => {
+    const collections = everyLine.map((l) => (l as { collection?: string }).collection);
+    for (const c of ['teams/default', 'retention/policies', 'evidence/default']) expect(collections).toContain(c);
+    expect((await tryImport(archive(everyLine))).refusal).toBeNull();
+  });
+
   // After the record line, so each refusal is of line 3 or later.
   const refusals: [string, () => (object | string)[], RegExp][] = [
     ['tags that are not a list (every search then failed)', () => [withFirst({ tags: 'nope' })], /line 3: version 1: tags: .*expected array/],
@@ -95,6 +112,10 @@ describe('cairn import refuses what no write could have stored', () => {
     ['connector settings whose secret is not a secret (the connectors page then failed)', () => [{ ...recordLine, data: { enabled: 'yes', secret: 42 } }], /record connectors\/default \/ github: connector settings: enabled/],
     ['an API key whose hash is not one (signing in with it then failed with a 500)', () => [{ type: 'record', collection: 'api-keys', id: 'abcdef012345', updated_at: '2026-01-01T00:00:00.000Z', data: { name: 'ci', scopes: ['read'], prefixes: null, namespace: 'default', team: null, hash: 'zz', created_at: '2026-01-01T00:00:00.000Z', revoked_at: null } }], /record api-keys \/ abcdef012345: API key: hash: expected a SHA-256/],
     ['an API key with a scope that does not exist', () => [{ type: 'record', collection: 'api-keys', id: 'abcdef012345', updated_at: '2026-01-01T00:00:00.000Z', data: { name: 'ci', scopes: ['root'], prefixes: null, namespace: 'default', team: null, hash: 'ab'.repeat(32), created_at: '2026-01-01T00:00:00.000Z', revoked_at: null } }], /API key: scopes\.0/],
+    ['a retention policy keeping no version (the API refuses fewer than 1; the retention pass would prune to the head)', () => [{ type: 'record', collection: 'retention/policies', id: 'default/', updated_at: '2026-01-01T00:00:00.000Z', data: { namespace: 'default', entity_path: null, keep_versions: 0, keep_days: null, updated_at: '2026-01-01T00:00:00.000Z' } }], /record retention\/policies \/ default\/: retention policy: keep_versions/],
+    ['a retention policy whose path is not a path', () => [{ type: 'record', collection: 'retention/policies', id: 'default/x', updated_at: '2026-01-01T00:00:00.000Z', data: { namespace: 'default', entity_path: 42, keep_versions: 3, keep_days: null, updated_at: '2026-01-01T00:00:00.000Z' } }], /retention policy: entity_path/],
+    ['a team whose members are not a list', () => [{ type: 'record', collection: 'teams/default', id: 'platform', updated_at: '2026-01-01T00:00:00.000Z', data: { name: 'platform', members: 'alice', created_at: '2026-01-01T00:00:00.000Z' } }], /record teams\/default \/ platform: team: members/],
+    ['an evidence pointer without a key', () => [{ type: 'record', collection: 'evidence/default', id: 'abc', updated_at: '2026-01-01T00:00:00.000Z', data: { entity_path: 'repos/acme' } }], /record evidence\/default \/ abc: evidence pointer: key/],
     ['a record nested 100,000 levels deep (it overflowed the stack while being written)', () => [`{"type":"record","collection":"x","id":"y","updated_at":"2026-01-01T00:00:00.000Z","data":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`], /data must not nest deeper than 64 levels/],
   ];
   for (const [what, lines, message] of refusals) {

@@ -1,4 +1,6 @@
 import type { JudgedEntry } from 'cairn-memory-client';
+import { z } from 'zod';
+import { EntityPathSchema, KeySchema } from '../domain/names.ts';
 import { sha256 } from '../domain/content-hash.ts';
 import { type Entry, isLive } from '../domain/entry.ts';
 import { shortText } from '../cortex/fields.ts';
@@ -11,7 +13,10 @@ import type { ServiceDeps } from './context.ts';
  * version when read, so a record left behind (a failed update, content rewritten since) is
  * never shown as a judgement it no longer is.
  */
-const collection = (namespace: string): string => `evidence/${namespace}`;
+export const evidenceCollection = (namespace: string): string => `evidence/${namespace}`;
+const collection = evidenceCollection;
+/** A stored pointer as noteEvidence writes it (import checks archives against it). */
+export const EvidencePointerSchema = z.object({ entity_path: EntityPathSchema, key: KeySchema }).strict();
 const idOf = (e: { entity_path: string; key: string }): string => sha256(JSON.stringify([e.entity_path, e.key]));
 /** Records read per briefing: bounded, since each is checked against its entry. */
 const MAX_READ = 200;

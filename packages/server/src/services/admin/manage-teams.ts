@@ -1,14 +1,11 @@
 import { z } from 'zod';
 import { ServiceError } from '../../domain/errors.ts';
-import { NamespaceSchema, labelSchema } from '../../domain/names.ts';
+import { NamespaceSchema } from '../../domain/names.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import { recordAudit } from '../audit-log.ts';
 import { namespaceFor, requireScope, requireWholeNamespace } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
-import { type TeamRecord, teamsCollection } from './team-records.ts';
-
-const TeamName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { error: 'expected letters, digits, ".", "_" or "-" (max 64)' });
-const Members = z.array(labelSchema(256, 'A member: a person or an agent id.')).max(1000);
+import { Members, TeamName, type TeamRecord, teamsCollection } from './team-records.ts';
 
 export const CreateTeamInput = z.object({ name: TeamName, members: Members.default([]), namespace: NamespaceSchema.optional() }).strict();
 export const SetMembersInput = z.object({ members: Members, namespace: NamespaceSchema.optional() }).strict();

@@ -1,7 +1,10 @@
 import type { z } from 'zod';
 import { structureProblem, textProblem } from '../../domain/value.ts';
 import { KEYS, KeyRecordSchema } from '../admin/key-records.ts';
+import { TeamRecordSchema, teamsCollection } from '../admin/team-records.ts';
 import { ConnectorRecordSchema, settingsCollection } from '../connector-state.ts';
+import { EvidencePointerSchema, evidenceCollection } from '../judged-entries.ts';
+import { RETENTION_POLICIES, RetentionPolicyRecordSchema } from '../retention/retention-policies.ts';
 
 /** Longest collection name or record id an archive may bring (S3 keeps both in an object key). */
 const MAX_NAME_CHARS = 512;
@@ -10,6 +13,9 @@ const MAX_NAME_CHARS = 512;
 const shapeOf = (collection: string): [string, z.ZodType] | null => {
   if (collection === KEYS) return ['API key', KeyRecordSchema];
   if (collection.startsWith(settingsCollection(''))) return ['connector settings', ConnectorRecordSchema];
+  if (collection.startsWith(teamsCollection(''))) return ['team', TeamRecordSchema];
+  if (collection === RETENTION_POLICIES) return ['retention policy', RetentionPolicyRecordSchema];
+  if (collection.startsWith(evidenceCollection(''))) return ['evidence pointer', EvidencePointerSchema];
   return null;
 };
 
@@ -21,8 +27,9 @@ const nameProblem = (name: string): string | null => {
 
 /**
  * Why a record line cannot be imported, or null: a name no backend keeps alike, data no
- * backend can hold (nesting, U+0000), or API keys and connector settings their readers would
- * trip over. Other collections' data is kept as exported.
+ * backend can hold (nesting, U+0000), or API keys, connector settings, teams, retention
+ * policies and evidence pointers their readers would trip over (a policy held to less could
+ * prune history). Other collections' data is kept as exported.
  */
 export const recordProblem = (collection: string, id: string, data: object): string | null => {
   const named = nameProblem(collection);

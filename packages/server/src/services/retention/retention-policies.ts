@@ -14,15 +14,34 @@ export const RETENTION_POLICIES = 'retention/policies';
 
 export type { RetentionPolicy };
 
+const KeepVersions = z.number().int().min(1).max(1_000_000);
+const KeepDays = z.number().min(0).max(36_500);
+
 export const SetPolicyInput = z
   .object({
     namespace: NamespaceSchema.optional(),
     entity_path: EntityPathSchema.optional().describe('Entries at or under this path; absent: the whole namespace. The most specific policy applies.'),
-    keep_versions: z.number().int().min(1).max(1_000_000).optional().describe('Keep the newest N versions of each entry.'),
-    keep_days: z.number().min(0).max(36_500).optional().describe('Keep versions written in the last D days.'),
+    keep_versions: KeepVersions.optional().describe('Keep the newest N versions of each entry.'),
+    keep_days: KeepDays.optional().describe('Keep versions written in the last D days.'),
   })
   .strict()
   .refine((p) => p.keep_versions !== undefined || p.keep_days !== undefined, { message: 'give keep_versions, keep_days or both' });
+
+/**
+ * A stored policy as setRetentionPolicy writes it, which the retention pass takes it to be:
+ * one held to less (keep_versions 0, a number as its path) would prune history no policy the
+ * API accepts could. Import checks archives against it.
+ */
+export const RetentionPolicyRecordSchema = z
+  .object({
+    namespace: NamespaceSchema,
+    entity_path: EntityPathSchema.nullable(),
+    keep_versions: KeepVersions.nullable(),
+    keep_days: KeepDays.nullable(),
+    updated_at: z.iso.datetime(),
+  })
+  .strict()
+  .refine((p) => p.keep_versions !== null || p.keep_days !== null, { message: 'keep_versions, keep_days or both must be set' });
 
 export const PolicyTargetInput = z.object({ namespace: NamespaceSchema.optional(), entity_path: EntityPathSchema.optional() }).strict();
 

@@ -28,12 +28,26 @@ const AUDIT_BATCH_MS = 10;
  * An event carries what callers sent (a reason, a name), and events share one record per
  * batch: one string PostgreSQL refuses would lose every other caller's events with it.
  */
-const storable = <T>(value: T, depth = 0): T => {
+const cleaned = <T>(value: T, depth = 0): T => {
   if (typeof value === 'string') return value.replaceAll('\u0000', '\ufffd').toWellFormed() as T;
   if (value === null || typeof value !== 'object' || depth > 64) return value;
-  if (Array.isArray(value)) return value.map((v) => storable(v, depth + 1)) as T;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k), storable(v, depth + 1)])) as T;
+  if (Array.isArray(value)) return value.map((v) => cleaned(v, depth + 1)) as T;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [cleaned(k), cleaned(v, depth + 1)])) as T;
 };
+
+const badString = (s: string): boolean => s.includes('\u0000') || !s.isWellFormed();
+
+/** Whether any string in `value` (keys included) needs cleaning: a walk that allocates nothing. */
+const needsCleaning = (value: unknown, depth = 0): boolean => {
+  if (typeof value === 'string') return badString(value);
+  if (value === null || typeof value !== 'object' || depth > 64) return false;
+  if (Array.isArray(value)) return value.some((v) => needsCleaning(v, depth + 1));
+  for (const k in value) if (badString(k) || needsCleaning((value as Record<string, unknown>)[k], depth + 1)) return true;
+  return false;
+};
+
+/** Nearly every event is clean already: it is checked first and rebuilt only when it is not. */
+const storable = <T>(value: T): T => (needsCleaning(value) ? cleaned(value) : value);
 
 /**
  * The audit log, written in batches: events recorded within AUDIT_BATCH_MS of each other, or

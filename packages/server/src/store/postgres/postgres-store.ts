@@ -23,7 +23,11 @@ import { EmbeddingDimensionError, prepareEmbeddings } from './vectors.ts';
 import type { WriteFeed } from './write-feed.ts';
 
 const SCAN_PAGE = 1000;
-/** Head-read statements out at once; reads beyond them share statements (head-reads.ts). */
+/**
+ * Head-read statements out at once; reads beyond them share statements (head-reads.ts).
+ * Measured at 50 connections on 2 cores: 4 gave 22.3–23.5k reads/s, 2 gave 22.1–22.4k and
+ * 8–10 gave 17.4–21k (more statements, less sharing).
+ */
 const HEAD_READS_IN_FLIGHT = 4;
 
 /**

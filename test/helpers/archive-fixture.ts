@@ -53,7 +53,7 @@ export const fillStore = async (store: Store, namespaces: string[]): Promise<voi
     await store.putRecord('api-keys', `key-${namespace}`, { name: 'ci', namespace, scopes: ['write'], prefixes: null, team: null, hash: 'ab'.repeat(32), created_at: new Date(at).toISOString(), revoked_at: null });
     await store.putRecord(`teams/${namespace}`, 'platform', { name: 'platform', members: ['agent-1', 'agent-2'], created_at: '2026-01-01T00:00:00.000Z' });
     await store.putRecord(`connectors/${namespace}`, 'github', { enabled: true, secret: { alg: 'A256GCM', kid: 'k1', iv: 'AAAA', tag: 'BBBB', ct: 'c2VjcmV0' }, channels: ['C1'] });
-    await store.putRecord(`audit/${namespace}`, `${at}-0001`, { events: [{ action: 'key.created', target: { id: `key-${namespace}` } }] });
+    await store.putRecord(`audit/${namespace}`, `${at}-0001`, { events: [{ at: new Date(at).toISOString(), action: 'key.created', actor: { key_id: null, agent_id: 'admin' }, request_id: 'req-1', target: { id: `key-${namespace}` } }] });
     await store.putRecord(`dedup/${namespace}/github`, 'delivery-1', { entries: [], at: new Date(at).toISOString() });
     await store.putRecord(`dedup/${namespace}/events/ci`, 'evt-1', { version: 1, at: new Date(at).toISOString() });
   }

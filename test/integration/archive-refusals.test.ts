@@ -8,6 +8,7 @@ import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
 import { importArchive } from '../../packages/server/src/services/archive/import-archive.ts';
 import { openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
+import { pullRequest, signDelivery } from '../helpers/provider-events.ts';
 
 /**
  * An archive is a way into the store: one that is whole and carries a correct checksum may
@@ -27,8 +28,14 @@ beforeAll(async () => {
   for (const value of [{ title: 'first' }, { title: 'second' }]) {
     expect((await source.call('POST', '/api/v1/entries', { entity_path: 'repos/acme/api', key: 'pr-1', value, tags: ['a'] })).status).toBeLessThan(300);
   }
-  expect((await source.call('POST', '/api/v1/connectors/github/enable', {})).status).toBe(200);
+  const enabled = await source.call('POST', '/api/v1/connectors/github/enable', {});
+  expect(enabled.status).toBe(200);
   // Records of every collection import checks the shape of, as the server writes them.
+  const pull = pullRequest({ repo: 'acme/api', number: 7, opened: Date.now(), additions: 10, deletions: 2 }, 'opened', Date.now());
+  for (const secret of [enabled.body.signing_secret as string, enabled.body.signing_secret as string, 'forged']) {
+    await (await fetch(`${source.url}/api/v1/webhooks/github`, { method: 'POST', headers: signDelivery(pull, secret), body: pull.body })).arrayBuffer();
+  }
+  expect((await source.call('POST', '/api/v1/events', { source: 'ci', entity_path: 'repos/acme/api', key: 'build-1', value: 'green', event_type: 'build.passed', event_id: 'b-1' })).status).toBeLessThan(300);
   expect((await source.call('POST', '/api/v1/admin/teams', { name: 'platform', members: ['alice', 'triage-bot'] })).status).toBeLessThan(300);
   expect((await source.call('PUT', '/api/v1/admin/retention', { keep_days: 30 })).status).toBe(200);
   expect((await source.call('PUT', '/api/v1/admin/retention', { entity_path: 'repos/acme', keep_versions: 5 })).status).toBe(200);
@@ -36,7 +43,12 @@ beforeAll(async () => {
   for (let i = 0; i < 3; i++) {
     expect((await source.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: 'repos/acme/api', key: 'judged' }], outcome: 'failure', weight: 1 })).status).toBe(200);
   }
-  const lines = ((await (await fetch(`${source.url}/api/v1/admin/export?all=true`)).text()).trim().split('\n'));
+  // Delivery counts reach the store about once a second.
+  let lines: string[] = [];
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+    lines = (await (await fetch(`${source.url}/api/v1/admin/export?all=true`)).text()).trim().split('\n');
+    if (lines.some((l) => l.includes('"collection":"connector-stats/default"'))) break;
+  }
   everyLine = lines.slice(1, -1).map((l) => JSON.parse(l) as object);
   header = lines[0] as string;
   entryLine = JSON.parse(lines.find((l) => l.includes('"type":"entry"') && l.includes('"key":"pr-1"')) as string);
@@ -86,9 +98,11 @@ describe('cairn import refuses what no write could have stored', () => {
     expect(imported.records?.data).toEqual(recordLine.data);
   });
 
-  it('imports a whole export with a team, retention policies and a judged entry', async () => {
+  it('imports a whole export with a team, retention policies, a judged entry, deliveries and an event', async () => {
     const collections = everyLine.map((l) => (l as { collection?: string }).collection);
-    for (const c of ['teams/default', 'retention/policies', 'evidence/default']) expect(collections).toContain(c);
+    for (const c of ['teams/default', 'retention/policies', 'evidence/default', 'audit/default', 'connector-stats/default', 'delivery-log/default/github', 'dedup/default/github', 'dedup/default/events/ci']) {
+      expect(collections).toContain(c);
+    }
     expect((await tryImport(archive(everyLine))).refusal).toBeNull();
   });
 
@@ -116,6 +130,10 @@ describe('cairn import refuses what no write could have stored', () => {
     ['a retention policy whose path is not a path', () => [{ type: 'record', collection: 'retention/policies', id: 'default/x', updated_at: '2026-01-01T00:00:00.000Z', data: { namespace: 'default', entity_path: 42, keep_versions: 3, keep_days: null, updated_at: '2026-01-01T00:00:00.000Z' } }], /retention policy: entity_path/],
     ['a team whose members are not a list', () => [{ type: 'record', collection: 'teams/default', id: 'platform', updated_at: '2026-01-01T00:00:00.000Z', data: { name: 'platform', members: 'alice', created_at: '2026-01-01T00:00:00.000Z' } }], /record teams\/default \/ platform: team: members/],
     ['an evidence pointer without a key', () => [{ type: 'record', collection: 'evidence/default', id: 'abc', updated_at: '2026-01-01T00:00:00.000Z', data: { entity_path: 'repos/acme' } }], /record evidence\/default \/ abc: evidence pointer: key/],
+    ['audit events that are not a list (the audit listing answered the text\'s letters as events)', () => [{ type: 'record', collection: 'audit/default', id: 'x', updated_at: '2026-01-01T00:00:00.000Z', data: { events: 'many' } }], /record audit\/default \/ x: audit events: events/],
+    ['delivery counts that are not numbers', () => [{ type: 'record', collection: 'connector-stats/default', id: 'github', updated_at: '2026-01-01T00:00:00.000Z', data: { received: '1', written: 0, duplicates: 0, ignored: 0, rejected: 0, last_event_at: null } }], /delivery counts: received/],
+    ['a delivery log line with an outcome that does not exist (the deliveries page answered it as it was)', () => [{ type: 'record', collection: 'delivery-log/default/github', id: '000000000000001', updated_at: '2026-01-01T00:00:00.000Z', data: { at: '2026-01-01T00:00:00.000Z', event: null, delivery_id: null, outcome: 'exploded', status: 202, reason: null } }], /delivery log line: outcome/],
+    ['a delivery seen whose entries are not a list', () => [{ type: 'record', collection: 'dedup/default/github', id: 'd1', updated_at: '2026-01-01T00:00:00.000Z', data: { entries: {}, at: '2026-01-01T00:00:00.000Z' } }], /record dedup\/default\/github \/ d1: delivery seen: entries/],
     ['a record nested 100,000 levels deep (it overflowed the stack while being written)', () => [`{"type":"record","collection":"x","id":"y","updated_at":"2026-01-01T00:00:00.000Z","data":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`], /data must not nest deeper than 64 levels/],
   ];
   for (const [what, lines, message] of refusals) {

@@ -1,8 +1,26 @@
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import type { RecordStore } from '../ports/records.ts';
 import type { AuditEvent, AuditTrail, Context, ServiceDeps } from './context.ts';
 
 export const auditCollection = (namespace: string): string => `audit/${namespace}`;
+
+/**
+ * A stored batch as `flush` writes it, what the audit listing reads and answers (import checks
+ * archives against it). A record without `events` is read as none, so it may lack them.
+ */
+export const AuditBatchSchema = z.looseObject({
+  events: z.array(
+    z.looseObject({
+      at: z.iso.datetime(),
+      action: z.string(),
+      actor: z.looseObject({ key_id: z.string().nullable(), agent_id: z.string() }),
+      request_id: z.string(),
+      target: z.record(z.string(), z.unknown()),
+      changes: z.record(z.string(), z.unknown()).optional(),
+    }),
+  ).optional(),
+});
 
 /** Ids sort newest first: records list in id order, and an audit log is read from the top. */
 const LATEST_FIRST = 9_999_999_999_999;

@@ -1,4 +1,5 @@
 import type { DeliveryCounts } from 'cairn-memory-client';
+import { z } from 'zod';
 import type { RecordStore } from '../ports/records.ts';
 
 export type DeliveryOutcome = 'written' | 'duplicates' | 'ignored' | 'rejected';
@@ -7,7 +8,19 @@ export type DeliveryOutcome = 'written' | 'duplicates' | 'ignored' | 'rejected';
 export type { DeliveryCounts };
 
 const EMPTY: DeliveryCounts = { received: 0, written: 0, duplicates: 0, ignored: 0, rejected: 0, last_event_at: null };
-const collection = (namespace: string) => `connector-stats/${namespace}`;
+export const statsCollection = (namespace: string): string => `connector-stats/${namespace}`;
+const collection = statsCollection;
+
+const Count = z.number().int().min(0);
+/** Stored totals as `flush` writes them, which reads add to, a missing one as 0 (import checks archives against it). */
+export const DeliveryCountsRecordSchema = z.looseObject({
+  received: Count.optional(),
+  written: Count.optional(),
+  duplicates: Count.optional(),
+  ignored: Count.optional(),
+  rejected: Count.optional(),
+  last_event_at: z.iso.datetime().nullable().optional(),
+});
 
 /**
  * Per-connector delivery counters shared by every replica. Counting happens in memory and is

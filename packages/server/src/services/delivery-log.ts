@@ -1,4 +1,5 @@
 import type { DeliveryLine } from 'cairn-memory-client';
+import { z } from 'zod';
 import type { RecordStore, StoredRecord } from '../ports/records.ts';
 
 // A line of the recent-deliveries log: declared once, in the client.
@@ -19,7 +20,18 @@ const CONFLICTS_BEFORE_RESYNC = 2;
 /** Claims one line may try before it is dropped (only under a storm of other replicas' lines). */
 const MAX_CLAIMS = 50;
 
-const collection = (namespace: string, connector: string): string => `delivery-log/${namespace}/${connector}`;
+export const DELIVERY_LOGS = 'delivery-log';
+const collection = (namespace: string, connector: string): string => `${DELIVERY_LOGS}/${namespace}/${connector}`;
+
+/** A stored line as `record` writes it, which `read` answers as it is (import checks archives against it). */
+export const DeliveryLineRecordSchema = z.looseObject({
+  at: z.iso.datetime(),
+  event: z.string().max(128).nullable(),
+  delivery_id: z.string().max(200).nullable(),
+  outcome: z.enum(['written', 'duplicate', 'ignored', 'rejected']),
+  status: z.number().int().min(100).max(599),
+  reason: z.string().max(500).nullable(),
+});
 /** Zero-padded so ids sort as the sequence does (RecordStore lists in id order). */
 const idOf = (seq: number): string => String(seq).padStart(15, '0');
 const seqOf = (record: StoredRecord): number => Number(record.id);

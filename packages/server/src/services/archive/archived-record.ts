@@ -2,6 +2,10 @@ import type { z } from 'zod';
 import { structureProblem, textProblem } from '../../domain/value.ts';
 import { KEYS, KeyRecordSchema } from '../admin/key-records.ts';
 import { TeamRecordSchema, teamsCollection } from '../admin/team-records.ts';
+import { AuditBatchSchema, auditCollection } from '../audit-log.ts';
+import { DeliveryCountsRecordSchema, statsCollection } from '../delivery-counters.ts';
+import { DELIVERY_LOGS, DeliveryLineRecordSchema } from '../delivery-log.ts';
+import { dedupSchemaOf } from '../retention/dedup-collections.ts';
 import { ConnectorRecordSchema, settingsCollection } from '../connector-state.ts';
 import { EvidencePointerSchema, evidenceCollection } from '../judged-entries.ts';
 import { RETENTION_POLICIES, RetentionPolicyRecordSchema } from '../retention/retention-policies.ts';
@@ -16,6 +20,11 @@ const shapeOf = (collection: string): [string, z.ZodType] | null => {
   if (collection.startsWith(teamsCollection(''))) return ['team', TeamRecordSchema];
   if (collection === RETENTION_POLICIES) return ['retention policy', RetentionPolicyRecordSchema];
   if (collection.startsWith(evidenceCollection(''))) return ['evidence pointer', EvidencePointerSchema];
+  if (collection.startsWith(auditCollection(''))) return ['audit events', AuditBatchSchema];
+  if (collection.startsWith(statsCollection(''))) return ['delivery counts', DeliveryCountsRecordSchema];
+  if (collection.startsWith(`${DELIVERY_LOGS}/`)) return ['delivery log line', DeliveryLineRecordSchema];
+  const dedup = dedupSchemaOf(collection);
+  if (dedup) return ['delivery seen', dedup];
   return null;
 };
 
@@ -27,9 +36,11 @@ const nameProblem = (name: string): string | null => {
 
 /**
  * Why a record line cannot be imported, or null: a name no backend keeps alike, data no
- * backend can hold (nesting, U+0000), or API keys, connector settings, teams, retention
- * policies and evidence pointers their readers would trip over (a policy held to less could
- * prune history). Other collections' data is kept as exported.
+ * backend can hold (nesting, U+0000), or records their readers would trip over: API keys,
+ * connector settings, teams, retention policies (one held to less could prune history),
+ * evidence pointers, audit batches, delivery counts and log lines, and deliveries seen. The
+ * ones only read for what their own code stored (what a connector learned) are kept as
+ * exported; fields beyond those the readers use are kept too.
  */
 export const recordProblem = (collection: string, id: string, data: object): string | null => {
   const named = nameProblem(collection);

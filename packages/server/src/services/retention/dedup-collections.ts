@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { EntityPathSchema, KeySchema } from '../../domain/names.ts';
 import type { RecordStore } from '../../ports/records.ts';
 
 /**
@@ -6,6 +8,17 @@ import type { RecordStore } from '../../ports/records.ts';
  * listing of collections on every backend.
  */
 export const DEDUP_COLLECTIONS = 'dedup-collections';
+
+/**
+ * A connector delivery seen (receive-delivery.ts): a redelivery answers with its entries (none
+ * when the record has no list). An event seen (ingest-event.ts) is only looked up, never read.
+ */
+export const DeliveryDedupSchema = z.looseObject({
+  entries: z.array(z.looseObject({ entity_path: EntityPathSchema, key: KeySchema, version: z.number().int().min(1), created: z.boolean() })).optional(),
+});
+
+/** The shape a dedup collection's records are read as: `dedup/<namespace>/<connector>` only. */
+export const dedupSchemaOf = (collection: string): z.ZodType | null => (/^dedup\/[^/]+\/[^/]+$/.test(collection) ? DeliveryDedupSchema : null);
 
 /** Collections noted by this process already, so a delivery costs no extra write once its collection is known. */
 const noted = new WeakMap<RecordStore, Set<string>>();

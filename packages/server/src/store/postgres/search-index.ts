@@ -16,6 +16,14 @@ import { type KeyRow, rankText } from './search-text.ts';
 import { embedderLiteral, prepareSearchVectors, vectorLiteral } from './search-vectors.ts';
 
 /**
+ * The HNSW walk's breadth for `n` candidates. Measured at 100k entries of the bench corpus
+ * (built-in embedder, 200 queries, 50 candidates each as a search asks): of the exact 10
+ * nearest, the walk found 69 % at 100 (pgvector's default), 78 % at 200, 89 % at 400 and 95 %
+ * at 1,000, for 1.1, 1.5, 2.0 and 4.0 ms a query. The in-process index finds 83 %.
+ */
+const efSearch = (n: number): number => Math.max(400, Math.min(1000, 8 * Math.trunc(n)));
+
+/**
  * Search on PostgreSQL: tsvector + GIN for text and pgvector HNSW for vectors, over
  * cairn_search (one row per live head, kept by SearchIndexer). Text matches are preselected
  * in SQL and ranked by BM25F in the application (search-text.ts), the formula the
@@ -75,7 +83,7 @@ export class PostgresSearchIndex implements SearchIndex {
       const rows = await this.sql.begin(async (tx) => {
         // Filters apply after the HNSW walk; iterative scans keep walking until enough rows pass.
         // Both settings in one simple-protocol message: one round trip fewer per search.
-        await tx.unsafe(`set local hnsw.ef_search = ${Math.max(100, Math.min(1000, 2 * Math.trunc(n)))}; set local hnsw.iterative_scan = relaxed_order`).simple();
+        await tx.unsafe(`set local hnsw.ef_search = ${efSearch(n)}; set local hnsw.iterative_scan = relaxed_order`).simple();
         return tx.unsafe<(KeyRow & { distance: number })[]>(
           `select namespace, entity_path, key, version, ${distance} as distance from cairn_search
             where embedder = ${embedderLiteral(this.embedder.id)} and ${f.where}

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LoadResult, getLua, load, postLua } from './lib/load.ts';
+import { metric, waitForMetrics } from './lib/metrics.ts';
 import { startCairn, startProcess } from './lib/processes.ts';
 
 /** A ~1 KiB JSON value, as the benchmark asks. */
@@ -62,21 +63,13 @@ const fillReadKeys = async (url: string): Promise<void> => {
   await Promise.all(Array.from({ length: FILL_CONCURRENCY }, worker));
 };
 
-const gauge = (text: string, name: string): number => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
-
 /**
  * Waits until the server has no background work left from the writes: no entry waiting for a
  * vector (PostgreSQL embeds behind the writes) and no search index save under way. Like the
  * checkpoint before each PostgreSQL phase, so the read load measures reads, not catch-up.
  */
-const waitQuiet = async (url: string): Promise<void> => {
-  for (const deadline = Date.now() + 5 * 60_000; Date.now() < deadline; ) {
-    const text = await (await fetch(`${url}/metrics`)).text();
-    if (gauge(text, 'cairn_search_pending_embeddings') === 0 && gauge(text, 'cairn_search_index_saving') === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error('background work after the writes did not finish within 5 minutes');
-};
+const waitQuiet = (url: string): Promise<void> =>
+  waitForMetrics(url, 5, 'background work after the writes did not finish', (text) => metric(text, 'cairn_search_pending_embeddings') <= 0 && metric(text, 'cairn_search_index_saving') !== 1);
 
 /** Write then read load (50 connections, 1 KiB values) against a Cairn already running at `url`. */
 export const benchCairn = async (url: string, seconds: number): Promise<CairnLoad> => {

@@ -14,6 +14,7 @@ import { type LoadResult, load, withP95 } from './lib/load.ts';
 import { startCairn } from './lib/processes.ts';
 import { quantile } from './lib/quantile.ts';
 import { searchCorpus, searchQueries } from './lib/search-corpus.ts';
+import { metric, waitForMetrics } from './lib/metrics.ts';
 
 export interface Latency {
   p50_ms: number;
@@ -69,17 +70,6 @@ const fill = async (store: Store, count: number): Promise<void> => {
   }
   await Promise.all(batch);
   batch = [];
-};
-
-const metric = (text: string, name: string): number => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? -1);
-
-/** Scrapes `/metrics` every 250 ms until `done` says so; fails after `minutes` with `what`. */
-const waitForMetrics = async (url: string, minutes: number, what: string, done: (text: string) => boolean): Promise<void> => {
-  for (const deadline = Date.now() + minutes * 60_000; Date.now() < deadline; ) {
-    if (done(await (await fetch(`${url}/metrics`)).text())) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`${what} within ${minutes} minutes`);
 };
 
 const waitSearchable = (url: string, count: number): Promise<void> =>

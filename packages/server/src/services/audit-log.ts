@@ -9,7 +9,7 @@ export const auditCollection = (namespace: string): string => `audit/${namespace
  * A stored batch as `flush` writes it, what the audit listing reads and answers (import checks
  * archives against it). A record without `events` is read as none, so it may lack them.
  */
-export const AuditBatchSchema = z.looseObject({
+export const AuditBatchSchema: z.ZodType<{ events?: AuditEvent[] }> = z.looseObject({
   events: z.array(
     z.looseObject({
       at: z.iso.datetime(),

@@ -9,11 +9,10 @@ export type { DeliveryCounts };
 
 const EMPTY: DeliveryCounts = { received: 0, written: 0, duplicates: 0, ignored: 0, rejected: 0, last_event_at: null };
 export const statsCollection = (namespace: string): string => `connector-stats/${namespace}`;
-const collection = statsCollection;
 
 const Count = z.number().int().min(0);
 /** Stored totals as `flush` writes them, which reads add to, a missing one as 0 (import checks archives against it). */
-export const DeliveryCountsRecordSchema = z.looseObject({
+export const DeliveryCountsRecordSchema: z.ZodType<Partial<DeliveryCounts>> = z.looseObject({
   received: Count.optional(),
   written: Count.optional(),
   duplicates: Count.optional(),
@@ -59,7 +58,7 @@ export class DeliveryCounters {
    */
   read(namespace: string, connector: string): Promise<DeliveryCounts> {
     const run = this.flushing.then(async () => {
-      const stored = await this.store.getRecord(collection(namespace), connector);
+      const stored = await this.store.getRecord(statsCollection(namespace), connector);
       return add({ ...EMPTY, ...(stored?.data as Partial<DeliveryCounts> | undefined) }, this.pending.get(`${namespace}\u0000${connector}`));
     });
     this.flushing = run.then(() => undefined, () => undefined);
@@ -74,9 +73,9 @@ export class DeliveryCounters {
       for (const [id, delta] of batch) {
         const [namespace, connector] = id.split('\u0000') as [string, string];
         try {
-          const stored = await this.store.getRecord(collection(namespace), connector);
+          const stored = await this.store.getRecord(statsCollection(namespace), connector);
           const total = add({ ...EMPTY, ...(stored?.data as Partial<DeliveryCounts> | undefined) }, delta);
-          await this.store.putRecord(collection(namespace), connector, { ...total });
+          await this.store.putRecord(statsCollection(namespace), connector, { ...total });
         } catch {
           // Backend down: keep the counts for the next flush rather than lose them.
           this.pending.set(id, add(this.pending.get(id) ?? { ...EMPTY }, delta));

@@ -24,7 +24,7 @@ export const DELIVERY_LOGS = 'delivery-log';
 const collection = (namespace: string, connector: string): string => `${DELIVERY_LOGS}/${namespace}/${connector}`;
 
 /** A stored line as `record` writes it, which `read` answers as it is (import checks archives against it). */
-export const DeliveryLineRecordSchema = z.looseObject({
+export const DeliveryLineRecordSchema: z.ZodType<Omit<DeliveryLine, 'seq'>> = z.looseObject({
   at: z.iso.datetime(),
   event: z.string().max(128).nullable(),
   delivery_id: z.string().max(200).nullable(),

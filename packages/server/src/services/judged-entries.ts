@@ -14,7 +14,6 @@ import type { ServiceDeps } from './context.ts';
  * never shown as a judgement it no longer is.
  */
 export const evidenceCollection = (namespace: string): string => `evidence/${namespace}`;
-const collection = evidenceCollection;
 /** A stored pointer as noteEvidence writes it (import checks archives against it). */
 export const EvidencePointerSchema = z.object({ entity_path: EntityPathSchema, key: KeySchema }).strict();
 const idOf = (e: { entity_path: string; key: string }): string => sha256(JSON.stringify([e.entity_path, e.key]));
@@ -24,8 +23,8 @@ const MAX_READ = 200;
 /** Keep the pointer in step with an entry whose evidence an outcome just changed. */
 export const noteEvidence = async (deps: Pick<ServiceDeps, 'store'>, entry: Entry): Promise<void> => {
   const judged = entry.evidence.status === 'contested' || entry.evidence.status === 'discredited';
-  if (judged) await deps.store.putRecord(collection(entry.namespace), idOf(entry), { entity_path: entry.entity_path, key: entry.key });
-  else await deps.store.deleteRecord(collection(entry.namespace), idOf(entry));
+  if (judged) await deps.store.putRecord(evidenceCollection(entry.namespace), idOf(entry), { entity_path: entry.entity_path, key: entry.key });
+  else await deps.store.deleteRecord(evidenceCollection(entry.namespace), idOf(entry));
 };
 
 /** The contested and discredited entries visible through `under`, as they are now. */
@@ -34,7 +33,7 @@ export const judgedEntries = async (
   namespace: string,
   under: (path: string) => boolean,
 ): Promise<JudgedEntry[]> => {
-  const records = await deps.store.listRecords(collection(namespace), { limit: MAX_READ });
+  const records = await deps.store.listRecords(evidenceCollection(namespace), { limit: MAX_READ });
   const now = deps.now();
   const judged: JudgedEntry[] = [];
   for (const record of records) {

@@ -32,7 +32,7 @@ export const SetPolicyInput = z
  * one held to less (keep_versions 0, a number as its path) would prune history no policy the
  * API accepts could. Import checks archives against it.
  */
-export const RetentionPolicyRecordSchema = z
+export const RetentionPolicyRecordSchema: z.ZodType<RetentionPolicy> = z
   .object({
     namespace: NamespaceSchema,
     entity_path: EntityPathSchema.nullable(),

@@ -49,14 +49,14 @@ export class AppendBatcher {
 }
 
 /** One transaction, in one round trip (pipelined.ts), its head-row locks taken in address order. */
-const commitTogether = async (sql: Sql, appends: Append[]): Promise<Promise<number>[]> => {
+const commitTogether = async (sql: Sql, appends: Append[]): Promise<(number | Promise<number>)[]> => {
   const order = appends.map((_, i) => i).sort((i, j) => byAddress(appends[i] as Append, appends[j] as Append));
   const results = await pipelined(sql, (tx) => order.map((i) => appendStatement(tx, (appends[i] as Append).entry, (appends[i] as Append).expectedHead)));
   const seqs: (string | undefined)[] = [];
   order.forEach((i, at) => (seqs[i] = results[at]?.[0]?.seq));
-  return appends.map(async (a, i) => {
+  // A statement without a row lost its race: the version that won is looked up for its answer.
+  return appends.map((a, i) => {
     const seq = seqs[i];
-    if (seq !== undefined) return Number(seq);
-    throw new VersionConflict(await currentVersion(sql, a.entry));
+    return seq !== undefined ? Number(seq) : currentVersion(sql, a.entry).then((won) => Promise.reject(new VersionConflict(won)));
   });
 };

@@ -42,7 +42,7 @@ export class HeadReads {
       maxInFlight,
       ...(abandonMs === undefined ? {} : { abandonMs }),
       alone: (address) => readHead(sql, address),
-      together: async (addresses) => (await readHeads(sql, addresses)).map((entry) => Promise.resolve(entry)),
+      together: (addresses) => readHeads(sql, addresses),
     });
   }
 

@@ -15,9 +15,10 @@ export interface BatchedWork<I, O> {
   alone(item: I): Promise<O>;
   /**
    * Two or more operations in one statement or transaction, which fails as a whole or
-   * answers each operation, in the order given, with its own outcome.
+   * answers each operation, in the order given: with its result, or with a promise of its
+   * own outcome when that needs more work (a lost race looking up the version that won).
    */
-  together(items: I[]): Promise<Promise<O>[]>;
+  together(items: I[]): Promise<(O | Promise<O>)[]>;
 }
 
 interface Pending<I, O> {
@@ -81,7 +82,7 @@ export class StatementBatcher<I, O> {
 
   private async send(batch: Pending<I, O>[]): Promise<void> {
     if (batch.length === 1) return this.alone(batch[0] as Pending<I, O>);
-    let outcomes: Promise<O>[];
+    let outcomes: (O | Promise<O>)[];
     try {
       outcomes = await this.work.together(batch.map((p) => p.item));
     } catch (error) {
@@ -92,7 +93,7 @@ export class StatementBatcher<I, O> {
       for (const p of batch) await this.alone(p);
       return;
     }
-    await Promise.all(batch.map((p, i) => (outcomes[i] as Promise<O>).then(p.resolve, p.reject)));
+    await Promise.all(batch.map((p, i) => Promise.resolve(outcomes[i] as O | Promise<O>).then(p.resolve, p.reject)));
   }
 
   private async alone(p: Pending<I, O>): Promise<void> {

@@ -2,6 +2,8 @@ import type { z } from 'zod';
 import { structureProblem, textProblem } from '../../domain/value.ts';
 import { KEYS, KeyRecordSchema } from '../admin/key-records.ts';
 import { TeamRecordSchema, teamsCollection } from '../admin/team-records.ts';
+import { NamespaceSchema } from '../../domain/names.ts';
+import { CORTEX_NAMESPACES } from './collections.ts';
 import { AuditBatchSchema, auditCollection } from '../audit-log.ts';
 import { DeliveryCountsRecordSchema, statsCollection } from '../delivery-counters.ts';
 import { DELIVERY_LOGS, DeliveryLineRecordSchema } from '../delivery-log.ts';
@@ -28,6 +30,15 @@ const shapeOf = (collection: string): [string, z.ZodType] | null => {
   return null;
 };
 
+/**
+ * Collections whose readers take a record's id as a name, and what it must be: the Cortex
+ * compiles each namespace its list names, so each must be one a write could have made.
+ */
+const idShapeOf = (collection: string): [string, z.ZodType] | null => {
+  if (collection === CORTEX_NAMESPACES) return ['Cortex namespace', NamespaceSchema];
+  return null;
+};
+
 const nameProblem = (name: string): string | null => {
   if (name.length === 0) return 'must not be empty';
   if (name.length > MAX_NAME_CHARS) return `must be at most ${MAX_NAME_CHARS} characters`;
@@ -38,15 +49,18 @@ const nameProblem = (name: string): string | null => {
  * Why a record line cannot be imported, or null: a name no backend keeps alike, data no
  * backend can hold (nesting, U+0000), or records their readers would trip over: API keys,
  * connector settings, teams, retention policies (one held to less could prune history),
- * evidence pointers, audit batches, delivery counts and log lines, and deliveries seen. The
- * ones only read for what their own code stored (what a connector learned) are kept as
- * exported; fields beyond those the readers use are kept too.
+ * evidence pointers, audit batches, delivery counts and log lines, deliveries seen, and the
+ * Cortex's namespaces (by id). The ones only read for what their own code stored (what a
+ * connector learned) are kept as exported; fields beyond those the readers use are kept too.
  */
 export const recordProblem = (collection: string, id: string, data: object): string | null => {
   const named = nameProblem(collection);
   if (named) return `collection ${named}`;
   const ided = nameProblem(id);
   if (ided) return `id ${ided}`;
+  const idShape = idShapeOf(collection);
+  const idParsed = idShape?.[1].safeParse(id);
+  if (idShape && idParsed && !idParsed.success) return `${idShape[0]}: id: ${(idParsed.error.issues[0] as z.core.$ZodIssue).message}`;
   const shaped = structureProblem(data);
   if (shaped) return `data ${shaped}`;
   const shape = shapeOf(collection);

@@ -49,6 +49,30 @@ describe('in-process vector index', () => {
     expect(hits.every((h) => h.slot % 1000 === 7)).toBe(true);
   });
 
+  it('finds most of the exact nearest through its lists, ranking lists beyond the query\'s nearest cells', async () => {
+    // Vectors in every direction (no topics): a query's nearest neighbours lie in many cells,
+    // the case where ranking the lists of only the 4 nearest top cells found 87 % (8: 90 %).
+    const dim = 32;
+    const count = 60_000;
+    const spread = random(42);
+    const gauss = () => Math.sqrt(-2 * Math.log(spread() || 1e-9)) * Math.cos(2 * Math.PI * spread());
+    const unit = (v: Float32Array) => v.map((x) => x / Math.hypot(...v));
+    const vectors = Array.from({ length: count }, () => unit(Float32Array.from({ length: dim }, gauss)));
+    const index = new VectorIndex('test', dim);
+    vectors.forEach((v, slot) => index.set(slot, v));
+    await whenListed(index);
+    const alive = new Uint8Array(count).fill(1);
+    let found = 0;
+    for (let i = 0; i < 100; i++) {
+      const query = unit(Float32Array.from({ length: dim }, gauss));
+      const dots = vectors.map((v, slot) => ({ slot, dot: v.reduce((sum, x, d) => sum + x * (query[d] as number), 0) }));
+      const exact = dots.sort((a, b) => b.dot - a.dot).slice(0, 10).map((d) => d.slot);
+      const got = new Set(index.search(query, 50, alive, () => true).map((h) => h.slot));
+      found += exact.filter((slot) => got.has(slot)).length;
+    }
+    expect(found / 1000).toBeGreaterThanOrEqual(0.89);
+  });
+
   it('keeps finding vectors after slots are renumbered', async () => {
     const index = new VectorIndex('test', DIM);
     const count = TRAIN_AT + 1_000;

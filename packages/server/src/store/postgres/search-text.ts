@@ -52,9 +52,14 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
   const f = filterSql(filter, 2);
   // The tsvector becomes text for the preselected rows only: in a single select, PostgreSQL
   // converts it for every matching row before sorting (thousands for a common word).
+  // ts_rank without length normalization (0): BM25 weighs length itself once the rows are
+  // here. At 100k entries of the bench corpus (many near-copies, as repeated alerts make), the
+  // top 10 held 62 % of the exact BM25 top 10 (near-copies counted as one) with log-length
+  // normalization and 71.5 % without, at the same cost; with lengths from 18 to 345 words,
+  // 73.5 % and 73.2 %.
   const rows = await sql.unsafe<(KeyRow & { terms: string; doc_length: number })[]>(
     `select namespace, entity_path, key, version, terms::text as terms, doc_length from (
-       select namespace, entity_path, key, version, terms, doc_length, ts_rank('{0.1, 0.6, 0.4, 0.6}', terms, $1::tsquery, 1) as rank
+       select namespace, entity_path, key, version, terms, doc_length, ts_rank('{0.1, 0.6, 0.4, 0.6}', terms, $1::tsquery, 0) as rank
          from cairn_search where terms @@ $1::tsquery and ${f.where}
         order by rank desc limit ${PRESELECT}) best
       order by rank desc`,

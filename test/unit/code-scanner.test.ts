@@ -5,8 +5,8 @@ import { random } from '../../packages/server/src/search/seeded-random.ts';
 const rand = random(7);
 
 describe('inverted-list code scanner', () => {
-  it('dots int8 codes with the query as JS does, for any multiple of 4 dimensions and growing lists', () => {
-    for (const dim of [4, 100, 384]) {
+  it('dots int8 codes with the query as JS does, to the query\'s 16-bit rounding, for any dimension and growing lists', () => {
+    for (const dim of [4, 6, 100, 384]) {
       const scanner = CodeScanner.for(dim) as CodeScanner;
       expect(scanner).not.toBeNull();
       const q = Float32Array.from({ length: dim }, () => rand() - 0.5);
@@ -16,13 +16,25 @@ describe('inverted-list code scanner', () => {
         const codes = Int8Array.from({ length: count * dim + dim }, () => Math.round((rand() - 0.5) * 254));
         const got = scanner.scan(codes, count);
         expect(got.length).toBe(count);
+        // Each query component is off by at most half a unit (1/65,534 of the largest), so a
+        // dot by at most that much per unit of code; float32 adds a few parts in 10^7.
+        const half = Math.max(...q.map(Math.abs)) / 65_534;
         for (let j = 0; j < count; j++) {
           let dot = 0;
-          for (let d = 0; d < dim; d++) dot += (codes[j * dim + d] as number) * (q[d] as number);
-          expect(got[j]).toBeCloseTo(dot, 2);
+          let codeSum = 0;
+          for (let d = 0; d < dim; d++) {
+            dot += (codes[j * dim + d] as number) * (q[d] as number);
+            codeSum += Math.abs(codes[j * dim + d] as number);
+          }
+          expect(Math.abs((got[j] as number) - dot)).toBeLessThanOrEqual(half * codeSum + 1e-6 * Math.abs(dot) + 1e-6);
         }
       }
     }
-    expect(CodeScanner.for(6)).toBeNull();
+  });
+
+  it('answers zeros for a zero query', () => {
+    const scanner = CodeScanner.for(8) as CodeScanner;
+    scanner.use(new Float32Array(8));
+    expect([...scanner.scan(Int8Array.from({ length: 16 }, (_, i) => i - 8), 2)]).toEqual([0, 0]);
   });
 });

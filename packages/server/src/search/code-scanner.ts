@@ -5,27 +5,34 @@ const PAGE = 65_536;
 
 /**
  * Dot products of one query with the int8 codes of the inverted lists it visits, in
- * WebAssembly SIMD (dot-kernel.ts `dots8`). The lists keep their codes in ordinary arrays
- * (they grow one by one, and are rebuilt at every training); a list is copied into this
- * memory to be scanned, which costs far less than scanning it in JS. Memory: the query, the
- * largest list scanned so far and one score per row of it.
+ * WebAssembly SIMD (dot-kernel.ts `dots8`, eight products a step against the query rounded to
+ * 16-bit integers: its rounding moves a dot by about 1e-5 of its size, and the exact vectors
+ * rank the candidates again anyway). The lists keep their codes in ordinary arrays (they grow
+ * one by one, and are rebuilt at every training); a list is copied into this memory to be
+ * scanned, which costs far less than scanning it in JS. Memory: the query, one score per row
+ * of the largest list scanned so far, then its codes and 8 bytes the last row's load may reach.
  */
 export class CodeScanner {
   private readonly dim: number;
+  /** The query's bytes: 2 per component, padded with zeros to a multiple of 8 components. */
+  private readonly queryBytes: number;
   private readonly memory: WasmMemory;
   private readonly dots8: Dots;
   private rows = 0;
-  private query: Float32Array = new Float32Array(0);
+  private query: Int16Array;
+  /** What one unit of the integer query is worth: a scan's sums times this are the dot products. */
+  private unit = 0;
 
   private constructor(dim: number, memory: WasmMemory, dots8: Dots) {
     this.dim = dim;
+    this.queryBytes = Math.ceil(dim / 8) * 16;
+    this.query = new Int16Array(this.queryBytes / 2);
     this.memory = memory;
     this.dots8 = dots8;
   }
 
-  /** A scanner for `dim` dimensions, or null (not a multiple of 4, or no WebAssembly SIMD). */
+  /** A scanner for `dim` dimensions, or null where WebAssembly SIMD is not available. */
   static for(dim: number): CodeScanner | null {
-    if (dim % 4 !== 0) return null;
     try {
       const memory = wasmMemory(1);
       const kernels = dotKernels(memory);
@@ -35,30 +42,40 @@ export class CodeScanner {
     }
   }
 
-  /** The query of the scans that follow (a unit vector of `dim` floats). */
+  /** The query of the scans that follow (`dim` floats), rounded to 16-bit integers. */
   use(query: Float32Array): void {
-    this.query = query;
+    let max = 0;
+    for (let d = 0; d < this.dim; d++) max = Math.max(max, Math.abs(query[d] as number));
+    this.unit = max / 32_767;
+    this.query.fill(0);
+    if (max > 0) for (let d = 0; d < this.dim; d++) this.query[d] = Math.round((query[d] as number) / this.unit);
     this.fit(this.rows);
   }
 
-  /** `codes` rows [0, count) dotted with the query (before their scale): a view valid until the next call. */
+  /**
+   * `codes` rows [0, count) dotted with the query (before their scale) into `out`, which is
+   * reused: its first `count` values are valid until the next call.
+   */
   scan(codes: Int8Array, count: number): Float32Array {
     this.fit(count);
     const dim = this.dim;
-    const codesAt = dim * 4 + this.rows * 4;
+    const scoresAt = this.queryBytes;
+    const codesAt = scoresAt + this.rows * 4;
     new Int8Array(this.memory.buffer, codesAt, count * dim).set(codes.subarray(0, count * dim));
-    this.dots8(0, codesAt, count, dim, dim * 4);
-    return new Float32Array(this.memory.buffer, dim * 4, count);
+    this.dots8(0, codesAt, count, dim, scoresAt);
+    const sums = new Float32Array(this.memory.buffer, scoresAt, count);
+    for (let j = 0; j < count; j++) sums[j] = (sums[j] as number) * this.unit;
+    return sums;
   }
 
-  /** Room for `rows` rows: the query first, then the scores, then the codes. */
+  /** Room for `rows` rows: the query first, then the scores, then the codes and the slack after them. */
   private fit(rows: number): void {
     if (rows > this.rows) {
-      const need = this.dim * 4 + rows * 4 + rows * this.dim;
+      const need = this.queryBytes + rows * 4 + rows * this.dim + 8;
       const pages = Math.ceil(need / PAGE) - this.memory.buffer.byteLength / PAGE;
       if (pages > 0) this.memory.grow(pages);
       this.rows = rows;
     }
-    new Float32Array(this.memory.buffer, 0, this.dim).set(this.query);
+    new Int16Array(this.memory.buffer, 0, this.query.length).set(this.query);
   }
 }

@@ -10,7 +10,10 @@ import { I32, type Kernel, V128, type WasmMemory, get, instantiate, moduleBytes,
  *
  *   (func (export "dots") (param $q i32) (param $rows i32) (param $count i32) (param $dim i32) (param $out i32)
  *     for i in [0, count): f32 out[i] = Σ rows[i·dim + d] · q[d]      ;; f32 rows, dim a multiple of 4
- *   (func (export "dots8") ...the same over i8 rows (the inverted lists' codes)
+ *   (func (export "dots8") ...the same over i8 rows (the inverted lists' codes) and an i16
+ *     query padded with zeros to a multiple of 8, eight products at a time (i32x4.dot_i16x8_s):
+ *     a row's last load runs up to 7 bytes into the next row (or past the last: the caller
+ *     leaves room), which the query's zero padding cancels. Sums are exact integers, as f32.
  */
 
 /** Signature of `dots`: byte offsets into the memory, and counts. */
@@ -19,30 +22,21 @@ export type Dots = Kernel;
 // Locals: the five parameters, then row i, row address r, byte offset d in the row, row bytes, two accumulators.
 const [Q, ROWS, COUNT, DIM, OUT, I, R, D, END, A, B] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
 const zero = [0x43, 0, 0, 0, 0, ...simd(0x13)]; // f32.const 0; f32x4.splat
-/**
- * acc += row[d..d+4] · q[d..d+4], then d moves on by one row step: rows of floats load 16
- * bytes as they are (`dots`); rows of int8 codes load 4 bytes, widened to 32-bit integers
- * and converted to floats (`dots8`), and the query's floats lie at 4·d.
- */
-const step = (kind: 'f32' | 'i8', acc: number): number[] =>
-  kind === 'f32'
-    ? [...get(acc), ...get(R), ...get(D), 0x6a, ...simd(0x00), 4, 0, ...get(Q), ...get(D), 0x6a, ...simd(0x00), 4, 0, ...simd(0xe6), ...simd(0xe4), ...set(acc), ...get(D), 0x41, 16, 0x6a, ...set(D)]
-    : [
-        ...get(acc), ...get(R), ...get(D), 0x6a, ...simd(0x5c), 2, 0, ...simd(0x87), ...simd(0xa7), ...simd(0xfa), // v128.load32_zero; i16x8 ← i8x16; i32x4 ← i16x8; f32x4 ← i32x4
-        ...get(Q), ...get(D), 0x41, 2, 0x74, 0x6a, ...simd(0x00), 4, 0, ...simd(0xe6), ...simd(0xe4), ...set(acc), ...get(D), 0x41, 4, 0x6a, ...set(D),
-      ];
+/** acc += row[d..d+4] · q[d..d+4] (rows of floats, loaded 16 bytes as they are), then d moves on by one row step. */
+const step = (acc: number): number[] =>
+  [...get(acc), ...get(R), ...get(D), 0x6a, ...simd(0x00), 4, 0, ...get(Q), ...get(D), 0x6a, ...simd(0x00), 4, 0, ...simd(0xe6), ...simd(0xe4), ...set(acc), ...get(D), 0x41, 16, 0x6a, ...set(D)];
 const lane = (k: number): number[] => [...get(A), ...simd(0x1f), k]; // f32x4.extract_lane
 
-const body = (kind: 'f32' | 'i8'): number[] => [
+const body = (): number[] => [
   ...vec([[4, I32], [2, V128]]),
-  ...get(DIM), ...(kind === 'f32' ? [0x41, 2, 0x74] : []), ...set(END), // a row's bytes
+  ...get(DIM), 0x41, 2, 0x74, ...set(END), // a row's bytes
   ...get(ROWS), ...set(R),
   0x02, 0x40, 0x03, 0x40,                                  // block; loop (rows)
     ...get(I), ...get(COUNT), 0x4f, 0x0d, 1,               //   br_if out when i >= count
     ...zero, ...set(A), ...zero, ...set(B), 0x41, 0, ...set(D),
     0x02, 0x40, 0x03, 0x40,                                //   block; loop (four components at a time)
-      ...step(kind, A), ...get(D), ...get(END), 0x4f, 0x0d, 1, //   A; br_if out when d >= end
-      ...step(kind, B), ...get(D), ...get(END), 0x49, 0x0d, 0, //   B; br_if again when d < end
+      ...step(A), ...get(D), ...get(END), 0x4f, 0x0d, 1, //   A; br_if out when d >= end
+      ...step(B), ...get(D), ...get(END), 0x49, 0x0d, 0, //   B; br_if again when d < end
     0x0b, 0x0b,
     ...get(A), ...get(B), ...simd(0xe4), ...set(A),
     ...get(OUT), ...get(I), 0x41, 2, 0x74, 0x6a,           //   out + 4i
@@ -55,13 +49,44 @@ const body = (kind: 'f32' | 'i8'): number[] => [
   0x0b,
 ];
 
+/**
+ * `dots8`: int8 rows against an int16 query, 8 components a step: v128.load8x8_s widens 8
+ * codes to i16x8, i32x4.dot_i16x8_s multiplies them with 8 query components and adds pairs.
+ * |sum| ≤ 127 · 32767 · padded dim, within i32 for any dimension under 500.
+ */
+const body8: number[] = [
+  ...vec([[4, I32], [2, V128]]),
+  ...get(DIM), 0x41, 7, 0x6a, 0x41, 0x78, 0x71, ...set(END), // (dim + 7) & -8: a row's padded bytes
+  ...get(ROWS), ...set(R),
+  0x02, 0x40, 0x03, 0x40,                                  // block; loop (rows)
+    ...get(I), ...get(COUNT), 0x4f, 0x0d, 1,               //   br_if out when i >= count
+    0x41, 0, ...simd(0x11), ...set(A), 0x41, 0, ...set(D), //   A = i32x4(0); d = 0
+    0x02, 0x40, 0x03, 0x40,                                //   block; loop (eight components at a time)
+      ...get(A),
+      ...get(R), ...get(D), 0x6a, ...simd(0x01), 0, 0,     //     v128.load8x8_s rows[r + d]
+      ...get(Q), ...get(D), 0x41, 1, 0x74, 0x6a, ...simd(0x00), 0, 0, // v128.load q[2d]
+      ...simd(0xba), ...simd(0xae), ...set(A),             //     A += i32x4.dot_i16x8_s
+      ...get(D), 0x41, 8, 0x6a, ...set(D),
+      ...get(D), ...get(END), 0x49, 0x0d, 0,               //     br_if again when d < end
+    0x0b, 0x0b,
+    ...get(OUT), ...get(I), 0x41, 2, 0x74, 0x6a,           //   out + 4i
+    ...get(A), ...simd(0x1b), 0, ...get(A), ...simd(0x1b), 1, 0x6a, ...get(A), ...simd(0x1b), 2, 0x6a, ...get(A), ...simd(0x1b), 3, 0x6a,
+    0xb2, 0x38, 2, 0,                                      //   f32.convert_i32_s; f32.store
+    ...get(R), ...get(DIM), 0x6a, ...set(R),
+    ...get(I), 0x41, 1, 0x6a, ...set(I),
+    0x0c, 0,                                               //   br loop
+  0x0b, 0x0b,
+  0x0b,
+];
+
 const bytes = moduleBytes([
-  { name: 'dots', body: body('f32') },
-  { name: 'dots8', body: body('i8') },
+  { name: 'dots', body: body() },
+  { name: 'dots8', body: body8 },
 ]);
 
 /**
- * `dots` (rows of floats) and `dots8` (rows of int8 codes, `dim` bytes each) over `memory`,
+ * `dots` (rows of floats) and `dots8` (rows of int8 codes, `dim` bytes each, against an int16
+ * query) over `memory`,
  * or null where WebAssembly SIMD is not available (the caller scans in JS).
  */
 export const dotKernels = (memory: WasmMemory): { dots: Dots; dots8: Dots } | null => {

@@ -14,6 +14,7 @@ describe('inverted-list code scanner', () => {
       // Lists of growing and shrinking sizes: the memory grows under a query already set.
       for (const count of [3, 500, 40, 2_000]) {
         const codes = Int8Array.from({ length: count * dim + dim }, () => Math.round((rand() - 0.5) * 254));
+        // The sums are in units of the integer query: times `unit`, they are the dot products.
         const got = scanner.scan(codes, count);
         expect(got.length).toBe(count);
         // Each query component is off by at most half a unit (1/65,534 of the largest), so a
@@ -26,7 +27,7 @@ describe('inverted-list code scanner', () => {
             dot += (codes[j * dim + d] as number) * (q[d] as number);
             codeSum += Math.abs(codes[j * dim + d] as number);
           }
-          expect(Math.abs((got[j] as number) - dot)).toBeLessThanOrEqual(half * codeSum + 1e-6 * Math.abs(dot) + 1e-6);
+          expect(Math.abs((got[j] as number) * scanner.unit - dot)).toBeLessThanOrEqual(half * codeSum + 1e-6 * Math.abs(dot) + 1e-6);
         }
       }
     }
@@ -35,6 +36,6 @@ describe('inverted-list code scanner', () => {
   it('answers zeros for a zero query', () => {
     const scanner = CodeScanner.for(8) as CodeScanner;
     scanner.use(new Float32Array(8));
-    expect([...scanner.scan(Int8Array.from({ length: 16 }, (_, i) => i - 8), 2)]).toEqual([0, 0]);
+    expect([...scanner.scan(Int8Array.from({ length: 16 }, (_, i) => i - 8), 2)].map((sum) => sum * scanner.unit)).toEqual([0, 0]);
   });
 });

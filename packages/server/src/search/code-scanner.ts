@@ -21,7 +21,7 @@ export class CodeScanner {
   private rows = 0;
   private query: Int16Array;
   /** What one unit of the integer query is worth: a scan's sums times this are the dot products. */
-  private unit = 0;
+  unit = 0;
 
   private constructor(dim: number, memory: WasmMemory, dots8: Dots) {
     this.dim = dim;
@@ -53,8 +53,8 @@ export class CodeScanner {
   }
 
   /**
-   * `codes` rows [0, count) dotted with the query (before their scale) into `out`, which is
-   * reused: its first `count` values are valid until the next call.
+   * `codes` rows [0, count) dotted with the integer query (before their scale, and in units
+   * of `unit`): a view valid until the next call. The caller multiplies only the few it keeps.
    */
   scan(codes: Int8Array, count: number): Float32Array {
     this.fit(count);
@@ -63,9 +63,7 @@ export class CodeScanner {
     const codesAt = scoresAt + this.rows * 4;
     new Int8Array(this.memory.buffer, codesAt, count * dim).set(codes.subarray(0, count * dim));
     this.dots8(0, codesAt, count, dim, scoresAt);
-    const sums = new Float32Array(this.memory.buffer, scoresAt, count);
-    for (let j = 0; j < count; j++) sums[j] = (sums[j] as number) * this.unit;
-    return sums;
+    return new Float32Array(this.memory.buffer, scoresAt, count);
   }
 
   /** Room for `rows` rows: the query first, then the scores, then the codes and the slack after them. */

@@ -141,18 +141,22 @@ export class VectorIndex {
         // The nearest cells first; only when filters leave too few, every list (wide).
         for (const list of this.ivf.order(q, wide)) {
           const { slots, codes, scales, count } = list;
-          const dots = scanner?.scan(codes, count);
-          let bar = rough.bar;
+          // A row's dot product is sum × scale × unit: the kernel's sums (in units of the
+          // integer query) meet the bar in those units, so only the rows kept are multiplied
+          // out. Without the kernel, JS sums in floats (unit 1).
+          const sums = scanner?.scan(codes, count);
+          const unit = scanner ? scanner.unit : 1;
+          let bar = rough.bar / unit;
           for (let j = 0; j < count; j++) {
-            let dot = 0;
-            if (dots) dot = dots[j] as number;
-            else for (let d = 0, base = j * dim; d < dim; d++) dot += (codes[base + d] as number) * (q[d] as number);
-            dot *= scales[j] as number;
-            if (!(dot > bar)) continue;
+            let sum = 0;
+            if (sums) sum = sums[j] as number;
+            else for (let d = 0, base = j * dim; d < dim; d++) sum += (codes[base + d] as number) * (q[d] as number);
+            const scaled = sum * (scales[j] as number);
+            if (!(scaled > bar)) continue;
             const slot = slots[j] as number;
             if (has[slot] !== 1 || alive[slot] !== 1 || !accept(slot)) continue;
-            rough.push(slot, dot);
-            bar = rough.bar;
+            rough.push(slot, scaled * unit);
+            bar = rough.bar / unit;
           }
           scanned += count;
           if (scanned >= SCAN_AT_LEAST && rough.size >= n) break;

@@ -33,6 +33,20 @@ describe('inverted-list code scanner', () => {
     }
   });
 
+  it('sums without overflow at the largest codes and many dimensions', () => {
+    // Every code and query component at its largest: 127 × 32,767 × 1,536 would pass 2^31.
+    for (const dim of [100, 1_536, 3_072]) {
+      const scanner = CodeScanner.for(dim) as CodeScanner;
+      const q = new Float32Array(dim).fill(1 / Math.sqrt(dim));
+      scanner.use(q);
+      for (const code of [127, -127]) {
+        const [sum] = scanner.scan(new Int8Array(dim).fill(code), 1);
+        const dot = code * Math.sqrt(dim);
+        expect(Math.abs((sum as number) * scanner.unit - dot)).toBeLessThanOrEqual(Math.abs(dot) * 1e-4);
+      }
+    }
+  });
+
   it('answers zeros for a zero query', () => {
     const scanner = CodeScanner.for(8) as CodeScanner;
     scanner.use(new Float32Array(8));

@@ -20,6 +20,12 @@ export class CodeScanner {
   private readonly dots8: Dots;
   private rows = 0;
   private query: Int16Array;
+  /**
+   * The largest integer a query component becomes: 32,767, or less where 127 × it × the padded
+   * dimension would pass 2^31 (from about 520 dimensions), so that no sum can overflow the
+   * kernel's 32-bit integers whatever the codes (at 1,536 dimensions, 11,007: still 14 bits).
+   */
+  private readonly top: number;
   /** What one unit of the integer query is worth: a scan's sums times this are the dot products. */
   unit = 0;
 
@@ -27,6 +33,7 @@ export class CodeScanner {
     this.dim = dim;
     this.queryBytes = Math.ceil(dim / 8) * 16;
     this.query = new Int16Array(this.queryBytes / 2);
+    this.top = Math.min(32_767, Math.floor(2 ** 31 / (127 * this.query.length)) - 1);
     this.memory = memory;
     this.dots8 = dots8;
   }
@@ -42,11 +49,11 @@ export class CodeScanner {
     }
   }
 
-  /** The query of the scans that follow (`dim` floats), rounded to 16-bit integers. */
+  /** The query of the scans that follow (`dim` floats), rounded to integers of at most `top`. */
   use(query: Float32Array): void {
     let max = 0;
     for (let d = 0; d < this.dim; d++) max = Math.max(max, Math.abs(query[d] as number));
-    this.unit = max / 32_767;
+    this.unit = max / this.top;
     this.query.fill(0);
     if (max > 0) for (let d = 0; d < this.dim; d++) this.query[d] = Math.round((query[d] as number) / this.unit);
     this.fit(this.rows);

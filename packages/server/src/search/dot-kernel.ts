@@ -52,7 +52,7 @@ const body = (): number[] => [
 /**
  * `dots8`: int8 rows against an int16 query, 8 components a step: v128.load8x8_s widens 8
  * codes to i16x8, i32x4.dot_i16x8_s multiplies them with 8 query components and adds pairs.
- * |sum| ≤ 127 · 32767 · padded dim, within i32 for any dimension under 500.
+ * |sum| ≤ 127 · the query's largest integer · padded dim, which the scanner keeps under 2^31.
  */
 const body8: number[] = [
   ...vec([[4, I32], [2, V128]]),

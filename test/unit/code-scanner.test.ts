@@ -17,9 +17,9 @@ describe('inverted-list code scanner', () => {
         // The sums are in units of the integer query: times `unit`, they are the dot products.
         const got = scanner.scan(codes, count);
         expect(got.length).toBe(count);
-        // Each query component is off by at most half a unit (1/65,534 of the largest), so a
-        // dot by at most that much per unit of code; float32 adds a few parts in 10^7.
-        const half = Math.max(...q.map(Math.abs)) / 65_534;
+        // Each query component is off by at most half a unit, so a dot by at most that much
+        // per unit of code; float32 adds a few parts in 10^7.
+        const half = scanner.unit / 2;
         for (let j = 0; j < count; j++) {
           let dot = 0;
           let codeSum = 0;

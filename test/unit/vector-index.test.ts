@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { random } from '../../packages/server/src/search/seeded-random.ts';
+import { TopK } from '../../packages/server/src/search-rules/top-k.ts';
 import { TRAIN_AT } from '../../packages/server/src/search/ivf-lists.ts';
 import { VectorIndex } from '../../packages/server/src/search/vector-index.ts';
 import { VectorList } from '../../packages/server/src/search/vector-list.ts';
@@ -65,19 +66,16 @@ describe('in-process vector index', () => {
     let found = 0;
     for (let i = 0; i < 100; i++) {
       const query = unit(Float32Array.from({ length: dim }, gauss));
-      // The exact 10 nearest, kept best first while scanning every vector.
-      const exact: { slot: number; dot: number }[] = [];
+      // The exact 10 nearest, by a scan of every vector.
+      const exact = new TopK(10);
       for (let slot = 0; slot < count; slot++) {
         const v = vectors[slot] as Float32Array;
         let dot = 0;
         for (let d = 0; d < dim; d++) dot += (v[d] as number) * (query[d] as number);
-        if (exact.length === 10 && dot <= (exact[9] as { dot: number }).dot) continue;
-        const at = exact.findIndex((e) => e.dot < dot);
-        exact.splice(at < 0 ? exact.length : at, 0, { slot, dot });
-        exact.length = Math.min(exact.length, 10);
+        exact.push(slot, dot);
       }
       const got = new Set(index.search(query, 50, alive, () => true).map((h) => h.slot));
-      found += exact.filter((e) => got.has(e.slot)).length;
+      found += exact.sorted().filter((e) => got.has(e.slot)).length;
     }
     expect(found / 1000).toBeGreaterThanOrEqual(0.89);
   });

@@ -26,8 +26,7 @@ export class CodeScanner {
    * kernel's 32-bit integers whatever the codes (at 1,536 dimensions, 11,007: still 14 bits).
    */
   private readonly top: number;
-  /** What one unit of the integer query is worth: a scan's sums times this are the dot products. */
-  unit = 0;
+  private unitWorth = 0;
 
   private constructor(dim: number, memory: WasmMemory, dots8: Dots) {
     this.dim = dim;
@@ -36,6 +35,11 @@ export class CodeScanner {
     this.top = Math.min(32_767, Math.floor(2 ** 31 / (127 * this.query.length)) - 1);
     this.memory = memory;
     this.dots8 = dots8;
+  }
+
+  /** What one unit of the integer query is worth: a scan's sums times this are the dot products. */
+  get unit(): number {
+    return this.unitWorth;
   }
 
   /** A scanner for `dim` dimensions, or null where WebAssembly SIMD is not available. */
@@ -53,9 +57,9 @@ export class CodeScanner {
   use(query: Float32Array): void {
     let max = 0;
     for (let d = 0; d < this.dim; d++) max = Math.max(max, Math.abs(query[d] as number));
-    this.unit = max / this.top;
+    this.unitWorth = max / this.top;
     this.query.fill(0);
-    if (max > 0) for (let d = 0; d < this.dim; d++) this.query[d] = Math.round((query[d] as number) / this.unit);
+    if (max > 0) for (let d = 0; d < this.dim; d++) this.query[d] = Math.round((query[d] as number) / this.unitWorth);
     this.fit(this.rows);
   }
 

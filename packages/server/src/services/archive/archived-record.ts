@@ -1,9 +1,8 @@
 import type { z } from 'zod';
+import { NamespaceSchema } from '../../domain/names.ts';
 import { structureProblem, textProblem } from '../../domain/value.ts';
 import { KEYS, KeyRecordSchema } from '../admin/key-records.ts';
 import { TeamRecordSchema, teamsCollection } from '../admin/team-records.ts';
-import { NamespaceSchema } from '../../domain/names.ts';
-import { CORTEX_NAMESPACES } from './collections.ts';
 import { AuditBatchSchema, auditCollection } from '../audit-log.ts';
 import { DeliveryCountsRecordSchema, statsCollection } from '../delivery-counters.ts';
 import { DELIVERY_LOGS, DeliveryLineRecordSchema } from '../delivery-log.ts';
@@ -11,6 +10,7 @@ import { dedupSchemaOf } from '../retention/dedup-collections.ts';
 import { ConnectorRecordSchema, settingsCollection } from '../connector-state.ts';
 import { EvidencePointerSchema, evidenceCollection } from '../judged-entries.ts';
 import { RETENTION_POLICIES, RetentionPolicyRecordSchema } from '../retention/retention-policies.ts';
+import { CORTEX_NAMESPACES } from './collections.ts';
 
 /** Longest collection name or record id an archive may bring (S3 keeps both in an object key). */
 const MAX_NAME_CHARS = 512;

@@ -9,7 +9,7 @@ import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-g
 import { WordSimilarities, cosines } from '../../packages/server/src/embed/word-similarities.ts';
 import { expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { withoutFrame } from '../../packages/server/src/search-rules/question.ts';
-import { matchedTf, tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
+import { tfReader, tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
 
 const entry = (over: Partial<Entry> = {}): Entry => ({
   namespace: 'default', entity_path: 'repos/acme/checkout-api', key: 'pr-42', value: { title: 'Fix retry storms in OOMKilled pods', n: 7 },
@@ -67,9 +67,22 @@ describe('search analysis', () => {
     const full = weightedTf(literal);
     const expected = (terms: string[], prefixes: string[]) => [...full].filter(([t]) => terms.includes(t) || prefixes.some((p) => t.startsWith(p)));
     for (const [terms, prefixes] of [[['pod', 'checkout'], []], [['pool', 'absent'], ['dep']], [['deploi'], ['deploy', 'deploi', 'po']], [[], ['x']]] as [string[], string[]][]) {
-      expect(matchedTf(literal, terms, prefixes)).toEqual(expected(terms, prefixes));
+      expect(tfReader(terms, prefixes)(literal)).toEqual(expected(terms, prefixes));
     }
-    expect(matchedTf(literal, ['pod'], [])).toEqual([['pod', 3]]);
+    expect(tfReader(['pod'], [])(literal)).toEqual([['pod', 3]]);
+    // Random tsvectors over a two-letter alphabet, where lexemes are often prefixes of one
+    // another or of equal length, against random terms and prefixes.
+    let seed = 7;
+    const next = (n: number): number => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n;
+    const word = (): string => Array.from({ length: 1 + next(4) }, () => 'ab'[next(2)]).join('');
+    for (let round = 0; round < 300; round++) {
+      const lexemes = [...new Set(Array.from({ length: 1 + next(8) }, word))];
+      const text = lexemes.map((l) => `'${l}':${Array.from({ length: 1 + next(3) }, () => `${1 + next(200)}${['A', 'B', 'C', ''][next(4)]}`).join(',')}`).join(' ');
+      const terms = Array.from({ length: next(4) }, word);
+      const prefixes = Array.from({ length: next(2) }, word);
+      const all = weightedTf(text);
+      expect(tfReader(terms, prefixes)(text)).toEqual([...all].filter(([t]) => terms.includes(t) || prefixes.some((p) => t.startsWith(p))));
+    }
   });
 
   it('fuses rankings by reciprocal rank and weighs confidence and recency gently', () => {

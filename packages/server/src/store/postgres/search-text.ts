@@ -4,7 +4,7 @@ import { TopK } from '../../search-rules/top-k.ts';
 import type { Sql } from './client.ts';
 import { filterSql } from './search-sql.ts';
 import type { SearchStats } from './search-stats.ts';
-import { matchedTf, tsqueryOf } from './search-terms.ts';
+import { tfReader, tsqueryOf } from './search-terms.ts';
 
 export interface KeyRow {
   namespace: string;
@@ -68,13 +68,12 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
   const docs = Math.max(stats.docCount, rows.length, 1);
   const weights = new Map(query.terms.map((t) => [t, idf(stats.docFrequency(t), docs)]));
   for (const [term, scale] of expansions) weights.set(term, scale * idf(stats.docFrequency(term), docs));
-  const prefixes = query.prefixes.flat();
   // Expansion terms score too (weighted above), so the rows' counts must include them.
-  const counted = [...query.terms, ...expansions.keys()];
+  const countsOf = tfReader([...query.terms, ...expansions.keys()], query.prefixes.flat());
   const top = new TopK(n);
   rows.forEach((row, i) => {
     let score = 0;
-    for (const [term, tf] of matchedTf(row.terms, counted, prefixes)) {
+    for (const [term, tf] of countsOf(row.terms)) {
       const weight = weights.get(term) ?? idf(stats.docFrequency(term), docs);
       if (weight > 0) score += termScore(weight, tf, row.doc_length, stats.averageLength);
     }

@@ -9,6 +9,7 @@ import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-g
 import { WordSimilarities, cosines } from '../../packages/server/src/embed/word-similarities.ts';
 import { expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { withoutFrame } from '../../packages/server/src/search-rules/question.ts';
+import { random } from '../../packages/server/src/search/seeded-random.ts';
 import { tfReader, tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
 
 const entry = (over: Partial<Entry> = {}): Entry => ({
@@ -72,8 +73,8 @@ describe('search analysis', () => {
     expect(tfReader(['pod'], [])(literal)).toEqual([['pod', 3]]);
     // Random tsvectors over a two-letter alphabet, where lexemes are often prefixes of one
     // another or of equal length, against random terms and prefixes.
-    let seed = 7;
-    const next = (n: number): number => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n;
+    const draw = random(7);
+    const next = (n: number): number => Math.floor(draw() * n);
     const word = (): string => Array.from({ length: 1 + next(4) }, () => 'ab'[next(2)]).join('');
     for (let round = 0; round < 300; round++) {
       const lexemes = [...new Set(Array.from({ length: 1 + next(8) }, word))];

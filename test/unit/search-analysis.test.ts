@@ -3,20 +3,34 @@ import { ConfigError, parseConfig } from '../../packages/server/src/config.ts';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
 import { analyze, words } from '../../packages/server/src/search-rules/analyzer.ts';
-import { docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
+import { FIELD_LETTER, FIELD_WEIGHTS, type FieldClass, docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
 import { fuse } from '../../packages/server/src/search-rules/fuse.ts';
 import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-graph.ts';
 import { WordSimilarities, cosines } from '../../packages/server/src/embed/word-similarities.ts';
 import { expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { withoutFrame } from '../../packages/server/src/search-rules/question.ts';
 import { random } from '../../packages/server/src/search/seeded-random.ts';
-import { tfReader, tsqueryOf, tsvectorOf, weightedTf } from '../../packages/server/src/store/postgres/search-terms.ts';
+import { tfReader, tsqueryOf, tsvectorOf } from '../../packages/server/src/store/postgres/search-terms.ts';
 
 const entry = (over: Partial<Entry> = {}): Entry => ({
   namespace: 'default', entity_path: 'repos/acme/checkout-api', key: 'pr-42', value: { title: 'Fix retry storms in OOMKilled pods', n: 7 },
   version: 1, confidence: 1, agent_id: 'a', event_type: null, memory_type: 'fact', shared: false, tags: ['ci'], provenance: {},
   content_hash: 'sha256:x', created_at: '2026-11-01T00:00:00.000Z', written_at: '2026-11-01T00:00:00.000Z', expires_at: null, deleted: false, evidence: { successes: 0, failures: 0, status: 'untested' }, links: [], ...over,
 });
+
+/**
+ * Every lexeme's weighted frequency, parsed the plain way (a regular expression, positions
+ * split on commas): the reference the tsvector reader is held to. A position without a weight
+ * letter (D) counts as the value's.
+ */
+const weightedTf = (tsvector: string): Map<string, number> => {
+  const weight: Record<string, number> = Object.fromEntries(Object.entries(FIELD_LETTER).map(([cls, letter]) => [letter, FIELD_WEIGHTS[cls as FieldClass]]));
+  const tf = new Map<string, number>();
+  for (const [, lexeme, positions] of tsvector.matchAll(/'([^']*)':([0-9A-D,]+)/g)) {
+    tf.set(lexeme as string, (positions as string).split(',').reduce((sum, p) => sum + (weight[p.at(-1) as string] ?? FIELD_WEIGHTS.value), 0));
+  }
+  return tf;
+};
 
 describe('search analysis', () => {
   it('folds, splits camelCase, drops stop words (keeping their positions) and stems', () => {
@@ -71,6 +85,8 @@ describe('search analysis', () => {
       expect(tfReader(terms, prefixes)(literal)).toEqual(expected(terms, prefixes));
     }
     expect(tfReader(['pod'], [])(literal)).toEqual([['pod', 3]]);
+    // A lexeme without positions has no frequency to read.
+    expect(tfReader(['pod', 'pool'], [])("'pod' 'pool':2A")).toEqual([['pool', 1.5]]);
     // Random tsvectors over a two-letter alphabet, where lexemes are often prefixes of one
     // another or of equal length, against random terms and prefixes.
     const draw = random(7);

@@ -50,23 +50,13 @@ const tfBetween = (text: string, from: number, to: number): number => {
   return sum;
 };
 
-/** Weighted term frequencies read back from a tsvector's text form, for BM25F in the application. */
-export const weightedTf = (tsvector: string): Map<string, number> => {
-  const tf = new Map<string, number>();
-  for (const match of tsvector.matchAll(/'([^']*)':([0-9A-D,]+)/g)) {
-    const positions = match[2] as string;
-    tf.set(match[1] as string, tfBetween(positions, 0, positions.length));
-  }
-  return tf;
-};
-
 /**
  * Reads from a tsvector's text the weighted frequencies of the lexemes that are one of `terms`
- * or start with one of `prefixes`, in the tsvector's order (the order `weightedTf` reads
- * them). Ranking reads hundreds of rows per search, so the reader makes one pass over a row's
- * text and compares each lexeme in place with the query terms of its length only; searching
- * the text once per term had cost a PostgreSQL server about 2 ms of CPU per search at 100k
- * entries. Lexemes are letters and digits, so each runs from a quote to the next.
+ * or start with one of `prefixes`, in the tsvector's order. Ranking reads hundreds of rows per
+ * search, so the reader makes one pass over a row's text and compares each lexeme in place
+ * with the query terms of its length only; searching the text once per term had cost a
+ * PostgreSQL server about 2 ms of CPU per search at 100k entries. Lexemes are letters and
+ * digits, so each runs from a quote to the next.
  */
 export const tfReader = (terms: readonly string[], prefixes: readonly string[]): ((tsvector: string) => [string, number][]) => {
   const byLength = new Map<number, string[]>();
@@ -80,7 +70,7 @@ export const tfReader = (terms: readonly string[], prefixes: readonly string[]):
       const end = tsvector.indexOf(' ', close);
       const length = close - start;
       const wanted = byLength.get(length)?.some((t) => tsvector.startsWith(t, start)) || prefixes.some((p) => length >= p.length && tsvector.startsWith(p, start));
-      // A lexeme without positions (none are written so) is passed over, as weightedTf does.
+      // A lexeme without positions (none are written so) has no frequency to read: passed over.
       if (wanted && tsvector[close + 1] === ':') found.push([tsvector.slice(start, close), tfBetween(tsvector, close + 2, end < 0 ? tsvector.length : end)]);
       open = end < 0 ? -1 : tsvector.indexOf("'", end);
     }

@@ -1,8 +1,11 @@
 import type { Embedder } from '../ports/embedder.ts';
 import { STOP_WORDS, words } from '../search-rules/analyzer.ts';
+import { EmbedThread } from './embed-thread.ts';
 import { type WordUnit, WordVectors } from './word-vectors.ts';
 import { WordSimilarities } from './word-similarities.ts';
 
+// The sources run as .ts (tests, `npm start`), the package as compiled .js.
+const WORKER = new URL(import.meta.url.endsWith('.ts') ? './builtin-worker.ts' : './builtin-worker.js', import.meta.url);
 const TABLE = new URL('./data/glove-100d.bin', import.meta.url);
 const LEXICON = { graph: new URL('./data/wordnet-graph.bin', import.meta.url), vectors: new URL('./data/glove-100d-wordnet.bin', import.meta.url) };
 
@@ -43,20 +46,51 @@ export class BuiltinEmbedder implements Embedder {
   /** Counts wordMatch calls: a word whose `pass` is the current one has its similarities in this call's table, at row `slot`. */
   private pass = 0;
   private readonly similarities = new WordSimilarities(this.dimension);
+  /** Background batches' thread; null once it could not be used (they then run here). */
+  private thread: EmbedThread | null;
+  private closed = false;
 
   /** `lexicon`: retrofit the vectors to WordNet (the default); false gives the embedder as it was before. */
   constructor(options: { lexicon?: boolean } = {}) {
     const lexicon = options.lexicon ?? true;
     this.id = lexicon ? 'builtin:glove-100d-wordnet-sif-v2' : 'builtin:glove-100d-sif-v1';
     this.words = new WordVectors(TABLE, this.dimension, lexicon ? LEXICON : null);
+    this.thread = new EmbedThread(WORKER, { lexicon }, ({ digest }) => {
+      if (digest !== this.id) throw new Error(`the embedding thread runs ${digest}, not ${this.id}`);
+    });
   }
 
   warm(): void {
     this.words.warm();
   }
 
+  /** In this thread: a query's vector costs microseconds, less than a message to another thread. */
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     return texts.map((t) => this.embedOne(t));
+  }
+
+  /**
+   * Batches off the request path (the index's queue, PostgreSQL's indexer) run in a thread of
+   * their own, started on first use: under a write load their words-to-vectors work (about a
+   * tenth of a filesystem write's CPU) moves off the event loop, and a first start indexes a
+   * large store's text while its vectors are made beside it. The same code makes the same
+   * vectors there. Should the thread fail, batches run here from then on.
+   */
+  async embedInBackground(texts: readonly string[]): Promise<Float32Array[]> {
+    if (this.thread) {
+      try {
+        return await this.thread.embed(texts);
+      } catch {
+        if (this.closed) throw new Error('the embedder is closed');
+        this.thread = null;
+      }
+    }
+    return this.embed(texts);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.thread?.close();
   }
 
   /** Synchronous form for in-process indexing. */

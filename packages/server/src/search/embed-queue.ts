@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Embedder } from '../ports/embedder.ts';
+import { type Embedder, embedInBackground } from '../ports/embedder.ts';
 
 export interface EmbedJob<T> {
   item: T;
@@ -10,9 +10,9 @@ export interface EmbedJob<T> {
 const PROGRESS_EVERY_MS = 5_000;
 const MAX_BACKOFF_MS = 30_000;
 /**
- * Texts per batch. An in-process embedder runs on the event loop, so its batch is what a
- * request may wait behind: 64 texts of 1 KiB take a few milliseconds. A remote or threaded
- * one only waits, and sends fewer, larger requests.
+ * Texts per batch. A local embedder's batch costs a few milliseconds (64 texts of 1 KiB), and
+ * one that runs it on the event loop (no `embedInBackground`) holds requests that long. A
+ * remote one only waits, and sends fewer, larger requests.
  */
 const LOCAL_BATCH = 64;
 const REMOTE_BATCH = 32;
@@ -78,7 +78,7 @@ export class EmbedQueue<T> {
       const batch = this.jobs.slice(0, batchSize);
       let vectors: Float32Array[];
       try {
-        vectors = await this.embedder.embed(batch.map((j) => j.text));
+        vectors = await embedInBackground(this.embedder, batch.map((j) => j.text));
         if (vectors.length !== batch.length) throw new Error(`embedder answered ${vectors.length} vectors for ${batch.length} texts`);
       } catch (error) {
         // Closing stops the embedder under a batch in flight: nothing to retry or report.

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
-import { embedInBackground } from '../../packages/server/src/ports/embedder.ts';
 
 // The built-in embedder's background batches (the index's queue, PostgreSQL's indexer) run in a
 // thread of their own (embed/builtin-worker.ts); a query's vector is made in the caller's thread.
@@ -29,7 +28,7 @@ describe('the built-in embedder in the background', () => {
     for (const lexicon of [true, false]) {
       const embedder = new BuiltinEmbedder({ lexicon });
       const here = await embedder.embed(TEXTS);
-      const there = await embedInBackground(embedder, TEXTS);
+      const there = await embedder.embedInBackground(TEXTS);
       expect(there).toHaveLength(TEXTS.length);
       there.forEach((vector, i) => expect([...vector]).toEqual([...(here[i] as Float32Array)]));
       await embedder.close();
@@ -38,14 +37,14 @@ describe('the built-in embedder in the background', () => {
 
   it('keeps this thread free while a large batch runs, and refuses work once closed', { timeout: 60_000 }, async () => {
     const embedder = new BuiltinEmbedder();
-    await embedInBackground(embedder, ['start the thread']);
+    await embedder.embedInBackground(['start the thread']);
     const words = TEXTS.join(' ');
     // About 1 KiB each: the batch takes a good part of a second wherever it runs.
     const texts = Array.from({ length: 4000 }, (_, i) => `${words} ${words} ${words} ${words} ${words} ${words} ${words} number ${i}`);
     let ticks = 0;
     const timer = setInterval(() => (ticks += 1), 5);
     const started = performance.now();
-    const vectors = await embedInBackground(embedder, texts);
+    const vectors = await embedder.embedInBackground(texts);
     const ms = performance.now() - started;
     clearInterval(timer);
     expect(vectors).toHaveLength(texts.length);
@@ -54,7 +53,7 @@ describe('the built-in embedder in the background', () => {
     expect(ms).toBeGreaterThan(100);
     expect(ticks).toBeGreaterThan(Math.min(10, ms / 50));
     await embedder.close();
-    await expect(embedInBackground(embedder, ['after close'])).rejects.toThrow('the embedder is closed');
+    await expect(embedder.embedInBackground(['after close'])).rejects.toThrow('the embedder is closed');
   });
 
   it('holds a process open only while a batch is out: a command that embeds exits on its own', { timeout: 30_000 }, async () => {

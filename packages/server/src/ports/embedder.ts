@@ -30,8 +30,8 @@ export interface Embedder {
   warm?(): void;
   /**
    * Optional: `embed` for batches off the request path (the index's queue, an indexer, a
-   * search as of a past instant), where the embedder can run them in another thread. Use
-   * `embedInBackground(embedder, texts)`, which falls back to `embed`.
+   * search as of a past instant), where the embedder can run them in another thread; callers
+   * fall back to `embed` without it.
    */
   embedInBackground?(texts: readonly string[]): Promise<Float32Array[]>;
   /** Optional: release what the embedder holds (a model's thread and memory). */
@@ -43,6 +43,3 @@ export interface Embedder {
   relatedWords?(query: string): { word: string; weight: number }[];
 }
 
-/** Embed a batch off the request path: in the embedder's own thread where it has one. */
-export const embedInBackground = (embedder: Embedder, texts: readonly string[]): Promise<Float32Array[]> =>
-  embedder.embedInBackground ? embedder.embedInBackground(texts) : embedder.embed(texts);

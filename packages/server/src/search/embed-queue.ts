@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { type Embedder, embedInBackground } from '../ports/embedder.ts';
+import type { Embedder } from '../ports/embedder.ts';
 
 export interface EmbedJob<T> {
   item: T;
@@ -78,7 +78,8 @@ export class EmbedQueue<T> {
       const batch = this.jobs.slice(0, batchSize);
       let vectors: Float32Array[];
       try {
-        vectors = await embedInBackground(this.embedder, batch.map((j) => j.text));
+        const texts = batch.map((j) => j.text);
+        vectors = await (this.embedder.embedInBackground?.(texts) ?? this.embedder.embed(texts));
         if (vectors.length !== batch.length) throw new Error(`embedder answered ${vectors.length} vectors for ${batch.length} texts`);
       } catch (error) {
         // Closing stops the embedder under a batch in flight: nothing to retry or report.

@@ -1,6 +1,6 @@
 import type { Entry } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
-import { type Embedder, embedInBackground } from '../ports/embedder.ts';
+import type { Embedder } from '../ports/embedder.ts';
 import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus } from '../ports/search-index.ts';
 import type { ListPosition, Store } from '../ports/store.ts';
 import { analyze } from '../search-rules/analyzer.ts';
@@ -144,7 +144,8 @@ export class AsOfIndex implements SearchIndex {
     if (!this.embedder) return [];
     const out: Float32Array[] = [];
     for (let i = 0; i < this.docs.length; i += SLICE) {
-      out.push(...(await embedInBackground(this.embedder, this.docs.slice(i, i + SLICE).map((d) => embeddingText(d)))).map(unit));
+      const texts = this.docs.slice(i, i + SLICE).map((d) => embeddingText(d));
+      out.push(...(await (this.embedder.embedInBackground?.(texts) ?? this.embedder.embed(texts))).map(unit));
       await yieldToOthers();
     }
     this.vectors = out;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { type Embedder, embedInBackground } from '../../ports/embedder.ts';
+import type { Embedder } from '../../ports/embedder.ts';
 import { embeddingText } from '../../search-rules/entry-text.ts';
 import type { Sql } from './client.ts';
 import { readVersions } from './search-rows.ts';
@@ -75,7 +75,8 @@ export class EmbeddingBacklog {
             );
             if (rows.length === 0) return 0;
             const entries = await readVersions(tx, rows);
-            const vectors = await embedInBackground(this.embedder, entries.map((e) => embeddingText(e)));
+            const texts = entries.map((e) => embeddingText(e));
+            const vectors = await (this.embedder.embedInBackground?.(texts) ?? this.embedder.embed(texts));
             if (vectors.some((v) => v.length !== dimension)) throw new Error(`the embedder answered ${vectors[0]?.length} dimensions, expected ${dimension}`);
             const json = JSON.stringify(entries.map((e, i) => ({ namespace: e.namespace, entity_path: e.entity_path, key: e.key, version: e.version, embedding: vectorLiteral(vectors[i] as Float32Array) })));
             await tx.unsafe(

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
-import { type Embedder, embedInBackground } from '../../ports/embedder.ts';
+import type { Embedder } from '../../ports/embedder.ts';
 import type { Store } from '../../ports/store.ts';
 import { embeddingText } from '../../search-rules/entry-text.ts';
 import type { Sql } from './client.ts';
@@ -112,7 +112,8 @@ export class SearchIndexer {
     const rows: SearchRow[] = live.map((entry) => ({ entry }));
     const { embedder } = this.o;
     if (embedder.local && this.o.vectors && this.o.vectorsReady() && rows.length > 0) {
-      const vectors = await embedInBackground(embedder, live.map((e) => embeddingText(e)));
+      const texts = live.map((e) => embeddingText(e));
+      const vectors = await (embedder.embedInBackground?.(texts) ?? embedder.embed(texts));
       rows.forEach((row, i) => {
         row.vector = vectors[i];
         row.embedder = embedder.id;

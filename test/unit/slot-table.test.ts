@@ -83,6 +83,12 @@ describe('slot table', () => {
     expect(slots.size).toBe(18_000);
     expect(slots.slotOf(entry('k29999', 1))).toBe(17_999);
     expect(slots.entry(17_999)?.key).toBe('k29999');
+    // Renumbered in place: every slot up to the last is live, none after it.
+    expect(slots.alive.subarray(0, 18_000).every((flag) => flag === 1)).toBe(true);
+    expect(slots.alive.subarray(18_000).every((flag) => flag === 0)).toBe(true);
+    expect(slots.replace(entry('k29999', 2))).toBe(17_999);
+    expect(slots.slotOf(entry('k29999', 2))).toBe(18_000);
+    expect([slots.alive[17_999], slots.alive[18_000]]).toEqual([0, 1]);
     // Tombstones keep their versions through the renumbering.
     expect(slots.replace(entry('k5', 1))).toBeUndefined();
     expect(slots.replace(entry('k5', 3))).toBe(-1);

@@ -189,27 +189,28 @@ describe('in-process text index: the lists\' real maxima', () => {
 
 });
 
+/** What a saved index file carries: every term's postings in one block, as readSnapshot decodes them. */
+const pack = (index: TextIndex): PackedPostings => {
+  const terms: string[] = [];
+  const ends: number[] = [];
+  const blocks: Int32Array[] = [];
+  let length = 0;
+  for (const [term, pairs] of index.terms()) {
+    terms.push(term);
+    blocks.push(pairs.slice());
+    length += pairs.length;
+    ends.push(length);
+  }
+  const pairs = new Int32Array(length);
+  let at = 0;
+  for (const b of blocks) {
+    pairs.set(b, at);
+    at += b.length;
+  }
+  return { terms, pairs, ends: Int32Array.from(ends) };
+};
+
 describe('in-process text index: restored from a saved block', () => {
-  /** What a saved index file carries: every term's postings in one block, as readSnapshot decodes them. */
-  const pack = (index: TextIndex): PackedPostings => {
-    const terms: string[] = [];
-    const ends: number[] = [];
-    const blocks: Int32Array[] = [];
-    let length = 0;
-    for (const [term, pairs] of index.terms()) {
-      terms.push(term);
-      blocks.push(pairs.slice());
-      length += pairs.length;
-      ends.push(length);
-    }
-    const pairs = new Int32Array(length);
-    let at = 0;
-    for (const b of blocks) {
-      pairs.set(b, at);
-      at += b.length;
-    }
-    return { terms, pairs, ends: Int32Array.from(ends) };
-  };
 
   it('answers as the index it was saved from, and keeps the block intact as restored lists grow', async () => {
     const count = 30_000;
@@ -242,5 +243,50 @@ describe('in-process text index: restored from a saved block', () => {
     expect([...restored.terms()].map(([t, p]) => [t, [...p]])).toEqual([...original.index.terms()].map(([t, p]) => [t, [...p]]));
     // Lists that grew moved to arrays of their own: the saved block was never written.
     expect(packed.pairs).toEqual(before);
+  });
+});
+
+describe('in-process text index: renumbering in place', () => {
+  /** The surviving documents, renumbered densely as `remap` says, in a collection of their own. */
+  const renumbered = (c: Collection, remap: Int32Array, count: number): Collection => {
+    const docs: (DocTerms | null)[] = new Array<DocTerms | null>(count).fill(null);
+    c.docs.forEach((doc, old) => {
+      if (doc && (remap[old] as number) >= 0) docs[remap[old] as number] = doc;
+    });
+    return { index: c.index, docs, alive: new Uint8Array(count).fill(1) };
+  };
+  const deadRemap = (c: Collection): { remap: Int32Array; count: number } => {
+    const remap = new Int32Array(c.docs.length).fill(-1);
+    let count = 0;
+    c.docs.forEach((doc, old) => {
+      if (doc) remap[old] = count++;
+    });
+    return { remap, count };
+  };
+
+  it('ranks after a compaction as BM25F over the surviving documents does, built and restored alike, and keeps taking new ones', async () => {
+    const original = build(20_000, 3);
+    const lengths = Float32Array.from(original.docs, (d) => d?.length ?? 0);
+    const restored = new TextIndex();
+    // Restored lists not yet read are renumbered where they lie in the saved block.
+    await restored.restore(lengths, pack(original.index));
+    for (let slot = 0; slot < 20_000; slot += 3) restored.remove(slot);
+    for (const index of [original.index, restored]) {
+      const { remap, count } = deadRemap(original);
+      index.compact(remap, count);
+      const after = renumbered({ ...original, index }, remap, count);
+      for (let q = 0; q < 40; q++) expectSameTop(after, query(), 10);
+      // New documents take the slots after the survivors, and rank with them.
+      const grown: Collection = { index, docs: [...after.docs], alive: new Uint8Array(count + 500).fill(1) };
+      for (let slot = count; slot < count + 500; slot++) {
+        const doc = makeDoc();
+        index.add(slot, doc);
+        grown.docs.push(doc);
+      }
+      for (let q = 0; q < 40; q++) expectSameTop(grown, query(), 10);
+      for (const [, pairs] of index.terms()) {
+        for (let i = 2; i < pairs.length; i += 2) expect(pairs[i] as number).toBeGreaterThan(pairs[i - 2] as number);
+      }
+    }
   });
 });

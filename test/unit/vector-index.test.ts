@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { CoarseQuantizer } from '../../packages/server/src/search/coarse-quantizer.ts';
 import { random } from '../../packages/server/src/search/seeded-random.ts';
 import { TopK } from '../../packages/server/src/search-rules/top-k.ts';
 import { TRAIN_AT } from '../../packages/server/src/search/ivf-lists.ts';
@@ -92,6 +93,44 @@ describe('in-process vector index', () => {
     const [best] = index.search(vectors[200] as Float32Array, 1, alive, () => true);
     expect(index.listed).toBe(true);
     expect(best?.slot).toBe(100);
+  });
+
+  it('renumbers in place: the lists keep their centroids (no training again), the memory keeps its room, and every vector is found at its new slot', async () => {
+    const trainings = vi.spyOn(CoarseQuantizer, 'train');
+    try {
+      const index = new VectorIndex('test', DIM);
+      const count = TRAIN_AT + 2_000;
+      const vectors = Array.from({ length: count }, (_, i) => vector(i));
+      vectors.forEach((v, slot) => index.set(slot, v));
+      await whenListed(index);
+      expect(trainings).toHaveBeenCalledTimes(1);
+      // A third of the slots gone, and one survivor that never had a vector.
+      const remap = new Int32Array(count).fill(-1);
+      let kept = 0;
+      for (let old = 0; old < count; old++) if (old % 3 !== 0) remap[old] = kept++;
+      // What the index answers before, with the gone slots dead, is what it answers after under the new numbers.
+      const aliveBefore = new Uint8Array(count).map((_, old) => (old % 3 !== 0 ? 1 : 0));
+      const probes = Array.from({ length: 40 }, (_, i) => vectors[(i * 211) % count] as Float32Array);
+      const before = probes.map((q) => index.search(q, 5, aliveBefore, () => true).map((h) => ({ ...h, slot: remap[h.slot] })));
+      const stored = new Map<number, Float32Array>();
+      for (let old = 1; old < count; old += 37) if (old % 3 !== 0) stored.set(remap[old] as number, (index.vectorOf(old) as Float32Array).slice());
+      const bytes = index.bytes;
+      index.compact(remap, kept);
+      expect(index.bytes).toBe(bytes);
+      const alive = new Uint8Array(kept + 100).fill(1);
+      expect(probes.map((q) => index.search(q, 5, alive, () => true))).toEqual(before);
+      for (const [slot, v] of stored) expect(index.vectorOf(slot)).toEqual(v);
+      expect(index.holds(kept)).toBe(false);
+      // New vectors after the survivors are filed under the same lists, and found.
+      const probe = vector(7);
+      for (let slot = kept; slot < kept + 100; slot++) index.set(slot, slot === kept + 50 ? probe : vector(slot));
+      expect(index.search(probe, 1, alive, () => true)[0]?.slot).toBe(kept + 50);
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(index.listed).toBe(true);
+      expect(trainings).toHaveBeenCalledTimes(1);
+    } finally {
+      trainings.mockRestore();
+    }
   });
 
   it('ranks exactly as a double-precision scan does, whether the scan runs in WebAssembly or JS', () => {

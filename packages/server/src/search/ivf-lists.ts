@@ -94,11 +94,14 @@ export class IvfLists {
     return this.quantizer.order(query, wide ? Number.MAX_SAFE_INTEGER : TOP_CELLS).map((i) => this.lists[i] as VectorList);
   }
 
-  /** After slots were renumbered: refile under the new numbers; an unfinished build starts over. */
+  /**
+   * After slots were renumbered: the lists renumbered in place. The centroids still hold (a
+   * vector's list does not depend on its number), so the next training still waits for growth;
+   * an unfinished build is dropped and starts over.
+   */
   remap(remap: Int32Array): void {
-    this.lists = this.lists.map((list) => list.remap(remap));
+    for (const list of this.lists) list.compact(remap);
     this.build = null;
-    this.trainedAt = 0;
   }
 
   private train(size: number, has: () => Uint8Array, dim: number, all: () => Float32Array): void {
@@ -110,7 +113,6 @@ export class IvfLists {
     const lists = Math.min(4096, Math.max(16, Math.round(size / VECTORS_PER_LIST)));
     const build: Build = { next: 0 };
     this.build = build;
-    this.trainedAt = size;
     // The sample is copied: training runs across many turns, while the vectors' memory may
     // grow (which leaves earlier views of it empty) or be renumbered.
     const rows = all();
@@ -134,6 +136,7 @@ export class IvfLists {
         this.quantizer = quantizer;
         this.lists = filed;
         this.build = null;
+        this.trainedAt = size;
       };
       refile();
     });

@@ -39,6 +39,21 @@ export class PostingList {
     this.count += 1;
   }
 
+  /** Renumber by `remap` (old slot → new, -1 = gone) in place, dropping the gone; returns the postings left. */
+  compact(remap: Int32Array): number {
+    const data = this.data;
+    let kept = 0;
+    for (let i = 0; i < this.count * 2; i += 2) {
+      const to = remap[data[i] as number] ?? -1;
+      if (to < 0) continue;
+      data[kept] = to;
+      data[kept + 1] = data[i + 1] as number;
+      kept += 2;
+    }
+    this.count = kept / 2;
+    return this.count;
+  }
+
   /** The pairs in use, a view (no copy). */
   get pairs(): Int32Array {
     return this.data.subarray(0, this.count * 2);

@@ -184,24 +184,33 @@ export class SlotTable {
     this.dead += 1;
   }
 
-  /** Renumber live slots densely when over a quarter are dead; returns old → new (-1 = gone). */
+  /**
+   * Renumber live slots densely when over a quarter are dead; returns old → new (-1 = gone).
+   * In place, keeping each array's room: the table holds a request up for as long as this
+   * runs, and new slots follow at once (fresh arrays of the live size had to grow again).
+   */
   compactIfSparse(): Int32Array | null {
     // Unclaimed restored slots hold no entry yet and would look dead: wait for dropUnclaimed.
     if (this.restored.length > 0 || this.dead < 10_000 || this.dead < this.entries.length / 4) return null;
-    const remap = new Int32Array(this.entries.length).fill(-1);
-    const kept: Entry[] = [];
-    for (let slot = 0; slot < this.entries.length; slot++) {
+    const size = this.entries.length;
+    const remap = new Int32Array(size).fill(-1);
+    let kept = 0;
+    // A slot holds an entry exactly while it is live; slots only move down, so none is overwritten before it is read.
+    for (let slot = 0; slot < size; slot++) {
       const entry = this.entries[slot];
       if (!entry) continue;
-      remap[slot] = kept.length;
-      (this.byAddress.get(idOf(entry)) as { slot: number }).slot = kept.length;
-      kept.push(entry);
+      remap[slot] = kept;
+      this.entries[kept] = entry;
+      this.namespaces[kept] = this.namespaces[slot] as number;
+      this.expiring[kept] = this.expiring[slot] as number;
+      kept += 1;
     }
-    this.entries = new Array<Entry | undefined>(kept.length);
-    this.live = new Uint8Array(Math.max(1024, kept.length * 2)).fill(1, 0, kept.length);
-    this.namespaces = new Uint16Array(this.live.length);
-    this.expiring = new Uint8Array(this.live.length);
-    kept.forEach((entry, slot) => this.hold(slot, entry));
+    this.entries.length = kept;
+    this.live.fill(1, 0, kept).fill(0, kept);
+    this.namespaces.fill(0, kept);
+    this.expiring.fill(0, kept);
+    // Every address names its newest slot (or -1): renumbered without building an address string per entry.
+    for (const known of this.byAddress.values()) if (known.slot >= 0) known.slot = remap[known.slot] ?? -1;
     this.dead = 0;
     this.generation += 1;
     return remap;

@@ -257,22 +257,25 @@ export class TextIndex {
     return p.max;
   }
 
-  /** Drops postings of dead slots and renumbers them by `remap` (old slot → new, -1 = gone). */
+  /**
+   * Drops postings of dead slots and renumbers them by `remap` (old slot → new, -1 = gone), in
+   * place: no list is copied and the lengths keep their room. A list's maximum stays an upper
+   * bound (its postings only went). A restored list not read yet is renumbered where it lies
+   * in the saved block, which its view then keeps.
+   */
   compact(remap: Int32Array, slotCount: number): void {
     for (const [term, held] of this.postings) {
-      const pairs = this.pairsOf(held);
-      const kept = new PostingList(0);
-      for (let i = 0; i < pairs.length; i += 2) {
-        const to = remap[pairs[i] as number] as number;
-        if (to >= 0) kept.push(to, pairs[i + 1] as number);
-      }
-      if (kept.count === 0) this.postings.delete(term);
-      else this.postings.set(term, kept);
+      const list = typeof held === 'number' ? PostingList.of(this.pairsOf(held)) : held;
+      if (list.compact(remap) === 0) this.postings.delete(term);
+      else if (list !== held) this.postings.set(term, list);
     }
     this.saved = null;
-    const lengths = new Float32Array(Math.max(1024, slotCount));
-    for (let old = 0; old < remap.length; old++) if ((remap[old] as number) >= 0) lengths[remap[old] as number] = this.lengths[old] as number;
-    this.lengths = lengths;
+    const lengths = this.lengths;
+    for (let old = 0; old < remap.length; old++) {
+      const to = remap[old] as number;
+      if (to >= 0) lengths[to] = lengths[old] as number;
+    }
+    lengths.fill(0, slotCount);
   }
 
   /** A term's postings as a list, made from the restored block on first read. */

@@ -191,19 +191,19 @@ export class VectorIndex {
     return top.sorted();
   }
 
+  /** Renumber by `remap` (old slot → new, -1 = gone) in place: the slab keeps its room, so new slots need not grow it. */
   compact(remap: Int32Array, slotCount: number): void {
     const dim = this.dimension;
-    const slab = new VectorSlab(dim, Math.max(1024, slotCount));
-    const has = new Uint8Array(Math.max(1024, slotCount));
-    const from = this.slab.data;
-    for (let old = 0; old < remap.length && old < this.has.length; old++) {
+    const data = this.slab.data;
+    const has = this.has;
+    // Slots only move down: a row is read before anything is written over it.
+    for (let old = 0; old < remap.length && old < has.length; old++) {
       const to = remap[old] as number;
-      if (to < 0 || this.has[old] !== 1) continue;
-      slab.data.set(from.subarray(old * dim, old * dim + dim), to * dim);
-      has[to] = 1;
+      if (to < 0) continue;
+      if (has[old] === 1 && to !== old) data.copyWithin(to * dim, old * dim, old * dim + dim);
+      has[to] = has[old] as number;
     }
-    this.slab = slab;
-    this.has = has;
+    has.fill(0, slotCount);
     this.ivf.remap(remap);
   }
 

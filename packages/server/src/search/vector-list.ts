@@ -45,18 +45,21 @@ export class VectorList {
     this.scales[j] = scale;
   }
 
-  /** A copy under new slot numbers (old → new, -1 = gone). */
-  remap(remap: Int32Array): VectorList {
-    const out = new VectorList(this.dim, Math.max(16, this.count));
+  /** Renumber by `remap` (old slot → new, -1 = gone) in place, dropping the rows of gone slots. */
+  compact(remap: Int32Array): void {
+    const dim = this.dim;
+    let kept = 0;
     for (let j = 0; j < this.count; j++) {
       const to = remap[this.slots[j] as number] ?? -1;
       if (to < 0) continue;
-      const k = out.room();
-      out.slots[k] = to;
-      out.scales[k] = this.scales[j] as number;
-      out.codes.set(this.codes.subarray(j * this.dim, (j + 1) * this.dim), k * this.dim);
+      if (kept !== j) {
+        this.scales[kept] = this.scales[j] as number;
+        this.codes.copyWithin(kept * dim, j * dim, (j + 1) * dim);
+      }
+      this.slots[kept] = to;
+      kept += 1;
     }
-    return out;
+    this.count = kept;
   }
 
   /** The index of a new last row, growing the arrays when full. */

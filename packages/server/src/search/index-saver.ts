@@ -2,10 +2,16 @@ import { saveSnapshot, type IndexParts } from './index-persistence.ts';
 import type { SnapshotFile } from './index-snapshot.ts';
 
 /**
- * Changes (documents and vectors) since the last save that start a new one, at the least: the
- * trigger grows with the index, so saving costs about one document written per one changed.
+ * Changes (documents and vectors) since the last save that start a new one, at the least.
+ * Above it the trigger is half the documents held: a write counts twice (its document, then
+ * its vector), so a save, which writes every document, follows every quarter of the index's
+ * size in writes (four documents saved per one written), and a crash leaves at most that many
+ * writes to index again at the next start. A trigger of a quarter (a save every eighth) kept a
+ * server under a steady write load saving nearly all the time: updates of 100k entries at 50
+ * connections measured 8.5–9.5k writes/s with it, 10.9–11.2k with a half.
  */
 const SAVE_AFTER_CHANGES = 10_000;
+const SAVE_AFTER_SHARE = 0.5;
 /** A long embedding backlog (start-up, a changed embedder) is let finish before saving. */
 const SAVE_WHILE_EMBEDDINGS_BELOW = 2_000;
 /** How long a shutdown waits for the index to be saved (about a million entries' worth). */
@@ -32,7 +38,7 @@ export class IndexSaver {
   changed(count: number, ready: boolean): void {
     this.changes += count;
     if (this.pending || !ready) return;
-    if (this.changes < Math.max(SAVE_AFTER_CHANGES, this.parts.text.docCount / 4)) return;
+    if (this.changes < Math.max(SAVE_AFTER_CHANGES, this.parts.text.docCount * SAVE_AFTER_SHARE)) return;
     if ((this.parts.queue?.pending ?? 0) >= SAVE_WHILE_EMBEDDINGS_BELOW) return;
     void this.save();
   }

@@ -11,6 +11,9 @@ const READ_KEYS = 10_000;
 const FILL_CONCURRENCY = 50;
 const luaString = (s: string) => JSON.stringify(s);
 const writeBody = (path: string) => `'{"entity_path":"${path}","key":"k-' .. n .. '","value":' .. ${luaString(VALUE)} .. '}'`;
+/** The same value with the request's number in it, written over key k-1 … k-`keys` in turn. */
+const updateBody = (path: string, keys: number) =>
+  `'{"entity_path":"${path}","key":"k-' .. (n % ${keys} + 1) .. '","value":' .. ${luaString(VALUE.slice(0, -1))} .. ',"n":' .. n .. '}}'`;
 
 export interface Ceiling {
   ceiling_get: LoadResult;
@@ -27,6 +30,11 @@ export interface CairnLoad {
 export interface EntriesBench extends Ceiling, CairnLoad {
   write_ratio: number;
   read_ratio: number;
+  /**
+   * New versions of the entries the write load made, each with a value of its own: a store of
+   * constant size whose search index renumbers its slots as a quarter of them die, and saves.
+   */
+  update: LoadResult & { entries: number };
 }
 
 export const ratio = (a: LoadResult | { rps: number }, b: LoadResult | { rps: number }) => Math.round((a.rps / b.rps) * 1000) / 1000;
@@ -92,7 +100,10 @@ export const benchEntries = async (seconds: number, env: Record<string, string> 
   const cairn = await startCairn({ CAIRN_DATA_DIR: dir, ...env });
   try {
     const measured = await benchCairn(cairn.url, seconds);
-    return { ...ceiling, ...measured, write_ratio: ratio(measured.write, ceiling.ceiling_post), read_ratio: ratio(measured.read, ceiling.ceiling_get) };
+    // Keys k-1 … k-N were written (wrk's counter starts at 1); a margin for requests cut off at the end.
+    const entries = Math.floor(measured.write.rps * seconds * 0.95);
+    const update = { ...(await load({ url: cairn.url, seconds, lua: postLua('/api/v1/entries', updateBody('bench/writes', entries)) })), entries };
+    return { ...ceiling, ...measured, update, write_ratio: ratio(measured.write, ceiling.ceiling_post), read_ratio: ratio(measured.read, ceiling.ceiling_get) };
   } finally {
     await cairn.stop();
     await rm(dir, { recursive: true, force: true });

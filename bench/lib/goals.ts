@@ -20,6 +20,8 @@ export const benchGoals = (r: BenchResults): GoalRow[] => {
     const e = r.entries;
     rows.push({ measure: 'write req/s vs POST hello-world (filesystem)', value: `${pct(e.write_ratio)} (${k(e.write.rps)} vs ${k(e.ceiling_post.rps)})`, goal: '≥ 50 %', met: e.write_ratio >= 0.5 });
     rows.push({ measure: 'read req/s vs GET hello-world', value: `${pct(e.read_ratio)} (${k(e.read.rps)} vs ${k(e.ceiling_get.rps)})`, goal: '≥ 80 %', met: e.read_ratio >= 0.8 });
+    // Older results have no update load.
+    if (e.update) rows.push({ measure: `updates of ${k(e.update.entries)} entries (filesystem), p99`, value: `${e.update.p99_ms} ms (${k(e.update.rps)} req/s, ${pct(e.update.rps / e.ceiling_post.rps)} of POST hello-world)`, goal: '≤ 50 ms', met: e.update.p99_ms <= 50 });
   }
   if (r.postgres) {
     const p = r.postgres;

@@ -17,6 +17,8 @@ const throughputChart = (r: BenchResults): string => {
   if (r.entries) {
     groups.push({ label: 'write (filesystem)', values: [r.entries.write.rps, r.entries.ceiling_post.rps], note: `${Math.round(r.entries.write_ratio * 100)} % of POST hello-world` });
     groups.push({ label: 'read (filesystem)', values: [r.entries.read.rps, r.entries.ceiling_get.rps], note: `${Math.round(r.entries.read_ratio * 100)} % of GET hello-world` });
+    // Older results have no update load.
+    if (r.entries.update) groups.push({ label: 'update (filesystem)', values: [r.entries.update.rps, r.entries.ceiling_post.rps], note: `p99 ${r.entries.update.p99_ms} ms` });
   }
   if (r.postgres) groups.push({ label: 'write (PostgreSQL)', values: [r.postgres.write.rps, r.postgres.raw_insert.rps], note: `${Math.round(r.postgres.write_ratio * 100)} % of raw INSERTs` });
   if (r.webhooks && r.entries) groups.push({ label: 'webhook ingest', values: [r.webhooks.ingest.rps, r.entries.ceiling_post.rps], note: 'goal ≥ 3000/s' });

@@ -14,6 +14,9 @@ const RELATED_PER_WORD = 3;
 const RELATED_MIN_COSINE = 0.6;
 const RELATED_WEIGHT = 0.8;
 
+/** Milliseconds of background embedding within one second after which batches move to their own thread. */
+const THREAD_AFTER_MS = 50;
+
 /** Characters of text whose words are kept as unit vectors (see unitWords): a few megabytes. */
 const MAX_CACHED_CHARS = 4_000_000;
 
@@ -48,6 +51,10 @@ export class BuiltinEmbedder implements Embedder {
   private readonly similarities = new WordSimilarities(this.dimension);
   /** Background batches' thread; null once it could not be used (they then run here). */
   private thread: EmbedThread | null;
+  /** Whether background batches go to the thread (see embedInBackground). */
+  private threaded = false;
+  private busySince = 0;
+  private busyMs = 0;
   private closed = false;
 
   /** `lexicon`: retrofit the vectors to WordNet (the default); false gives the embedder as it was before. */
@@ -70,14 +77,18 @@ export class BuiltinEmbedder implements Embedder {
   }
 
   /**
-   * Batches off the request path (the index's queue, PostgreSQL's indexer) run in a thread of
-   * their own, started on first use: under a write load their words-to-vectors work (about a
-   * tenth of a filesystem write's CPU) moves off the event loop, and a first start indexes a
-   * large store's text while its vectors are made beside it. The same code makes the same
-   * vectors there. Should the thread fail, batches run here from then on.
+   * Batches off the request path (the index's queue, PostgreSQL's indexer, a search as of a
+   * past instant). They run here until embedding has taken more than THREAD_AFTER_MS of one
+   * second of this thread's time, then in a thread of their own from then on: under a write
+   * load, words-to-vectors work (6 % of a filesystem write's CPU with the bench's 1 KiB value,
+   * more with longer text) then runs beside
+   * the requests instead of between them. Below that load the thread's memory (its own copy
+   * of the word table and a JavaScript heap: about 80 MiB resident) buys nothing. The same
+   * code makes the same vectors there. Should the thread fail, batches run here again.
    */
   async embedInBackground(texts: readonly string[]): Promise<Float32Array[]> {
-    if (this.thread) {
+    if (this.closed) throw new Error('the embedder is closed');
+    if (this.thread && this.threaded) {
       try {
         return await this.thread.embed(texts);
       } catch {
@@ -85,7 +96,20 @@ export class BuiltinEmbedder implements Embedder {
         this.thread = null;
       }
     }
-    return this.embed(texts);
+    const started = performance.now();
+    const vectors = texts.map((t) => this.embedOne(t));
+    this.noteBusy(started, performance.now());
+    return vectors;
+  }
+
+  /** Count embedding time in the current second; past THREAD_AFTER_MS, batches move to the thread. */
+  private noteBusy(started: number, ended: number): void {
+    if (ended - this.busySince > 1000) {
+      this.busySince = started;
+      this.busyMs = 0;
+    }
+    this.busyMs += ended - started;
+    if (this.busyMs > THREAD_AFTER_MS) this.threaded = true;
   }
 
   async close(): Promise<void> {

@@ -196,12 +196,14 @@ export class VectorIndex {
     const dim = this.dimension;
     const data = this.slab.data;
     const has = this.has;
-    // Slots only move down: a row is read before anything is written over it.
-    for (let old = 0; old < remap.length && old < has.length; old++) {
+    // Slots only move down: a row is read before anything is written over it. Slots past the
+    // end of `has` hold no vector, and the slot moved down to must say so too.
+    for (let old = 0; old < remap.length; old++) {
       const to = remap[old] as number;
       if (to < 0) continue;
-      if (has[old] === 1 && to !== old) data.copyWithin(to * dim, old * dim, old * dim + dim);
-      has[to] = has[old] as number;
+      const held = old < has.length ? (has[old] as number) : 0;
+      if (held === 1 && to !== old) data.copyWithin(to * dim, old * dim, old * dim + dim);
+      if (to < has.length) has[to] = held;
     }
     has.fill(0, slotCount);
     this.ivf.remap(remap);

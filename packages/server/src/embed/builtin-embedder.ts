@@ -81,10 +81,10 @@ export class BuiltinEmbedder implements Embedder {
    * past instant). They run here until embedding has taken more than THREAD_AFTER_MS of one
    * second of this thread's time, then in a thread of their own from then on: under a write
    * load, words-to-vectors work (6 % of a filesystem write's CPU with the bench's 1 KiB value,
-   * more with longer text) then runs beside
-   * the requests instead of between them. Below that load the thread's memory (its own copy
-   * of the word table and a JavaScript heap: about 80 MiB resident) buys nothing. The same
-   * code makes the same vectors there. Should the thread fail, batches run here again.
+   * more with longer text) then runs beside the requests instead of between them. Below that
+   * load the thread's memory (its own copy of the word table and a JavaScript heap: about
+   * 80 MiB resident) buys nothing. The same code makes the same vectors there. Should the
+   * thread fail, batches run here again.
    */
   async embedInBackground(texts: readonly string[]): Promise<Float32Array[]> {
     if (this.closed) throw new Error('the embedder is closed');

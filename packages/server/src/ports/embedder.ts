@@ -42,4 +42,3 @@ export interface Embedder {
    */
   relatedWords?(query: string): { word: string; weight: number }[];
 }
-

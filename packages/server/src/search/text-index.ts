@@ -271,9 +271,10 @@ export class TextIndex {
     }
     this.saved = null;
     const lengths = this.lengths;
+    // Slots only move down; a slot past the lengths' end (none is, every live slot was added) would leave a zero.
     for (let old = 0; old < remap.length; old++) {
       const to = remap[old] as number;
-      if (to >= 0) lengths[to] = lengths[old] as number;
+      if (to >= 0) lengths[to] = old < lengths.length ? (lengths[old] as number) : 0;
     }
     lengths.fill(0, slotCount);
   }

@@ -71,6 +71,21 @@ describe('the built-in embedder in the background', () => {
     await expect(embedder.embedInBackground(['after close'])).rejects.toThrow('the embedder is closed');
   });
 
+  it('stops a thread left idle, and embeds here again until the load returns', { timeout: 60_000 }, async () => {
+    const embedder = new BuiltinEmbedder({ threadIdleMs: 200 });
+    const texts = heavy(3000);
+    expect((await timed(() => embedder.embedInBackground(texts))).ticks).toBe(0);
+    expect((await timed(() => embedder.embedInBackground(texts))).ticks).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Idle past its time: the thread is gone, and the next heavy batch runs here, then moves again.
+    const here = await timed(() => embedder.embedInBackground(texts));
+    expect(here.ticks).toBe(0);
+    const there = await timed(() => embedder.embedInBackground(texts));
+    expect(there.ticks).toBeGreaterThan(0);
+    expect(there.result).toEqual(here.result);
+    await embedder.close();
+  });
+
   it('holds a process open only while a batch is out: a command that embeds exits on its own', { timeout: 30_000 }, async () => {
     const script = join(scratch, 'embed-and-exit.ts');
     const source = new URL('../../packages/server/src/embed/builtin-embedder.ts', import.meta.url).href;

@@ -16,6 +16,8 @@ const RELATED_WEIGHT = 0.8;
 
 /** Milliseconds of background embedding within one second after which batches move to their own thread. */
 const THREAD_AFTER_MS = 50;
+/** A thread given no batch for this long is stopped, and batches run here again until the load returns. */
+const THREAD_IDLE_MS = 60_000;
 
 /** Characters of text whose words are kept as unit vectors (see unitWords): a few megabytes. */
 const MAX_CACHED_CHARS = 4_000_000;
@@ -55,11 +57,17 @@ export class BuiltinEmbedder implements Embedder {
   private threaded = false;
   private busySince = 0;
   private busyMs = 0;
+  private readonly threadIdleMs: number;
+  private idleTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
-  /** `lexicon`: retrofit the vectors to WordNet (the default); false gives the embedder as it was before. */
-  constructor(options: { lexicon?: boolean } = {}) {
+  /**
+   * `lexicon`: retrofit the vectors to WordNet (the default); false gives the embedder as it was
+   * before. `threadIdleMs`: how long the background thread may sit idle before it is stopped.
+   */
+  constructor(options: { lexicon?: boolean; threadIdleMs?: number } = {}) {
     const lexicon = options.lexicon ?? true;
+    this.threadIdleMs = options.threadIdleMs ?? THREAD_IDLE_MS;
     this.id = lexicon ? 'builtin:glove-100d-wordnet-sif-v2' : 'builtin:glove-100d-sif-v1';
     this.words = new WordVectors(TABLE, this.dimension, lexicon ? LEXICON : null);
     this.thread = new EmbedThread(WORKER, { lexicon }, ({ digest }) => {
@@ -83,14 +91,17 @@ export class BuiltinEmbedder implements Embedder {
    * load, words-to-vectors work (6 % of a filesystem write's CPU with the bench's 1 KiB value,
    * more with longer text) then runs beside the requests instead of between them. Below that
    * load the thread's memory (its own copy of the word table and a JavaScript heap: about
-   * 80 MiB resident) buys nothing. The same code makes the same vectors there. Should the
-   * thread fail, batches run here again.
+   * 80 MiB resident) buys nothing, so a thread left idle for THREAD_IDLE_MS (after a first
+   * start's backlog, an import) is stopped and batches come back here. The same code makes the
+   * same vectors there. Should the thread fail, batches run here again.
    */
   async embedInBackground(texts: readonly string[]): Promise<Float32Array[]> {
     if (this.closed) throw new Error('the embedder is closed');
     if (this.thread && this.threaded) {
       try {
-        return await this.thread.embed(texts);
+        const vectors = await this.thread.embed(texts);
+        this.stopWhenIdle();
+        return vectors;
       } catch {
         if (this.closed) throw new Error('the embedder is closed');
         this.thread = null;
@@ -112,8 +123,23 @@ export class BuiltinEmbedder implements Embedder {
     if (this.busyMs > THREAD_AFTER_MS) this.threaded = true;
   }
 
+  /** (Re)start the idle countdown after a batch in the thread. */
+  private stopWhenIdle(): void {
+    if (this.idleTimer) {
+      this.idleTimer.refresh();
+      return;
+    }
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      this.threaded = false;
+      this.busyMs = 0;
+      void this.thread?.stop();
+    }, this.threadIdleMs).unref();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     await this.thread?.close();
   }
 

@@ -99,6 +99,14 @@ export class EmbedThread {
     });
   }
 
+  /** Stop the thread while no batch is out, giving its memory back; the next batch starts it again. */
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    if (!worker || this.pending.size > 0) return;
+    this.worker = null;
+    await worker.terminate();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const worker = this.worker ?? (await this.starting?.catch(() => null));

@@ -289,4 +289,32 @@ describe('in-process text index: renumbering in place', () => {
       }
     }
   });
+
+  it('renumbers each list when first read, sweeps the rest between turns, and takes a second renumbering before the sweep is done', async () => {
+    const c = build(12_000, 4);
+    const first = deadRemap(c);
+    c.index.compact(first.remap, first.count);
+    expect(c.index.sweeping).toBe(true);
+    // Read before the sweep reached them: searches renumber the lists they read.
+    const once = renumbered(c, first.remap, first.count);
+    for (let q = 0; q < 20; q++) expectSameTop(once, query(), 10);
+    // Half of the survivors die, and the index renumbers again before the sweep is done.
+    for (let slot = 0; slot < first.count; slot += 2) {
+      c.index.remove(slot);
+      once.docs[slot] = null;
+    }
+    const second = deadRemap(once);
+    c.index.compact(second.remap, second.count);
+    const twice = renumbered({ ...once, index: c.index }, second.remap, second.count);
+    for (let q = 0; q < 20; q++) expectSameTop(twice, query(), 10);
+    while (c.index.sweeping) await new Promise((resolve) => setImmediate(resolve));
+    for (let q = 0; q < 20; q++) expectSameTop(twice, query(), 10);
+    // Every list, searched or swept, is in the last numbering.
+    let postings = 0;
+    for (const [, pairs] of c.index.terms()) {
+      for (let i = 0; i < pairs.length; i += 2) expect(pairs[i] as number).toBeLessThan(second.count);
+      postings += pairs.length / 2;
+    }
+    expect(postings).toBe(twice.docs.reduce((sum, doc) => sum + (doc?.tf.size ?? 0), 0));
+  });
 });

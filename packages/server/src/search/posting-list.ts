@@ -15,6 +15,8 @@ export class PostingList {
    */
   max = 0;
   maxAt = 0;
+  /** The slot numbering these postings are in (TextIndex renumbers a list of an older one when it next reads it). */
+  generation = 0;
 
   constructor(capacity = 1) {
     this.data = new Int32Array(capacity * 2);

@@ -1,5 +1,6 @@
 import { K1, idf, lengthNorm } from '../search-rules/bm25.ts';
 import type { DocTerms } from '../search-rules/entry-text.ts';
+import { slicer } from './byte-codec.ts';
 import type { PackedPostings } from './index-snapshot.ts';
 import { TopK } from '../search-rules/top-k.ts';
 import { PostingList } from './posting-list.ts';
@@ -62,7 +63,7 @@ export class TextIndex {
    * A compaction not yet applied to every list: a list of the generation before is renumbered
    * by `remap` when it is next read, and the sweep walks `terms` in slices to reach the rest.
    */
-  private renumbering: { remap: Int32Array; terms: Iterator<string> } | null = null;
+  private renumbering: { remap: Int32Array; terms: MapIterator<string> } | null = null;
   private lengths = new Float32Array(1024);
   private totalLength = 0;
   private liveDocs = 0;
@@ -302,26 +303,22 @@ export class TextIndex {
       if (to >= 0) lengths[to] = old < lengths.length ? (lengths[old] as number) : 0;
     }
     lengths.fill(0, slotCount);
-    setImmediate(this.sweep);
+    void this.sweep(this.renumbering);
   }
 
-  /** One slice of the sweep; again on a later turn until every list is renumbered. */
-  private readonly sweep = (): void => {
-    const renumbering = this.renumbering;
-    if (!renumbering) return;
-    const until = performance.now() + SWEEP_SLICE_MS;
-    for (let n = 1; ; n++) {
-      const next = renumbering.terms.next();
-      if (next.done) {
-        this.renumbered();
-        return;
-      }
-      const held = this.postings.get(next.value);
-      if (held !== undefined) this.current(next.value, held);
-      if (n % 64 === 0 && performance.now() >= until) break;
+  /** Renumber the lists no read has reached, in slices between requests, from the next turn on. */
+  private async sweep(renumbering: NonNullable<TextIndex['renumbering']>): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    const pause = slicer(SWEEP_SLICE_MS);
+    for (const term of renumbering.terms) {
+      // A later compaction finished this one first.
+      if (this.renumbering !== renumbering) return;
+      const held = this.postings.get(term);
+      if (held !== undefined) this.current(term, held);
+      await pause();
     }
-    setImmediate(this.sweep);
-  };
+    if (this.renumbering === renumbering) this.renumbered();
+  }
 
   /** Renumber every list a compaction's sweep has not reached yet (before the next compaction). */
   private finishRenumbering(): void {

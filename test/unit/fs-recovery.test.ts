@@ -207,23 +207,27 @@ describe('filesystem store recovery', () => {
       await store.putRecord('notes', 'b', { n: 2 });
       await store.createRecord('other', 'x', { y: true });
       await store.deleteRecord('notes', 'b');
+      // Larger than INLINE_BYTES: memory and the checkpoint hold it by its place in the log.
+      await store.putRecord('notes', 'large', { text: 'l'.repeat(400) });
     };
     const listed = async (store: FsStore) => (await store.list({ namespace: makeEntry({}).namespace, limit: 10_000, now: Date.now() })).entries.length;
 
-    it('writes blocks of many entries (format 2) that load into the index a full replay builds', async () => {
+    it('writes blocks of many entries (format 3) that load into the index a full replay builds', async () => {
       const store = await open({ checkpointBytes: 1 });
       await fillVaried(store);
       await store.close();
       const recs = await checkpointRecords(dir);
       const [header, ...rest] = recs.map((r) => r.payload);
-      expect(header).toMatchObject({ t: 'checkpoint', format: 2, count: 603 });
-      expect(rest.pop()).toEqual({ t: 'end', count: 603 });
-      // Every record after the header is a block: a few hold the 601 entries, one the 2 records.
+      expect(header).toMatchObject({ t: 'checkpoint', format: 3, count: 604 });
+      expect(rest.pop()).toEqual({ t: 'end', count: 604 });
+      // Every record after the header is a block: a few hold the 601 entries, one the 3 records.
       const blocks = rest.filter((b) => 'e' in b) as EntryBlock[];
       expect(blocks.length).toBeGreaterThan(2);
       expect(blocks.length + 1).toBe(rest.length);
       expect(blocks.reduce((n, b) => n + b.e.length, 0)).toBe(2 * 601);
-      expect(rest.find((b) => 'r' in b)).toMatchObject({ r: [{ t: 'r', c: 'notes', i: 'a' }, { t: 'r', c: 'other', i: 'x' }] });
+      const recordBlock = rest.find((b) => 'r' in b) as { r: Array<Record<string, unknown>> };
+      expect(recordBlock).toMatchObject({ r: [{ t: 'r', c: 'notes', i: 'a', d: { n: 1 } }, { t: 'l', c: 'notes', i: 'large' }, { t: 'r', c: 'other', i: 'x' }] });
+      expect(recordBlock.r[1]).not.toHaveProperty('d');
       for (const r of recs) expect(r.length).toBeLessThan(BLOCK + 64);
       // Each head is followed by its locations flat; the two dropped versions are -1 0 0.
       const holder = blocks.find((b) => b.e.some((x) => (x as Entry).key === 'multi')) as EntryBlock;
@@ -237,6 +241,7 @@ describe('filesystem store recovery', () => {
       expect((await reopened.version(makeEntry({ key: 'multi' }), 4))?.value).toEqual({ v: 4 });
       expect(await reopened.version(makeEntry({ key: 'multi' }), 2)).toBeNull();
       expect(await reopened.getRecord('other', 'x')).toMatchObject({ data: { y: true } });
+      expect(await reopened.getRecord('notes', 'large')).toMatchObject({ id: 'large', data: { text: 'l'.repeat(400) } });
       await reopened.close();
       const loaded = await loadCheckpoint(dir, (w) => warnings.push(w));
       expect(loaded).not.toBeNull();
@@ -247,15 +252,15 @@ describe('filesystem store recovery', () => {
       expect(warnings).toEqual([]);
     });
 
-    it('still loads a format 1 checkpoint (the previous release), and writes format 2 next', async () => {
+    it('still loads a format 1 checkpoint (an earlier release), and writes format 3 next', async () => {
       const store = await open({ checkpointBytes: 1 });
       await fillVaried(store);
       await store.close();
       const current = (await loadCheckpoint(dir, (w) => warnings.push(w)))!;
       await writeFormat1(dir, current.index, current.records, current);
       const recs = await checkpointRecords(dir);
-      expect(recs[0]!.payload).toMatchObject({ format: 1, count: 603 });
-      expect(recs).toHaveLength(603 + 2);
+      expect(recs[0]!.payload).toMatchObject({ format: 1, count: 604 });
+      expect(recs).toHaveLength(604 + 2);
       const old = await loadCheckpoint(dir, (w) => warnings.push(w));
       expect(old).not.toBeNull();
       expect(contents(old!)).toEqual(contents(current));
@@ -266,7 +271,7 @@ describe('filesystem store recovery', () => {
       expect(await reopened.version(makeEntry({ key: 'multi' }), 1)).toBeNull();
       await reopened.append(makeEntry({ key: 'after' }), 0);
       await reopened.close();
-      expect((await checkpointRecords(dir))[0]!.payload).toMatchObject({ format: 2, count: 604 });
+      expect((await checkpointRecords(dir))[0]!.payload).toMatchObject({ format: 3, count: 605 });
       expect(warnings).toEqual([]);
       const again = await open();
       expect(await listed(again)).toBe(602);
@@ -288,7 +293,7 @@ describe('filesystem store recovery', () => {
       ['no end record', (file, recs) => file.subarray(0, recs.at(-1)!.offset)],
       ['a header count one short', (file, recs) => reheader(file, recs, { count: (recs[0]!.payload.count as number) - 1 })],
       ['an end count one over', (file, recs) => Buffer.concat([file.subarray(0, recs.at(-1)!.offset), encodeRecord({ t: 'end', count: (recs[0]!.payload.count as number) + 1 })])],
-      ['an unknown format', (file, recs) => reheader(file, recs, { format: 3 })],
+      ['an unknown format', (file, recs) => reheader(file, recs, { format: 4 })],
       ['a record that checks out but is no block', (file, recs) => {
         const block = firstEntryBlock(recs);
         return Buffer.concat([file.subarray(0, block.offset), encodeRecord({ x: 1 }), file.subarray(block.offset + block.length)]);
@@ -303,7 +308,7 @@ describe('filesystem store recovery', () => {
       await more.append(makeEntry({ key: 'late' }), 0);
       await more.close();
       const recs = await checkpointRecords(dir);
-      expect(recs[0]!.payload).toMatchObject({ format: 2 });
+      expect(recs[0]!.payload).toMatchObject({ format: 3 });
       await writeFile(join(dir, 'checkpoint'), damage(await readFile(join(dir, 'checkpoint')), recs));
       expect(await loadCheckpoint(dir, (w) => warnings.push(w))).toBeNull();
       expect(warnings.some((w) => w.includes('checkpoint file is damaged'))).toBe(true);
@@ -315,6 +320,7 @@ describe('filesystem store recovery', () => {
       expect(await reopened.version(makeEntry({ key: 'multi' }), 2)).toBeNull();
       expect(await reopened.getRecord('notes', 'a')).toMatchObject({ data: { n: 1 } });
       expect(await reopened.getRecord('notes', 'b')).toBeNull();
+      expect(await reopened.getRecord('notes', 'large')).toMatchObject({ data: { text: 'l'.repeat(400) } });
       await reopened.close();
     });
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Entry } from '../../domain/entry.ts';
 import { MAX_PAYLOAD, decodeRecords, encodeJson, encodeRecord } from './record-codec.ts';
 import { EntryIndex } from './entry-index.ts';
-import { type RecordOp, RecordTable } from './record-table.ts';
+import { type PlacedOp, type RecordOp, RecordTable } from './record-table.ts';
 import { type Location, syncDirectory } from './segment-log.ts';
 
 /**
@@ -17,11 +17,15 @@ import { type Location, syncDirectory } from './segment-log.ts';
 const FILE = 'checkpoint';
 /**
  * Format 2 writes blocks: each record after the header holds many entries (or record ops), so
- * a load checks, decodes and parses one record per block rather than per entry. Format 1 (one
- * record per entry) is still read, so a data directory of the previous release starts from its
- * checkpoint; the next one written is format 2.
+ * a load checks, decodes and parses one record per block rather than per entry. Format 3 is
+ * format 2 whose record blocks may also name a large record by its place in the log (`l`
+ * ops, see INLINE_BYTES); a release that reads only format 2 would take those for records
+ * without data, so the number changed and such a release replays the log instead. Formats 1
+ * (one record per entry) and 2 are still read, so a data directory of an earlier release starts
+ * from its checkpoint; the next one written is format 3.
  */
-const FORMAT = 2;
+const FORMAT = 3;
+const BLOCK_FORMATS = new Set([2, 3]);
 const FORMAT_1 = 1;
 /**
  * A block's JSON text, at most, in UTF-16 code units (bytes for ASCII, at most 3 bytes each
@@ -50,11 +54,11 @@ interface End {
   count: number;
 }
 /**
- * Format 2's blocks. `e`: each entry's head, then its versions' locations flat (seg off len
- * each; a dropped version is -1 0 0), so an entry costs no object beyond its head and one array.
- * `r`: the shared records, as the ops that recreate them.
+ * Format 2 and 3's blocks. `e`: each entry's head, then its versions' locations flat (seg off
+ * len each; a dropped version is -1 0 0), so an entry costs no object beyond its head and one
+ * array. `r`: the shared records, as the ops that recreate them or (format 3) their places.
  */
-type Block = { e: Array<Entry | number[]> } | { r: RecordOp[] };
+type Block = { e: Array<Entry | number[]> } | { r: Array<RecordOp | PlacedOp> };
 /** Format 1's records, one per entry or record op. */
 type Item = { h: Entry; l: number[] } | { r: RecordOp };
 
@@ -187,7 +191,7 @@ export const loadCheckpoint = async (
       const payload = rec.payload as Header | End | Block | Item;
       if (!header) {
         const first = payload as Header;
-        if (first.t !== 'checkpoint' || (first.format !== FORMAT && first.format !== FORMAT_1)) break;
+        if (first.t !== 'checkpoint' || (!BLOCK_FORMATS.has(first.format) && first.format !== FORMAT_1)) break;
         header = first;
       } else if ('t' in payload && payload.t === 'end') {
         complete = payload.count === loaded && loaded === header.count;

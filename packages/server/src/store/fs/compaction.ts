@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import type { EntryIndex } from './entry-index.ts';
 import { decodeOne, encodeRecord } from './record-codec.ts';
-import type { RecordOp, RecordTable } from './record-table.ts';
+import { type Held, type RecordTable, isPlaced } from './record-table.ts';
 import { writeAtomically } from './atomic-file.ts';
 import { type Location, type SegmentLog, baseName, syncDirectory } from './segment-log.ts';
 
@@ -16,7 +16,7 @@ export interface CompactionParts {
 
 interface Captured {
   states: { address: EntryAddress; locations: (Location | null)[] }[];
-  ops: RecordOp[];
+  records: [string, string, Held][];
 }
 
 /** Buffered bytes written to the base per write call. */
@@ -49,9 +49,10 @@ export const dataBytes = async (dir: string): Promise<number> => {
 export const compactLog = async ({ dir, log, index, records }: CompactionParts): Promise<void> => {
   const { reserved, captured } = await log.rollAround<Captured>(() => ({
     states: [...index.states()].map((s) => ({ address: s.head, locations: [...s.locations] })),
-    ops: [...records.ops()],
+    records: [...records.entries()],
   }));
   const moves: { address: EntryAddress; version: number; from: Location; to: Location }[] = [];
+  const recordMoves: { collection: string; id: string; from: Held; to: Location }[] = [];
   await writeAtomically(join(dir, baseName(reserved)), async (file) => {
     let off = 0;
     let parts: Buffer[] = [];
@@ -68,7 +69,11 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
       }
       return at;
     };
-    for (const op of captured.ops) await put(encodeRecord(op));
+    for (const [c, i, held] of captured.records) {
+      // A record held by place is copied as the log holds it: the `r` op that wrote it.
+      const record = isPlaced(held) ? await log.read(held) : encodeRecord({ t: 'r', c, i, d: held.data, u: held.updated_at });
+      recordMoves.push({ collection: c, id: i, from: held, to: { seg: reserved, off: await put(record), len: record.length } });
+    }
     let copied = 0;
     for (const { address, locations } of captured.states) {
       let first = true;
@@ -92,6 +97,7 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
     const now = state?.locations[version - 1];
     if (state && now && now.seg === from.seg && now.off === from.off) state.locations[version - 1] = to;
   }
+  for (const { collection, id, from, to } of recordMoves) records.move(collection, id, from, to);
   for (const name of await readdir(dir)) {
     const n = /^(\d{8})\.(log|base)$/.exec(name);
     if (!n) continue;

@@ -16,6 +16,7 @@ import { lockDirectory } from './dir-lock.ts';
 import type { EntryIndex } from './entry-index.ts';
 import { decodeOne, encodeRecord } from './record-codec.ts';
 import { type Recovered, recover } from './recovery.ts';
+import { PlacedRecords } from './placed-records.ts';
 import type { RecordOp, RecordTable } from './record-table.ts';
 import { type Location, SegmentLog } from './segment-log.ts';
 
@@ -48,6 +49,7 @@ export class FsStore implements Store {
   readonly changes: LocalChangeFeed;
   private readonly index: EntryIndex;
   private readonly records: RecordTable;
+  private readonly placed: PlacedRecords;
   /** Record ids being created but not yet durable, so two creators cannot both win. */
   private readonly creating = new Set<string>();
   private readonly log: SegmentLog;
@@ -70,6 +72,7 @@ export class FsStore implements Store {
     this.index = recovered.index;
     this.records = recovered.records;
     this.log = log;
+    this.placed = new PlacedRecords(log, recovered.records);
     this.release = release;
     this.bytesSinceCheckpoint = recovered.replayedBytes;
     this.lastCheckpointBytes = recovered.checkpointBytes;
@@ -293,7 +296,8 @@ export class FsStore implements Store {
   }
 
   async getRecord(collection: string, id: string): Promise<StoredRecord | null> {
-    return this.records.get(collection, id) ?? null;
+    const held = this.records.get(collection, id);
+    return held ? this.placed.resolve(collection, id, held) : null;
   }
 
   async createRecord(collection: string, id: string, data: Record<string, unknown>): Promise<boolean> {
@@ -319,13 +323,15 @@ export class FsStore implements Store {
   }
 
   async listRecords(collection: string, query: RecordListQuery): Promise<StoredRecord[]> {
-    return this.records.list(collection, query);
+    const page = await Promise.all(this.records.page(collection, query).map(([id, held]) => this.placed.resolve(collection, id, held)));
+    // A record deleted while the page was read is left out, as if listed a moment later.
+    return page.filter((record) => record !== null);
   }
 
   private async writeRecord(op: RecordOp): Promise<void> {
     if (this.closed) throw unavailable('the store is shutting down');
     const record = encodeRecord(op);
-    await this.durably(this.log.append(record, () => this.records.apply(op)));
+    await this.durably(this.log.append(record, (at) => this.records.apply(op, at)));
     this.bytesSinceCheckpoint += record.length;
     this.maybeCheckpoint();
   }

@@ -1,45 +1,147 @@
 import { compareCodePoints } from '../../domain/order.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
+import type { Location } from './segment-log.ts';
 
 /** How a record operation is written to the log. */
 export type RecordOp =
   | { t: 'r'; c: string; i: string; d: Record<string, unknown>; u: string }
   | { t: 'x'; c: string; i: string };
 
-/** The filesystem backend's shared records, in memory, rebuilt from the log at start. */
-export class RecordTable {
-  private readonly collections = new Map<string, Map<string, StoredRecord>>();
+/**
+ * A record a checkpoint names by its place in the log (seg, off, len) instead of its contents:
+ * the log record there is the `r` op that wrote it.
+ */
+export interface PlacedOp {
+  t: 'l';
+  c: string;
+  i: string;
+  l: [number, number, number];
+}
 
-  get(collection: string, id: string): StoredRecord | undefined {
-    return this.collections.get(collection)?.get(id);
+/** What memory holds of one record: the record itself, or where the log holds it. */
+export type Held = StoredRecord | Location;
+
+export const isPlaced = (held: Held): held is Location => 'seg' in held;
+
+/**
+ * Log records up to this size are kept in memory whole; a larger one only by its place in the
+ * log, read back when asked for. Write-mostly collections are what grows: the audit log is
+ * one record per batch of events, and kept whole it made the heap grow by about 640 bytes
+ * with every write a server ever took (and its collections slow as the heap grew). A place
+ * costs a tenth of that. Small records (delivery dedup ids, counters) cost no more whole than
+ * placed, and are read on the hot path.
+ */
+export const INLINE_BYTES = 256;
+
+/**
+ * One collection: its records by id, and the ids in code point order for listing. New ids
+ * wait unsorted until a listing merges them in, so a write costs no sort and a listing after
+ * k new ids costs a sort of those k and a pass over the rest.
+ */
+class Collection {
+  readonly held = new Map<string, Held>();
+  private sorted: string[] = [];
+  private added: string[] = [];
+  /** Ids deleted since the last merge: the sorted list still has them. */
+  private removed = 0;
+
+  set(id: string, value: Held): void {
+    if (!this.held.has(id)) this.added.push(id);
+    this.held.set(id, value);
   }
 
-  apply(op: RecordOp): void {
-    let records = this.collections.get(op.c);
+  delete(id: string): void {
+    if (this.held.delete(id)) this.removed += 1;
+  }
+
+  ids(): string[] {
+    if (this.added.length > 0 || this.removed > 0) {
+      const added = this.added.sort(compareCodePoints);
+      const kept = this.removed > 0 ? this.sorted.filter((id) => this.held.has(id)) : this.sorted;
+      const merged: string[] = [];
+      let a = 0;
+      let k = 0;
+      while (a < added.length || k < kept.length) {
+        const next = k >= kept.length || (a < added.length && compareCodePoints(added[a] as string, kept[k] as string) < 0) ? added[a++] : kept[k++];
+        // An id deleted and created again is in both lists (and twice in `added` if it was deleted and created twice).
+        if (next !== merged.at(-1) && this.held.has(next as string)) merged.push(next as string);
+      }
+      this.sorted = merged;
+      this.added = [];
+      this.removed = 0;
+    }
+    return this.sorted;
+  }
+}
+
+/**
+ * The filesystem backend's shared records, rebuilt from the checkpoint and the log at start:
+ * small ones whole, large ones by their place in the log (see INLINE_BYTES). Reading a placed
+ * record is the store's part (it owns the log).
+ */
+export class RecordTable {
+  private readonly collections = new Map<string, Collection>();
+
+  get(collection: string, id: string): Held | undefined {
+    return this.collections.get(collection)?.held.get(id);
+  }
+
+  /** Apply an op the log holds at `at`; a record op from a checkpoint's block has no place. */
+  apply(op: RecordOp | PlacedOp, at?: Location): void {
     if (op.t === 'x') {
-      records?.delete(op.i);
+      this.collections.get(op.c)?.delete(op.i);
       return;
     }
+    let records = this.collections.get(op.c);
     if (!records) {
-      records = new Map();
+      records = new Collection();
       this.collections.set(op.c, records);
     }
-    records.set(op.i, Object.freeze({ id: op.i, data: op.d, updated_at: op.u }));
+    if (op.t === 'l') records.set(op.i, { seg: op.l[0], off: op.l[1], len: op.l[2] });
+    else if (at && at.len > INLINE_BYTES) records.set(op.i, at);
+    else records.set(op.i, Object.freeze({ id: op.i, data: op.d, updated_at: op.u }));
   }
 
-  list(collection: string, query: RecordListQuery): StoredRecord[] {
+  /**
+   * A compaction copied the record memory held as `from` to `to`: hold it by that place from now
+   * on, unless a write replaced it meanwhile. A small record moved stays whole.
+   */
+  move(collection: string, id: string, from: Held, to: Location): void {
+    const records = this.collections.get(collection);
+    if (records?.held.get(id) !== from || (!isPlaced(from) && to.len <= INLINE_BYTES)) return;
+    records.held.set(id, to);
+  }
+
+  /** A page of a collection in id order: each id with what memory holds of it. */
+  page(collection: string, query: RecordListQuery): Array<[string, Held]> {
     const records = this.collections.get(collection);
     if (!records) return [];
-    const ids = [...records.keys()].sort(compareCodePoints);
-    const start = query.after === undefined ? 0 : ids.findIndex((id) => compareCodePoints(id, query.after as string) > 0);
-    if (start < 0) return [];
-    return ids.slice(start, start + query.limit).map((id) => records.get(id) as StoredRecord);
+    const ids = records.ids();
+    const start = query.after === undefined ? 0 : firstAfter(ids, query.after);
+    return ids.slice(start, start + query.limit).map((id) => [id, records.held.get(id) as Held]);
   }
 
-  /** Every live record as the op that recreates it (for checkpoints). */
-  *ops(): Generator<RecordOp> {
-    for (const [c, records] of this.collections) {
-      for (const r of records.values()) yield { t: 'r', c, i: r.id, d: r.data, u: r.updated_at };
+  /** Every live record: its collection, its id and what memory holds of it. */
+  *entries(): Generator<[string, string, Held]> {
+    for (const [c, records] of this.collections) for (const [i, held] of records.held) yield [c, i, held];
+  }
+
+  /** Every live record as the op that recreates it or names its place (for checkpoints). */
+  *ops(): Generator<RecordOp | PlacedOp> {
+    for (const [c, i, held] of this.entries()) {
+      yield isPlaced(held) ? { t: 'l', c, i, l: [held.seg, held.off, held.len] } : { t: 'r', c, i, d: held.data, u: held.updated_at };
     }
   }
 }
+
+/** The index of the first id greater than `after` in sorted `ids` (binary search). */
+const firstAfter = (ids: readonly string[], after: string): number => {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareCodePoints(ids[mid] as string, after) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+};

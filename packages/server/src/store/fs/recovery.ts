@@ -90,7 +90,7 @@ export const recover = async (dir: string, warn: (msg: string) => void): Promise
       if (rec.kind === 'end') break;
       const payload = rec.payload as LogRecord;
       if (payload.t === 'v') applyVersion(index, payload.e, { seg: base, off: rec.offset, len: rec.length }, payload.s === 1);
-      else if (payload.t === 'r' || payload.t === 'x') records.apply(payload);
+      else if (payload.t === 'r' || payload.t === 'x') records.apply(payload, { seg: base, off: rec.offset, len: rec.length });
       else throw new CorruptDataError(`compacted base ${base} holds an unexpected record at byte ${rec.offset}`);
       replayedBytes += rec.length;
     }
@@ -130,7 +130,7 @@ export const recover = async (dir: string, warn: (msg: string) => void): Promise
             group = null;
           }
         } else if (payload.t === 'v') applyVersion(index, payload.e, at);
-        else if (payload.t === 'r' || payload.t === 'x') records.apply(payload);
+        else if (payload.t === 'r' || payload.t === 'x') records.apply(payload, at);
         else if (payload.t === 'f') applyForget(index, payload);
         else if (payload.t === 'd') applyDrop(index, payload);
         else throw new CorruptDataError(`segment ${seg} holds an unknown record kind at byte ${rec.offset}`);

@@ -1,0 +1,145 @@
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
+import { decodeRecords, encodeRecord } from '../../packages/server/src/store/fs/record-codec.ts';
+import { INLINE_BYTES, RecordTable, isPlaced } from '../../packages/server/src/store/fs/record-table.ts';
+import { recover } from '../../packages/server/src/store/fs/recovery.ts';
+import { makeEntry } from '../contract/store-contract.ts';
+
+const large = (n: number) => ({ n, text: `record ${n} `.padEnd(INLINE_BYTES * 2, 'x') });
+/** What the table holds of one record: 'whole' or 'placed'. */
+const heldAs = (table: RecordTable, c: string, id: string) => {
+  const held = table.get(c, id);
+  return held === undefined ? 'none' : isPlaced(held) ? 'placed' : 'whole';
+};
+const tableOf = (store: FsStore) => (store as unknown as { records: RecordTable }).records;
+
+/**
+ * The filesystem store keeps large shared records (audit batches) only by their place in the
+ * log, so that memory does not grow with every write a server takes.
+ */
+describe('filesystem shared records by place', () => {
+  let dir: string;
+  const open = (extra: { checkpointBytes?: number; segmentBytes?: number } = {}) => openFsStore({ dir, logger: pino({ level: 'silent' }), ...extra });
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cairn-records-'));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('holds a large record by place and a small one whole, and reads both back', async () => {
+    const store = await open();
+    await store.putRecord('audit/x', 'big', large(1));
+    await store.putRecord('audit/x', 'small', { n: 2 });
+    expect(heldAs(tableOf(store), 'audit/x', 'big')).toBe('placed');
+    expect(heldAs(tableOf(store), 'audit/x', 'small')).toBe('whole');
+    expect(await store.getRecord('audit/x', 'big')).toMatchObject({ id: 'big', data: large(1) });
+    expect((await store.getRecord('audit/x', 'big'))?.updated_at).toMatch(/^\d{4}-/);
+    expect((await store.listRecords('audit/x', { limit: 10 })).map((r) => r.data)).toEqual([large(1), { n: 2 }]);
+
+    // A record read once is cached by its place: a new write must not be answered with the old one.
+    await store.putRecord('audit/x', 'big', large(3));
+    expect((await store.getRecord('audit/x', 'big'))?.data).toEqual(large(3));
+    await store.putRecord('audit/x', 'big', { n: 4 });
+    expect(heldAs(tableOf(store), 'audit/x', 'big')).toBe('whole');
+    expect((await store.getRecord('audit/x', 'big'))?.data).toEqual({ n: 4 });
+    expect(await store.deleteRecord('audit/x', 'big')).toBe(true);
+    expect(await store.getRecord('audit/x', 'big')).toBeNull();
+    expect(await store.createRecord('audit/x', 'big', large(5))).toBe(true);
+    expect(await store.createRecord('audit/x', 'big', large(6))).toBe(false);
+    expect((await store.getRecord('audit/x', 'big'))?.data).toEqual(large(5));
+    await store.close();
+  });
+
+  it('lists in code point order across writes, deletes and ids created again', async () => {
+    const store = await open();
+    const ids = ['m', 'a', '𝒳', '\uE000', 'z', 'b'];
+    for (const id of ids) await store.putRecord('c', id, id === 'a' ? { id } : { id, ...large(0) });
+    const sorted = ['a', 'b', 'm', 'z', '\uE000', '𝒳'];
+    expect((await store.listRecords('c', { limit: 100 })).map((r) => r.id)).toEqual(sorted);
+    // Ids arriving between listings are merged into the order the listing kept.
+    await store.putRecord('c', 'c', large(1));
+    await store.deleteRecord('c', 'm');
+    await store.deleteRecord('c', 'b');
+    await store.putRecord('c', 'b', large(2));
+    await store.deleteRecord('c', 'b');
+    await store.putRecord('c', 'b', large(3));
+    expect((await store.listRecords('c', { limit: 100 })).map((r) => r.id)).toEqual(['a', 'b', 'c', 'z', '\uE000', '𝒳']);
+    expect((await store.listRecords('c', { limit: 2, after: 'b' })).map((r) => r.id)).toEqual(['c', 'z']);
+    expect((await store.listRecords('c', { limit: 2, after: 'bb' })).map((r) => r.id)).toEqual(['c', 'z']);
+    expect(await store.listRecords('c', { limit: 2, after: '𝒳' })).toEqual([]);
+    expect((await store.getRecord('c', 'b'))?.data).toEqual(large(3));
+    await store.close();
+  });
+
+  it('finds placed records again after a restart from the checkpoint and from the log alone', async () => {
+    const store = await open({ checkpointBytes: 1 });
+    for (let i = 0; i < 20; i++) await store.putRecord('audit/x', `id-${String(i).padStart(2, '0')}`, large(i));
+    await store.deleteRecord('audit/x', 'id-05');
+    await store.close();
+    const fromCheckpoint = await open();
+    expect(heldAs(tableOf(fromCheckpoint), 'audit/x', 'id-07')).toBe('placed');
+    const listed = await fromCheckpoint.listRecords('audit/x', { limit: 100 });
+    expect(listed).toHaveLength(19);
+    expect(listed.map((r) => (r.data as { n: number }).n)).toEqual([...Array(20).keys()].filter((i) => i !== 5));
+    await fromCheckpoint.close();
+    await rm(join(dir, 'checkpoint'));
+    const replayed = await open();
+    expect(heldAs(tableOf(replayed), 'audit/x', 'id-07')).toBe('placed');
+    expect((await replayed.getRecord('audit/x', 'id-19'))?.data).toEqual(large(19));
+    expect(await replayed.getRecord('audit/x', 'id-05')).toBeNull();
+    await replayed.close();
+  });
+
+  it('keeps placed records readable through a compaction, and while one runs', async () => {
+    const store = await open({ segmentBytes: 4096 });
+    for (let i = 0; i < 40; i++) await store.putRecord('audit/x', `id-${String(i).padStart(2, '0')}`, large(i));
+    for (let v = 1; v <= 30; v++) await store.append(makeEntry({ key: 'k', version: v, value: { v, pad: 'p'.repeat(300) } }), v - 1);
+    await store.dropVersionsBefore(makeEntry({ key: 'k' }), 30);
+    const before = (await readdir(dir)).filter((f) => f.endsWith('.log'));
+    // Reads issued beside the compaction: each must answer the record, moved or not.
+    const reads = Promise.all(Array.from({ length: 40 }, (_, i) => store.getRecord('audit/x', `id-${String(i).padStart(2, '0')}`)));
+    const compaction = store.compact();
+    await store.putRecord('audit/x', 'id-03', large(103));
+    await compaction;
+    expect((await reads).map((r) => (r?.data as { n: number }).n)).toEqual([...Array(40).keys()]);
+    const after = await readdir(dir);
+    expect(after.filter((f) => before.includes(f))).toHaveLength(0);
+    expect(after.some((f) => f.endsWith('.base'))).toBe(true);
+    const listed = await store.listRecords('audit/x', { limit: 100 });
+    expect(listed.map((r) => (r.data as { n: number }).n)).toEqual([...Array(40).keys()].map((i) => (i === 3 ? 103 : i)));
+    await store.close();
+    const reopened = await open();
+    expect((await reopened.getRecord('audit/x', 'id-03'))?.data).toEqual(large(103));
+    expect((await reopened.getRecord('audit/x', 'id-39'))?.data).toEqual(large(39));
+    await reopened.close();
+  });
+
+  it('places the large records of an earlier release\'s checkpoint at the next compaction', async () => {
+    const store = await open({ checkpointBytes: 1 });
+    await store.putRecord('audit/x', 'old', large(1));
+    await store.putRecord('keys', 'small', { n: 2 });
+    await store.close();
+    // Rewrite the checkpoint as format 2 wrote it: every record whole, none by place.
+    const file = await readFile(join(dir, 'checkpoint'));
+    const records = [...decodeRecords(file)].flatMap((r) => (r.kind === 'record' ? [r.payload as Record<string, unknown>] : []));
+    const whole = records.map((payload) => {
+      if (payload.t === 'checkpoint') return { ...payload, format: 2 };
+      if (!('r' in payload)) return payload;
+      return { r: (payload.r as Array<{ t: string; c: string; i: string }>).map((op) => (op.t === 'l' ? { t: 'r', c: op.c, i: op.i, d: large(1), u: new Date().toISOString() } : op)) };
+    });
+    await writeFile(join(dir, 'checkpoint'), Buffer.concat(whole.map((p) => encodeRecord(p))));
+    const upgraded = await open({ checkpointBytes: 1 });
+    expect(heldAs(tableOf(upgraded), 'audit/x', 'old')).toBe('whole');
+    await upgraded.compact();
+    expect(heldAs(tableOf(upgraded), 'audit/x', 'old')).toBe('placed');
+    expect(heldAs(tableOf(upgraded), 'keys', 'small')).toBe('whole');
+    expect((await upgraded.getRecord('audit/x', 'old'))?.data).toEqual(large(1));
+    await upgraded.close();
+    const replayed = await recover(dir, () => {});
+    expect(heldAs(replayed.records, 'audit/x', 'old')).toBe('placed');
+  });
+});

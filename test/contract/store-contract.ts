@@ -8,6 +8,7 @@ import { describeAsOfContract } from './as-of-contract.ts';
 import { describeBatchContract } from './batch-contract.ts';
 import { describeLinksContract } from './links-contract.ts';
 import { describeForgetContract } from './forget-contract.ts';
+import { describeRecordExpiryContract } from './record-expiry-contract.ts';
 
 /** What a backend's test file gives the contract: a fresh, empty store, and a way to reopen it. */
 export interface StoreHarness {
@@ -285,6 +286,7 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
 
     describeAppendVersionContract(() => store);
     describeAsOfContract(() => store);
+    describeRecordExpiryContract(() => store);
     describeLinksContract(
       () => store,
       async () => {

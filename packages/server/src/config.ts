@@ -36,6 +36,7 @@ const BaseEnv = z.object({
   CAIRN_MODEL_HUB_URL: optionalText.pipe(z.url({ error: 'expected an http(s) URL such as https://huggingface.co' }).optional()),
   CAIRN_RETENTION_INTERVAL_MS: integer(0, 7 * 86_400_000, 3_600_000),
   CAIRN_DEDUP_WINDOW_DAYS: integer(8, 3650, 14),
+  CAIRN_AUDIT_RETENTION_DAYS: integer(0, 36_500, 0),
   CAIRN_SECRET_KEY: optionalText.pipe(z.string().min(16, { error: 'at least 16 characters (e.g. openssl rand -base64 32)' }).optional()),
   CAIRN_SECRET_KEY_PREVIOUS: optionalText,
   CAIRN_SEARCH_PROFILE: z.enum(['v2', 'v1'], { error: 'expected v2 (the default) or v1' }).default('v2'),
@@ -66,10 +67,12 @@ const settingsOf = (e: z.output<typeof BaseEnv>, env: Record<string, string | un
   modelCache: e.CAIRN_MODEL_CACHE ?? join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'cairn', 'models'),
   /** The hub models are fetched from, in Hugging Face's layout. */
   modelHubUrl: e.CAIRN_MODEL_HUB_URL ?? 'https://huggingface.co',
-  /** How often retention policies and dedup expiry run (one replica per period); 0 = never. */
+  /** How often retention policies, dedup and audit expiry run (one replica per period); 0 = never. */
   retentionIntervalMs: e.CAIRN_RETENTION_INTERVAL_MS,
   /** Delivery dedup records older than this expire; longer than any provider redelivers (README, Retention). */
   dedupWindowMs: e.CAIRN_DEDUP_WINDOW_DAYS * 86_400_000,
+  /** Audit batches stored longer ago than this are deleted by the retention pass; 0 = kept forever. */
+  auditRetentionMs: e.CAIRN_AUDIT_RETENTION_DAYS * 86_400_000,
   /** Key that encrypts connector signing secrets at rest (services/secrets/). */
   secretKey: e.CAIRN_SECRET_KEY,
   /** The key being rotated away from: still opens what it sealed. */

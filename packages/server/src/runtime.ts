@@ -101,7 +101,7 @@ export const createRuntime = async (config: Readonly<Config>, logger: Logger, op
     const deliveries = new DeliveryCounters(store, (connector, outcome) => metrics.connectorDeliveries.inc({ connector, outcome }));
     const audit = new AuditLog(store, now);
     parts.push(() => deliveries.close(), () => audit.drain());
-    const retention = new RetentionLoop({ store, logger: logger.child({ component: 'retention' }), intervalMs: config.retentionIntervalMs, dedupWindowMs: config.dedupWindowMs, now });
+    const retention = new RetentionLoop({ store, logger: logger.child({ component: 'retention' }), intervalMs: config.retentionIntervalMs, windows: config, now });
     retention.start();
     parts.unshift(() => retention.stop());
     const deps: ServiceDeps = {

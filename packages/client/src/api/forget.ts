@@ -35,6 +35,8 @@ export interface RetentionRun {
   entries_checked: number;
   versions_dropped: number;
   dedup_expired: number;
+  /** Audit batches older than `CAIRN_AUDIT_RETENTION_DAYS` (0 when that is 0, keep all). */
+  audit_expired: number;
   compaction: { bytesBefore: number | null; bytesAfter: number | null; ms: number } | null;
   ms: number;
 }

@@ -58,9 +58,9 @@ export const registerForgetCommands = (program: Command): void => {
       await client.deleteRetentionPolicy({ ...(entityPath ? { entity_path: entityPath } : {}), ...(o.namespace ? { namespace: o.namespace as string } : {}) });
       return { json: { deleted: true }, text: `retention policy removed for ${entityPath ?? 'the whole namespace'}` };
     }));
-  common(retention.command('run').description('run a retention pass now (drop, compact, expire old dedup records)'))
+  common(retention.command('run').description('run a retention pass now (drop, compact, expire old dedup records and audit batches)'))
     .action(action(async (client) => {
       const run = await client.runRetention();
-      return { json: run, text: `${run.versions_dropped} versions dropped from ${run.entries_checked} entries, ${run.dedup_expired} dedup records expired, in ${run.ms} ms` };
+      return { json: run, text: `${run.versions_dropped} versions dropped from ${run.entries_checked} entries, ${run.dedup_expired} dedup records and ${run.audit_expired} audit batches expired, in ${run.ms} ms` };
     }));
 };

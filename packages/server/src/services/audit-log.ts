@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { RecordStore } from '../ports/records.ts';
+import { noteCollection } from './retention/noted-collections.ts';
 import type { AuditEvent, AuditTrail, Context, ServiceDeps } from './context.ts';
 
 export const auditCollection = (namespace: string): string => `audit/${namespace}`;
+/** The audit collections that exist, one record each, so that retention can find them (see noteCollection). */
+export const AUDIT_COLLECTIONS = 'audit-collections';
 
 /**
  * A stored batch as `flush` writes it, what the audit listing reads and answers (import checks
@@ -24,7 +27,13 @@ export const AuditBatchSchema: z.ZodType<{ events?: AuditEvent[] }> = z.looseObj
 
 /** Ids sort newest first: records list in id order, and an audit log is read from the top. */
 const LATEST_FIRST = 9_999_999_999_999;
-export const auditId = (ms: number): string => `${String(LATEST_FIRST - ms).padStart(13, '0')}-${randomBytes(4).toString('hex')}`;
+const timePart = (ms: number): string => String(LATEST_FIRST - ms).padStart(13, '0');
+export const auditId = (ms: number): string => `${timePart(ms)}-${randomBytes(4).toString('hex')}`;
+/**
+ * The `after` bound of a listing that yields exactly the batches stored before `ms`: their time
+ * part is greater, and '.' sorts after the '-' that ends the time part of a batch of `ms` itself.
+ */
+export const auditIdsBefore = (ms: number): string => `${timePart(ms)}.`;
 
 interface Pending {
   event: Record<string, unknown>;
@@ -135,6 +144,7 @@ export class AuditLog implements AuditTrail {
     await Promise.all(
       [...batch].map(async ([namespace, items]) => {
         try {
+          await noteCollection(this.records, AUDIT_COLLECTIONS, auditCollection(namespace));
           await this.records.putRecord(auditCollection(namespace), id, { events: items.map((i) => i.event) });
           for (const i of items) i.done();
         } catch (error) {

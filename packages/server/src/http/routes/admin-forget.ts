@@ -51,7 +51,7 @@ export const forgetAdminRoutes = async (app: FastifyInstance, deps: ServiceDeps)
   );
   app.post(
     '/api/v1/admin/retention/run',
-    { schema: { summary: 'Run a retention pass now: drop expired versions, compact, expire old dedup records', tags, body: z.object({}).strict().optional(), response: ErrorResponse } },
+    { schema: { summary: 'Run a retention pass now: drop expired versions, compact, expire old dedup records and audit batches', tags, body: z.object({}).strict().optional(), response: ErrorResponse } },
     async (request) => runRetentionNow(deps, ctx(request)),
   );
 };

@@ -2,7 +2,9 @@ import type { Entry } from '../../domain/entry.ts';
 import { ServiceError, VersionConflict } from '../../domain/errors.ts';
 import type { BatchItem, Store } from '../../ports/store.ts';
 import { ArchiveError, type ArchiveHeader } from './format.ts';
+import { AUDIT_COLLECTIONS, auditCollection } from '../audit-log.ts';
 import { noteDedupCollection } from '../retention/dedup-collections.ts';
+import { noteCollection } from '../retention/noted-collections.ts';
 import { checkArchive, readArchiveLines } from './read-archive.ts';
 
 /** Versions per store batch: several entries' whole histories land in one atomic batch. */
@@ -164,8 +166,9 @@ export const importArchive = async (store: Store, path: string, options: ImportO
       groupVersions += line.versions.length;
     } else {
       await store.putRecord(line.collection, line.id, line.data);
-      // Dedup expiry finds its collections through a list of them; an imported one joins it.
+      // Dedup and audit expiry find their collections through lists of them; an imported one joins its list.
       if (line.collection.startsWith('dedup/')) await noteDedupCollection(store, line.collection);
+      if (line.collection.startsWith(auditCollection(''))) await noteCollection(store, AUDIT_COLLECTIONS, line.collection);
       report.records++;
     }
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EntityPathSchema, KeySchema } from '../../domain/names.ts';
 import type { RecordStore } from '../../ports/records.ts';
+import { noteCollection } from './noted-collections.ts';
 
 /**
  * The dedup collections that exist (`dedup/<namespace>/<connector>`, `dedup/<namespace>/events/<source>`),
@@ -20,13 +21,4 @@ export const DeliveryDedupSchema = z.looseObject({
 /** The shape a dedup collection's records are read as: `dedup/<namespace>/<connector>` only. */
 export const dedupSchemaOf = (collection: string): z.ZodType | null => (/^dedup\/[^/]+\/[^/]+$/.test(collection) ? DeliveryDedupSchema : null);
 
-/** Collections noted by this process already, so a delivery costs no extra write once its collection is known. */
-const noted = new WeakMap<RecordStore, Set<string>>();
-
-export const noteDedupCollection = async (records: RecordStore, collection: string): Promise<void> => {
-  let known = noted.get(records);
-  if (!known) noted.set(records, (known = new Set()));
-  if (known.has(collection)) return;
-  await records.createRecord(DEDUP_COLLECTIONS, collection, {});
-  known.add(collection);
-};
+export const noteDedupCollection = (records: RecordStore, collection: string): Promise<void> => noteCollection(records, DEDUP_COLLECTIONS, collection);

@@ -1,6 +1,7 @@
 import { allRecords } from '../../cortex/cortex-records.ts';
 import type { RecordStore } from '../../ports/records.ts';
 import { DEDUP_COLLECTIONS } from './dedup-collections.ts';
+import { deleteRecords } from './delete-records.ts';
 
 /**
  * Delete delivery-dedup records older than `windowMs`. The window must outlast every
@@ -13,7 +14,7 @@ export const expireDedup = async (records: RecordStore, now: number, windowMs: n
   for await (const { id: collection } of allRecords(records, DEDUP_COLLECTIONS)) {
     const stale: string[] = [];
     for await (const record of allRecords(records, collection)) if (Date.parse(record.updated_at) < cutoff) stale.push(record.id);
-    for (const id of stale) if (await records.deleteRecord(collection, id)) expired += 1;
+    expired += await deleteRecords(records, collection, stale);
   }
   return expired;
 };

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Store } from '../../ports/store.ts';
-import { type RetentionResult, runRetention } from './run-retention.ts';
+import { type RecordWindows, type RetentionResult, runRetention } from './run-retention.ts';
 
 /** One record per period: the replica that creates it runs that period's pass. */
 const RUNS = 'retention/runs';
@@ -14,17 +14,17 @@ export class RetentionLoop {
   private readonly store: Store;
   private readonly logger: Logger;
   private readonly intervalMs: number;
-  private readonly dedupWindowMs: number;
+  private readonly windows: RecordWindows;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | null = null;
   private first: NodeJS.Timeout | null = null;
   private running: Promise<unknown> = Promise.resolve();
 
-  constructor(options: { store: Store; logger: Logger; intervalMs: number; dedupWindowMs: number; now: () => number }) {
+  constructor(options: { store: Store; logger: Logger; intervalMs: number; windows: RecordWindows; now: () => number }) {
     this.store = options.store;
     this.logger = options.logger;
     this.intervalMs = options.intervalMs;
-    this.dedupWindowMs = options.dedupWindowMs;
+    this.windows = options.windows;
     this.now = options.now;
   }
 
@@ -42,7 +42,7 @@ export class RetentionLoop {
       const period = Math.floor(this.now() / this.intervalMs);
       try {
         if (!(await this.store.createRecord(RUNS, String(period).padStart(12, '0'), { at: new Date(this.now()).toISOString() }))) return;
-        const result: RetentionResult = await runRetention(this.store, this.now(), this.dedupWindowMs);
+        const result: RetentionResult = await runRetention(this.store, this.now(), this.windows);
         this.logger.info(result, 'retention pass done');
         for (const old of await this.store.listRecords(RUNS, { limit: 100 })) {
           if (Number(old.id) < period - 1) await this.store.deleteRecord(RUNS, old.id);

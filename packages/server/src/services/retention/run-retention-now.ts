@@ -9,11 +9,11 @@ export const runRetentionNow = async (deps: ServiceDeps, ctx: Context): Promise<
   requireScope(ctx, 'admin');
   // A pass covers every namespace's policies; a key confined to some may not start it.
   if (ctx.access && ctx.access.namespaces !== '*') throw new ServiceError('FORBIDDEN', 'a retention pass covers every namespace: it needs a key for all of them');
-  const result = await runRetention(deps.store, deps.now(), deps.config.dedupWindowMs);
+  const result = await runRetention(deps.store, deps.now(), deps.config);
   await recordAudit(deps, ctx, ctx.namespace, {
     action: 'retention.run',
     target: {},
-    changes: { versions_dropped: result.versions_dropped, dedup_expired: result.dedup_expired },
+    changes: { versions_dropped: result.versions_dropped, dedup_expired: result.dedup_expired, audit_expired: result.audit_expired },
   });
   return result;
 };

@@ -1,4 +1,5 @@
 import type { CompactionResult, Store } from '../../ports/store.ts';
+import { expireAudit } from './expire-audit.ts';
 import { expireDedup } from './expire-dedup.ts';
 import { loadPolicies, oldestKept, policyFor } from './retention-policies.ts';
 
@@ -7,6 +8,8 @@ export interface RetentionResult {
   entries_checked: number;
   versions_dropped: number;
   dedup_expired: number;
+  /** Audit batches older than the audit retention (none when it is 0, keep all). */
+  audit_expired: number;
   /** The compaction that reclaimed the dropped versions' space, when any were dropped. */
   compaction: CompactionResult | null;
   ms: number;
@@ -17,12 +20,20 @@ const YIELD_EVERY = 200;
 /** Drops in flight at once: the filesystem log commits them in groups, one sync each. */
 const DROPS_IN_FLIGHT = 64;
 
+/** How long records kept beside the entries live (Config's dedupWindowMs and auditRetentionMs). */
+export interface RecordWindows {
+  dedupWindowMs: number;
+  /** 0: the audit log is kept whole. */
+  auditRetentionMs: number;
+}
+
 /**
  * One retention pass over every entry of every namespace with a policy: drop the versions the
- * policy no longer keeps, compact if any went, then expire old dedup records. Idempotent, and
- * safe to cut short: each drop stands on its own, and the next pass finishes the job.
+ * policy no longer keeps, compact if any went, then expire old dedup records and audit
+ * batches. Idempotent, and safe to cut short: each drop stands on its own, and the next pass
+ * finishes the job. Expired records leave the filesystem's disk at its next compaction.
  */
-export const runRetention = async (store: Store, now: number, dedupWindowMs: number): Promise<RetentionResult> => {
+export const runRetention = async (store: Store, now: number, windows: RecordWindows): Promise<RetentionResult> => {
   const started = performance.now();
   const policies = await loadPolicies(store);
   let checked = 0;
@@ -50,6 +61,7 @@ export const runRetention = async (store: Store, now: number, dedupWindowMs: num
     await settle();
   }
   const compaction = dropped > 0 ? await store.compact() : null;
-  const dedup_expired = await expireDedup(store, now, dedupWindowMs);
-  return { entries_checked: checked, versions_dropped: dropped, dedup_expired, compaction, ms: Math.round(performance.now() - started) };
+  const dedup_expired = await expireDedup(store, now, windows.dedupWindowMs);
+  const audit_expired = await expireAudit(store, now, windows.auditRetentionMs);
+  return { entries_checked: checked, versions_dropped: dropped, dedup_expired, audit_expired, compaction, ms: Math.round(performance.now() - started) };
 };

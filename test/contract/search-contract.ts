@@ -61,6 +61,21 @@ export const describeSearchContract = (server: () => Cairn): void => {
       expect((await keys({ query: word, mode: 'text', entity_path: path })).sort()).toEqual(['k2', 'k3', 'k4']);
     });
 
+    it('finds the few entries with a rare query word ahead of many with a common one', async () => {
+      // BM25 puts a rare word's matches first; a preselection by how often the words occur
+      // (PostgreSQL's ts_rank knows no rarity) would crowd them out with the common word's.
+      const { path, word } = fresh();
+      const common = `${word}common`;
+      const rare = `${word}rare`;
+      for (let from = 0; from < 1200; from += 100) {
+        const entries = Array.from({ length: 100 }, (_, i) => ({ entity_path: path, key: `c${from + i}`, value: `${common} ${common} ${common} filler` }));
+        const res = await server().call('POST', '/api/v1/entries/batch', { entries });
+        expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+      }
+      for (const key of ['r1', 'r2', 'r3']) await write({ entity_path: path, key, value: `${rare} filler` });
+      await expect.poll(async () => (await keys({ query: `${common} ${rare}`, mode: 'text', entity_path: path, limit: 3 })).sort(), { timeout: 10_000 }).toEqual(['r1', 'r2', 'r3']);
+    });
+
     it('matches phrases in order and prefixes', async () => {
       const { path, word } = fresh();
       await write({ entity_path: path, key: 'a', value: `${word} connection pool exhausted` });

@@ -80,12 +80,15 @@ export const tfReader = (terms: readonly string[], prefixes: readonly string[]):
 
 const quote = (term: string): string => `'${term.replaceAll("'", "''").replaceAll('\\', '\\\\')}'`;
 
+/** The tsquery of one term, or of the lexemes starting with a prefix. */
+export const tsqueryOfTerm = (term: string, prefix = false): string => (prefix ? `${quote(term)}:*` : quote(term));
+
 /**
  * The tsquery of a parsed query: any term or prefix may match (`|`), and each phrase must
  * (`&`, with `<n>` for the gaps stop words leave). Null when nothing is left to match.
  */
 export const tsqueryOf = (q: ParsedQuery): string | null => {
-  const any = [...q.terms.map(quote), ...q.prefixes.flat().map((p) => `${quote(p)}:*`)];
+  const any = [...q.terms.map((t) => tsqueryOfTerm(t)), ...q.prefixes.flat().map((p) => tsqueryOfTerm(p, true))];
   if (any.length === 0) return null;
   const phrases = q.phrases.map((phrase) =>
     phrase.map((p, i) => (i === 0 ? quote(p.term) : `<${p.offset - (phrase[i - 1] as { offset: number }).offset}> ${quote(p.term)}`)).join(' '),

@@ -13,15 +13,19 @@ export interface KeyRow {
   version: number;
 }
 
-/** Rows preselected in the database for BM25 to rank here. */
-const PRESELECT = 400;
+/**
+ * Rows preselected in the database for BM25 to rank here, per candidate asked for (50 for a
+ * search of 10). With the preselection weighted by rarity, 4 per candidate held as much of the
+ * exact ranking as 8 did (0.883 – 0.983 against 0.878 – 0.983 at 2,000 rows, below) and 2 as
+ * well, for 2–3 ms less: each row comes back as its tsvector's text (about 470 bytes).
+ */
+const PRESELECT_PER_CANDIDATE = 4;
 /**
  * Rows the candidate terms of each group (the query's, the expansions') may match before
- * commoner terms are left to BM25 alone. With the preselection weighted by rarity
- * (rarityRank), measured at 100k entries of the bench corpus, 202 queries, against the
- * in-process index's exact BM25F top 10 (the share of its summed score that the top 10 here
- * hold, counting a pick outside the exact top 100 as 0 – as the 100th score there), with text
- * and hybrid p50 / p95 one query at a time:
+ * commoner terms are left to BM25 alone. Measured at 100k entries of the bench corpus, 202
+ * queries, 400 rows preselected, against the in-process index's exact BM25F top 10 (the share
+ * of its summed score that the top 10 here hold, counting a pick outside the exact top 100 as
+ * 0 – as the 100th score there), with text and hybrid p50 / p95 one query at a time:
  *
  *   5,000, ts_rank unweighted (before)  0.827 – 0.973   text 17.5 / 30.4 ms   hybrid 20.1 / 35.9 ms
  *   5,000, weighted                     0.957 – 0.991   text 17.9 / 34.5      hybrid 21.4 / 40.9
@@ -30,7 +34,8 @@ const PRESELECT = 400;
  *   1,500, weighted                     0.827 – 0.980   text 11.0 / 17.7      hybrid 13.7 / 22.8
  *
  * Nearly all of a search's time is the database reading the matching rows, so the budget is
- * the lever; 2,000 ranks better than the unweighted 5,000 did, in two thirds of the time.
+ * the lever; 2,000 ranks better than the unweighted 5,000 did, in two thirds of the time (and
+ * with 200 rows preselected: text 11.4 / 20.6 ms, hybrid 15.0 / 24.1 ms).
  */
 const CANDIDATE_BUDGET = 2_000;
 
@@ -100,7 +105,7 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
     `select namespace, entity_path, key, version, terms::text as terms, doc_length from (
        select namespace, entity_path, key, version, terms, doc_length, ${rank.sql} as rank
          from cairn_search where terms @@ $1::tsquery and ${f.where}
-        order by rank desc limit ${PRESELECT}) best
+        order by rank desc limit ${PRESELECT_PER_CANDIDATE * Math.trunc(n)}) best
       order by rank desc`,
     [tsquery, ...f.values, ...rank.values],
   );

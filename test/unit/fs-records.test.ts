@@ -7,6 +7,7 @@ import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/in
 import { decodeRecords, encodeRecord } from '../../packages/server/src/store/fs/record-codec.ts';
 import { INLINE_BYTES, RecordTable, isPlaced } from '../../packages/server/src/store/fs/record-table.ts';
 import { recover } from '../../packages/server/src/store/fs/recovery.ts';
+import { compareCodePoints } from '../../packages/server/src/domain/order.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 
 const large = (n: number) => ({ n, text: `record ${n} `.padEnd(INLINE_BYTES * 2, 'x') });
@@ -73,6 +74,40 @@ describe('filesystem shared records by place', () => {
     expect(await store.listRecords('c', { limit: 2, after: '𝒳' })).toEqual([]);
     expect((await store.getRecord('c', 'b'))?.data).toEqual(large(3));
     await store.close();
+  });
+
+  it('lists as a sorted model does through any mix of writes, deletes and listings', () => {
+    // Few and many new ids between listings, deletes past a quarter of the list and below it.
+    let seed = 42;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const alphabet = ['a', 'b', 'z', 'é', '\uE000', '𝒳'];
+    const idOf = () => Array.from({ length: 1 + rand(3) }, () => alphabet[rand(alphabet.length)]).join('');
+    const table = new RecordTable();
+    const model = new Set<string>();
+    const expected = (after: string | undefined, limit: number) =>
+      [...model].sort((x, y) => compareCodePoints(x, y)).filter((id) => after === undefined || compareCodePoints(id, after) > 0).slice(0, limit);
+    for (let step = 0; step < 3000; step++) {
+      const op = rand(10);
+      if (op < 5) {
+        const id = idOf();
+        table.apply({ t: 'r', c: 'c', i: id, d: {}, u: '' });
+        model.add(id);
+      } else if (op < 8) {
+        const id = idOf();
+        table.apply({ t: 'x', c: 'c', i: id });
+        model.delete(id);
+      } else {
+        // Listings come between bursts of writes of any length.
+        if (rand(4) > 0) continue;
+        const after = rand(2) === 0 ? undefined : idOf();
+        const limit = 1 + rand(50);
+        expect(table.page('c', { limit, ...(after === undefined ? {} : { after }) }).map(([id]) => id), `step ${step}`).toEqual(expected(after, limit));
+      }
+    }
+    expect(table.page('c', { limit: 1000 }).map(([id]) => id)).toEqual(expected(undefined, 1000));
   });
 
   it('finds placed records again after a restart from the checkpoint and from the log alone', async () => {

@@ -33,17 +33,23 @@ export const isPlaced = (held: Held): held is Location => 'seg' in held;
  */
 export const INLINE_BYTES = 256;
 
+/** New ids inserted one by one (a shift of the list each) up to this many; more are merged in one pass. */
+const FEW_ADDED = 8;
+
 /**
  * One collection: its records by id, and the ids in code point order for listing. New ids
- * wait unsorted until a listing merges them in, so a write costs no sort and a listing after
- * k new ids costs a sort of those k and a pass over the rest.
+ * wait unsorted until a listing puts them in place, so a write costs no sort, and a listing
+ * after a few new ids costs a shift of the list each, not a sort of it. Deleted ids stay in the
+ * list until a listing walks over them or they are a quarter of it: a retention pass deleting
+ * a page of old audit batches between listings would otherwise pass over the whole list each
+ * time.
  */
 class Collection {
   readonly held = new Map<string, Held>();
   private sorted: string[] = [];
   private added: string[] = [];
-  /** Ids deleted since the last merge: the sorted list still has them. */
-  private removed = 0;
+  /** Deleted ids the sorted list may still hold. */
+  private dead = 0;
 
   set(id: string, value: Held): void {
     if (!this.held.has(id)) this.added.push(id);
@@ -51,26 +57,57 @@ class Collection {
   }
 
   delete(id: string): void {
-    if (this.held.delete(id)) this.removed += 1;
+    if (this.held.delete(id)) this.dead += 1;
   }
 
-  ids(): string[] {
-    if (this.added.length > 0 || this.removed > 0) {
-      const added = this.added.sort(compareCodePoints);
-      const kept = this.removed > 0 ? this.sorted.filter((id) => this.held.has(id)) : this.sorted;
-      const merged: string[] = [];
-      let a = 0;
-      let k = 0;
-      while (a < added.length || k < kept.length) {
-        const next = k >= kept.length || (a < added.length && compareCodePoints(added[a] as string, kept[k] as string) < 0) ? added[a++] : kept[k++];
-        // An id deleted and created again is in both lists (and twice in `added` if it was deleted and created twice).
-        if (next !== merged.at(-1) && this.held.has(next as string)) merged.push(next as string);
-      }
-      this.sorted = merged;
-      this.added = [];
-      this.removed = 0;
+  /** Up to `limit` ids greater than `after`, in order. */
+  page(after: string | undefined, limit: number): string[] {
+    this.settle();
+    const start = after === undefined ? 0 : firstAfter(this.sorted, after);
+    const ids: string[] = [];
+    let i = start;
+    for (; i < this.sorted.length && ids.length < limit; i++) {
+      const id = this.sorted[i] as string;
+      if (this.held.has(id)) ids.push(id);
     }
-    return this.sorted;
+    // Deleted ids walked over leave the list, so that the next page from here (the next page
+    // of old batches to expire) does not walk them again.
+    const skipped = i - start - ids.length;
+    if (skipped > 0) {
+      this.sorted.splice(start, i - start, ...ids);
+      this.dead = Math.max(0, this.dead - skipped);
+    }
+    return ids;
+  }
+
+  private settle(): void {
+    if (this.added.length > FEW_ADDED || this.dead > this.sorted.length / 4) {
+      this.merge();
+      return;
+    }
+    for (const id of this.added) {
+      const at = firstAfter(this.sorted, id);
+      // An id deleted and created again may still be in the list.
+      if (this.sorted[at - 1] !== id) this.sorted.splice(at, 0, id);
+    }
+    this.added = [];
+  }
+
+  /** One pass: the new ids sorted into the list, deleted ones dropped. */
+  private merge(): void {
+    const added = this.added.sort(compareCodePoints);
+    const kept = this.sorted;
+    const merged: string[] = [];
+    let a = 0;
+    let k = 0;
+    while (a < added.length || k < kept.length) {
+      const next = (k >= kept.length || (a < added.length && compareCodePoints(added[a] as string, kept[k] as string) < 0) ? added[a++] : kept[k++]) as string;
+      // An id deleted and created again is in both lists (and twice in `added` if it was deleted and created twice).
+      if (next !== merged.at(-1) && this.held.has(next)) merged.push(next);
+    }
+    this.sorted = merged;
+    this.added = [];
+    this.dead = 0;
   }
 }
 
@@ -116,9 +153,7 @@ export class RecordTable {
   page(collection: string, query: RecordListQuery): Array<[string, Held]> {
     const records = this.collections.get(collection);
     if (!records) return [];
-    const ids = records.ids();
-    const start = query.after === undefined ? 0 : firstAfter(ids, query.after);
-    return ids.slice(start, start + query.limit).map((id) => [id, records.held.get(id) as Held]);
+    return records.page(query.after, query.limit).map((id) => [id, records.held.get(id) as Held]);
   }
 
   /** Every live record: its collection, its id and what memory holds of it. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
+import { type FsStore, type FsStoreOptions, openFsStore } from '../../packages/server/src/store/fs/index.ts';
 import { decodeRecords, encodeRecord } from '../../packages/server/src/store/fs/record-codec.ts';
 import { INLINE_BYTES, RecordTable, isPlaced } from '../../packages/server/src/store/fs/record-table.ts';
 import { recover } from '../../packages/server/src/store/fs/recovery.ts';
@@ -24,7 +24,7 @@ const tableOf = (store: FsStore) => (store as unknown as { records: RecordTable 
  */
 describe('filesystem shared records by place', () => {
   let dir: string;
-  const open = (extra: { checkpointBytes?: number; segmentBytes?: number } = {}) => openFsStore({ dir, logger: pino({ level: 'silent' }), ...extra });
+  const open = (extra: Partial<FsStoreOptions> = {}) => openFsStore({ dir, logger: pino({ level: 'silent' }), ...extra });
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cairn-records-'));
@@ -150,6 +150,49 @@ describe('filesystem shared records by place', () => {
     const reopened = await open();
     expect((await reopened.getRecord('audit/x', 'id-03'))?.data).toEqual(large(103));
     expect((await reopened.getRecord('audit/x', 'id-39'))?.data).toEqual(large(39));
+    await reopened.close();
+  });
+
+  it('counts the bytes of replaced and deleted records, across a restart from the checkpoint or the log', async () => {
+    const store = await open({ checkpointBytes: 1, garbageBytes: Number.MAX_SAFE_INTEGER });
+    await store.putRecord('c', 'big', large(1));
+    const first = (tableOf(store).get('c', 'big') as { len: number }).len;
+    await store.putRecord('c', 'big', large(2));
+    expect(tableOf(store).garbageBytes).toBe(first);
+    await store.putRecord('c', 'small', { n: 1 });
+    await store.deleteRecord('c', 'small');
+    const garbage = tableOf(store).garbageBytes;
+    // The whole record's estimate is within a few bytes of its log record.
+    expect(garbage - first).toBeGreaterThan(60);
+    expect(garbage - first).toBeLessThan(120);
+    await store.close();
+    const fromCheckpoint = await open({ garbageBytes: Number.MAX_SAFE_INTEGER });
+    expect(tableOf(fromCheckpoint).garbageBytes).toBe(garbage);
+    await fromCheckpoint.close();
+    await rm(join(dir, 'checkpoint'));
+    const replayed = await open({ garbageBytes: Number.MAX_SAFE_INTEGER });
+    expect(tableOf(replayed).garbageBytes).toBe(garbage);
+    await replayed.close();
+  });
+
+  it('compacts by itself once replaced records outweigh the rest of the data', async () => {
+    const logBytes = async () => (await Promise.all((await readdir(dir)).filter((f) => /\.(log|base)$/.test(f)).map(async (f) => (await readFile(join(dir, f))).length))).reduce((a, b) => a + b, 0);
+    const store = await open({ segmentBytes: 64 * 1024, garbageBytes: 1 });
+    for (let i = 0; i < 50; i++) await store.append(makeEntry({ key: `k${i}`, value: { i, pad: 'p'.repeat(500) } }), 0);
+    const entryBytes = await logBytes();
+    // A counter rewritten on every delivery: each write leaves the one before as garbage.
+    for (let n = 0; n < 400; n++) await store.putRecord('connector-stats/x', 'github', large(n));
+    await expect.poll(async () => (await readdir(dir)).some((f) => f.endsWith('.base')), { timeout: 5000 }).toBe(true);
+    await store.close();
+    const reopened = await open({ garbageBytes: 1 });
+    expect((await reopened.getRecord('connector-stats/x', 'github'))?.data).toEqual(large(399));
+    expect((await reopened.head(makeEntry({ key: 'k49' })))?.value).toMatchObject({ i: 49 });
+    expect(tableOf(reopened).garbageBytes).toBeLessThan(400 * INLINE_BYTES);
+    // The log holds the entries, the counter, and at most as much garbage as they weigh: not
+    // the counter's 400 writes.
+    const counterBytes = (tableOf(reopened).get('connector-stats/x', 'github') as { len: number }).len;
+    expect(await logBytes()).toBeLessThanOrEqual(2 * (entryBytes + counterBytes) + counterBytes);
+    expect(entryBytes + 400 * counterBytes).toBeGreaterThan(3 * (entryBytes + counterBytes));
     await reopened.close();
   });
 

@@ -47,6 +47,8 @@ interface Header {
   count: number;
   /** The compacted base file (segment number) the locations may point into; null: none. */
   base: number | null;
+  /** The shared records' garbage bytes (RecordTable.garbageBytes); absent before it was kept. */
+  garbage?: number;
 }
 interface End {
   t: 'end';
@@ -88,6 +90,7 @@ export const writeCheckpoint = async (
   // Copied, since compaction moves locations in place while this is written.
   for (const state of index.states()) captured.push([state.head, [...state.locations], state.head.version]);
   const ops = [...records.ops()];
+  const garbage = records.garbageBytes;
   const count = captured.length + ops.length;
   const tmp = join(dir, `${FILE}.tmp`);
   const file = await open(tmp, 'w', 0o600);
@@ -116,7 +119,7 @@ export const writeCheckpoint = async (
     chars += item.length;
   };
   try {
-    await put(encodeRecord({ t: 'checkpoint', format: FORMAT, ...position, count, base } satisfies Header));
+    await put(encodeRecord({ t: 'checkpoint', format: FORMAT, ...position, count, base, garbage } satisfies Header));
     for (const op of ops) await add('r', JSON.stringify(op));
     for (const [head, locations, versions] of captured) {
       const flat: number[] = [];
@@ -208,5 +211,6 @@ export const loadCheckpoint = async (
     warn(`checkpoint file is damaged or incomplete${problem}; rebuilding the index from the full log`);
     return null;
   }
+  records.garbageBytes = header.garbage ?? 0;
   return { index, records, seg: header.seg, off: header.off, base: header.base ?? null, bytes: buf.length };
 };

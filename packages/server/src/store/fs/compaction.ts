@@ -17,6 +17,7 @@ export interface CompactionParts {
 interface Captured {
   states: { address: EntryAddress; locations: (Location | null)[] }[];
   records: [string, string, Held][];
+  garbage: number;
 }
 
 /** Buffered bytes written to the base per write call. */
@@ -24,11 +25,11 @@ const CHUNK_BYTES = 1024 * 1024;
 /** Versions copied between yields to the event loop, so requests keep being served. */
 const YIELD_EVERY = 500;
 
-/** Bytes of the log, bases and checkpoint in the data directory. */
-export const dataBytes = async (dir: string): Promise<number> => {
+/** Bytes of the log, bases and (unless left out) checkpoint in the data directory. */
+export const dataBytes = async (dir: string, withCheckpoint = true): Promise<number> => {
   let total = 0;
   for (const name of await readdir(dir)) {
-    if (!/\.(log|base)$/.test(name) && name !== 'checkpoint') continue;
+    if (!/\.(log|base)$/.test(name) && !(withCheckpoint && name === 'checkpoint')) continue;
     total += (await stat(join(dir, name)).catch(() => ({ size: 0 }))).size;
   }
   return total;
@@ -50,6 +51,7 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
   const { reserved, captured } = await log.rollAround<Captured>(() => ({
     states: [...index.states()].map((s) => ({ address: s.head, locations: [...s.locations] })),
     records: [...records.entries()],
+    garbage: records.garbageBytes,
   }));
   const moves: { address: EntryAddress; version: number; from: Location; to: Location }[] = [];
   const recordMoves: { collection: string; id: string; from: Held; to: Location }[] = [];
@@ -98,6 +100,8 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
     if (state && now && now.seg === from.seg && now.off === from.off) state.locations[version - 1] = to;
   }
   for (const { collection, id, from, to } of recordMoves) records.move(collection, id, from, to);
+  // What was garbage at the capture is gone with the old segments; what became garbage since is not.
+  records.garbageBytes = Math.max(0, records.garbageBytes - captured.garbage);
   for (const name of await readdir(dir)) {
     const n = /^(\d{8})\.(log|base)$/.exec(name);
     if (!n) continue;

@@ -30,12 +30,16 @@ export interface FsStoreOptions {
   checkpointBytes?: number;
   /** Size at which the log starts a new segment file (tests use small ones). */
   segmentBytes?: number;
+  /** Garbage of replaced and deleted records that starts a compaction, at the least (see maybeCompact). */
+  garbageBytes?: number;
 }
 
 /** Log bytes that trigger a checkpoint, at the least (see `maybeCheckpoint`). */
 const CHECKPOINT_BYTES = 32 * 1024 * 1024;
 /** At close, a log tail of at least this share of the last checkpoint's size is checkpointed. */
 const CLOSE_CHECKPOINT_SHARE = 16;
+/** Garbage of replaced and deleted records that starts a compaction, at the least (see maybeCompact). */
+const GARBAGE_BYTES = 64 * 1024 * 1024;
 
 const addressId = (a: EntryAddress): string => `${a.namespace}\u0000${a.entity_path}\u0000${a.key}`;
 
@@ -60,14 +64,19 @@ export class FsStore implements Store {
   private bytesSinceCheckpoint: number;
   private lastCheckpointBytes = 0;
   private checkpointing: Promise<void> | null = null;
+  /** Bytes of log and bases in the directory, as of the last compaction plus what was written since. */
+  private dataSize: number;
   /** The compaction running, and the one queued behind it (shared by every caller until it starts). */
   private compacting: Promise<unknown> = Promise.resolve();
   private queuedCompaction: Promise<CompactionResult> | null = null;
+  /** Compactions queued or running: the garbage they will free is still counted until they end. */
+  private compactions = 0;
   /** Forgets whose log record is not yet durable: appends to what they name wait for them. */
   private readonly forgetting = new Set<{ target: ForgetTarget; done: Promise<unknown> }>();
   private closed = false;
 
-  private constructor(options: FsStoreOptions, recovered: Recovered, log: SegmentLog, release: () => void) {
+  private constructor(options: FsStoreOptions, recovered: Recovered, log: SegmentLog, release: () => void, dataSize: number) {
+    this.dataSize = dataSize;
     this.options = options;
     this.index = recovered.index;
     this.records = recovered.records;
@@ -87,7 +96,7 @@ export class FsStore implements Store {
       const recovered = await recover(options.dir, (msg) => options.logger.warn(msg));
       const log = await SegmentLog.open(options.dir, recovered.seg, recovered.off, options.segmentBytes, recovered.base);
       options.logger.info({ entries: recovered.index.size, ms: Math.round(performance.now() - started) }, 'filesystem store ready');
-      const store = new FsStore(options, recovered, log, release);
+      const store = new FsStore(options, recovered, log, release, await dataBytes(options.dir, false));
       store.maybeCheckpoint();
       return store;
     } catch (error) {
@@ -207,6 +216,7 @@ export class FsStore implements Store {
       }
     }
     this.bytesSinceCheckpoint += bytes;
+    this.dataSize += bytes;
     this.maybeCheckpoint();
     // A forget that landed right after these versions took them away again: nothing to announce.
     for (const entry of entries) if (this.index.get(entry)?.locations[entry.version - 1]) this.changes.publish(entry);
@@ -287,11 +297,16 @@ export class FsStore implements Store {
       await this.checkpointing;
       await this.checkpoint();
       const result = { bytesBefore, bytesAfter: await dataBytes(this.options.dir), ms: Math.round(performance.now() - started) };
+      this.dataSize = await dataBytes(this.options.dir, false);
       this.options.logger.info(result, 'data log compacted');
       return result;
     });
     this.queuedCompaction = run;
     this.compacting = run;
+    this.compactions += 1;
+    void run.catch(() => {}).finally(() => {
+      this.compactions -= 1;
+    });
     return run;
   }
 
@@ -333,7 +348,23 @@ export class FsStore implements Store {
     const record = encodeRecord(op);
     await this.durably(this.log.append(record, (at) => this.records.apply(op, at)));
     this.bytesSinceCheckpoint += record.length;
+    this.dataSize += record.length;
     this.maybeCheckpoint();
+    this.maybeCompact();
+  }
+
+  /**
+   * Records replaced or deleted (counters rewritten on every delivery, expired audit batches
+   * and dedup ids) stay in the log until a compaction, and nothing else starts one for them:
+   * forget and retention compact for the versions they remove. Once that garbage outweighs the
+   * rest of the data, a compaction starts; it rewrites at most as many bytes as it frees, so
+   * its cost stays about one byte copied per byte of garbage.
+   */
+  private maybeCompact(): void {
+    const garbage = this.records.garbageBytes;
+    if (this.compactions > 0 || garbage < Math.max(this.options.garbageBytes ?? GARBAGE_BYTES, this.dataSize - garbage)) return;
+    this.options.logger.info({ garbage }, 'compacting: replaced and deleted records outweigh the rest of the data');
+    this.compact().catch(() => {});
   }
 
   /** A log write that failed is UNAVAILABLE to the caller, and logged once here. */

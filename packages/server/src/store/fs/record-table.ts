@@ -118,6 +118,12 @@ class Collection {
  */
 export class RecordTable {
   private readonly collections = new Map<string, Collection>();
+  /**
+   * Log bytes of records since replaced or deleted: what a compaction would reclaim from the
+   * shared records. Exact for records held by place; for one held whole, the size of its data as
+   * JSON plus a record's framing, as the log wrote it within a few bytes.
+   */
+  garbageBytes = 0;
 
   get(collection: string, id: string): Held | undefined {
     return this.collections.get(collection)?.held.get(id);
@@ -125,6 +131,8 @@ export class RecordTable {
 
   /** Apply an op the log holds at `at`; a record op from a checkpoint's block has no place. */
   apply(op: RecordOp | PlacedOp, at?: Location): void {
+    const before = this.get(op.c, op.i);
+    if (before) this.garbageBytes += isPlaced(before) ? before.len : wholeBytes(op.c, before);
     if (op.t === 'x') {
       this.collections.get(op.c)?.delete(op.i);
       return;
@@ -168,6 +176,12 @@ export class RecordTable {
     }
   }
 }
+
+/** About what the log holds for a record held whole: its op's JSON and the record header. */
+const wholeBytes = (collection: string, record: StoredRecord): number =>
+  Buffer.byteLength(JSON.stringify(record.data)) + Buffer.byteLength(collection) + Buffer.byteLength(record.id) + RECORD_FRAMING;
+/** A record op's bytes beside its data, collection and id: the header and the op's keys and time. */
+const RECORD_FRAMING = 70;
 
 /** The index of the first id greater than `after` in sorted `ids` (binary search). */
 const firstAfter = (ids: readonly string[], after: string): number => {

@@ -6,6 +6,8 @@ import { finished } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportArchive } from '../../packages/server/src/services/archive/export-archive.ts';
 import { importArchive } from '../../packages/server/src/services/archive/import-archive.ts';
+import { AUDIT_COLLECTIONS } from '../../packages/server/src/services/audit-log.ts';
+import { DEDUP_COLLECTIONS } from '../../packages/server/src/services/retention/dedup-collections.ts';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
 import { fillStore, openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
 
@@ -53,6 +55,11 @@ describe('export from every backend, import into every backend', () => {
           const first = await importArchive(target.store, path);
           expect(first.entries_written).toBe(22);
           expect(first.versions_written).toBe(38);
+          // Expiry finds dedup and audit collections through lists of them: imported ones join.
+          for (const ns of NAMESPACES) {
+            expect(await target.store.getRecord(AUDIT_COLLECTIONS, `audit/${ns}`), ns).not.toBeNull();
+            expect(await target.store.getRecord(DEDUP_COLLECTIONS, `dedup/${ns}/github`), ns).not.toBeNull();
+          }
           const copy = await snapshotOf(target.store, NAMESPACES);
           expect([...copy.keys()].sort()).toEqual([...snapshot.keys()].sort());
           for (const [k, v] of snapshot) expect(copy.get(k), k).toBe(v);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { dataBytes } from '../../packages/server/src/store/fs/compaction.ts';
 import { type FsStore, type FsStoreOptions, openFsStore } from '../../packages/server/src/store/fs/index.ts';
 import { decodeRecords, encodeRecord } from '../../packages/server/src/store/fs/record-codec.ts';
 import { INLINE_BYTES, RecordTable, isPlaced } from '../../packages/server/src/store/fs/record-table.ts';
@@ -176,7 +177,7 @@ describe('filesystem shared records by place', () => {
   });
 
   it('compacts by itself once replaced records outweigh the rest of the data', async () => {
-    const logBytes = async () => (await Promise.all((await readdir(dir)).filter((f) => /\.(log|base)$/.test(f)).map(async (f) => (await readFile(join(dir, f))).length))).reduce((a, b) => a + b, 0);
+    const logBytes = () => dataBytes(dir, false);
     const store = await open({ segmentBytes: 64 * 1024, garbageBytes: 1 });
     for (let i = 0; i < 50; i++) await store.append(makeEntry({ key: `k${i}`, value: { i, pad: 'p'.repeat(500) } }), 0);
     const entryBytes = await logBytes();

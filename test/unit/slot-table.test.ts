@@ -136,5 +136,49 @@ describe('slot table', () => {
     expect(slots.namespaceCode('ns-65535')).toBe(0);
     expect(slots.namespaceAt(65_539)).toBe(0);
   });
-});
 
+  it('finds every address at its newest slot through restores, writes, tombstones, forgets and renumberings (a model)', async () => {
+    let seed = 7;
+    const random = (n: number): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+    const slots = new SlotTable();
+    // The model: per key, its newest version and whether that is a tombstone.
+    const model = new Map<string, { version: number; deleted: boolean }>();
+    const keys = Array.from({ length: 3_000 }, (_, i) => `k${i}`);
+    await slots.restore(keys.slice(0, 2_000).map(idOf), keys.slice(0, 2_000).map(() => 1));
+    for (const key of keys.slice(0, 2_000)) {
+      const head = entry(key, 1);
+      expect(slots.claim(head, () => true)).toBeGreaterThanOrEqual(0);
+      model.set(key, { version: 1, deleted: false });
+    }
+    expect(slots.dropUnclaimed()).toEqual([]);
+    let renumberings = 0;
+    for (let step = 0; step < 60_000; step++) {
+      const key = keys[random(keys.length)] as string;
+      const held = model.get(key);
+      const op = random(100);
+      if (op === 0) {
+        slots.forget(({ key: k }) => k === key);
+        model.delete(key);
+      } else {
+        const version = (held?.version ?? 0) + 1;
+        const deleted = op < 10;
+        slots.replace(entry(key, version, deleted));
+        model.set(key, { version, deleted });
+      }
+      if (slots.compactIfSparse()) renumberings += 1;
+    }
+    expect(renumberings).toBeGreaterThanOrEqual(3);
+    for (const key of keys) {
+      const held = model.get(key);
+      const slot = slots.slotOf(entry(key, 0));
+      if (!held || held.deleted) {
+        expect(slot, key).toBeUndefined();
+        continue;
+      }
+      expect(slot, key).toBeDefined();
+      expect(slots.entry(slot as number)?.key).toBe(key);
+      expect(slots.entry(slot as number)?.version).toBe(held.version);
+      expect(slots.alive[slot as number]).toBe(1);
+    }
+  });
+});

@@ -232,4 +232,93 @@ describe('in-process vector index', () => {
     const [best] = second.search(vectors[5] as Float32Array, 2, new Uint8Array(count + 1).fill(1), (slot) => slot === count);
     expect(best?.slot).toBe(count);
   });
+
+  it('answers as an exact scan of what it holds through sets, deletes, renumberings and a restore (a model)', () => {
+    const rand = random(7);
+    const normalized = (v: Float32Array): Float32Array => {
+      let norm = 0;
+      for (const x of v) norm += x ** 2;
+      const scale = 1 / Math.sqrt(norm);
+      return Float32Array.from(v, (x) => x * scale);
+    };
+    // The model: each slot's stored (normalized) vector.
+    let model = new Map<number, Float32Array>();
+    let slotCount = 0;
+    let index = new VectorIndex('test', DIM);
+    const expectSameAnswers = (): void => {
+      const alive = new Uint8Array(slotCount + 1).fill(1);
+      for (let probe = 0; probe < 5; probe++) {
+        const query = vector(Math.floor(rand() * 1000));
+        const q = normalized(query);
+        const exact = [...model]
+          .map(([slot, v]) => ({ slot, score: v.reduce((sum, x, d) => sum + x * (q[d] as number), 0) }))
+          .sort((a, b) => b.score - a.score || a.slot - b.slot)
+          .slice(0, 10);
+        expect(index.search(query, 10, alive, () => true)).toEqual(exact);
+      }
+      for (const [slot, v] of model) expect(index.vectorOf(slot)).toEqual(v);
+      expect(index.size).toBe(model.size);
+    };
+    for (let step = 0; step < 4_000; step++) {
+      const op = rand();
+      if (op < 0.5) {
+        const v = vector(step);
+        index.set(slotCount, v);
+        model.set(slotCount++, normalized(v));
+      } else if (op < 0.6 && model.size > 0) {
+        // Embedded again: the same slot, a new vector.
+        const slot = [...model.keys()][Math.floor(rand() * model.size)] as number;
+        const v = vector(step);
+        index.set(slot, v);
+        model.set(slot, normalized(v));
+      } else if (op < 0.95 && model.size > 0) {
+        const slot = [...model.keys()][Math.floor(rand() * model.size)] as number;
+        index.delete(slot);
+        model.delete(slot);
+      } else {
+        // Renumber: every slot without a vector goes, but a few kept without one.
+        const remap = new Int32Array(slotCount).fill(-1);
+        const next = new Map<number, Float32Array>();
+        let kept = 0;
+        for (let old = 0; old < slotCount; old++) {
+          const held = model.get(old);
+          if (held || rand() < 0.05) {
+            if (held) next.set(kept, held);
+            remap[old] = kept++;
+          }
+        }
+        index.compact(remap, kept);
+        model = next;
+        slotCount = kept;
+        expectSameAnswers();
+      }
+      if (step === 2_000) {
+        // Saved and restored by slot, as a restart does.
+        const data = new Float32Array(slotCount * DIM);
+        const has = new Uint8Array(slotCount);
+        for (const [slot, v] of model) {
+          data.set(v, slot * DIM);
+          has[slot] = 1;
+        }
+        index = new VectorIndex('test', DIM);
+        index.restore(data, has);
+        expectSameAnswers();
+      }
+    }
+    expectSameAnswers();
+    expect(model.size).toBeLessThan(TRAIN_AT);
+  });
+
+  it('gives new vectors the rows that deleted ones freed: the memory does not grow with turnover', () => {
+    const index = new VectorIndex('test', DIM);
+    for (let slot = 0; slot < 1_000; slot++) index.set(slot, vector(slot));
+    const bytes = index.bytes;
+    for (let slot = 0; slot < 1_000; slot += 2) index.delete(slot);
+    const remap = new Int32Array(1_000).map((_, old) => (old % 2 === 1 ? (old - 1) / 2 : -1));
+    index.compact(remap, 500);
+    const probe = vector(3);
+    for (let slot = 500; slot < 1_000; slot++) index.set(slot, slot === 777 ? probe : vector(slot));
+    expect(index.bytes).toBe(bytes);
+    expect(index.search(probe, 1, new Uint8Array(1_000).fill(1), () => true)[0]?.slot).toBe(777);
+  });
 });

@@ -40,7 +40,12 @@ export const recencyWeight = (entry: Entry, now: number): number => {
 
 export const confidenceWeight = (entry: Entry): number => 0.9 + 0.1 * entry.confidence;
 
-const addressOf = (e: Entry): string => `${e.entity_path}\u0000${e.key}`;
+/**
+ * An entry's address, the key candidates of different rankings meet on (backends that answer
+ * each ranking with objects of their own). Kept per entry: the same entries come back search
+ * after search, and a string built anew is hashed anew by every Map it is looked up in.
+ */
+export const addressOf = entryMemo((e: Entry): string => `${e.entity_path}\u0000${e.key}`, (address) => address.length);
 /** The comparison localeCompare makes (the default locale's), built once rather than looked up per call. */
 const collator = new Intl.Collator();
 

@@ -18,6 +18,20 @@ const TOP_CELLS = 8;
 /** Slots refiled per turn of the event loop after training: a few milliseconds of assigning. */
 const CHUNK = 2_000;
 
+/**
+ * The vectors the lists are filed from, as the vector index keeps them: which slots hold one,
+ * and where in its block of floats a slot's components start (rows are not slots: a
+ * renumbering of the slots moves no vector).
+ */
+export interface VectorRows {
+  /** 1 where a slot holds a vector. Taken again after anything that may grow it. */
+  has(): Uint8Array;
+  /** The current block of floats (a view kept across a growth reads nothing). */
+  data(): Float32Array;
+  /** Where `slot`'s components start in `data()`. */
+  at(slot: number): number;
+}
+
 /** A training and refiling in progress; replaced (or dropped) to abandon it. */
 interface Build {
   /** Slots below this one are refiled; a vector set there from now on must be filed in `filed` too. */
@@ -45,18 +59,18 @@ export class IvfLists {
   }
 
   /** File a new vector (slot) whose components start at `at` in `data`. */
-  add(slot: number, data: Float32Array, at: number, size: number, has: () => Uint8Array, dim: number, all: () => Float32Array): void {
+  add(slot: number, data: Float32Array, at: number, size: number, rows: VectorRows, dim: number): void {
     if (this.quantizer) this.lists[this.quantizer.assign(data, at)]?.push(slot, data, at);
     // A refiling under way has passed this slot (its vector came late, or changed): the new
     // lists take it now, or it would be in none of them once they replace the old ones.
     const build = this.build;
     if (build?.quantizer && build.filed && slot < build.next) build.filed[build.quantizer.assign(data, at)]?.push(slot, data, at);
-    this.trainIfGrown(size, has, dim, all);
+    this.trainIfGrown(size, rows, dim);
   }
 
   /** Start a training (in the background) once the index has grown enough since the last. */
-  trainIfGrown(size: number, has: () => Uint8Array, dim: number, all: () => Float32Array): void {
-    if (!this.build && size >= Math.max(TRAIN_AT, this.trainedAt * RETRAIN_GROWTH)) this.train(size, has, dim, all);
+  trainIfGrown(size: number, rows: VectorRows, dim: number): void {
+    if (!this.build && size >= Math.max(TRAIN_AT, this.trainedAt * RETRAIN_GROWTH)) this.train(size, rows, dim);
   }
 
   /** The trained quantizer and its lists as they are, for saving; null before training. */
@@ -69,19 +83,21 @@ export class IvfLists {
    * present slot no saved list holds (a vector added while the lists were retrained) is filed
    * under its nearest list. The next training waits for 4× growth.
    */
-  restore(quantizer: CoarseQuantizer, lists: VectorList[], present: Uint8Array, data: Float32Array, dim: number, size: number): void {
+  restore(quantizer: CoarseQuantizer, lists: VectorList[], rows: VectorRows, dim: number, size: number): void {
+    const present = rows.has();
+    const data = rows.data();
     const filed = new Uint8Array(present.length);
     for (const list of lists) for (let j = 0; j < list.count; j++) filed[list.slots[j] as number] = 1;
     const unfiled: Array<[slot: number, list: number]> = [];
     const extra = new Int32Array(lists.length);
     for (let slot = 0; slot < present.length; slot++) {
       if (present[slot] !== 1 || filed[slot] === 1) continue;
-      const list = quantizer.assign(data, slot * dim);
+      const list = quantizer.assign(data, rows.at(slot));
       unfiled.push([slot, list]);
       extra[list]! += 1;
     }
     if (unfiled.length > 0) lists = withRoom(lists, extra, dim);
-    for (const [slot, list] of unfiled) lists[list]?.push(slot, data, slot * dim);
+    for (const [slot, list] of unfiled) lists[list]?.push(slot, data, rows.at(slot));
     this.quantizer = quantizer;
     this.lists = lists;
     this.build = null;
@@ -104,9 +120,9 @@ export class IvfLists {
     this.build = null;
   }
 
-  private train(size: number, has: () => Uint8Array, dim: number, all: () => Float32Array): void {
+  private train(size: number, rows: VectorRows, dim: number): void {
     const present: number[] = [];
-    const flags = has();
+    const flags = rows.has();
     for (let slot = 0; slot < flags.length; slot++) if (flags[slot] === 1) present.push(slot);
     const step = Math.max(1, Math.floor(present.length / SAMPLE));
     const sample = present.filter((_, i) => i % step === 0).slice(0, SAMPLE);
@@ -115,19 +131,19 @@ export class IvfLists {
     this.build = build;
     // The sample is copied: training runs across many turns, while the vectors' memory may
     // grow (which leaves earlier views of it empty) or be renumbered.
-    const rows = all();
+    const all = rows.data();
     const copy = new Float32Array(sample.length * dim);
-    sample.forEach((slot, i) => copy.set(rows.subarray(slot * dim, slot * dim + dim), i * dim));
+    sample.forEach((slot, i) => copy.set(all.subarray(rows.at(slot), rows.at(slot) + dim), i * dim));
     void runInSlices(CoarseQuantizer.train(copy, sample.map((_, i) => i), dim, lists)).then((quantizer) => {
       const filed = Array.from({ length: quantizer.lists }, () => new VectorList(dim));
       build.quantizer = quantizer;
       build.filed = filed;
       const refile = (): void => {
         if (this.build !== build) return;
-        const flagsNow = has();
-        const data = all();
+        const flagsNow = rows.has();
+        const data = rows.data();
         const end = Math.min(flagsNow.length, build.next + CHUNK);
-        for (let slot = build.next; slot < end; slot++) if (flagsNow[slot] === 1) filed[quantizer.assign(data, slot * dim)]?.push(slot, data, slot * dim);
+        for (let slot = build.next; slot < end; slot++) if (flagsNow[slot] === 1) filed[quantizer.assign(data, rows.at(slot))]?.push(slot, data, rows.at(slot));
         build.next = end;
         if (end < flagsNow.length) {
           setImmediate(refile);

@@ -12,6 +12,12 @@ const widened = <T extends Uint8Array | Uint16Array>(array: T, size: number): T 
 /** Namespaces numbered for `namespaceAt` (0 is none: a namespace first seen after these has no number). */
 const MAX_NAMESPACE_CODES = 65_535;
 
+/** What the table knows of an address: the slot holding its newest version (-1: none, a tombstone) and that version. */
+interface Known {
+  slot: number;
+  version: number;
+}
+
 /**
  * Dense document numbers ("slots") for the in-process indexes. A new version takes a new
  * slot and kills the old one, so postings are only ever appended; `compactIfSparse`
@@ -20,6 +26,11 @@ const MAX_NAMESPACE_CODES = 65_535;
  */
 export class SlotTable {
   private entries: (Entry | undefined)[] = [];
+  /**
+   * Per live slot, its address's record in `byAddress`: a renumbering moves these with the
+   * slots, where walking the map's million records to renumber them took over half its pause.
+   */
+  private known: (Known | undefined)[] = [];
   private live: Uint8Array = new Uint8Array(1024);
   /**
    * Per slot, its entry's namespace number and whether the entry must be read to know it is
@@ -30,7 +41,7 @@ export class SlotTable {
   private namespaces: Uint16Array = new Uint16Array(1024);
   private expiring: Uint8Array = new Uint8Array(1024);
   private readonly namespaceCodes = new Map<string, number>();
-  private readonly byAddress = new Map<string, { slot: number; version: number }>();
+  private readonly byAddress = new Map<string, Known>();
   private dead = 0;
   /** Addresses of slots taken from a saved index and not yet matched to the store (see restore). */
   private restored: readonly string[] = [];
@@ -85,11 +96,13 @@ export class SlotTable {
       return old;
     }
     const slot = this.entries.length;
+    const record = { slot, version: entry.version };
     this.entries.push(undefined);
+    this.known.push(record);
     if (slot >= this.live.length) this.grow(this.live.length * 2);
     this.hold(slot, entry);
     this.live[slot] = 1;
-    this.byAddress.set(id, { slot, version: entry.version });
+    this.byAddress.set(id, record);
     return old;
   }
 
@@ -99,12 +112,15 @@ export class SlotTable {
    */
   async restore(ids: readonly string[], versions: readonly number[], pause: () => Promise<void> = async () => {}): Promise<void> {
     this.entries = new Array<Entry | undefined>(ids.length);
+    this.known = new Array<Known | undefined>(ids.length);
     this.live = new Uint8Array(Math.max(1024, ids.length * 2)).fill(1, 0, ids.length);
     this.namespaces = new Uint16Array(this.live.length);
     this.expiring = new Uint8Array(this.live.length);
     this.restored = ids;
     for (let slot = 0; slot < ids.length; slot++) {
-      this.byAddress.set(ids[slot] as string, { slot, version: versions[slot] as number });
+      const record = { slot, version: versions[slot] as number };
+      this.byAddress.set(ids[slot] as string, record);
+      this.known[slot] = record;
       if (slot % 8192 === 0) await pause();
     }
   }
@@ -180,6 +196,7 @@ export class SlotTable {
 
   private kill(slot: number): void {
     this.entries[slot] = undefined;
+    this.known[slot] = undefined;
     this.live[slot] = 0;
     this.dead += 1;
   }
@@ -194,23 +211,27 @@ export class SlotTable {
     if (this.restored.length > 0 || this.dead < 10_000 || this.dead < this.entries.length / 4) return null;
     const size = this.entries.length;
     const remap = new Int32Array(size).fill(-1);
+    const { entries, known, namespaces, expiring } = this;
     let kept = 0;
     // A slot holds an entry exactly while it is live; slots only move down, so none is overwritten before it is read.
     for (let slot = 0; slot < size; slot++) {
-      const entry = this.entries[slot];
-      if (!entry) continue;
+      const entry = entries[slot];
+      if (entry === undefined) continue;
       remap[slot] = kept;
-      this.entries[kept] = entry;
-      this.namespaces[kept] = this.namespaces[slot] as number;
-      this.expiring[kept] = this.expiring[slot] as number;
+      entries[kept] = entry;
+      // The address's record moves with its slot (a saved index naming an address twice leaves the earlier slot none).
+      const record = known[slot];
+      if (record !== undefined && record.slot === slot) record.slot = kept;
+      known[kept] = record?.slot === kept ? record : undefined;
+      namespaces[kept] = namespaces[slot] as number;
+      expiring[kept] = expiring[slot] as number;
       kept += 1;
     }
     this.entries.length = kept;
+    this.known.length = kept;
     this.live.fill(1, 0, kept).fill(0, kept);
     this.namespaces.fill(0, kept);
     this.expiring.fill(0, kept);
-    // Every address names its newest slot (or -1): renumbered without building an address string per entry.
-    for (const known of this.byAddress.values()) if (known.slot >= 0) known.slot = remap[known.slot] ?? -1;
     this.dead = 0;
     this.generation += 1;
     return remap;

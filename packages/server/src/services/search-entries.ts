@@ -8,7 +8,7 @@ import { parseInput } from '../domain/parse-input.ts';
 import type { Candidate, SearchFilter, SearchIndex } from '../ports/search-index.ts';
 import { AsOfIndex } from './as-of-index.ts';
 import { embeddingText } from '../search-rules/entry-text.ts';
-import { type Ranked, fuse } from '../search-rules/fuse.ts';
+import { type Ranked, addressOf, fuse } from '../search-rules/fuse.ts';
 import { highlight } from '../search-rules/highlights.ts';
 import { expandQuery, hasTextTerms, parseQuery } from '../search-rules/query.ts';
 import { withoutFrame } from '../search-rules/question.ts';
@@ -131,7 +131,7 @@ const wordRanking = async (deps: ServiceDeps, query: string, text: Candidate[], 
   const matcher = deps.embedder?.wordMatch?.bind(deps.embedder);
   if (!matcher) return null;
   const pool = new Map<string, Candidate>();
-  for (const c of [...text.slice(0, WORD_POOL), ...vector.slice(0, WORD_POOL)]) pool.set(`${c.entry.entity_path}\u0000${c.entry.key}`, c);
+  for (const c of [...text.slice(0, WORD_POOL), ...vector.slice(0, WORD_POOL)]) pool.set(addressOf(c.entry), c);
   const candidates = [...pool.values()];
   const scores = await matcher(query, candidates.map((c) => textOf(c.entry)));
   return candidates.map((c, i) => ({ entry: c.entry, score: scores[i] as number })).sort((a, b) => b.score - a.score);

@@ -321,4 +321,44 @@ describe('in-process vector index', () => {
     expect(index.bytes).toBe(bytes);
     expect(index.search(probe, 1, new Uint8Array(1_000).fill(1), () => true)[0]?.slot).toBe(777);
   });
+
+  it('renumbers each list when it is first read, or by a sweep between turns, and takes a second renumbering before the sweep is done', async () => {
+    const index = new VectorIndex('test', DIM);
+    const count = TRAIN_AT + 2_000;
+    const vectors = Array.from({ length: count }, (_, i) => vector(i));
+    vectors.forEach((v, slot) => index.set(slot, v));
+    await whenListed(index);
+    // Two renumberings in one turn: the first reaches only the lists the second's start renumbers.
+    const first = new Int32Array(count).fill(-1);
+    let kept = 0;
+    for (let old = 0; old < count; old++) if (old % 3 !== 0) first[old] = kept++;
+    index.compact(first, kept);
+    const second = new Int32Array(kept).fill(-1);
+    let left = 0;
+    for (let old = 0; old < kept; old++) if (old % 5 !== 0) second[old] = left++;
+    index.compact(second, left);
+    // Where each original vector is now (-1: gone).
+    const now = (original: number): number => {
+      const between = first[original] as number;
+      return between < 0 ? -1 : (second[between] as number);
+    };
+    // A vector filed in a list before the sweep reaches it.
+    const probe = vector(11);
+    index.set(left, probe);
+    const alive = new Uint8Array(left + 1).fill(1);
+    expect(index.search(probe, 1, alive, () => true)[0]?.slot).toBe(left);
+    for (let original = 1; original < count; original += 97) {
+      if (now(original) < 0) continue;
+      expect(index.search(vectors[original] as Float32Array, 1, alive, () => true)[0]?.slot, `vector ${original}`).toBe(now(original));
+    }
+    // A save mid-sweep sees every list renumbered: each live vector filed exactly once, under its new slot.
+    const times = new Uint8Array(left + 1);
+    for (const list of (index.filing() as NonNullable<ReturnType<VectorIndex['filing']>>).lists) {
+      for (let j = 0; j < list.count; j++) times[list.slots[j] as number]! += 1;
+    }
+    expect([...times.keys()].filter((slot) => times[slot] !== 1).slice(0, 10)).toEqual([]);
+    // The sweep ends on its own, between turns.
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(index.search(vectors[2] as Float32Array, 1, alive, () => true)[0]?.slot).toBe(now(2));
+  });
 });

@@ -1,3 +1,4 @@
+import { slicer } from './byte-codec.ts';
 import { CoarseQuantizer, runInSlices } from './coarse-quantizer.ts';
 import { VectorList } from './vector-list.ts';
 
@@ -15,6 +16,8 @@ const SAMPLE = 20_000;
  * hundred dot products.
  */
 const TOP_CELLS = 8;
+/** How long one slice of a renumbering's sweep over the lists may hold the event loop. */
+const SWEEP_SLICE_MS = 3;
 /** Slots refiled per turn of the event loop after training: a few milliseconds of assigning. */
 const CHUNK = 2_000;
 
@@ -53,6 +56,10 @@ export class IvfLists {
   private lists: VectorList[] = [];
   private build: Build | null = null;
   private trainedAt = 0;
+  /** Renumberings of the slots so far; a list of an earlier one is renumbered when next read. */
+  private generation = 0;
+  /** The renumbering not yet applied to every list, which a sweep finishes between requests. */
+  private renumbering: { remap: Int32Array } | null = null;
 
   get ready(): boolean {
     return this.quantizer !== null;
@@ -60,7 +67,7 @@ export class IvfLists {
 
   /** File a new vector (slot) whose components start at `at` in `data`. */
   add(slot: number, data: Float32Array, at: number, size: number, rows: VectorRows, dim: number): void {
-    if (this.quantizer) this.lists[this.quantizer.assign(data, at)]?.push(slot, data, at);
+    if (this.quantizer) this.current(this.lists[this.quantizer.assign(data, at)])?.push(slot, data, at);
     // A refiling under way has passed this slot (its vector came late, or changed): the new
     // lists take it now, or it would be in none of them once they replace the old ones.
     const build = this.build;
@@ -75,6 +82,7 @@ export class IvfLists {
 
   /** The trained quantizer and its lists as they are, for saving; null before training. */
   saved(): { quantizer: CoarseQuantizer; lists: readonly VectorList[] } | null {
+    this.finishRenumbering();
     return this.quantizer ? { quantizer: this.quantizer, lists: this.lists } : null;
   }
 
@@ -98,6 +106,7 @@ export class IvfLists {
     }
     if (unfiled.length > 0) lists = withRoom(lists, extra, dim);
     for (const [slot, list] of unfiled) lists[list]?.push(slot, data, rows.at(slot));
+    for (const list of lists) list.generation = this.generation;
     this.quantizer = quantizer;
     this.lists = lists;
     this.build = null;
@@ -107,17 +116,53 @@ export class IvfLists {
   /** Lists nearest to `query` first; `wide` ranks every list (for heavily filtered queries). */
   order(query: Float32Array, wide: boolean): VectorList[] {
     if (!this.quantizer) return [];
-    return this.quantizer.order(query, wide ? Number.MAX_SAFE_INTEGER : TOP_CELLS).map((i) => this.lists[i] as VectorList);
+    return this.quantizer.order(query, wide ? Number.MAX_SAFE_INTEGER : TOP_CELLS).map((i) => this.current(this.lists[i]) as VectorList);
   }
 
   /**
-   * After slots were renumbered: the lists renumbered in place. The centroids still hold (a
-   * vector's list does not depend on its number), so the next training still waits for growth;
-   * an unfinished build is dropped and starts over.
+   * After slots were renumbered. The centroids still hold (a vector's list does not depend on
+   * its number), so the next training still waits for growth; an unfinished build is dropped
+   * and starts over. Each list is renumbered in place when next read (a search, a new vector
+   * filed in it, a save) or by a sweep over the rest in slices between requests: renumbering
+   * every list at once (dropping the codes of gone slots, moving the rest) took about 40 ms of
+   * the renumbering's pause at a million vectors.
    */
   remap(remap: Int32Array): void {
-    for (const list of this.lists) list.compact(remap);
+    this.finishRenumbering();
+    this.generation += 1;
+    const renumbering = { remap };
+    this.renumbering = renumbering;
     this.build = null;
+    void this.sweep(renumbering);
+  }
+
+  /** `list` in the current numbering: renumbered now if the last renumbering has not reached it. */
+  private current(list: VectorList | undefined): VectorList | undefined {
+    if (list && this.renumbering && list.generation !== this.generation) {
+      list.compact(this.renumbering.remap);
+      list.generation = this.generation;
+    }
+    return list;
+  }
+
+  /** Renumber the lists no read has reached, in slices between requests, from the next turn on. */
+  private async sweep(renumbering: { remap: Int32Array }): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    const pause = slicer(SWEEP_SLICE_MS);
+    for (let i = 0; i < this.lists.length; i++) {
+      // A later renumbering finished this one first.
+      if (this.renumbering !== renumbering) return;
+      this.current(this.lists[i]);
+      await pause();
+    }
+    if (this.renumbering === renumbering) this.renumbering = null;
+  }
+
+  /** Renumber every list the sweep has not reached yet (before the next renumbering, or a save). */
+  private finishRenumbering(): void {
+    if (!this.renumbering) return;
+    for (const list of this.lists) this.current(list);
+    this.renumbering = null;
   }
 
   private train(size: number, rows: VectorRows, dim: number): void {
@@ -149,6 +194,7 @@ export class IvfLists {
           setImmediate(refile);
           return;
         }
+        for (const list of filed) list.generation = this.generation;
         this.quantizer = quantizer;
         this.lists = filed;
         this.build = null;

@@ -12,6 +12,8 @@ export class VectorList {
   codes: Int8Array;
   scales: Float32Array;
   count = 0;
+  /** The renumbering of the slots this list's numbers follow (ivf-lists.ts renumbers lists when first read). */
+  generation = 0;
   private readonly dim: number;
 
   constructor(dim: number, capacity = 16) {

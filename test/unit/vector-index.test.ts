@@ -20,6 +20,15 @@ const whenListed = async (index: VectorIndex): Promise<void> => {
   while (!index.listed) await new Promise((resolve) => setImmediate(resolve));
 };
 
+/** An index holding `count` vectors at slots 0… (enough to be listed), once its lists answer. */
+const listedIndex = async (count: number): Promise<{ index: VectorIndex; vectors: Float32Array[] }> => {
+  const index = new VectorIndex('test', DIM);
+  const vectors = Array.from({ length: count }, (_, i) => vector(i));
+  vectors.forEach((v, slot) => index.set(slot, v));
+  await whenListed(index);
+  return { index, vectors };
+};
+
 describe('in-process vector index', () => {
   it('searches exactly below the listing threshold and through inverted lists above it', async () => {
     const count = TRAIN_AT + 5_000;
@@ -82,11 +91,8 @@ describe('in-process vector index', () => {
   });
 
   it('keeps finding vectors after slots are renumbered', async () => {
-    const index = new VectorIndex('test', DIM);
     const count = TRAIN_AT + 1_000;
-    const vectors = Array.from({ length: count }, (_, i) => vector(i));
-    vectors.forEach((v, slot) => index.set(slot, v));
-    await whenListed(index);
+    const { index, vectors } = await listedIndex(count);
     const remap = new Int32Array(count).map((_, old) => (old % 2 === 0 ? old / 2 : -1));
     index.compact(remap, count / 2);
     const alive = new Uint8Array(count).fill(1);
@@ -98,11 +104,8 @@ describe('in-process vector index', () => {
   it('renumbers in place: the lists keep their centroids (no training again), the memory keeps its room, and every vector is found at its new slot', async () => {
     const trainings = vi.spyOn(CoarseQuantizer, 'train');
     try {
-      const index = new VectorIndex('test', DIM);
       const count = TRAIN_AT + 2_000;
-      const vectors = Array.from({ length: count }, (_, i) => vector(i));
-      vectors.forEach((v, slot) => index.set(slot, v));
-      await whenListed(index);
+      const { index, vectors } = await listedIndex(count);
       expect(trainings).toHaveBeenCalledTimes(1);
       // A third of the slots gone, and one survivor that never had a vector.
       const remap = new Int32Array(count).fill(-1);
@@ -323,11 +326,8 @@ describe('in-process vector index', () => {
   });
 
   it('renumbers each list when it is first read, or by a sweep between turns, and takes a second renumbering before the sweep is done', async () => {
-    const index = new VectorIndex('test', DIM);
     const count = TRAIN_AT + 2_000;
-    const vectors = Array.from({ length: count }, (_, i) => vector(i));
-    vectors.forEach((v, slot) => index.set(slot, v));
-    await whenListed(index);
+    const { index, vectors } = await listedIndex(count);
     // Two renumberings in one turn: the first reaches only the lists the second's start renumbers.
     const first = new Int32Array(count).fill(-1);
     let kept = 0;

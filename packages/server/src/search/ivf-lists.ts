@@ -27,12 +27,10 @@ const CHUNK = 2_000;
  * renumbering of the slots moves no vector).
  */
 export interface VectorRows {
-  /** 1 where a slot holds a vector. Taken again after anything that may grow it. */
-  has(): Uint8Array;
-  /** The current block of floats (a view kept across a growth reads nothing). */
+  /** Per slot, the row of `data()` its vector's components fill (-1: none). Taken again after anything that may grow it. */
+  rowOf(): Int32Array;
+  /** The current block of floats, `dim` per row (a view kept across a growth reads nothing). */
   data(): Float32Array;
-  /** Where `slot`'s components start in `data()`. */
-  at(slot: number): number;
 }
 
 /** A training and refiling in progress; replaced (or dropped) to abandon it. */
@@ -92,20 +90,20 @@ export class IvfLists {
    * under its nearest list. The next training waits for 4× growth.
    */
   restore(quantizer: CoarseQuantizer, lists: VectorList[], rows: VectorRows, dim: number, size: number): void {
-    const present = rows.has();
+    const rowOf = rows.rowOf();
     const data = rows.data();
-    const filed = new Uint8Array(present.length);
+    const filed = new Uint8Array(rowOf.length);
     for (const list of lists) for (let j = 0; j < list.count; j++) filed[list.slots[j] as number] = 1;
     const unfiled: Array<[slot: number, list: number]> = [];
     const extra = new Int32Array(lists.length);
-    for (let slot = 0; slot < present.length; slot++) {
-      if (present[slot] !== 1 || filed[slot] === 1) continue;
-      const list = quantizer.assign(data, rows.at(slot));
+    for (let slot = 0; slot < rowOf.length; slot++) {
+      if ((rowOf[slot] as number) < 0 || filed[slot] === 1) continue;
+      const list = quantizer.assign(data, (rowOf[slot] as number) * dim);
       unfiled.push([slot, list]);
       extra[list]! += 1;
     }
     if (unfiled.length > 0) lists = withRoom(lists, extra, dim);
-    for (const [slot, list] of unfiled) lists[list]?.push(slot, data, rows.at(slot));
+    for (const [slot, list] of unfiled) lists[list]?.push(slot, data, (rowOf[slot] as number) * dim);
     for (const list of lists) list.generation = this.generation;
     this.quantizer = quantizer;
     this.lists = lists;
@@ -167,8 +165,8 @@ export class IvfLists {
 
   private train(size: number, rows: VectorRows, dim: number): void {
     const present: number[] = [];
-    const flags = rows.has();
-    for (let slot = 0; slot < flags.length; slot++) if (flags[slot] === 1) present.push(slot);
+    const rowOf = rows.rowOf();
+    for (let slot = 0; slot < rowOf.length; slot++) if ((rowOf[slot] as number) >= 0) present.push(slot);
     const step = Math.max(1, Math.floor(present.length / SAMPLE));
     const sample = present.filter((_, i) => i % step === 0).slice(0, SAMPLE);
     const lists = Math.min(4096, Math.max(16, Math.round(size / VECTORS_PER_LIST)));
@@ -178,19 +176,25 @@ export class IvfLists {
     // grow (which leaves earlier views of it empty) or be renumbered.
     const all = rows.data();
     const copy = new Float32Array(sample.length * dim);
-    sample.forEach((slot, i) => copy.set(all.subarray(rows.at(slot), rows.at(slot) + dim), i * dim));
+    sample.forEach((slot, i) => {
+      const at = (rowOf[slot] as number) * dim;
+      copy.set(all.subarray(at, at + dim), i * dim);
+    });
     void runInSlices(CoarseQuantizer.train(copy, sample.map((_, i) => i), dim, lists)).then((quantizer) => {
       const filed = Array.from({ length: quantizer.lists }, () => new VectorList(dim));
       build.quantizer = quantizer;
       build.filed = filed;
       const refile = (): void => {
         if (this.build !== build) return;
-        const flagsNow = rows.has();
+        const rowOfNow = rows.rowOf();
         const data = rows.data();
-        const end = Math.min(flagsNow.length, build.next + CHUNK);
-        for (let slot = build.next; slot < end; slot++) if (flagsNow[slot] === 1) filed[quantizer.assign(data, rows.at(slot))]?.push(slot, data, rows.at(slot));
+        const end = Math.min(rowOfNow.length, build.next + CHUNK);
+        for (let slot = build.next; slot < end; slot++) {
+          const row = rowOfNow[slot] as number;
+          if (row >= 0) filed[quantizer.assign(data, row * dim)]?.push(slot, data, row * dim);
+        }
         build.next = end;
-        if (end < flagsNow.length) {
+        if (end < rowOfNow.length) {
           setImmediate(refile);
           return;
         }

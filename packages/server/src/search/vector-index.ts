@@ -29,11 +29,9 @@ export class VectorIndex {
   readonly dimension: number;
   readonly embedderId: string;
   private slab: VectorSlab;
-  /** 1 where the slot holds a vector. */
-  private has: Uint8Array;
   /**
-   * Where each slot's vector lies in the slab (-1: none), and which slot each row holds (-1:
-   * free). A vector keeps its row for as long as it lives: renumbering the slots rewrites these
+   * Where each slot's vector lies in the slab (-1: the slot holds none), and which slot each
+   * row holds (-1: free). A vector keeps its row for as long as it lives: renumbering the slots rewrites these
    * numbers, where moving every vector to its new slot's place took half the renumbering's
    * pause at a million entries (400 MB moved). Freed rows are taken again by new vectors.
    */
@@ -42,7 +40,7 @@ export class VectorIndex {
   /** Rows in use or freed: the slab's rows below this have held a vector. */
   private rowCount = 0;
   private freeRows: number[] = [];
-  private readonly rows: VectorRows = { has: () => this.has, data: () => this.slab.data, at: (slot) => (this.rowOf[slot] as number) * this.dimension };
+  private readonly rows: VectorRows = { rowOf: () => this.rowOf, data: () => this.slab.data };
   private readonly ivf = new IvfLists();
   /** Scans the lists' codes in WebAssembly SIMD; null where that cannot be had (JS scans). */
   private readonly scanner: CodeScanner | null;
@@ -52,7 +50,6 @@ export class VectorIndex {
     this.embedderId = embedderId;
     this.dimension = dimension;
     this.slab = new VectorSlab(dimension, capacity);
-    this.has = new Uint8Array(capacity);
     this.rowOf = new Int32Array(capacity).fill(-1);
     this.slotOfRow = new Int32Array(capacity).fill(-1);
     this.scanner = CodeScanner.for(dimension);
@@ -64,21 +61,20 @@ export class VectorIndex {
   }
 
   get bytes(): number {
-    return this.slab.bytes + this.has.byteLength + this.rowOf.byteLength + this.slotOfRow.byteLength;
+    return this.slab.bytes + this.rowOf.byteLength + this.slotOfRow.byteLength;
   }
 
   set(slot: number, vector: Float32Array): void {
     if (vector.length !== this.dimension) throw new Error(`vector has ${vector.length} dimensions, the index ${this.dimension}`);
-    if (slot >= this.has.length) this.growSlots(slot + 1);
+    if (slot >= this.rowOf.length) this.growSlots(slot + 1);
     let norm = 0;
     for (let d = 0; d < vector.length; d++) norm += (vector[d] as number) ** 2;
     const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-    const added = this.has[slot] !== 1;
+    const added = !this.holds(slot);
     if (added) this.takeRow(slot);
     const base = (this.rowOf[slot] as number) * this.dimension;
     const data = this.slab.data;
     for (let d = 0; d < vector.length; d++) data[base + d] = (vector[d] as number) * scale;
-    this.has[slot] = 1;
     if (added) {
       this.size += 1;
       this.ivf.add(slot, data, base, this.size, this.rows, this.dimension);
@@ -87,12 +83,12 @@ export class VectorIndex {
 
   /** Whether a slot holds a vector (no view made, unlike `vectorOf`). */
   holds(slot: number): boolean {
-    return this.has[slot] === 1;
+    return (this.rowOf[slot] ?? -1) >= 0;
   }
 
   /** The stored (normalized) vector of a slot, a view valid until the next `set`; null when it has none. */
   vectorOf(slot: number): Float32Array | null {
-    if (this.has[slot] !== 1) return null;
+    if (!this.holds(slot)) return null;
     const base = (this.rowOf[slot] as number) * this.dimension;
     return this.slab.data.subarray(base, base + this.dimension);
   }
@@ -114,14 +110,8 @@ export class VectorIndex {
       this.slab = new VectorSlab(this.dimension, Math.max(1024, has.length));
       this.slab.data.set(data.subarray(0, has.length * this.dimension));
     }
-    this.has = has;
-    if (has.length < 1024) {
-      this.has = new Uint8Array(1024);
-      this.has.set(has);
-    }
     // Saved by slot: each vector's row is its slot; the rows of slots without one are free.
-    const capacity = this.has.length;
-    this.rowOf = new Int32Array(capacity).fill(-1);
+    this.rowOf = new Int32Array(Math.max(1024, has.length)).fill(-1);
     this.slotOfRow = new Int32Array(this.slab.data.length / this.dimension).fill(-1);
     this.freeRows = [];
     this.rowCount = has.length;
@@ -137,11 +127,9 @@ export class VectorIndex {
   }
 
   delete(slot: number): void {
-    if (this.has[slot] === 1) {
-      this.size -= 1;
-      this.freeRow(slot);
-    }
-    this.has[slot] = 0;
+    if (!this.holds(slot)) return;
+    this.size -= 1;
+    this.freeRow(slot);
   }
 
   search(query: Float32Array, n: number, alive: Uint8Array, accept: (slot: number) => boolean): { slot: number; score: number }[] {
@@ -153,11 +141,11 @@ export class VectorIndex {
     for (let d = 0; d < dim; d++) q[d] = (query[d] as number) / Math.sqrt(norm);
     const top = new TopK(n);
     const data = this.slab.data;
-    const has = this.has;
     const rowOf = this.rowOf;
     const consider = (slot: number): void => {
-      if (has[slot] !== 1 || alive[slot] !== 1) return;
-      const base = (rowOf[slot] as number) * dim;
+      const row = rowOf[slot] ?? -1;
+      if (row < 0 || alive[slot] !== 1) return;
+      const base = row * dim;
       let dot = 0;
       for (let d = 0; d < dim; d++) dot += (data[base + d] as number) * (q[d] as number);
       if (top.wouldTake(dot) && accept(slot)) top.push(slot, dot);
@@ -186,7 +174,7 @@ export class VectorIndex {
             const scaled = sum * (scales[j] as number);
             if (!(scaled > bar)) continue;
             const slot = slots[j] as number;
-            if (has[slot] !== 1 || alive[slot] !== 1 || !accept(slot)) continue;
+            if (!((rowOf[slot] as number) >= 0) || alive[slot] !== 1 || !accept(slot)) continue;
             rough.push(slot, scaled * unit);
             bar = rough.bar / unit;
           }
@@ -221,7 +209,7 @@ export class VectorIndex {
       const dot = dots[row] as number;
       if (!(dot > bar)) continue;
       const slot = slotOfRow[row] as number;
-      if (slot < 0 || has[slot] !== 1 || alive[slot] !== 1 || !accept(slot)) continue;
+      if (slot < 0 || alive[slot] !== 1 || !accept(slot)) continue;
       rough.push(slot, dot);
       bar = rough.bar;
     }
@@ -234,29 +222,20 @@ export class VectorIndex {
    * the numbers that lead to it change; a slot gone with its vector still held frees its row.
    */
   compact(remap: Int32Array, slotCount: number): void {
-    const { has, rowOf, slotOfRow } = this;
-    // Slots only move down: a slot's numbers are read before anything is written over them.
-    // Slots past the end of `has` hold no vector, and the slot moved down to must say so too.
+    const { rowOf, slotOfRow } = this;
+    // Slots only move down: a slot's row is read before anything is written over it. Every
+    // number below `slotCount` is some kept slot's new one, so each is written once.
     for (let old = 0; old < remap.length; old++) {
       const to = remap[old] as number;
-      const held = old < has.length ? (has[old] as number) : 0;
+      const row = rowOf[old] ?? -1;
       if (to < 0) {
-        if (held === 1) {
-          this.size -= 1;
-          this.freeRow(old);
-          has[old] = 0;
-        }
+        if (row >= 0) this.delete(old);
         continue;
       }
-      if (to >= has.length) continue;
-      has[to] = held;
-      if (held === 1) {
-        const row = rowOf[old] as number;
-        rowOf[to] = row;
-        slotOfRow[row] = to;
-      } else rowOf[to] = -1;
+      if (to >= rowOf.length) continue;
+      rowOf[to] = row;
+      if (row >= 0) slotOfRow[row] = to;
     }
-    has.fill(0, slotCount);
     rowOf.fill(-1, slotCount);
     this.ivf.remap(remap);
   }
@@ -281,10 +260,7 @@ export class VectorIndex {
   }
 
   private growSlots(min: number): void {
-    const capacity = grownCapacity(this.has.length, min);
-    const has = new Uint8Array(capacity);
-    has.set(this.has);
-    this.has = has;
+    const capacity = grownCapacity(this.rowOf.length, min);
     const rowOf = new Int32Array(capacity).fill(-1);
     rowOf.set(this.rowOf);
     this.rowOf = rowOf;

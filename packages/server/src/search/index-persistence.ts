@@ -42,8 +42,11 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile | Pr
     saved.vectors = null;
     saved.filing = null;
   }
-  // In slices, as the in-thread decoding is: the server answers between them.
-  const pause = slicer();
+  // In slices of a few milliseconds, as a save is: the server answers between them. A request
+  // takes several turns of the event loop (its body, the write's sync, the answer), each
+  // waiting out a slice, so with 20 ms slices a write arriving at a restart of a million
+  // entries waited over a second.
+  const pause = slicer(SAVE_SLICE_MS);
   await parts.slots.restore(saved.ids, saved.versions, pause);
   await parts.text.restore(saved.lengths, saved.postings, pause);
   if (saved.vectors && parts.embedder) {

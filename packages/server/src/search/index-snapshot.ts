@@ -1,6 +1,7 @@
 import { crc32 } from 'node:zlib';
 import type { Entry } from '../domain/entry.ts';
 import { ByteReader, type ByteWriter, slicer } from './byte-codec.ts';
+import { grownCapacity } from './capacity.ts';
 
 /**
  * The in-process index as a file, so a restart loads it instead of analysing and embedding
@@ -65,9 +66,9 @@ export interface SavedFiling<L extends Iterable<SavedList> = Iterable<SavedList>
 }
 
 const bytesOf = (v: Float32Array | Int32Array | Int8Array): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-/** Copies of the next items, aligned for typed reads (a view into the file's buffer may not be). */
-const readInto = <T extends Float32Array | Int32Array | Int8Array>(r: ByteReader, out: T): T => {
-  r.copyTo(new Uint8Array(out.buffer), 0, out.byteLength);
+/** Copies of the next `items` items into the start of `out`, aligned for typed reads (a view into the file's buffer may not be). */
+const readInto = <T extends Float32Array | Int32Array | Int8Array>(r: ByteReader, out: T, items = out.length): T => {
+  r.copyTo(new Uint8Array(out.buffer), 0, items * out.BYTES_PER_ELEMENT);
   return out;
 };
 
@@ -166,7 +167,13 @@ export interface LoadedSnapshot {
   stamps: Uint32Array;
   lengths: Float32Array;
   dimension: number;
-  /** Flat, `dimension` per document, whichever embedder made them (see `vectorsOf`); null when none were saved. */
+  /**
+   * Flat, `dimension` per document, whichever embedder made them (see `vectorsOf`); null when
+   * none were saved. Room for a quarter more documents' vectors follows, zero: the vector index
+   * takes this block as it is, and without the room the first vector written after a restart
+   * copied all of it into a larger one (at a million entries, 400 MB: a second's pause with
+   * the garbage collector).
+   */
   vectors: Float32Array | null;
   hasVector: Uint8Array;
   postings: PackedPostings;
@@ -229,7 +236,7 @@ export const readSnapshot = async (buf: Buffer, pause: () => Promise<void> = asy
     if (r.str() !== '') return null;
     let vectors: Float32Array | null = null;
     if (r.varint() === 1 && dim > 0) {
-      vectors = readInto(r, new Float32Array(count * dim));
+      vectors = readInto(r, new Float32Array(grownCapacity(count, count) * dim), count * dim);
       r.copyTo(hasVector, 0, count);
     }
     const terms: string[] = [];

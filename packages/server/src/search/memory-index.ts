@@ -11,6 +11,7 @@ import { worthExpanding } from '../search-rules/bm25.ts';
 import { docTerms, embeddingText, entryFields } from '../search-rules/entry-text.ts';
 import { namespaceOnly, passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
+import { slicer } from './byte-codec.ts';
 import { EmbedQueue } from './embed-queue.ts';
 import { type SnapshotFile, stampOf } from './index-snapshot.ts';
 import { restoreSnapshot } from './index-persistence.ts';
@@ -21,6 +22,8 @@ import { VectorIndex } from './vector-index.ts';
 
 /** Searches arriving while the index loads wait this long before answering UNAVAILABLE. */
 const LOADING_WAIT_MS = 3_000;
+/** How long one slice of applying the writes heard while loading may hold the event loop. */
+const DRAIN_SLICE_MS = 4;
 /** While fewer embeddings than this are queued, a vector search waits for them (read-your-writes). */
 const WAIT_FOR_EMBEDDINGS_BELOW = 2_000;
 
@@ -44,6 +47,8 @@ export class MemorySearchIndex implements SearchIndex {
   private readonly saver: IndexSaver | null;
   /** Writes that arrive while the index loads, applied once it has. */
   private readonly buffered: Entry[] = [];
+  /** How many of `buffered` are applied already (they are applied in slices; see drainBuffered). */
+  private drained = 0;
   private persisting: Promise<void> = Promise.resolve();
   private state: 'building' | 'ready' = 'building';
   private ready: Promise<void> = Promise.resolve();
@@ -99,8 +104,9 @@ export class MemorySearchIndex implements SearchIndex {
       if (saved) saved.finish();
       // Before the writes that came meanwhile, which may write a forgotten address anew.
       for (const target of forgottenWhileLoading.splice(0)) this.dropSlots(target);
+      await this.drainBuffered();
+      // Caught up, with no pause since: from here on a write is applied as it is heard.
       loading = false;
-      for (const entry of buffered.splice(0)) this.apply(entry);
       this.state = 'ready';
       this.logger.info({ entries: this.text.docCount, reused, terms: this.text.termCount, ms: Math.round(performance.now() - started) }, 'search index loaded');
     })();
@@ -131,9 +137,27 @@ export class MemorySearchIndex implements SearchIndex {
   /** Drop every entry `target` names, text and vectors, and save the index file again without them. */
   forget(target: ForgetTarget): void {
     const buffered = this.buffered;
-    for (let i = buffered.length - 1; i >= 0; i--) if (forgetNames(target, buffered[i] as Entry)) buffered.splice(i, 1);
+    for (let i = buffered.length - 1; i >= this.drained; i--) if (forgetNames(target, buffered[i] as Entry)) buffered.splice(i, 1);
     this.dropSlots(target);
     if (this.saver && this.state === 'ready') this.persisting = this.saver.saveNow();
+  }
+
+  /**
+   * Apply the writes heard while the index loaded, in order, in slices between requests; those
+   * heard meanwhile join the end, until none is left. At a million entries, applied in one
+   * block, the writes of the seconds a restart's load takes under load (about 27k) held the
+   * event loop for a second: each restored posting list they touch is copied into an array of
+   * its own, and those allocations set the garbage collector marking a heap of 2 GB.
+   */
+  private async drainBuffered(): Promise<void> {
+    const buffered = this.buffered;
+    const pause = slicer(DRAIN_SLICE_MS);
+    while (this.drained < buffered.length) {
+      this.apply(buffered[this.drained++] as Entry);
+      await pause();
+    }
+    buffered.length = 0;
+    this.drained = 0;
   }
 
   /** Remove from the indexes every entry `target` names. */

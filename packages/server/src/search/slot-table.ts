@@ -9,6 +9,9 @@ const widened = <T extends Uint8Array | Uint16Array>(array: T, size: number): T 
   return copy;
 };
 
+/** Slots restored between two calls to the pause: about a millisecond's work, so a slice ends close to its length. */
+const RESTORE_PAUSE_EVERY = 1024;
+
 /** Namespaces numbered for `namespaceAt` (0 is none: a namespace first seen after these has no number). */
 const MAX_NAMESPACE_CODES = 65_535;
 
@@ -121,7 +124,7 @@ export class SlotTable {
       const record = { slot, version: versions[slot] as number };
       this.byAddress.set(ids[slot] as string, record);
       this.known[slot] = record;
-      if (slot % 8192 === 0) await pause();
+      if (slot % RESTORE_PAUSE_EVERY === 0) await pause();
     }
   }
 

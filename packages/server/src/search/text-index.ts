@@ -32,8 +32,8 @@ const MAX_HEADROOM = 1.05;
 /** A list's maximum is kept a hair above the real one, so that no rounding in a score can pass it. */
 const ROUNDING = 1 + 1e-9;
 
-/** Terms restored between two calls to the pause (the server answers meanwhile). */
-const RESTORE_PAUSE_EVERY = 8192;
+/** Terms restored between two calls to the pause (the server answers meanwhile): about a millisecond's work. */
+const RESTORE_PAUSE_EVERY = 1024;
 /** How long one slice of a renumbering's background sweep over the lists may hold the event loop. */
 const SWEEP_SLICE_MS = 3;
 

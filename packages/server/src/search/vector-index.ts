@@ -100,7 +100,8 @@ export class VectorIndex {
 
   /**
    * Take saved vectors (an empty index only): `data` holds `dimension` per slot, `has` says
-   * which; with `filing`, the inverted lists as saved, else they are trained anew.
+   * which, and rows after those are room for new vectors; with `filing`, the inverted lists as
+   * saved, else they are trained anew.
    */
   restore(data: Float32Array, has: Uint8Array, filing: { quantizer: CoarseQuantizer; lists: VectorList[] } | null = null): void {
     // Listed vectors are scanned through the lists, never exactly: adopted as they are, not

@@ -24,6 +24,8 @@ import { VectorIndex } from './vector-index.ts';
 const LOADING_WAIT_MS = 3_000;
 /** How long one slice of applying the writes heard while loading may hold the event loop. */
 const DRAIN_SLICE_MS = 4;
+/** How long those slices may go on (searches wait LOADING_WAIT_MS for the index, then fail). */
+const DRAIN_SLICED_MS = 2_000;
 /** While fewer embeddings than this are queued, a vector search waits for them (read-your-writes). */
 const WAIT_FOR_EMBEDDINGS_BELOW = 2_000;
 
@@ -152,9 +154,12 @@ export class MemorySearchIndex implements SearchIndex {
   private async drainBuffered(): Promise<void> {
     const buffered = this.buffered;
     const pause = slicer(DRAIN_SLICE_MS);
+    // Writes arriving faster than the slices apply them would keep the index loading for ever:
+    // past this, the rest is applied in one block (a pause, but the index becomes ready).
+    const slicedUntil = performance.now() + DRAIN_SLICED_MS;
     while (this.drained < buffered.length) {
       this.apply(buffered[this.drained++] as Entry);
-      await pause();
+      if (performance.now() < slicedUntil) await pause();
     }
     buffered.length = 0;
     this.drained = 0;

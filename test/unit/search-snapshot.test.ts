@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
 import { OpenAiEmbedder } from '../../packages/server/src/embed/openai-embedder.ts';
 import type { Embedder } from '../../packages/server/src/ports/embedder.ts';
@@ -106,6 +106,34 @@ describe('saved search index', () => {
     await second.close();
     await store.close();
   }, 60_000);
+
+  it('saves the file again once loaded when a forget was heard while it loaded', async () => {
+    const store = await filled(300);
+    await (await openIndex(store)).close();
+    const index = new MemorySearchIndex(builtin, logger(), searchIndexFile(dir));
+    // The load reads the saved file, then waits to read the heads until the forget is heard.
+    let release = (): void => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const scan = store.scanHeads.bind(store);
+    vi.spyOn(store, 'scanHeads').mockImplementation(async function* () {
+      await gate;
+      yield* scan();
+    });
+    const loading = index.start(store);
+    await store.forget({ namespace: 'default', prefix: 'notes', key: 'n7' });
+    expect(index.status().state).toBe('building');
+    release();
+    await loading;
+    await index.persisted();
+    const saved = await readSnapshot(await readFile(join(dir, 'search-index')));
+    expect(saved?.ids).toHaveLength(299);
+    expect(saved?.ids.some((id) => id.endsWith('\u0000n7'))).toBe(false);
+    expect(await keysFor(index, word(7))).toEqual([]);
+    await index.close();
+    await store.close();
+  });
 
   it('serves the store as it is when the saved index is older: changed, deleted and new entries', async () => {
     const store = await filled(100);

@@ -52,6 +52,8 @@ export class MemorySearchIndex implements SearchIndex {
   /** How many of `buffered` are applied already (they are applied in slices; see drainBuffered). */
   private drained = 0;
   private persisting: Promise<void> = Promise.resolve();
+  /** The save that follows the load, for the forgets heard while loading. */
+  private savedAfterLoad: Promise<void> | null = null;
   private state: 'building' | 'ready' = 'building';
   private ready: Promise<void> = Promise.resolve();
   private unsubscribe: () => void = () => {};
@@ -141,7 +143,12 @@ export class MemorySearchIndex implements SearchIndex {
     const buffered = this.buffered;
     for (let i = buffered.length - 1; i >= this.drained; i--) if (forgetNames(target, buffered[i] as Entry)) buffered.splice(i, 1);
     this.dropSlots(target);
-    if (this.saver && this.state === 'ready') this.persisting = this.saver.saveNow();
+    const saver = this.saver;
+    if (!saver) return;
+    // While loading, nothing is saved; the file read at the start may hold what was forgotten,
+    // so one save follows the load (a failed load saves nothing, and leaves the file to the next start).
+    if (this.state === 'ready') this.persisting = saver.saveNow();
+    else this.persisting = this.savedAfterLoad ??= this.ready.then(() => saver.saveNow(), () => {});
   }
 
   /**

@@ -33,6 +33,8 @@ export interface SearchAtSize {
    */
   restart_ready_ms?: number;
   restart_rss_mib?: number;
+  /** A third start on the same data, taking writes from the moment it listens (filesystem only). */
+  restart_load?: RestartLoad;
   rss_mib: number;
   /**
    * One query at a time (wrk, one connection, its own latency histogram), so the figures are
@@ -48,6 +50,17 @@ export interface SearchAtSize {
   fetch_hybrid?: Latency;
   /** wrk, 8 connections, hybrid queries. */
   load: LoadResult;
+}
+
+/** Writes at 50 connections from a server's first moment listening (bench/lib/write-timeline.ts). */
+export interface RestartLoad {
+  seconds: number;
+  writes: number;
+  failed: number;
+  first_second_writes: number;
+  slowest_ms: number;
+  p99_ms: number;
+  p999_ms: number;
 }
 
 export interface SearchBench {
@@ -146,6 +159,25 @@ const restartReady = async (env: Record<string, string>, entries: number): Promi
   }
 };
 
+/** How long the writes of a restart under load are measured. */
+const RESTART_LOAD_SECONDS = 10;
+
+/**
+ * Start once more on the same data and write from the moment the server listens (new entries,
+ * 50 connections, from a client process of its own): a restart under load, whose writes meet
+ * the index loading, which the idle restart above does not show.
+ */
+const restartUnderLoad = async (env: Record<string, string>): Promise<RestartLoad> => {
+  const cairn = await startCairn({ ...env, CAIRN_RATE_LIMIT_RPM: '0', NODE_OPTIONS: '--max-old-space-size=16384' });
+  try {
+    const script = fileURLToPath(new URL('./lib/write-timeline.ts', import.meta.url));
+    const { stdout } = await run(process.execPath, [script, cairn.url, String(RESTART_LOAD_SECONDS), '50'], { maxBuffer: 1 << 20 });
+    return { seconds: RESTART_LOAD_SECONDS, ...(JSON.parse(stdout.trim().split('\n').at(-1) as string) as Omit<RestartLoad, 'seconds'>) };
+  } finally {
+    await cairn.stop();
+  }
+};
+
 const filesystemAt = async (entries: number, seconds: number): Promise<SearchAtSize> => {
   const dir = await mkdtemp(join(tmpdir(), 'cairn-search-'));
   try {
@@ -153,7 +185,8 @@ const filesystemAt = async (entries: number, seconds: number): Promise<SearchAtS
     await fill(store, entries);
     await store.close();
     const first = await measure('filesystem', { CAIRN_DATA_DIR: dir }, entries, seconds);
-    return { ...first, ...(await restartReady({ CAIRN_DATA_DIR: dir }, entries)) };
+    const restart = await restartReady({ CAIRN_DATA_DIR: dir }, entries);
+    return { ...first, ...restart, restart_load: await restartUnderLoad({ CAIRN_DATA_DIR: dir }) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -122,10 +122,13 @@ request = function()
 end
 `;
 
+/** A server without rate limits; a million entries and their index need more than V8's default heap. */
+const startSearchServer = (env: Record<string, string>): ReturnType<typeof startCairn> =>
+  startCairn({ ...env, CAIRN_RATE_LIMIT_RPM: '0', NODE_OPTIONS: '--max-old-space-size=16384' });
+
 /** Measure a running server holding `entries` entries. */
 const measure = async (backend: SearchAtSize['backend'], env: Record<string, string>, entries: number, seconds: number): Promise<SearchAtSize> => {
-  // A million entries and their index need more than V8's default heap.
-  const cairn = await startCairn({ ...env, CAIRN_RATE_LIMIT_RPM: '0', NODE_OPTIONS: '--max-old-space-size=16384' });
+  const cairn = await startSearchServer(env);
   try {
     const started = performance.now() - cairn.startMs;
     await waitSearchable(cairn.url, entries);
@@ -149,7 +152,7 @@ const measure = async (backend: SearchAtSize['backend'], env: Record<string, str
 
 /** Start again on the same data (after a clean stop) and time until everything is searchable. */
 const restartReady = async (env: Record<string, string>, entries: number): Promise<{ restart_ready_ms: number; restart_rss_mib: number }> => {
-  const cairn = await startCairn({ ...env, CAIRN_RATE_LIMIT_RPM: '0', NODE_OPTIONS: '--max-old-space-size=16384' });
+  const cairn = await startSearchServer(env);
   try {
     const started = performance.now() - cairn.startMs;
     await waitSearchable(cairn.url, entries);
@@ -168,7 +171,7 @@ const RESTART_LOAD_SECONDS = 10;
  * the index loading, which the idle restart above does not show.
  */
 const restartUnderLoad = async (env: Record<string, string>): Promise<RestartLoad> => {
-  const cairn = await startCairn({ ...env, CAIRN_RATE_LIMIT_RPM: '0', NODE_OPTIONS: '--max-old-space-size=16384' });
+  const cairn = await startSearchServer(env);
   try {
     const script = fileURLToPath(new URL('./lib/write-timeline.ts', import.meta.url));
     const { stdout } = await run(process.execPath, [script, cairn.url, String(RESTART_LOAD_SECONDS), '50'], { maxBuffer: 1 << 20 });

@@ -99,10 +99,18 @@ export class ByteWriter {
 const CHECK_SLICE_BYTES = 16 << 20;
 
 /**
- * A pause that yields to the event loop once `sliceMs` have passed since the last yield, so
- * a long decode runs in slices between requests, at the cost of one clock read per call.
+ * How long background work (a save of the index, its restore, the writes heard while it
+ * loaded, a decode on the main thread) holds the event loop between requests. A request takes
+ * several turns of the loop (its body, a write's sync, the answer), each waiting out a slice:
+ * with 20 ms slices a write arriving as a million entries were restored waited over a second.
  */
-export const slicer = (sliceMs = 20): (() => Promise<void>) => {
+export const SLICE_MS = 4;
+
+/**
+ * A pause that yields to the event loop once `sliceMs` have passed since the last yield, so
+ * a long piece of work runs in slices between requests, at the cost of one clock read per call.
+ */
+export const slicer = (sliceMs = SLICE_MS): (() => Promise<void>) => {
   let since = performance.now();
   return async () => {
     if (performance.now() - since < sliceMs) return;

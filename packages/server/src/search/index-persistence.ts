@@ -5,7 +5,7 @@ import { embeddingText } from '../search-rules/entry-text.ts';
 import { ByteWriter, slicer } from './byte-codec.ts';
 import { CoarseQuantizer } from './coarse-quantizer.ts';
 import type { EmbedQueue } from './embed-queue.ts';
-import { SAVE_SLICE_MS, type SavedFiling, type SavedList, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, vectorsOf, writeSnapshot } from './index-snapshot.ts';
+import { type SavedFiling, type SavedList, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, vectorsOf, writeSnapshot } from './index-snapshot.ts';
 import { type PrefetchedSnapshotFile, loadSnapshot } from './snapshot-loader.ts';
 import type { SlotTable } from './slot-table.ts';
 import type { TextIndex } from './text-index.ts';
@@ -42,11 +42,8 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile | Pr
     saved.vectors = null;
     saved.filing = null;
   }
-  // In slices of a few milliseconds, as a save is: the server answers between them. A request
-  // takes several turns of the event loop (its body, the write's sync, the answer), each
-  // waiting out a slice, so with 20 ms slices a write arriving at a restart of a million
-  // entries waited over a second.
-  const pause = slicer(SAVE_SLICE_MS);
+  // In slices, as a save is: the server answers between them.
+  const pause = slicer();
   await parts.slots.restore(saved.ids, saved.versions, pause);
   await parts.text.restore(saved.lengths, saved.postings, pause);
   if (saved.vectors && parts.embedder) {
@@ -88,7 +85,7 @@ const NUMBER_EVERY = 4096;
  * for the next one; a renumbering meanwhile abandons the save (the next one starts over).
  * Resolves to the documents saved, or null when abandoned.
  */
-export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile, pause: () => Promise<void> = slicer(SAVE_SLICE_MS)): Promise<number | null> => {
+export const saveSnapshot = async (parts: IndexParts, file: SnapshotFile, pause: () => Promise<void> = slicer()): Promise<number | null> => {
   const { slots, text } = parts;
   const generation = slots.generation;
   const stillValid = (): boolean => slots.generation === generation;

@@ -75,17 +75,11 @@ const readInto = <T extends Float32Array | Int32Array | Int8Array>(r: ByteReader
 export class SnapshotAbandoned extends Error {}
 
 /**
- * How long a save may hold the event loop before it yields: writes arriving meanwhile wait
- * at most this long (a chunk handed to the file yields too, but encoding a chunk's worth of
- * postings takes tens of milliseconds).
- */
-export const SAVE_SLICE_MS = 4;
-
-/**
- * Write the snapshot item by item, yielding to the event loop every `SAVE_SLICE_MS` (`pause`)
+ * Write the snapshot item by item, yielding to the event loop every SLICE_MS (`pause`; a chunk
+ * handed to the file yields too, but encoding a chunk's worth of postings takes tens of ms)
  * and checking after every yield that the index was not renumbered meanwhile.
  */
-export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource, pause: () => Promise<void> = slicer(SAVE_SLICE_MS)): Promise<void> => {
+export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource, pause: () => Promise<void> = slicer()): Promise<void> => {
   const check = async (): Promise<void> => {
     await w.flushIfFull();
     await pause();

@@ -22,9 +22,7 @@ import { VectorIndex } from './vector-index.ts';
 
 /** Searches arriving while the index loads wait this long before answering UNAVAILABLE. */
 const LOADING_WAIT_MS = 3_000;
-/** How long one slice of applying the writes heard while loading may hold the event loop. */
-const DRAIN_SLICE_MS = 4;
-/** How long those slices may go on (searches wait LOADING_WAIT_MS for the index, then fail). */
+/** How long the slices applying the writes heard while loading may go on (searches wait LOADING_WAIT_MS for the index, then fail). */
 const DRAIN_SLICED_MS = 2_000;
 /** While fewer embeddings than this are queued, a vector search waits for them (read-your-writes). */
 const WAIT_FOR_EMBEDDINGS_BELOW = 2_000;
@@ -160,7 +158,7 @@ export class MemorySearchIndex implements SearchIndex {
    */
   private async drainBuffered(): Promise<void> {
     const buffered = this.buffered;
-    const pause = slicer(DRAIN_SLICE_MS);
+    const pause = slicer();
     // Writes arriving faster than the slices apply them would keep the index loading for ever:
     // past this, the rest is applied in one block (a pause, but the index becomes ready).
     const slicedUntil = performance.now() + DRAIN_SLICED_MS;

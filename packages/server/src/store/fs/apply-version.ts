@@ -1,4 +1,5 @@
 import type { Entry } from '../../domain/entry.ts';
+import { freezeHead } from '../shared-parts.ts';
 import type { EntryIndex } from './entry-index.ts';
 import type { Location } from './segment-log.ts';
 
@@ -32,7 +33,7 @@ export const applyVersion = (index: EntryIndex, entry: Entry, location: Location
   }
   // Versions are immutable; freezing the one held in memory keeps anyone from editing a
   // shared head in place, and lets the HTTP layer cache its JSON (http/serialize.ts).
-  Object.freeze(entry);
+  freezeHead(entry);
   const target = state ?? index.create(entry, entry);
   while (target.locations.length < entry.version - 1) target.locations.push(null);
   target.locations.push(location);

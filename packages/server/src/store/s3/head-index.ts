@@ -1,6 +1,7 @@
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import type { ForgetTarget, ListPage, ListQuery } from '../../ports/store.ts';
 import { HeadTree } from '../head-tree.ts';
+import { freezeHead } from '../shared-parts.ts';
 
 /**
  * This replica's view of every entry's newest version: namespace → entity path → key, with
@@ -24,7 +25,8 @@ export class HeadIndex {
   apply(entry: Entry): boolean {
     const current = this.tree.get(entry);
     if (current && current.version >= entry.version) return false;
-    this.tree.set(entry, entry);
+    const head = freezeHead(entry);
+    this.tree.set(head, head);
     return true;
   }
 

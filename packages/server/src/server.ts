@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import type { CortexWorker } from './cortex/worker.ts';
 import { buildApp } from './http/app.ts';
 import type { Store } from './ports/store.ts';
+import { noteConnection } from './event-loop.ts';
 import { type Runtime, createRuntime } from './runtime.ts';
 
 export interface RunningServer {
@@ -56,6 +57,8 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
   const runtime = await createRuntime(config, logger, { withCortex: options.withCortex === true });
   try {
     const { app, drain } = await buildApp(runtime);
+    // Background work yields more turns while connections arrive (event-loop.ts).
+    app.server.on('connection', noteConnection);
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;

@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import { yieldTurns } from '../event-loop.ts';
 
 /** Bytes a writer gathers before handing them on: small enough to stay cheap, large enough for few writes. */
 const CHUNK_BYTES = 1 << 20;
@@ -114,7 +115,7 @@ export const slicer = (sliceMs = SLICE_MS): (() => Promise<void>) => {
   let since = performance.now();
   return async () => {
     if (performance.now() - since < sliceMs) return;
-    await new Promise((resolve) => setImmediate(resolve));
+    await yieldTurns();
     since = performance.now();
   };
 };

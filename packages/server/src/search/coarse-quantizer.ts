@@ -1,4 +1,5 @@
 import { random } from './seeded-random.ts';
+import { yieldTurns } from '../event-loop.ts';
 
 /** Dot product of `a` (at `ai`) and `b` (at `bi`) over `dim` components. */
 export const dot = (a: Float32Array, ai: number, b: Float32Array, bi: number, dim: number): number => {
@@ -57,7 +58,7 @@ export const runInSlices = <T>(work: Generator<void, T>): Promise<T> =>
       try {
         const next = work.next();
         if (next.done) resolve(next.value);
-        else setImmediate(step);
+        else void yieldTurns().then(step);
       } catch (error) {
         reject(error);
       }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Embedder } from '../ports/embedder.ts';
+import { yieldTurns } from '../event-loop.ts';
 
 export interface EmbedJob<T> {
   item: T;
@@ -100,7 +101,7 @@ export class EmbedQueue<T> {
         this.logger.info({ embedder: this.embedder.id, done: this.done, total: this.total, pct: Math.floor((100 * this.done) / this.total) }, 'embedding entries');
       }
       // Let requests run between batches of a long backlog.
-      await new Promise((resolve) => setImmediate(resolve));
+      await yieldTurns();
     }
     if (performance.now() - started >= PROGRESS_EVERY_MS) {
       this.logger.info({ embedder: this.embedder.id, done: this.done, ms: Math.round(performance.now() - started) }, 'embedding caught up');

@@ -19,6 +19,7 @@ import { IndexSaver } from './index-saver.ts';
 import { SlotTable } from './slot-table.ts';
 import { TextIndex } from './text-index.ts';
 import { VectorIndex } from './vector-index.ts';
+import { yieldTurns } from '../event-loop.ts';
 
 /** Searches arriving while the index loads wait this long before answering UNAVAILABLE. */
 const LOADING_WAIT_MS = 3_000;
@@ -101,7 +102,7 @@ export class MemorySearchIndex implements SearchIndex {
       for await (const head of store.scanHeads()) {
         if (saved && this.slots.claim(head, (slot) => saved.stamps[slot] === stampOf(head)) >= 0) reused += 1;
         else this.apply(head);
-        if (++n % 2_000 === 0) await new Promise((resolve) => setImmediate(resolve));
+        if (++n % 2_000 === 0) await yieldTurns();
       }
       if (saved) saved.finish();
       // Before the writes that came meanwhile, which may write a forgotten address anew.

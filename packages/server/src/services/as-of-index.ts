@@ -9,6 +9,7 @@ import { type DocTerms, docTerms, embeddingText, entryFields } from '../search-r
 import { passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
 import { TopK } from '../search-rules/top-k.ts';
+import { yieldTurns } from '../event-loop.ts';
 
 /** Versions one search as of a past instant may score: beyond, the caller narrows the scope. */
 export const AS_OF_MAX_ENTRIES = 100_000;
@@ -20,7 +21,6 @@ const MAX_PREFIX_TERMS = 64;
  * answered meanwhile, at the cost of this one taking a little longer.
  */
 const SLICE = 128;
-const yieldToOthers = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * A search index over the versions current at a past instant, built for one search. The live
@@ -132,7 +132,7 @@ export class AsOfIndex implements SearchIndex {
     const out: DocTerms[] = [];
     for (let i = 0; i < this.docs.length; i += SLICE) {
       for (const doc of this.docs.slice(i, i + SLICE)) out.push(docTerms(doc));
-      await yieldToOthers();
+      await yieldTurns();
     }
     this.terms = out;
     return out;
@@ -146,7 +146,7 @@ export class AsOfIndex implements SearchIndex {
     for (let i = 0; i < this.docs.length; i += SLICE) {
       const texts = this.docs.slice(i, i + SLICE).map((d) => embeddingText(d));
       out.push(...(await (this.embedder.embedInBackground?.(texts) ?? this.embedder.embed(texts))).map(unit));
-      await yieldToOthers();
+      await yieldTurns();
     }
     this.vectors = out;
     return out;

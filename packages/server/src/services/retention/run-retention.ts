@@ -2,6 +2,7 @@ import type { CompactionResult, Store } from '../../ports/store.ts';
 import { expireAudit } from './expire-audit.ts';
 import { expireDedup } from './expire-dedup.ts';
 import { loadPolicies, oldestKept, policyFor } from './retention-policies.ts';
+import { yieldTurns } from '../../event-loop.ts';
 
 export interface RetentionResult {
   /** Entries a policy covers that have more than one version. */
@@ -46,7 +47,7 @@ export const runRetention = async (store: Store, now: number, windows: RecordWin
   if (policies.length > 0) {
     let seen = 0;
     for await (const head of store.scanHeads()) {
-      if (++seen % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (++seen % YIELD_EVERY === 0) await yieldTurns();
       const policy = policyFor(policies, head.namespace, head.entity_path);
       if (!policy || head.version < 2) continue;
       checked += 1;

@@ -6,6 +6,7 @@ import { decodeOne, encodeRecord } from './record-codec.ts';
 import { type Held, type RecordTable, isPlaced } from './record-table.ts';
 import { writeAtomically } from './atomic-file.ts';
 import { type Location, type SegmentLog, baseName, syncDirectory } from './segment-log.ts';
+import { yieldTurns } from '../../event-loop.ts';
 
 export interface CompactionParts {
   dir: string;
@@ -86,7 +87,7 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
         first = false;
         const at = await put(record);
         moves.push({ address, version: i + 1, from, to: { seg: reserved, off: at, len: record.length } });
-        if (++copied % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+        if (++copied % YIELD_EVERY === 0) await yieldTurns();
       }
     }
     if (parts.length > 0) await file.writev(parts);

@@ -1,7 +1,8 @@
-import { open, readFile, rename } from 'node:fs/promises';
+import { open, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Entry } from '../../domain/entry.ts';
-import { MAX_PAYLOAD, decodeRecords, encodeJson, encodeRecord } from './record-codec.ts';
+import { MAX_PAYLOAD, encodeJson, encodeRecord } from './record-codec.ts';
+import { streamRecords } from './record-stream.ts';
 import { freezeHead } from '../shared-parts.ts';
 import { EntryIndex } from './entry-index.ts';
 import { type PlacedOp, type RecordOp, RecordTable } from './record-table.ts';
@@ -175,9 +176,10 @@ export const loadCheckpoint = async (
   dir: string,
   warn: (msg: string) => void,
 ): Promise<(LoadedCheckpoint & { index: EntryIndex; records: RecordTable }) | null> => {
-  let buf: Buffer;
+  const path = join(dir, FILE);
+  let bytes: number;
   try {
-    buf = await readFile(join(dir, FILE));
+    bytes = (await stat(path)).size;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
@@ -190,7 +192,7 @@ export const loadCheckpoint = async (
   let problem = '';
   try {
     // A generator step per record costs little once a record is a block of entries.
-    for (const rec of decodeRecords(buf)) {
+    for await (const rec of streamRecords(path)) {
       if (rec.kind !== 'record') break;
       const payload = rec.payload as Header | End | Block | Item;
       if (!header) {
@@ -213,5 +215,5 @@ export const loadCheckpoint = async (
     return null;
   }
   records.garbageBytes = header.garbage ?? 0;
-  return { index, records, seg: header.seg, off: header.off, base: header.base ?? null, bytes: buf.length };
+  return { index, records, seg: header.seg, off: header.off, base: header.base ?? null, bytes };
 };

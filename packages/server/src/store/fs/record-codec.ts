@@ -64,6 +64,22 @@ export function* decodeRecords(buf: Buffer, start = 0): Generator<Decoded> {
   yield { kind: 'end', offset };
 }
 
+/**
+ * How many bytes from the start of `buf` hold whole records (a reader of a file in chunks
+ * decodes those, and keeps the rest for the next chunk). A record claiming an implausible
+ * length is counted in, so that decodeRecords reports it.
+ */
+export const wholeRecordsLength = (buf: Buffer): number => {
+  let at = 0;
+  while (buf.length - at >= HEADER) {
+    const length = buf.readUInt32LE(at);
+    if (length > MAX_PAYLOAD) return buf.length;
+    if (at + HEADER + length > buf.length) break;
+    at += HEADER + length;
+  }
+  return at;
+};
+
 /** Decode a single record read back from a known location. */
 export const decodeOne = (buf: Buffer): unknown => {
   const first = decodeRecords(buf).next().value;

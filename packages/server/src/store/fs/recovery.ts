@@ -5,6 +5,7 @@ import { CorruptDataError, applyVersion } from './apply-version.ts';
 import { loadCheckpoint } from './checkpoint.ts';
 import { EntryIndex } from './entry-index.ts';
 import { decodeRecords } from './record-codec.ts';
+import { streamRecords } from './record-stream.ts';
 import { type RecordOp, RecordTable } from './record-table.ts';
 import { type DropOp, type ForgetOp, applyDrop, applyForget } from './forget-ops.ts';
 
@@ -84,8 +85,7 @@ export const recover = async (dir: string, warn: (msg: string) => void): Promise
   const records = checkpoint?.records ?? new RecordTable();
   let replayedBytes = 0;
   if (!checkpoint && base !== null) {
-    const buf = await readFile(join(dir, `${String(base).padStart(8, '0')}.base`));
-    for (const rec of decodeRecords(buf)) {
+    for await (const rec of streamRecords(join(dir, `${String(base).padStart(8, '0')}.base`))) {
       if (rec.kind === 'bad') throw new CorruptDataError(`compacted base ${base} is damaged at byte ${rec.offset}: ${rec.reason}`);
       if (rec.kind === 'end') break;
       const payload = rec.payload as LogRecord;

@@ -22,10 +22,10 @@ const label = (text: string): string => {
 /**
  * Replace the empty parts of a head just parsed from JSON (no tags, no links, no provenance,
  * no outcomes) by one shared frozen value each, its labels by their shared copy, and its
- * written_at by created_at when they are the same instant; then freeze it. A store holds every head in memory, and parsed, each
- * of those parts is an object of its own: five objects and about 190 bytes an entry, which
- * every full collection of the garbage collector walks. Heads are immutable, so sharing is safe;
- * a head frozen already is left as it is.
+ * written_at by created_at when they are the same instant; then freeze it. A store holds
+ * every head in memory, and parsed, each of those parts is an object of its own: five
+ * objects and about 190 bytes an entry, which every full collection of the garbage collector
+ * walks. Heads are immutable, so sharing is safe; a head frozen already is left as it is.
  */
 export const freezeHead = (head: Entry): Entry => {
   if (Object.isFrozen(head)) return head;

@@ -1,5 +1,4 @@
 import type { Entry } from '../../domain/entry.ts';
-import { freezeHead } from '../shared-parts.ts';
 import type { EntryIndex } from './entry-index.ts';
 import type { Location } from './segment-log.ts';
 
@@ -31,9 +30,6 @@ export const applyVersion = (index: EntryIndex, entry: Entry, location: Location
       `version ${entry.version} of ${entry.entity_path} / ${entry.key} follows version ${have} (segment ${location.seg} offset ${location.off})`,
     );
   }
-  // Versions are immutable; freezing the one held in memory keeps anyone from editing a
-  // shared head in place, and lets the HTTP layer cache its JSON (http/serialize.ts).
-  freezeHead(entry);
   const target = state ?? index.create(entry, entry);
   while (target.locations.length < entry.version - 1) target.locations.push(null);
   target.locations.push(location);

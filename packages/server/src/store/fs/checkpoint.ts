@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type { Entry } from '../../domain/entry.ts';
 import { MAX_PAYLOAD, encodeJson, encodeRecord } from './record-codec.ts';
 import { streamRecords } from './record-stream.ts';
-import { freezeHead } from '../shared-parts.ts';
 import { EntryIndex } from './entry-index.ts';
 import { type PlacedOp, type RecordOp, RecordTable } from './record-table.ts';
 import { type Location, syncDirectory } from './segment-log.ts';
@@ -142,7 +141,7 @@ export const writeCheckpoint = async (
 
 /** Put one entry into `index`: its head, and its versions' locations from their flat form. */
 const addEntry = (index: EntryIndex, head: Entry, flat: number[]): void => {
-  const state = index.create(head, freezeHead(head));
+  const state = index.create(head, head);
   for (let i = 0; i < flat.length; i += 3) {
     state.locations.push(flat[i] === -1 ? null : { seg: flat[i] as number, off: flat[i + 1] as number, len: flat[i + 2] as number });
   }

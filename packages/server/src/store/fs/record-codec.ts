@@ -23,18 +23,18 @@ export const encodeRecord = (payload: unknown): Buffer => encodeJson(JSON.string
 export type Decoded =
   | { kind: 'record'; payload: unknown; offset: number; length: number }
   | { kind: 'end'; offset: number }
-  | { kind: 'bad'; offset: number; reason: string };
+  | { kind: 'bad'; offset: number; reason: string; cutShort?: true };
 
 /**
  * Walk the records of `buf` from `start`. Stops at the end, or at the first record that is
- * cut short or fails its checksum; what that means (torn tail or real damage) is the
+ * cut short (`cutShort`: the buffer ends inside it) or fails its checksum; what that means (torn tail or real damage) is the
  * caller's call, since only it knows where the buffer sits in the log.
  */
 export function* decodeRecords(buf: Buffer, start = 0): Generator<Decoded> {
   let offset = start;
   while (offset < buf.length) {
     if (buf.length - offset < HEADER) {
-      yield { kind: 'bad', offset, reason: 'record header cut short' };
+      yield { kind: 'bad', offset, reason: 'record header cut short', cutShort: true };
       return;
     }
     const length = buf.readUInt32LE(offset);
@@ -43,7 +43,7 @@ export function* decodeRecords(buf: Buffer, start = 0): Generator<Decoded> {
       return;
     }
     if (offset + HEADER + length > buf.length) {
-      yield { kind: 'bad', offset, reason: 'record body cut short' };
+      yield { kind: 'bad', offset, reason: 'record body cut short', cutShort: true };
       return;
     }
     const body = buf.subarray(offset + HEADER, offset + HEADER + length);
@@ -63,22 +63,6 @@ export function* decodeRecords(buf: Buffer, start = 0): Generator<Decoded> {
   }
   yield { kind: 'end', offset };
 }
-
-/**
- * How many bytes from the start of `buf` hold whole records (a reader of a file in chunks
- * decodes those, and keeps the rest for the next chunk). A record claiming an implausible
- * length is counted in, so that decodeRecords reports it.
- */
-export const wholeRecordsLength = (buf: Buffer): number => {
-  let at = 0;
-  while (buf.length - at >= HEADER) {
-    const length = buf.readUInt32LE(at);
-    if (length > MAX_PAYLOAD) return buf.length;
-    if (at + HEADER + length > buf.length) break;
-    at += HEADER + length;
-  }
-  return at;
-};
 
 /** Decode a single record read back from a known location. */
 export const decodeOne = (buf: Buffer): unknown => {

@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { type Decoded, decodeRecords, wholeRecordsLength } from './record-codec.ts';
+import { type Decoded, decodeRecords } from './record-codec.ts';
 
 /** Bytes read at a time. */
 const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -53,9 +53,14 @@ export async function* streamRecords(path: string, start = 0, chunkBytes = CHUNK
       } else view = Buffer.concat([carry, buf.subarray(headroom, headroom + bytes)]);
       // Only now, with the cut record copied out of it, may the other buffer be read into.
       next = read(position + bytes);
-      const whole = wholeRecordsLength(view);
-      for (const rec of decodeRecords(view.subarray(0, whole))) {
+      // Records up to the one this chunk's end cuts; that one, and the rest, wait for the next.
+      let whole = view.length;
+      for (const rec of decodeRecords(view)) {
         if (rec.kind === 'end') break;
+        if (rec.kind === 'bad' && rec.cutShort) {
+          whole = rec.offset;
+          break;
+        }
         yield { ...rec, offset: carryAt + rec.offset };
         if (rec.kind === 'bad') return;
       }

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The metrics one server exposes at /metrics; a registry per app keeps tests independent. */
 export interface Metrics {
@@ -47,34 +47,4 @@ export const registerInFlight = (metrics: Metrics, read: () => number): void => 
       this.set(read());
     },
   });
-};
-
-/** Request rate, errors and latency per route (the route pattern, never the raw URL). */
-export const createRequestMetrics = (metrics: Metrics) => {
-  const requests = new Counter({
-    name: 'cairn_http_requests_total',
-    help: 'HTTP requests by method, route and status',
-    labelNames: ['method', 'route', 'status'],
-    registers: [metrics.registry],
-  });
-  const duration = new Histogram({
-    name: 'cairn_http_request_duration_seconds',
-    help: 'HTTP request latency by method and route',
-    labelNames: ['method', 'route'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [metrics.registry],
-  });
-  // prom-client hashes a label object on every call; resolving each label set once and
-  // keeping the child saves that on the hot path. Routes are patterns, so the map is small.
-  const children = new Map<string, { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> }>();
-  return (method: string, route: string, status: number, seconds: number): void => {
-    const id = `${method} ${route} ${status}`;
-    let child = children.get(id);
-    if (!child) {
-      child = { count: requests.labels(method, route, String(status)), time: duration.labels(method, route) };
-      children.set(id, child);
-    }
-    child.count.inc();
-    child.time.observe(seconds);
-  };
 };

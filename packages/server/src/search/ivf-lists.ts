@@ -1,5 +1,6 @@
 import { slicer } from './byte-codec.ts';
-import { CoarseQuantizer, runInSlices } from './coarse-quantizer.ts';
+import { CoarseQuantizer } from './coarse-quantizer.ts';
+import { trainQuantizer } from './train-quantizer.ts';
 import { VectorList } from './vector-list.ts';
 
 /** Below this many vectors an exact scan is fast enough (about 2 ms); lists start above it. */
@@ -172,15 +173,23 @@ export class IvfLists {
     const lists = Math.min(4096, Math.max(16, Math.round(size / VECTORS_PER_LIST)));
     const build: Build = { next: 0 };
     this.build = build;
-    // The sample is copied: training runs across many turns, while the vectors' memory may
-    // grow (which leaves earlier views of it empty) or be renumbered.
-    const all = rows.data();
-    const copy = new Float32Array(sample.length * dim);
-    sample.forEach((slot, i) => {
-      const at = (rowOf[slot] as number) * dim;
-      copy.set(all.subarray(at, at + dim), i * dim);
-    });
-    void runInSlices(CoarseQuantizer.train(copy, sample.map((_, i) => i), dim, lists)).then((quantizer) => {
+    // The sample is copied: training runs on another thread (or across many turns), while the
+    // vectors' memory may grow (which leaves earlier views of it empty) or be renumbered. A
+    // sample is taken when asked for, from the rows as they are then.
+    const copy = (): Float32Array => {
+      const all = rows.data();
+      const rowOfNow = rows.rowOf();
+      const out = new Float32Array(sample.length * dim);
+      let n = 0;
+      for (const slot of sample) {
+        const row = rowOfNow[slot] ?? -1;
+        if (row < 0) continue;
+        out.set(all.subarray(row * dim, row * dim + dim), n * dim);
+        n += 1;
+      }
+      return out.subarray(0, n * dim);
+    };
+    void trainQuantizer(copy, dim, lists).then((quantizer) => {
       const filed = Array.from({ length: quantizer.lists }, () => new VectorList(dim));
       build.quantizer = quantizer;
       build.filed = filed;

@@ -24,7 +24,7 @@ export const loadedIndex = async (store: Store, embedder: Embedder, logger: Logg
 
 /** `key@version` of what a text search for `text` finds in the default namespace. */
 export const keysFor = async (index: MemorySearchIndex, text: string): Promise<string[]> =>
-  (await index.textCandidates(parseQuery(text), { namespace: 'default', now: Date.now() }, 10)).map((c) => `${c.entry.key}@${c.entry.version}`);
+  (await index.textCandidates(parseQuery(text), { namespace: 'default', now: Date.now() }, 10)).candidates.map((c) => `${c.entry.key}@${c.entry.version}`);
 
 /** How many documents the last load reused from the saved index, from its log lines. */
 export const reusedIn = (logs: ReadonlyArray<{ msg: string; reused?: number }>): number | undefined =>

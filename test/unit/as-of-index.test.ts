@@ -50,7 +50,7 @@ describe('search index as of a past instant', () => {
     const filter: SearchFilter = { namespace: 'default', now: Date.now() };
     const past = await AsOfIndex.open(store, embedder, filter);
     const ranked = async (index: { textCandidates: MemorySearchIndex['textCandidates'] }, q: string, f = filter) =>
-      (await index.textCandidates(parseQuery(q), f, 10)).map((c) => `${c.entry.key} ${c.score.toFixed(5)}`);
+      (await index.textCandidates(parseQuery(q), f, 10)).candidates.map((c) => `${c.entry.key} ${c.score.toFixed(5)}`);
     for (const q of ['payments deploy', 'gateway timeout refund', '"payments down"', 'evict* memory', 'payments']) {
       const expected = await ranked(live, q);
       expect(expected.length, q).toBeGreaterThan(0);

@@ -5,6 +5,7 @@ import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedde
 import { analyze, words } from '../../packages/server/src/search-rules/analyzer.ts';
 import { FIELD_LETTER, FIELD_WEIGHTS, type FieldClass, docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
 import { fuse } from '../../packages/server/src/search-rules/fuse.ts';
+import { K1, idf, queryCeiling } from '../../packages/server/src/search-rules/bm25.ts';
 import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-graph.ts';
 import { WordSimilarities, cosines } from '../../packages/server/src/embed/word-similarities.ts';
 import { expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
@@ -142,6 +143,33 @@ describe('search analysis', () => {
     expect(fuse(text, vector, { now, limit: 10, vectorWeight: 1, by: 'scores' }).map((r) => r.entry.key)).toEqual(['b', 'c', 'a']);
     // Reciprocal ranks give the arbitrary text order as much say as the vector ranking.
     expect(fuse(text, vector, { now, limit: 10, vectorWeight: 1, by: 'ranks' })[0]?.entry.key).toBe('c');
+  });
+
+  it('weighs the text ranking by the share of the query ceiling its best candidate holds', () => {
+    const now = Date.parse('2026-11-01T00:00:00.000Z');
+    const [a, b, c] = ['a', 'b', 'c'].map((key) => entry({ key }) as Entry);
+    // Text prefers a over b; the averaged vector and the word-by-word ranking prefer b a little.
+    const text = [{ entry: a!, score: 6 }, { entry: b!, score: 2 }, { entry: c!, score: 1 }];
+    const vector = [{ entry: b!, score: 0.6 }, { entry: a!, score: 0.55 }, { entry: c!, score: 0.2 }];
+    const words = [{ entry: b!, score: 0.7 }, { entry: a!, score: 0.68 }, { entry: c!, score: 0.3 }];
+    const first = (textCeiling?: number) => fuse(text, vector, { now, limit: 10, vectorWeight: 1, words, textCeiling, by: 'scores' })[0]?.entry.key;
+    // Its best candidate holds most of what the query's words could score: text decides.
+    expect(first(7)).toBe('a');
+    // It matched a sliver of the query (one common word of many): the other rankings decide.
+    expect(first(60)).toBe('b');
+    // No ceiling known (or none above zero): the text ranking keeps its full weight.
+    expect(first(undefined)).toBe('a');
+    expect(first(0)).toBe('a');
+    // The share never passes one, whatever the ceiling.
+    const parts = (textCeiling: number) => fuse(text, vector, { now, limit: 10, vectorWeight: 1, words, textCeiling, by: 'scores' }).find((r) => r.entry.key === 'a')?.parts.relevance;
+    expect(parts(3)).toBe(parts(6));
+  });
+
+  it('answers a query ceiling of the limit of every word typed, unseen words at an unseen word idf', () => {
+    const df = new Map([['kafka', 3], ['broker', 40]]);
+    const ceiling = queryCeiling(['kafka', 'broker', 'zebra', 'kafka'], (t) => df.get(t) ?? 0, 1000);
+    expect(ceiling).toBeCloseTo((idf(3, 1000) + idf(40, 1000) + idf(0, 1000)) * (K1 + 1), 10);
+    expect(queryCeiling([], () => 0, 1000)).toBe(0);
   });
 
   it('round-trips the lexical graph and expands queries with related words, weighted below the words typed', () => {

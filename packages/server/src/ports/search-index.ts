@@ -44,6 +44,16 @@ export interface Candidate {
   score: number;
 }
 
+/**
+ * A text ranking: its candidates, best first, and its `ceiling`, the most BM25 could give a
+ * document for the query's own terms in this collection (bm25.ts `queryCeiling`). Fusion
+ * weighs the ranking by the share of it that the best candidate holds.
+ */
+export interface TextRanking {
+  candidates: Candidate[];
+  ceiling: number;
+}
+
 export interface SearchIndexStatus {
   /** `building` while the index loads at start; searches wait or answer UNAVAILABLE. */
   state: 'building' | 'ready';
@@ -71,8 +81,8 @@ export interface SearchIndexStatus {
  * and pgvector (PostgreSQL). Deleted and expired entries never come back.
  */
 export interface SearchIndex {
-  /** Up to `n` entries matching the query's terms, best BM25F first. */
-  textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]>;
+  /** Up to `n` entries matching the query's terms, best BM25F first, and the query's ceiling here. */
+  textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<TextRanking>;
   /** Up to `n` entries nearest to `vector` (from the same embedder), most similar first. */
   vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]>;
   status(): SearchIndexStatus;

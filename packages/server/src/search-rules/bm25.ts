@@ -22,6 +22,17 @@ export const termScore = (termIdf: number, tf: number, length: number, averageLe
  */
 export const lengthNorm = (averageLength: number): { base: number; perLength: number } => ({ base: K1 * (1 - B), perLength: (K1 * B) / (averageLength || 1) });
 
+/**
+ * The most BM25 can give a document for `terms` in a collection: each term's limit as its
+ * frequency grows, idf × (K1 + 1), summed. A term no document holds counts at its idf as an
+ * unseen word: the query asked for it and nothing here has it.
+ */
+export const queryCeiling = (terms: Iterable<string>, docFrequency: (term: string) => number, docCount: number): number => {
+  let ceiling = 0;
+  for (const term of new Set(terms)) ceiling += idf(docFrequency(term), docCount) * (K1 + 1);
+  return ceiling;
+};
+
 /** Statistics of the collection a score is computed against. */
 export interface CollectionStats {
   docCount: number;

@@ -83,16 +83,27 @@ const addScaled = (list: Candidate[] | null, fused: Fused[], weight: number): vo
 };
 
 /**
+ * The share of the query's BM25 ceiling (bm25.ts queryCeiling) the best text candidate holds.
+ * Rescaled, the best candidate of any text ranking scores 1, whether it matched every rare word
+ * of the query or only one common one (a service's name, which a paraphrase shares with every
+ * entry about that service); weighed by this share, a ranking that found little says little.
+ */
+const coverage = (text: Candidate[] | null, ceiling: number | undefined): number => {
+  const best = text?.[0]?.score ?? 0;
+  return ceiling && ceiling > 0 ? Math.min(1, best / ceiling) : 1;
+};
+
+/**
  * Fuse the text and vector rankings (either may be absent), and in hybrid the word-by-word
  * ranking of their best candidates, into one, best first. With several: by default (`by:
  * 'scores'`) each ranking's scores rescaled between its worst and best candidate, weighted
- * and summed; `by: 'ranks'` is reciprocal rank fusion, as before (search profile v1). With
+ * (text also by its `coverage` of `textCeiling`) and summed; `by: 'ranks'` is reciprocal rank fusion, as before (search profile v1). With
  * one ranking, its scores relative to its best.
  */
 export const fuse = (
   text: Candidate[] | null,
   vector: Candidate[] | null,
-  options: { now: number; limit: number; vectorWeight: number; words?: Candidate[] | null; by?: 'ranks' | 'scores' },
+  options: { now: number; limit: number; vectorWeight: number; words?: Candidate[] | null; textCeiling?: number; by?: 'ranks' | 'scores' },
 ): Ranked[] => {
   // Each candidate's address is built and looked up once; the rescaling pass reuses the results.
   const byAddress = new Map<string, Fused>();
@@ -130,7 +141,7 @@ export const fuse = (
   if (options.by === 'scores' && both) {
     for (const v of byAddress.values()) v.parts.relevance = 0;
     const weights = options.words ? SCORE_WEIGHTS : SCORE_WEIGHTS_WITHOUT_WORDS;
-    addScaled(text, textFused, weights.text);
+    addScaled(text, textFused, weights.text * coverage(text, options.textCeiling));
     addScaled(vector, vectorFused, weights.vector);
     if (options.words) addScaled(options.words, wordsFused, SCORE_WEIGHTS.words);
   }

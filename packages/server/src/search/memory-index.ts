@@ -3,11 +3,11 @@ import type { Entry } from '../domain/entry.ts';
 import { unavailable } from '../domain/errors.ts';
 import type { ChangeFeed } from '../ports/change-feed.ts';
 import type { Embedder } from '../ports/embedder.ts';
-import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus } from '../ports/search-index.ts';
+import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus, TextRanking } from '../ports/search-index.ts';
 import type { ForgetTarget, Store } from '../ports/store.ts';
 import { forgetNames } from '../domain/forget-target.ts';
 import { analyze } from '../search-rules/analyzer.ts';
-import { worthExpanding } from '../search-rules/bm25.ts';
+import { queryCeiling, worthExpanding } from '../search-rules/bm25.ts';
 import { docTerms, embeddingText, entryFields } from '../search-rules/entry-text.ts';
 import { namespaceOnly, passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
@@ -184,17 +184,18 @@ export class MemorySearchIndex implements SearchIndex {
     await this.persisting;
   }
 
-  async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]> {
+  async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<TextRanking> {
     await this.whenReady();
+    const ceiling = queryCeiling(query.terms, (term) => this.text.docFrequency(term), Math.max(1, this.text.docCount));
     const terms = [...query.terms];
     for (const prefixes of query.prefixes) terms.push(...this.text.expandPrefix(prefixes));
-    if (terms.length === 0) return [];
+    if (terms.length === 0) return { candidates: [], ceiling };
     const weights = new Map<string, number>();
     for (const { term, weight } of query.expansions ?? []) {
       if (!terms.includes(term) && worthExpanding(this.text.docFrequency(term), this.text.docCount)) weights.set(term, weight);
     }
     const accept = this.acceptor(filter, query.phrases.length === 0 ? undefined : (entry) => query.phrases.every((p) => hasPhrase(entry, p)));
-    return this.candidates(this.text.search([...new Set([...terms, ...weights.keys()])], n, this.slots.alive, accept, weights));
+    return { candidates: this.candidates(this.text.search([...new Set([...terms, ...weights.keys()])], n, this.slots.alive, accept, weights)), ceiling };
   }
 
   async vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]> {

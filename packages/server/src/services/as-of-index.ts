@@ -1,10 +1,10 @@
 import type { Entry } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import type { Embedder } from '../ports/embedder.ts';
-import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus } from '../ports/search-index.ts';
+import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus, TextRanking } from '../ports/search-index.ts';
 import type { ListPosition, Store } from '../ports/store.ts';
 import { analyze } from '../search-rules/analyzer.ts';
-import { idf, termScore } from '../search-rules/bm25.ts';
+import { idf, queryCeiling, termScore } from '../search-rules/bm25.ts';
 import { type DocTerms, docTerms, embeddingText, entryFields } from '../search-rules/entry-text.ts';
 import { passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
@@ -63,20 +63,22 @@ export class AsOfIndex implements SearchIndex {
     return new AsOfIndex([...unique.values()], embedder);
   }
 
-  async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]> {
+  async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<TextRanking> {
     const terms = await this.analyse();
+    const frequencyOf = (term: string): number => terms.reduce((count, d) => count + (d.tf.has(term) ? 1 : 0), 0);
+    const ceiling = queryCeiling(query.terms, frequencyOf, Math.max(1, terms.length));
     const wanted = new Set(query.terms);
     if (query.prefixes.length > 0) {
       const frequency = new Map<string, number>();
       for (const doc of terms) for (const term of doc.tf.keys()) if (query.prefixes.some((group) => group.some((p) => term.startsWith(p)))) frequency.set(term, (frequency.get(term) ?? 0) + 1);
       for (const [term] of [...frequency].sort((a, b) => b[1] - a[1]).slice(0, MAX_PREFIX_TERMS)) wanted.add(term);
     }
-    if (wanted.size === 0) return [];
+    if (wanted.size === 0) return { candidates: [], ceiling };
     const docCount = terms.length;
     const average = docCount > 0 ? terms.reduce((sum, d) => sum + d.length, 0) / docCount : 1;
     const weights = new Map<string, number>();
     for (const term of wanted) {
-      const df = terms.reduce((count, d) => count + (d.tf.has(term) ? 1 : 0), 0);
+      const df = frequencyOf(term);
       if (df > 0) weights.set(term, idf(df, docCount));
     }
     const top = new TopK(n);
@@ -90,7 +92,7 @@ export class AsOfIndex implements SearchIndex {
       const entry = this.docs[i] as Entry;
       if (passesFilter(entry, filter) && query.phrases.every((p) => entryFields(entry).some((f) => containsPhrase(analyze(f.text), p)))) top.push(i, score);
     });
-    return top.sorted().map((h) => ({ entry: this.docs[h.slot] as Entry, score: h.score }));
+    return { candidates: top.sorted().map((h) => ({ entry: this.docs[h.slot] as Entry, score: h.score })), ceiling };
   }
 
   async vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]> {

@@ -84,13 +84,13 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   const wantText = input.mode !== 'vector';
   const wantVector = input.mode !== 'text';
 
-  const textRun = wantText && hasTextTerms(query) ? index.textCandidates(query, filter, depth) : Promise.resolve([]);
+  const textRun = wantText && hasTextTerms(query) ? index.textCandidates(query, filter, depth) : Promise.resolve({ candidates: [], ceiling: 0 });
   const vectorRun = wantVector ? vectorCandidates(deps, index, query.text, filter, depth, input.mode === 'vector') : Promise.resolve(null);
-  const [text, vector] = await Promise.all([textRun, vectorRun]);
+  const [{ candidates: text, ceiling: textCeiling }, vector] = await Promise.all([textRun, vectorRun]);
   const mode = vector === null ? 'text' : input.mode;
   const words = mode === 'hybrid' && text !== null && vector !== null ? await wordRanking(deps, questions ? withoutFrame(query.text) : query.text, text, vector) : null;
   // Room for the discredited ones to be set aside without leaving the page short.
-  const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit * (input.discredited === 'include' ? 1 : 2), vectorWeight: VECTOR_WEIGHT, words, by: deps.config.searchProfile === 'v1' ? 'ranks' : 'scores' });
+  const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit * (input.discredited === 'include' ? 1 : 2), vectorWeight: VECTOR_WEIGHT, words, textCeiling, by: deps.config.searchProfile === 'v1' ? 'ranks' : 'scores' });
 
   const terms = new Set(query.terms);
   const prefixes = query.prefixes.flat();

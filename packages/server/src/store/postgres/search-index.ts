@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
 import type { Embedder } from '../../ports/embedder.ts';
-import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus } from '../../ports/search-index.ts';
+import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus, TextRanking } from '../../ports/search-index.ts';
 import type { Store } from '../../ports/store.ts';
 import { passesFilter } from '../../search-rules/filter.ts';
+import { queryCeiling } from '../../search-rules/bm25.ts';
 import { type Sql, createClient } from './client.ts';
 import type { PostgresStore } from './postgres-store.ts';
 import { toServiceError } from './db-errors.ts';
@@ -67,10 +68,11 @@ export class PostgresSearchIndex implements SearchIndex {
     this.indexedDimension = dimension;
   }
 
-  async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<Candidate[]> {
+  async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<TextRanking> {
     return this.guard(async () => {
       const best = await rankText(this.sql, this.stats, query, filter, n);
-      return this.withEntries(best.map((b) => b.key), best.map((b) => b.score), filter);
+      const ceiling = queryCeiling(query.terms, (term) => this.stats.docFrequency(term), Math.max(1, this.stats.docCount));
+      return { candidates: await this.withEntries(best.map((b) => b.key), best.map((b) => b.score), filter), ceiling };
     });
   }
 

@@ -89,8 +89,9 @@ describe('retrieval evaluation', () => {
       const ops = reportOf(backend, 'ops', 'default');
       expect(ops.hybrid.lexical!.recall5).toBeGreaterThanOrEqual(0.98);
       expect(ops.hybrid.keyword!.recall5).toBeGreaterThanOrEqual(0.98);
-      expect(ops.hybrid.paraphrase!.recall5).toBeGreaterThanOrEqual(0.58);
-      expect(ops.hybrid.all!.recall5).toBeGreaterThanOrEqual(0.85);
+      // 0.676 measured with the text ranking weighed by its coverage (0.618 without: caught here).
+      expect(ops.hybrid.paraphrase!.recall5).toBeGreaterThanOrEqual(0.64);
+      expect(ops.hybrid.all!.recall5).toBeGreaterThanOrEqual(0.87);
       expect(ops.hybrid.all!.mrr).toBeGreaterThanOrEqual(0.78);
       expect(ops.text.all!.recall5).toBeGreaterThanOrEqual(0.76);
       // The built-in embedder must lift hybrid above text alone where the words differ.
@@ -98,7 +99,7 @@ describe('retrieval evaluation', () => {
       expect(ops.hybrid.paraphrase!.mrr).toBeGreaterThan(ops.text.paraphrase!.mrr);
       const chat = reportOf(backend, 'conversations', 'default');
       expect(chat.hybrid.all!.recall5).toBeGreaterThanOrEqual(0.875);
-      expect(chat.hybrid.all!.recall10).toBeGreaterThanOrEqual(0.92);
+      expect(chat.hybrid.all!.recall10).toBeGreaterThanOrEqual(0.94);
       expect(chat.hybrid.all!.mrr).toBeGreaterThanOrEqual(0.77);
       // Hybrid must not fall below its own parts on conversations (a speaker's name matches half the turns).
       expect(chat.hybrid.all!.recall10).toBeGreaterThanOrEqual(Math.max(chat.text.all!.recall10, chat.vector.all!.recall10));

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { type Socket, connect } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +35,41 @@ describe('/metrics for operations', () => {
       expect(sample(after, 'cairn_backend_errors_total{backend="filesystem",operation="append"}')).toBe(1);
       expect(sample(after, 'cairn_backend_errors_total{backend="filesystem",operation="ping"}')).toBe(1);
       expect(sample(after, 'cairn_http_requests_total{method="POST",route="/api/v1/entries",status="503"}')).toBe(1);
+    } finally {
+      await cairn.close();
+    }
+  });
+
+  it('holds a slot per request in flight, refuses past the limit, and gets every slot back when clients go away', async () => {
+    const cairn = await startCairn({ CAIRN_DATA_DIR: await mkdtemp(join(dir, 'slots-')), CAIRN_MAX_CONCURRENT: '2' });
+    const { hostname, port } = new URL(cairn.url);
+    // A write whose body never comes: its request is in flight (and holds its slot) until the socket closes.
+    const stalled = async (): Promise<Socket> => {
+      const socket = connect(Number(port), hostname);
+      await once(socket, 'connect');
+      socket.write('POST /api/v1/entries HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+      return socket;
+    };
+    const metrics = async () => (await cairn.call('GET', '/metrics')).body as string;
+    try {
+      const held = [await stalled(), await stalled()];
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const refused = await cairn.call('GET', '/api/v1/entries/ops/slots/k');
+      expect(refused.status).toBe(503);
+      expect(refused.body.error.code).toBe('UNAVAILABLE');
+      for (const socket of held) socket.destroy();
+      // Each slot comes back with its socket's close; the requests that never finished are not counted.
+      let status = 503;
+      for (let i = 0; i < 50 && status === 503; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        status = (await cairn.call('GET', '/api/v1/entries/ops/slots/k')).status;
+      }
+      expect(status).toBe(404);
+      // Several at once again: both slots are free, not one.
+      expect((await Promise.all([0, 1].map(() => cairn.call('GET', '/api/v1/entries/ops/slots/k')))).map((r) => r.status)).toEqual([404, 404]);
+      const text = await metrics();
+      expect(sample(text, 'cairn_http_requests_total{method="GET",route="/api/v1/entries/*",status="503"}')).toBeGreaterThanOrEqual(1);
+      expect(text).not.toContain('method="POST",route="/api/v1/entries"');
     } finally {
       await cairn.close();
     }

@@ -48,16 +48,17 @@ export const registerRequestHooks = (app: FastifyInstance, metrics: Metrics, key
     // The getter builds a fresh object each time it is read: read it once.
     const route = request.routeOptions;
     const series = requests.route(request.method, route.url ?? 'unmatched');
-    const slot = !longLived(request.method, route.url ?? '');
-    if (slot) {
+    // Read at the end: a request refused a slot (503) is counted, and gives nothing back.
+    let slot = false;
+    reply.raw.on('close', () => finished(request, reply, series, slot));
+    if (!longLived(request.method, route.url ?? '')) {
       try {
         limits.admit();
+        slot = true;
       } catch (error) {
-        reply.raw.on('close', () => finished(request, reply, series, false));
         return done(error as Error);
       }
     }
-    reply.raw.on('close', () => finished(request, reply, series, slot));
     if (route.config?.public) return done();
     const admit = (access: Access): void => {
       request.access = access;

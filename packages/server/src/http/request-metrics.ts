@@ -40,34 +40,12 @@ interface Sample {
 }
 
 /**
- * A metric the registry renders at scrape time from the series, by the same contract as
- * prom-client's own (`get()` gives name, help, type and values).
+ * A metric the registry renders at scrape time, by the contract of prom-client's own: `get()`
+ * gives name, help, type and values; a registry reset calls `reset()`. Its TypeScript type
+ * names prom-client's classes, hence the cast.
  */
-class SeriesView {
-  readonly aggregator = 'sum';
-  readonly name: string;
-  readonly help: string;
-  /** prom-client's exposition type: 'counter' or 'histogram'. */
-  readonly type: string;
-  private readonly samples: () => Sample[];
-  private readonly clear: () => void;
-
-  constructor(name: string, help: string, type: string, samples: () => Sample[], clear: () => void) {
-    this.name = name;
-    this.help = help;
-    this.type = type;
-    this.samples = samples;
-    this.clear = clear;
-  }
-
-  get() {
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: this.samples() };
-  }
-
-  reset(): void {
-    this.clear();
-  }
-}
+const view = (name: string, help: string, type: 'counter' | 'histogram', samples: () => Sample[], reset: () => void): Metric =>
+  ({ name, help, type, aggregator: 'sum', get: () => ({ name, help, type, aggregator: 'sum', values: samples() }), reset }) as unknown as Metric;
 
 /**
  * Request rate, errors and latency per route (the route pattern, never the raw URL):
@@ -79,23 +57,9 @@ export class RequestMetrics {
   private readonly series = new Map<string, Map<string, RouteSeries>>();
 
   constructor(registry: Registry) {
-    const counts = new SeriesView(
-      'cairn_http_requests_total',
-      'HTTP requests by method, route and status',
-      'counter',
-      () => this.countSamples(),
-      () => this.series.clear(),
-    );
-    const latency = new SeriesView(
-      'cairn_http_request_duration_seconds',
-      'HTTP request latency by method and route',
-      'histogram',
-      () => this.latencySamples(),
-      () => this.series.clear(),
-    );
-    // The registry asks only for what SeriesView has; its type names prom-client's classes.
-    registry.registerMetric(counts as unknown as Metric);
-    registry.registerMetric(latency as unknown as Metric);
+    const reset = (): void => this.series.clear();
+    registry.registerMetric(view('cairn_http_requests_total', 'HTTP requests by method, route and status', 'counter', () => this.countSamples(), reset));
+    registry.registerMetric(view('cairn_http_request_duration_seconds', 'HTTP request latency by method and route', 'histogram', () => this.latencySamples(), reset));
   }
 
   /** The series of one method and route pattern, made on first use (routes are few). */

@@ -97,8 +97,8 @@ const coverage = (text: Candidate[] | null, ceiling: number | undefined): number
  * Fuse the text and vector rankings (either may be absent), and in hybrid the word-by-word
  * ranking of their best candidates, into one, best first. With several: by default (`by:
  * 'scores'`) each ranking's scores rescaled between its worst and best candidate, weighted
- * (text also by its `coverage` of `textCeiling`) and summed; `by: 'ranks'` is reciprocal rank fusion, as before (search profile v1). With
- * one ranking, its scores relative to its best.
+ * (text also by its `coverage` of `textCeiling`) and summed; `by: 'ranks'` is reciprocal rank
+ * fusion, as before (search profile v1). With one ranking, its scores relative to its best.
  */
 export const fuse = (
   text: Candidate[] | null,

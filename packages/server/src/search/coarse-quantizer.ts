@@ -123,6 +123,11 @@ export class CoarseQuantizer {
     return new CoarseQuantizer(dim, c1, c2, top, second);
   }
 
+  /** `train` on every row of `data`. */
+  static trainOnAll(data: Float32Array, dim: number, lists: number): Generator<void, CoarseQuantizer> {
+    return CoarseQuantizer.train(data, Array.from({ length: data.length / dim }, (_, i) => i), dim, lists);
+  }
+
   /** The centroids, for saving (see `restore`). */
   get parts(): { c1: number; c2: number; top: Float32Array; second: Float32Array[] } {
     return { c1: this.c1, c2: this.c2, top: this.top, second: this.second };

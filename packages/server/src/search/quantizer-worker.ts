@@ -7,8 +7,7 @@ import { CoarseQuantizer } from './coarse-quantizer.ts';
  * runs straight through instead of in slices.
  */
 const { data, dim, lists } = workerData as { data: Float32Array; dim: number; lists: number };
-const rows = Array.from({ length: data.length / dim }, (_, i) => i);
-const training = CoarseQuantizer.train(data, rows, dim, lists);
+const training = CoarseQuantizer.trainOnAll(data, dim, lists);
 let step = training.next();
 while (!step.done) step = training.next();
 const parts = step.value.parts;

@@ -15,24 +15,16 @@ export const trainQuantizer = async (sample: () => Float32Array, dim: number, li
   try {
     return await trainInWorker(sample(), dim, lists, worker);
   } catch {
-    const data = sample();
-    return runInSlices(CoarseQuantizer.train(data, Array.from({ length: data.length / dim }, (_, i) => i), dim, lists));
+    return runInSlices(CoarseQuantizer.trainOnAll(sample(), dim, lists));
   }
 };
-
-interface Parts {
-  c1: number;
-  c2: number;
-  top: Float32Array;
-  second: Float32Array[];
-}
 
 const trainInWorker = (data: Float32Array, dim: number, lists: number, script: URL): Promise<CoarseQuantizer> =>
   new Promise((resolve, reject) => {
     const worker = new Worker(script, { workerData: { data, dim, lists }, transferList: [data.buffer as ArrayBuffer] });
     // A training never holds the process open: at exit, its result is not wanted.
     worker.unref();
-    worker.once('message', ({ c1, c2, top, second }: Parts) => resolve(CoarseQuantizer.restore(dim, c1, c2, top, second)));
+    worker.once('message', ({ c1, c2, top, second }: CoarseQuantizer['parts']) => resolve(CoarseQuantizer.restore(dim, c1, c2, top, second)));
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the quantizer training worker exited (${code}) without an answer`)));
   });

@@ -65,7 +65,13 @@ export class AsOfIndex implements SearchIndex {
 
   async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<TextRanking> {
     const terms = await this.analyse();
-    const frequencyOf = (term: string): number => terms.reduce((count, d) => count + (d.tf.has(term) ? 1 : 0), 0);
+    // A scan of every document per term: counted once, for the ceiling and the weights.
+    const frequencies = new Map<string, number>();
+    const frequencyOf = (term: string): number => {
+      let df = frequencies.get(term);
+      if (df === undefined) frequencies.set(term, (df = terms.reduce((count, d) => count + (d.tf.has(term) ? 1 : 0), 0)));
+      return df;
+    };
     const ceiling = queryCeiling(query.terms, frequencyOf, Math.max(1, terms.length));
     const wanted = new Set(query.terms);
     if (query.prefixes.length > 0) {

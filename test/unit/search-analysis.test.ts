@@ -4,7 +4,7 @@ import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
 import { analyze, words } from '../../packages/server/src/search-rules/analyzer.ts';
 import { FIELD_LETTER, FIELD_WEIGHTS, type FieldClass, docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
-import { fuse } from '../../packages/server/src/search-rules/fuse.ts';
+import { SCALE_DEPTH, fuse } from '../../packages/server/src/search-rules/fuse.ts';
 import { K1, idf, queryCeiling } from '../../packages/server/src/search-rules/bm25.ts';
 import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-graph.ts';
 import { WordSimilarities, cosines } from '../../packages/server/src/embed/word-similarities.ts';
@@ -143,6 +143,17 @@ describe('search analysis', () => {
     expect(fuse(text, vector, { now, limit: 10, vectorWeight: 1, by: 'scores' }).map((r) => r.entry.key)).toEqual(['b', 'c', 'a']);
     // Reciprocal ranks give the arbitrary text order as much say as the vector ranking.
     expect(fuse(text, vector, { now, limit: 10, vectorWeight: 1, by: 'ranks' })[0]?.entry.key).toBe('c');
+  });
+
+  it('ranks the first results alike however deep the rankings are read (the limit asked for)', () => {
+    const now = Date.parse('2026-11-01T00:00:00.000Z');
+    const entries = Array.from({ length: 150 }, (_, i) => entry({ key: `e${String(i).padStart(3, '0')}` }) as Entry);
+    // Text and vector disagree; their scores fall at different paces past the 50th candidate.
+    const text = entries.map((e, i) => ({ entry: e, score: 20 - i * (i < SCALE_DEPTH ? 0.1 : 0.12) }));
+    const vector = [...entries].reverse().map((e, i) => ({ entry: e, score: 0.9 - i * 0.004 }));
+    const keys = (depth: number) =>
+      fuse(text.slice(0, depth), vector.slice(0, depth), { now, limit: 10, vectorWeight: 1, by: 'scores' }).map((r) => `${r.entry.key} ${r.score.toFixed(9)}`);
+    expect(keys(150)).toEqual(keys(SCALE_DEPTH));
   });
 
   it('weighs the text ranking by the share of the query ceiling its best candidate holds', () => {

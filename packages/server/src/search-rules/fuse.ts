@@ -64,21 +64,32 @@ const SCORE_WEIGHTS_WITHOUT_WORDS = { text: 1, vector: 1 };
 type Fused = { entry: Entry; address: string; parts: ScoreParts };
 
 /**
- * Adds a ranking's scores rescaled to 0–1 between its worst and best candidate. A ranking
- * whose candidates all score alike (a speaker's name on half the turns of a conversation)
- * then adds nothing, where reciprocal ranks would still give its arbitrary order full weight.
- * `fused[i]` is the fused result of `list[i]`.
+ * How deep into each ranking the rescaling looks: the worst of its first SCALE_DEPTH candidates
+ * scores 0, anything below it too. A search asking for more results reads deeper rankings, and
+ * with the worst candidate of the whole list as the floor every score would move with `limit`:
+ * the first ten results of `limit: 30` were not those of `limit: 10` (and ranked worse).
  */
-const addScaled = (list: Candidate[] | null, fused: Fused[], weight: number): void => {
+export const SCALE_DEPTH = 50;
+
+/**
+ * Adds a ranking's scores rescaled to 0–1 between its SCALE_DEPTH-th and best candidate. A
+ * ranking whose candidates all score alike (a speaker's name on half the turns of a
+ * conversation) then adds nothing, where reciprocal ranks would still give its arbitrary order
+ * full weight. `fused[i]` is the fused result of `list[i]`. The word-by-word ranking, whose
+ * length does not follow `limit`, is rescaled over all of it.
+ */
+const addScaled = (list: Candidate[] | null, fused: Fused[], weight: number, depth = SCALE_DEPTH): void => {
   if (!list || list.length === 0) return;
   let max = -Infinity;
   let min = Infinity;
-  for (const c of list) {
-    max = Math.max(max, c.score);
-    min = Math.min(min, c.score);
+  for (let i = 0; i < Math.min(list.length, depth); i++) {
+    const score = (list[i] as Candidate).score;
+    max = Math.max(max, score);
+    min = Math.min(min, score);
   }
+  const scaled = (score: number): number => (max > min ? Math.max(0, score - min) / (max - min) : score >= max ? 1 : 0);
   list.forEach((c, i) => {
-    (fused[i] as Fused).parts.relevance += weight * (max > min ? (c.score - min) / (max - min) : 1);
+    (fused[i] as Fused).parts.relevance += weight * scaled(c.score);
   });
 };
 
@@ -143,7 +154,7 @@ export const fuse = (
     const weights = options.words ? SCORE_WEIGHTS : SCORE_WEIGHTS_WITHOUT_WORDS;
     addScaled(text, textFused, weights.text * coverage(text, options.textCeiling));
     addScaled(vector, vectorFused, weights.vector);
-    if (options.words) addScaled(options.words, wordsFused, SCORE_WEIGHTS.words);
+    if (options.words) addScaled(options.words, wordsFused, SCORE_WEIGHTS.words, options.words.length);
   }
   const ranked: (Ranked & { address: string })[] = [];
   for (const { entry, address, parts } of byAddress.values()) {

@@ -8,7 +8,7 @@ import { parseInput } from '../domain/parse-input.ts';
 import type { Candidate, SearchFilter, SearchIndex } from '../ports/search-index.ts';
 import { AsOfIndex } from './as-of-index.ts';
 import { embeddingText } from '../search-rules/entry-text.ts';
-import { type Ranked, addressOf, fuse } from '../search-rules/fuse.ts';
+import { type Ranked, SCALE_DEPTH, addressOf, fuse } from '../search-rules/fuse.ts';
 import { highlight } from '../search-rules/highlights.ts';
 import { expandQuery, hasTextTerms, parseQuery } from '../search-rules/query.ts';
 import { withoutFrame } from '../search-rules/question.ts';
@@ -43,9 +43,9 @@ export type SearchInput = z.input<typeof SearchInput>;
 // What a search answers: declared once, in the client.
 export type { SearchResponse, SearchResult } from 'cairn-memory-client';
 
-/** Each ranking offers this many candidates per result asked for (fusion needs depth). */
+/** Each ranking offers this many candidates per result asked for (fusion needs depth), and at least as many as fusion rescales by. */
 const DEPTH = 5;
-const MIN_CANDIDATES = 50;
+const MIN_CANDIDATES = SCALE_DEPTH;
 /** Weight of the vector ranking in reciprocal rank fusion (search profile v1), relative to text (1). */
 const VECTOR_WEIGHT = 1;
 const QUERY_EMBED_TIMEOUT_MS = 2_000;

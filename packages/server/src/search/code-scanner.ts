@@ -1,16 +1,26 @@
 import { type WasmMemory, wasmMemory } from '../wasm/module-bytes.ts';
+import { grownCapacity } from './capacity.ts';
 import { type Dots, dotKernels } from './dot-kernel.ts';
+import { quantize } from './vector-list.ts';
 
 const PAGE = 65_536;
+/** Bytes the kernel's last load of a row may reach past it (dot-kernel.ts `dots8`). */
+const SLACK = 8;
 
 /**
- * Dot products of one query with the int8 codes of the inverted lists it visits, in
- * WebAssembly SIMD (dot-kernel.ts `dots8`, eight products a step against the query rounded to
- * 16-bit integers: its rounding moves a dot by about 1e-5 of its size, and the exact vectors
- * rank the candidates again anyway). The lists keep their codes in ordinary arrays (they grow
- * one by one, and are rebuilt at every training); a list is copied into this memory to be
- * scanned, which costs far less than scanning it in JS. Memory: the query, one score per row
- * of the largest list scanned so far, then its codes and 8 bytes the last row's load may reach.
+ * Dot products of one query with rows of int8 codes, in WebAssembly SIMD (dot-kernel.ts
+ * `dots8`, eight products a step against the query rounded to 16-bit integers: its rounding
+ * moves a dot by about 1e-5 of its size). Two uses, one scanner each:
+ *
+ * - the inverted lists' codes (`scan`): the lists keep them in ordinary arrays (they grow one
+ *   by one, and are rebuilt at every training), and a list is copied into this memory to be
+ *   scanned, which costs far less than scanning it in JS;
+ * - codes held here for good (`hold`, `scanHeld`): the exact scan's copy of every vector, a
+ *   quarter of the floats' bytes, which at 10k vectors of 100 dimensions (1 MB) stays in a
+ *   core's cache where the floats (4 MB) do not.
+ *
+ * Memory: the query, the codes (room for `rows`) and the bytes the last row's load may reach,
+ * then one score per row.
  */
 export class CodeScanner {
   private readonly dim: number;
@@ -27,6 +37,10 @@ export class CodeScanner {
    */
   private readonly top: number;
   private unitWorth = 0;
+  /** The scale of each held row: its components are its codes times its scale, within half a scale. */
+  scales = new Float32Array(0);
+  /** The largest scale ever held: bounds how far a held row's dot is from its codes' (errorBound). */
+  private maxScale = 0;
 
   private constructor(dim: number, memory: WasmMemory, dots8: Dots) {
     this.dim = dim;
@@ -40,6 +54,10 @@ export class CodeScanner {
   /** What one unit of the integer query is worth: a scan's sums times this are the dot products. */
   get unit(): number {
     return this.unitWorth;
+  }
+
+  get bytes(): number {
+    return this.memory.buffer.byteLength + this.scales.byteLength;
   }
 
   /** A scanner for `dim` dimensions, or null where WebAssembly SIMD is not available. */
@@ -66,24 +84,61 @@ export class CodeScanner {
   /**
    * `codes` rows [0, count) dotted with the integer query (before their scale, and in units
    * of `unit`): a view valid until the next call. The caller multiplies only the few it keeps.
+   * Held rows, if any, are overwritten.
    */
   scan(codes: Int8Array, count: number): Float32Array {
     this.fit(count);
-    const dim = this.dim;
-    const scoresAt = this.queryBytes;
-    const codesAt = scoresAt + this.rows * 4;
-    new Int8Array(this.memory.buffer, codesAt, count * dim).set(codes.subarray(0, count * dim));
-    this.dots8(0, codesAt, count, dim, scoresAt);
+    new Int8Array(this.memory.buffer, this.queryBytes, count * this.dim).set(codes.subarray(0, count * this.dim));
+    return this.dotsOf(count);
+  }
+
+  /** Holds row `row` as the codes of the `dim` floats of `data` from `at` (its scale in `scales`). */
+  hold(row: number, data: Float32Array, at: number): void {
+    if (row >= this.rows) this.fit(grownCapacity(this.rows, row + 1));
+    if (row >= this.scales.length) {
+      const scales = new Float32Array(this.rows);
+      scales.set(this.scales);
+      this.scales = scales;
+    }
+    const scale = quantize(data, at, this.dim, new Int8Array(this.memory.buffer), this.queryBytes + row * this.dim);
+    this.scales[row] = scale;
+    this.maxScale = Math.max(this.maxScale, scale);
+  }
+
+  /** Held rows [0, count) dotted with the integer query, as `scan` answers. */
+  scanHeld(count: number): Float32Array {
+    return this.dotsOf(Math.min(count, this.rows));
+  }
+
+  /**
+   * How far from `query`'s dot product with a held row (both of length at most 1) that row's
+   * sum × unit × scale can be: each code is within half its scale of its component, each query
+   * integer within half a unit of its component, and float32 holds the integer sum to 2^-24.
+   */
+  errorBound(query: Float32Array): number {
+    let l1 = 0;
+    for (let d = 0; d < this.dim; d++) l1 += Math.abs(query[d] as number);
+    return (l1 * this.maxScale) / 2 + (this.unitWorth / 2) * 127 * this.maxScale * this.dim + 1e-6;
+  }
+
+  private dotsOf(count: number): Float32Array {
+    const scoresAt = this.scoresAt();
+    this.dots8(0, this.queryBytes, count, this.dim, scoresAt);
     return new Float32Array(this.memory.buffer, scoresAt, count);
   }
 
-  /** Room for `rows` rows: the query first, then the scores, then the codes and the slack after them. */
+  /** Behind the codes and their slack, on a 16-byte boundary (a float view needs 4). */
+  private scoresAt(): number {
+    return Math.ceil((this.queryBytes + this.rows * this.dim + SLACK) / 16) * 16;
+  }
+
+  /** Room for `rows` rows (codes kept where they are; the scores move behind them); the query written. */
   private fit(rows: number): void {
     if (rows > this.rows) {
-      const need = this.queryBytes + rows * 4 + rows * this.dim + 8;
+      this.rows = rows;
+      const need = this.scoresAt() + rows * 4;
       const pages = Math.ceil(need / PAGE) - this.memory.buffer.byteLength / PAGE;
       if (pages > 0) this.memory.grow(pages);
-      this.rows = rows;
     }
     new Int16Array(this.memory.buffer, 0, this.query.length).set(this.query);
   }

@@ -37,14 +37,9 @@ export class VectorList {
   }
 
   push(slot: number, data: Float32Array, at: number): void {
-    const dim = this.dim;
-    let max = 0;
-    for (let d = 0; d < dim; d++) max = Math.max(max, Math.abs(data[at + d] as number));
-    const scale = max > 0 ? max / 127 : 1;
     const j = this.room();
-    for (let d = 0; d < dim; d++) this.codes[j * dim + d] = Math.round((data[at + d] as number) / scale);
     this.slots[j] = slot;
-    this.scales[j] = scale;
+    this.scales[j] = quantize(data, at, this.dim, this.codes, j * this.dim);
   }
 
   /** Renumber by `remap` (old slot → new, -1 = gone) in place, dropping the rows of gone slots. */
@@ -81,3 +76,16 @@ export class VectorList {
     return this.count++;
   }
 }
+
+/**
+ * Writes the `dim` components of `data` from `at` as int8 codes into `codes` from `codeAt`,
+ * the largest in magnitude as ±127, and answers the scale (a component is its code times the
+ * scale, within half a scale).
+ */
+export const quantize = (data: Float32Array, at: number, dim: number, codes: Int8Array, codeAt: number): number => {
+  let max = 0;
+  for (let d = 0; d < dim; d++) max = Math.max(max, Math.abs(data[at + d] as number));
+  const scale = max > 0 ? max / 127 : 1;
+  for (let d = 0; d < dim; d++) codes[codeAt + d] = Math.round((data[at + d] as number) / scale);
+  return scale;
+};

@@ -237,6 +237,31 @@ describe('in-process vector index', () => {
     expect(best?.slot).toBe(count);
   });
 
+  it('ranks near copies of one vector exactly too, where the codes cannot tell them apart', () => {
+    const dim = 100;
+    const base = Float32Array.from({ length: dim }, () => rand() - 0.5);
+    const index = new VectorIndex('test', dim);
+    const stored: Float32Array[] = [];
+    for (let slot = 0; slot < 3_000; slot++) {
+      // Differences far below the codes' resolution (a 127th of the largest component).
+      const v = base.map((x) => x + (rand() - 0.5) * 1e-4);
+      index.set(slot, v);
+      const scale = 1 / Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+      stored.push(v.map((x) => x * scale));
+    }
+    const alive = new Uint8Array(3_000).fill(1);
+    for (let probe = 0; probe < 5; probe++) {
+      const query = base.map((x) => x + (rand() - 0.5) * 0.05);
+      const norm = Math.sqrt(query.reduce((s, x) => s + x * x, 0));
+      const q = query.map((x) => x / norm);
+      const expected = stored
+        .map((v, slot) => ({ slot, score: v.reduce((s, x, d) => s + x * (q[d] as number), 0) }))
+        .sort((a, b) => b.score - a.score || a.slot - b.slot)
+        .slice(0, 50);
+      expect(index.search(query, 50, alive, () => true)).toEqual(expected);
+    }
+  });
+
   it('answers as an exact scan of what it holds through sets, deletes, renumberings and a restore (a model)', () => {
     const rand = random(7);
     const normalized = (v: Float32Array): Float32Array => {

@@ -219,7 +219,8 @@ export class VectorIndex {
       // float one, so a row whose code dot is more than twice that below the n-th best code
       // dot cannot be among the n best; every row above is ranked by `consider`, in slot order
       // (on equal scores the lower slot stays, as the float scan had it): the answer is
-      // exactly the float scan's. At 10k vectors and n = 50 (the bench), about 120 rows a search.
+      // exactly the float scan's. At 10k vectors and n = 50 (the bench), about 120 rows a search;
+      // past `most`, the float scan below answers instead.
       held.use(q);
       const sums = held.scanHeld(rows);
       const scales = held.scales;
@@ -240,15 +241,20 @@ export class VectorIndex {
         return top.sorted();
       }
       const floor = (rough.bar - 2 * held.errorBound(q)) / unit;
+      const most = Math.max(4 * n, n + 8 * RERANK_EXTRA);
       const near: number[] = [];
-      for (let row = 0; row < rows; row++) {
+      for (let row = 0; row < rows && near.length <= most; row++) {
         if ((sums[row] as number) * (scales[row] as number) < floor) continue;
         const slot = slotOfRow[row] as number;
         if (slot >= 0) near.push(slot);
       }
-      near.sort((a, b) => a - b);
-      for (const slot of near) consider(slot);
-      return top.sorted();
+      if (near.length <= most) {
+        near.sort((a, b) => a - b);
+        for (const slot of near) consider(slot);
+        return top.sorted();
+      }
+      // Vectors so alike that the codes cannot tell most of them apart (near copies of one
+      // text): ranking them all by their floats in JS would cost more than the float scan.
     }
     const dots = this.slab.dotsWith(q, rows);
     if (!dots) {

@@ -219,21 +219,24 @@ describe('search analysis', () => {
     let seed = 7;
     const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5;
     const dim = 100;
-    const query = Array.from({ length: 7 }, () => Float32Array.from({ length: dim }, random));
     const words = Array.from({ length: 600 }, () => Float32Array.from({ length: dim }, random));
-    const flat = new Float32Array(query.length * dim);
-    query.forEach((v, i) => flat.set(v, i * dim));
-    const expected = words.map((v) => {
-      const out = new Float32Array(query.length);
-      cosines(flat, query.length, dim, v, out, 0);
-      return Array.from(out);
-    });
-    // Default bound (all in the memory), and a bound the 600 rows outgrow half way (they move to JS).
-    for (const table of [new WordSimilarities(dim), new WordSimilarities(dim, 16_000)]) {
-      for (let round = 0; round < 2; round++) {
-        table.begin(query);
-        const rows = words.map((v) => table.add(v));
-        expect(rows.map((r) => Array.from(table.sims.subarray(r * table.stride, r * table.stride + query.length)))).toEqual(expected);
+    // Query words in pairs: four pairs (two at a time, twice), three (two, then one alone), one.
+    for (const n of [7, 5, 1]) {
+      const query = Array.from({ length: n }, () => Float32Array.from({ length: dim }, random));
+      const flat = new Float32Array(query.length * dim);
+      query.forEach((v, i) => flat.set(v, i * dim));
+      const expected = words.map((v) => {
+        const out = new Float32Array(query.length);
+        cosines(flat, query.length, dim, v, out, 0);
+        return Array.from(out);
+      });
+      // Default bound (all in the memory), and a bound the 600 rows outgrow half way (they move to JS).
+      for (const table of [new WordSimilarities(dim), new WordSimilarities(dim, 16_000)]) {
+        for (let round = 0; round < 2; round++) {
+          table.begin(query);
+          const rows = words.map((v) => table.add(v));
+          expect(rows.map((r) => Array.from(table.sims.subarray(r * table.stride, r * table.stride + query.length)))).toEqual(expected);
+        }
       }
     }
   });

@@ -147,6 +147,49 @@ export class VectorIndex {
     return this.held;
   }
 
+  /**
+   * The exact scan's candidates, chosen by the held codes, in slot order; null when the codes
+   * cannot narrow them down. A row's dot from its codes is within `errorBound` of its float
+   * one, so a row whose code dot is more than twice that below the n-th best code dot cannot be
+   * among the n best: every row above it is a candidate, and ranking the candidates by their
+   * floats (in slot order, so that on equal scores the lower slot stays, as in the float scan)
+   * answers exactly what the float scan answers. At 10k vectors and n = 50 (the bench), about
+   * 120 candidates a search. Vectors so alike that the codes cannot tell most of them apart
+   * (near copies of one text) give more than `most`: ranking all of those by their floats in JS
+   * would cost more than the float scan, which then answers instead.
+   */
+  private nearByCodes(held: CodeScanner, q: Float32Array, n: number, alive: Uint8Array, accept: (slot: number) => boolean): number[] | null {
+    const rows = this.rowCount;
+    const slotOfRow = this.slotOfRow;
+    held.use(q);
+    const sums = held.scanHeld(rows);
+    const scales = held.scales;
+    const unit = held.unit;
+    const rough = new TopK(n);
+    let bar = rough.bar / unit;
+    for (let row = 0; row < rows; row++) {
+      const scaled = (sums[row] as number) * (scales[row] as number);
+      if (!(scaled > bar)) continue;
+      const slot = slotOfRow[row] as number;
+      if (slot < 0 || alive[slot] !== 1 || !accept(slot)) continue;
+      rough.push(slot, scaled * unit);
+      bar = rough.bar / unit;
+    }
+    // Fewer than n accepted: the rough top holds every one of them.
+    if (rough.size < n) return rough.sorted().map(({ slot }) => slot).sort((a, b) => a - b);
+    const floor = (rough.bar - 2 * held.errorBound(q)) / unit;
+    const most = Math.max(4 * n, n + 8 * RERANK_EXTRA);
+    const near: number[] = [];
+    for (let row = 0; row < rows; row++) {
+      if ((sums[row] as number) * (scales[row] as number) < floor) continue;
+      const slot = slotOfRow[row] as number;
+      if (slot < 0) continue;
+      if (near.length === most) return null;
+      near.push(slot);
+    }
+    return near.sort((a, b) => a - b);
+  }
+
   delete(slot: number): void {
     if (!this.holds(slot)) return;
     this.size -= 1;
@@ -214,47 +257,10 @@ export class VectorIndex {
     const rows = this.rowCount;
     const slotOfRow = this.slotOfRow;
     const held = this.heldCodes();
-    if (held) {
-      // The codes choose, the floats rank. A row's dot from its codes is within `slack` of the
-      // float one, so a row whose code dot is more than twice that below the n-th best code
-      // dot cannot be among the n best; every row above is ranked by `consider`, in slot order
-      // (on equal scores the lower slot stays, as the float scan had it): the answer is
-      // exactly the float scan's. At 10k vectors and n = 50 (the bench), about 120 rows a search;
-      // past `most`, the float scan below answers instead.
-      held.use(q);
-      const sums = held.scanHeld(rows);
-      const scales = held.scales;
-      const unit = held.unit;
-      const rough = new TopK(n);
-      let bar = rough.bar / unit;
-      for (let row = 0; row < rows; row++) {
-        const scaled = (sums[row] as number) * (scales[row] as number);
-        if (!(scaled > bar)) continue;
-        const slot = slotOfRow[row] as number;
-        if (slot < 0 || alive[slot] !== 1 || !accept(slot)) continue;
-        rough.push(slot, scaled * unit);
-        bar = rough.bar / unit;
-      }
-      // Fewer than n accepted: the rough top holds every one of them.
-      if (rough.size < n) {
-        for (const { slot } of rough.sorted()) consider(slot);
-        return top.sorted();
-      }
-      const floor = (rough.bar - 2 * held.errorBound(q)) / unit;
-      const most = Math.max(4 * n, n + 8 * RERANK_EXTRA);
-      const near: number[] = [];
-      for (let row = 0; row < rows && near.length <= most; row++) {
-        if ((sums[row] as number) * (scales[row] as number) < floor) continue;
-        const slot = slotOfRow[row] as number;
-        if (slot >= 0) near.push(slot);
-      }
-      if (near.length <= most) {
-        near.sort((a, b) => a - b);
-        for (const slot of near) consider(slot);
-        return top.sorted();
-      }
-      // Vectors so alike that the codes cannot tell most of them apart (near copies of one
-      // text): ranking them all by their floats in JS would cost more than the float scan.
+    const near = held ? this.nearByCodes(held, q, n, alive, accept) : null;
+    if (near) {
+      for (const slot of near) consider(slot);
+      return top.sorted();
     }
     const dots = this.slab.dotsWith(q, rows);
     if (!dots) {

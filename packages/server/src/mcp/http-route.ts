@@ -1,5 +1,6 @@
 import { contextOf } from '../http/context.ts';
 import type { RoutePlugin } from '../http/http-context.ts';
+import { mcpAnswerJson } from './answer-json.ts';
 import { McpDispatcher } from './http-dispatch.ts';
 import { type CallScope, createMcpServer } from './server.ts';
 import { SERVED_OPERATIONS, serviceOperations } from './service-operations.ts';
@@ -30,7 +31,7 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
     };
     const answer = await dispatcher.handle(request.headers, request.body, scope);
     void reply.status(answer.status);
-    return answer.status === 202 ? reply.send() : reply.type('application/json').send(answer.body);
+    return answer.status === 202 ? reply.send() : reply.type('application/json').send(mcpAnswerJson(answer.body));
   });
 
   const notAllowed = (method: string) =>

@@ -117,6 +117,9 @@ export const describeSearchContract = (server: () => Cairn): void => {
       await write({ namespace: 'search-other', entity_path: path, key: 'elsewhere', value: `${word} in another namespace` });
       await write({ entity_path: path, key: 'here', value: `${word} in the default namespace` });
       await expect.poll(() => keys({ query: word, mode: 'hybrid', entity_path: path }), { timeout: 5000 }).toEqual(['here']);
+      // Hybrid answers by text until the vectors are in; on PostgreSQL they come a moment after
+      // the commit (its indexer embeds in batches): the checks by vector below wait for them.
+      await expect.poll(() => keys({ query: word, mode: 'vector', limit: 50, namespace: 'search-other' }), { timeout: 5000 }).toContain('elsewhere');
       expect(await keys({ query: word, mode: 'text', namespace: 'search-other' })).toEqual(['elsewhere']);
       // By the namespace alone, in each mode: the same text in the other namespace never shows.
       for (const mode of ['text', 'vector', 'hybrid']) {

@@ -5,11 +5,11 @@ import { quantize } from './vector-list.ts';
 
 const PAGE = 65_536;
 /** Bytes the kernel's last load of a row may reach past it (dot-kernel.ts `dots8`). */
-const SLACK = 8;
+const SLACK = 16;
 
 /**
  * Dot products of one query with rows of int8 codes, in WebAssembly SIMD (dot-kernel.ts
- * `dots8`, eight products a step against the query rounded to 16-bit integers: its rounding
+ * `dots8`, sixteen products a step against the query rounded to 16-bit integers: its rounding
  * moves a dot by about 1e-5 of its size). Two uses, one scanner each:
  *
  * - the inverted lists' codes (`scan`): the lists keep them in ordinary arrays (they grow one
@@ -24,7 +24,7 @@ const SLACK = 8;
  */
 export class CodeScanner {
   private readonly dim: number;
-  /** The query's bytes: 2 per component, padded with zeros to a multiple of 8 components. */
+  /** The query's bytes: 2 per component, padded with zeros to a multiple of 16 components. */
   private readonly queryBytes: number;
   private readonly memory: WasmMemory;
   private readonly dots8: Dots;
@@ -44,7 +44,7 @@ export class CodeScanner {
 
   private constructor(dim: number, memory: WasmMemory, dots8: Dots) {
     this.dim = dim;
-    this.queryBytes = Math.ceil(dim / 8) * 16;
+    this.queryBytes = Math.ceil(dim / 16) * 32;
     this.query = new Int16Array(this.queryBytes / 2);
     this.top = Math.min(32_767, Math.floor(2 ** 31 / (127 * this.query.length)) - 1);
     this.memory = memory;

@@ -10,9 +10,9 @@ import { I32, type Kernel, V128, type WasmMemory, get, instantiate, moduleBytes,
  *
  *   (func (export "dots") (param $q i32) (param $rows i32) (param $count i32) (param $dim i32) (param $out i32)
  *     for i in [0, count): f32 out[i] = Σ rows[i·dim + d] · q[d]      ;; f32 rows, dim a multiple of 4
- *   (func (export "dots8") ...the same over i8 rows (the inverted lists' codes) and an i16
- *     query padded with zeros to a multiple of 8, eight products at a time (i32x4.dot_i16x8_s):
- *     a row's last load runs up to 7 bytes into the next row (or past the last: the caller
+ *   (func (export "dots8") ...the same over i8 rows (codes) and an i16 query padded with
+ *     zeros to a multiple of 16, sixteen products at a time (i32x4.dot_i16x8_s on each half):
+ *     a row's last load runs up to 15 bytes into the next row (or past the last: the caller
  *     leaves room), which the query's zero padding cancels. Sums are exact integers, as f32.
  */
 
@@ -49,32 +49,69 @@ const body = (): number[] => [
   0x0b,
 ];
 
+// dots8's locals beyond the parameters: the second row's address, the two rows' accumulators,
+// the 16 codes loaded, and the two halves of the query's 16 components.
+const [R2, A2, B2, CODES, QLO, QHI] = [9, 10, 11, 12, 13, 14] as const;
+/** acc += 16 codes at `row` + d (widened low and high) · the query's 16 components in QLO, QHI. */
+const step16 = (acc: number, row: number): number[] => [
+  ...get(row), ...get(D), 0x6a, ...simd(0x00), 0, 0, ...set(CODES),      // v128.load: 16 codes (rows are not aligned)
+  ...get(acc),
+  ...get(CODES), ...simd(0x87), ...get(QLO), ...simd(0xba), ...simd(0xae), // + dot(extend_low_i8x16_s, q[d..d+8])
+  ...get(CODES), ...simd(0x88), ...get(QHI), ...simd(0xba), ...simd(0xae), // + dot(extend_high_i8x16_s, q[d+8..d+16])
+  ...set(acc),
+];
+/** The query's 16 components at d (bytes 2d and 2d + 16) into QLO and QHI. */
+const query16: number[] = [
+  ...get(Q), ...get(D), 0x41, 1, 0x74, 0x6a, ...simd(0x00), 4, 0, ...set(QLO),
+  ...get(Q), ...get(D), 0x41, 1, 0x74, 0x6a, ...simd(0x00), 4, 16, ...set(QHI),
+];
+/** out[i + k] = the four lanes of `acc` added, as f32. */
+const store = (acc: number, k: number): number[] => [
+  ...get(OUT), ...get(I), 0x41, k, 0x6a, 0x41, 2, 0x74, 0x6a,
+  ...get(acc), ...simd(0x1b), 0, ...get(acc), ...simd(0x1b), 1, 0x6a, ...get(acc), ...simd(0x1b), 2, 0x6a, ...get(acc), ...simd(0x1b), 3, 0x6a,
+  0xb2, 0x38, 2, 0,                                                      // f32.convert_i32_s; f32.store
+];
+/** The loop over a row's components, 16 at a time, running `steps` (d from 0 to END). */
+const components = (steps: number[]): number[] => [
+  0x41, 0, ...set(D),
+  0x02, 0x40, 0x03, 0x40,
+    ...query16, ...steps,
+    ...get(D), 0x41, 16, 0x6a, ...set(D),
+    ...get(D), ...get(END), 0x49, 0x0d, 0,                               // br_if again when d < end
+  0x0b, 0x0b,
+];
+const zeroI32x4 = (acc: number): number[] => [0x41, 0, ...simd(0x11), ...set(acc)];
+
 /**
- * `dots8`: int8 rows against an int16 query, 8 components a step: v128.load8x8_s widens 8
- * codes to i16x8, i32x4.dot_i16x8_s multiplies them with 8 query components and adds pairs.
+ * `dots8`: int8 rows against an int16 query, 16 components a step: one v128.load of 16 codes,
+ * widened in two halves to i16x8 (i16x8.extend_low/high_i8x16_s), each half multiplied with 8
+ * query components and added in pairs (i32x4.dot_i16x8_s). Rows go two at a time, sharing the
+ * query's loads; an odd last row goes alone. Against 8 components a step, one row at a time:
+ * 10k rows of 100 dimensions 250 → 156 µs (measured side by side, same sums).
  * |sum| ≤ 127 · the query's largest integer · padded dim, which the scanner keeps under 2^31.
  */
 const body8: number[] = [
-  ...vec([[4, I32], [2, V128]]),
-  ...get(DIM), 0x41, 7, 0x6a, 0x41, 0x78, 0x71, ...set(END), // (dim + 7) & -8: a row's padded bytes
+  ...vec([[5, I32], [5, V128]]),
+  ...get(DIM), 0x41, 15, 0x6a, 0x41, 0x70, 0x71, ...set(END),            // (dim + 15) & -16: a row's padded bytes
   ...get(ROWS), ...set(R),
-  0x02, 0x40, 0x03, 0x40,                                  // block; loop (rows)
-    ...get(I), ...get(COUNT), 0x4f, 0x0d, 1,               //   br_if out when i >= count
-    0x41, 0, ...simd(0x11), ...set(A), 0x41, 0, ...set(D), //   A = i32x4(0); d = 0
-    0x02, 0x40, 0x03, 0x40,                                //   block; loop (eight components at a time)
-      ...get(A),
-      ...get(R), ...get(D), 0x6a, ...simd(0x01), 0, 0,     //     v128.load8x8_s rows[r + d]
-      ...get(Q), ...get(D), 0x41, 1, 0x74, 0x6a, ...simd(0x00), 0, 0, // v128.load q[2d]
-      ...simd(0xba), ...simd(0xae), ...set(A),             //     A += i32x4.dot_i16x8_s
-      ...get(D), 0x41, 8, 0x6a, ...set(D),
-      ...get(D), ...get(END), 0x49, 0x0d, 0,               //     br_if again when d < end
-    0x0b, 0x0b,
-    ...get(OUT), ...get(I), 0x41, 2, 0x74, 0x6a,           //   out + 4i
-    ...get(A), ...simd(0x1b), 0, ...get(A), ...simd(0x1b), 1, 0x6a, ...get(A), ...simd(0x1b), 2, 0x6a, ...get(A), ...simd(0x1b), 3, 0x6a,
-    0xb2, 0x38, 2, 0,                                      //   f32.convert_i32_s; f32.store
+  0x02, 0x40, 0x03, 0x40,                                                // block; loop (two rows)
+    ...get(I), 0x41, 1, 0x6a, ...get(COUNT), 0x4f, 0x0d, 1,              //   br_if out when i + 1 >= count
+    ...get(R), ...get(DIM), 0x6a, ...set(R2),
+    ...zeroI32x4(A2), ...zeroI32x4(B2),
+    ...components([...step16(A2, R), ...step16(B2, R2)]),
+    ...store(A2, 0), ...store(B2, 1),
+    ...get(R2), ...get(DIM), 0x6a, ...set(R),
+    ...get(I), 0x41, 2, 0x6a, ...set(I),
+    0x0c, 0,                                                             //   br loop
+  0x0b, 0x0b,
+  0x02, 0x40, 0x03, 0x40,                                                // block; loop (the last row, if odd)
+    ...get(I), ...get(COUNT), 0x4f, 0x0d, 1,
+    ...zeroI32x4(A2),
+    ...components(step16(A2, R)),
+    ...store(A2, 0),
     ...get(R), ...get(DIM), 0x6a, ...set(R),
     ...get(I), 0x41, 1, 0x6a, ...set(I),
-    0x0c, 0,                                               //   br loop
+    0x0c, 0,
   0x0b, 0x0b,
   0x0b,
 ];

@@ -8,6 +8,8 @@ import { SCALE_DEPTH, fuse } from '../../packages/server/src/search-rules/fuse.t
 import { K1, idf, queryCeiling } from '../../packages/server/src/search-rules/bm25.ts';
 import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-graph.ts';
 import { WordSimilarities, cosines } from '../../packages/server/src/embed/word-similarities.ts';
+import { cosineKernels } from '../../packages/server/src/embed/cosine-kernel.ts';
+import { wasmMemory } from '../../packages/server/src/wasm/module-bytes.ts';
 import { expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { withoutFrame } from '../../packages/server/src/search-rules/question.ts';
 import { random } from '../../packages/server/src/search/seeded-random.ts';
@@ -219,9 +221,11 @@ describe('search analysis', () => {
     let seed = 7;
     const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5;
     const dim = 100;
+    // The kernels compile here (else the tables below would compare JS with itself).
+    expect(cosineKernels(wasmMemory(1))).not.toBeNull();
     const words = Array.from({ length: 600 }, () => Float32Array.from({ length: dim }, random));
-    // Query words in pairs: four pairs (two at a time, twice), three (two, then one alone), one.
-    for (const n of [7, 5, 1]) {
+    // Query words in quads: two (the second with a padded lane), two (three padded lanes), one.
+    for (const n of [7, 5, 1, 8]) {
       const query = Array.from({ length: n }, () => Float32Array.from({ length: dim }, random));
       const flat = new Float32Array(query.length * dim);
       query.forEach((v, i) => flat.set(v, i * dim));
@@ -236,6 +240,11 @@ describe('search analysis', () => {
           table.begin(query);
           const rows = words.map((v) => table.add(v));
           expect(rows.map((r) => Array.from(table.sims.subarray(r * table.stride, r * table.stride + query.length)))).toEqual(expected);
+          // A text's best match per query word over its words' rows (none below 0).
+          const chosen = Int32Array.from({ length: 40 }, (_, k) => (k * 37) % rows.length);
+          const best = Array.from(table.best(chosen, chosen.length).subarray(0, query.length));
+          expect(best).toEqual(query.map((_, i) => Math.max(0, ...Array.from(chosen, (r) => expected[r]?.[i] as number))));
+          expect(Array.from(table.best(chosen, 0).subarray(0, query.length))).toEqual(query.map(() => 0));
         }
       }
     }

@@ -51,6 +51,8 @@ export class BuiltinEmbedder implements Embedder {
   /** Counts wordMatch calls: a word whose `pass` is the current one has its similarities in this call's table, at row `slot`. */
   private pass = 0;
   private readonly similarities = new WordSimilarities(this.dimension);
+  /** The similarity rows of one text's words, handed to the table for their best matches. */
+  private rowsOfText = new Int32Array(256);
   /** Background batches' thread; null once it could not be used (they then run here). */
   private thread: EmbedThread | null;
   /** Whether background batches go to the thread (see embedInBackground). */
@@ -169,17 +171,18 @@ export class BuiltinEmbedder implements Embedder {
     const pass = ++this.pass;
     const table = this.similarities;
     table.begin(q.map((w) => w.vector));
-    const best = new Float32Array(n);
     return texts.map((text) => {
-      best.fill(0);
-      for (const unit of this.unitWords(text)) {
+      const units = this.unitWords(text);
+      if (units.length > this.rowsOfText.length) this.rowsOfText = new Int32Array(Math.max(units.length, 2 * this.rowsOfText.length));
+      const rows = this.rowsOfText;
+      units.forEach((unit, u) => {
         if (unit.pass !== pass) {
           unit.pass = pass;
           unit.slot = table.add(unit.vector);
         }
-        const sims = table.sims;
-        for (let i = 0, at = unit.slot * table.stride; i < n; i++, at++) if ((sims[at] as number) > (best[i] as number)) best[i] = sims[at] as number;
-      }
+        rows[u] = unit.slot;
+      });
+      const best = table.best(rows, units.length);
       let sum = 0;
       for (let i = 0; i < n; i++) sum += (q[i] as Unit).weight * (best[i] as number);
       return sum / total;

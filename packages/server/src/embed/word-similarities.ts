@@ -1,5 +1,5 @@
-import { type WasmMemory, wasmMemory } from '../wasm/module-bytes.ts';
-import { type PairDots, cosineKernel } from './cosine-kernel.ts';
+import { type Kernel, type WasmMemory, wasmMemory } from '../wasm/module-bytes.ts';
+import { type QuadDots, cosineKernels } from './cosine-kernel.ts';
 
 const PAGE = 65_536;
 /** Beyond this, a (pathological) call's table is kept in JS rather than growing a memory that never shrinks. */
@@ -7,23 +7,31 @@ const MAX_WASM_BYTES = 16 * 1024 * 1024;
 
 /**
  * The similarities of one word-by-word ranking: each distinct candidate word's dot products
- * with the query words, a row of `stride` floats per word in `sims`, row r at r·stride. The
- * products are summed in WebAssembly (cosine-kernel.ts) in a memory kept from call to call,
- * or in JS where that cannot be had; both give the same floats to the bit.
+ * with the query words, a row of `stride` floats per word in `sims`, row r at r·stride, and a
+ * text's best match per query word over the rows of its words (`best`). Both are computed in
+ * WebAssembly (cosine-kernel.ts) in a memory kept from call to call, or in JS where that
+ * cannot be had; both give the same floats to the bit.
+ *
+ * The memory: the query words by quads (four words' component d side by side), the candidate
+ * word being added, a text's best matches, then the rows; a text's row numbers go behind the
+ * last row for the time of one `best` call.
  */
 export class WordSimilarities {
   private readonly dim: number;
   private readonly maxBytes: number;
   private memory: WasmMemory | null | undefined;
-  private kernel: PairDots | null = null;
+  private quadDots: QuadDots | null = null;
+  private maxRows: Kernel | null = null;
   private n = 0;
-  private pairs = 0;
+  private quads = 0;
   private vAt = 0;
+  private bestAt = 0;
   private simsAt = 0;
   private wasm = false;
   private query: Float32Array = new Float32Array(0);
   /** Where a candidate word's vector goes for the kernel: a view made once per memory, not per word. */
   private staging: Float32Array = new Float32Array(0);
+  private bestView: Float32Array = new Float32Array(0);
   private rows = 0;
   sims: Float32Array = new Float32Array(0);
   stride = 0;
@@ -38,22 +46,23 @@ export class WordSimilarities {
   begin(query: readonly Float32Array[]): void {
     const dim = this.dim;
     this.n = query.length;
-    this.pairs = Math.ceil(this.n / 2);
-    this.stride = this.pairs * 2;
+    this.quads = Math.ceil(this.n / 4);
+    this.stride = this.quads * 4;
     this.rows = 0;
     this.wasm = this.setUpMemory();
     if (this.wasm) {
       const memory = this.memory as WasmMemory;
-      const pairs = new Float64Array(memory.buffer, 0, this.pairs * dim * 2);
-      pairs.fill(0);
+      const quads = new Float32Array(memory.buffer, 0, this.quads * dim * 4);
+      quads.fill(0);
       query.forEach((v, i) => {
-        for (let d = 0, at = (i >> 1) * dim * 2 + (i & 1); d < dim; d++, at += 2) pairs[at] = v[d] as number;
+        for (let d = 0, at = (i >> 2) * dim * 4 + (i & 3); d < dim; d++, at += 4) quads[at] = v[d] as number;
       });
       this.takeViews();
     } else {
       this.query = new Float32Array(this.n * dim);
       query.forEach((v, i) => this.query.set(v, i * dim));
       this.sims = new Float32Array(256 * this.stride);
+      this.bestView = new Float32Array(this.stride);
     }
   }
 
@@ -63,34 +72,61 @@ export class WordSimilarities {
     if ((row + 1) * this.stride > this.sims.length) this.grow();
     if (this.wasm) {
       this.staging.set(v);
-      (this.kernel as PairDots)(0, this.vAt, this.pairs, this.dim, this.simsAt + row * this.stride * 4);
+      (this.quadDots as QuadDots)(0, this.vAt, this.quads, this.dim, this.simsAt + row * this.stride * 4);
     } else {
       cosines(this.query, this.n, this.dim, v, this.sims, row * this.stride);
     }
     return row;
   }
 
-  /** Views of the staging vector and of the rows (up to the memory's end or the bound), after the memory is set up or grows. */
+  /**
+   * Each query word's best similarity (0 at least) over `rows[0, count)`: a view of `stride`
+   * floats, the first n of them the query words', valid until the next call.
+   */
+  best(rows: Int32Array, count: number): Float32Array {
+    const best = this.bestView;
+    best.fill(0);
+    const stride = this.stride;
+    const slotsAt = this.simsAt + this.rows * stride * 4;
+    if (this.wasm && this.ensure(slotsAt + count * 4)) {
+      // The memory may have grown: views are taken again before use.
+      if (this.sims.buffer !== (this.memory as WasmMemory).buffer) this.takeViews();
+      new Int32Array((this.memory as WasmMemory).buffer, slotsAt, count).set(rows.subarray(0, count));
+      (this.maxRows as Kernel)(slotsAt, count, stride, this.simsAt, this.bestAt);
+      return this.bestView;
+    }
+    const sims = this.sims;
+    for (let r = 0; r < count; r++) {
+      for (let i = 0, at = (rows[r] as number) * stride; i < stride; i++, at++) if ((sims[at] as number) > (best[i] as number)) best[i] = sims[at] as number;
+    }
+    return best;
+  }
+
+  /** Views of the staging vector, the best matches and the rows (up to the memory's end or the bound), after the memory is set up or grows. */
   private takeViews(): void {
     const memory = this.memory as WasmMemory;
     this.staging = new Float32Array(memory.buffer, this.vAt, this.dim);
+    this.bestView = new Float32Array(memory.buffer, this.bestAt, this.stride);
     this.sims = new Float32Array(memory.buffer, this.simsAt, (Math.min(memory.buffer.byteLength, this.maxBytes) - this.simsAt) >> 2);
   }
 
-  /** Query pairs, then the candidate word, then the rows; true when the memory and kernel serve. */
+  /** Query quads, then the candidate word, the best matches, then the rows; true when the memory and kernels serve. */
   private setUpMemory(): boolean {
     if (this.memory === undefined) {
       try {
         this.memory = wasmMemory(16);
-        this.kernel = cosineKernel(this.memory);
+        const kernels = cosineKernels(this.memory);
+        this.quadDots = kernels?.quadDots ?? null;
+        this.maxRows = kernels?.maxRows ?? null;
       } catch {
         this.memory = null;
       }
-      if (!this.kernel) this.memory = null;
+      if (!this.quadDots) this.memory = null;
     }
     if (!this.memory) return false;
-    this.vAt = this.pairs * this.dim * 16;
-    this.simsAt = this.vAt + this.dim * 4;
+    this.vAt = this.quads * this.dim * 16;
+    this.bestAt = this.vAt + Math.ceil(this.dim / 4) * 16;
+    this.simsAt = this.bestAt + this.stride * 4;
     return this.ensure(this.simsAt + 256 * this.stride * 4);
   }
 
@@ -110,8 +146,9 @@ export class WordSimilarities {
     if (this.wasm) {
       // Past the memory's bound: the rows so far move to JS, and the rest are summed there.
       this.query = new Float32Array(this.n * this.dim);
-      const pairs = new Float64Array((this.memory as WasmMemory).buffer, 0, this.pairs * this.dim * 2);
-      for (let i = 0; i < this.n; i++) for (let d = 0; d < this.dim; d++) this.query[i * this.dim + d] = pairs[(i >> 1) * this.dim * 2 + d * 2 + (i & 1)] as number;
+      const quads = new Float32Array((this.memory as WasmMemory).buffer, 0, this.quads * this.dim * 4);
+      for (let i = 0; i < this.n; i++) for (let d = 0; d < this.dim; d++) this.query[i * this.dim + d] = quads[(i >> 2) * this.dim * 4 + d * 4 + (i & 3)] as number;
+      this.bestView = new Float32Array(this.stride);
       this.wasm = false;
     }
     const grown = new Float32Array(wanted);
@@ -121,12 +158,14 @@ export class WordSimilarities {
 }
 
 /**
- * out[at + i] = query word i's vector · v, for the n query vectors laid end to end in `query`.
+ * out[at + i] = query word i's vector · v, for the n query vectors laid end to end in `query`,
+ * in float32 steps (each product and each sum rounded to float32, as the kernel's lanes do).
  * Four query words at a time: four independent sums let the processor overlap the additions,
  * where one sum waits on each addition before the next. Each sum still adds its terms in the
  * same order, so every similarity is the same to the bit.
  */
 export const cosines = (query: Float32Array, n: number, dim: number, v: Float32Array, out: Float32Array, at: number): void => {
+  const f = Math.fround;
   let i = 0;
   for (; i + 4 <= n; i += 4) {
     const o0 = i * dim;
@@ -139,10 +178,10 @@ export const cosines = (query: Float32Array, n: number, dim: number, v: Float32A
     let s3 = 0;
     for (let k = 0; k < dim; k++) {
       const x = v[k] as number;
-      s0 += (query[o0 + k] as number) * x;
-      s1 += (query[o1 + k] as number) * x;
-      s2 += (query[o2 + k] as number) * x;
-      s3 += (query[o3 + k] as number) * x;
+      s0 = f(s0 + f((query[o0 + k] as number) * x));
+      s1 = f(s1 + f((query[o1 + k] as number) * x));
+      s2 = f(s2 + f((query[o2 + k] as number) * x));
+      s3 = f(s3 + f((query[o3 + k] as number) * x));
     }
     out[at + i] = s0;
     out[at + i + 1] = s1;
@@ -151,7 +190,7 @@ export const cosines = (query: Float32Array, n: number, dim: number, v: Float32A
   }
   for (; i < n; i++) {
     let s = 0;
-    for (let k = 0, o = i * dim; k < dim; k++) s += (query[o + k] as number) * (v[k] as number);
+    for (let k = 0, o = i * dim; k < dim; k++) s = f(s + f((query[o + k] as number) * (v[k] as number)));
     out[at + i] = s;
   }
 };

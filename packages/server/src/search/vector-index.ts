@@ -165,29 +165,33 @@ export class VectorIndex {
     const sums = held.scanHeld(rows);
     const scales = held.scales;
     const unit = held.unit;
+    const margin = (2 * held.errorBound(q)) / unit;
+    // One pass: the n best code dots so far set a bar that only rises, so a row more than the
+    // margin below it when read can never be a candidate; those within it are kept, and the
+    // final bar's floor sorts them out afterwards.
     const rough = new TopK(n);
     let bar = rough.bar / unit;
+    const near: number[] = [];
+    const nearSums: number[] = [];
     for (let row = 0; row < rows; row++) {
       const scaled = (sums[row] as number) * (scales[row] as number);
-      if (!(scaled > bar)) continue;
+      if (!(scaled >= bar - margin)) continue;
       const slot = slotOfRow[row] as number;
       if (slot < 0 || alive[slot] !== 1 || !accept(slot)) continue;
-      rough.push(slot, scaled * unit);
-      bar = rough.bar / unit;
-    }
-    // Fewer than n accepted: the rough top holds every one of them.
-    if (rough.size < n) return rough.sorted().map(({ slot }) => slot).sort((a, b) => a - b);
-    const floor = (rough.bar - 2 * held.errorBound(q)) / unit;
-    const most = Math.max(4 * n, n + 8 * RERANK_EXTRA);
-    const near: number[] = [];
-    for (let row = 0; row < rows; row++) {
-      if ((sums[row] as number) * (scales[row] as number) < floor) continue;
-      const slot = slotOfRow[row] as number;
-      if (slot < 0) continue;
-      if (near.length === most) return null;
       near.push(slot);
+      nearSums.push(scaled);
+      if (scaled > bar) {
+        rough.push(slot, scaled * unit);
+        bar = rough.bar / unit;
+      }
     }
-    return near.sort((a, b) => a - b);
+    // Fewer than n accepted: every one of them was kept (the bar never rose).
+    if (rough.size < n) return near.sort((a, b) => a - b);
+    const floor = bar - margin;
+    const most = Math.max(4 * n, n + 8 * RERANK_EXTRA);
+    const chosen = near.filter((_, i) => (nearSums[i] as number) >= floor);
+    if (chosen.length > most) return null;
+    return chosen.sort((a, b) => a - b);
   }
 
   delete(slot: number): void {

@@ -76,6 +76,21 @@ export const describeSearchContract = (server: () => Cairn): void => {
       await expect.poll(async () => (await keys({ query: `${common} ${rare}`, mode: 'text', entity_path: path, limit: 3 })).sort(), { timeout: 10_000 }).toEqual(['r1', 'r2', 'r3']);
     });
 
+    it('finds entries by a related word of the query, after those holding the word itself', async () => {
+      // "doctor" expands to "physician" (the built-in lexicon). PostgreSQL preselects the rows
+      // holding the query's own words first and asks for the expansions' rows only to fill what
+      // is left: both steps must find them, within the path filter, and rank them after.
+      const { path, word } = fresh();
+      // Words in more than a tenth of the entries are not expanded: the related word must be rare.
+      const filler = Array.from({ length: 40 }, (_, i) => ({ entity_path: path, key: `f${i}`, value: `the pilot filed the ${word} log ${i}` }));
+      expect((await server().call('POST', '/api/v1/entries/batch', { entries: filler })).status).toBeLessThan(300);
+      await write({ entity_path: path, key: 'own', value: `the doctor signed the ${word} report` });
+      await write({ entity_path: path, key: 'related', value: `the physician signed the ${word} report` });
+      await write({ entity_path: `search/elsewhere-${word}`, key: 'outside', value: `the physician signed the ${word} report` });
+      await write({ entity_path: path, key: 'unrelated', value: `the pilot signed the ${word} report` });
+      await expect.poll(async () => keys({ query: 'doctor', mode: 'text', entity_path: path }), { timeout: 10_000 }).toEqual(['own', 'related']);
+    });
+
     it('matches phrases in order and prefixes', async () => {
       const { path, word } = fresh();
       await write({ entity_path: path, key: 'a', value: `${word} connection pool exhausted` });

@@ -61,18 +61,6 @@ const selective = (terms: string[], stats: SearchStats): string[] => {
 };
 
 /**
- * Rows found by the query's expansion terms alone are asked for only when the rows holding its
- * own chosen terms are fewer than the preselection takes (rankText). In one statement,
- * those rows (thousands, for an expansion budget of CANDIDATE_BUDGET of their own) were read and
- * ranked only to come after the others, or to win by a common own word the budget left out of
- * the search. Measured at 100k bench entries, 202 queries, against BM25 over every row any term
- * matches (the share of that top 10's summed score): one statement 0.961, text p50 / p95
- * 9.4–10.4 / 18.7–20.2 ms; own rows first 0.951, 7.5–8.1 / 12.9–13.3 ms. Finding the rows that
- * hold an expansion and a left-out own word in the first statement too (`(expansions) & (left
- * out)`) held 0.961 again, for 9.5–10.6 / 17.2–19.9 ms: what was saved was those rows' ranking.
- */
-
-/**
  * The preselection's rank: each of the query's own terms' ts_rank alone, weighted by its BM25
  * weight (idf). ts_rank of a whole query knows no word rarity: it put the rows that repeat a
  * common word ahead of those holding the rare one, and a rare word's few matches could miss
@@ -80,8 +68,8 @@ const selective = (terms: string[], stats: SearchStats): string[] => {
  * frequency and levels off, as BM25's term score does; ts_rank does no length normalization
  * here (0), which BM25 does once the rows are here. Prefixes weigh as rare terms.
  *
- * Expansion terms find rows (the tsquery) and score in BM25 here, but do not rank the
- * preselection: each term costs PostgreSQL one ts_rank call per matching row (about 0.1 µs,
+ * Expansion terms score in BM25 here, but do not rank the rows holding the query's own words
+ * (rankText's first statement): each term costs PostgreSQL one ts_rank call per matching row (about 0.1 µs,
  * the statement's largest cost), and a query has about three expansions per word. Measured
  * at 100k entries of the bench corpus, 202 queries, against BM25 over every row any term
  * matches (the share of that top 10's summed score): every term ranking 0.963, text p50 / p95
@@ -105,6 +93,16 @@ const rarityRank = (weights: Map<string, number>, prefixes: string[], prefixWeig
  * The `n` best rows for a query by BM25F: matches found through the GIN index and preselected
  * there by rarityRank, then scored here from each row's tsvector with the document
  * frequencies of SearchStats — the formula the in-process index uses.
+ *
+ * Two statements: the rows holding the query's own chosen terms, ranked by those; then, only
+ * when they are fewer than the preselection takes, the rows its expansion terms alone find,
+ * ranked by every term. In one statement those rows (up to CANDIDATE_BUDGET of their own) were
+ * read and ranked only to come after the others, or to win by a common own word the budget left
+ * out of the search. Measured at 100k bench entries, 202 queries, against BM25 over every row
+ * any term matches (the share of that top 10's summed score): one statement 0.961, text p50 /
+ * p95 9.4–10.4 / 18.7–20.2 ms; two 0.951, 7.5–8.1 / 12.9–13.3 ms. Finding the rows that hold an
+ * expansion and a left-out own word in the first statement too (`(expansions) & (left out)`)
+ * held 0.961 again, for 9.5–10.6 / 17.2–19.9 ms: what was saved was those rows' ranking.
  */
 export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery, filter: SearchFilter, n: number): Promise<{ key: KeyRow; score: number }[]> => {
   await stats.current();
@@ -139,7 +137,7 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
     );
   };
   // The rows holding the query's own chosen words first; those only its expansions find fill
-  // what is left (see the note above rarityRank).
+  // what is left.
   const docCount = Math.max(stats.docCount, 1);
   let rows: TextRow[] = own ? await preselect(own, null, ownWeights(docCount), query.prefixes.flat(), limit) : [];
   if (rows.length < limit && expanded) rows = [...rows, ...(await preselect(expanded, own, weightsAt(docCount), [], limit - rows.length))];

@@ -224,7 +224,7 @@ describe('search analysis', () => {
     // The kernels compile here (else the tables below would compare JS with itself).
     expect(cosineKernels(wasmMemory(1))).not.toBeNull();
     const words = Array.from({ length: 600 }, () => Float32Array.from({ length: dim }, random));
-    // Query words in quads: two (the second with a padded lane), two (three padded lanes), one.
+    // Query words in quads of lanes: 7 (one padded lane), 5 (three), 1 (three), 8 (none).
     for (const n of [7, 5, 1, 8]) {
       const query = Array.from({ length: n }, () => Float32Array.from({ length: dim }, random));
       const flat = new Float32Array(query.length * dim);

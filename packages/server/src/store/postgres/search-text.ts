@@ -121,10 +121,11 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
     return weights;
   };
   const limit = PRESELECT_PER_CANDIDATE * Math.trunc(n);
+  const docCount = Math.max(stats.docCount, 1);
   /** The `count` best rows matching `tsquery` (and not `unless`) by rarityRank over `weights`. */
   const preselect = async (tsquery: string, unless: string | null, weights: Map<string, number>, prefixes: string[], count: number): Promise<TextRow[]> => {
     const values = [tsquery, ...f.values, ...(unless ? [unless] : [])];
-    const rank = rarityRank(weights, prefixes, idf(1, Math.max(stats.docCount, 1)), values.length + 1);
+    const rank = rarityRank(weights, prefixes, idf(1, docCount), values.length + 1);
     // The tsvector becomes text for the preselected rows only: in a single select, PostgreSQL
     // converts it for every matching row before sorting (thousands for a common word).
     return sql.unsafe<TextRow[]>(
@@ -138,7 +139,6 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
   };
   // The rows holding the query's own chosen words first; those only its expansions find fill
   // what is left.
-  const docCount = Math.max(stats.docCount, 1);
   let rows: TextRow[] = own ? await preselect(own, null, ownWeights(docCount), query.prefixes.flat(), limit) : [];
   if (rows.length < limit && expanded) rows = [...rows, ...(await preselect(expanded, own, weightsAt(docCount), [], limit - rows.length))];
   const docs = Math.max(stats.docCount, rows.length, 1);

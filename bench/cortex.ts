@@ -10,7 +10,7 @@ import type { Entry } from '../packages/server/src/domain/entry.ts';
 import { writeKnownLink } from '../packages/server/src/services/write-known-link.ts';
 import { type FsStore, openFsStore } from '../packages/server/src/store/fs/index.ts';
 import { readSse } from '../test/helpers/sse.ts';
-import { startProcess } from './lib/processes.ts';
+import { startCairn } from './lib/processes.ts';
 
 export interface CortexBench {
   entries: number;
@@ -72,7 +72,7 @@ export const benchCortex = async (count: number, debounceMs: number, rounds: num
     }
     await store.close();
 
-    const server = await startProcess('../../packages/server/src/cli.ts', ['serve', '--port', '0', '--with-cortex'], { CAIRN_DATA_DIR: dir, CAIRN_CORTEX_DEBOUNCE_MS: String(debounceMs), CAIRN_LOG_LEVEL: 'info' }, 'cairn is listening');
+    const server = await startCairn({ CAIRN_DATA_DIR: dir, CAIRN_CORTEX_DEBOUNCE_MS: String(debounceMs) }, ['--with-cortex']);
     const samples: number[] = [];
     try {
       for (let r = 0; r < rounds; r++) {

@@ -145,9 +145,18 @@ describe('MCP over Streamable HTTP at /mcp', () => {
   });
 
   it('answers a batch in order, a notification with 202, and refuses what the transport spec refuses', async () => {
-    const batch = await post(KEY, [{ jsonrpc: '2.0', id: 'a', method: 'tools/list' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 'b', method: 'ping' }]);
-    const answered = (await batch.json()) as Array<{ id: string }>;
-    expect(answered.map((m) => m.id)).toEqual(['a', 'b']);
+    // Tool calls are answered by /mcp's dispatcher, the rest by the SDK's server: one batch, both kinds, in order.
+    const batch = await post(KEY, [
+      { jsonrpc: '2.0', id: 'a', method: 'tools/list' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      call('c', 'memory_list', { entity_path: 'nothing/here' }),
+      { jsonrpc: '2.0', id: 'b', method: 'ping' },
+      call(9, 'memory_teleport', {}),
+    ]);
+    const answered = (await batch.json()) as any[];
+    expect(answered.map((m) => m.id)).toEqual(['a', 'c', 'b', 9]);
+    expect(answered[1]).toMatchObject({ jsonrpc: '2.0', result: { structuredContent: { entries: [] } } });
+    expect(answered[3]).toEqual({ jsonrpc: '2.0', id: 9, error: { code: -32602, message: expect.stringContaining('unknown tool "memory_teleport"; tools: memory_briefing') } });
     expect((await post(KEY, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
     expect((await post(KEY, call(1, 'memory_read', {}), { accept: 'application/json' })).status).toBe(406);
     expect((await post(KEY, call(1, 'memory_read', {}), { 'content-type': 'text/plain' })).status).toBe(415);

@@ -5,9 +5,8 @@
  * structured content (tool-result.ts), and the text is that content's JSON by construction.
  * Serialized as it is, the answer would be written out twice over: a search's results cost
  * 0.16 ms to stringify for the text and as much again for the structured content (CPU profile,
- * 10 results). Here the structured content is written as the text it already is. The SDK
- * validates and copies every tool result on its way out (CallToolResultSchema), so the copy
- * reaching here is not the object the text was made from; its keys and values are.
+ * 10 results). Here the structured content is written as the text it already is: the text
+ * was made from that very object (tool-result.ts), whose keys and values nothing changes after.
  */
 export const mcpAnswerJson = (body: unknown): string => (Array.isArray(body) ? `[${body.map(messageJson).join(',')}]` : messageJson(body));
 

@@ -2,7 +2,7 @@ import { contextOf } from '../http/context.ts';
 import type { RoutePlugin } from '../http/http-context.ts';
 import { mcpAnswerJson } from './answer-json.ts';
 import { McpDispatcher } from './http-dispatch.ts';
-import { type CallScope, createMcpServer } from './server.ts';
+import { type CallScope, createMcpServer, offeredTools } from './server.ts';
 import { SERVED_OPERATIONS, serviceOperations } from './service-operations.ts';
 
 /**
@@ -19,7 +19,7 @@ import { SERVED_OPERATIONS, serviceOperations } from './service-operations.ts';
  */
 export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
   const server = createMcpServer(SERVED_OPERATIONS, (extra) => extra.authInfo?.extra?.scope as CallScope);
-  const dispatcher = await McpDispatcher.connect(server);
+  const dispatcher = await McpDispatcher.connect(server, offeredTools(SERVED_OPERATIONS));
   app.addHook('onClose', async () => server.close());
 
   app.post('/mcp', { schema: { summary: 'MCP over Streamable HTTP (stateless; JSON-RPC messages)', tags: ['mcp'] } }, async (request, reply) => {

@@ -1,10 +1,10 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { VERSION } from '../version.ts';
+import { callTool } from './call-tool.ts';
 import type { MemoryOperations, OperationName } from './operations.ts';
 import type { ToolDefinition } from './tool.ts';
-import { toolFailure, toolSuccess } from './tool-result.ts';
 import { TOOLS } from './tools.ts';
 
 /** What one tool call runs with: the caller's operations, and where its failures go. */
@@ -58,6 +58,9 @@ const instructions = (tools: readonly ToolDefinition[]): string =>
     `Tools here: ${tools.map((t) => t.name).join(', ')}.`,
   ].join(' ');
 
+/** The tools a server whose callers have the operations in `offered` lists and serves. */
+export const offeredTools = (offered: readonly OperationName[]): ToolDefinition[] => TOOLS.filter((tool) => offered.includes(tool.operation));
+
 /**
  * An MCP server offering the tools whose operation is in `offered`; each call runs in the
  * scope `scopeOf` gives it. Built on the SDK's low-level Server rather than McpServer because
@@ -65,22 +68,12 @@ const instructions = (tools: readonly ToolDefinition[]): string =>
  * services validate, so REST and MCP refuse bad input alike.
  */
 export const createMcpServer = (offered: readonly OperationName[], scopeOf: ScopeOf): Server => {
-  const tools = TOOLS.filter((tool) => offered.includes(tool.operation));
+  const tools = offeredTools(offered);
   const server = new Server(
     { name: 'cairn', title: 'Cairn shared memory', version: VERSION },
     { capabilities: { tools: {} }, instructions: instructions(tools) },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((tool) => LISTING.get(tool) as Tool) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const tool = tools.find((t) => t.name === request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; tools: ${tools.map((t) => t.name).join(', ')}`);
-    const scope = scopeOf(extra);
-    try {
-      // The filter above made sure every scope has the tool's operation.
-      return toolSuccess(await tool.call(scope.ops as MemoryOperations, request.params.arguments ?? {}));
-    } catch (error) {
-      return toolFailure(error, scope.requestId, scope.onBug);
-    }
-  });
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(tools, request.params.name, request.params.arguments ?? {}, scopeOf(extra)));
   return server;
 };

@@ -18,11 +18,15 @@ export interface KeyRow {
 
 /**
  * Rows preselected in the database for BM25 to rank here, per candidate asked for (50 for a
- * search of 10). With the preselection weighted by rarity, 4 per candidate held as much of the
- * exact ranking as 8 did (0.883 – 0.983 against 0.878 – 0.983 at 2,000 rows, below) and 2 as
- * well, for 2–3 ms less: each row comes back as its tsvector's text (about 470 bytes).
+ * search of 10). Each row comes back as its tsvector's text (about 470 bytes; PostgreSQL
+ * converts it for each, about 5 µs a row), and BM25 then reads it here. With the preselection
+ * weighted by rarity, 4 held as much of the exact ranking as 8 did (0.883 – 0.983 against
+ * 0.878 – 0.983 at 2,000 rows, below); after the two statements (rankText), at 100k bench
+ * entries, 202 queries, `rankText` alone, as the share of the top-10 BM25 score of every
+ * matching row ranked: 4 per candidate 0.951, text p50 / p95 9.2–9.8 / 15.4–17.1 ms; 3 0.951,
+ * 8.1–8.5 / 13.8–15.1; 2 0.950, 7.5–8.2 / 12.6–14.3. The evaluation is the same at 2 and 4.
  */
-const PRESELECT_PER_CANDIDATE = 4;
+const PRESELECT_PER_CANDIDATE = 2;
 /**
  * Rows the candidate terms of each group (the query's, the expansions') may match before
  * commoner terms are left to BM25 alone. Measured at 100k entries of the bench corpus, 202

@@ -90,6 +90,12 @@ describe('search analysis', () => {
     expect(tfReader(['pod'], [])(literal)).toEqual([['pod', 3]]);
     // A lexeme without positions has no frequency to read.
     expect(tfReader(['pod', 'pool'], [])("'pod' 'pool':2A")).toEqual([['pool', 1.5]]);
+    // Letters past ASCII, and lexemes longer than the reader's table tells apart.
+    const long = 'x'.repeat(40);
+    const wide = `'café':3B 'cafe':1A '${long}':2 '${long}y':4B 'zürich':5C 'éclair':6B,7B`;
+    expect(tfReader(['café', `${long}y`, 'zürich', 'éclair'], [])(wide)).toEqual([['café', 1], [`${long}y`, 1], ['zürich', 1.5], ['éclair', 2]]);
+    expect(Object.fromEntries(weightedTf(wide))).toMatchObject({ café: 1, [`${long}y`]: 1, zürich: 1.5, éclair: 2 });
+    expect(tfReader([], [`${'x'.repeat(35)}`, 'zü', 'éc'])(wide).map(([t]) => t)).toEqual([long, `${long}y`, 'zürich', 'éclair']);
     // Random tsvectors over a two-letter alphabet, where lexemes are often prefixes of one
     // another or of equal length, against random terms and prefixes.
     const draw = random(7);

@@ -61,7 +61,7 @@ export const startProcess = (script: string, args: string[], env: Record<string,
  * ArrayBuffer in a process slows some typed array loops for the rest of its life (README,
  * Search performance). The figures are of what users run.
  */
-export const CAIRN_CLI = '../../packages/server/bin/cairn.js';
+const CAIRN_CLI = '../../packages/server/bin/cairn.js';
 
 export const startCairn = (env: Record<string, string>, args: string[] = []): Promise<Proc> =>
   startProcess(CAIRN_CLI, ['serve', '--port', '0', ...args], { CAIRN_LOG_LEVEL: 'info', ...env }, 'cairn is listening');

@@ -161,6 +161,8 @@ export class McpDispatcher implements Transport {
     try {
       return { jsonrpc: '2.0', id: message.id, result: await callTool(this.tools, name, args ?? {}, scope) };
     } catch (error) {
+      // callTool reports its own bugs before it throws; anything else thrown is one too.
+      if (!(error instanceof McpError)) scope.onBug(error);
       return { jsonrpc: '2.0', id: message.id, error: rpcError(error) };
     }
   }

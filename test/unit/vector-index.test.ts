@@ -262,6 +262,40 @@ describe('in-process vector index', () => {
     }
   });
 
+  it('ranks exactly when the codes leave a few hundred candidates (a cluster of near copies among distinct vectors)', () => {
+    const dim = 100;
+    const base = Float32Array.from({ length: dim }, () => rand() - 0.5);
+    const index = new VectorIndex('test', dim);
+    const stored: Float32Array[] = [];
+    // 300 near copies (more candidates than 4 per result asked for, fewer than an eighth of the
+    // rows), then distinct vectors the codes rule out.
+    for (let slot = 0; slot < 4_000; slot++) {
+      const v = slot < 300 ? base.map((x) => x + (rand() - 0.5) * 1e-4) : Float32Array.from({ length: dim }, () => rand() - 0.5);
+      index.set(slot, v);
+      const scale = 1 / Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+      stored.push(v.map((x) => x * scale));
+    }
+    const alive = new Uint8Array(4_000).fill(1);
+    for (let probe = 0; probe < 5; probe++) {
+      const query = base.map((x) => x + (rand() - 0.5) * 0.05);
+      const norm = Math.sqrt(query.reduce((s, x) => s + x * x, 0));
+      const q = query.map((x) => x / norm);
+      const expected = stored
+        .map((v, slot) => ({ slot, score: v.reduce((s, x, d) => s + x * (q[d] as number), 0) }))
+        .sort((a, b) => b.score - a.score || a.slot - b.slot)
+        .slice(0, 50);
+      expect(index.search(query, 50, alive, () => true)).toEqual(expected);
+      // Filtered to odd slots: the candidates the filter keeps, ranked the same way.
+      expect(index.search(query, 50, alive, (slot) => slot % 2 === 1)).toEqual(
+        stored
+          .map((v, slot) => ({ slot, score: v.reduce((s, x, d) => s + x * (q[d] as number), 0) }))
+          .filter(({ slot }) => slot % 2 === 1)
+          .sort((a, b) => b.score - a.score || a.slot - b.slot)
+          .slice(0, 50),
+      );
+    }
+  });
+
   it('answers as an exact scan of what it holds through sets, deletes, renumberings and a restore (a model)', () => {
     const rand = random(7);
     const normalized = (v: Float32Array): Float32Array => {

@@ -1,8 +1,16 @@
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryOperations } from './operations.ts';
-import type { CallScope } from './server.ts';
 import type { ToolDefinition } from './tool.ts';
 import { toolFailure, toolSuccess } from './tool-result.ts';
+
+/** What one tool call runs with: the caller's operations, and where its failures go. */
+export interface CallScope {
+  ops: Partial<MemoryOperations>;
+  /** The id that finds this call in the server log, when there is one. */
+  requestId?: string;
+  /** A failure that is a bug, not the caller's: log it. */
+  onBug: (error: unknown) => void;
+}
 
 /**
  * One tools/call among `tools`: the operation's answer, or a tool error the model can act

@@ -4,8 +4,7 @@ import {
   ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema, type JSONRPCRequest, McpError, SUPPORTED_PROTOCOL_VERSIONS, isInitializeRequest,
   isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { callTool } from './call-tool.ts';
-import type { CallScope } from './server.ts';
+import { type CallScope, callTool } from './call-tool.ts';
 import type { ToolDefinition } from './tool.ts';
 
 /** What an HTTP POST to `/mcp` is answered: a status and a JSON body (none for 202). */

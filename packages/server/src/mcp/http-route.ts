@@ -2,7 +2,8 @@ import { contextOf } from '../http/context.ts';
 import type { RoutePlugin } from '../http/http-context.ts';
 import { mcpAnswerJson } from './answer-json.ts';
 import { McpDispatcher } from './http-dispatch.ts';
-import { type CallScope, createMcpServer, offeredTools } from './server.ts';
+import type { CallScope } from './call-tool.ts';
+import { createMcpServer, offeredTools } from './server.ts';
 import { SERVED_OPERATIONS, serviceOperations } from './service-operations.ts';
 
 /**

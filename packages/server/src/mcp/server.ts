@@ -2,19 +2,11 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { VERSION } from '../version.ts';
-import { callTool } from './call-tool.ts';
-import type { MemoryOperations, OperationName } from './operations.ts';
+import { type CallScope, callTool } from './call-tool.ts';
+import type { OperationName } from './operations.ts';
 import type { ToolDefinition } from './tool.ts';
 import { TOOLS } from './tools.ts';
 
-/** What one tool call runs with: the caller's operations, and where its failures go. */
-export interface CallScope {
-  ops: Partial<MemoryOperations>;
-  /** The id that finds this call in the server log, when there is one. */
-  requestId?: string;
-  /** A failure that is a bug, not the caller's: log it. */
-  onBug: (error: unknown) => void;
-}
 
 /**
  * The scope of the call being handled. One server may serve many callers (`/mcp` keeps one

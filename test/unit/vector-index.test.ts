@@ -237,63 +237,45 @@ describe('in-process vector index', () => {
     expect(best?.slot).toBe(count);
   });
 
-  it('ranks near copies of one vector exactly too, where the codes cannot tell them apart', () => {
+  /**
+   * An index of `count` vectors, `copies` of them near copies of one base vector (differences
+   * far below the codes' resolution, a 127th of the largest component) and the rest distinct;
+   * each search near the base answers the exact ranking of the stored unit vectors (double
+   * sums in component order, ties to the lower slot), whole and filtered to odd slots.
+   */
+  const ranksNearTheBaseExactly = (count: number, copies: number): void => {
     const dim = 100;
     const base = Float32Array.from({ length: dim }, () => rand() - 0.5);
     const index = new VectorIndex('test', dim);
     const stored: Float32Array[] = [];
-    for (let slot = 0; slot < 3_000; slot++) {
-      // Differences far below the codes' resolution (a 127th of the largest component).
-      const v = base.map((x) => x + (rand() - 0.5) * 1e-4);
+    for (let slot = 0; slot < count; slot++) {
+      const v = slot < copies ? base.map((x) => x + (rand() - 0.5) * 1e-4) : Float32Array.from({ length: dim }, () => rand() - 0.5);
       index.set(slot, v);
       const scale = 1 / Math.sqrt(v.reduce((s, x) => s + x * x, 0));
       stored.push(v.map((x) => x * scale));
     }
-    const alive = new Uint8Array(3_000).fill(1);
+    const alive = new Uint8Array(count).fill(1);
     for (let probe = 0; probe < 5; probe++) {
       const query = base.map((x) => x + (rand() - 0.5) * 0.05);
       const norm = Math.sqrt(query.reduce((s, x) => s + x * x, 0));
       const q = query.map((x) => x / norm);
-      const expected = stored
-        .map((v, slot) => ({ slot, score: v.reduce((s, x, d) => s + x * (q[d] as number), 0) }))
-        .sort((a, b) => b.score - a.score || a.slot - b.slot)
-        .slice(0, 50);
-      expect(index.search(query, 50, alive, () => true)).toEqual(expected);
+      const exact = (keep: (slot: number) => boolean) =>
+        stored
+          .map((v, slot) => ({ slot, score: v.reduce((s, x, d) => s + x * (q[d] as number), 0) }))
+          .filter(({ slot }) => keep(slot))
+          .sort((a, b) => b.score - a.score || a.slot - b.slot)
+          .slice(0, 50);
+      for (const keep of [() => true, (slot: number) => slot % 2 === 1]) expect(index.search(query, 50, alive, keep)).toEqual(exact(keep));
     }
+  };
+
+  it('ranks near copies of one vector exactly too, where the codes cannot tell them apart', () => {
+    ranksNearTheBaseExactly(3_000, 3_000);
   });
 
   it('ranks exactly when the codes leave a few hundred candidates (a cluster of near copies among distinct vectors)', () => {
-    const dim = 100;
-    const base = Float32Array.from({ length: dim }, () => rand() - 0.5);
-    const index = new VectorIndex('test', dim);
-    const stored: Float32Array[] = [];
-    // 300 near copies (more candidates than 4 per result asked for, fewer than an eighth of the
-    // rows), then distinct vectors the codes rule out.
-    for (let slot = 0; slot < 4_000; slot++) {
-      const v = slot < 300 ? base.map((x) => x + (rand() - 0.5) * 1e-4) : Float32Array.from({ length: dim }, () => rand() - 0.5);
-      index.set(slot, v);
-      const scale = 1 / Math.sqrt(v.reduce((s, x) => s + x * x, 0));
-      stored.push(v.map((x) => x * scale));
-    }
-    const alive = new Uint8Array(4_000).fill(1);
-    for (let probe = 0; probe < 5; probe++) {
-      const query = base.map((x) => x + (rand() - 0.5) * 0.05);
-      const norm = Math.sqrt(query.reduce((s, x) => s + x * x, 0));
-      const q = query.map((x) => x / norm);
-      const expected = stored
-        .map((v, slot) => ({ slot, score: v.reduce((s, x, d) => s + x * (q[d] as number), 0) }))
-        .sort((a, b) => b.score - a.score || a.slot - b.slot)
-        .slice(0, 50);
-      expect(index.search(query, 50, alive, () => true)).toEqual(expected);
-      // Filtered to odd slots: the candidates the filter keeps, ranked the same way.
-      expect(index.search(query, 50, alive, (slot) => slot % 2 === 1)).toEqual(
-        stored
-          .map((v, slot) => ({ slot, score: v.reduce((s, x, d) => s + x * (q[d] as number), 0) }))
-          .filter(({ slot }) => slot % 2 === 1)
-          .sort((a, b) => b.score - a.score || a.slot - b.slot)
-          .slice(0, 50),
-      );
-    }
+    // 300 near copies: more candidates than 4 per result asked for, fewer than an eighth of the rows.
+    ranksNearTheBaseExactly(4_000, 300);
   });
 
   it('answers as an exact scan of what it holds through sets, deletes, renumberings and a restore (a model)', () => {

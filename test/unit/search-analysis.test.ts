@@ -96,6 +96,7 @@ describe('search analysis', () => {
     expect(tfReader(['café', `${long}y`, 'zürich', 'éclair'], [])(wide)).toEqual([['café', 1], [`${long}y`, 1], ['zürich', 1.5], ['éclair', 2]]);
     expect(Object.fromEntries(weightedTf(wide))).toMatchObject({ café: 1, [`${long}y`]: 1, zürich: 1.5, éclair: 2 });
     expect(tfReader([], [`${'x'.repeat(35)}`, 'zü', 'éc'])(wide).map(([t]) => t)).toEqual([long, `${long}y`, 'zürich', 'éclair']);
+    expect(tfReader([], [''])(wide)).toEqual([...weightedTf(wide)]);
     // Random tsvectors over a two-letter alphabet, where lexemes are often prefixes of one
     // another or of equal length, against random terms and prefixes.
     const draw = random(7);

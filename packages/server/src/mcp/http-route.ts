@@ -19,8 +19,9 @@ import { SERVED_OPERATIONS, serviceOperations } from './service-operations.ts';
  * a protocol-level failure.
  */
 export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
-  const server = createMcpServer(SERVED_OPERATIONS, (extra) => extra.authInfo?.extra?.scope as CallScope);
-  const dispatcher = await McpDispatcher.connect(server, offeredTools(SERVED_OPERATIONS));
+  const tools = offeredTools(SERVED_OPERATIONS);
+  const server = createMcpServer(tools, (extra) => extra.authInfo?.extra?.scope as CallScope);
+  const dispatcher = await McpDispatcher.connect(server, tools);
   app.addHook('onClose', async () => server.close());
 
   app.post('/mcp', { schema: { summary: 'MCP over Streamable HTTP (stateless; JSON-RPC messages)', tags: ['mcp'] } }, async (request, reply) => {

@@ -54,13 +54,12 @@ const instructions = (tools: readonly ToolDefinition[]): string =>
 export const offeredTools = (offered: readonly OperationName[]): ToolDefinition[] => TOOLS.filter((tool) => offered.includes(tool.operation));
 
 /**
- * An MCP server offering the tools whose operation is in `offered`; each call runs in the
+ * An MCP server offering `tools` (those offeredTools picks for its callers); each call runs in the
  * scope `scopeOf` gives it. Built on the SDK's low-level Server rather than McpServer because
  * McpServer validates arguments against the listed schema with its own messages; here the
  * services validate, so REST and MCP refuse bad input alike.
  */
-export const createMcpServer = (offered: readonly OperationName[], scopeOf: ScopeOf): Server => {
-  const tools = offeredTools(offered);
+export const createMcpServer = (tools: readonly ToolDefinition[], scopeOf: ScopeOf): Server => {
   const server = new Server(
     { name: 'cairn', title: 'Cairn shared memory', version: VERSION },
     { capabilities: { tools: {} }, instructions: instructions(tools) },

@@ -3,7 +3,7 @@ import { CairnClient } from 'cairn-memory-client';
 import type { ClientOptions } from 'cairn-memory-client';
 import { clientOperations } from './client-operations.ts';
 import type { OperationName } from './operations.ts';
-import { createMcpServer } from './server.ts';
+import { createMcpServer, offeredTools } from './server.ts';
 
 /**
  * `cairn mcp`: an MCP server on stdin/stdout for clients that launch a command, forwarding
@@ -18,7 +18,7 @@ export const runStdioMcp = async (options: ClientOptions): Promise<void> => {
     onBug: (error: unknown) => process.stderr.write(`cairn mcp: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
   };
   // One caller, the process that launched us: every call runs in the same scope.
-  const server = createMcpServer(Object.keys(ops) as OperationName[], () => scope);
+  const server = createMcpServer(offeredTools(Object.keys(ops) as OperationName[]), () => scope);
   const transport = new StdioServerTransport();
   // The client closing our stdin is the end of the session.
   process.stdin.once('end', () => void server.close().finally(() => process.exit(0)));

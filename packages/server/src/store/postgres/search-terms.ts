@@ -73,7 +73,9 @@ export const tfReader = (terms: readonly string[], prefixes: readonly string[]):
   for (const term of exact) if (term.charCodeAt(0) < 128) possible[term.charCodeAt(0) * LENGTHS + column(term.length)] = 1;
   for (const prefix of prefixes) {
     const first = prefix.charCodeAt(0);
-    if (first < 128) for (let l = column(prefix.length); l < LENGTHS; l++) possible[first * LENGTHS + l] = 1;
+    // An empty prefix is any lexeme.
+    if (prefix === '') possible.fill(1);
+    else if (first < 128) for (let l = column(prefix.length); l < LENGTHS; l++) possible[first * LENGTHS + l] = 1;
   }
   return (tsvector) => {
     const found: [string, number][] = [];

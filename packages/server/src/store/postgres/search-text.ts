@@ -24,7 +24,8 @@ export interface KeyRow {
  * 0.878 – 0.983 at 2,000 rows, below); after the two statements (rankText), at 100k bench
  * entries, 202 queries, `rankText` alone, as the share of the top-10 BM25 score of every
  * matching row ranked: 4 per candidate 0.951, text p50 / p95 9.2–9.8 / 15.4–17.1 ms; 3 0.951,
- * 8.1–8.5 / 13.8–15.1; 2 0.950, 7.5–8.2 / 12.6–14.3. The evaluation is the same at 2 and 4.
+ * 8.1–8.5 / 13.8–15.1; 2 0.950, 7.5–8.2 / 12.6–14.3. No evaluation figure fell at 2 (one
+ * conversational question rose).
  */
 const PRESELECT_PER_CANDIDATE = 2;
 /**

@@ -167,6 +167,10 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const unknown = (await (await post(KEY, { jsonrpc: '2.0', id: 7, method: 'no/such/method' })).json()) as any;
     expect(unknown).toMatchObject({ id: 7, error: { code: -32601 } });
     // A call shaped wrong is the caller's mistake (invalid params), not the server's.
+    // Cairn declares no tasks capability: a call asking to run as a task is answered as a plain call.
+    const asTask = (await (await post(KEY, { jsonrpc: '2.0', id: 't', method: 'tools/call', params: { name: 'memory_list', arguments: { entity_path: 'nothing/here' }, task: { ttl: 60_000 }, _meta: { progressToken: 1 } } })).json()) as any;
+    expect(asTask).toMatchObject({ jsonrpc: '2.0', id: 't', result: { structuredContent: { entries: [] } } });
+    expect(asTask.result.task).toBeUndefined();
     for (const params of [{ name: 'memory_read', arguments: null }, { name: 'memory_read', arguments: [] }, { arguments: {} }]) {
       const wrong = (await (await post(KEY, { jsonrpc: '2.0', id: 8, method: 'tools/call', params })).json()) as any;
       expect(wrong, JSON.stringify(params)).toMatchObject({ id: 8, error: { code: -32602, message: expect.stringMatching(/^Invalid params/) } });

@@ -241,11 +241,14 @@ describe('search analysis', () => {
         cosines(flat, query.length, dim, v, out, 0);
         return Array.from(out);
       });
-      // Default bound (all in the memory), and a bound the 600 rows outgrow half way (they move to JS).
-      for (const table of [new WordSimilarities(dim), new WordSimilarities(dim, 16_000)]) {
+      // Default bounds (all in the memory), a bound the 600 rows outgrow half way (they move to
+      // JS), and an arena of 70 words (it starts afresh mid-call, and words keep other homes).
+      const tables = [new WordSimilarities(dim), new WordSimilarities(dim, 16_000), new WordSimilarities(dim, undefined, 70 * dim * 4)];
+      for (const table of tables) {
+        const homed = words.map((vector) => ({ vector, home: 0, homeGeneration: 0 }));
         for (let round = 0; round < 2; round++) {
           table.begin(query);
-          const rows = words.map((v) => table.add(v));
+          const rows = homed.map((word) => table.add(word));
           expect(rows.map((r) => Array.from(table.sims.subarray(r * table.stride, r * table.stride + query.length)))).toEqual(expected);
           // A text's best match per query word over its words' rows (none below 0).
           const chosen = Int32Array.from({ length: 40 }, (_, k) => (k * 37) % rows.length);

@@ -178,7 +178,7 @@ export class BuiltinEmbedder implements Embedder {
       units.forEach((unit, u) => {
         if (unit.pass !== pass) {
           unit.pass = pass;
-          unit.slot = table.add(unit.vector);
+          unit.slot = table.add(unit);
         }
         rows[u] = unit.slot;
       });

@@ -2,8 +2,28 @@ import { type Kernel, type WasmMemory, wasmMemory } from '../wasm/module-bytes.t
 import { type QuadDots, cosineKernels } from './cosine-kernel.ts';
 
 const PAGE = 65_536;
-/** Beyond this, a (pathological) call's table is kept in JS rather than growing a memory that never shrinks. */
-const MAX_WASM_BYTES = 16 * 1024 * 1024;
+/**
+ * Room for word vectors copied into the memory once and read there by every later call (20k
+ * words of 100 dimensions); when it fills, it starts afresh. Copying each candidate word's
+ * vector in for every call was most of the JS time of a ranking (about 60 µs a search at 10k
+ * bench entries, about 1,300 words).
+ */
+const ARENA_BYTES = 8 * 1024 * 1024;
+/** Beyond this (past the arena), a (pathological) call's table is kept in JS rather than growing a memory that never shrinks. */
+const MAX_TABLE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A word's vector, and where a table keeps a copy of it: `home` is its byte offset in the
+ * table's memory, valid while `homeGeneration` is the table's (0 is no table's).
+ */
+export interface HomedVector {
+  readonly vector: Float32Array;
+  home: number;
+  homeGeneration: number;
+}
+
+/** Generations are unique across tables, so a word homed in one table is never read from another's memory. */
+let lastGeneration = 0;
 
 /**
  * The similarities of one word-by-word ranking: each distinct candidate word's dot products
@@ -12,34 +32,41 @@ const MAX_WASM_BYTES = 16 * 1024 * 1024;
  * WebAssembly (cosine-kernel.ts) in a memory kept from call to call, or in JS where that
  * cannot be had; both give the same floats to the bit.
  *
- * The memory: the query words by quads (four words' component d side by side), the candidate
- * word being added, a text's best matches, then the rows; a text's row numbers go behind the
- * last row for the time of one `best` call.
+ * The memory: the arena of word vectors (ARENA_BYTES), the query words by quads (four words'
+ * component d side by side), a text's best matches, then the rows; a text's row numbers go
+ * behind the last row for the time of one `best` call.
  */
 export class WordSimilarities {
   private readonly dim: number;
+  private readonly arenaBytes: number;
   private readonly maxBytes: number;
   private memory: WasmMemory | null | undefined;
   private quadDots: QuadDots | null = null;
   private maxRows: Kernel | null = null;
   private n = 0;
   private quads = 0;
-  private vAt = 0;
+  private qAt = 0;
   private bestAt = 0;
   private simsAt = 0;
   private wasm = false;
   private query: Float32Array = new Float32Array(0);
-  /** Where a candidate word's vector goes for the kernel: a view made once per memory, not per word. */
-  private staging: Float32Array = new Float32Array(0);
+  /** The arena's words: a view made once per memory, not per word. */
+  private arena: Float32Array = new Float32Array(0);
+  private arenaUsed = 0;
+  private generation = ++lastGeneration;
   private bestView: Float32Array = new Float32Array(0);
   private rows = 0;
   sims: Float32Array = new Float32Array(0);
   stride = 0;
 
-  /** `maxBytes`: the memory's bound (beyond it, rows are kept in JS). */
-  constructor(dim: number, maxBytes = MAX_WASM_BYTES) {
+  /**
+   * `tableBytes`: the bound of the memory past the arena (beyond it, rows are kept in JS);
+   * `arenaBytes`: the room for word vectors kept from call to call.
+   */
+  constructor(dim: number, tableBytes = MAX_TABLE_BYTES, arenaBytes = ARENA_BYTES) {
     this.dim = dim;
-    this.maxBytes = maxBytes;
+    this.arenaBytes = Math.ceil(arenaBytes / 16) * 16;
+    this.maxBytes = this.arenaBytes + tableBytes;
   }
 
   /** Starts a ranking for these query word vectors (unit length, `dim` each). */
@@ -52,7 +79,7 @@ export class WordSimilarities {
     this.wasm = this.setUpMemory();
     if (this.wasm) {
       const memory = this.memory as WasmMemory;
-      const quads = new Float32Array(memory.buffer, 0, this.quads * dim * 4);
+      const quads = new Float32Array(memory.buffer, this.qAt, this.quads * dim * 4);
       quads.fill(0);
       query.forEach((v, i) => {
         for (let d = 0, at = (i >> 2) * dim * 4 + (i & 3); d < dim; d++, at += 4) quads[at] = v[d] as number;
@@ -66,17 +93,35 @@ export class WordSimilarities {
     }
   }
 
-  /** Computes `v`'s row (the next one) and returns its index. */
-  add(v: Float32Array): number {
+  /** Computes `word`'s row (the next one) and returns its index. */
+  add(word: HomedVector): number {
     const row = this.rows++;
     if ((row + 1) * this.stride > this.sims.length) this.grow();
     if (this.wasm) {
-      this.staging.set(v);
-      (this.quadDots as QuadDots)(0, this.vAt, this.quads, this.dim, this.simsAt + row * this.stride * 4);
+      (this.quadDots as QuadDots)(this.qAt, this.homeOf(word), this.quads, this.dim, this.simsAt + row * this.stride * 4);
     } else {
-      cosines(this.query, this.n, this.dim, v, this.sims, row * this.stride);
+      cosines(this.query, this.n, this.dim, word.vector, this.sims, row * this.stride);
     }
     return row;
+  }
+
+  /**
+   * Where `word`'s vector lies in the memory: copied into the arena the first time it is met
+   * since the arena last filled. A full arena starts afresh under a new generation, which
+   * leaves every word homed before without a home (their rows, computed already, stay).
+   */
+  private homeOf(word: HomedVector): number {
+    if (word.homeGeneration === this.generation) return word.home;
+    const bytes = this.dim * 4;
+    if (this.arenaUsed + bytes > this.arenaBytes) {
+      this.generation = ++lastGeneration;
+      this.arenaUsed = 0;
+    }
+    this.arena.set(word.vector, this.arenaUsed >> 2);
+    word.home = this.arenaUsed;
+    word.homeGeneration = this.generation;
+    this.arenaUsed += bytes;
+    return word.home;
   }
 
   /**
@@ -102,15 +147,15 @@ export class WordSimilarities {
     return best;
   }
 
-  /** Views of the staging vector, the best matches and the rows (up to the memory's end or the bound), after the memory is set up or grows. */
+  /** Views of the arena, the best matches and the rows (up to the memory's end or the bound), after the memory is set up or grows. */
   private takeViews(): void {
     const memory = this.memory as WasmMemory;
-    this.staging = new Float32Array(memory.buffer, this.vAt, this.dim);
+    this.arena = new Float32Array(memory.buffer, 0, this.arenaBytes >> 2);
     this.bestView = new Float32Array(memory.buffer, this.bestAt, this.stride);
     this.sims = new Float32Array(memory.buffer, this.simsAt, (Math.min(memory.buffer.byteLength, this.maxBytes) - this.simsAt) >> 2);
   }
 
-  /** Query quads, then the candidate word, the best matches, then the rows; true when the memory and kernels serve. */
+  /** The arena, the query quads, the best matches, then the rows; true when the memory and kernels serve. */
   private setUpMemory(): boolean {
     if (this.memory === undefined) {
       try {
@@ -124,8 +169,8 @@ export class WordSimilarities {
       if (!this.quadDots) this.memory = null;
     }
     if (!this.memory) return false;
-    this.vAt = this.quads * this.dim * 16;
-    this.bestAt = this.vAt + Math.ceil(this.dim / 4) * 16;
+    this.qAt = this.arenaBytes;
+    this.bestAt = this.qAt + this.quads * this.dim * 16;
     this.simsAt = this.bestAt + this.stride * 4;
     return this.ensure(this.simsAt + 256 * this.stride * 4);
   }
@@ -146,7 +191,7 @@ export class WordSimilarities {
     if (this.wasm) {
       // Past the memory's bound: the rows so far move to JS, and the rest are summed there.
       this.query = new Float32Array(this.n * this.dim);
-      const quads = new Float32Array((this.memory as WasmMemory).buffer, 0, this.quads * this.dim * 4);
+      const quads = new Float32Array((this.memory as WasmMemory).buffer, this.qAt, this.quads * this.dim * 4);
       for (let i = 0; i < this.n; i++) for (let d = 0; d < this.dim; d++) this.query[i * this.dim + d] = quads[(i >> 2) * this.dim * 4 + d * 4 + (i & 3)] as number;
       this.bestView = new Float32Array(this.stride);
       this.wasm = false;

@@ -1,4 +1,5 @@
 import { type WordGraph, loadGraph } from './word-graph.ts';
+import type { HomedVector } from './word-similarities.ts';
 import { type WordTable, loadTable } from './word-table.ts';
 
 /** SIF smoothing (Arora et al. 2017): a word's weight is a / (a + p(word)). */
@@ -9,10 +10,9 @@ const NUMBER_WEIGHT = 0.3;
 /**
  * A word as a unit vector with its weight. `pass` and `slot` are scratch for the word-by-word
  * ranking (BuiltinEmbedder.wordMatch): the call that last met the word, and the row of that
- * call's similarity table holding it.
+ * call's similarity table holding it; `home` is where that table keeps the vector (HomedVector).
  */
-export interface WordUnit {
-  readonly vector: Float32Array;
+export interface WordUnit extends HomedVector {
   readonly weight: number;
   pass: number;
   slot: number;
@@ -91,13 +91,13 @@ export class WordVectors {
   private computeUnit(word: string): WordUnit {
     const table = this.load();
     const row = this.rowOf(word);
-    if (row === undefined) return { vector: this.unknownVector(word), weight: this.unknownWeight(word), pass: 0, slot: 0 };
+    if (row === undefined) return { vector: this.unknownVector(word), weight: this.unknownWeight(word), pass: 0, slot: 0, home: 0, homeGeneration: 0 };
     const dim = this.dimension;
     const vector = new Float32Array(dim);
     let norm = 0;
     for (let d = 0; d < dim; d++) norm += (vector[d] = table.components[row * dim + d] as number) ** 2;
     for (let d = 0; d < dim; d++) vector[d]! /= Math.sqrt(norm) || 1;
-    return { vector, weight: this.weightOf(row), pass: 0, slot: 0 };
+    return { vector, weight: this.weightOf(row), pass: 0, slot: 0, home: 0, homeGeneration: 0 };
   }
 
   private weightOf(row: number): number {

@@ -33,6 +33,9 @@ describe('response serialisation', () => {
       Object.assign(Object.create(null), { bare: true, stored }),
       { 'a "quoted" key': 'é\u2028\u0000', 10: 'integer keys first', b: 2 },
       { withToJSON: { toJSON: () => 'custom' }, boxed: new String('boxed') },
+      // Arrays are judged by their first item: a stored version behind others is stringified anew.
+      { mixed: [1, stored], versions: [makeEntry({ key: 'not-frozen' }), stored], empty: [], holes: [, stored] },
+      { records: Array.from({ length: 50 }, (_, i) => ({ at: i, actor: 'key', nested: { deeper: [i] } })) },
     ];
     for (const answer of answers) expect(serializeJson(answer)).toBe(JSON.stringify(answer));
   });

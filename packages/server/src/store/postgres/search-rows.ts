@@ -4,6 +4,7 @@ import type { Sql } from './client.ts';
 import { type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
 import { tsvectorOf } from './search-terms.ts';
 import { vectorLiteral } from './search-vectors.ts';
+import { compareCodePoints, comparePositions } from '../../domain/order.ts';
 
 export interface SearchRow {
   entry: Entry;
@@ -58,6 +59,30 @@ export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors:
        written_at = excluded.written_at, expires_at = excluded.expires_at, terms = excluded.terms, doc_length = excluded.doc_length,
        embedder = excluded.embedder${vectorUpdate}
      where cairn_search.version < excluded.version${vectorFill}`,
+    [json],
+  );
+};
+
+/**
+ * Give the rows of announced versions their vectors. The append wrote each version's row,
+ * text and all, in its own commit (append-entry.ts), so only the embedder and the vector
+ * change: no text is analysed again in the application and no terms are sent. A row that
+ * holds a newer version by now, or none (deleted, forgotten), is left alone, as is one that
+ * has this embedder's vector already (another replica gave it). Rows go in address order, as
+ * every batch of appends takes its locks, so two replicas filling the same rows wait for each
+ * other rather than deadlock.
+ */
+export const fillVectors = async (sql: Sql, rows: readonly { entry: Entry; vector: Float32Array; embedder: string }[]): Promise<void> => {
+  if (rows.length === 0) return;
+  const sorted = [...rows].sort((a, b) => compareCodePoints(a.entry.namespace, b.entry.namespace) || comparePositions(a.entry, b.entry));
+  const json = JSON.stringify(
+    sorted.map(({ entry: e, vector, embedder }) => ({ namespace: e.namespace, entity_path: e.entity_path, key: e.key, version: e.version, embedder, embedding: vectorLiteral(vector) })),
+  );
+  await sql.unsafe(
+    `update cairn_search s set embedder = r.embedder, embedding = r.embedding::vector
+       from json_to_recordset($1::text::json) as r(namespace text, entity_path text, key text, version int, embedder text, embedding text)
+      where s.namespace = r.namespace and s.entity_path = r.entity_path and s.key = r.key and s.version = r.version
+        and s.embedder is distinct from r.embedder`,
     [json],
   );
 };

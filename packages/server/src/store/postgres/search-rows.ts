@@ -68,9 +68,11 @@ export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors:
  * text and all, in its own commit (append-entry.ts), so only the embedder and the vector
  * change: no text is analysed again in the application and no terms are sent. A row that
  * holds a newer version by now, or none (deleted, forgotten), is left alone, as is one that
- * has this embedder's vector already (another replica gave it). Rows go in address order, as
- * every batch of appends takes its locks, so two replicas filling the same rows wait for each
- * other rather than deadlock.
+ * has this embedder's vector already (another replica gave it). Rows are sent in address
+ * order, the order every batch of appends takes its locks in, so that replicas filling the
+ * same rows mostly lock them alike; a batch that fails all the same (a deadlock, a lost
+ * connection) is left to the embedding backlog, which gives every row without this
+ * embedder's vector one (search-backlog.ts).
  */
 export const fillVectors = async (sql: Sql, rows: readonly { entry: Entry; vector: Float32Array; embedder: string }[]): Promise<void> => {
   if (rows.length === 0) return;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { entityPathProblem, keyProblem, pathHasPrefix } from '../../packages/server/src/domain/names.ts';
-import { compareCodePoints } from '../../packages/server/src/domain/order.ts';
+import { compareAddresses, compareCodePoints } from '../../packages/server/src/domain/order.ts';
 import { canonicalJson, contentHash } from '../../packages/server/src/domain/content-hash.ts';
 
 describe('names, order and hashing', () => {
@@ -26,6 +26,13 @@ describe('names, order and hashing', () => {
     const sorted = ['\uE000', '𝒳', 'b', 'a', 'B'].sort(compareCodePoints);
     expect(sorted).toEqual(['B', 'a', 'b', '\uE000', '𝒳']);
     expect(['ab', 'a'].sort(compareCodePoints)).toEqual(['a', 'ab']);
+  });
+
+  it('orders whole addresses by namespace, then entity path, then key (the order PostgreSQL writers lock rows in)', () => {
+    const a = (namespace: string, entity_path: string, key: string) => ({ namespace, entity_path, key });
+    const sorted = [a('b', 'a', 'a'), a('a', 'b', 'a'), a('a', 'a', 'b'), a('a', 'a', '𝒳'), a('a', 'a', '\uE000')].sort(compareAddresses);
+    expect(sorted).toEqual([a('a', 'a', 'b'), a('a', 'a', '\uE000'), a('a', 'a', '𝒳'), a('a', 'b', 'a'), a('b', 'a', 'a')]);
+    expect(compareAddresses(a('x', 'y', 'z'), a('x', 'y', 'z'))).toBe(0);
   });
 
   it('hashes content independent of key order', () => {

@@ -23,3 +23,12 @@ export const comparePositions = (
   a: { entity_path: string; key: string },
   b: { entity_path: string; key: string },
 ): number => compareCodePoints(a.entity_path, b.entity_path) || compareCodePoints(a.key, b.key);
+
+/**
+ * Order of whole addresses: namespace, then position. PostgreSQL's writers take their row locks
+ * in this order (group commits, batches, vector fills), so that two of them never deadlock.
+ */
+export const compareAddresses = (
+  a: { namespace: string; entity_path: string; key: string },
+  b: { namespace: string; entity_path: string; key: string },
+): number => compareCodePoints(a.namespace, b.namespace) || comparePositions(a, b);

@@ -1,6 +1,6 @@
 import type { BatchItem } from '../../ports/store.ts';
 import { VersionConflict } from '../../domain/errors.ts';
-import { comparePositions, compareCodePoints } from '../../domain/order.ts';
+import { compareAddresses } from '../../domain/order.ts';
 import { appendStatement, currentVersion } from './append-entry.ts';
 import type { Sql } from './client.ts';
 import { isUniqueViolation } from './db-errors.ts';
@@ -26,7 +26,7 @@ export const appendBatch = async (sql: Sql, items: readonly BatchItem[]): Promis
     const x = (items[a] as BatchItem).entry;
     const y = (items[b] as BatchItem).entry;
     // Consecutive versions of one entry keep their order: each builds on the one before.
-    return compareCodePoints(x.namespace, y.namespace) || comparePositions(x, y) || x.version - y.version;
+    return compareAddresses(x, y) || x.version - y.version;
   });
   const seqs: number[] = new Array<number>(items.length);
   try {

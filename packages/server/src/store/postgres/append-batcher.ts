@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { VersionConflict } from '../../domain/errors.ts';
-import { comparePositions, compareCodePoints } from '../../domain/order.ts';
+import { compareAddresses } from '../../domain/order.ts';
 import { appendEntry, appendStatement, currentVersion } from './append-entry.ts';
 import type { Sql } from './client.ts';
 import { pipelined } from './pipelined.ts';
@@ -17,8 +17,7 @@ interface Append {
 // Every batch, in every process, takes its head-row locks in this one order, so two batches
 // can wait for each other but never deadlock. Appends to one entry keep their arrival order
 // (the sort is stable), so they still apply one after another.
-const byAddress = (a: Append, b: Append): number =>
-  compareCodePoints(a.entry.namespace, b.entry.namespace) || comparePositions(a.entry, b.entry);
+const byAddress = (a: Append, b: Append): number => compareAddresses(a.entry, b.entry);
 
 /**
  * Group commit. The NOTIFY raised for each version takes a database-wide lock from just before

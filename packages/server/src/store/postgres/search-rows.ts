@@ -4,7 +4,7 @@ import type { Sql } from './client.ts';
 import { type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
 import { tsvectorOf } from './search-terms.ts';
 import { vectorLiteral } from './search-vectors.ts';
-import { compareCodePoints, comparePositions } from '../../domain/order.ts';
+import { compareAddresses } from '../../domain/order.ts';
 
 export interface SearchRow {
   entry: Entry;
@@ -76,7 +76,7 @@ export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors:
  */
 export const fillVectors = async (sql: Sql, rows: readonly { entry: Entry; vector: Float32Array; embedder: string }[]): Promise<void> => {
   if (rows.length === 0) return;
-  const sorted = [...rows].sort((a, b) => compareCodePoints(a.entry.namespace, b.entry.namespace) || comparePositions(a.entry, b.entry));
+  const sorted = [...rows].sort((a, b) => compareAddresses(a.entry, b.entry));
   const json = JSON.stringify(
     sorted.map(({ entry: e, vector, embedder }) => ({ namespace: e.namespace, entity_path: e.entity_path, key: e.key, version: e.version, embedder, embedding: vectorLiteral(vector) })),
   );

@@ -86,7 +86,8 @@ describe.each<[string, (label: string) => BackendEnv]>([
       expect(lines.some((l) => JSON.parse(l).msg === 'embedding model loaded')).toBe(true);
       await writeNotes(cairn);
       await expectParaphrasesFound(cairn);
-      // No query shares a word with its note: the text ranking alone does not pair them.
+      // No query shares a word with its note: the text ranking alone does not pair them (the
+      // lexicon beside the model expands none here: in six notes every word is too common).
       expect(await top(cairn, QUERIES.outage as string, 'text')).toBeUndefined();
       // Hybrid search carries the vector ranking too.
       expect(await top(cairn, QUERIES.refund as string, 'hybrid')).toBe(pathOf('refund'));

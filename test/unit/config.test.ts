@@ -43,6 +43,12 @@ describe('configuration', () => {
     expect(() => parseConfig({ CAIRN_MODEL_HUB_URL: 'huggingface.co' })).toThrow(/CAIRN_MODEL_HUB_URL: expected an http\(s\) URL/);
   });
 
+  it('keeps the lexicon beside a sentence model unless told off, and refuses other words', () => {
+    expect(parseConfig({}).searchLexicon).toBe(true);
+    expect(parseConfig({ CAIRN_SEARCH_LEXICON: 'off' }).searchLexicon).toBe(false);
+    expect(() => parseConfig({ CAIRN_SEARCH_LEXICON: 'no' })).toThrow(/CAIRN_SEARCH_LEXICON: expected on \(the default\) or off/);
+  });
+
   it('lets flags win over the environment and reads lists and connector secrets', () => {
     const config = parseConfig(
       { CAIRN_PORT: '9000', CAIRN_API_KEYS: ' key-aaaaaaaa , key-bbbbbbbb ,', CAIRN_CONNECTOR_GITHUB_SECRET: 's3cr3t', CAIRN_CONNECTOR_SLACK_CHANNELS: 'C1,C2' },

@@ -40,6 +40,7 @@ const BaseEnv = z.object({
   CAIRN_SECRET_KEY: optionalText.pipe(z.string().min(16, { error: 'at least 16 characters (e.g. openssl rand -base64 32)' }).optional()),
   CAIRN_SECRET_KEY_PREVIOUS: optionalText,
   CAIRN_SEARCH_PROFILE: z.enum(['v2', 'v1'], { error: 'expected v2 (the default) or v1' }).default('v2'),
+  CAIRN_SEARCH_LEXICON: z.enum(['on', 'off'], { error: 'expected on (the default) or off' }).default('on'),
 });
 
 /** The settings in the names the code uses: each written once, its type inferred. */
@@ -82,6 +83,11 @@ const settingsOf = (e: z.output<typeof BaseEnv>, env: Record<string, string | un
    * ranking before it (GloVe vectors alone), kept so the two can be compared.
    */
   searchProfile: e.CAIRN_SEARCH_PROFILE,
+  /**
+   * Whether a sentence model (CAIRN_EMBEDDINGS_MODEL) keeps the built-in lexicon beside it for
+   * query expansion and the word-by-word ranking; the built-in embedder always has its own.
+   */
+  searchLexicon: e.CAIRN_SEARCH_LEXICON === 'on',
 });
 
 export type Config = ReturnType<typeof settingsOf> & {

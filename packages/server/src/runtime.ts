@@ -4,6 +4,7 @@ import { CortexFeed } from './cortex/cortex-feed.ts';
 import { startCortex } from './cortex/start-cortex.ts';
 import type { CortexWorker } from './cortex/worker.ts';
 import { BuiltinEmbedder } from './embed/builtin-embedder.ts';
+import { WithLexicon } from './embed/with-lexicon.ts';
 import { openLocalModel } from './embed/local-model.ts';
 import { OpenAiEmbedder } from './embed/openai-embedder.ts';
 import { countBackendErrors } from './http/backend-errors.ts';
@@ -66,15 +67,19 @@ const within = <T>(work: Promise<T>, ms: number, what: string): Promise<T> =>
  * The configured embedder: an OpenAI-compatible endpoint when CAIRN_EMBEDDINGS_URL is set, a
  * local sentence model when only CAIRN_EMBEDDINGS_MODEL is (loaded, or fetched, before the
  * server listens: a model that cannot be used stops the start with the reason), else the
- * built-in one.
+ * built-in one. A model keeps the built-in lexicon beside it (WithLexicon) for query
+ * expansion and the word-by-word ranking, unless CAIRN_SEARCH_LEXICON=off or under the
+ * previous search profile, which had neither.
  */
 export const openEmbedder = async (config: Readonly<Config>, logger: Logger): Promise<Embedder> => {
-  if (config.embeddingsUrl) return new OpenAiEmbedder({ url: config.embeddingsUrl, model: config.embeddingsModel as string, apiKey: config.embeddingsApiKey });
-  if (!config.embeddingsModel) return new BuiltinEmbedder({ lexicon: config.searchProfile !== 'v1' });
+  const lexicon = config.searchProfile !== 'v1';
+  if (!config.embeddingsModel) return new BuiltinEmbedder({ lexicon });
+  const besideLexicon = (model: Embedder): Embedder => (lexicon && config.searchLexicon ? new WithLexicon(model, new BuiltinEmbedder({ lexicon })) : model);
+  if (config.embeddingsUrl) return besideLexicon(new OpenAiEmbedder({ url: config.embeddingsUrl, model: config.embeddingsModel, apiKey: config.embeddingsApiKey }));
   const started = performance.now();
   const embedder = await openLocalModel(config.embeddingsModel, { cacheDir: config.modelCache, hubUrl: config.modelHubUrl, logger });
   logger.info({ embedder: embedder.id, dimension: embedder.dimension, ms: Math.round(performance.now() - started) }, 'embedding model loaded');
-  return embedder;
+  return besideLexicon(embedder);
 };
 
 export const createRuntime = async (config: Readonly<Config>, logger: Logger, options: RuntimeOptions = {}): Promise<Runtime> => {

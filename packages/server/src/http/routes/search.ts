@@ -14,7 +14,7 @@ const Highlight = z.object({
 const Parts = z.object({
   text: z.object({ rank: z.number(), score: z.number() }).nullable().describe('Place and BM25F score in the full-text ranking.'),
   vector: z.object({ rank: z.number(), similarity: z.number() }).nullable().describe('Place and cosine similarity in the vector ranking.'),
-  words: z.object({ rank: z.number(), similarity: z.number() }).optional().describe('Place and similarity in the word-by-word ranking (built-in embedder, hybrid only).'),
+  words: z.object({ rank: z.number(), similarity: z.number() }).optional().describe('Place and similarity in the word-by-word ranking (the built-in lexicon, on unless CAIRN_SEARCH_LEXICON=off beside a sentence model; hybrid only).'),
   relevance: z.number().describe('Hybrid: the weighted sum of each ranking\'s score rescaled between its worst and best candidate (reciprocal rank fusion with CAIRN_SEARCH_PROFILE=v1); one ranking: the score relative to the best.'),
   recency: z.number().describe('Multiplier for how recently the entry was written (0.95–1).'),
   confidence: z.number().describe('Multiplier for the entry confidence (0.9–1).'),

@@ -5,17 +5,19 @@ import type { AddressInfo } from 'node:net';
  * A stand-in for a third-party embeddings service (OpenAI's `POST /v1/embeddings`, as
  * Ollama, vLLM and TEI also serve it), which tests cannot reach. Each word of a text adds to
  * one of `dimension` components picked by a hash, so texts sharing words are similar.
- * `down` makes it answer 503, as an overloaded or restarting endpoint does.
+ * `down` makes it answer 503, as an overloaded or restarting endpoint does; `delayMs` makes
+ * each answer that late, as a model busy on a CPU is.
  */
 export interface FakeEmbeddings {
   url: string;
   down: boolean;
+  delayMs: number;
   requests: { model: unknown; inputs: number; authorization: string | undefined }[];
   close(): Promise<void>;
 }
 
 export const startFakeEmbeddings = async (dimension = 32): Promise<FakeEmbeddings> => {
-  const fake: FakeEmbeddings = { url: '', down: false, requests: [], close: async () => {} };
+  const fake: FakeEmbeddings = { url: '', down: false, delayMs: 0, requests: [], close: async () => {} };
   const vector = (text: string): number[] => {
     const v = new Array<number>(dimension).fill(0);
     for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
@@ -36,7 +38,9 @@ export const startFakeEmbeddings = async (dimension = 32): Promise<FakeEmbedding
       const parsed = JSON.parse(body) as { model: unknown; input: string[] };
       fake.requests.push({ model: parsed.model, inputs: parsed.input.length, authorization: req.headers.authorization });
       const data = parsed.input.map((text, index) => ({ object: 'embedding', index, embedding: vector(text) }));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: parsed.model }));
+      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: parsed.model }));
+      if (fake.delayMs > 0) setTimeout(answer, fake.delayMs);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

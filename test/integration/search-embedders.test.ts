@@ -88,6 +88,45 @@ describe('embedders', () => {
     }
   });
 
+  it('embeds rows written during a PostgreSQL embedding pass right after it, and never reports them done before', { timeout: 60_000 }, async () => {
+    const pg = await startPostgres();
+    const fake = await startFakeEmbeddings();
+    const admin = postgres(pg.dsn, { max: 1, onnotice: () => {} });
+    try {
+      const cairn = await startCairn({ CAIRN_DB_DSN: pg.dsn, ...remote(fake.url) });
+      try {
+        // A slow model (each answer 800 ms): the first writes start a pass (a dimension probe,
+        // then their batch), and the last write lands while that batch is being embedded.
+        fake.delayMs = 800;
+        const write = async (i: number) =>
+          expect((await cairn.call('POST', '/api/v1/entries', { entity_path: `svc/s${i}`, key: 'note', value: `service ${i} handles workload w${i}` })).status).toBe(201);
+        for (let i = 0; i < 10; i++) await write(i);
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        await write(10);
+        const unembedded = async () => Number((await admin`select count(*)::int as n from cairn_search where embedder is distinct from 'openai:fake-embed'`)[0]?.n);
+        // Every write has been announced by now.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const started = performance.now();
+        for (;;) {
+          const pending = await metric(cairn, 'cairn_search_pending_embeddings');
+          const left = await unembedded();
+          // The gauge may run ahead of the rows (a pass in flight), never behind them.
+          if (pending === 0) expect(left).toBe(0);
+          if (left === 0) break;
+          // Rows left after a pass used to wait for the next poll, 5 s later.
+          expect(performance.now() - started).toBeLessThan(4_000);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      } finally {
+        await cairn.close();
+      }
+    } finally {
+      await admin.end();
+      await fake.close();
+      await pg.stop();
+    }
+  });
+
   it('hands PostgreSQL vectors it stores exactly, in a shorter text form', async () => {
     const values = [0, -0.5, 1, 1e-7, -3.4e-12, 0.1, 2 / 3, -0.0123456789, 123456.789, Math.PI];
     const vector = Float32Array.from({ length: 100 }, (_, i) => (values[i % values.length] as number) * (1 + i / 1000));

@@ -24,6 +24,12 @@ export class EmbeddingBacklog {
   private readonly logger: Logger;
   private readonly ensureIndex: (dimension: number) => Promise<void>;
   private wake: (() => void) | null = null;
+  /**
+   * Rows were written without a vector since the last count. Set by `nudge` whatever the loop
+   * is doing: a nudge that came during a pass used to be lost (no one was waiting), and the
+   * rows it announced waited for the next poll, seconds, while `pending` said 0.
+   */
+  private nudged = false;
   private closed = false;
 
   constructor(sql: Sql, embedder: Embedder, logger: Logger, ensureIndex: (dimension: number) => Promise<void>) {
@@ -38,6 +44,7 @@ export class EmbeddingBacklog {
   }
 
   nudge(): void {
+    this.nudged = true;
     this.wake?.();
   }
 
@@ -57,8 +64,14 @@ export class EmbeddingBacklog {
     const id = embedderLiteral(this.embedder.id);
     const stale = `(embedder is null or embedder <> ${id})`;
     let backoff = 500;
+    let first = true;
     while (!this.closed) {
+      // A pass for rows just written (a nudge) is routine: only its progress past a few seconds is logged.
+      const routine = this.nudged && !first;
+      first = false;
       try {
+        // Cleared before counting: a row announced from here on is either counted or nudges again.
+        this.nudged = false;
         const [count] = await this.sql.unsafe<{ n: string }[]>(`select count(*) as n from cairn_search where ${stale}`);
         this.pending = Number(count?.n ?? 0);
         const total = this.pending;
@@ -67,7 +80,7 @@ export class EmbeddingBacklog {
         const dimension = total > 0 ? await this.dimension() : 0;
         let done = 0;
         let reported = performance.now();
-        if (total > 0) this.logger.info({ embedder: this.embedder.id, done, total, pct: 0 }, 'embedding entries');
+        if (total > 0 && !routine) this.logger.info({ embedder: this.embedder.id, done, total, pct: 0 }, 'embedding entries');
         while (this.pending > 0 && !this.closed) {
           const claimed = await this.sql.begin(async (tx) => {
             const rows = await tx.unsafe<{ namespace: string; entity_path: string; key: string; version: number }[]>(
@@ -89,20 +102,23 @@ export class EmbeddingBacklog {
           });
           if (claimed === 0) break;
           done += claimed;
-          this.pending = Math.max(0, total - done);
+          // Rows announced during the pass are not in `total`: while one may wait, say so (the
+          // count that follows the pass says how many).
+          this.pending = Math.max(this.nudged ? 1 : 0, total - done);
           backoff = 500;
           if (performance.now() - reported >= PROGRESS_EVERY_MS) {
             reported = performance.now();
             this.logger.info({ embedder: this.embedder.id, done, total, pct: Math.floor((100 * done) / Math.max(1, total)) }, 'embedding entries');
           }
         }
-        if (total > 0 && done > 0) this.logger.info({ embedder: this.embedder.id, done }, 'embedding caught up');
+        if (total > 0 && done > 0 && !routine) this.logger.info({ embedder: this.embedder.id, done }, 'embedding caught up');
       } catch (error) {
         this.logger.warn({ err: error, retry_ms: backoff }, 'embedding failed; text search still serves these entries, retrying');
         await sleep(backoff, undefined, { ref: false });
         backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
         continue;
       }
+      if (this.nudged && !this.closed) continue;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
         // A remote embedder's rows are left to this loop by every server, so it looks again on

@@ -43,8 +43,10 @@ export class EmbeddingBacklog {
     void this.loop();
   }
 
+  /** Rows were written without a vector: at least one is pending until the next count says how many. */
   nudge(): void {
     this.nudged = true;
+    this.pending = Math.max(this.pending, 1);
     this.wake?.();
   }
 

@@ -1,5 +1,15 @@
 import type { Cairn } from '../helpers/cairn.ts';
 import type { EvalEntry } from './corpus/index.ts';
+import type { Search } from './evaluate.ts';
+
+/** The evaluation's search through the API: the first 10 results as `entity_path/key`. */
+export const searchWith =
+  (cairn: Cairn): Search =>
+  async (query, mode, scope) => {
+    const res = await cairn.call('POST', '/api/v1/search', { query, mode, limit: 10, ...(scope ? { entity_path: scope } : {}) });
+    if (res.status !== 200) throw new Error(`search ${JSON.stringify(query)}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.results.map((r: { entry: { entity_path: string; key: string } }) => `${r.entry.entity_path}/${r.entry.key}`);
+  };
 
 /** Writes the corpus through the API, a few requests at a time, and waits until search sees all of it. */
 export const loadCorpus = async (cairn: Cairn, entries: EvalEntry[], concurrency = 16): Promise<void> => {

@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Cairn, startCairn } from '../helpers/cairn.ts';
+import { startCairn } from '../helpers/cairn.ts';
 import { type BackendName, type TestBackend, startBackend } from './backends.ts';
 import { buildConversations, buildCorpus } from './corpus/index.ts';
 import type { EvalEntry, EvalQuery } from './corpus/index.ts';
 import { type Report, evaluate, formatReport } from './evaluate.ts';
-import { loadCorpus, waitForVectors } from './load-corpus.ts';
+import { loadCorpus, searchWith, waitForVectors } from './load-corpus.ts';
 
 /**
  * The retrieval evaluation, on each backend: the operations set (test/eval/corpus, 557
@@ -22,14 +22,6 @@ const SETS = { ops: buildCorpus(), conversations: buildConversations() } as cons
 type SetName = keyof typeof SETS;
 const reports = new Map<string, Report>();
 const reportOf = (backend: BackendName, set: SetName, config: Config): Report => reports.get(`${backend}/${set}/${config}`) as Report;
-
-const searchWith =
-  (cairn: Cairn) =>
-  async (query: string, mode: string, scope: string | undefined): Promise<string[]> => {
-    const res = await cairn.call('POST', '/api/v1/search', { query, mode, limit: 10, ...(scope ? { entity_path: scope } : {}) });
-    if (res.status !== 200) throw new Error(`search ${JSON.stringify(query)}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body.results.map((r: { entry: { entity_path: string; key: string } }) => `${r.entry.entity_path}/${r.entry.key}`);
-  };
 
 /** One set on one backend: written once, searched under each configuration in turn. */
 const runSet = async (backend: BackendName, set: SetName, entries: EvalEntry[], queries: EvalQuery[]): Promise<void> => {

@@ -60,9 +60,8 @@ const writeNotes = async (cairn: Cairn): Promise<void> => {
 };
 /** Each query's nearest note is its own, once vectors are made; then every note has its vector. */
 const expectParaphrasesFound = async (cairn: Cairn): Promise<void> => {
-  // Polled: vectors come in the background, and PostgreSQL's gauges follow its counts,
-  // which are refreshed now and then (a new row counts as embedded until the backlog
-  // worker next counts what is left).
+  // Polled: vectors come in the background, and PostgreSQL's gauges follow its backlog
+  // worker's counts (a row counts as pending from its announcement to its vector).
   for (const [name, query] of Object.entries(QUERIES)) await expect.poll(() => top(cairn, query, 'vector'), { timeout: 20_000, message: query }).toBe(pathOf(name));
   await expect.poll(() => metric(cairn, 'cairn_search_pending_embeddings'), { timeout: 20_000 }).toBe(0);
   await expect.poll(() => metric(cairn, 'cairn_search_embedded_entries'), { timeout: 20_000 }).toBe(Object.keys(NOTES).length);

@@ -24,6 +24,14 @@ const MAX_PREFIX_TERMS = 64;
 const WINDOW = 16_384;
 const WINDOW_WORDS = WINDOW / 32;
 /**
+ * A non-essential list is walked through a window rather than searched once per candidate
+ * (`search`) when its postings there are at most this many times the postings the essential
+ * lists proposed: a posting walked costs a bit test, a search several steps of galloping.
+ * 1, 2, 8, 16 and always measured alike at 1M entries; the bound keeps a rare term's few
+ * candidates from walking a common term's whole list.
+ */
+const SEEKS_PER_POSTING = 8;
+/**
  * A list's real maximum is found at an average document length this much above the current:
  * BM25 scores grow with the average, so it stays an upper bound until the average has grown
  * that far.
@@ -175,6 +183,11 @@ export class TextIndex {
    * The essential terms are added up window by window into a small array (WINDOW slots, in the
    * second-level cache), then the window's slots are finished in ascending order, which lets the
    * other lists be searched forward from where they stood. Equal scores keep the lower slot.
+   * The strongest of the other lists, when its postings in the window are not many more than
+   * the candidates, is instead walked once through the window, adding to each candidate (a
+   * bit test a posting, against a galloping search a candidate): at 1M entries, over the
+   * bench's 202 queries, p95 3.8 → 3.2 ms and p99 5.5 → 4.2 ms in process, p50 unchanged; the
+   * same walk for every such list lost (a pass over the candidates per list).
    */
   search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean, weights?: ReadonlyMap<string, number>): { slot: number; score: number }[] {
     const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
@@ -220,6 +233,7 @@ export class TextIndex {
       const end = start + WINDOW;
       let first = WINDOW_WORDS;
       let last = -1;
+      let scanned = 0;
       for (let i = essential; i < k; i++) {
         const { p, weight } = lists[i] as ScoredList;
         const { data, count } = p;
@@ -236,7 +250,28 @@ export class TextIndex {
           if (w < first) first = w;
           if (w > last) last = w;
         }
+        scanned += j - (at[i] as number);
         at[i] = j;
+      }
+      // The strongest non-essential list adds to every candidate of the window in one walk over
+      // its postings there, when they are fewer than SEEKS_PER_POSTING times the candidates
+      // (each of which would otherwise search it): see `search`.
+      let looked = essential;
+      if (essential > 0) {
+        const { p, weight } = lists[essential - 1] as ScoredList;
+        const { data, count } = p;
+        const from = seek(data, count, at[essential - 1] as number, start);
+        const to = seek(data, count, from, end);
+        if (to - from <= scanned * SEEKS_PER_POSTING) {
+          const gain = weight * (K1 + 1);
+          for (let j = from; j < to; j++) {
+            const slot = data[j * 2] as number;
+            const o = slot - start;
+            if (((touched[o >>> 5] as number) & (1 << (o & 31))) !== 0) local[o]! += postingScore(gain, data[j * 2 + 1] as number, lengths[slot] as number, base, perLength);
+          }
+          at[essential - 1] = to;
+          looked = essential - 1;
+        }
       }
       for (let w = first; w <= last; w++) {
         let bits = touched[w] as number;
@@ -248,8 +283,8 @@ export class TextIndex {
           const slot = start + o;
           let score = local[o] as number;
           local[o] = 0;
-          // The non-essential lists, strongest first, while the slot could still pass the bar.
-          let i = essential - 1;
+          // The other non-essential lists, strongest first, while the slot could still pass the bar.
+          let i = looked - 1;
           for (; i >= 0 && score + (maxUpTo[i] as number) >= bar; i--) {
             const { p, weight } = lists[i] as ScoredList;
             const j = seek(p.data, p.count, at[i] as number, slot);

@@ -107,7 +107,9 @@ export const readVersions = async (sql: Sql | postgres.TransactionSql, ids: { na
     `select ${COLUMNS}, r.ord from json_to_recordset($1::text::json) as r(namespace text, entity_path text, key text, version int, ord int)
        join cairn_versions v on v.namespace = r.namespace and v.entity_path = r.entity_path and v.key = r.key and v.version = r.version
       order by r.ord`,
-    [JSON.stringify(ids.map((id, ord) => ({ ...id, ord })))],
+    // The address and version only: callers pass rows that carry more (a text candidate its
+    // tsvector's text, ~470 bytes), which the statement would have to be sent and parse.
+    [JSON.stringify(ids.map(({ namespace, entity_path, key, version }, ord) => ({ namespace, entity_path, key, version, ord })))],
     // The text never changes: prepared once per connection, each read is one round trip (the
     // driver describes an unprepared statement with parameters before running it: two).
     { prepare: true },

@@ -108,7 +108,7 @@ export const readVersions = async (sql: Sql | postgres.TransactionSql, ids: { na
        join cairn_versions v on v.namespace = r.namespace and v.entity_path = r.entity_path and v.key = r.key and v.version = r.version
       order by r.ord`,
     // The address and version only: callers pass rows that carry more (a text candidate its
-    // tsvector's text, ~470 bytes), which the statement would have to be sent and parse.
+    // tsvector's text, ~470 bytes), which would go to the database and be parsed there.
     [JSON.stringify(ids.map(({ namespace, entity_path, key, version }, ord) => ({ namespace, entity_path, key, version, ord })))],
     // The text never changes: prepared once per connection, each read is one round trip (the
     // driver describes an unprepared statement with parameters before running it: two).

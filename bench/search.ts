@@ -53,7 +53,7 @@ export interface SearchAtSize {
    * words, its candidates' analysed texts and the lists' maxima are not yet kept, as for a
    * query unlike any before. It also warms every query for the runs after it, so those are
    * one steady state at every size (with 50 queries warmed, as before, the share of first
-   * visits in a run shrank with the searches it made: about 4 % at 10k, 15 % at 1M). Absent
+   * visits in a run shrank with the searches it made: about 3 % at 10k, 11 % at 1M). Absent
    * from older results.
    */
   first_visit_hybrid?: Latency;

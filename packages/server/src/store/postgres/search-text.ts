@@ -79,15 +79,15 @@ const selective = (terms: string[], stats: SearchStats): string[] => {
  * at 100k entries of the bench corpus, 202 queries, against BM25 over every row any term
  * matches (the share of that top 10's summed score): every term ranking 0.963, text p50 / p95
  * 11.4–12.5 / 23.7–26.5 ms; the query's own terms 0.961, 9.8–11.0 / 20.1–20.8 ms.
- * Parameters (each term's weight, then its tsquery) are numbered from `first`.
+ * Parameters are numbered from `first`.
  */
 const rarityRank = (weights: Map<string, number>, prefixes: string[], prefixWeight: number, first: number): { sql: string; values: string[] } => {
   const values: string[] = [];
   const parts: string[] = [];
   const add = (tsquery: string, weight: number): void => {
     if (weight <= 0) return;
-    values.push(weight.toFixed(6), tsquery);
-    parts.push(`$${first + values.length - 2}::float8 * ts_rank('{0.1, 0.6, 0.4, 0.6}', terms, $${first + values.length - 1}::tsquery, 0)`);
+    values.push(tsquery);
+    parts.push(`${weight.toFixed(6)} * ts_rank('{0.1, 0.6, 0.4, 0.6}', terms, $${first + values.length - 1}::tsquery, 0)`);
   };
   for (const [term, weight] of weights) add(tsqueryOfTerm(term), weight);
   for (const prefix of new Set(prefixes)) add(tsqueryOfTerm(prefix, true), prefixWeight);
@@ -129,21 +129,17 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
   const docCount = Math.max(stats.docCount, 1);
   /** The `count` best rows matching `tsquery` (and not `unless`) by rarityRank over `weights`. */
   const preselect = async (tsquery: string, unless: string | null, weights: Map<string, number>, prefixes: string[], count: number): Promise<TextRow[]> => {
-    const values = [tsquery, ...f.values, ...(unless ? [unless] : []), String(Math.trunc(count))];
+    const values = [tsquery, ...f.values, ...(unless ? [unless] : [])];
     const rank = rarityRank(weights, prefixes, idf(1, docCount), values.length + 1);
     // The tsvector becomes text for the preselected rows only: in a single select, PostgreSQL
     // converts it for every matching row before sorting (thousands for a common word).
-    // Weights and the row count are parameters, so the text varies only with the number of
-    // terms and the filter's shape, and is prepared: the driver would otherwise describe it
-    // before each run (a round trip more) and PostgreSQL parse and plan it each time.
     return sql.unsafe<TextRow[]>(
       `select namespace, entity_path, key, version, terms::text as terms, doc_length from (
          select namespace, entity_path, key, version, terms, doc_length, ${rank.sql} as rank
-           from cairn_search where terms @@ $1::tsquery and ${f.where}${unless ? ` and not (terms @@ $${values.length - 1}::tsquery)` : ''}
-          order by rank desc limit $${values.length}::int) best
+           from cairn_search where terms @@ $1::tsquery and ${f.where}${unless ? ` and not (terms @@ $${values.length}::tsquery)` : ''}
+          order by rank desc limit ${count}) best
         order by rank desc`,
       [...values, ...rank.values],
-      { prepare: true },
     );
   };
   // The rows holding the query's own chosen words first; those only its expansions find fill

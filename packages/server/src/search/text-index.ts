@@ -24,13 +24,13 @@ const MAX_PREFIX_TERMS = 64;
 const WINDOW = 16_384;
 const WINDOW_WORDS = WINDOW / 32;
 /**
- * A non-essential list is walked through a window rather than searched once per candidate
- * (`search`) when its postings there are at most this many times the postings the essential
- * lists proposed: a posting walked costs a bit test, a search several steps of galloping.
- * 1, 2, 8, 16 and always measured alike at 1M entries; the bound keeps a rare term's few
- * candidates from walking a common term's whole list.
+ * The strongest non-essential list is walked through a window rather than searched once per
+ * candidate (`search`) when its postings there are at most this many times the postings the
+ * essential lists proposed in it (about the candidates): a posting walked costs a bit test, a
+ * search several steps of galloping. 1, 2, 8, 16 and always measured alike at 1M entries; the
+ * bound keeps a rare term's few candidates from walking a common term's whole list.
  */
-const SEEKS_PER_POSTING = 8;
+const WALKED_PER_PROPOSED = 8;
 /**
  * A list's real maximum is found at an average document length this much above the current:
  * BM25 scores grow with the average, so it stays an upper bound until the average has grown
@@ -233,7 +233,7 @@ export class TextIndex {
       const end = start + WINDOW;
       let first = WINDOW_WORDS;
       let last = -1;
-      let scanned = 0;
+      let proposed = 0;
       for (let i = essential; i < k; i++) {
         const { p, weight } = lists[i] as ScoredList;
         const { data, count } = p;
@@ -250,19 +250,19 @@ export class TextIndex {
           if (w < first) first = w;
           if (w > last) last = w;
         }
-        scanned += j - (at[i] as number);
+        proposed += j - (at[i] as number);
         at[i] = j;
       }
       // The strongest non-essential list adds to every candidate of the window in one walk over
-      // its postings there, when they are fewer than SEEKS_PER_POSTING times the candidates
-      // (each of which would otherwise search it): see `search`.
+      // its postings there, when they are at most WALKED_PER_PROPOSED times the postings
+      // proposed (each candidate would otherwise search it): see `search`.
       let looked = essential;
       if (essential > 0) {
         const { p, weight } = lists[essential - 1] as ScoredList;
         const { data, count } = p;
         const from = seek(data, count, at[essential - 1] as number, start);
         const to = seek(data, count, from, end);
-        if (to - from <= scanned * SEEKS_PER_POSTING) {
+        if (to - from <= proposed * WALKED_PER_PROPOSED) {
           const gain = weight * (K1 + 1);
           for (let j = from; j < to; j++) {
             const slot = data[j * 2] as number;

@@ -91,6 +91,18 @@ export const describeSearchContract = (server: () => Cairn): void => {
       await expect.poll(async () => keys({ query: 'doctor', mode: 'text', entity_path: path }), { timeout: 10_000 }).toEqual(['own', 'related']);
     });
 
+    it('finds entries by a related word where a common query word alone fills the first candidates', async () => {
+      // A speaker's name on half the turns of a conversation: PostgreSQL's preselection of the
+      // rows holding the query's own words fills with those, so it must also read the rows
+      // holding a related word ("physician" for "doctor"), with the common word or without it.
+      const { path, word } = fresh();
+      const filler = Array.from({ length: 60 }, (_, i) => ({ entity_path: path, key: `f${i}`, value: `${word} said the weather on the coast was grey and windy again on day ${i}` }));
+      expect((await server().call('POST', '/api/v1/entries/batch', { entries: filler })).status).toBeLessThan(300);
+      await write({ entity_path: path, key: 'with-word', value: `${word} said the physician had moved the appointment to the end of the week` });
+      await write({ entity_path: path, key: 'related-only', value: 'the physician called back' });
+      await expect.poll(async () => (await keys({ query: `${word} doctor`, mode: 'text', entity_path: path, limit: 5 })).slice(0, 2), { timeout: 10_000 }).toEqual(['with-word', 'related-only']);
+    });
+
     it('matches phrases in order and prefixes', async () => {
       const { path, word } = fresh();
       await write({ entity_path: path, key: 'a', value: `${word} connection pool exhausted` });

@@ -6,9 +6,6 @@ import { filterSql } from './search-sql.ts';
 import type { SearchStats } from './search-stats.ts';
 import { tfReader, tsqueryOf, tsqueryOfTerm } from './search-terms.ts';
 
-/** A preselected row: its address, its tsvector as text, its BM25F length. */
-type TextRow = KeyRow & { terms: string; doc_length: number };
-
 export interface KeyRow {
   namespace: string;
   entity_path: string;
@@ -48,17 +45,36 @@ const PRESELECT_PER_CANDIDATE = 2;
 const CANDIDATE_BUDGET = 2_000;
 
 /**
- * The terms to find candidates by: the rarest first, until they match about
- * CANDIDATE_BUDGET rows. Words that occur everywhere would make the database rank most of
- * the table; they still count in BM25 for the candidates found, and an entry matching only
- * them could hardly have outranked those (their idf is near zero).
+ * Rows the rarest expansion terms may match to be read beside the query's own (rankText's
+ * lift). Measured at 100k bench entries, 202 queries, text one query at a time, against the
+ * in-process index's exact BM25F over the same rows (the share of its top 10's summed score;
+ * the share of its top-10 entries found), p50 / p95:
+ *
+ *   before (no lift, ties in table order)          0.983  0.625   5.9 / 9.1–9.4 ms
+ *   ties shortest first, no lift                   0.983  0.803   6.2–6.3 / 9.1–9.2
+ *   and a lift of 250 rows ranked by expansions    0.983  0.803   6.3–6.6 / 9.1–10.1
+ *   a second statement, 1,000 rows, every term     0.985  0.818   8.5 / 12.9
+ *   a second statement, 2,000 rows, every term     0.986  0.838   9.2–9.4 / 16.6–17.0
+ *
+ * The bench's expansions are common words, so few fit 250 rows and the lift finds little
+ * there; in a conversation they are the rare words that matter (conversational evaluation,
+ * text recall@5: 0.679 without, 0.696 with it, as in the in-process index).
  */
-const selective = (terms: string[], stats: SearchStats): string[] => {
+const LIFT_BUDGET = 250;
+
+/**
+ * The terms to find candidates by: the rarest first, until they match about `budget` rows.
+ * Words that occur everywhere would make the database rank most of the table; they still
+ * count in BM25 for the candidates found, and an entry matching only them could hardly have
+ * outranked those (their idf is near zero). The rarest is taken even past the budget unless
+ * `strict`.
+ */
+const selective = (terms: string[], stats: SearchStats, budget = CANDIDATE_BUDGET, strict = false): string[] => {
   const byRarity = terms.map((t) => ({ t, df: stats.docFrequency(t) })).sort((a, b) => a.df - b.df);
   const chosen: string[] = [];
   let rows = 0;
   for (const { t, df } of byRarity) {
-    if (chosen.length > 0 && rows + df > CANDIDATE_BUDGET) break;
+    if ((chosen.length > 0 || strict) && rows + df > budget) break;
     chosen.push(t);
     rows += df;
   }
@@ -94,20 +110,37 @@ const rarityRank = (weights: Map<string, number>, prefixes: string[], prefixWeig
   return { sql: parts.length > 0 ? parts.join(' + ') : '0', values };
 };
 
+/** One select of rankText's preselection: the `count` best rows matching `tsquery` (and not `unless`) by rarityRank over `weights`. */
+interface Part {
+  tsquery: string;
+  unless?: string | null;
+  weights: Map<string, number>;
+  prefixes: string[];
+  count: number;
+}
+
+/** A preselected row: its address, its tsvector as text, its BM25F length, the part that found it. */
+type TextRow = KeyRow & { terms: string; doc_length: number; part: number };
+
 /**
  * The `n` best rows for a query by BM25F: matches found through the GIN index and preselected
  * there by rarityRank, then scored here from each row's tsvector with the document
  * frequencies of SearchStats — the formula the in-process index uses.
  *
- * Two statements: the rows holding the query's own chosen terms, ranked by those; then, only
- * when they are fewer than the preselection takes, the rows its expansion terms alone find,
- * ranked by every term. In one statement those rows (up to CANDIDATE_BUDGET of their own) were
- * read and ranked only to come after the others, or to win by a common own word the budget left
- * out of the search. Measured at 100k bench entries, 202 queries, against BM25 over every row
- * any term matches (the share of that top 10's summed score): one statement 0.961, text p50 /
- * p95 9.4–10.4 / 18.7–20.2 ms; two 0.951, 7.5–8.1 / 12.9–13.3 ms. Finding the rows that hold an
- * expansion and a left-out own word in the first statement too (`(expansions) & (left out)`)
- * held 0.961 again, for 9.5–10.6 / 17.2–19.9 ms: what was saved was those rows' ranking.
+ * The first statement reads the rows holding the query's own chosen terms, ranked by those,
+ * and beside them (the lift) the few best rows holding its rarest expansion terms, ranked by
+ * those: a common own word can fill the first part with rows that hold nothing else (a
+ * speaker's name on half the turns of a conversation), leaving out every row that holds it
+ * with a word related to the question, or holds only that word. A second statement follows
+ * only when the own words' rows are fewer than the preselection takes: the rows the expansion
+ * terms alone find, ranked by every term. In one statement those rows (up to CANDIDATE_BUDGET
+ * of their own) were read and ranked only to come after the others, or to win by a common own
+ * word the budget left out of the search. Measured at 100k bench entries, 202 queries, against
+ * BM25 over every row any term matches (the share of that top 10's summed score): one
+ * statement 0.961, text p50 / p95 9.4–10.4 / 18.7–20.2 ms; two 0.951, 7.5–8.1 / 12.9–13.3 ms.
+ * Finding the rows that hold an expansion and a left-out own word in the first statement too
+ * (`(expansions) & (left out)`) held 0.961 again, for 9.5–10.6 / 17.2–19.9 ms: what was saved
+ * was those rows' ranking.
  */
 export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery, filter: SearchFilter, n: number): Promise<{ key: KeyRow; score: number }[]> => {
   await stats.current();
@@ -117,35 +150,57 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
   }
   const own = tsqueryOf({ ...query, terms: selective(query.terms, stats) });
   const expanded = tsqueryOf({ ...query, terms: selective([...expansions.keys()], stats), prefixes: [] });
+  const lift = tsqueryOf({ ...query, terms: selective([...expansions.keys()], stats, LIFT_BUDGET, true), prefixes: [] });
   if (!own && !expanded) return [];
-  const f = filterSql(filter, 2);
+  const f = filterSql(filter, 1);
   const ownWeights = (docs: number): Map<string, number> => new Map(query.terms.map((t) => [t, idf(stats.docFrequency(t), docs)]));
-  const weightsAt = (docs: number): Map<string, number> => {
-    const weights = ownWeights(docs);
-    for (const [term, scale] of expansions) weights.set(term, scale * idf(stats.docFrequency(term), docs));
-    return weights;
-  };
+  const expansionWeights = (docs: number): Map<string, number> => new Map([...expansions].map(([t, scale]) => [t, scale * idf(stats.docFrequency(t), docs)]));
+  const weightsAt = (docs: number): Map<string, number> => new Map([...ownWeights(docs), ...expansionWeights(docs)]);
   const limit = PRESELECT_PER_CANDIDATE * Math.trunc(n);
   const docCount = Math.max(stats.docCount, 1);
-  /** The `count` best rows matching `tsquery` (and not `unless`) by rarityRank over `weights`. */
-  const preselect = async (tsquery: string, unless: string | null, weights: Map<string, number>, prefixes: string[], count: number): Promise<TextRow[]> => {
-    const values = [tsquery, ...f.values, ...(unless ? [unless] : [])];
-    const rank = rarityRank(weights, prefixes, idf(1, docCount), values.length + 1);
+  const seen = new Set<string>();
+  /**
+   * The parts' rows in one statement, each part's in its rank order, less the rows found
+   * before (by this statement or an earlier one). The filter's parameters (from $1) serve every part. Rows of equal rank (holding the same
+   * words as often) go shortest first, as BM25 would rank them, then by address, so which of
+   * them make the cut does not depend on where each lies in the table.
+   */
+  const preselect = async (parts: Part[]): Promise<TextRow[]> => {
+    const values: unknown[] = [...f.values];
+    const param = (value: unknown): string => `$${values.push(value)}`;
+    const selects = parts.map((p, i) => {
+      const match = `terms @@ ${param(p.tsquery)}::tsquery${p.unless ? ` and not (terms @@ ${param(p.unless)}::tsquery)` : ''}`;
+      const rank = rarityRank(p.weights, p.prefixes, idf(1, docCount), values.length + 1);
+      values.push(...rank.values);
+      return `(select ${i} as part, namespace, entity_path, key, version, terms, doc_length, ${rank.sql} as rank
+          from cairn_search where ${match} and ${f.where}
+         order by rank desc, doc_length, entity_path, key limit ${p.count})`;
+    });
     // The tsvector becomes text for the preselected rows only: in a single select, PostgreSQL
     // converts it for every matching row before sorting (thousands for a common word).
-    return sql.unsafe<TextRow[]>(
-      `select namespace, entity_path, key, version, terms::text as terms, doc_length from (
-         select namespace, entity_path, key, version, terms, doc_length, ${rank.sql} as rank
-           from cairn_search where terms @@ $1::tsquery and ${f.where}${unless ? ` and not (terms @@ $${values.length}::tsquery)` : ''}
-          order by rank desc limit ${count}) best
-        order by rank desc`,
-      [...values, ...rank.values],
+    const rows = await sql.unsafe<TextRow[]>(
+      `select part, namespace, entity_path, key, version, terms::text as terms, doc_length
+         from (${selects.join(' union all ')}) best
+        order by part, rank desc, doc_length, entity_path, key`,
+      values as string[],
     );
+    return rows.filter((r) => {
+      const id = `${r.namespace}\u0000${r.entity_path}\u0000${r.key}`;
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    });
   };
-  // The rows holding the query's own chosen words first; those only its expansions find fill
-  // what is left.
-  let rows: TextRow[] = own ? await preselect(own, null, ownWeights(docCount), query.prefixes.flat(), limit) : [];
-  if (rows.length < limit && expanded) rows = [...rows, ...(await preselect(expanded, own, weightsAt(docCount), [], limit - rows.length))];
+  const parts: Part[] = [];
+  if (own) parts.push({ tsquery: own, weights: ownWeights(docCount), prefixes: query.prefixes.flat(), count: limit });
+  // The lift is ranked by its expansions alone: ranking by every term too cost a ts_rank call
+  // per term and row (text p50 +0.2 ms at 100k) and found the same rows.
+  if (own && lift) parts.push({ tsquery: lift, weights: expansionWeights(docCount), prefixes: [], count: n });
+  let rows = parts.length > 0 ? await preselect(parts) : [];
+  const ownRows = rows.filter((r) => r.part === 0).length;
+  if (ownRows < limit && expanded) {
+    rows = [...rows, ...(await preselect([{ tsquery: expanded, unless: own, weights: weightsAt(docCount), prefixes: [], count: limit - ownRows }]))];
+  }
   const docs = Math.max(stats.docCount, rows.length, 1);
   const weights = weightsAt(docs);
   // Expansion terms score too (weighted above), so the rows' counts must include them.

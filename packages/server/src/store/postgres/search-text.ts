@@ -161,9 +161,10 @@ export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery,
   const seen = new Set<string>();
   /**
    * The parts' rows in one statement, each part's in its rank order, less the rows found
-   * before (by this statement or an earlier one). The filter's parameters (from $1) serve every part. Rows of equal rank (holding the same
-   * words as often) go shortest first, as BM25 would rank them, then by address, so which of
-   * them make the cut does not depend on where each lies in the table.
+   * before (by this statement or an earlier one); the filter's parameters (from $1) serve every
+   * part. Rows of equal rank (holding the same words as often) go shortest first, as BM25 would
+   * rank them, then by address, so which of them make the cut does not depend on where each
+   * lies in the table.
    */
   const preselect = async (parts: Part[]): Promise<TextRow[]> => {
     const values: unknown[] = [...f.values];

@@ -103,6 +103,22 @@ export const describeSearchContract = (server: () => Cairn): void => {
       await expect.poll(async () => (await keys({ query: `${word} doctor`, mode: 'text', entity_path: path, limit: 5 })).slice(0, 2), { timeout: 10_000 }).toEqual(['with-word', 'related-only']);
     });
 
+    it('finds a date written in ISO 8601 by its day and month, in words or in digits', async () => {
+      const { path, word } = fresh();
+      await write({ entity_path: path, key: 'deploy', value: { summary: `${word} rollout`, finished_at: '2026-11-20T10:05:00Z' } });
+      await write({ entity_path: path, key: 'other-day', value: { summary: `${word} rollout`, finished_at: '2026-11-21T08:15:00Z' } });
+      await write({ entity_path: path, key: 'other-month', value: { summary: `${word} rollout`, finished_at: '2026-10-20T10:05:00Z' } });
+      const first = async (query: string) => (await keys({ query, mode: 'text', entity_path: path, limit: 3 }))[0];
+      await expect.poll(() => first(`${word} 20 November`), { timeout: 10_000 }).toBe('deploy');
+      expect(await first(`${word} the 20th of november`)).toBe('deploy');
+      expect(await first(`${word} 2026-11-20`)).toBe('deploy');
+      expect(await first(`${word} October 20th`)).toBe('other-month');
+      // The month's name lights the date's month digits, the day its own.
+      const [hit] = await search({ query: `${word} november 20`, mode: 'text', entity_path: path, limit: 1 });
+      expect(hit?.entry.key).toBe('deploy');
+      expect(hit?.highlights.find((h) => h.field === 'value.finished_at')).toEqual({ field: 'value.finished_at', fragment: '2026-11-20T10:05:00Z', matches: [[5, 7], [8, 10]] });
+    });
+
     it('matches phrases in order and prefixes', async () => {
       const { path, word } = fresh();
       await write({ entity_path: path, key: 'a', value: `${word} connection pool exhausted` });

@@ -10,7 +10,8 @@ import { decodeGraph, encodeGraph } from '../../packages/server/src/embed/word-g
 import { WordSimilarities, cosines } from '../../packages/server/src/embed/word-similarities.ts';
 import { cosineKernels } from '../../packages/server/src/embed/cosine-kernel.ts';
 import { wasmMemory } from '../../packages/server/src/wasm/module-bytes.ts';
-import { expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
+import { containsPhrase, expandQuery, parseQuery } from '../../packages/server/src/search-rules/query.ts';
+import { highlight } from '../../packages/server/src/search-rules/highlights.ts';
 import { withoutFrame } from '../../packages/server/src/search-rules/question.ts';
 import { random } from '../../packages/server/src/search/seeded-random.ts';
 import { tfReader, tsqueryOf, tsvectorOf } from '../../packages/server/src/store/postgres/search-terms.ts';
@@ -70,6 +71,33 @@ describe('search analysis', () => {
     expect(parseQuery('What kind of dog?').terms).toEqual(['kind', 'dog']);
     expect(q('what happened?')).toEqual(['happen']);
     expect([withoutFrame('What kind of dog does Tom have?'), withoutFrame('what happened?'), withoutFrame('go kind')]).toEqual(['of dog Tom', 'what happened?', 'go kind']);
+  });
+
+  it('finds the day and time in ISO 8601 date-times, the number in ordinals, and a date\'s month by name', () => {
+    const terms = (text: string) => analyze(text).map((t) => `${t.term}@${t.pos}${t.overlap ? '+' : ''}`);
+    expect(terms('deployed 2026-11-20T10:05:00Z')).toEqual(['deploi@0', '2026@1', '11@2', 'novemb@2+', '20@3', '10@4', '05@5', '00@6']);
+    expect(terms('on the 20th, the 3rd and 1st try')).toEqual(['20@2', '3@4', '1@6', 'try@7']);
+    // Names that mix letters and digits stay whole; a number that is no calendar date has no month.
+    expect(terms('k8s v4 ec2 sha256 3pm 5xx 2026-13-01 12-05-2026 20261120')).toEqual(['k8s@0', 'v4@1', 'ec2@2', 'sha256@3', '3pm@4', '5xx@5', '2026@6', '13@7', '01@8', '12@9', '05@10', '2026@11', '20261120@12']);
+    // The month name counts as a term, not as a word: the text is no longer for it.
+    const dated = docTerms(entry({ value: 'released 2026-05-04' }));
+    const plain = docTerms(entry({ value: 'released 2026 05 04' }));
+    expect(dated.tf.get('mai')).toBe(1);
+    expect(dated.length).toBe(plain.length);
+    expect(tsvectorOf(entry({ value: 'released 2026-05-04' })).length).toBe(dated.length);
+  });
+
+  it('queries a typed date by its month too, and keeps phrases to the words typed', () => {
+    expect(parseQuery('deploys on 2026-11-20').terms).toEqual(['deploi', '2026', '11', '20', 'novemb']);
+    expect(parseQuery('the 20th of November').terms).toEqual(['20', 'novemb']);
+    const q = parseQuery('"released 2026-11-20"');
+    expect(q.phrases).toEqual([[{ term: 'releas', offset: 0 }, { term: '2026', offset: 1 }, { term: '11', offset: 2 }, { term: '20', offset: 3 }]]);
+    expect(containsPhrase(analyze('we released 2026-11-20 at noon'), q.phrases[0]!)).toBe(true);
+    expect(containsPhrase(analyze('we released 2026-11-21'), q.phrases[0]!)).toBe(false);
+    // A date's month and its digits are one span in a highlight, whichever the query named.
+    const dated = entry({ value: 'shipped 2026-11-20' });
+    expect(highlight(dated, (term) => term === 'novemb' || term === '11')).toEqual([{ field: 'value', fragment: 'shipped 2026-11-20', matches: [[13, 15]] }]);
+    expect(highlight(dated, (term) => term === 'novemb')).toEqual([{ field: 'value', fragment: 'shipped 2026-11-20', matches: [[13, 15]] }]);
   });
 
   it('stores for PostgreSQL exactly the weighted frequencies the in-process index counts', () => {

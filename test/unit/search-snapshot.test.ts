@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
@@ -11,6 +12,7 @@ import { MemorySearchIndex } from '../../packages/server/src/search/memory-index
 import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
 import { searchIndexFile } from '../../packages/server/src/store/fs/search-file.ts';
 import { readSnapshot } from '../../packages/server/src/search/index-snapshot.ts';
+import { ANALYSIS_VERSION } from '../../packages/server/src/search-rules/analyzer.ts';
 import { loadSnapshot, prefetchSnapshot } from '../../packages/server/src/search/snapshot-loader.ts';
 import { type FakeEmbeddings, startFakeEmbeddings } from '../helpers/fake-embeddings.ts';
 import { entryOf, keysFor, loadedIndex, reusedIn, word } from '../helpers/saved-search-index.ts';
@@ -223,6 +225,33 @@ describe('saved search index', () => {
     expect(reused()).toBe(0);
     expect(await keysFor(index, word(42))).toEqual(['n42@1']);
     await index.close();
+    await store.close();
+  });
+
+  it('rebuilds from the store when another text analysis made the file, whose terms a query would miss', async () => {
+    const store = await filled(30);
+    await (await openIndex(store)).close();
+    const file = join(dir, 'search-index');
+    const saved = await readFile(file);
+    // The header as an older release wrote it: the same file but for the analysis, sealed again.
+    const stamp = `"analysis":${ANALYSIS_VERSION}`;
+    const at = saved.indexOf(stamp);
+    expect(at).toBeGreaterThan(0);
+    const older = Buffer.from(saved);
+    older.write(`"analysis":${ANALYSIS_VERSION - 1}`, at);
+    older.writeUInt32LE(crc32(older.subarray(0, older.length - 4)) >>> 0, older.length - 4);
+    await writeFile(file, older);
+    expect(await readSnapshot(older)).toBeNull();
+
+    const index = await openIndex(store);
+    expect(logs.some((l) => l.level === 40 && /another text analysis/.test(l.msg))).toBe(true);
+    expect(reused()).toBe(0);
+    expect(await keysFor(index, word(12))).toEqual(['n12@1']);
+    await index.close();
+    // Saved again by this analysis: the next start reuses it.
+    const again = await openIndex(store);
+    expect(reused()).toBe(30);
+    await again.close();
     await store.close();
   });
 

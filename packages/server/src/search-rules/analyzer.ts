@@ -14,7 +14,22 @@ export interface Token {
   /** UTF-16 offsets of the word in the original text, for highlights. */
   start: number;
   end: number;
+  /**
+   * A second term at the position of the one before (a date's month name beside its number):
+   * found like any term, but not a word of its own, so it adds nothing to a text's length and
+   * takes no part in phrases (as Lucene discounts overlapping tokens).
+   */
+  overlap?: true;
 }
+
+/**
+ * Which analysis made an index's terms. Stored with every index (the saved in-process index,
+ * each PostgreSQL search row), so an index made by another one is made again rather than
+ * searched with terms a query no longer produces. Raise it with any change to what `analyze`,
+ * `entryFields` or the field weights produce. 2: the parts of ISO 8601 dates and times,
+ * ordinals' numbers and dates' month names.
+ */
+export const ANALYSIS_VERSION = 2;
 
 const WORD = /[\p{L}\p{N}]+/gu;
 const HUMP = /(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/;
@@ -108,11 +123,67 @@ function* humps(raw: string, at: number): Generator<Word> {
   }
 }
 
+/**
+ * Numbers written against letters that are not part of them: an ISO 8601 date-time's day and
+ * hour ("20T10" of 2026-11-20T10:00:00Z), its zone letter ("00Z") and an ordinal's suffix
+ * ("20th", "3rd"), so that the 20th, 2026-11-20 and 20 November share the term "20". Other
+ * mixes of letters and digits are names and stay whole (k8s, v4, ec2, sha256, 3pm, 5xx).
+ */
+const DATE_TIME_JOIN = /^(\d{1,2})t(\d{1,2})$/;
+const ZONE_OR_ORDINAL = /^(\d+)(?:z|st|nd|rd|th)$/;
+
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+/** A calendar date as ISO 8601 writes it (YYYY-MM-DD), alone or starting a date-time. */
+const ISO_DATE = /(?<![\p{L}\p{N}])\d{4}-(0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\p{N}])/gu;
+
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+
+/**
+ * The month names of the ISO dates in `text`, by the offset of their month's digits: a date
+ * written as numbers is also found by the month's name ("November 20" finds 2026-11-20).
+ */
+const monthsAt = (text: string): Map<number, string> | null => {
+  // Most texts hold no date, though many hold a hyphen (every service name): the pattern runs
+  // only where a hyphen stands between two digits.
+  let dash = text.indexOf('-', 4);
+  while (dash !== -1 && !(isDigit(text.charCodeAt(dash - 1)) && isDigit(text.charCodeAt(dash + 1)))) dash = text.indexOf('-', dash + 1);
+  if (dash === -1) return null;
+  let months: Map<number, string> | null = null;
+  for (const match of text.matchAll(ISO_DATE)) {
+    months ??= new Map();
+    months.set(match.index + 5, termOf(MONTHS[Number(match[1]) - 1] as string));
+  }
+  return months;
+};
+
+/** The terms of a word that starts with a digit (see DATE_TIME_JOIN), with its date's month name beside it. */
+const pushNumber = (tokens: Token[], w: Word, pos: number, months: Map<number, string> | null): number => {
+  const joined = DATE_TIME_JOIN.exec(w.word);
+  if (joined) {
+    const day = joined[1] as string;
+    tokens.push({ term: day, pos, start: w.start, end: w.start + day.length });
+    tokens.push({ term: joined[2] as string, pos: pos + 1, start: w.start + day.length + 1, end: w.end });
+    return pos + 2;
+  }
+  const suffixed = ZONE_OR_ORDINAL.exec(w.word);
+  const number = suffixed ? (suffixed[1] as string) : w.word;
+  const end = suffixed ? w.start + number.length : w.end;
+  if (number.length <= 64) tokens.push({ term: number, pos, start: w.start, end });
+  const month = months?.get(w.start);
+  if (month !== undefined) tokens.push({ term: month, pos, start: w.start, end, overlap: true });
+  return pos + 1;
+};
+
 /** Search terms of `text`, positions continuing from `firstPos`. */
 export const analyze = (text: string, firstPos = 0): Token[] => {
   const tokens: Token[] = [];
+  const months = monthsAt(text);
   let pos = firstPos;
   for (const w of words(text)) {
+    if (isDigit(w.word.charCodeAt(0))) {
+      pos = pushNumber(tokens, w, pos, months);
+      continue;
+    }
     if (!STOP_WORDS.has(w.word) && w.word.length <= 64) tokens.push({ term: termOf(w.word), pos, start: w.start, end: w.end });
     pos += 1;
   }

@@ -69,7 +69,7 @@ export const docTerms = (entry: Entry): DocTerms => {
     const weight = FIELD_WEIGHTS[f.cls];
     for (const token of analyze(f.text)) {
       tf.set(token.term, (tf.get(token.term) ?? 0) + weight);
-      length += weight;
+      if (!token.overlap) length += weight;
     }
   }
   return { tf, length };

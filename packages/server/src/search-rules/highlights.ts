@@ -27,7 +27,8 @@ export const highlight = (entry: Entry, isMatch: (term: string) => boolean): Hig
   const found: { h: Highlight; hits: number }[] = [];
   for (const { f, tokens } of fieldsOf(entry)) {
     const spans = tokens
-      .filter((t) => isMatch(t.term))
+      // A date's month name covers its month's digits: one span, whichever of the two matched.
+      .filter((t, i) => isMatch(t.term) && !(t.overlap && isMatch((tokens[i - 1] as Token).term)))
       .map((t): [number, number] => [t.start, t.end]);
     if (spans.length === 0) continue;
     const first = spans[0] as [number, number];

@@ -5,7 +5,11 @@ import { isFrameWord, isQuestion } from './question.ts';
 const PART = /"([^"]*)"?|(\S+)/g;
 const MAX_TERMS = 32;
 
-const phraseOf = (tokens: Token[]): Phrase => tokens.map((t) => ({ term: t.term, offset: t.pos - (tokens[0] as Token).pos }));
+/** The typed words of a phrase: a term beside another at its position (a date's month) is not one of them. */
+const phraseOf = (tokens: Token[]): Phrase => {
+  const typed = tokens.filter((t) => !t.overlap);
+  return typed.map((t) => ({ term: t.term, offset: t.pos - (typed[0] as Token).pos }));
+};
 
 /**
  * The query as typed, parsed into what every backend runs (the shape: ports/search-index.ts).
@@ -22,7 +26,8 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
     if (match[1] !== undefined) {
       const tokens = analyze(match[1]);
       for (const t of tokens) terms.add(t.term);
-      if (tokens.length > 1) phrases.push(phraseOf(tokens));
+      const phrase = phraseOf(tokens);
+      if (phrase.length > 1) phrases.push(phrase);
       continue;
     }
     const word = match[2] as string;
@@ -40,6 +45,8 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
       if (framed && isFrameWord(w.word)) frames.add(w.word);
       else for (const t of analyze(w.word)) terms.add(t.term);
     }
+    // Terms only the whole of a typed word yields (the month of 2026-11-20).
+    for (const t of analyze(word)) if (t.overlap) terms.add(t.term);
   }
   // A question of frame words alone ("what happened?") keeps them: something must match.
   if (terms.size === 0 && prefixes.length === 0) for (const w of frames) if (!STOP_WORDS.has(w)) terms.add(termOf(w));
@@ -51,7 +58,7 @@ export const containsPhrase = (tokens: readonly Token[], phrase: Phrase): boolea
   const first = phrase[0];
   if (!first) return true;
   const at = new Map<number, string>();
-  for (const t of tokens) at.set(t.pos, t.term);
+  for (const t of tokens) if (!t.overlap) at.set(t.pos, t.term);
   for (const t of tokens) {
     if (t.term !== first.term) continue;
     if (phrase.every((p) => at.get(t.pos + p.offset) === p.term)) return true;

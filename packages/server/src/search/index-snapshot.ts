@@ -1,5 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { Entry } from '../domain/entry.ts';
+import { ANALYSIS_VERSION } from '../search-rules/analyzer.ts';
 import { ByteReader, type ByteWriter, slicer } from './byte-codec.ts';
 import { grownCapacity } from './capacity.ts';
 
@@ -8,7 +9,8 @@ import { grownCapacity } from './capacity.ts';
  * every entry again. It names each document by address, version and a stamp of its content,
  * and start-up keeps a document only where the store's current head is that very version: a
  * stale file (older than the store, or newer writes lost to a crash) costs re-indexing the
- * entries that differ, never a wrong answer. A torn file fails its CRC and is ignored whole.
+ * entries that differ, never a wrong answer. A torn file fails its CRC and is ignored whole,
+ * and so is one whose terms another analysis made (its header's `analysis`, ANALYSIS_VERSION).
  */
 const MAGIC = 'cairn-search-index';
 /**
@@ -86,7 +88,7 @@ export const writeSnapshot = async (w: ByteWriter, source: SnapshotSource, pause
     if (!source.stillValid()) throw new SnapshotAbandoned('the index was renumbered while saving');
   };
   const dim = source.dimension;
-  w.str(JSON.stringify({ magic: MAGIC, format: FORMAT, embedder: source.embedder, dimension: dim, count: source.count }));
+  w.str(JSON.stringify({ magic: MAGIC, format: FORMAT, analysis: ANALYSIS_VERSION, embedder: source.embedder, dimension: dim, count: source.count }));
   for (const { entry, length, vector } of source.docs()) {
     w.str(addressOf(entry));
     w.varint(entry.version);
@@ -202,7 +204,8 @@ class GrowingInts {
 }
 
 /**
- * Decode a snapshot; null when it is torn, damaged or of another format (the caller rebuilds).
+ * Decode a snapshot; null when it is torn, damaged, of another format or of another analysis
+ * (the caller rebuilds).
  * Decoded in slices with `pause` between them (the server answers meanwhile). Every saved
  * vector is decoded: it is decoded off the main thread before the embedder is known, and the
  * caller keeps the vectors only under the embedder that made them (`vectorsOf`).
@@ -211,8 +214,9 @@ export const readSnapshot = async (buf: Buffer, pause: () => Promise<void> = asy
   const r = await ByteReader.checked(buf, pause);
   if (!r) return null;
   try {
-    const header = JSON.parse(r.str()) as { magic: string; format: number; embedder: string | null; dimension: number; count: number };
-    if (header.magic !== MAGIC || header.format !== FORMAT) return null;
+    const header = JSON.parse(r.str()) as { magic: string; format: number; analysis?: number; embedder: string | null; dimension: number; count: number };
+    // Files from before the analysis was stamped hold the first one's terms.
+    if (header.magic !== MAGIC || header.format !== FORMAT || (header.analysis ?? 1) !== ANALYSIS_VERSION) return null;
     const { dimension: dim, count } = header;
     // Straight into typed arrays sized from the header: a million documents make no garbage.
     const ids = new Array<string>(count);

@@ -4,6 +4,7 @@ import { VersionConflict } from '../../domain/errors.ts';
 import type { Sql } from './client.ts';
 import { isUniqueViolation } from './db-errors.ts';
 import { ENTRY_CASTS, ENTRY_COLUMNS, entryParams } from './entry-row.ts';
+import { ANALYSIS_VERSION } from '../../search-rules/analyzer.ts';
 import { tsvectorOf } from './search-terms.ts';
 
 // $1… follow ENTRY_COLUMNS; then the search row's terms and length; the last parameter of
@@ -31,11 +32,11 @@ const INSERT_VERSION = `,
     returning seq
   ),
   live as (
-    insert into cairn_search (${SEARCH_VALUES.join(', ')}, terms, doc_length, embedder)
-    select ${SEARCH_VALUES.map(typed).join(', ')}, ${TERMS}::tsvector, ${DOC_LENGTH}::real, null
+    insert into cairn_search (${SEARCH_VALUES.join(', ')}, terms, doc_length, embedder, analysis)
+    select ${SEARCH_VALUES.map(typed).join(', ')}, ${TERMS}::tsvector, ${DOC_LENGTH}::real, null, ${ANALYSIS_VERSION}
       from version where not ${typed('deleted')}
     on conflict (namespace, entity_path, key) do update set
-      ${[...SEARCH_VALUES.slice(3), 'terms', 'doc_length', 'embedder'].map((c) => `${c} = excluded.${c}`).join(', ')}
+      ${[...SEARCH_VALUES.slice(3), 'terms', 'doc_length', 'embedder', 'analysis'].map((c) => `${c} = excluded.${c}`).join(', ')}
     where cairn_search.version < excluded.version
   ),
   gone as (

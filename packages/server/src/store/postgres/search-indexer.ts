@@ -85,7 +85,7 @@ export class SearchIndexer {
     let after: Parameters<typeof staleHeads>[1] = null;
     do {
       const page = await staleHeads(this.o.sql, after, SWEEP_PAGE);
-      for (let i = 0; i < page.stale.length && !this.closed; i += BATCH) await this.write(page.stale.slice(i, i + BATCH), 'sweep');
+      for (let i = 0; i < page.stale.length && !this.closed; i += BATCH) await this.write(page.stale.slice(i, i + BATCH), 'sweep', page.vectorOf);
       after = page.last;
     } while (after && !this.closed);
   }
@@ -111,16 +111,19 @@ export class SearchIndexer {
    * `feed`: versions announced after their append, whose rows only lack the vector (an
    * upsert of the whole row cost a second analysis of the text and, without a vector to add,
    * a statement that changed nothing: a fifth of PostgreSQL's CPU per write with a remote
-   * embedder). `sweep`: stale heads, written whole; rows of deleted heads removed.
+   * embedder). `sweep`: stale heads, written whole; rows of deleted heads removed. A row that
+   * already holds this embedder's vector for the same version (`vectorOf`: its terms are of an
+   * older analysis) is not embedded again: the upsert keeps its vector.
    */
-  private async write(entries: Entry[], from: 'feed' | 'sweep'): Promise<void> {
+  private async write(entries: Entry[], from: 'feed' | 'sweep', vectorOf?: ReadonlyMap<Entry, string>): Promise<void> {
     const live = entries.filter((e) => !e.deleted);
     const rows: SearchRow[] = live.map((entry) => ({ entry }));
     const { embedder } = this.o;
-    if (embedder.local && this.o.vectors && this.o.vectorsReady() && rows.length > 0) {
-      const texts = live.map((e) => embeddingText(e));
+    const unembedded = rows.filter(({ entry }) => vectorOf?.get(entry) !== embedder.id);
+    if (embedder.local && this.o.vectors && this.o.vectorsReady() && unembedded.length > 0) {
+      const texts = unembedded.map(({ entry }) => embeddingText(entry));
       const vectors = await (embedder.embedInBackground?.(texts) ?? embedder.embed(texts));
-      rows.forEach((row, i) => {
+      unembedded.forEach((row, i) => {
         row.vector = vectors[i];
         row.embedder = embedder.id;
       });
@@ -131,7 +134,7 @@ export class SearchIndexer {
       await upsertSearchRows(this.o.sql, rows, this.o.vectors);
       await deleteSearchRows(this.o.sql, entries.filter((e) => e.deleted));
     }
-    if (rows.some((r) => !r.vector)) this.o.onUnembedded();
+    if (unembedded.some((r) => !r.vector)) this.o.onUnembedded();
     this.indexed += entries.length;
     this.o.stats.noteChanges(entries.length);
   }

@@ -2,6 +2,7 @@ import type postgres from 'postgres';
 import type { Entry } from '../../domain/entry.ts';
 import type { Sql } from './client.ts';
 import { type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
+import { ANALYSIS_VERSION } from '../../search-rules/analyzer.ts';
 import { tsvectorOf } from './search-terms.ts';
 import { vectorLiteral } from './search-vectors.ts';
 import { compareAddresses } from '../../domain/order.ts';
@@ -24,7 +25,10 @@ const SHAPE = `namespace text, entity_path text, key text, version int, agent_id
  * version without a vector clears the old one's, which described other content. The append
  * itself writes each version's row without a vector (append-entry.ts), so for this
  * replica's writes and every other's this adds the vector, and otherwise (versions written
- * by an older server, found by the sweep) the whole row.
+ * by an older server, found by the sweep) the whole row. A row of the same version that an
+ * older analysis made (ANALYSIS_VERSION) gets the new terms and keeps its vector when no new
+ * one is given: the content is the same, and a remote embedder would be asked again for every
+ * row.
  */
 export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors: boolean): Promise<void> => {
   if (rows.length === 0) return;
@@ -40,15 +44,18 @@ export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors:
   );
   const vectorColumn = withVectors ? ', embedding' : '';
   const vectorValue = withVectors ? ', r.embedding::vector' : '';
-  const vectorUpdate = withVectors ? ', embedding = excluded.embedding' : '';
+  // Same version, no new vector: only the terms are new (another analysis); the vector stands.
+  const keep = (column: string) =>
+    `${column} = case when cairn_search.version = excluded.version and excluded.embedder is null then cairn_search.${column} else excluded.${column} end`;
+  const vectorUpdate = withVectors ? `, ${keep('embedding')}` : '';
   // The append wrote this version's row without a vector; a vector for it may fill it in.
   const vectorFill = withVectors
     ? ' or (cairn_search.version = excluded.version and excluded.embedder is not null and cairn_search.embedder is distinct from excluded.embedder)'
     : '';
   await sql.unsafe(
-    `insert into cairn_search (namespace, entity_path, key, version, agent_id, event_type, confidence, written_at, expires_at, terms, doc_length, embedder${vectorColumn})
+    `insert into cairn_search (namespace, entity_path, key, version, agent_id, event_type, confidence, written_at, expires_at, terms, doc_length, embedder, analysis${vectorColumn})
      select r.namespace, r.entity_path, r.key, r.version, r.agent_id, r.event_type, r.confidence, r.written_at, r.expires_at,
-            r.terms::tsvector, r.doc_length, r.embedder${vectorValue}
+            r.terms::tsvector, r.doc_length, r.embedder, ${ANALYSIS_VERSION}${vectorValue}
        from json_to_recordset($1::text::json) as r(${SHAPE})
        -- Only while the head still names this version: a forgotten entry (head deleted) must
        -- not come back through a late upsert, and the lock makes a forget under way wait.
@@ -57,8 +64,9 @@ export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors:
      on conflict (namespace, entity_path, key) do update set
        version = excluded.version, agent_id = excluded.agent_id, event_type = excluded.event_type, confidence = excluded.confidence,
        written_at = excluded.written_at, expires_at = excluded.expires_at, terms = excluded.terms, doc_length = excluded.doc_length,
-       embedder = excluded.embedder${vectorUpdate}
-     where cairn_search.version < excluded.version${vectorFill}`,
+       analysis = excluded.analysis, ${keep('embedder')}${vectorUpdate}
+     where cairn_search.version < excluded.version
+        or (cairn_search.version = excluded.version and cairn_search.analysis < excluded.analysis)${vectorFill}`,
     [json],
   );
 };
@@ -120,24 +128,38 @@ export const readVersions = async (sql: Sql | postgres.TransactionSql, ids: { na
 /**
  * Heads after `after` (in primary key order, one page of `limit` heads) that have no search
  * row, or an older one (written while no indexer ran, or lost with a crash between commit and
- * indexing), and deleted heads that still have one. Paging by key keeps a full sweep linear.
+ * indexing), or one whose terms an older analysis made (ANALYSIS_VERSION), and deleted heads
+ * that still have one. Paging by key keeps a full sweep linear. `vectorOf`: the embedder whose
+ * vector a stale head's row holds for that very version (only its terms are stale).
  */
-export const staleHeads = async (sql: Sql, after: { namespace: string; entity_path: string; key: string } | null, limit: number): Promise<{ stale: Entry[]; last: { namespace: string; entity_path: string; key: string } | null }> => {
+export const staleHeads = async (
+  sql: Sql,
+  after: { namespace: string; entity_path: string; key: string } | null,
+  limit: number,
+): Promise<{ stale: Entry[]; vectorOf: Map<Entry, string>; last: { namespace: string; entity_path: string; key: string } | null }> => {
   const from = after ?? { namespace: '', entity_path: '', key: '' };
-  const rows = await sql.unsafe<(EntryRow & { h_namespace: string; h_entity_path: string; h_key: string; stale: boolean })[]>(
+  const rows = await sql.unsafe<(EntryRow & { h_namespace: string; h_entity_path: string; h_key: string; stale: boolean; row_embedder: string | null })[]>(
     `select h.namespace as h_namespace, h.entity_path as h_entity_path, h.key as h_key,
-            ((not h.deleted and (s.version is null or s.version < h.version)) or (h.deleted and s.version is not null)) as stale, ${COLUMNS}
+            case when s.version = h.version then s.embedder end as row_embedder,
+            ((not h.deleted and (s.version is null or s.version < h.version or s.analysis < ${ANALYSIS_VERSION})) or (h.deleted and s.version is not null)) as stale, ${COLUMNS}
        from (select * from cairn_heads where (namespace, entity_path, key) > ($1, $2, $3)
               order by namespace, entity_path, key limit ${Math.trunc(limit)}) h
        left join cairn_search s on s.namespace = h.namespace and s.entity_path = h.entity_path and s.key = h.key
        left join cairn_versions v on v.namespace = h.namespace and v.entity_path = h.entity_path and v.key = h.key and v.version = h.version
-                                 and ((not h.deleted and (s.version is null or s.version < h.version)) or (h.deleted and s.version is not null))
+                                 and ((not h.deleted and (s.version is null or s.version < h.version or s.analysis < ${ANALYSIS_VERSION})) or (h.deleted and s.version is not null))
       order by h.namespace, h.entity_path, h.key`,
     [from.namespace, from.entity_path, from.key],
   );
   const last = rows.at(-1);
+  const vectorOf = new Map<Entry, string>();
+  const stale = rows.filter((r) => r.stale).map((r) => {
+    const entry = rowToEntry(r);
+    if (r.row_embedder !== null) vectorOf.set(entry, r.row_embedder);
+    return entry;
+  });
   return {
-    stale: rows.filter((r) => r.stale).map(rowToEntry),
+    stale,
+    vectorOf,
     last: rows.length < limit || !last ? null : { namespace: last.h_namespace, entity_path: last.h_entity_path, key: last.h_key },
   };
 };

@@ -29,7 +29,7 @@ export const tsvectorOf = (entry: Entry): { literal: string; length: number } =>
     const letter = FIELD_LETTER[f.cls as FieldClass];
     let last = next;
     for (const token of analyze(f.text, next)) {
-      length += FIELD_WEIGHTS[f.cls];
+      if (!token.overlap) length += FIELD_WEIGHTS[f.cls];
       last = token.pos;
       const list = positions.get(token.term) ?? [];
       if (list.length < MAX_POSITIONS_PER_TERM) list.push(`${Math.min(token.pos, MAX_POSITION)}${letter}`);

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -15,6 +16,11 @@ export default defineConfig({
     // Suites start real servers, databases and child processes: give them room, and run
     // files in separate forks so a crashed child cannot take the runner with it.
     pool: 'forks',
+    // Two files at a time even on two cores (vitest's default there is one): most suites spend
+    // their time waiting on the servers, databases and children they start, so the second
+    // file fills the first's waits. On the 2-core CI machine the suite took 837 s one file at a
+    // time and 528 s two at a time, with the same tests passing.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 60_000,
     teardownTimeout: 30_000,

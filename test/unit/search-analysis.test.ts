@@ -87,6 +87,20 @@ describe('search analysis', () => {
     expect(tsvectorOf(entry({ value: 'released 2026-05-04' })).length).toBe(dated.length);
   });
 
+  it('gives number words their digits, so that either finds the other', () => {
+    const terms = (text: string) => analyze(text).map((t) => `${t.term}@${t.pos}${t.overlap ? '+' : ''}`);
+    expect(terms('Retry three times, twenty seconds apart')).toEqual(['retri@0', 'three@1', '3@1+', 'time@2', 'twenti@3', '20@3+', 'second@4', 'apart@5']);
+    // "one" is mostly a pronoun; digits give no words back (the query is analysed the same way).
+    expect(terms('no one retried 3 times')).toEqual(['on@1', 'retri@2', '3@3', 'time@4']);
+    expect(parseQuery('three retries').terms).toEqual(['three', '3', 'retri']);
+    expect(containsPhrase(analyze('retry three times'), parseQuery('"retry 3 times"').phrases[0]!)).toBe(true);
+    const worded = docTerms(entry({ value: 'retry three times' }));
+    expect(worded.tf.get('3')).toBe(1);
+    expect(worded.length).toBe(docTerms(entry({ value: 'retry 3 times' })).length);
+    // One span for the word, whichever of its two terms the query named.
+    expect(highlight(entry({ value: 'retry three times' }), (term) => term === '3')).toEqual([{ field: 'value', fragment: 'retry three times', matches: [[6, 11]] }]);
+  });
+
   it('queries a typed date by its month too, and keeps phrases to the words typed', () => {
     expect(parseQuery('deploys on 2026-11-20').terms).toEqual(['deploi', '2026', '11', '20', 'novemb']);
     expect(parseQuery('the 20th of November').terms).toEqual(['20', 'novemb']);
@@ -94,6 +108,9 @@ describe('search analysis', () => {
     expect(q.phrases).toEqual([[{ term: 'releas', offset: 0 }, { term: '2026', offset: 1 }, { term: '11', offset: 2 }, { term: '20', offset: 3 }]]);
     expect(containsPhrase(analyze('we released 2026-11-20 at noon'), q.phrases[0]!)).toBe(true);
     expect(containsPhrase(analyze('we released 2026-11-21'), q.phrases[0]!)).toBe(false);
+    // The month's name stands where its digits do, in a phrase as in PostgreSQL's positions.
+    expect(containsPhrase(analyze('shipped 2026-11-20'), parseQuery('"november 20"').phrases[0]!)).toBe(true);
+    expect(containsPhrase(analyze('shipped 2026-11-20'), parseQuery('"20 november"').phrases[0]!)).toBe(false);
     // A date's month and its digits are one span in a highlight, whichever the query named.
     const dated = entry({ value: 'shipped 2026-11-20' });
     expect(highlight(dated, (term) => term === 'novemb' || term === '11')).toEqual([{ field: 'value', fragment: 'shipped 2026-11-20', matches: [[13, 15]] }]);

@@ -27,7 +27,7 @@ export interface Token {
  * each PostgreSQL search row), so an index made by another one is made again rather than
  * searched with terms a query no longer produces. Raise it with any change to what `analyze`,
  * `entryFields` or the field weights produce. 2: the parts of ISO 8601 dates and times,
- * ordinals' numbers and dates' month names.
+ * ordinals' numbers, dates' month names and number words' digits.
  */
 export const ANALYSIS_VERSION = 2;
 
@@ -136,6 +136,19 @@ const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 
 /** A calendar date as ISO 8601 writes it (YYYY-MM-DD), alone or starting a date-time. */
 const ISO_DATE = /(?<![\p{L}\p{N}])\d{4}-(0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\p{N}])/gu;
 
+/**
+ * Numbers written as words also give their digits ("three retries" is found by "3 retries",
+ * and the other way round, since a query is analysed as text is). Not "one": far more often a
+ * pronoun ("no one", "the one that failed") than a count.
+ */
+const NUMBER_WORDS: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    zero: 0, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12,
+    thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19, twenty: 20,
+    thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90, hundred: 100, thousand: 1000,
+  }).map(([word, n]) => [word, String(n)]),
+);
+
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 
 /**
@@ -184,7 +197,11 @@ export const analyze = (text: string, firstPos = 0): Token[] => {
       pos = pushNumber(tokens, w, pos, months);
       continue;
     }
-    if (!STOP_WORDS.has(w.word) && w.word.length <= 64) tokens.push({ term: termOf(w.word), pos, start: w.start, end: w.end });
+    if (!STOP_WORDS.has(w.word) && w.word.length <= 64) {
+      tokens.push({ term: termOf(w.word), pos, start: w.start, end: w.end });
+      const digits = NUMBER_WORDS.get(w.word);
+      if (digits !== undefined) tokens.push({ term: digits, pos, start: w.start, end: w.end, overlap: true });
+    }
     pos += 1;
   }
   return tokens;

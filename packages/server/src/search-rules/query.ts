@@ -53,15 +53,19 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
   return { terms: [...terms].slice(0, MAX_TERMS), phrases, prefixes: prefixes.slice(0, 4), text };
 };
 
-/** Whether `tokens` (one field's analysis) contain `phrase` at consecutive positions. */
+/**
+ * Whether `tokens` (one field's analysis) contain `phrase` at consecutive positions. A term
+ * beside another at its position stands there too ("retry 3 times" is in "retry three times",
+ * "november 20" in 2026-11-20), as PostgreSQL's phrase search finds it in the same positions.
+ */
 export const containsPhrase = (tokens: readonly Token[], phrase: Phrase): boolean => {
   const first = phrase[0];
   if (!first) return true;
-  const at = new Map<number, string>();
-  for (const t of tokens) if (!t.overlap) at.set(t.pos, t.term);
+  const at = new Set<string>();
+  for (const t of tokens) at.add(`${t.pos} ${t.term}`);
   for (const t of tokens) {
     if (t.term !== first.term) continue;
-    if (phrase.every((p) => at.get(t.pos + p.offset) === p.term)) return true;
+    if (phrase.every((p) => at.has(`${t.pos + p.offset} ${p.term}`))) return true;
   }
   return false;
 };

@@ -110,11 +110,14 @@ export const describeSearchContract = (server: () => Cairn): void => {
       await write({ entity_path: path, key: 'deploy', value: { summary: `${word} rollout`, finished_at: '2026-11-20T10:05:00Z' } });
       await write({ entity_path: path, key: 'other-day', value: { summary: `${word} rollout`, finished_at: '2026-11-21T08:15:00Z' } });
       await write({ entity_path: path, key: 'other-month', value: { summary: `${word} rollout`, finished_at: '2026-10-20T10:05:00Z' } });
+      await write({ entity_path: path, key: 'early', value: { summary: `${word} rollout`, finished_at: '2026-11-07T09:00:00Z' } });
       const first = async (query: string) => (await keys({ query, mode: 'text', entity_path: path, limit: 3 }))[0];
       await expect.poll(() => first(`${word} 20 November`), { timeout: 10_000 }).toBe('deploy');
       expect(await first(`${word} the 20th of november`)).toBe('deploy');
       expect(await first(`${word} 2026-11-20`)).toBe('deploy');
       expect(await first(`${word} October 20th`)).toBe('other-month');
+      // A padded day is found by its number.
+      expect(await first(`${word} the 7th of November`)).toBe('early');
       // The month's name lights the date's month digits, the day its own.
       const [hit] = await search({ query: `${word} november 20`, mode: 'text', entity_path: path, limit: 1 });
       expect(hit?.entry.key).toBe('deploy');

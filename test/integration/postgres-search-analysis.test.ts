@@ -44,12 +44,16 @@ describe('search rows of an older analysis', () => {
     await expect.poll(async () => [(await row('dated'))?.embedder, (await row('current'))?.embedder], { timeout: 15_000 }).toEqual([expect.any(String), expect.any(String)]);
     await cairn.close();
 
-    // The row as the first analysis made it: the day joined to the hour, no month by name.
-    await sql`update cairn_search set analysis = 1, terms = to_tsvector('simple', 'ops rollouts dated rollout ledger 2026 11 20t10 05 00 00z')
+    // The row as the first analysis made it: the day joined to the hour, no month by name. Its
+    // vector is swapped for the other row's, which embedding the row again could not give back
+    // (the built-in embedder would make the very vector it had).
+    await sql`update cairn_search set analysis = 1, terms = to_tsvector('simple', 'ops rollouts dated rollout ledger 2026 11 20t10 05 00 00z'),
+               embedding = (select embedding from cairn_search where entity_path = 'ops/rollouts' and key = 'current')
                where entity_path = 'ops/rollouts' and key = 'dated'`;
     const old = (await row('dated')) as Row;
     const current = (await row('current')) as Row;
     expect(old.analysis).toBe(1);
+    expect(old.embedding).toEqual(current.embedding);
 
     cairn = await startCairn(env);
     try {

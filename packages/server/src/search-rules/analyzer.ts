@@ -27,7 +27,7 @@ export interface Token {
  * each PostgreSQL search row), so an index made by another one is made again rather than
  * searched with terms a query no longer produces. Raise it with any change to what `analyze`,
  * `entryFields` or the field weights produce. 2: the parts of ISO 8601 dates and times,
- * ordinals' numbers, dates' month names and number words' digits.
+ * ordinals' numbers, dates' month names, number words' digits, numbers without leading zeros.
  */
 export const ANALYSIS_VERSION = 2;
 
@@ -169,19 +169,33 @@ const monthsAt = (text: string): Map<number, string> | null => {
   return months;
 };
 
+/**
+ * A number's term and, when it starts with a zero, the same number without its leading zeros
+ * beside it: dates and times pad their parts ("05" of 2026-11-05, "09" of 09:00), which
+ * "the 5th" and "9" must still find.
+ */
+const pushDigits = (tokens: Token[], digits: string, pos: number, start: number, end: number): void => {
+  if (digits.length > 64) return;
+  tokens.push({ term: digits, pos, start, end });
+  if (digits.length === 1 || digits.charCodeAt(0) !== 48) return;
+  let zeros = 1;
+  while (zeros < digits.length - 1 && digits.charCodeAt(zeros) === 48) zeros++;
+  tokens.push({ term: digits.slice(zeros), pos, start, end, overlap: true });
+};
+
 /** The terms of a word that starts with a digit (see DATE_TIME_JOIN), with its date's month name beside it. */
 const pushNumber = (tokens: Token[], w: Word, pos: number, months: Map<number, string> | null): number => {
   const joined = DATE_TIME_JOIN.exec(w.word);
   if (joined) {
     const day = joined[1] as string;
-    tokens.push({ term: day, pos, start: w.start, end: w.start + day.length });
-    tokens.push({ term: joined[2] as string, pos: pos + 1, start: w.start + day.length + 1, end: w.end });
+    pushDigits(tokens, day, pos, w.start, w.start + day.length);
+    pushDigits(tokens, joined[2] as string, pos + 1, w.start + day.length + 1, w.end);
     return pos + 2;
   }
   const suffixed = ZONE_OR_ORDINAL.exec(w.word);
   const number = suffixed ? (suffixed[1] as string) : w.word;
   const end = suffixed ? w.start + number.length : w.end;
-  if (number.length <= 64) tokens.push({ term: number, pos, start: w.start, end });
+  pushDigits(tokens, number, pos, w.start, end);
   const month = months?.get(w.start);
   if (month !== undefined) tokens.push({ term: month, pos, start: w.start, end, overlap: true });
   return pos + 1;

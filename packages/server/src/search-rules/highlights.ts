@@ -26,10 +26,13 @@ const fieldsOf = entryMemo(
 export const highlight = (entry: Entry, isMatch: (term: string) => boolean): Highlight[] => {
   const found: { h: Highlight; hits: number }[] = [];
   for (const { f, tokens } of fieldsOf(entry)) {
-    const spans = tokens
-      // A date's month name covers its month's digits: one span, whichever of the two matched.
-      .filter((t, i) => isMatch(t.term) && !(t.overlap && isMatch((tokens[i - 1] as Token).term)))
-      .map((t): [number, number] => [t.start, t.end]);
+    // Terms that stand beside a word (a date's month name, a number word's digits) cover its
+    // very characters: one span, whichever of them matched.
+    const spans: [number, number][] = [];
+    for (const t of tokens) {
+      const last = spans.at(-1);
+      if (isMatch(t.term) && !(last && last[0] === t.start && last[1] === t.end)) spans.push([t.start, t.end]);
+    }
     if (spans.length === 0) continue;
     const first = spans[0] as [number, number];
     // Start at a word boundary near CONTEXT_CHARS before the first match.

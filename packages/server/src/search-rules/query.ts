@@ -33,7 +33,7 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
     const word = match[2] as string;
     if (word.length > 1 && word.endsWith('*')) {
       const stem = word.slice(0, -1);
-      const folded = analyze(stem).map((t) => t.term);
+      const folded = analyze(stem).filter((t) => !t.overlap).map((t) => t.term);
       // `deploy*`: stems are not prefixes of their words ("deploy" → "deploi"), so try both.
       const raw = [...stem.matchAll(/[\p{L}\p{N}]+/gu)].map((m) => foldWord(m[0]));
       const last = raw.at(-1);
@@ -61,11 +61,18 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
 export const containsPhrase = (tokens: readonly Token[], phrase: Phrase): boolean => {
   const first = phrase[0];
   if (!first) return true;
-  const at = new Set<string>();
-  for (const t of tokens) at.add(`${t.pos} ${t.term}`);
+  // Tokens come in position order, those of one position together: index each position's first.
+  const firstAt = new Map<number, number>();
+  tokens.forEach((t, i) => {
+    if (!firstAt.has(t.pos)) firstAt.set(t.pos, i);
+  });
+  const standsAt = (pos: number, term: string): boolean => {
+    for (let i = firstAt.get(pos) ?? tokens.length; i < tokens.length && (tokens[i] as Token).pos === pos; i++) if ((tokens[i] as Token).term === term) return true;
+    return false;
+  };
   for (const t of tokens) {
     if (t.term !== first.term) continue;
-    if (phrase.every((p) => at.has(`${t.pos + p.offset} ${p.term}`))) return true;
+    if (phrase.every((p) => standsAt(t.pos + p.offset, p.term))) return true;
   }
   return false;
 };

@@ -15,9 +15,12 @@ import { grownCapacity } from './capacity.ts';
 const MAGIC = 'cairn-search-index';
 /**
  * 4: the vectors in one block after the documents (read with one copy), and the inverted
- * lists saved row for row (adopted at start, not quantized again).
+ * lists saved row for row (adopted at start, not quantized again). 5: the same layout with
+ * the header's `analysis`; raised so that a server of before it, which reads no `analysis`,
+ * rebuilds rather than searches terms it does not make (after a downgrade, or in a fleet of
+ * both sharing one saved index).
  */
-const FORMAT = 4;
+const FORMAT = 5;
 
 export type { SnapshotFile } from '../ports/search-index.ts';
 

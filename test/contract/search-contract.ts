@@ -129,10 +129,14 @@ export const describeSearchContract = (server: () => Cairn): void => {
       await write({ entity_path: path, key: 'worded', value: `${word} retry three times, twenty seconds apart` });
       await write({ entity_path: path, key: 'digits', value: `${word} keep 7 days of logs` });
       await write({ entity_path: path, key: 'neither', value: `${word} retry a few times` });
+      await write({ entity_path: path, key: 'clock', value: `${word} deploy freeze from 15:00 until 09:30` });
       const found = (query: string) => keys({ query, mode: 'text', entity_path: path, limit: 3 });
       await expect.poll(async () => (await found(`${word} 3 retries`))[0], { timeout: 10_000 }).toBe('worded');
       expect((await found(`${word} 20 seconds`))[0]).toBe('worded');
       expect((await found(`${word} seven days`))[0]).toBe('digits');
+      // A clock hour finds the same hour written with a colon.
+      expect((await found(`${word} 3pm`))[0]).toBe('clock');
+      expect((await found(`${word} 9am`))[0]).toBe('clock');
       // A phrase finds the digits where the word stands.
       expect(await found('"retry 3 times"')).toEqual(['worded']);
     });

@@ -76,11 +76,14 @@ describe('search analysis', () => {
   it('finds the day and time in ISO 8601 date-times, the number in ordinals, and a date\'s month by name', () => {
     const terms = (text: string) => analyze(text).map((t) => `${t.term}@${t.pos}${t.overlap ? '+' : ''}`);
     expect(terms('deployed 2026-11-20T10:05:00Z')).toEqual(['deploi@0', '2026@1', '11@2', 'novemb@2+', '20@3', '10@4', '05@5', '5@5+', '00@6', '0@6+']);
+    // A clock hour gives its hour of the day, as a time of day written with a colon does.
+    expect(terms('at 9am, 12am, 12pm and 11pm; not 13pm')).toEqual(['9am@1', '9@1+', '12am@2', '0@2+', '12pm@3', '12@3+', '11pm@5', '23@5+', '13pm@7']);
+    expect(parseQuery('deploys after 3pm').terms).toEqual(['deploi', '3pm', '15']);
     // Padded parts are also found without their zeros: the 5th is 2026-11-05, 9 is 09:00.
     expect(terms('2026-05-04T09:30')).toEqual(['2026@0', '05@1', '5@1+', 'mai@1+', '04@2', '4@2+', '09@3', '9@3+', '30@4']);
     expect(terms('on the 20th, the 3rd and 1st try')).toEqual(['20@2', '3@4', '1@6', 'try@7']);
     // Names that mix letters and digits stay whole; a number that is no calendar date has no month.
-    expect(terms('k8s v4 ec2 sha256 3pm 5xx 2026-13-01 12-05-2026 20261120 000')).toEqual(['k8s@0', 'v4@1', 'ec2@2', 'sha256@3', '3pm@4', '5xx@5', '2026@6', '13@7', '01@8', '1@8+', '12@9', '05@10', '5@10+', '2026@11', '20261120@12', '000@13', '0@13+']);
+    expect(terms('k8s v4 ec2 sha256 3pm 5xx 2026-13-01 12-05-2026 20261120 000')).toEqual(['k8s@0', 'v4@1', 'ec2@2', 'sha256@3', '3pm@4', '15@4+', '5xx@5', '2026@6', '13@7', '01@8', '1@8+', '12@9', '05@10', '5@10+', '2026@11', '20261120@12', '000@13', '0@13+']);
     // The month name counts as a term, not as a word: the text is no longer for it.
     const dated = docTerms(entry({ value: 'released 2026-05-04' }));
     const plain = docTerms(entry({ value: 'released 2026 05 04' }));

@@ -27,7 +27,8 @@ export interface Token {
  * each PostgreSQL search row), so an index made by another one is made again rather than
  * searched with terms a query no longer produces. Raise it with any change to what `analyze`,
  * `entryFields` or the field weights produce. 2: the parts of ISO 8601 dates and times,
- * ordinals' numbers, dates' month names, number words' digits, numbers without leading zeros.
+ * ordinals' numbers, dates' month names, number words' digits, numbers without leading zeros,
+ * clock hours' hours of the day.
  */
 export const ANALYSIS_VERSION = 2;
 
@@ -126,11 +127,14 @@ function* humps(raw: string, at: number): Generator<Word> {
 /**
  * Numbers written against letters that are not part of them: an ISO 8601 date-time's day and
  * hour ("20T10" of 2026-11-20T10:00:00Z), its zone letter ("00Z") and an ordinal's suffix
- * ("20th", "3rd"), so that the 20th, 2026-11-20 and 20 November share the term "20". Other
- * mixes of letters and digits are names and stay whole (k8s, v4, ec2, sha256, 3pm, 5xx).
+ * ("20th", "3rd"), so that the 20th, 2026-11-20 and 20 November share the term "20". A clock
+ * hour ("3pm", "9am") stays whole and gives its hour of the day beside it (15, 9), as 15:00
+ * and 09:00 give theirs. Other mixes of letters and digits are names and stay whole (k8s, v4,
+ * ec2, sha256, 5xx).
  */
 const DATE_TIME_JOIN = /^(\d{1,2})t(\d{1,2})$/;
 const ZONE_OR_ORDINAL = /^(\d+)(?:z|st|nd|rd|th)$/;
+const CLOCK_HOUR = /^(\d{1,2})(am|pm)$/;
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 /** A calendar date as ISO 8601 writes it (YYYY-MM-DD), alone or starting a date-time. */
@@ -191,6 +195,13 @@ const pushNumber = (tokens: Token[], w: Word, pos: number, months: Map<number, s
     pushDigits(tokens, day, pos, w.start, w.start + day.length);
     pushDigits(tokens, joined[2] as string, pos + 1, w.start + day.length + 1, w.end);
     return pos + 2;
+  }
+  const clock = CLOCK_HOUR.exec(w.word);
+  if (clock) {
+    tokens.push({ term: w.word, pos, start: w.start, end: w.end });
+    const hour = Number(clock[1]);
+    if (hour >= 1 && hour <= 12) tokens.push({ term: String((hour % 12) + (clock[2] === 'pm' ? 12 : 0)), pos, start: w.start, end: w.end, overlap: true });
+    return pos + 1;
   }
   const suffixed = ZONE_OR_ORDINAL.exec(w.word);
   const number = suffixed ? (suffixed[1] as string) : w.word;

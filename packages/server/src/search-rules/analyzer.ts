@@ -15,9 +15,10 @@ export interface Token {
   start: number;
   end: number;
   /**
-   * A second term at the position of the one before (a date's month name beside its number):
-   * found like any term, but not a word of its own, so it adds nothing to a text's length and
-   * takes no part in phrases (as Lucene discounts overlapping tokens).
+   * A second term at the position of the one before (a date's month name beside its number, a
+   * number word's digits): found like any term, but not a word of its own, so it adds nothing
+   * to a text's length (as Lucene discounts overlapping tokens) and is not one of the words of
+   * a query's phrase, though a text's phrase may match it where it stands.
    */
   overlap?: true;
 }
@@ -155,6 +156,12 @@ const NUMBER_WORDS: ReadonlyMap<string, string> = new Map(
 
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 
+/** A term beside the word just pushed, over the same characters (see Token.overlap). */
+const pushBeside = (tokens: Token[], term: string): void => {
+  const word = tokens.at(-1) as Token;
+  tokens.push({ term, pos: word.pos, start: word.start, end: word.end, overlap: true });
+};
+
 /**
  * The month names of the ISO dates in `text`, by the offset of their month's digits: a date
  * written as numbers is also found by the month's name ("November 20" finds 2026-11-20).
@@ -184,7 +191,7 @@ const pushDigits = (tokens: Token[], digits: string, pos: number, start: number,
   if (digits.length === 1 || digits.charCodeAt(0) !== 48) return;
   let zeros = 1;
   while (zeros < digits.length - 1 && digits.charCodeAt(zeros) === 48) zeros++;
-  tokens.push({ term: digits.slice(zeros), pos, start, end, overlap: true });
+  pushBeside(tokens, digits.slice(zeros));
 };
 
 /** The terms of a word that starts with a digit (see DATE_TIME_JOIN), with its date's month name beside it. */
@@ -200,7 +207,7 @@ const pushNumber = (tokens: Token[], w: Word, pos: number, months: Map<number, s
   if (clock) {
     tokens.push({ term: w.word, pos, start: w.start, end: w.end });
     const hour = Number(clock[1]);
-    if (hour >= 1 && hour <= 12) tokens.push({ term: String((hour % 12) + (clock[2] === 'pm' ? 12 : 0)), pos, start: w.start, end: w.end, overlap: true });
+    if (hour >= 1 && hour <= 12) pushBeside(tokens, String((hour % 12) + (clock[2] === 'pm' ? 12 : 0)));
     return pos + 1;
   }
   const suffixed = ZONE_OR_ORDINAL.exec(w.word);
@@ -208,7 +215,7 @@ const pushNumber = (tokens: Token[], w: Word, pos: number, months: Map<number, s
   const end = suffixed ? w.start + number.length : w.end;
   pushDigits(tokens, number, pos, w.start, end);
   const month = months?.get(w.start);
-  if (month !== undefined) tokens.push({ term: month, pos, start: w.start, end, overlap: true });
+  if (month !== undefined) pushBeside(tokens, month);
   return pos + 1;
 };
 
@@ -225,7 +232,7 @@ export const analyze = (text: string, firstPos = 0): Token[] => {
     if (!STOP_WORDS.has(w.word) && w.word.length <= 64) {
       tokens.push({ term: termOf(w.word), pos, start: w.start, end: w.end });
       const digits = NUMBER_WORDS.get(w.word);
-      if (digits !== undefined) tokens.push({ term: digits, pos, start: w.start, end: w.end, overlap: true });
+      if (digits !== undefined) pushBeside(tokens, digits);
     }
     pos += 1;
   }

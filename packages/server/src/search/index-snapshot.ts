@@ -217,9 +217,9 @@ export const readSnapshot = async (buf: Buffer, pause: () => Promise<void> = asy
   const r = await ByteReader.checked(buf, pause);
   if (!r) return null;
   try {
-    const header = JSON.parse(r.str()) as { magic: string; format: number; analysis?: number; embedder: string | null; dimension: number; count: number };
-    // Files from before the analysis was stamped hold the first one's terms.
-    if (header.magic !== MAGIC || header.format !== FORMAT || (header.analysis ?? 1) !== ANALYSIS_VERSION) return null;
+    const header = JSON.parse(r.str()) as { magic: string; format: number; analysis: number; embedder: string | null; dimension: number; count: number };
+    // Files from before the analysis was stamped are of format 4.
+    if (header.magic !== MAGIC || header.format !== FORMAT || header.analysis !== ANALYSIS_VERSION) return null;
     const { dimension: dim, count } = header;
     // Straight into typed arrays sized from the header: a million documents make no garbage.
     const ids = new Array<string>(count);

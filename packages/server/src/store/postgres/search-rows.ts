@@ -132,6 +132,9 @@ export const readVersions = async (sql: Sql | postgres.TransactionSql, ids: { na
  * that still have one. Paging by key keeps a full sweep linear. `vectorOf`: the embedder whose
  * vector a stale head's row holds for that very version (only its terms are stale).
  */
+/** A head whose search row is missing, of an older version or analysis, or left over after a delete. */
+const STALE = `((not h.deleted and (s.version is null or s.version < h.version or s.analysis < ${ANALYSIS_VERSION})) or (h.deleted and s.version is not null))`;
+
 export const staleHeads = async (
   sql: Sql,
   after: { namespace: string; entity_path: string; key: string } | null,
@@ -141,12 +144,12 @@ export const staleHeads = async (
   const rows = await sql.unsafe<(EntryRow & { h_namespace: string; h_entity_path: string; h_key: string; stale: boolean; row_embedder: string | null })[]>(
     `select h.namespace as h_namespace, h.entity_path as h_entity_path, h.key as h_key,
             case when s.version = h.version then s.embedder end as row_embedder,
-            ((not h.deleted and (s.version is null or s.version < h.version or s.analysis < ${ANALYSIS_VERSION})) or (h.deleted and s.version is not null)) as stale, ${COLUMNS}
+            ${STALE} as stale, ${COLUMNS}
        from (select * from cairn_heads where (namespace, entity_path, key) > ($1, $2, $3)
               order by namespace, entity_path, key limit ${Math.trunc(limit)}) h
        left join cairn_search s on s.namespace = h.namespace and s.entity_path = h.entity_path and s.key = h.key
        left join cairn_versions v on v.namespace = h.namespace and v.entity_path = h.entity_path and v.key = h.key and v.version = h.version
-                                 and ((not h.deleted and (s.version is null or s.version < h.version or s.analysis < ${ANALYSIS_VERSION})) or (h.deleted and s.version is not null))
+                                 and ${STALE}
       order by h.namespace, h.entity_path, h.key`,
     [from.namespace, from.entity_path, from.key],
   );

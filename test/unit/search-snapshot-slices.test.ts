@@ -41,7 +41,7 @@ describe('saving the search index in slices', () => {
     expect(saved?.versions.every((v) => v === 1)).toBe(true);
     expect(saved?.ids.some((id) => id.endsWith('\u0000n1001'))).toBe(false);
     // The postings are those of the saved versions only: nothing written meanwhile.
-    const terms = new Set(saved?.postings.terms);
+    const terms = new Set(saved?.postings?.terms);
     expect(terms.has(word(7))).toBe(true);
     expect([...terms].some((t) => t.startsWith(word(5_001)) || t.startsWith(word(9_001)))).toBe(false);
     await index.close();

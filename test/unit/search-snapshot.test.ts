@@ -14,6 +14,7 @@ import { searchIndexFile } from '../../packages/server/src/store/fs/search-file.
 import { readSnapshot } from '../../packages/server/src/search/index-snapshot.ts';
 import { ANALYSIS_VERSION } from '../../packages/server/src/search-rules/analyzer.ts';
 import { loadSnapshot, prefetchSnapshot } from '../../packages/server/src/search/snapshot-loader.ts';
+import { reanalyse } from '../../packages/server/src/search/index-persistence.ts';
 import { type FakeEmbeddings, startFakeEmbeddings } from '../helpers/fake-embeddings.ts';
 import { entryOf, keysFor, loadedIndex, reusedIn, word } from '../helpers/saved-search-index.ts';
 
@@ -36,6 +37,8 @@ describe('saved search index', () => {
     return loadedIndex(store, embedder, logger(), searchIndexFile(dir));
   };
   const reused = (): number | undefined => reusedIn(logs);
+  /** Texts the fake embedding endpoint was sent, over every test so far. */
+  const embeddedByFake = (): number => fake.requests.reduce((n, r) => n + r.inputs, 0);
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cairn-search-snapshot-'));
@@ -228,30 +231,80 @@ describe('saved search index', () => {
     await store.close();
   });
 
-  it('rebuilds from the store when another text analysis made the file, whose terms a query would miss', async () => {
-    const store = await filled(30);
-    await (await openIndex(store)).close();
-    const file = join(dir, 'search-index');
-    const saved = await readFile(file);
-    // The header as an older release wrote it: the same file but for the analysis, sealed again.
-    const stamp = `"analysis":${ANALYSIS_VERSION}`;
+  /** The saved file with its header as an older release wrote it, and word(12)'s term renamed (what the old analysis might have made of it), sealed again. */
+  const agedFile = (saved: Buffer, header: (now: string) => string): Buffer => {
+    const stamp = `"format":5,"analysis":${ANALYSIS_VERSION},`;
     const at = saved.indexOf(stamp);
     expect(at).toBeGreaterThan(0);
     const older = Buffer.from(saved);
-    older.write(`"analysis":${ANALYSIS_VERSION - 1}`, at);
+    const replacement = header(stamp);
+    expect(replacement).toHaveLength(stamp.length);
+    older.write(replacement, at);
+    const term = older.indexOf(word(12));
+    expect(term).toBeGreaterThan(0);
+    older.write('zqzzx', term);
     older.writeUInt32LE(crc32(older.subarray(0, older.length - 4)) >>> 0, older.length - 4);
-    await writeFile(file, older);
-    expect(await readSnapshot(older)).toBeNull();
+    return older;
+  };
 
-    const index = await openIndex(store);
-    expect(logs.some((l) => l.level === 40 && /another text analysis/.test(l.msg))).toBe(true);
-    expect(reused()).toBe(0);
-    expect(await keysFor(index, word(12))).toEqual(['n12@1']);
-    await index.close();
-    // Saved again by this analysis: the next start reuses it.
-    const again = await openIndex(store);
+  it.each([
+    ['stamped with an older analysis', (stamp: string) => stamp.replace(`"analysis":${ANALYSIS_VERSION}`, `"analysis":${ANALYSIS_VERSION - 1}`)],
+    // Format 4 had the same layout and no stamp: its terms are the first analysis's.
+    ['of format 4, from before the analysis was stamped', (stamp: string) => '"format":4,'.padEnd(stamp.length, ' ')],
+  ])('keeps every document and vector of a file %s, and analyses the text again instead of trusting its terms', async (_, header) => {
+    const store = await filled(30);
+    const remote = new OpenAiEmbedder({ url: fake.url, model: 'kept-model' });
+    const first = await openIndex(store, remote);
+    const vector = (await remote.embed(['payments deploy notes']))[0] as Float32Array;
+    const near = async (index: MemorySearchIndex) => (await index.vectorCandidates(vector, { namespace: 'default', now: Date.now() }, 5)).map((c) => c.entry.key);
+    const nearBefore = await near(first);
+    await first.close();
+    const file = join(dir, 'search-index');
+    const older = agedFile(await readFile(file), header);
+    await writeFile(file, older);
+    expect((await readSnapshot(older))?.postings).toBeNull();
+
+    const before = embeddedByFake();
+    const index = await openIndex(store, remote);
+    expect(logs.some((l) => /another text analysis/.test(l.msg))).toBe(true);
     expect(reused()).toBe(30);
+    // The text is this analysis's: the renamed term is not searched, the real word is.
+    expect(await keysFor(index, word(12))).toEqual(['n12@1']);
+    expect(await keysFor(index, 'zqzzx')).toEqual([]);
+    expect(index.status()).toMatchObject({ entries: 30, embedded: 30, pendingEmbeddings: 0 });
+    // No entry embedded again: the vectors came from the file.
+    expect(embeddedByFake()).toBe(before);
+    expect(await near(index)).toEqual(nearBefore);
+    await index.close();
+
+    // Saved again by this analysis: the next start reuses its terms too.
+    logs = [];
+    const again = await openIndex(store, remote);
+    expect(reused()).toBe(30);
+    expect(logs.some((l) => /another text analysis/.test(l.msg))).toBe(false);
+    expect(await keysFor(again, word(12))).toEqual(['n12@1']);
+    expect(embeddedByFake()).toBe(before);
     await again.close();
+    await store.close();
+  });
+
+  it('analysing the text again, counts only the entries still live when a forget kills one it has indexed', async () => {
+    const store = await filled(200);
+    const index = await openIndex(store);
+    let pauses = 0;
+    // A forget heard between two slices: n0 is indexed by then, n150 not yet.
+    const pause = async () => {
+      if (++pauses === 2) {
+        index.forget({ namespace: 'default', prefix: 'notes', key: 'n0' });
+        index.forget({ namespace: 'default', prefix: 'notes', key: 'n150' });
+      }
+    };
+    expect(await reanalyse(index, pause)).toBe(198);
+    expect(index.text.docCount).toBe(198);
+    expect(await keysFor(index, word(0))).toEqual([]);
+    expect(await keysFor(index, word(150))).toEqual([]);
+    expect(await keysFor(index, word(99))).toEqual(['n99@1']);
+    await index.close();
     await store.close();
   });
 
@@ -259,10 +312,11 @@ describe('saved search index', () => {
     const store = await filled(40);
     await (await openIndex(store)).close();
     const remote = new OpenAiEmbedder({ url: fake.url, model: 'other-model' });
+    const before = embeddedByFake();
     const index = await openIndex(store, remote);
     expect(reused()).toBe(40);
     expect(index.status()).toMatchObject({ embedder: 'openai:other-model', dimension: 24, embedded: 40 });
-    expect(fake.requests.reduce((n, r) => n + r.inputs, 0)).toBe(40);
+    expect(embeddedByFake() - before).toBe(40);
     await index.close();
     await store.close();
   });

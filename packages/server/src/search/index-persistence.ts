@@ -1,21 +1,22 @@
 import type { Logger } from 'pino';
 import type { Entry } from '../domain/entry.ts';
 import type { Embedder } from '../ports/embedder.ts';
-import { embeddingText } from '../search-rules/entry-text.ts';
+import { docTerms, embeddingText } from '../search-rules/entry-text.ts';
 import { ByteWriter, slicer } from './byte-codec.ts';
 import { CoarseQuantizer } from './coarse-quantizer.ts';
 import type { EmbedQueue } from './embed-queue.ts';
 import { type SavedFiling, type SavedList, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, vectorsOf, writeSnapshot } from './index-snapshot.ts';
 import { type PrefetchedSnapshotFile, loadSnapshot } from './snapshot-loader.ts';
 import type { SlotTable } from './slot-table.ts';
-import type { TextIndex } from './text-index.ts';
+import { TextIndex } from './text-index.ts';
 import { VectorIndex } from './vector-index.ts';
 import { VectorList } from './vector-list.ts';
 
 /** The parts of the in-process index (memory-index.ts) that saving and restoring touch. */
 export interface IndexParts {
   readonly slots: SlotTable;
-  readonly text: TextIndex;
+  /** Replaced whole when the saved terms were of another analysis (see `reanalyse`). */
+  text: TextIndex;
   vectors: VectorIndex | null;
   readonly queue: EmbedQueue<Entry> | null;
   readonly embedder: Embedder | null;
@@ -24,8 +25,12 @@ export interface IndexParts {
 
 export interface Restored {
   stamps: Uint32Array;
-  /** After every head was offered to `slots.claim`: drop what none claimed, embed what lacks a vector. */
-  finish(): void;
+  /**
+   * After every head was offered to `slots.claim`: drop what none claimed, analyse each
+   * entry's text again when the saved terms were of another analysis, embed what lacks a
+   * vector. Resolves to the number of entries analysed again (0 when the terms were kept).
+   */
+  finish(): Promise<number>;
 }
 
 /**
@@ -45,7 +50,10 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile | Pr
   // In slices, as a save is: the server answers between them.
   const pause = slicer();
   await parts.slots.restore(saved.ids, saved.versions, pause);
-  await parts.text.restore(saved.lengths, saved.postings, pause);
+  // Terms of another analysis are not restored: `finish` indexes every entry's text again.
+  const postings = saved.postings;
+  if (postings) await parts.text.restore(saved.lengths, postings, pause);
+  else parts.logger.info('the saved search index holds another text analysis\u2019s terms: each entry\u2019s text is analysed again, its vector kept');
   if (saved.vectors && parts.embedder) {
     parts.vectors ??= new VectorIndex(parts.embedder.id, saved.dimension);
     const f = saved.filing;
@@ -62,17 +70,53 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile | Pr
   const count = saved.ids.length;
   return {
     stamps: saved.stamps,
-    finish: () => {
+    finish: async () => {
       for (const slot of parts.slots.dropUnclaimed()) {
         parts.text.remove(slot);
         parts.vectors?.delete(slot);
       }
+      const reanalysed = postings ? 0 : await reanalyse(parts, pause);
       for (let slot = 0; slot < count; slot++) {
         const entry = parts.slots.entry(slot);
         if (entry && !parts.vectors?.holds(slot)) parts.queue?.push({ item: entry, text: embeddingText(entry) });
       }
+      return reanalysed;
     },
   };
+};
+
+/** Live slots indexed between two looks at the clock while the text is analysed again. */
+const REANALYSE_CHECK_EVERY = 64;
+
+/**
+ * Index the text of every live slot again, into a new text index that replaces the one the
+ * load used (which held only the entries indexed anew: the saved terms were of another
+ * analysis). Built aside, in slot order as posting lists are, in slices between requests;
+ * writes wait until the index is loaded, so only forgets happen meanwhile, and a slot they
+ * kill after it was added here is removed before the new index is taken. Returns the slots indexed.
+ */
+export const reanalyse = async (parts: IndexParts, pause: () => Promise<void>): Promise<number> => {
+  const { slots } = parts;
+  const text = new TextIndex();
+  const added = new Uint8Array(slots.size);
+  let count = 0;
+  for (let slot = 0; slot < slots.size; slot++) {
+    const entry = slots.entry(slot);
+    if (entry && slots.alive[slot] === 1) {
+      text.add(slot, docTerms(entry));
+      added[slot] = 1;
+      count += 1;
+    }
+    if (slot % REANALYSE_CHECK_EVERY === 0) await pause();
+  }
+  for (let slot = 0; slot < added.length; slot++) {
+    if (added[slot] === 1 && slots.alive[slot] !== 1) {
+      text.remove(slot);
+      count -= 1;
+    }
+  }
+  parts.text = text;
+  return count;
 };
 
 /** Slots numbered (or inverted lists counted) between two looks at the clock while a save starts. */

@@ -9,8 +9,9 @@ import { grownCapacity } from './capacity.ts';
  * every entry again. It names each document by address, version and a stamp of its content,
  * and start-up keeps a document only where the store's current head is that very version: a
  * stale file (older than the store, or newer writes lost to a crash) costs re-indexing the
- * entries that differ, never a wrong answer. A torn file fails its CRC and is ignored whole,
- * and so is one whose terms another analysis made (its header's `analysis`, ANALYSIS_VERSION).
+ * entries that differ, never a wrong answer. A torn file fails its CRC and is ignored whole;
+ * of one whose terms another analysis made (its header's `analysis`, ANALYSIS_VERSION) only
+ * the terms are ignored: each kept entry's text is analysed again, its vector kept.
  */
 const MAGIC = 'cairn-search-index';
 /**
@@ -18,9 +19,10 @@ const MAGIC = 'cairn-search-index';
  * lists saved row for row (adopted at start, not quantized again). 5: the same layout with
  * the header's `analysis`; raised so that a server of before it, which reads no `analysis`,
  * rebuilds rather than searches terms it does not make (after a downgrade, or in a fleet of
- * both sharing one saved index).
+ * both sharing one saved index). Format 4 files are still read, as of the first analysis.
  */
 const FORMAT = 5;
+const READABLE_FORMATS: ReadonlySet<number> = new Set([4, 5]);
 
 export type { SnapshotFile } from '../ports/search-index.ts';
 
@@ -175,7 +177,8 @@ export interface LoadedSnapshot {
    */
   vectors: Float32Array | null;
   hasVector: Uint8Array;
-  postings: PackedPostings;
+  /** Null when another text analysis made them: the caller analyses each kept entry's text again. */
+  postings: PackedPostings | null;
   /** Null when not saved, or with another embedder's vectors. */
   filing: SavedFiling<SavedList[]> | null;
 }
@@ -207,8 +210,8 @@ class GrowingInts {
 }
 
 /**
- * Decode a snapshot; null when it is torn, damaged, of another format or of another analysis
- * (the caller rebuilds).
+ * Decode a snapshot; null when it is torn, damaged or of another format (the caller rebuilds).
+ * A file of another analysis decodes without its postings (`postings` null).
  * Decoded in slices with `pause` between them (the server answers meanwhile). Every saved
  * vector is decoded: it is decoded off the main thread before the embedder is known, and the
  * caller keeps the vectors only under the embedder that made them (`vectorsOf`).
@@ -217,9 +220,10 @@ export const readSnapshot = async (buf: Buffer, pause: () => Promise<void> = asy
   const r = await ByteReader.checked(buf, pause);
   if (!r) return null;
   try {
-    const header = JSON.parse(r.str()) as { magic: string; format: number; analysis: number; embedder: string | null; dimension: number; count: number };
-    // Files from before the analysis was stamped are of format 4.
-    if (header.magic !== MAGIC || header.format !== FORMAT || header.analysis !== ANALYSIS_VERSION) return null;
+    const header = JSON.parse(r.str()) as { magic: string; format: number; analysis?: number; embedder: string | null; dimension: number; count: number };
+    if (header.magic !== MAGIC || !READABLE_FORMATS.has(header.format)) return null;
+    // Files from before the analysis was stamped (format 4) hold the first analysis's terms.
+    const termsCurrent = (header.format === 4 ? 1 : header.analysis) === ANALYSIS_VERSION;
     const { dimension: dim, count } = header;
     // Straight into typed arrays sized from the header: a million documents make no garbage.
     const ids = new Array<string>(count);
@@ -240,29 +244,8 @@ export const readSnapshot = async (buf: Buffer, pause: () => Promise<void> = asy
       vectors = readInto(r, new Float32Array(grownCapacity(count, count) * dim), count * dim);
       r.copyTo(hasVector, 0, count);
     }
-    const terms: string[] = [];
-    const ends: number[] = [];
-    // Most postings take two or three bytes of the file: a first guess that rarely grows.
-    const pairs = new GrowingInts(Math.floor((r.remaining * 2) / 5));
-    for (let term = r.str(); term !== ''; term = r.str()) {
-      const n = r.varint() * 2;
-      // A pair takes two bytes at least: a count beyond what is left is a damaged file, not an allocation to try.
-      if (n > r.remaining) return null;
-      pairs.reserve(n);
-      const data = pairs.data;
-      let slot = 0;
-      for (let i = pairs.length, end = pairs.length + n; i < end; i += 2) {
-        slot += r.varint();
-        data[i] = slot;
-        data[i + 1] = r.varint();
-      }
-      if (slot >= count) return null;
-      pairs.length += n;
-      terms.push(term);
-      ends.push(pairs.length);
-      if (terms.length % PAUSE_EVERY === 0) await pause();
-    }
-    const postings: PackedPostings = { terms, pairs: pairs.done(), ends: Int32Array.from(ends) };
+    const postings = termsCurrent ? await readPostings(r, count, pause) : await skipPostings(r, count, pause);
+    if (postings === undefined) return null;
     let filing: SavedFiling<SavedList[]> | null = null;
     if (r.varint() === 1 && vectors) {
       const c1 = r.varint();
@@ -296,9 +279,54 @@ export const readSnapshot = async (buf: Buffer, pause: () => Promise<void> = asy
   }
 };
 
+/** The postings section, each term's (slot, frequency) pairs in one block; undefined when damaged. */
+const readPostings = async (r: ByteReader, count: number, pause: () => Promise<void>): Promise<PackedPostings | undefined> => {
+  const terms: string[] = [];
+  const ends: number[] = [];
+  // Most postings take two or three bytes of the file: a first guess that rarely grows.
+  const pairs = new GrowingInts(Math.floor((r.remaining * 2) / 5));
+  for (let term = r.str(); term !== ''; term = r.str()) {
+    const n = r.varint() * 2;
+    // A pair takes two bytes at least: a count beyond what is left is a damaged file, not an allocation to try.
+    if (n > r.remaining) return undefined;
+    pairs.reserve(n);
+    const data = pairs.data;
+    let slot = 0;
+    for (let i = pairs.length, end = pairs.length + n; i < end; i += 2) {
+      slot += r.varint();
+      data[i] = slot;
+      data[i + 1] = r.varint();
+    }
+    if (slot >= count) return undefined;
+    pairs.length += n;
+    terms.push(term);
+    ends.push(pairs.length);
+    if (terms.length % PAUSE_EVERY === 0) await pause();
+  }
+  return { terms, pairs: pairs.done(), ends: Int32Array.from(ends) };
+};
+
+/** Read past the postings section of another analysis, checked as `readPostings` checks it: null, or undefined when damaged. */
+const skipPostings = async (r: ByteReader, count: number, pause: () => Promise<void>): Promise<null | undefined> => {
+  let terms = 0;
+  for (let term = r.str(); term !== ''; term = r.str()) {
+    const n = r.varint() * 2;
+    if (n > r.remaining) return undefined;
+    let slot = 0;
+    for (let i = 0; i < n; i += 2) {
+      slot += r.varint();
+      r.varint();
+    }
+    if (slot >= count) return undefined;
+    if (++terms % PAUSE_EVERY === 0) await pause();
+  }
+  return null;
+};
+
 /** The distinct memory blocks behind a decoded snapshot's typed arrays: moved, not copied, between threads. */
 export const transferablesOf = (s: LoadedSnapshot): ArrayBuffer[] => {
-  const arrays: ArrayBufferView[] = [s.stamps, s.lengths, s.hasVector, s.postings.pairs, s.postings.ends];
+  const arrays: ArrayBufferView[] = [s.stamps, s.lengths, s.hasVector];
+  if (s.postings) arrays.push(s.postings.pairs, s.postings.ends);
   if (s.vectors) arrays.push(s.vectors);
   if (s.filing) {
     arrays.push(s.filing.top, ...s.filing.second);

@@ -39,7 +39,8 @@ const hasPhrase = (entry: Entry, phrase: ParsedQuery['phrases'][number]): boolea
  */
 export class MemorySearchIndex implements SearchIndex {
   readonly slots = new SlotTable();
-  readonly text = new TextIndex();
+  /** Replaced whole only at start, when the saved index's terms were of another analysis. */
+  text = new TextIndex();
   vectors: VectorIndex | null;
   readonly queue: EmbedQueue<Entry> | null;
   readonly embedder: Embedder | null;
@@ -104,7 +105,8 @@ export class MemorySearchIndex implements SearchIndex {
         else this.apply(head);
         if (++n % 2_000 === 0) await yieldTurns();
       }
-      if (saved) saved.finish();
+      // Entries whose text was analysed again count as changes: the file is saved again soon.
+      if (saved) this.saver?.changed(await saved.finish(), false);
       // Before the writes that came meanwhile, which may write a forgotten address anew.
       for (const target of forgottenWhileLoading.splice(0)) this.dropSlots(target);
       await this.drainBuffered();

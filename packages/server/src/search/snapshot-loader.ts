@@ -33,7 +33,7 @@ export const loadSnapshot = async (file: SnapshotFile, logger: Logger, worker: U
     const again = await read();
     saved = again ? await readSnapshot(again, slicer()).catch(() => null) : null;
   }
-  if (!saved) logger.warn('the saved search index is damaged, of another format or of another text analysis; rebuilding it from the store');
+  if (!saved) logger.warn('the saved search index is damaged or of another format; rebuilding it from the store');
   return saved;
 };
 

@@ -137,8 +137,11 @@ export const describeSearchContract = (server: () => Cairn): void => {
       // A clock hour finds the same hour written with a colon.
       expect((await found(`${word} 3pm`))[0]).toBe('clock');
       expect((await found(`${word} 9am`))[0]).toBe('clock');
-      // A phrase finds the digits where the word stands.
+      // A phrase finds the digits where the word stands, and the word where digits stand.
       expect(await found('"retry 3 times"')).toEqual(['worded']);
+      expect(await found('"keep seven days"')).toEqual(['digits']);
+      expect(await found('"freeze from 3pm"')).toEqual(['clock']);
+      expect(await found('"until 9am"')).toEqual(['clock']);
     });
 
     it('matches phrases in order and prefixes', async () => {

@@ -99,6 +99,13 @@ describe('search analysis', () => {
     expect(terms('no one retried 3 times')).toEqual(['on@1', 'retri@2', '3@3', 'time@4']);
     expect(parseQuery('three retries').terms).toEqual(['three', '3', 'retri']);
     expect(containsPhrase(analyze('retry three times'), parseQuery('"retry 3 times"').phrases[0]!)).toBe(true);
+    // A phrase's number word also stands for its digits, and its digits for nothing else.
+    const worded3 = parseQuery('"retry three times"').phrases[0]!;
+    expect(worded3).toEqual([{ term: 'retri', offset: 0 }, { term: 'three', offset: 1, alternatives: ['3'] }, { term: 'time', offset: 2 }]);
+    expect(containsPhrase(analyze('retry 3 times'), worded3)).toBe(true);
+    expect(containsPhrase(analyze('retry three times'), worded3)).toBe(true);
+    expect(containsPhrase(analyze('retry 4 times'), worded3)).toBe(false);
+    expect(containsPhrase(analyze('retry times 3'), worded3)).toBe(false);
     const worded = docTerms(entry({ value: 'retry three times' }));
     expect(worded.tf.get('3')).toBe(1);
     expect(worded.length).toBe(docTerms(entry({ value: 'retry 3 times' })).length);
@@ -106,11 +113,11 @@ describe('search analysis', () => {
     expect(highlight(entry({ value: 'retry three times' }), (term) => term === '3')).toEqual([{ field: 'value', fragment: 'retry three times', matches: [[6, 11]] }]);
   });
 
-  it('queries a typed date by its month too, and keeps phrases to the words typed', () => {
+  it('queries a typed date by its month too, and keeps phrases to the words typed with the terms beside them', () => {
     expect(parseQuery('deploys on 2026-11-20').terms).toEqual(['deploi', '2026', '11', '20', 'novemb']);
     expect(parseQuery('the 20th of November').terms).toEqual(['20', 'novemb']);
     const q = parseQuery('"released 2026-11-20"');
-    expect(q.phrases).toEqual([[{ term: 'releas', offset: 0 }, { term: '2026', offset: 1 }, { term: '11', offset: 2 }, { term: '20', offset: 3 }]]);
+    expect(q.phrases).toEqual([[{ term: 'releas', offset: 0 }, { term: '2026', offset: 1 }, { term: '11', offset: 2, alternatives: ['novemb'] }, { term: '20', offset: 3 }]]);
     expect(containsPhrase(analyze('we released 2026-11-20 at noon'), q.phrases[0]!)).toBe(true);
     expect(containsPhrase(analyze('we released 2026-11-21'), q.phrases[0]!)).toBe(false);
     // The month's name stands where its digits do, in a phrase as in PostgreSQL's positions.

@@ -1,7 +1,12 @@
 import type { Entry } from '../domain/entry.ts';
 
 /** A phrase: its terms in order, each with its offset from the first (stop words leave gaps). */
-export type Phrase = { term: string; offset: number }[];
+/**
+ * Words that must stand in this order, `offset` positions after the first. `alternatives`:
+ * terms that stand beside the typed word at its position (a number word's digits, a padded
+ * number's value, a date's month): the phrase matches any of them there.
+ */
+export type Phrase = { term: string; offset: number; alternatives?: readonly string[] }[];
 
 /**
  * A search query as every backend runs it (search-rules/query.ts parses it). Plain words are

@@ -5,10 +5,18 @@ import { isFrameWord, isQuestion } from './question.ts';
 const PART = /"([^"]*)"?|(\S+)/g;
 const MAX_TERMS = 32;
 
-/** The typed words of a phrase: a term beside another at its position (a date's month) is not one of them. */
+/**
+ * The typed words of a phrase, each with the terms beside it (`"retry three times"` finds
+ * *retry 3 times*, as *retry 3 times* finds the words): a term beside another is not a word of
+ * its own, so it takes no place in the phrase.
+ */
 const phraseOf = (tokens: Token[]): Phrase => {
   const typed = tokens.filter((t) => !t.overlap);
-  return typed.map((t) => ({ term: t.term, offset: t.pos - (typed[0] as Token).pos }));
+  const start = (typed[0] as Token).pos;
+  return typed.map((t) => {
+    const beside = tokens.filter((o) => o.overlap && o.pos === t.pos && o.term !== t.term).map((o) => o.term);
+    return beside.length > 0 ? { term: t.term, offset: t.pos - start, alternatives: beside } : { term: t.term, offset: t.pos - start };
+  });
 };
 
 /**
@@ -66,16 +74,19 @@ export const containsPhrase = (tokens: readonly Token[], phrase: Phrase): boolea
   tokens.forEach((t, i) => {
     if (!firstAt.has(t.pos)) firstAt.set(t.pos, i);
   });
-  const standsAt = (pos: number, term: string): boolean => {
-    for (let i = firstAt.get(pos) ?? tokens.length; i < tokens.length && (tokens[i] as Token).pos === pos; i++) if ((tokens[i] as Token).term === term) return true;
+  const standsAt = (pos: number, word: Phrase[number]): boolean => {
+    for (let i = firstAt.get(pos) ?? tokens.length; i < tokens.length && (tokens[i] as Token).pos === pos; i++) if (isWord((tokens[i] as Token).term, word)) return true;
     return false;
   };
   for (const t of tokens) {
-    if (t.term !== first.term) continue;
-    if (phrase.every((p) => standsAt(t.pos + p.offset, p.term))) return true;
+    if (!isWord(t.term, first)) continue;
+    if (phrase.every((p) => standsAt(t.pos + p.offset, p))) return true;
   }
   return false;
 };
+
+/** Whether `term` is a phrase's word or one of the terms beside it. */
+const isWord = (term: string, word: Phrase[number]): boolean => term === word.term || (word.alternatives?.includes(term) ?? false);
 
 /** Whether the query can match anything by text (it may be all stop words). */
 export const hasTextTerms = (q: ParsedQuery): boolean => q.terms.length > 0 || q.prefixes.length > 0;

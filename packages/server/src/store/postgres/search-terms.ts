@@ -1,5 +1,5 @@
 import type { Entry } from '../../domain/entry.ts';
-import type { ParsedQuery } from '../../ports/search-index.ts';
+import type { ParsedQuery, Phrase } from '../../ports/search-index.ts';
 import { analyze } from '../../search-rules/analyzer.ts';
 import { FIELD_LETTER, FIELD_WEIGHTS, type FieldClass, entryFields } from '../../search-rules/entry-text.ts';
 
@@ -104,6 +104,10 @@ const quote = (term: string): string => `'${term.replaceAll("'", "''").replaceAl
 /** The tsquery of one term, or of the lexemes starting with a prefix. */
 export const tsqueryOfTerm = (term: string, prefix = false): string => (prefix ? `${quote(term)}:*` : quote(term));
 
+/** A phrase's word in a tsquery: the word, or the word or any term beside it. */
+const phraseWord = (word: Phrase[number]): string =>
+  word.alternatives ? `(${[word.term, ...word.alternatives].map(quote).join(' | ')})` : quote(word.term);
+
 /**
  * The tsquery of a parsed query: any term or prefix may match (`|`), and each phrase must
  * (`&`, with `<n>` for the gaps stop words leave). Null when nothing is left to match.
@@ -112,7 +116,7 @@ export const tsqueryOf = (q: ParsedQuery): string | null => {
   const any = [...q.terms.map((t) => tsqueryOfTerm(t)), ...q.prefixes.flat().map((p) => tsqueryOfTerm(p, true))];
   if (any.length === 0) return null;
   const phrases = q.phrases.map((phrase) =>
-    phrase.map((p, i) => (i === 0 ? quote(p.term) : `<${p.offset - (phrase[i - 1] as { offset: number }).offset}> ${quote(p.term)}`)).join(' '),
+    phrase.map((p, i) => (i === 0 ? phraseWord(p) : `<${p.offset - (phrase[i - 1] as { offset: number }).offset}> ${phraseWord(p)}`)).join(' '),
   );
   return [`(${any.join(' | ')})`, ...phrases.map((p) => `(${p})`)].join(' & ');
 };

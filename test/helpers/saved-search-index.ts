@@ -1,9 +1,14 @@
-import type { Logger } from 'pino';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Logger, pino } from 'pino';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import type { Embedder } from '../../packages/server/src/ports/embedder.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import type { SnapshotFile } from '../../packages/server/src/search/index-snapshot.ts';
+import { IndexSaver } from '../../packages/server/src/search/index-saver.ts';
 import { MemorySearchIndex } from '../../packages/server/src/search/memory-index.ts';
+import { openFsStore } from '../../packages/server/src/store/fs/index.ts';
 import { parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 
@@ -29,3 +34,48 @@ export const keysFor = async (index: MemorySearchIndex, text: string): Promise<s
 /** How many documents the last load reused from the saved index, from its log lines. */
 export const reusedIn = (logs: ReadonlyArray<{ msg: string; reused?: number }>): number | undefined =>
   logs.findLast((l) => l.msg === 'search index loaded')?.reused;
+
+/** `file` as it is, counting the saves written through it. */
+export const countingWrites = (file: SnapshotFile): SnapshotFile & { readonly writes: number } => {
+  let writes = 0;
+  return {
+    read: () => file.read(),
+    write: (fill) => {
+      writes += 1;
+      return file.write(fill);
+    },
+    ...(file.claimSave ? { claimSave: (withinMs: number) => (file.claimSave as (ms: number) => Promise<boolean>)(withinMs) } : {}),
+    get writes() {
+      return writes;
+    },
+  };
+};
+
+/** One replica's saver of the in-process index, and what it logged. */
+export interface SavingReplica {
+  saver: IndexSaver;
+  /** Whether its last save was left to another replica's claim. */
+  skipped(): boolean;
+}
+
+/**
+ * Two replicas' in-process indexes (over a small filesystem store of their own: the content
+ * does not matter), each with a saver of its own on the one shared `file`, for `run`.
+ */
+export const replicasSaving = async (file: SnapshotFile, run: (a: SavingReplica, b: SavingReplica) => Promise<void>): Promise<void> => {
+  const dir = await mkdtemp(join(tmpdir(), 'cairn-replica-saves-'));
+  const store = await openFsStore({ dir, logger: pino({ level: 'silent' }) });
+  try {
+    await Promise.all(Array.from({ length: 30 }, (_, i) => store.append(entryOf(i), 0)));
+    const replica = async (): Promise<SavingReplica> => {
+      const lines: Array<{ msg: string }> = [];
+      const index = new MemorySearchIndex(null, pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) }));
+      await index.start(store);
+      return { saver: new IndexSaver(index, file), skipped: () => lines.findLast((l) => /search index (not )?saved/.test(l.msg))?.msg.includes('not saved') === true };
+    };
+    await run(await replica(), await replica());
+  } finally {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+};

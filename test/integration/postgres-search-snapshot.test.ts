@@ -1,10 +1,12 @@
 import { pino } from 'pino';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SAVE_AFTER_CHANGES } from '../../packages/server/src/search/index-saver.ts';
 import { searchSnapshotRows } from '../../packages/server/src/store/postgres/search-snapshot.ts';
 import { dumpBackend } from '../helpers/backend-dump.ts';
 import { postgresBackend } from '../helpers/backend-env.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
+import { countingWrites, replicasSaving } from '../helpers/saved-search-index.ts';
 
 /**
  * PostgreSQL with CAIRN_SEARCH_INDEX=memory saves the in-process index in the database
@@ -101,6 +103,39 @@ describe('the saved index as rows', () => {
       }),
     ).rejects.toThrow('the index changed shape');
     expect((await rows.read())?.toString()).toBe('kept');
+  });
+
+  it('grants one claim to save at a time: refused within the window asked, by the database\u2019s clock, and to all but one of replicas claiming at once', async () => {
+    const claim = (withinMs: number) => searchSnapshotRows(env.CAIRN_DB_DSN as string, silent).claimSave?.(withinMs);
+    await sql`delete from cairn_search_snapshot_claim`;
+    expect(await claim(60_000)).toBe(true);
+    expect(await claim(60_000)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await claim(50)).toBe(true);
+    await sql`delete from cairn_search_snapshot_claim`;
+    const outcomes = await Promise.all(Array.from({ length: 4 }, () => claim(60_000)));
+    expect(outcomes.filter((won) => won === true)).toHaveLength(1);
+  });
+
+  it('of two replicas reaching a background save at once, one writes the shared index; the other saves again once that save has aged', async () => {
+    await sql`delete from cairn_search_snapshot_claim`;
+    const file = countingWrites(searchSnapshotRows(env.CAIRN_DB_DSN as string, silent));
+    await replicasSaving(file, async (a, b) => {
+      // Changes that took 400 ms to pile up on both, then a save each, at once.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      a.saver.changed(SAVE_AFTER_CHANGES, true);
+      b.saver.changed(SAVE_AFTER_CHANGES, true);
+      await Promise.all([a.saver.close(true), b.saver.close(true)]);
+      expect(file.writes).toBe(1);
+      expect([a.skipped(), b.skipped()].sort()).toEqual([false, true]);
+      // The one that skipped counts from its skip: once the save it left is older than half of that, it saves.
+      const skipper = a.skipped() ? a : b;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      skipper.saver.changed(SAVE_AFTER_CHANGES, true);
+      await skipper.saver.close(true);
+      expect(file.writes).toBe(2);
+      expect(skipper.skipped()).toBe(false);
+    });
   });
 
   it('refuses a file with a part missing', async () => {

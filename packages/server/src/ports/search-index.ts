@@ -107,4 +107,11 @@ export interface SnapshotFile {
   read(): Promise<Buffer | null>;
   /** Replace the file atomically with what `fill` streams to `sink`; a throw leaves the old file. */
   write(fill: (sink: (chunk: Buffer) => Promise<void>) => Promise<void>): Promise<void>;
+  /**
+   * Where replicas share the file (S3, PostgreSQL): claim the next save for this replica,
+   * unless another replica claimed one within the last `withinMs` (true: save). Every replica
+   * hears the same writes, so one replica's save serves them all. Absent where one server
+   * owns the file: it always saves.
+   */
+  claimSave?(withinMs: number): Promise<boolean>;
 }

@@ -10,7 +10,7 @@ import type { SnapshotFile } from './index-snapshot.ts';
  * server under a steady write load saving nearly all the time: updates of 100k entries at 50
  * connections measured 8.5–9.5k writes/s with it, 10.9–11.2k with a half.
  */
-const SAVE_AFTER_CHANGES = 10_000;
+export const SAVE_AFTER_CHANGES = 10_000;
 const SAVE_AFTER_SHARE = 0.5;
 /** A long embedding backlog (start-up, a changed embedder) is let finish before saving. */
 const SAVE_WHILE_EMBEDDINGS_BELOW = 2_000;
@@ -22,6 +22,8 @@ export class IndexSaver {
   private readonly parts: IndexParts;
   private readonly file: SnapshotFile;
   private changes = 0;
+  /** When the changes now counted began to pile up: the last save, or skip, or the start. */
+  private countingSince = performance.now();
   private pending: Promise<void> | null = null;
 
   constructor(parts: IndexParts, file: SnapshotFile) {
@@ -40,7 +42,7 @@ export class IndexSaver {
     if (this.pending || !ready) return;
     if (this.changes < Math.max(SAVE_AFTER_CHANGES, this.parts.text.docCount * SAVE_AFTER_SHARE)) return;
     if ((this.parts.queue?.pending ?? 0) >= SAVE_WHILE_EMBEDDINGS_BELOW) return;
-    void this.save();
+    void this.save({ claimed: true });
   }
 
   /**
@@ -52,7 +54,7 @@ export class IndexSaver {
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_SAVE_MS).unref());
     const saved = (async () => {
       await this.pending;
-      if (ready && this.changes > 0) await this.save();
+      if (ready && this.changes > 0) await this.save({ claimed: true });
     })();
     await Promise.race([saved, timeout]);
   }
@@ -63,13 +65,25 @@ export class IndexSaver {
     await this.save();
   }
 
-  private save(): Promise<void> {
+  /**
+   * `claimed`: where replicas share the file, save only if no other replica claimed a save
+   * within the last half of the time this one's changes took to pile up: that replica's save
+   * holds all but the writes of less than half a save's worth, and so the replicas, which hear
+   * the same writes, take turns instead of each saving the whole index.
+   */
+  private save({ claimed = false } = {}): Promise<void> {
+    const counted = performance.now() - this.countingSince;
     this.changes = 0;
+    this.countingSince = performance.now();
     const started = performance.now();
-    this.pending = saveSnapshot(this.parts, this.file)
-      .then((saved) => {
-        if (saved) this.parts.logger.debug({ ms: Math.round(performance.now() - started), entries: saved }, 'search index saved');
-      })
+    this.pending = (async () => {
+      if (claimed && this.file.claimSave && !(await this.file.claimSave(counted / 2))) {
+        this.parts.logger.debug({ counted_ms: Math.round(counted) }, 'search index not saved: another replica claimed the save');
+        return;
+      }
+      const saved = await saveSnapshot(this.parts, this.file);
+      if (saved) this.parts.logger.debug({ ms: Math.round(performance.now() - started), entries: saved }, 'search index saved');
+    })()
       .catch((error: unknown) => this.parts.logger.warn({ err: error }, 'saving the search index failed; the next start rebuilds it from the store'))
       .finally(() => {
         this.pending = null;

@@ -23,6 +23,8 @@ const SAVE_TIMEOUT = '5min';
  * Each read and save opens a connection of its own and closes it, so that moving tens or
  * hundreds of megabytes takes no connection from the pool that writes use. A save replaces
  * every row in one transaction, so a reader sees the old file whole or the new one whole.
+ * Background saves are claimed first (`cairn_search_snapshot_claim`, migration 012), so that
+ * of the replicas that all reach a save at once, one saves.
  */
 export const searchSnapshotRows = (dsn: string, logger: Logger): SnapshotFile => {
   const connect = (): Sql => createClient({ dsn, logger, max: 1, connectTimeoutS: 5, statementTimeoutMs: 0 });
@@ -54,6 +56,16 @@ export const searchSnapshotRows = (dsn: string, logger: Logger): SnapshotFile =>
           return file;
         }),
       ),
+    // One statement, by the database's clock: of replicas claiming at once, one wins.
+    claimSave: (withinMs) =>
+      using(async (sql) => {
+        const claimed = await sql`
+          insert into cairn_search_snapshot_claim as c (id, claimed_at) values (1, clock_timestamp())
+          on conflict (id) do update set claimed_at = excluded.claimed_at
+            where c.claimed_at < excluded.claimed_at - make_interval(secs => ${withinMs / 1000}::float8)
+          returning 1`;
+        return claimed.length === 1;
+      }),
     // Staged first, so that the transaction (and the lock that keeps replicas' saves apart)
     // lasts as long as the inserts, not as long as encoding the index between requests.
     write: (fill) =>

@@ -91,6 +91,17 @@ export class BucketObjects {
     }
   }
 
+  /** When the object was last written, by the bucket's clock (whole seconds on most servers), or null when it does not exist. */
+  async modifiedAt(key: string): Promise<Date | null> {
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return out.LastModified ?? null;
+    } catch (error) {
+      if (isMissingObject(error)) return null;
+      throw s3Unavailable(error, 'HeadObject');
+    }
+  }
+
   /**
    * Create `key` only if it does not exist (`If-None-Match: *`). 'busy' is AWS's 409: another
    * conditional write to the same key is in flight and its outcome is not known yet.

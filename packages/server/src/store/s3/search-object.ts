@@ -16,4 +16,15 @@ const INDEX_OBJECT_TIMEOUT_MS = 300_000;
 export const searchIndexObject = (objects: BucketObjects, key: string): SnapshotFile => ({
   read: () => objects.getBytes(key, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS }),
   write: (fill) => withStagedFile(fill, ({ path, size }) => objects.putFile(key, path, size, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS })),
+  claimSave: async (withinMs) => {
+    // A small object beside the index, rewritten by each claim. Its age is read against this
+    // replica's clock (S3 gives no compare-and-swap on a rewrite): two replicas claiming in the
+    // same few milliseconds may both save, as they did before claims; clock skew between a
+    // replica and the bucket moves the window by as much.
+    const claimKey = `${key}.claim`;
+    const claimedAt = await objects.modifiedAt(claimKey);
+    if (claimedAt !== null && Date.now() - claimedAt.getTime() < withinMs) return false;
+    await objects.put(claimKey, new Date().toISOString());
+    return true;
+  },
 });

@@ -141,7 +141,7 @@ export const describeSearchContract = (server: () => Cairn): void => {
       expect(await found('"retry 3 times"')).toEqual(['worded']);
       expect(await found('"keep seven days"')).toEqual(['digits']);
       expect(await found('"freeze from 3pm"')).toEqual(['clock']);
-      expect(await found('"until 9am"')).toEqual(['clock']);
+      expect(await found('"15:00 until 9am"')).toEqual(['clock']);
     });
 
     it('matches phrases in order and prefixes', async () => {

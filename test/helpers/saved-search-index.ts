@@ -44,7 +44,7 @@ export const countingWrites = (file: SnapshotFile): SnapshotFile & { readonly wr
       writes += 1;
       return file.write(fill);
     },
-    ...(file.claimSave ? { claimSave: (withinMs: number) => (file.claimSave as (ms: number) => Promise<boolean>)(withinMs) } : {}),
+    ...(file.claimSave ? { claimSave: file.claimSave.bind(file) } : {}),
     get writes() {
       return writes;
     },
@@ -56,13 +56,16 @@ export interface SavingReplica {
   saver: IndexSaver;
   /** Whether its last save was left to another replica's claim. */
   skipped(): boolean;
+  /** Saves it wrote. */
+  writes(): number;
 }
 
 /**
  * Two replicas' in-process indexes (over a small filesystem store of their own: the content
- * does not matter), each with a saver of its own on the one shared `file`, for `run`.
+ * does not matter), each with a saver of its own on its own handle of one shared file
+ * (`file()` opens one), for `run`.
  */
-export const replicasSaving = async (file: SnapshotFile, run: (a: SavingReplica, b: SavingReplica) => Promise<void>): Promise<void> => {
+export const replicasSaving = async (file: () => SnapshotFile, run: (a: SavingReplica, b: SavingReplica) => Promise<void>): Promise<void> => {
   const dir = await mkdtemp(join(tmpdir(), 'cairn-replica-saves-'));
   const store = await openFsStore({ dir, logger: pino({ level: 'silent' }) });
   try {
@@ -71,7 +74,12 @@ export const replicasSaving = async (file: SnapshotFile, run: (a: SavingReplica,
       const lines: Array<{ msg: string }> = [];
       const index = new MemorySearchIndex(null, pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) }));
       await index.start(store);
-      return { saver: new IndexSaver(index, file), skipped: () => lines.findLast((l) => /search index (not )?saved/.test(l.msg))?.msg.includes('not saved') === true };
+      const counted = countingWrites(file());
+      return {
+        saver: new IndexSaver(index, counted),
+        skipped: () => lines.findLast((l) => /search index (not )?saved/.test(l.msg))?.msg.includes('not saved') === true,
+        writes: () => counted.writes,
+      };
     };
     await run(await replica(), await replica());
   } finally {

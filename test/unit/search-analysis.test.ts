@@ -106,6 +106,7 @@ describe('search analysis', () => {
     expect(containsPhrase(analyze('retry three times'), worded3)).toBe(true);
     expect(containsPhrase(analyze('retry 4 times'), worded3)).toBe(false);
     expect(containsPhrase(analyze('retry times 3'), worded3)).toBe(false);
+    expect(tsqueryOf(parseQuery('"retry three times"'))).toBe("('retri' | 'three' | '3' | 'time') & ('retri' <1> ('three' | '3') <1> 'time')");
     const worded = docTerms(entry({ value: 'retry three times' }));
     expect(worded.tf.get('3')).toBe(1);
     expect(worded.length).toBe(docTerms(entry({ value: 'retry 3 times' })).length);

@@ -140,6 +140,19 @@ describe('saved search index', () => {
     await store.close();
   });
 
+  it('runs the saves of forgets heard back to back one after the other, and a shutdown waits for the last', async () => {
+    const store = await filled(300);
+    const index = await openIndex(store);
+    index.forget({ namespace: 'default', prefix: 'notes', key: 'n5' });
+    index.forget({ namespace: 'default', prefix: 'notes', key: 'n6' });
+    index.forget({ namespace: 'default', prefix: 'notes', key: 'n8' });
+    await index.close();
+    const saved = await readSnapshot(await readFile(join(dir, 'search-index')));
+    expect(saved?.ids).toHaveLength(297);
+    expect(logs.filter((l) => l.level >= 40)).toEqual([]);
+    await store.close();
+  });
+
   it('serves the store as it is when the saved index is older: changed, deleted and new entries', async () => {
     const store = await filled(100);
     await (await openIndex(store)).close();
@@ -275,6 +288,8 @@ describe('saved search index', () => {
     // No entry embedded again: the vectors came from the file.
     expect(embeddedByFake()).toBe(before);
     expect(await near(index)).toEqual(nearBefore);
+    // Saved again by this analysis once loaded, before any write or the shutdown.
+    await expect.poll(async () => (await readSnapshot(await readFile(file)))?.postings !== null).toBe(true);
     await index.close();
 
     // Saved again by this analysis: the next start reuses its terms too.

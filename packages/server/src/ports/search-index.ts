@@ -1,8 +1,8 @@
 import type { Entry } from '../domain/entry.ts';
 
-/** A phrase: its terms in order, each with its offset from the first (stop words leave gaps). */
 /**
- * Words that must stand in this order, `offset` positions after the first. `alternatives`:
+ * A phrase: its words in order, each `offset` positions after the first (stop words leave
+ * gaps). `alternatives`:
  * terms that stand beside the typed word at its position (a number word's digits, a padded
  * number's value, a date's month): the phrase matches any of them there.
  */

@@ -5,7 +5,7 @@ import { docTerms, embeddingText } from '../search-rules/entry-text.ts';
 import { ByteWriter, slicer } from './byte-codec.ts';
 import { CoarseQuantizer } from './coarse-quantizer.ts';
 import type { EmbedQueue } from './embed-queue.ts';
-import { type SavedFiling, type SavedList, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, vectorsOf, writeSnapshot } from './index-snapshot.ts';
+import { type PackedPostings, type SavedFiling, type SavedList, type SnapshotDoc, type SnapshotFile, SnapshotAbandoned, vectorsOf, writeSnapshot } from './index-snapshot.ts';
 import { type PrefetchedSnapshotFile, loadSnapshot } from './snapshot-loader.ts';
 import type { SlotTable } from './slot-table.ts';
 import { TextIndex } from './text-index.ts';
@@ -50,10 +50,11 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile | Pr
   // In slices, as a save is: the server answers between them.
   const pause = slicer();
   await parts.slots.restore(saved.ids, saved.versions, pause);
-  // Terms of another analysis are not restored: `finish` indexes every entry's text again.
+  // Terms of another analysis are not restored, only the lengths, so that the counts stay
+  // right while the heads are claimed; `finish` then indexes every entry's text again.
   const postings = saved.postings;
-  if (postings) await parts.text.restore(saved.lengths, postings, pause);
-  else parts.logger.info('the saved search index holds another text analysis\u2019s terms: each entry\u2019s text is analysed again, its vector kept');
+  await parts.text.restore(saved.lengths, postings ?? NO_POSTINGS, pause);
+  if (!postings) parts.logger.info('the saved search index holds another text analysis\u2019s terms: each entry\u2019s text is analysed again');
   if (saved.vectors && parts.embedder) {
     parts.vectors ??= new VectorIndex(parts.embedder.id, saved.dimension);
     const f = saved.filing;
@@ -84,6 +85,8 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile | Pr
     },
   };
 };
+
+const NO_POSTINGS: PackedPostings = { terms: [], pairs: new Int32Array(0), ends: new Int32Array(0) };
 
 /** Live slots indexed between two looks at the clock while the text is analysed again. */
 const REANALYSE_CHECK_EVERY = 64;

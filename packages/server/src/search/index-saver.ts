@@ -46,9 +46,10 @@ export class IndexSaver {
   }
 
   /**
-   * Save what changed since the last save, so the next start reads it back. Bounded, so that
-   * the store still closes within the shutdown budget: an unfinished save only leaves a
-   * temporary file, and the next start checks whatever it reads anyway.
+   * Save what changed since the last save, so the next start reads it back (where replicas
+   * share the file, unless another claimed a save lately: see `save`). Bounded, so that the
+   * store still closes within the shutdown budget: an unfinished save only leaves a temporary
+   * file, and the next start checks whatever it reads anyway.
    */
   async close(ready: boolean): Promise<void> {
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_SAVE_MS).unref());
@@ -60,34 +61,54 @@ export class IndexSaver {
   }
 
   /** Save now (after the save under way), whatever the count: a forget must leave no copy on disk. */
-  async saveNow(): Promise<void> {
-    await this.pending;
-    await this.save();
+  saveNow(): Promise<void> {
+    return this.save();
+  }
+
+  /** Save once loaded, whatever the count, unless another replica claimed a save lately: the file holds another analysis's terms. */
+  replaceStale(): Promise<void> {
+    return this.save({ claimed: true });
   }
 
   /**
    * `claimed`: where replicas share the file, save only if no other replica claimed a save
    * within the last half of the time this one's changes took to pile up: that replica's save
    * holds all but the writes of less than half a save's worth, and so the replicas, which hear
-   * the same writes, take turns instead of each saving the whole index.
+   * the same writes, take turns instead of each saving the whole index. A claim that fails
+   * (the store out of reach) saves all the same: the save says whether the store is back.
+   * Saves run one after another: each waits for the one before.
    */
   private save({ claimed = false } = {}): Promise<void> {
     const counted = performance.now() - this.countingSince;
     this.changes = 0;
     this.countingSince = performance.now();
-    const started = performance.now();
-    this.pending = (async () => {
-      if (claimed && this.file.claimSave && !(await this.file.claimSave(counted / 2))) {
+    const before = this.pending;
+    const run: Promise<void> = (async () => {
+      await before;
+      if (claimed && !(await this.claim(counted))) {
         this.parts.logger.debug({ counted_ms: Math.round(counted) }, 'search index not saved: another replica claimed the save');
         return;
       }
+      const started = performance.now();
       const saved = await saveSnapshot(this.parts, this.file);
       if (saved) this.parts.logger.debug({ ms: Math.round(performance.now() - started), entries: saved }, 'search index saved');
     })()
-      .catch((error: unknown) => this.parts.logger.warn({ err: error }, 'saving the search index failed; the next start rebuilds it from the store'))
+      .catch((error: unknown) => this.parts.logger.warn({ err: error }, 'saving the search index failed; the next start indexes again what the saved one lacks'))
       .finally(() => {
-        this.pending = null;
+        if (this.pending === run) this.pending = null;
       });
-    return this.pending;
+    this.pending = run;
+    return run;
+  }
+
+  /** Whether this replica should save changes that took `counted` ms to pile up (always, where no replica shares the file). */
+  private async claim(counted: number): Promise<boolean> {
+    if (!this.file.claimSave) return true;
+    try {
+      return await this.file.claimSave(counted / 2);
+    } catch (error) {
+      this.parts.logger.warn({ err: error }, 'claiming the search index save failed; saving it all the same');
+      return true;
+    }
   }
 }

@@ -244,7 +244,7 @@ export const readSnapshot = async (buf: Buffer, pause: () => Promise<void> = asy
       vectors = readInto(r, new Float32Array(grownCapacity(count, count) * dim), count * dim);
       r.copyTo(hasVector, 0, count);
     }
-    const postings = termsCurrent ? await readPostings(r, count, pause) : await skipPostings(r, count, pause);
+    const postings = await readPostings(r, count, pause, termsCurrent);
     if (postings === undefined) return null;
     let filing: SavedFiling<SavedList[]> | null = null;
     if (r.varint() === 1 && vectors) {
@@ -279,48 +279,43 @@ export const readSnapshot = async (buf: Buffer, pause: () => Promise<void> = asy
   }
 };
 
-/** The postings section, each term's (slot, frequency) pairs in one block; undefined when damaged. */
-const readPostings = async (r: ByteReader, count: number, pause: () => Promise<void>): Promise<PackedPostings | undefined> => {
+/**
+ * The postings section, each term's (slot, frequency) pairs in one block, checked as read;
+ * undefined when damaged. `keep` false reads past it with the same checks and keeps nothing
+ * (the terms of another analysis): null.
+ */
+const readPostings = async (r: ByteReader, count: number, pause: () => Promise<void>, keep: boolean): Promise<PackedPostings | null | undefined> => {
   const terms: string[] = [];
   const ends: number[] = [];
   // Most postings take two or three bytes of the file: a first guess that rarely grows.
-  const pairs = new GrowingInts(Math.floor((r.remaining * 2) / 5));
+  const pairs = new GrowingInts(keep ? Math.floor((r.remaining * 2) / 5) : 0);
+  let read = 0;
   for (let term = r.str(); term !== ''; term = r.str()) {
     const n = r.varint() * 2;
     // A pair takes two bytes at least: a count beyond what is left is a damaged file, not an allocation to try.
     if (n > r.remaining) return undefined;
-    pairs.reserve(n);
-    const data = pairs.data;
     let slot = 0;
-    for (let i = pairs.length, end = pairs.length + n; i < end; i += 2) {
-      slot += r.varint();
-      data[i] = slot;
-      data[i + 1] = r.varint();
+    if (keep) {
+      pairs.reserve(n);
+      const data = pairs.data;
+      for (let i = pairs.length, end = pairs.length + n; i < end; i += 2) {
+        slot += r.varint();
+        data[i] = slot;
+        data[i + 1] = r.varint();
+      }
+      pairs.length += n;
+      terms.push(term);
+      ends.push(pairs.length);
+    } else {
+      for (let i = 0; i < n; i += 2) {
+        slot += r.varint();
+        r.varint();
+      }
     }
     if (slot >= count) return undefined;
-    pairs.length += n;
-    terms.push(term);
-    ends.push(pairs.length);
-    if (terms.length % PAUSE_EVERY === 0) await pause();
+    if (++read % PAUSE_EVERY === 0) await pause();
   }
-  return { terms, pairs: pairs.done(), ends: Int32Array.from(ends) };
-};
-
-/** Read past the postings section of another analysis, checked as `readPostings` checks it: null, or undefined when damaged. */
-const skipPostings = async (r: ByteReader, count: number, pause: () => Promise<void>): Promise<null | undefined> => {
-  let terms = 0;
-  for (let term = r.str(); term !== ''; term = r.str()) {
-    const n = r.varint() * 2;
-    if (n > r.remaining) return undefined;
-    let slot = 0;
-    for (let i = 0; i < n; i += 2) {
-      slot += r.varint();
-      r.varint();
-    }
-    if (slot >= count) return undefined;
-    if (++terms % PAUSE_EVERY === 0) await pause();
-  }
-  return null;
+  return keep ? { terms, pairs: pairs.done(), ends: Int32Array.from(ends) } : null;
 };
 
 /** The distinct memory blocks behind a decoded snapshot's typed arrays: moved, not copied, between threads. */

@@ -105,14 +105,15 @@ export class MemorySearchIndex implements SearchIndex {
         else this.apply(head);
         if (++n % 2_000 === 0) await yieldTurns();
       }
-      // Entries whose text was analysed again count as changes: the file is saved again soon.
-      if (saved) this.saver?.changed(await saved.finish(), false);
+      const reanalysed = saved ? await saved.finish() : 0;
       // Before the writes that came meanwhile, which may write a forgotten address anew.
       for (const target of forgottenWhileLoading.splice(0)) this.dropSlots(target);
       await this.drainBuffered();
       // Caught up, with no pause since: from here on a write is applied as it is heard.
       loading = false;
       this.state = 'ready';
+      // The file holds another analysis's terms: replaced now, not after the next writes.
+      if (reanalysed > 0) void this.saver?.replaceStale();
       this.logger.info({ entries: this.text.docCount, reused, terms: this.text.termCount, ms: Math.round(performance.now() - started) }, 'search index loaded');
     })();
     return this.ready;

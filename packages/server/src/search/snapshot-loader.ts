@@ -44,6 +44,7 @@ export const loadSnapshot = async (file: SnapshotFile, logger: Logger, worker: U
 export const prefetchSnapshot = (file: SnapshotFile, logger: Logger): PrefetchedSnapshotFile => ({
   read: () => file.read(),
   write: (fill) => file.write(fill),
+  ...(file.claimSave ? { claimSave: file.claimSave.bind(file) } : {}),
   loading: loadSnapshot(file, logger),
 });
 

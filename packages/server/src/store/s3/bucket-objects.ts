@@ -82,20 +82,17 @@ export class BucketObjects {
 
   /** The object's user metadata, or null when it does not exist. */
   async head(key: string): Promise<Record<string, string> | null> {
-    try {
-      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return out.Metadata ?? {};
-    } catch (error) {
-      if (isMissingObject(error)) return null;
-      throw s3Unavailable(error, 'HeadObject');
-    }
+    return (await this.stat(key))?.metadata ?? null;
   }
 
-  /** When the object was last written, by the bucket's clock (whole seconds on most servers), or null when it does not exist. */
-  async modifiedAt(key: string): Promise<Date | null> {
+  /**
+   * The object's user metadata and when it was last written, by the bucket's clock (to the
+   * second: it comes in an HTTP date), or null when it does not exist.
+   */
+  async stat(key: string): Promise<{ metadata: Record<string, string>; modifiedAt: Date | null } | null> {
     try {
       const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return out.LastModified ?? null;
+      return { metadata: out.Metadata ?? {}, modifiedAt: out.LastModified ?? null };
     } catch (error) {
       if (isMissingObject(error)) return null;
       throw s3Unavailable(error, 'HeadObject');
@@ -119,9 +116,9 @@ export class BucketObjects {
     }
   }
 
-  async put(key: string, body: string, options: ReadOptions = {}): Promise<void> {
+  async put(key: string, body: string, options: ReadOptions = {}, metadata: Record<string, string> = {}): Promise<void> {
     try {
-      await this.client.send(new PutObjectCommand(putInput(this.bucket, key, body)), httpOptions(options));
+      await this.client.send(new PutObjectCommand({ ...putInput(this.bucket, key, body), Metadata: metadata }), httpOptions(options));
     } catch (error) {
       throw s3Unavailable(error, 'PutObject');
     }

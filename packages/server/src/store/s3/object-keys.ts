@@ -13,6 +13,7 @@ import type { EntryAddress } from '../../domain/entry.ts';
  *   <prefix>v1/changes/<ms, 13 digits>-<replica>-<seq>.json  one object per write, time-ordered
  *   <prefix>v1/snapshots/<watermark ms, 13 digits>-<replica>.json   heads, for quick start-up
  *   <prefix>v1/search/index                                   the saved search index (search/index-snapshot.ts)
+ *   <prefix>v1/search/index.claim                             which replica saves it next (search-object.ts)
  *   <prefix>v1/probe/conditional-put                         start-up check of If-None-Match
  */
 export class ObjectKeys {
@@ -22,6 +23,7 @@ export class ObjectKeys {
   readonly batchesPrefix: string;
   readonly probeKey: string;
   readonly searchIndexKey: string;
+  readonly searchClaimKey: string;
 
   constructor(prefix: string) {
     const root = `${prefix}v1/`;
@@ -31,6 +33,7 @@ export class ObjectKeys {
     this.batchesPrefix = `${root}batches/`;
     this.probeKey = `${root}probe/conditional-put`;
     this.searchIndexKey = `${root}search/index`;
+    this.searchClaimKey = `${root}search/index.claim`;
   }
 
   /** Version `version`'s object; `attempt` > 0 names the slot after that many aborted batches. */

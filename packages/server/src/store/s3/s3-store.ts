@@ -255,7 +255,7 @@ export class S3Store implements Store {
 
   /** Where this store's replicas keep the saved search index (search-object.ts). */
   searchIndexFile(): SnapshotFile {
-    return searchIndexObject(this.parts.objects, this.parts.keys.searchIndexKey);
+    return searchIndexObject(this.parts.objects, this.parts.keys.searchIndexKey, this.parts.keys.searchClaimKey);
   }
 
   async ping(): Promise<void> {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { SnapshotFile } from '../../ports/search-index.ts';
 import { withStagedFile } from '../staged-file.ts';
 import type { BucketObjects } from './bucket-objects.ts';
@@ -13,18 +14,22 @@ const INDEX_OBJECT_TIMEOUT_MS = 300_000;
  * object is replaced whole (S3 never shows half a PUT) and the save never holds the whole
  * index in memory a second time. Losing the object costs a rebuild, never data.
  */
-export const searchIndexObject = (objects: BucketObjects, key: string): SnapshotFile => ({
-  read: () => objects.getBytes(key, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS }),
-  write: (fill) => withStagedFile(fill, ({ path, size }) => objects.putFile(key, path, size, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS })),
-  claimSave: async (withinMs) => {
-    // A small object beside the index, rewritten by each claim. Its age is read against this
-    // replica's clock (S3 gives no compare-and-swap on a rewrite): two replicas claiming in the
-    // same few milliseconds may both save, as they did before claims; clock skew between a
-    // replica and the bucket moves the window by as much.
-    const claimKey = `${key}.claim`;
-    const claimedAt = await objects.modifiedAt(claimKey);
-    if (claimedAt !== null && Date.now() - claimedAt.getTime() < withinMs) return false;
-    await objects.put(claimKey, new Date().toISOString());
-    return true;
-  },
-});
+export const searchIndexObject = (objects: BucketObjects, key: string, claimKey: string): SnapshotFile => {
+  const replica = randomUUID();
+  return {
+    read: () => objects.getBytes(key, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS }),
+    write: (fill) => withStagedFile(fill, ({ path, size }) => objects.putFile(key, path, size, { timeoutMs: INDEX_OBJECT_TIMEOUT_MS })),
+    claimSave: async (withinMs) => {
+      // A small object beside the index, rewritten by each claim and naming its replica. Its
+      // age is the bucket's date (to the second) against this replica's clock: skew between
+      // them moves the window by as much, so a replica's own claim never holds it back. Not a
+      // compare-and-swap (not every S3 server takes If-Match): two replicas claiming within
+      // one round trip of each other may both save, as both did before claims.
+      const last = await objects.stat(claimKey);
+      const age = last?.modifiedAt ? Date.now() - last.modifiedAt.getTime() : Number.POSITIVE_INFINITY;
+      if (last?.metadata.replica !== replica && age < withinMs) return false;
+      await objects.put(claimKey, new Date().toISOString(), {}, { replica });
+      return true;
+    },
+  };
+};

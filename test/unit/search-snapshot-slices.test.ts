@@ -8,7 +8,9 @@ import { saveSnapshot } from '../../packages/server/src/search/index-persistence
 import { readSnapshot } from '../../packages/server/src/search/index-snapshot.ts';
 import { MemorySearchIndex } from '../../packages/server/src/search/memory-index.ts';
 import { searchIndexFile } from '../../packages/server/src/store/fs/search-file.ts';
-import { entryOf, word } from '../helpers/saved-search-index.ts';
+import { IndexSaver, SAVE_AFTER_CHANGES } from '../../packages/server/src/search/index-saver.ts';
+import type { SnapshotFile } from '../../packages/server/src/search/index-snapshot.ts';
+import { countingWrites, entryOf, word } from '../helpers/saved-search-index.ts';
 
 /** A save runs in slices between requests: what the index does between two slices. */
 describe('saving the search index in slices', () => {
@@ -67,6 +69,37 @@ describe('saving the search index in slices', () => {
     expect(await saveSnapshot(index, file)).toBe(12_000);
     const saved = await readSnapshot(await readFile(join(dir, 'search-index')));
     expect(saved?.versions.every((v) => v === 2)).toBe(true);
+    await index.close();
+  });
+
+  it('counts the changes of an abandoned background save again, so the next change starts another', async () => {
+    const index = new MemorySearchIndex(null, logger, null);
+    for (let i = 0; i < 12_000; i++) index.apply(entryOf(i));
+    const file = countingWrites(searchIndexFile(dir));
+    let renumbered = false;
+    // The first chunk the save writes: every entry replaced, so the index renumbers its slots.
+    const renumbering: SnapshotFile = {
+      read: () => file.read(),
+      write: (fill) =>
+        file.write((sink) =>
+          fill(async (chunk) => {
+            if (!renumbered) {
+              renumbered = true;
+              for (let i = 0; i < 12_000; i++) index.apply(entryOf(i, 2));
+            }
+            await sink(chunk);
+          }),
+        ),
+    };
+    const saver = new IndexSaver(index, renumbering);
+    saver.changed(SAVE_AFTER_CHANGES, true);
+    await saver.close(false);
+    expect(renumbered).toBe(true);
+    expect((await readSnapshot(await readFile(join(dir, 'search-index')).catch(() => Buffer.alloc(0))))).toBeNull();
+    saver.changed(1, true);
+    await saver.close(false);
+    expect(file.writes).toBe(2);
+    expect((await readSnapshot(await readFile(join(dir, 'search-index'))))?.versions.every((v) => v === 2)).toBe(true);
     await index.close();
   });
 });

@@ -80,6 +80,7 @@ export class IndexSaver {
    */
   private save({ claimed = false } = {}): Promise<void> {
     const counted = performance.now() - this.countingSince;
+    const changes = this.changes;
     this.changes = 0;
     this.countingSince = performance.now();
     const before = this.pending;
@@ -91,7 +92,11 @@ export class IndexSaver {
       }
       const started = performance.now();
       const saved = await saveSnapshot(this.parts, this.file);
-      if (saved) this.parts.logger.debug({ ms: Math.round(performance.now() - started), entries: saved }, 'search index saved');
+      if (saved !== null) this.parts.logger.debug({ ms: Math.round(performance.now() - started), entries: saved }, 'search index saved');
+      // Abandoned (the index was renumbered meanwhile): the changes still count, so the next
+      // one starts a save again rather than a whole save's worth later (other replicas may
+      // have left this save to this one's claim).
+      else this.changes += changes;
     })()
       .catch((error: unknown) => this.parts.logger.warn({ err: error }, 'saving the search index failed; the next start indexes again what the saved one lacks'))
       .finally(() => {

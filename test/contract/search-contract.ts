@@ -150,6 +150,12 @@ export const describeSearchContract = (server: () => Cairn): void => {
       await write({ entity_path: path, key: 'b', value: `${word} pool of connections` });
       await expect.poll(async () => (await keys({ query: `${word.slice(0, -2)}*`, mode: 'text', entity_path: path })).sort(), { timeout: 5000 }).toEqual(['a', 'b']);
       expect(await keys({ query: `"connection pool"`, mode: 'text', entity_path: path })).toEqual(['a']);
+      // A quote that holds no word (as typed into a search box, unclosed) is no phrase.
+      for (const mode of ['text', 'hybrid', 'vector']) {
+        expect(await keys({ query: `${word} exhausted "`, mode, entity_path: path }), mode).toContain('a');
+        const onlyStopWords = await keys({ query: '"the"', mode, entity_path: path });
+        if (mode === 'text') expect(onlyStopWords).toEqual([]);
+      }
     });
 
     it('never returns deleted, expired or superseded content, and filters by path, agent, type, confidence and time', async () => {

@@ -53,6 +53,13 @@ describe('search analysis', () => {
     expect([...words('getHTTPResponse OK')].map((w) => [w.word, w.start, w.end])).toEqual([['get', 0, 3], ['http', 3, 7], ['response', 7, 15], ['ok', 16, 18]]);
   });
 
+  it('parses quotes that hold no word (a lone or unclosed quote, stop words, punctuation) as no phrase', () => {
+    for (const query of ['"', '""', '" "', '"*"', '"the"', '"!!!"', 'retry "', '"the" retry', 'deploy "-"']) {
+      expect(parseQuery(query).phrases, query).toEqual([]);
+    }
+    expect(parseQuery('retry "').terms).toEqual(['retri']);
+  });
+
   it('parses words, phrases and prefixes', () => {
     const q = parseQuery('retry "connection pool" deploy*');
     expect(q.terms).toEqual(['retri', 'connect', 'pool']);

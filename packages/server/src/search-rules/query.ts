@@ -12,7 +12,7 @@ const MAX_TERMS = 32;
  */
 const phraseOf = (tokens: Token[]): Phrase => {
   const typed = tokens.filter((t) => !t.overlap);
-  const start = (typed[0] as Token).pos;
+  const start = typed[0]?.pos ?? 0;
   return typed.map((t) => {
     const beside = tokens.filter((o) => o.overlap && o.pos === t.pos && o.term !== t.term).map((o) => o.term);
     return beside.length > 0 ? { term: t.term, offset: t.pos - start, alternatives: beside } : { term: t.term, offset: t.pos - start };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Entry, EntryAddress } from '../../packages/server/src/domain/entry.ts';
+import { VersionConflict } from '../../packages/server/src/domain/errors.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import { makeEntry } from './store-contract.ts';
 
@@ -104,6 +105,34 @@ export const describeForgetContract = (current: () => Store, reopen: () => Promi
       expect((await store.history(address, { limit: 10 })).map((e) => e.version)).toEqual([5, 4]);
       store = await reopen();
       expect((await store.history(address, { limit: 10 })).map((e) => e.version)).toEqual([5, 4]);
+    });
+
+    it('takes an entry whose history begins after version 1, as an import of a pruned one writes it, alone and in a batch', async () => {
+      const namespace = `pruned${++unique}-${Date.now()}`;
+      let store = current();
+      const one: EntryAddress = { namespace, entity_path: 'logs/app', key: 'one' };
+      const batched: EntryAddress = { namespace, entity_path: 'logs/app', key: 'batched' };
+      await store.append(makeEntry({ ...one, version: 3, value: 'v3' }), 0);
+      await store.appendBatch([
+        { entry: makeEntry({ ...batched, version: 7, value: 'v7' }), expectedHead: 0 },
+        { entry: makeEntry({ ...batched, version: 8, value: 'v8' }), expectedHead: 7 },
+      ]);
+      // The address is taken now: another history's start is a conflict, as any stale write is.
+      await expect(store.append(makeEntry({ ...one, version: 5 }), 0)).rejects.toBeInstanceOf(VersionConflict);
+      const check = async (s: Store) => {
+        expect((await s.history(one, { limit: 10 })).map((e) => e.version)).toEqual([3]);
+        expect((await s.history(batched, { limit: 10 })).map((e) => e.version)).toEqual([8, 7]);
+        expect(await s.version(batched, 6)).toBeNull();
+        expect((await s.head(batched))?.value).toBe('v8');
+      };
+      await check(store);
+      store = await reopen();
+      await check(store);
+      await store.compact();
+      await check(store);
+      await store.append(makeEntry({ ...one, version: 4, value: 'v4' }), 3);
+      store = await reopen();
+      expect((await store.history(one, { limit: 10 })).map((e) => e.version)).toEqual([4, 3]);
     });
   });
 };

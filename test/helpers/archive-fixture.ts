@@ -50,6 +50,10 @@ export const fillStore = async (store: Store, namespaces: string[]): Promise<voi
       { entry: versionOf(a('batch', 'y'), 1, { at, links: [{ entity_path: 'batch', key: 'x', relation: 'relates_to' }] as Entry['links'] }), expectedHead: 0 },
     ]);
     await store.append(versionOf(a('events/ci', 'build-1'), 1, { at, agent_id: EVENT_AGENT, event_type: 'build' }), 0);
+    // Retention kept the newest two of four versions: the history begins at version 3.
+    const pruned = a('logs/app', 'pruned');
+    for (let v = 1; v <= 4; v++) await store.append(versionOf(pruned, v, { at }), v - 1);
+    if ((await store.dropVersionsBefore(pruned, 3)) !== 2) throw new Error('retention should have dropped versions 1 and 2');
     await store.putRecord('api-keys', `key-${namespace}`, { name: 'ci', namespace, scopes: ['write'], prefixes: null, team: null, hash: 'ab'.repeat(32), created_at: new Date(at).toISOString(), revoked_at: null });
     await store.putRecord(`teams/${namespace}`, 'platform', { name: 'platform', members: ['agent-1', 'agent-2'], created_at: '2026-01-01T00:00:00.000Z' });
     await store.putRecord(`connectors/${namespace}`, 'github', { enabled: true, secret: { alg: 'A256GCM', kid: 'k1', iv: 'AAAA', tag: 'BBBB', ct: 'c2VjcmV0' }, channels: ['C1'] });

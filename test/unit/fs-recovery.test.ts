@@ -192,6 +192,27 @@ describe('filesystem store recovery', () => {
     await reopened.close();
   });
 
+  it('replays an entry whose history begins after version 1 (imported from a store whose retention dropped the older ones), alone or in a batch', async () => {
+    const store = await open();
+    for (let i = 0; i < 200; i++) await store.append(makeEntry({ key: `k-${i}`, version: 1, value: { pad: 'p'.repeat(200) } }), 0);
+    await store.close();
+    // A tail too short to checkpoint at close: the next start replays it from the log.
+    const again = await open();
+    await again.append(makeEntry({ key: 'pruned-one', version: 3 }), 0);
+    await again.appendBatch([
+      { entry: makeEntry({ key: 'pruned-batch', version: 5 }), expectedHead: 0 },
+      { entry: makeEntry({ key: 'pruned-batch', version: 6 }), expectedHead: 5 },
+    ]);
+    await again.close();
+    const replayed = await open();
+    const versions = async (key: string) => (await replayed.history(makeEntry({ key }), { limit: 10 })).map((v) => v.version);
+    expect(await versions('pruned-one')).toEqual([3]);
+    expect(await versions('pruned-batch')).toEqual([6, 5]);
+    expect(await replayed.version(makeEntry({ key: 'pruned-batch' }), 4)).toBeNull();
+    expect(warnings).toEqual([]);
+    await replayed.close();
+  });
+
   describe('checkpoint format', () => {
     // The writer's BLOCK_CHARS (all ASCII here, so bytes).
     const BLOCK = 60 * 1024;

@@ -105,7 +105,9 @@ export interface Store extends RecordStore {
   /**
    * Persist `entry` (whose `version` is `expectedHead + 1`) atomically, only if the entry's
    * newest stored version is still `expectedHead` (0 = never written); otherwise reject with
-   * `VersionConflict` (domain/errors.ts). Resolves once the version is durable.
+   * `VersionConflict` (domain/errors.ts). Resolves once the version is durable. With
+   * `expectedHead` 0 the version may also be above 1: the first kept version of an entry
+   * whose older ones retention dropped (`startsPrunedHistory`), as an archive import writes it.
    */
   append(entry: Entry, expectedHead: number): Promise<void>;
 

@@ -65,18 +65,27 @@ const isOutage = (error: unknown): boolean => error instanceof ServiceError && e
 const where = (e: Entry): string => `${e.namespace} / ${e.entity_path} / ${e.key}`;
 
 /**
- * The versions of `versions` (one entry's 1..n) that the target lacks, as batch items, after
- * checking that every version the target holds under the same number is the same version.
- * A target that holds more versions than the archive (written after the export) is fine.
+ * The versions of `versions` (one entry's k..n: k is above 1 where retention dropped the older
+ * ones) that the target lacks, as batch items, after checking that every version the target
+ * holds under the same number is the same version. A target that holds more versions than the
+ * archive (written after the export) is fine; one that holds only versions before the
+ * archive's first holds another history.
  */
 const missingVersions = async (store: Store, versions: Entry[]): Promise<BatchItem[]> => {
   const first = versions[0] as Entry;
+  const from = first.version;
   const have = (await store.head(first))?.version ?? 0;
-  const overlap = Math.min(have, versions.length);
+  if (have > 0 && have < from) {
+    throw new ArchiveError(
+      `the target holds versions up to ${have} of ${where(first)}, but the archive's history of it begins at version ${from}; ` +
+        'import into an empty store or one that holds only this archive\'s history',
+    );
+  }
+  const overlap = Math.min(have, from + versions.length - 1) - from + 1;
   if (overlap > 0) {
-    const stored = await store.history(first, { limit: overlap, beforeVersion: overlap + 1 });
+    const stored = await store.history(first, { limit: overlap, beforeVersion: from + overlap });
     for (const mine of stored) {
-      const theirs = versions[mine.version - 1] as Entry;
+      const theirs = versions[mine.version - from] as Entry;
       if (canonicalJson(mine) !== canonicalJson(theirs)) {
         throw new ArchiveError(
           `the target already holds a different version ${mine.version} of ${where(first)} ` +
@@ -86,7 +95,8 @@ const missingVersions = async (store: Store, versions: Entry[]): Promise<BatchIt
       }
     }
   }
-  return versions.slice(have).map((entry) => ({ entry, expectedHead: entry.version - 1 }));
+  // A history that begins after version 1 starts on an empty address (Store.append).
+  return versions.slice(Math.max(0, have - from + 1)).map((entry) => ({ entry, expectedHead: entry.version === from && have === 0 ? 0 : entry.version - 1 }));
 };
 
 /**

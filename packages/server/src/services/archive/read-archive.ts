@@ -66,9 +66,10 @@ const checkHeader = (value: Record<string, unknown>): ArchiveHeader => {
 };
 
 /**
- * An entry line's versions must be one entry's versions 1..n, each one a version a write could
- * have stored (archived-version.ts), and no other line may hold the same entry: `seen` holds the
- * addresses of the lines before.
+ * An entry line's versions must be one entry's versions k..n in order with no gap (k = 1 unless
+ * retention dropped the older ones), each one a version a write could have stored
+ * (archived-version.ts), and no other line may hold the same entry: `seen` holds the addresses
+ * of the lines before.
  */
 const checkEntry = (value: Record<string, unknown>, n: number, seen: Set<string>): string | null => {
   const versions = value.versions;
@@ -77,7 +78,10 @@ const checkEntry = (value: Record<string, unknown>, n: number, seen: Set<string>
     if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ArchiveError(`line ${n}: version ${i + 1} is not an object`);
     const problem = archivedVersionProblem(v);
     if (problem) return `line ${n}: version ${i + 1}: ${problem}`;
-    if ((v as Entry).version !== i + 1) throw new ArchiveError(`line ${n}: versions must run 1..n in order (position ${i + 1} holds version ${(v as Entry).version})`);
+    const expected = i === 0 ? null : (versions[0] as Entry).version + i;
+    if (expected !== null && (v as Entry).version !== expected) {
+      throw new ArchiveError(`line ${n}: versions must follow each other with no gap (position ${i + 1} holds version ${(v as Entry).version}, not ${expected})`);
+    }
   }
   const first = versions[0] as Entry;
   if ((versions as Entry[]).some((v) => v.namespace !== first.namespace || v.entity_path !== first.entity_path || v.key !== first.key)) {

@@ -10,6 +10,13 @@ export class CorruptDataError extends Error {
 }
 
 /**
+ * A version's log record. `first`: the oldest kept version of an entry whose older ones
+ * retention dropped (compaction copies it so, an import of such a history writes it so);
+ * replay then takes it as the entry's first version although it is not version 1.
+ */
+export const versionRecord = (e: Entry, first: boolean): { t: 'v'; e: Entry; s?: 1 } => (first ? { t: 'v', e, s: 1 } : { t: 'v', e });
+
+/**
  * Put one durable version into the index. Replaying a version the index already holds at
  * the same place is a no-op (a checkpoint may overlap the log after it); any other gap or
  * overlap means the data is not what Cairn wrote, and start-up must stop.

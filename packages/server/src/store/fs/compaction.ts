@@ -2,6 +2,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import type { EntryIndex } from './entry-index.ts';
+import { versionRecord } from './apply-version.ts';
 import { decodeOne, encodeRecord } from './record-codec.ts';
 import { type Held, type RecordTable, isPlaced } from './record-table.ts';
 import { writeAtomically } from './atomic-file.ts';
@@ -83,7 +84,7 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
       for (const [i, from] of locations.entries()) {
         if (!from) continue;
         const { e } = decodeOne(await log.read(from)) as { e: Entry };
-        const record = encodeRecord(first && i > 0 ? { t: 'v', e, s: 1 } : { t: 'v', e });
+        const record = encodeRecord(versionRecord(e, first && i > 0));
         first = false;
         const at = await put(record);
         moves.push({ address, version: i + 1, from, to: { seg: reserved, off: at, len: record.length } });

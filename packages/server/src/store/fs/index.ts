@@ -10,7 +10,8 @@ import { forgetNames } from '../../domain/forget-target.ts';
 import { compactLog, dataBytes } from './compaction.ts';
 import { type DropOp, applyDrop, applyForget, forgetOp } from './forget-ops.ts';
 import { listAsOf, walkBackTo } from '../as-of.ts';
-import { applyVersion } from './apply-version.ts';
+import { applyVersion, versionRecord } from './apply-version.ts';
+import { startsPrunedHistory } from '../pruned-history.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { lockDirectory } from './dir-lock.ts';
 import type { EntryIndex } from './entry-index.ts';
@@ -167,8 +168,9 @@ export class FsStore implements Store {
       if (pending) await pending.done.catch(() => {});
       throw new VersionConflict(this.index.get(entry)?.head.version ?? 0);
     }
-    const record = encodeRecord({ t: 'v', e: entry });
-    const done = this.log.append(record, (location) => applyVersion(this.index, entry, location));
+    const pruned = startsPrunedHistory({ entry, expectedHead });
+    const record = encodeRecord(versionRecord(entry, pruned));
+    const done = this.log.append(record, (location) => applyVersion(this.index, entry, location, pruned));
     await this.settle([entry], [id], done, record.length);
   }
 
@@ -191,9 +193,10 @@ export class FsStore implements Store {
         throw new VersionConflict(this.index.get(entry)?.head.version ?? 0, i);
       }
     }
-    const records = [encodeRecord({ t: 'g', n: items.length }), ...items.map(({ entry }) => encodeRecord({ t: 'v', e: entry }))];
+    const pruned = items.map(startsPrunedHistory);
+    const records = [encodeRecord({ t: 'g', n: items.length }), ...items.map(({ entry }, i) => encodeRecord(versionRecord(entry, pruned[i] === true)))];
     const done = this.log.appendGroup(records, (locations) => {
-      for (const [i, { entry }] of items.entries()) applyVersion(this.index, entry, locations[i + 1] as Location);
+      for (const [i, { entry }] of items.entries()) applyVersion(this.index, entry, locations[i + 1] as Location, pruned[i]);
     });
     await this.settle(items.map((item) => item.entry), ids, done, records.reduce((sum, r) => sum + r.length, 0));
   }

@@ -67,7 +67,8 @@ type LogRecord =
 interface OpenGroup {
   offset: number;
   left: number;
-  versions: { e: Entry; at: { seg: number; off: number; len: number } }[];
+  /** `first`: the version starts a history whose older versions retention dropped (apply-version.ts). */
+  versions: { e: Entry; at: { seg: number; off: number; len: number }; first: boolean }[];
 }
 
 /**
@@ -124,12 +125,12 @@ export const recover = async (dir: string, warn: (msg: string) => void): Promise
         if (group && payload.t !== 'v') throw new CorruptDataError(`segment ${seg} interrupts a batch at byte ${rec.offset}`);
         if (payload.t === 'g') group = { offset: rec.offset, left: payload.n, versions: [] };
         else if (payload.t === 'v' && group) {
-          group.versions.push({ e: payload.e, at });
+          group.versions.push({ e: payload.e, at, first: payload.s === 1 });
           if (--group.left === 0) {
-            for (const v of group.versions) applyVersion(index, v.e, v.at);
+            for (const v of group.versions) applyVersion(index, v.e, v.at, v.first);
             group = null;
           }
-        } else if (payload.t === 'v') applyVersion(index, payload.e, at);
+        } else if (payload.t === 'v') applyVersion(index, payload.e, at, payload.s === 1);
         else if (payload.t === 'r' || payload.t === 'x') records.apply(payload, at);
         else if (payload.t === 'f') applyForget(index, payload);
         else if (payload.t === 'd') applyDrop(index, payload);

@@ -12,6 +12,7 @@ import { scrubChangeLog } from './change-log-scrub.ts';
 import type { ObjectKeys } from './object-keys.ts';
 import { listAsOf, walkBackTo } from '../as-of.ts';
 import { writeBatch } from './append-batch.ts';
+import { startsPrunedHistory } from '../pruned-history.ts';
 import { Announcer } from './announcer.ts';
 import type { BatchMarkers } from './batch-markers.ts';
 import type { BucketObjects } from './bucket-objects.ts';
@@ -174,7 +175,7 @@ export class S3Store implements Store {
     if (expectedHead > known && !(await versions.exists(hash, expectedHead))) {
       throw new VersionConflict(await versions.newest(hash, known), item);
     }
-    if (entry.version !== expectedHead + 1) {
+    if (entry.version !== expectedHead + 1 && !startsPrunedHistory({ entry, expectedHead })) {
       throw new Error(`append: entry.version ${entry.version} must be expectedHead + 1 (${expectedHead + 1})`);
     }
   }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { importArchive } from '../../packages/server/src/services/archive/import-archive.ts';
 import { openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
@@ -135,7 +136,10 @@ describe('cairn import refuses what no write could have stored', () => {
     ['a delivery log line with an outcome that does not exist (the deliveries page answered it as it was)', () => [{ type: 'record', collection: 'delivery-log/default/github', id: '000000000000001', updated_at: '2026-01-01T00:00:00.000Z', data: { at: '2026-01-01T00:00:00.000Z', event: null, delivery_id: null, outcome: 'exploded', status: 202, reason: null } }], /delivery log line: outcome/],
     ['a delivery seen whose entries are not a list', () => [{ type: 'record', collection: 'dedup/default/github', id: 'd1', updated_at: '2026-01-01T00:00:00.000Z', data: { entries: {}, at: '2026-01-01T00:00:00.000Z' } }], /record dedup\/default\/github \/ d1: delivery seen: entries/],
     ['a Cortex namespace no write could have made (the Cortex compiles every namespace its list names)', () => [{ type: 'record', collection: 'cortex/namespaces', id: 'n'.repeat(300), updated_at: '2026-01-01T00:00:00.000Z', data: { since: '2026-01-01T00:00:00.000Z' } }], /record cortex\/namespaces \/ n+: Cortex namespace: id: must be at most 128 characters/],
-    ['a record nested 100,000 levels deep (it overflowed the stack while being written)', () => [`{"type":"record","collection":"x","id":"y","updated_at":"2026-01-01T00:00:00.000Z","data":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`], /data must not nest deeper than 64 levels/],
+    ['a record nested 100,000 levels deep (it overflowed the stack while being written)', () => [`{"type":"record","collection":"connector-memory/default/github","id":"y","updated_at":"2026-01-01T00:00:00.000Z","data":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`], /data must not nest deeper than 64 levels/],
+    ['records of a collection no export writes (the Cortex\'s traces: the traces and briefing endpoints then answered 500)', () => [{ type: 'record', collection: 'cortex/default/traces', id: 'x', updated_at: '2026-01-01T00:00:00.000Z', data: { since: 'no' } }], /record cortex\/default\/traces \/ x: collection is not one an export writes/],
+    ['records of a connector that does not exist', () => [{ type: 'record', collection: 'delivery-log/default/nosuch', id: '000000000000001', updated_at: '2026-01-01T00:00:00.000Z', data: {} }], /collection is not one an export writes/],
+    ['a version written after the archive\'s cut (the next export, cut by time, left it out)', () => [withFirst({ written_at: '9999-12-31T23:59:59.999Z' })], /written_at 9999-12-31T23:59:59\.999Z is after the archive's cut/],
   ];
   for (const [what, lines, message] of refusals) {
     it(`refuses ${what}, writing nothing`, async () => {
@@ -145,6 +149,40 @@ describe('cairn import refuses what no write could have stored', () => {
       expect(result).toMatchObject({ held: 0, records: null });
     });
   }
+
+  it('refuses an archive the target holds another history of before writing anything, however late in the archive that entry comes', async () => {
+    // Enough entries for several store batches before the one the target holds otherwise.
+    const bulk = Array.from({ length: 300 }, (_, i) => ({ ...entryLine, versions: entryLine.versions.map((v: object) => ({ ...v, key: `bulk-${i}` })) }));
+    const path = join(dir, `archive-${++n}`);
+    await writeFile(path, archive([...bulk, recordLine]));
+    const target = await openFromEnv({ CAIRN_DATA_DIR: join(dir, `target-${n}`) });
+    try {
+      const theirs = bulk[299]?.versions[0] as Entry;
+      await target.store.append({ ...theirs, value: 'written on the target', content_hash: contentHash('written on the target') }, 0);
+      await expect(importArchive(target.store, path)).rejects.toThrow(/already holds a different version 1 of default \/ repos\/acme\/api \/ bulk-299/);
+      expect((await snapshotOf(target.store, ['default'])).size).toBe(1);
+      expect(await target.store.getRecord(recordLine.collection, recordLine.id)).toBeNull();
+    } finally {
+      await target.store.close();
+    }
+  });
+
+  it('imports again only what the target lacks: records it holds stay as they are (a connector disabled since the export stays disabled)', async () => {
+    const path = join(dir, `archive-${++n}`);
+    await writeFile(path, archive(everyLine));
+    const target = await openFromEnv({ CAIRN_DATA_DIR: join(dir, `target-${n}`) });
+    try {
+      const first = await importArchive(target.store, path);
+      expect(first.records).toBeGreaterThan(5);
+      const changed = { ...recordLine.data, enabled: false };
+      await target.store.putRecord(recordLine.collection, recordLine.id, changed);
+      const again = await importArchive(target.store, path);
+      expect(again).toMatchObject({ records: 0, records_present: first.records, versions_written: 0 });
+      expect((await target.store.getRecord(recordLine.collection, recordLine.id))?.data).toEqual(changed);
+    } finally {
+      await target.store.close();
+    }
+  });
 
   it('says a damaged archive is damaged, before what its lines hold', async () => {
     const text = archive([withFirst({ tags: 'nope' })]);

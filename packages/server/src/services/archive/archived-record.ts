@@ -10,7 +10,7 @@ import { dedupSchemaOf } from '../retention/dedup-collections.ts';
 import { ConnectorRecordSchema, settingsCollection } from '../connector-state.ts';
 import { EvidencePointerSchema, evidenceCollection } from '../judged-entries.ts';
 import { RETENTION_POLICIES, RetentionPolicyRecordSchema } from '../retention/retention-policies.ts';
-import { CORTEX_NAMESPACES } from './collections.ts';
+import { CORTEX_NAMESPACES, isArchivedCollection } from './collections.ts';
 
 /** Longest collection name or record id an archive may bring (S3 keeps both in an object key). */
 const MAX_NAME_CHARS = 512;
@@ -56,6 +56,7 @@ const nameProblem = (name: string): string | null => {
 export const recordProblem = (collection: string, id: string, data: object): string | null => {
   const named = nameProblem(collection);
   if (named) return `collection ${named}`;
+  if (!isArchivedCollection(collection, [KEYS, RETENTION_POLICIES])) return 'collection is not one an export writes';
   const ided = nameProblem(id);
   if (ided) return `id ${ided}`;
   const idShape = idShapeOf(collection);

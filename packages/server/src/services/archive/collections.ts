@@ -1,4 +1,5 @@
 import { CONNECTORS } from '../../connectors/registry.ts';
+import { NamespaceSchema } from '../../domain/names.ts';
 import { COLLECTIONS } from '../../cortex/cortex-records.ts';
 import { auditCollection } from '../audit-log.ts';
 import { settingsCollection } from '../connector-state.ts';
@@ -28,6 +29,26 @@ export const namespaceCollections = (namespace: string, eventSources: Iterable<s
 
 /** The Cortex's list of namespaces it has seen, so a restart on the target catches up on them. */
 export const CORTEX_NAMESPACES = COLLECTIONS.namespaces;
+
+/**
+ * Whether an export writes records of `collection`: the shared ones (keys, retention policies,
+ * the Cortex's namespaces; export-archive.ts) or one of a namespace's (above). An import takes
+ * no other, so an archive cannot plant records the server's own code would trip over (the
+ * Cortex's digests and traces, which it recompiles instead).
+ */
+export const isArchivedCollection = (collection: string, shared: readonly string[]): boolean => {
+  if (shared.includes(collection) || collection === CORTEX_NAMESPACES) return true;
+  // `<kind>/<namespace>[/<more>]`, and a namespace may itself hold "/": try each place it could end.
+  const start = collection.indexOf('/') + 1;
+  if (start === 0) return false;
+  for (let end = collection.length; end > start; end = collection.lastIndexOf('/', end - 1)) {
+    const namespace = collection.slice(start, end);
+    const rest = collection.slice(end);
+    const sources = rest.startsWith('/events/') ? [rest.slice('/events/'.length)] : [];
+    if (NamespaceSchema.safeParse(namespace).success && namespaceCollections(namespace, sources).includes(collection)) return true;
+  }
+  return false;
+};
 
 /** The event source of an agent id written by `POST /api/v1/events`, else null. */
 export const eventSourceOf = (agentId: string): string | null => (agentId.startsWith('external/') ? agentId.slice('external/'.length) : null);

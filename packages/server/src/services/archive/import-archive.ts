@@ -31,7 +31,10 @@ export interface ImportReport {
   versions_written: number;
   /** Entries the target already held exactly (an earlier or interrupted run wrote them). */
   entries_present: number;
+  /** Records this run wrote: those the target did not hold. */
   records: number;
+  /** Records the target already held under the same collection and id, kept as they are (a key revoked since the export stays revoked). */
+  records_present: number;
 }
 
 /** Keys sorted at every depth, so two stores' JSON of one version compare equal as text. */
@@ -99,18 +102,46 @@ const missingVersions = async (store: Store, versions: Entry[]): Promise<BatchIt
   return versions.slice(Math.max(0, have - from + 1)).map((entry) => ({ entry, expectedHead: entry.version === from && have === 0 ? 0 : entry.version - 1 }));
 };
 
+/** The archive's entry lines in groups of about GROUP_VERSIONS versions, each a list of entries' histories. */
+async function* entryGroups(path: string): AsyncGenerator<Entry[][]> {
+  let group: Entry[][] = [];
+  let versions = 0;
+  for await (const line of readArchiveLines(path)) {
+    if (line.type !== 'entry') continue;
+    if (versions + line.versions.length > GROUP_VERSIONS && group.length > 0) {
+      yield group;
+      group = [];
+      versions = 0;
+    }
+    group.push(line.versions);
+    versions += line.versions.length;
+  }
+  if (group.length > 0) yield group;
+}
+
+/**
+ * Throws ArchiveError, before anything is written, when the target holds another history of
+ * one of the archive's entries (a different version under the same number, or versions that
+ * end before the archive's begin): found as the entries land, it left what landed before.
+ */
+const checkTarget = async (store: Store, path: string): Promise<void> => {
+  for await (const group of entryGroups(path)) await inTurn(group, (versions) => missingVersions(store, versions));
+};
+
 /**
  * Loads an archive into `store`. It is checked whole first (format, version, counts,
- * checksum), so a damaged or foreign archive changes nothing. Each entry's missing versions
- * land in one atomic store batch with its other versions, so no reader and no crash ever sees
- * part of an entry's imported history; versions, written_at and writers are kept as they are.
- * Running it again, or after an interruption, writes only what is missing.
+ * checksum), and so is the target (checkTarget), so a damaged or foreign archive, or one the
+ * target holds other histories of, changes nothing. Each entry's missing versions land in one
+ * atomic store batch with its other versions, so no reader and no crash ever sees part of an
+ * entry's imported history; versions, written_at and writers are kept as they are. Running it
+ * again, or after an interruption, writes only what is missing: records too, so a record the
+ * target holds (a key revoked, a secret rotated since the export) is kept as it is. A writer
+ * that changes one of the entries between the check and the landing can still stop it part way.
  */
 export const importArchive = async (store: Store, path: string, options: ImportOptions = {}): Promise<ImportReport> => {
   const { header } = await checkArchive(path);
-  const report: ImportReport = { header, entries_written: 0, versions_written: 0, entries_present: 0, records: 0 };
-  let group: Entry[][] = [];
-  let groupVersions = 0;
+  await checkTarget(store, path);
+  const report: ImportReport = { header, entries_written: 0, versions_written: 0, entries_present: 0, records: 0, records_present: 0 };
   let landed = 0;
 
   const land = async (entries: Entry[][]): Promise<void> => {
@@ -158,31 +189,21 @@ export const importArchive = async (store: Store, path: string, options: ImportO
     options.onLanded?.(landed);
   };
 
-  const flush = async (): Promise<void> => {
-    if (group.length === 0) return;
-    const entries = group;
-    group = [];
-    groupVersions = 0;
+  for await (const entries of entryGroups(path)) {
     const done = landWithRetries(entries);
     done.catch(() => {});
     inflight.push({ done, count: entries.length });
     if (inflight.length >= PARALLEL_BATCHES) await settleOldest();
-  };
-
-  for await (const line of readArchiveLines(path)) {
-    if (line.type === 'entry') {
-      if (groupVersions + line.versions.length > GROUP_VERSIONS) await flush();
-      group.push(line.versions);
-      groupVersions += line.versions.length;
-    } else {
-      await store.putRecord(line.collection, line.id, line.data);
-      // Dedup and audit expiry find their collections through lists of them; an imported one joins its list.
-      if (line.collection.startsWith('dedup/')) await noteDedupCollection(store, line.collection);
-      if (line.collection.startsWith(auditCollection(''))) await noteCollection(store, AUDIT_COLLECTIONS, line.collection);
-      report.records++;
-    }
   }
-  await flush();
   while (inflight.length > 0) await settleOldest();
+  // Records after the entries: an entry that cannot land stops the import before them.
+  for await (const line of readArchiveLines(path)) {
+    if (line.type !== 'record') continue;
+    if (await store.createRecord(line.collection, line.id, line.data)) report.records++;
+    else report.records_present++;
+    // Dedup and audit expiry find their collections through lists of them; an imported one joins its list.
+    if (line.collection.startsWith('dedup/')) await noteDedupCollection(store, line.collection);
+    if (line.collection.startsWith(auditCollection(''))) await noteCollection(store, AUDIT_COLLECTIONS, line.collection);
+  }
   return report;
 };

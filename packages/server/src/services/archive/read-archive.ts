@@ -71,13 +71,16 @@ const checkHeader = (value: Record<string, unknown>): ArchiveHeader => {
  * (archived-version.ts), and no other line may hold the same entry: `seen` holds the addresses
  * of the lines before.
  */
-const checkEntry = (value: Record<string, unknown>, n: number, seen: Set<string>): string | null => {
+const checkEntry = (value: Record<string, unknown>, n: number, seen: Set<string>, cut: number): string | null => {
   const versions = value.versions;
   if (!Array.isArray(versions) || versions.length === 0) throw new ArchiveError(`line ${n}: an entry line needs a non-empty "versions" array`);
   for (const [i, v] of (versions as unknown[]).entries()) {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ArchiveError(`line ${n}: version ${i + 1} is not an object`);
     const problem = archivedVersionProblem(v);
     if (problem) return `line ${n}: version ${i + 1}: ${problem}`;
+    // The archive holds what was written up to its cut: a later time is not one a write made
+    // then (and the next export, cut by time, would leave the version out).
+    if (Date.parse((v as Entry).written_at) > cut) return `line ${n}: version ${i + 1}: written_at ${(v as Entry).written_at} is after the archive's cut`;
     const expected = i === 0 ? null : (versions[0] as Entry).version + i;
     if (expected !== null && (v as Entry).version !== expected) {
       throw new ArchiveError(`line ${n}: versions must follow each other with no gap (position ${i + 1} holds version ${(v as Entry).version}, not ${expected})`);
@@ -134,7 +137,7 @@ export const checkArchive = async (path: string): Promise<ArchiveSummary> => {
       trailer = value as unknown as ArchiveTrailer;
       continue;
     } else if (value.type === 'entry') {
-      refused ??= checkEntry(value, n, seen);
+      refused ??= checkEntry(value, n, seen, Date.parse(header.cut));
       counts.entries++;
       counts.versions += (value.versions as unknown[]).length;
     } else if (value.type === 'record') {

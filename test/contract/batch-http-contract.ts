@@ -74,5 +74,14 @@ export const describeBatchHttpContract = (server: () => Cairn): void => {
       }
       expect([await read(path, 'ok'), await read(path, 'twice'), await read(path, 'k0')]).toEqual([404, 404, 404]);
     });
+
+    it('refuses a batch with one value too large with 413 naming that item, storing nothing', async () => {
+      const path = freshPath();
+      const res = await server().call('POST', BATCH, { entries: [{ entity_path: path, key: 'ok', value: 'v' }, { entity_path: path, key: 'big', value: 'x'.repeat(600 * 1024) }] });
+      expect(res.status).toBe(413);
+      expect(res.body.error.message).toMatch(/^entries\.1\.value must be at most/);
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(['entries.1.value']);
+      expect([await read(path, 'ok'), await read(path, 'big')]).toEqual([404, 404]);
+    });
   });
 };

@@ -37,7 +37,7 @@ export const writeBatch = async (deps: ServiceDeps, ctx: Context, raw: unknown):
   const items: BatchAppend[] = input.entries.map((entry, i) => {
     const namespace = namespaceFor(ctx, entry.namespace ?? input.namespace);
     requirePath(ctx, entry.entity_path);
-    const hash = requireStorableValue(entry.value);
+    const hash = requireStorableValue(entry.value, `entries.${i}.value`);
     requireLinkTargets(ctx, entry.links);
     const address = { namespace, entity_path: entry.entity_path, key: entry.key };
     const id = JSON.stringify([namespace, entry.entity_path, entry.key]);

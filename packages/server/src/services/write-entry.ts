@@ -120,13 +120,14 @@ export const requireLinkTargets = (ctx: Context, links: readonly { entity_path: 
 };
 
 /**
- * Refuse a value too large to store; returns its content hash. The value's canonical JSON is
- * worked out here once per write, for both, and not again when a lost race retries.
+ * Refuse a value too large to store, naming it as `field` (a batch names its item); returns
+ * its content hash. The value's canonical JSON is worked out here once per write, for both,
+ * and not again when a lost race retries.
  */
-export const requireStorableValue = (value: unknown): string => {
+export const requireStorableValue = (value: unknown, field = 'value'): string => {
   const canonical = canonicalJson(value);
   const tooLarge = valueSizeProblem(value, canonical);
-  if (tooLarge) throw new ServiceError('PAYLOAD_TOO_LARGE', `value ${tooLarge}`, { details: [{ field: 'value', message: tooLarge }] });
+  if (tooLarge) throw new ServiceError('PAYLOAD_TOO_LARGE', `${field} ${tooLarge}`, { details: [{ field, message: tooLarge }] });
   return contentHashOf(canonical);
 };
 

@@ -28,6 +28,13 @@ describe('the cairn command', () => {
     expect((failed as { stderr: string }).stderr).toContain('CAIRN_RATE_LIMIT_RPM: expected a whole number');
   });
 
+  it('refuses bad usage the argument parser catches with exit code 2, in one line', async () => {
+    for (const args of [['export', '-n'], ['retention', 'bogus'], ['serve', '--port', 'abc'], ['bogus'], ['write', '--bogus']]) {
+      const failed = await run(process.execPath, [...CLI_ARGS, ...args]).catch((e: { code: number; stderr: string }) => e);
+      expect(failed, args.join(' ')).toMatchObject({ code: 2, stderr: expect.stringMatching(/^cairn: .+\n$/) });
+    }
+  });
+
   it('serves, refuses a second server on the same data directory, and stops on SIGTERM', async () => {
     const first = await spawnCairn({ CAIRN_DATA_DIR: dir });
     expect((await fetch(`${first.url}/health`)).status).toBe(200);

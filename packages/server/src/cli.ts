@@ -72,7 +72,12 @@ const serve = async (flags: ConfigFlags & { withCortex?: boolean }): Promise<voi
 const program = new Command()
   .name('cairn')
   .description('Cairn: shared memory for software agents')
-  .version(VERSION, '-v, --version');
+  .version(VERSION, '-v, --version')
+  // Bad usage the parser catches (an unknown command or option, a missing or invalid value)
+  // exits 2, as every other usage or configuration error does, keeping 1 for refusals.
+  // Set before the commands are added, which inherit both settings.
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
+  .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'cairn: ')) });
 
 program
   .command('serve')

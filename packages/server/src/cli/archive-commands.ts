@@ -1,20 +1,22 @@
 import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { PassThrough, type Writable } from 'node:stream';
+import { rename, rm, stat } from 'node:fs/promises';
+import { PassThrough, Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import type { Command } from 'commander';
 import { exportArchive } from '../services/archive/export-archive.ts';
 import { ArchiveError } from '../services/archive/format.ts';
 import { importArchive } from '../services/archive/import-archive.ts';
 import { checkArchive } from '../services/archive/read-archive.ts';
-import { ConfigError, parseConfig } from '../config.ts';
+import { type Config, ConfigError, parseConfig } from '../config.ts';
 import { createLogger } from '../http/logger.ts';
-import { openBackend } from '../store/backends.ts';
+import { openBackend, type StorageConfig } from '../store/backends.ts';
 import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
+import type { OpenBackend } from '../ports/backend.ts';
 import type { Store } from '../ports/store.ts';
+import { checkArchiveFile, checkOutputFile } from './archive-file.ts';
 import { clientOptionsFrom } from './client-env.ts';
+import { CommandError, EXIT_REFUSED, EXIT_USAGE, reportingFailures, withCleanup } from './command-exit.ts';
 
 interface ExportFlags {
   output?: string;
@@ -24,33 +26,70 @@ interface ExportFlags {
   url?: string;
 }
 
-const fail = (message: string, code: number): never => {
-  process.stderr.write(`cairn: ${message}\n`);
-  process.exit(code);
+const refused = (message: string): CommandError => new CommandError(message, EXIT_REFUSED);
+
+/** "message (cause)": fetch says "fetch failed" and keeps the reason (refused, reset) in its cause. */
+const messageOf = (error: unknown): string => {
+  const cause = (error as { cause?: { message?: string } }).cause?.message;
+  return `${(error as Error).message}${cause ? ` (${cause})` : ''}`;
 };
 
-/** The backend the environment configures, opened for this command alone (quiet logs). */
-const withStore = async <T>(whenLocked: string, run: (store: Store, backend: string, namespace: string) => Promise<T>): Promise<T> => {
-  let config;
-  try {
-    config = parseConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) return fail(error.message, 2);
+/** Whether a path exists as a directory, is something else, or is not there. */
+const kindOf = async (path: string): Promise<'directory' | 'other' | 'missing'> => {
+  const stats = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
     throw error;
+  });
+  return stats === null ? 'missing' : stats.isDirectory() ? 'directory' : 'other';
+};
+
+/**
+ * An export reads a filesystem data directory that is there: opening a missing one would
+ * create it empty and write an empty archive that looks like a backup (a typo in
+ * CAIRN_DATA_DIR, or no CAIRN_DATA_DIR on a machine without the default directory).
+ */
+const requireDataDir = async (storage: StorageConfig): Promise<void> => {
+  if (storage.backend !== 'filesystem') return;
+  const named = process.env.CAIRN_DATA_DIR ? 'CAIRN_DATA_DIR' : 'the default, CAIRN_DATA_DIR unset';
+  const kind = await kindOf(storage.dataDir);
+  if (kind === 'missing') {
+    throw new CommandError(`the data directory ${storage.dataDir} (${named}) does not exist: there is nothing to export`, EXIT_USAGE);
   }
-  const backend = await openBackend(config.storage, createLogger(process.env.CAIRN_LOG_LEVEL ?? 'warn')).catch((error: unknown) =>
-    fail(
-      `cannot open the ${config.storage.backend} backend: ${(error as Error).message}` +
-        // Only a running server may open its data directory: export through it instead.
-        (error instanceof DirectoryLockedError ? `\n  ${whenLocked}` : ''),
-      1,
-    ),
-  );
-  try {
-    return await run(backend.store, backend.name, config.namespace);
-  } finally {
-    await backend.store.close();
+  if (kind === 'other') throw new CommandError(`the data directory ${storage.dataDir} (${named}) is not a directory`, EXIT_USAGE);
+};
+
+/**
+ * An import may make a filesystem data directory: restoring into a new one is how a backup
+ * comes back. Said on stderr, so that a typo in CAIRN_DATA_DIR shows.
+ */
+const noteNewDataDir = async (storage: StorageConfig): Promise<void> => {
+  if (storage.backend === 'filesystem' && (await kindOf(storage.dataDir)) === 'missing') {
+    process.stderr.write(`creating the data directory ${storage.dataDir}\n`);
   }
+};
+
+/**
+ * The backend `config` names, opened for this command alone (quiet logs), and closed however
+ * `run` ends, a signal included: closing releases a data directory's lock, which would
+ * otherwise outlive the command (and, from another host, refuse the next server).
+ */
+const withStore = async <T>(config: Config, whenLocked: string, run: (store: Store, backend: string) => Promise<T>): Promise<T> => {
+  let opening: Promise<OpenBackend> | undefined;
+  // A signal while the backend opens (a large data directory takes seconds to recover) waits
+  // for it to open, then closes it.
+  const close = async (): Promise<void> => {
+    const backend = await opening?.catch(() => undefined);
+    await backend?.store.close();
+  };
+  return withCleanup(close, async () => {
+    opening = openBackend(config.storage, createLogger(process.env.CAIRN_LOG_LEVEL ?? 'warn'));
+    const backend = await opening.catch((error: unknown) => {
+      // Only a running server may open its data directory: say what to do instead.
+      const hint = error instanceof DirectoryLockedError ? `\n  ${whenLocked}` : '';
+      throw refused(`cannot open the ${config.storage.backend} backend: ${(error as Error).message}${hint}`);
+    });
+    return run(backend.store, backend.name);
+  });
 };
 
 /** The archive from a running server's admin endpoint, as a stream of bytes. */
@@ -62,20 +101,17 @@ const fromServer = async (flags: ExportFlags): Promise<Readable> => {
   const res = await fetch(url, { headers: client.apiKey ? { 'x-cairn-api-key': client.apiKey } : {} });
   if (!res.ok || !res.body) {
     const body = await res.text().catch(() => '');
-    return fail(`the server refused the export (${res.status}): ${body.slice(0, 500)}`, 1);
+    throw refused(`the server refused the export (${res.status}): ${body.slice(0, 500)}`);
   }
   return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
 };
 
-/**
- * Where the archive goes: standard output, or a file written under a temporary name and
- * renamed once complete, so a file with the final name is always a whole archive.
- */
-const writeOut = async (flags: ExportFlags, produce: (sink: Writable) => Promise<void>): Promise<void> => {
-  const temp = flags.output === undefined ? undefined : `${flags.output}.partial`;
-  const sink = temp === undefined ? process.stdout : createWriteStream(temp, { mode: 0o600 });
+type Produce = (sink: Writable) => Promise<void>;
+
+/** `produce`'s archive into `sink`, gzipped on request; fails if either side fails. */
+const writeArchive = async (sink: Writable, gzip: boolean, produce: Produce): Promise<void> => {
   const text = new PassThrough();
-  const piped = flags.gzip ? pipeline(text, createGzip(), sink) : pipeline(text, sink);
+  const piped = gzip ? pipeline(text, createGzip(), sink) : pipeline(text, sink);
   try {
     await produce(text);
     text.end();
@@ -83,41 +119,53 @@ const writeOut = async (flags: ExportFlags, produce: (sink: Writable) => Promise
   } catch (error) {
     text.destroy();
     await piped.catch(() => {});
-    if (temp !== undefined) await rm(temp, { force: true });
     throw error;
-  }
-  if (temp !== undefined && flags.output !== undefined) {
-    // Read back before it takes its name: a response cut short is never kept as an archive.
-    await checkArchive(temp).catch(async (error: unknown) => {
-      await rm(temp, { force: true });
-      throw error;
-    });
-    await rename(temp, flags.output);
   }
 };
 
-const runExport = async (flags: ExportFlags): Promise<void> => {
-  try {
-    await exportTo(flags);
-  } catch (error) {
-    if (error instanceof ArchiveError) fail(`the export is incomplete and was not kept: ${error.message}`, 1);
-    if (error instanceof ConfigError) fail(error.message, 2);
-    // The server unreachable, or the connection lost part-way: said in one line, not a stack.
-    const cause = (error as { cause?: { message?: string } }).cause?.message;
-    fail(`the export failed: ${(error as Error).message}${cause ? ` (${cause})` : ''}`, 1);
-  }
+/**
+ * The archive as the file `output`, written under a temporary name, read back whole, then
+ * renamed: a file with the final name is always a whole archive (never a response cut
+ * short), and the temporary file is removed however the export fails or is stopped.
+ */
+const writeToFile = async (output: string, gzip: boolean, produce: Produce): Promise<void> => {
+  const temp = `${output}.partial`;
+  let kept = false;
+  const removeTemp = async (): Promise<void> => {
+    if (!kept) await rm(temp, { force: true });
+  };
+  await withCleanup(removeTemp, async () => {
+    await writeArchive(createWriteStream(temp, { mode: 0o600 }), gzip, produce);
+    await checkArchive(temp);
+    await rename(temp, output);
+    kept = true;
+  });
+};
+
+const writeOut = (flags: ExportFlags, produce: Produce): Promise<void> =>
+  flags.output === undefined ? writeArchive(process.stdout, flags.gzip === true, produce) : writeToFile(flags.output, flags.gzip === true, produce);
+
+const WHEN_LOCKED_EXPORT = 'to export from a running server: CAIRN_HTTP_URL=<its address> CAIRN_API_KEY=<an admin key> cairn export';
+const WHEN_LOCKED_IMPORT = 'a data directory belongs to the one server that runs on it: stop it, import, then start it again';
+
+/** Everything that can be told wrong before reading a byte of the store or the server. */
+const checkExportFlags = async (flags: ExportFlags): Promise<void> => {
+  if (flags.all && flags.namespace !== undefined) throw new CommandError('give either --namespace or --all, not both', EXIT_USAGE);
+  if (flags.output !== undefined) await checkOutputFile(flags.output);
 };
 
 const exportTo = async (flags: ExportFlags): Promise<void> => {
-  if (flags.all && flags.namespace !== undefined) fail('give either --namespace or --all, not both', 2);
+  await checkExportFlags(flags);
   const viaServer = flags.url !== undefined || (process.env.CAIRN_HTTP_URL ?? '') !== '';
   if (viaServer) {
     const body = await fromServer(flags);
     await writeOut(flags, (sink) => pipeline(body, sink, { end: false }));
     return;
   }
-  await withStore('to export from a running server: CAIRN_HTTP_URL=<its address> CAIRN_API_KEY=<an admin key> cairn export', async (store, _backend, ownNamespace) => {
-    const namespaces = flags.all ? '*' : [flags.namespace ?? ownNamespace];
+  const config = parseConfig(process.env);
+  await requireDataDir(config.storage);
+  await withStore(config, WHEN_LOCKED_EXPORT, async (store) => {
+    const namespaces = flags.all ? '*' : [flags.namespace ?? config.namespace];
     await writeOut(flags, async (sink) => {
       const trailer = await exportArchive(store, sink, { namespaces, now: Date.now });
       process.stderr.write(`exported ${trailer.entries} entries (${trailer.versions} versions) and ${trailer.records} records\n`);
@@ -125,19 +173,35 @@ const exportTo = async (flags: ExportFlags): Promise<void> => {
   });
 };
 
+const runExport = async (flags: ExportFlags): Promise<void> => {
+  try {
+    await exportTo(flags);
+  } catch (error) {
+    if (error instanceof CommandError || error instanceof ConfigError) throw error;
+    if (error instanceof ArchiveError) throw refused(`the export is incomplete and was not kept: ${error.message}`);
+    // The server unreachable, the connection lost part-way, the disk full: one line, not a stack.
+    throw refused(`the export failed: ${messageOf(error)}`);
+  }
+};
+
 const runImport = async (file: string, flags: { progress?: boolean }): Promise<void> => {
-  await withStore('a data directory belongs to the one server that runs on it: stop it, import, then start it again', async (store, backend) => {
+  const config = parseConfig(process.env);
+  // The archive first: a bad one is refused before anything is opened, created or locked.
+  await checkArchiveFile(file);
+  await noteNewDataDir(config.storage);
+  await withStore(config, WHEN_LOCKED_IMPORT, async (store, backend) => {
+    const onLanded = flags.progress ? (n: number) => process.stderr.write(`landed ${n} entries\n`) : undefined;
+    let report;
     try {
-      const onLanded = flags.progress ? (n: number) => process.stderr.write(`landed ${n} entries\n`) : undefined;
-      const report = await importArchive(store, file, onLanded ? { onLanded } : {});
-      process.stderr.write(
-        `imported into ${backend}: ${report.entries_written} entries written (${report.versions_written} versions), ` +
-          `${report.entries_present} already present, ${report.records} records\n`,
-      );
+      report = await importArchive(store, file, onLanded ? { onLanded } : {});
     } catch (error) {
-      if (error instanceof ArchiveError) fail(`cannot import ${file}: ${error.message}`, 1);
-      throw error;
+      if (error instanceof ArchiveError) throw refused(`cannot import ${file}: ${error.message}`);
+      throw refused(`the import of ${file} failed: ${messageOf(error)} (run it again to finish: it writes only what is missing)`);
     }
+    process.stderr.write(
+      `imported into ${backend}: ${report.entries_written} entries written (${report.versions_written} versions), ` +
+        `${report.entries_present} already present, ${report.records} records\n`,
+    );
   });
 };
 
@@ -150,11 +214,11 @@ export const registerArchiveCommands = (program: Command): void => {
     .option('--all', 'every namespace')
     .option('--gzip', 'compress the archive with gzip')
     .option('--url <url>', 'the server to export from (CAIRN_HTTP_URL)')
-    .action(async (flags: ExportFlags) => runExport(flags));
+    .action(reportingFailures(runExport));
   program
     .command('import')
-    .argument('<file>', 'an archive written by `cairn export` (plain or gzip)')
-    .description('load an archive into the configured backend, keeping versions, times and writers; idempotent and resumable')
+    .argument('<file>', 'an archive written by `cairn export` (plain or gzip); a file, not a pipe')
+    .description('load an archive into the configured backend (a missing data directory is created), keeping versions, times and writers; idempotent and resumable')
     .option('--progress', 'print "landed N entries" as the archive\'s entries become durable in the target')
-    .action(async (file: string, flags: { progress?: boolean }) => runImport(file, flags));
+    .action(reportingFailures(runImport));
 };

@@ -1,0 +1,84 @@
+import { constants } from 'node:os';
+import { ConfigError } from '../config.ts';
+
+/** Exit codes of the commands (README, "The cairn client commands"): 1 refused or failed, 2 bad usage or configuration. */
+export const EXIT_REFUSED = 1;
+export const EXIT_USAGE = 2;
+
+/** A failure the command reports as one line, `cairn: <message>`, and exits with `exitCode`. */
+export class CommandError extends Error {
+  readonly exitCode: number;
+
+  constructor(message: string, exitCode: number) {
+    super(message);
+    this.name = 'CommandError';
+    this.exitCode = exitCode;
+  }
+}
+
+const exitCodeOf = (error: unknown): number => {
+  if (error instanceof CommandError) return error.exitCode;
+  if (error instanceof ConfigError) return EXIT_USAGE;
+  return EXIT_REFUSED;
+};
+
+/** Set once SIGINT or SIGTERM has asked the command to stop (see withCleanup). */
+let stoppedBy: NodeJS.Signals | null = null;
+
+/**
+ * A command's action that reports any failure in one line instead of a stack trace. It exits
+ * only once `work` has settled, so every `finally` inside it (closing the store, which
+ * releases the data directory's lock; removing a partial file) has run first.
+ */
+export const reportingFailures =
+  <A extends unknown[]>(work: (...args: A) => Promise<void>) =>
+  async (...args: A): Promise<void> => {
+    try {
+      await work(...args);
+    } catch (error) {
+      // After a signal, a failure is the signal's doing: that was said, with its own exit code.
+      if (stoppedBy === null) {
+        process.stderr.write(`cairn: ${(error as Error).message}\n`);
+        process.exitCode = exitCodeOf(error);
+      }
+      // Exit now rather than wait for the event loop to empty: nothing is left to close, and a
+      // connection left half-open by a failure must not keep a failed command alive.
+      process.exit();
+    }
+  };
+
+/** Cleanups of work still running, for a signal to run before the process ends. */
+const pending = new Set<() => Promise<void>>();
+
+const onSignal = (signal: NodeJS.Signals): void => {
+  stoppedBy = signal;
+  // Set first: whichever way the process now ends, it ends with the signal's code.
+  process.exitCode = 128 + constants.signals[signal];
+  process.stderr.write(`cairn: stopped by ${signal}\n`);
+  void Promise.allSettled([...pending].map((cleanup) => cleanup())).then(() => process.exit());
+};
+
+let listening = false;
+
+/**
+ * Runs `work`, then `cleanup` however it ends, including when Ctrl-C (SIGINT) or a container's
+ * stop (SIGTERM) ends the command meanwhile: the signal runs every pending cleanup, then exits
+ * 130 or 143. Listening `once` leaves a second signal its default: an immediate end for
+ * someone who will not wait. `cleanup` runs at most once however many ask for it.
+ */
+export const withCleanup = async <T>(cleanup: () => Promise<void>, work: () => Promise<T>): Promise<T> => {
+  let cleaning: Promise<void> | undefined;
+  const once = (): Promise<void> => (cleaning ??= cleanup());
+  if (!listening) {
+    listening = true;
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  }
+  pending.add(once);
+  try {
+    return await work();
+  } finally {
+    pending.delete(once);
+    await once();
+  }
+};

@@ -1,0 +1,176 @@
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BatchItem } from '../../packages/server/src/ports/store.ts';
+import { openFromEnv, snapshotOf, versionOf } from '../helpers/archive-fixture.ts';
+import { CLI_ARGS } from '../helpers/cli-args.ts';
+import { runCli } from '../helpers/run-cli.ts';
+
+/**
+ * `cairn import` and `cairn export` given what they cannot use: each gets one line saying so
+ * (`cairn: …`) and its exit code (2 bad usage or configuration, 1 refused), never a stack
+ * trace; nothing is created where nothing was asked for, no data directory is left locked and
+ * no partial archive is left behind, whether the command fails or is stopped by a signal.
+ */
+const dir = await mkdtemp(join(tmpdir(), 'cairn-archive-inputs-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const source = join(dir, 'source');
+const archive = join(dir, 'archive.jsonl');
+/** Enough entries that an import or an export is still running when a signal comes. */
+const ENTRIES = 20_000;
+const HEADER = '{"format":"cairn-archive","version":1,"created_at":"2026-01-01T00:00:00.000Z","cut":"2026-01-01T00:00:00.000Z","namespaces":"*","source_backend":"filesystem","cairn_version":"0.1.0"}\n';
+
+beforeAll(async () => {
+  const from = await openFromEnv({ CAIRN_DATA_DIR: source });
+  const at = Date.now() - 60_000;
+  for (let start = 0; start < ENTRIES; start += 500) {
+    const items: BatchItem[] = [];
+    for (let i = start; i < start + 500; i++) {
+      const address = { namespace: 'default', entity_path: `bulk/p${i % 50}`, key: `k${i}` };
+      for (let v = 1; v <= 2; v++) items.push({ entry: versionOf(address, v, { at }), expectedHead: v - 1 });
+    }
+    await from.store.appendBatch(items);
+  }
+  await from.store.close();
+  const exported = await runCli(['export', '--all', '-o', archive], { CAIRN_DATA_DIR: source });
+  expect(exported.code, exported.stderr).toBe(0);
+}, 60_000);
+
+/** One line on stderr, `cairn: …`, matching `pattern`: no stack trace. */
+const oneLine = (pattern: RegExp) => expect.stringMatching(new RegExp(`^cairn: [^\\n]*${pattern.source}[^\\n]*\\n$`));
+
+/** `cairn <args>` as a process, to be stopped by a signal once `ready` says it is under way. */
+const startCli = (args: string[], env: Record<string, string>) => {
+  const child = spawn(process.execPath, [...CLI_ARGS, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | string>((done) => child.once('exit', (code, signal) => done(code ?? signal ?? -1)));
+  return { child, exited, stderr: () => stderr };
+};
+
+const until = async (ready: () => boolean, ms = 30_000): Promise<void> => {
+  for (const deadline = Date.now() + ms; !ready(); await new Promise((r) => setTimeout(r, 5))) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+  }
+};
+
+describe('cairn import, given what it cannot import', () => {
+  it('refuses a path that is not an archive file, as bad usage, and creates no data directory', async () => {
+    const target = join(dir, 'not-created');
+    const folder = join(dir, 'a-folder');
+    await mkdir(folder);
+    const cases: Array<[string, RegExp]> = [
+      [join(dir, 'missing.jsonl'), /missing\.jsonl: no such file/],
+      [folder, /a-folder: it is a directory, not an archive/],
+      ['-', /does not read standard input: .* save it to a file first/],
+      // Standard input is a pipe here, as `<(zcat a.gz)` is: the import must read its archive twice.
+      ['/dev/stdin', /\/dev\/stdin: it is not a regular file \(a pipe\?\); .* save it to a file first/],
+    ];
+    for (const [file, says] of cases) {
+      const result = await runCli(['import', file], { CAIRN_DATA_DIR: target }, HEADER);
+      expect(result, file).toMatchObject({ code: 2, stderr: oneLine(says) });
+    }
+    expect(existsSync(target)).toBe(false);
+  }, 60_000);
+
+  it('refuses a line too long for any archive (a 600 MB line, or a gzip bomb expanding to one) without trying to hold it', async () => {
+    const target = join(dir, 'bomb-target');
+    // A sparse file: 600 MB long, on no disk.
+    const long = join(dir, 'long-line.jsonl');
+    await writeFile(long, HEADER);
+    await truncate(long, HEADER.length + 600 * 2 ** 20);
+    // 600 MB of one line in about 600 kB of gzip.
+    const bomb = join(dir, 'bomb.jsonl.gz');
+    const MiB = Buffer.alloc(2 ** 20, 'a');
+    await pipeline(async function* () {
+      yield Buffer.from(HEADER);
+      for (let i = 0; i < 600; i++) yield MiB;
+      yield Buffer.from('\n');
+    }, createGzip({ level: 9 }), createWriteStream(bomb));
+    for (const file of [long, bomb]) {
+      const result = await runCli(['import', file], { CAIRN_DATA_DIR: target });
+      expect(result, file).toMatchObject({ code: 1, stderr: oneLine(/line 2 is longer than \d+ characters, the most an import reads \(nothing was imported\)/) });
+    }
+    expect(existsSync(target)).toBe(false);
+  }, 60_000);
+
+  it('releases the data directory\'s lock when it refuses an archive, so the next server starts', async () => {
+    const target = join(dir, 'refused-target');
+    const lines = (await readFile(archive, 'utf8')).split('\n');
+    const tampered = join(dir, 'tampered.jsonl');
+    await writeFile(tampered, [lines[0], lines[1]?.replace('"v":1', '"v":7'), ...lines.slice(2)].join('\n'));
+    const result = await runCli(['import', tampered], { CAIRN_DATA_DIR: target });
+    expect(result).toMatchObject({ code: 1, stderr: expect.stringMatching(/checksum does not match/) });
+    // Left behind, a LOCK naming this host's dead process is taken over; one naming another
+    // host's (a container's) is not, and the next `cairn serve` refuses to start.
+    expect(await readdir(target)).not.toContain('LOCK');
+  }, 60_000);
+
+  it('closes the store when stopped by SIGINT, and a second run finishes the import', async () => {
+    const target = join(dir, 'interrupted-target');
+    const run = startCli(['import', '--progress', archive], { CAIRN_DATA_DIR: target });
+    await until(() => run.stderr().includes('landed'));
+    run.child.kill('SIGINT');
+    expect(await run.exited, run.stderr()).toBe(130);
+    // Batches already in flight may still land (and say so) while the store closes.
+    expect(run.stderr()).toContain('cairn: stopped by SIGINT\n');
+    expect(run.stderr()).not.toMatch(/imported into/);
+    expect(await readdir(target)).not.toContain('LOCK');
+    const again = await runCli(['import', archive], { CAIRN_DATA_DIR: target });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/[1-9]\d* already present/);
+    const copy = await openFromEnv({ CAIRN_DATA_DIR: target });
+    expect((await snapshotOf(copy.store, ['default'])).size).toBeGreaterThanOrEqual(ENTRIES);
+    await copy.store.close();
+  }, 120_000);
+
+  it('imports into a data directory that does not exist yet, saying it creates it', async () => {
+    const target = join(dir, 'new', 'restored');
+    const result = await runCli(['import', archive], { CAIRN_DATA_DIR: target });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`creating the data directory ${target}\n`);
+    expect(result.stderr).toMatch(new RegExp(`: ${ENTRIES} entries written`));
+  }, 60_000);
+});
+
+describe('cairn export, given what it cannot export to or from', () => {
+  it('refuses a data directory that does not exist instead of exporting an empty one', async () => {
+    const typo = join(dir, 'sourc');
+    const output = join(dir, 'typo.jsonl');
+    const result = await runCli(['export', '--all', '-o', output], { CAIRN_DATA_DIR: typo });
+    expect(result).toMatchObject({ code: 2, stderr: oneLine(/the data directory .*sourc \(CAIRN_DATA_DIR\) does not exist: there is nothing to export/) });
+    expect(existsSync(typo)).toBe(false);
+    expect(existsSync(output)).toBe(false);
+  });
+
+  it('refuses a directory, or a path in no directory, as the output, leaving no partial file', async () => {
+    const folder = join(dir, 'out-folder');
+    await mkdir(folder);
+    const intoFolder = await runCli(['export', '--all', '-o', folder], { CAIRN_DATA_DIR: source });
+    expect(intoFolder).toMatchObject({ code: 2, stderr: oneLine(/out-folder: it is a directory; name a file/) });
+    expect(existsSync(`${folder}.partial`)).toBe(false);
+    const nowhere = await runCli(['export', '--all', '-o', join(dir, 'no-such', 'a.jsonl')], { CAIRN_DATA_DIR: source });
+    expect(nowhere).toMatchObject({ code: 2, stderr: oneLine(/there is no directory .*no-such/) });
+    expect(await readdir(source)).not.toContain('LOCK');
+  });
+
+  it('removes its partial file and closes the store when stopped by SIGINT', async () => {
+    const output = join(dir, 'stopped.jsonl');
+    const run = startCli(['export', '--all', '-o', output], { CAIRN_DATA_DIR: source });
+    await until(() => existsSync(`${output}.partial`));
+    run.child.kill('SIGINT');
+    expect(await run.exited, run.stderr()).toBe(130);
+    expect(existsSync(`${output}.partial`)).toBe(false);
+    expect(existsSync(output)).toBe(false);
+    expect(await readdir(source)).not.toContain('LOCK');
+  }, 60_000);
+});

@@ -358,6 +358,28 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect((await cairn.call('GET', '/api/v1/entries?entity_path=ok/path')).body.entries).toEqual([]);
       });
 
+      it('refuses the keys "." and "..", which no URL can name, on every write route', async () => {
+        const path = freshPath('dot-keys');
+        for (const key of ['.', '..']) {
+          const writes: Array<[string, string, unknown]> = [
+            ['key', '/api/v1/entries', { entity_path: path, key, value: 'v' }],
+            ['entries.1.key', '/api/v1/entries/batch', { entries: [{ entity_path: path, key: 'fine', value: 'v' }, { entity_path: path, key, value: 'v' }] }],
+            ['key', '/api/v1/events', { source: 'probe', entity_path: path, key, value: 'v', event_type: 'probe.sent' }],
+          ];
+          for (const [field, route, body] of writes) {
+            const res = await cairn.call('POST', route, body);
+            expect(res.status, `${route} ${key}`).toBe(422);
+            expect(res.body.error.details).toContainEqual({ field, message: expect.stringContaining('"."') });
+          }
+        }
+        // Keys that merely hold dots are keys like any other.
+        for (const key of ['...', '.env', 'v1.2', '..a']) {
+          expect((await cairn.call('POST', '/api/v1/entries', { entity_path: path, key, value: 'v' })).status, key).toBe(201);
+        }
+        const stored = (await cairn.call('GET', `/api/v1/entries?entity_path=${path}`)).body.entries.map((e: { key: string }) => e.key);
+        expect(stored.sort()).toEqual(['...', '..a', '.env', 'v1.2']);
+      });
+
       it('rejects a value nested too deep, without crashing', async () => {
         let deep: Record<string, unknown> = { leaf: 1 };
         for (let i = 0; i < 100; i++) deep = { d: deep };

@@ -177,6 +177,35 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     }
   });
 
+  it('answers an initialize or tools/list with params it cannot take -32602 with a short message', async () => {
+    const wrong: Array<[string, unknown, string]> = [
+      ['initialize', {}, 'protocolVersion'],
+      ['initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 7 } }, 'clientInfo'],
+      ['tools/list', { cursor: 5 }, 'cursor'],
+    ];
+    for (const [method, params, field] of wrong) {
+      const answer = (await (await post(KEY, { jsonrpc: '2.0', id: 3, method, params })).json()) as any;
+      const label = `${method} ${JSON.stringify(params)}`;
+      expect(answer, label).toMatchObject({ jsonrpc: '2.0', id: 3, error: { code: -32602, message: expect.stringMatching(new RegExp(`^Invalid params: ${method} .*${field}`)) } });
+      expect(answer.error.message.length, label).toBeLessThan(200);
+    }
+    // A well-formed initialize in the same shape is still answered.
+    const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } };
+    expect(await (await post(KEY, { jsonrpc: '2.0', id: 4, method: 'initialize', params: init })).json()).toMatchObject({ id: 4, result: { serverInfo: { name: 'cairn' } } });
+  });
+
+  it('refuses the keys "." and "..", which no URL can name, in memory_write and memory_write_batch', async () => {
+    const path = `repos/acme/dots-${Date.now()}`;
+    for (const key of ['.', '..']) {
+      const single = await callTool(client, 'memory_write', { entity_path: path, key, value: 'v' });
+      expect(single.isError).toBe(true);
+      expect(single.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'key' }] });
+      const batch = await callTool(client, 'memory_write_batch', { entries: [{ entity_path: path, key, value: 'v' }] });
+      expect(batch.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'entries.0.key' }] });
+    }
+    expect((await callTool(client, 'memory_list', { entity_path: path })).body.entries).toEqual([]);
+  });
+
   it('gives the same answers as the REST API for the same entry', async () => {
     const path = `repos/acme/same-${Date.now()}`;
     const written = await callTool(client, 'memory_write', { entity_path: path, key: 'release/2026', value: { ok: true } });

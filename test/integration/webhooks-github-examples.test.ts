@@ -102,3 +102,20 @@ it('links a pull request to the issues its description closes, walkable from the
   expect(walk.neighbours.map((n: { entry: { key: string } }) => n.entry.key)).toEqual(['pr-4242']);
   expect(walk.edges).toEqual([{ from: { entity_path: path, key: 'pr-4242' }, to: { entity_path: path, key: 'issue-12' }, relation: 'closes' }]);
 });
+
+it('reads a form-encoded delivery (payload=…) whatever the case of its media type', async () => {
+  const pr = examples.find((e) => e.name === 'pull_request')!.examples[0]!;
+  const repo = pr.repository as { name: string; owner: { login: string } };
+  for (const [i, type] of ['application/x-www-form-urlencoded', 'Application/X-WWW-Form-Urlencoded; charset=UTF-8'].entries()) {
+    const number = 5100 + i;
+    const body = new URLSearchParams({ payload: JSON.stringify({ ...pr, pull_request: { ...(pr.pull_request as object), number } }) }).toString();
+    const res = await cairn.call('POST', '/api/v1/webhooks/github', body, {
+      'content-type': type,
+      'x-github-event': 'pull_request',
+      'x-github-delivery': `form-encoded-${i}`,
+      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+    });
+    expect(res.status, type).toBe(202);
+    expect(res.body.entries, type).toMatchObject([{ entity_path: `repos/${repo.owner.login}/${repo.name}`, key: `pr-${number}` }]);
+  }
+});

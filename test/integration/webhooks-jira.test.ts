@@ -105,4 +105,16 @@ describe('Jira webhooks over HTTP', () => {
     const malformed = '{"webhookEvent":"sprint_started","sprint":{"id":37}}';
     expect((await post(malformed, sign(secret, malformed), 'wh-bad')).status).toBe(422);
   });
+
+  it('refuses an issue whose key is "." or "..", which would be an entry no URL can name', async () => {
+    for (const key of ['.', '..']) {
+      const event = issueEvent('jira:issue_created', 0, 'To Do').replace('"key":"PAY-7"', JSON.stringify({ key }).slice(1, -1));
+      const res = await post(event, sign(secret, event), `wh-dots-${key.length}`);
+      expect(res.status, key).toBe(422);
+      expect(res.body.error.message).toContain('issue.key');
+    }
+    const keys = (await cairn.call('GET', '/api/v1/entries?entity_path=projects/jira/PAY')).body.entries.map((e: { key: string }) => e.key);
+    expect(keys).not.toContain('.');
+    expect(keys).not.toContain('..');
+  });
 });

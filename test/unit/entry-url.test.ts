@@ -24,6 +24,16 @@ describe('the address in an entry URL', () => {
     }
   });
 
+  it('takes the path of an absolute-form target, without its scheme and host', () => {
+    expect(at('http://127.0.0.1:7911/api/v1/entries/probe/q/k')).toEqual({ entity_path: 'probe/q', key: 'k' });
+    expect(at('HTTPS://a/api/v1/entries/one/two/k?version=1')).toEqual({ entity_path: 'one/two', key: 'k' });
+    expect(at('http://user@host:1/api/v1/entries/a/b%2Fc')).toEqual({ entity_path: 'a', key: 'b/c' });
+  });
+
+  it('skips the prefix by its segments, which the router also matches percent-encoded', () => {
+    expect(at('/api/v1/%65ntries/repos/acme/k')).toEqual({ entity_path: 'repos/acme', key: 'k' });
+  });
+
   it('refuses a URL without a key segment, and a malformed encoding', () => {
     expect(() => at('/api/v1/entries/only')).toThrow(/expected/);
     expect(() => at('/api/v1/entries/a/%zz')).toThrow(/malformed/);

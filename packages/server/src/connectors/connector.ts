@@ -13,6 +13,12 @@ export interface Delivery {
 }
 
 /**
+ * A delivery's media type: its Content-Type without parameters, lower-cased, as media types
+ * are case-insensitive (`Application/JSON; charset=utf-8` is `application/json`).
+ */
+export const mediaTypeOf = (delivery: Delivery): string => (delivery.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+
+/**
  * What the connector's settings say, for mapping decisions (monitored channels, project
  * keys). The same shape the connectors API lists and sets: declared once, in the client.
  */

@@ -30,6 +30,7 @@ export const entityPathProblem = (path: string): string | null => {
   return null;
 };
 
+/** Key rules of SPEC §3: 1–256 characters, no control characters. Any key that may be stored. */
 export const keyProblem = (key: string): string | null => {
   if (key.length === 0) return 'must not be empty';
   if (key.length > LIMITS.keyChars) return `must be at most ${LIMITS.keyChars} characters`;
@@ -37,6 +38,16 @@ export const keyProblem = (key: string): string | null => {
   if (hasLoneSurrogate(key)) return 'must be valid Unicode';
   return null;
 };
+
+/**
+ * A key a write may give an entry: also not `.` or `..` (a tightening of SPEC §3). URL
+ * clients resolve such a last segment away (`…/entries/repos/acme/..` becomes
+ * `…/entries/repos/`, percent-encoded or not), so the entry could be written but not read or
+ * deleted by its URL. Reads, deletes and forgets take any stored key (keyProblem): an entry
+ * written before this rule can still be reached where a body names it.
+ */
+export const newKeyProblem = (key: string): string | null =>
+  keyProblem(key) ?? (key === '.' || key === '..' ? 'must not be "." or ".." (a URL cannot name such an entry)' : null);
 
 /** A short label (agent id, namespace, event type, tag): printable, bounded. */
 const labelProblem = (max: number) => (s: string): string | null => {
@@ -61,6 +72,7 @@ export const EntityPathSchema = checked(
   'Slash-separated path naming the entity, e.g. "repos/acme/api" or "incidents/pagerduty/checkout".',
 );
 export const KeySchema = checked(keyProblem, 'Name of the entry under its entity path, e.g. "pr-42". May contain "/".');
+export const NewKeySchema = checked(newKeyProblem, 'Name of the entry under its entity path, e.g. "pr-42". May contain "/"; not "." or "..".');
 export const AgentIdSchema = checked(labelProblem(LIMITS.agentIdChars), 'Identity of the writer, e.g. "triage-bot".');
 export const EventTypeSchema = checked(labelProblem(LIMITS.eventTypeChars), 'Dotted type label, e.g. "pull_request.merged".');
 export const NamespaceSchema = checked(labelProblem(LIMITS.namespaceChars), 'Namespace the entry lives in.');

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
@@ -6,11 +5,14 @@ import { LIMITS } from '../domain/limits.ts';
 import { KeyResolver } from '../services/admin/key-resolver.ts';
 import { VERSION } from '../version.ts';
 import { HttpDrain } from './drain.ts';
-import { registerErrorHandlers } from './errors.ts';
+import { answerClientError } from './client-errors.ts';
+import { answerFrameworkError, registerErrorHandlers } from './errors.ts';
 import { LoadLimits } from './load-limits.ts';
 import type { AppParts, HttpContext, RoutePlugin } from './http-context.ts';
 import { registerInFlight } from './metrics.ts';
 import { registerRequestHooks } from './request-hooks.ts';
+import { requestIdOf } from './request-ids.ts';
+import { requestTimeoutOptions } from './request-timeout.ts';
 import { collectRoutes } from './route-table.ts';
 import { serializeJson } from './serialize.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -37,14 +39,6 @@ const ROUTES: readonly RoutePlugin[] = [
   cortexRoutes, eventRoutes, outcomeRoutes, adminRoutes, exportRoutes, connectorRoutes, webhookRoutes, mcpRoutes,
 ];
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-
-// Request ids: a random per-process prefix and a counter — unique across replicas and
-// restarts, and far cheaper than a UUID per request.
-const BOOT = randomUUID().slice(0, 8);
-let requestCounter = 0;
-const nextRequestId = (): string => `${BOOT}-${(++requestCounter).toString(36)}`;
-
 /**
  * The HTTP transport over a runtime (runtime.ts builds every part it serves). Route schemas
  * (zod) document the API in the OpenAPI file; validation itself happens in the services, so
@@ -58,11 +52,14 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
     // One log line per request (the onResponse hook below) instead of fastify's two.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     requestIdHeader: false,
-    // Keep a caller's id when it is sane, so logs join up across services; else make one.
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId();
-    },
+    genReqId: requestIdOf,
+    // A client that stalls while sending its request is cut off (request-timeout.ts).
+    ...requestTimeoutOptions,
+    // Errors raised before any route is found (a malformed URL) and by Node's HTTP parser
+    // (a malformed request, headers too large, the timeout above) get the same error body as
+    // the rest (SPEC §4).
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     routerOptions: { maxParamLength: 4096 },
     // While closing, a request arriving on an open connection is served (with Connection:
     // close) rather than refused with fastify's own 503 body: it is already here, the store is

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_STATUS, ServiceError } from '../domain/errors.ts';
 import { codeForStatus, errorBody } from './error-body.ts';
 
@@ -10,6 +10,9 @@ const FASTIFY_CODES: Record<string, { status: number; message?: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, message: 'send the body as application/json' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, message: 'the Content-Length does not match the body' },
   FST_ERR_CTP_INVALID_TYPE: { status: 415, message: 'send the body as application/json' },
+  // Met before routing: answered through answerFrameworkError below.
+  FST_ERR_BAD_URL: { status: 400, message: 'the URL holds a malformed percent-encoding' },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, message: 'the URL path is too long' },
 };
 
 /**
@@ -17,31 +20,41 @@ const FASTIFY_CODES: Record<string, { status: number; message?: string }> = {
  * parse errors become 400/413/415; anything else is a bug, logged with its stack and answered
  * without internals.
  */
-export const registerErrorHandlers = (app: FastifyInstance): void => {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof ServiceError) {
-      if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
-      if (error.code === 'UNAVAILABLE') request.log.warn({ err: error.cause ?? error }, error.message);
-      return reply.status(ERROR_STATUS[error.code]).send(errorBody(error.code, error.message, request.id, error.details));
-    }
-    const known = error.code ? FASTIFY_CODES[error.code] : undefined;
-    if (known) {
-      return reply.status(known.status).send(errorBody(codeForStatus(known.status), known.message ?? error.message, request.id));
-    }
-    // Only a body parser's SyntaxError (fastify marks it 400) is the client's fault; one thrown
-    // while reading stored data is a fault of ours and must not be blamed on the request.
-    if (error instanceof SyntaxError && error.statusCode === 400) {
-      return reply.status(400).send(errorBody('BAD_REQUEST', 'the body is not valid JSON', request.id));
-    }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      return reply.status(status).send(errorBody(codeForStatus(status), error.message, request.id));
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return reply.status(500).send(errorBody('INTERNAL', 'internal error; the request id identifies it in the server log', request.id));
-  });
+const answerError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+  if (error instanceof ServiceError) {
+    if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
+    if (error.code === 'UNAVAILABLE') request.log.warn({ err: error.cause ?? error }, error.message);
+    return reply.status(ERROR_STATUS[error.code]).send(errorBody(error.code, error.message, request.id, error.details));
+  }
+  const known = error.code ? FASTIFY_CODES[error.code] : undefined;
+  if (known) {
+    return reply.status(known.status).send(errorBody(codeForStatus(known.status), known.message ?? error.message, request.id));
+  }
+  // Only a body parser's SyntaxError (fastify marks it 400) is the client's fault; one thrown
+  // while reading stored data is a fault of ours and must not be blamed on the request.
+  if (error instanceof SyntaxError && error.statusCode === 400) {
+    return reply.status(400).send(errorBody('BAD_REQUEST', 'the body is not valid JSON', request.id));
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return reply.status(status).send(errorBody(codeForStatus(status), error.message, request.id));
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return reply.status(500).send(errorBody('INTERNAL', 'internal error; the request id identifies it in the server log', request.id));
+};
 
+export const registerErrorHandlers = (app: FastifyInstance): void => {
+  app.setErrorHandler(answerError);
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send(errorBody('NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`, request.id)),
   );
+};
+
+/**
+ * The errors fastify meets before a route is found (a malformed percent-encoding in the path,
+ * a path parameter too long), which its `frameworkErrors` option hands here instead of
+ * answering in a shape of its own. No hook has run: the request id is echoed here.
+ */
+export const answerFrameworkError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+  void answerError(error, request, reply.header('x-request-id', request.id));
 };

@@ -1,8 +1,9 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { z } from 'zod';
 import {
-  ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema, type JSONRPCRequest, McpError, SUPPORTED_PROTOCOL_VERSIONS, isInitializeRequest,
-  isJSONRPCRequest,
+  ErrorCode, InitializeRequestSchema, type JSONRPCMessage, JSONRPCMessageSchema, type JSONRPCRequest, ListToolsRequestSchema, McpError,
+  SUPPORTED_PROTOCOL_VERSIONS, isInitializeRequest, isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type CallScope, callTool } from './call-tool.ts';
 import type { ToolDefinition } from './tool.ts';
@@ -36,6 +37,29 @@ const invalidToolCall = (message: JSONRPCMessage): string | null => {
   if (typeof name !== 'string') return 'Invalid params: "name" must be the tool\'s name';
   if (args !== undefined && !isObject(args)) return 'Invalid params: "arguments" must be an object';
   return null;
+};
+
+/**
+ * The requests with params the SDK's server answers here (its own initialize; tools/list,
+ * server.ts), by method, with the schema it checks them against: a request that fails it
+ * would be answered -32603 carrying the schema library's whole report. (A ping's only params,
+ * `_meta`, are checked with the message itself.)
+ */
+const SERVER_REQUESTS = new Map<string, z.ZodType>([
+  ['initialize', InitializeRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+]);
+
+/**
+ * Why a request for the SDK's server has params it would refuse, or null: as for tools/call,
+ * named as the caller's mistake (-32602), by the first thing wrong
+ * (`Invalid params: initialize params.protocolVersion: …`).
+ */
+const invalidServerRequest = (message: JSONRPCRequest): string | null => {
+  const parsed = SERVER_REQUESTS.get(message.method)?.safeParse(message);
+  if (!parsed || parsed.success) return null;
+  const issue = parsed.error.issues[0];
+  return `Invalid params: ${message.method} ${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'params are not what it takes'}`;
 };
 
 /**
@@ -136,7 +160,7 @@ export class McpDispatcher implements Transport {
         this.onmessage?.(message, extra);
         continue;
       }
-      const invalid = invalidToolCall(message);
+      const invalid = invalidToolCall(message) ?? invalidServerRequest(message);
       if (invalid) {
         answers.push(Promise.resolve({ jsonrpc: '2.0', id: message.id, error: { code: INVALID_PARAMS, message: invalid } } as JSONRPCMessage));
         continue;

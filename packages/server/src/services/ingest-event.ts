@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { canonicalJson, sha256 } from '../domain/content-hash.ts';
 import type { Entry } from '../domain/entry.ts';
 import { LIMITS } from '../domain/limits.ts';
-import { EntityPathSchema, EventTypeSchema, KeySchema, TagSchema, labelSchema } from '../domain/names.ts';
+import { EntityPathSchema, EventTypeSchema, NewKeySchema, TagSchema, labelSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
@@ -18,7 +18,7 @@ export const IngestEventInput = z
       .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, { error: 'expected a lower-case name such as "datadog" (letters, digits, ".", "_", "-")' })
       .describe('The sending system; entries are written by agent "external/<source>".'),
     entity_path: EntityPathSchema,
-    key: KeySchema,
+    key: NewKeySchema,
     value: ValueSchema,
     event_type: EventTypeSchema,
     event_id: labelSchema(256, 'The sender\'s id for this event; replays with the same id are duplicates.').optional(),

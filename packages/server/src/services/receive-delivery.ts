@@ -1,5 +1,5 @@
 import { noteDedupCollection } from './retention/dedup-collections.ts';
-import type { Connector, ConnectorSettings, Delivery } from '../connectors/connector.ts';
+import { type Connector, type ConnectorSettings, type Delivery, mediaTypeOf } from '../connectors/connector.ts';
 import { sha256 } from '../domain/content-hash.ts';
 import { ServiceError } from '../domain/errors.ts';
 import type { Context, ServiceDeps } from './context.ts';
@@ -39,7 +39,7 @@ export const receiveDelivery = async (
   delivery: Delivery,
 ): Promise<WebhookOutcome> => {
   const { name } = connector;
-  const mediaType = (delivery.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const mediaType = mediaTypeOf(delivery);
   const accepted = connector.contentTypes ?? ['application/json'];
   if (!accepted.includes(mediaType)) {
     throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${name} deliveries must be ${accepted.join(' or ')}, not "${mediaType.slice(0, 64) || 'none'}"`);

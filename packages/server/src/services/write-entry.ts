@@ -4,6 +4,7 @@ import { canonicalJson, contentHashOf } from '../domain/content-hash.ts';
 import type { Entry, EntryAddress } from '../domain/entry.ts';
 import { type Evidence, UNTESTED } from '../domain/evidence.ts';
 import { ServiceError } from '../domain/errors.ts';
+import { NewKeySchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { valueSizeProblem } from '../domain/value.ts';
 import { type AppendDecision, type Appended, type HeadView, appendVersion } from './append-version.ts';
@@ -14,6 +15,7 @@ import { AddressSchema, ValueSchema, WriteFieldsSchema } from './schemas.ts';
 import { SimilarSchema, similarEntries } from './similar-entries.ts';
 
 export const WriteEntryInput = AddressSchema.extend({
+  key: NewKeySchema,
   value: ValueSchema,
   ...WriteFieldsSchema,
   if_version: z

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ServiceError } from '../../domain/errors.ts';
-import type { Connector, Delivery, MappedWrite, Outcome } from '../connector.ts';
+import { type Connector, type Delivery, type MappedWrite, type Outcome, mediaTypeOf } from '../connector.ts';
 import { parseJsonBody, peekJson } from '../parse-json.ts';
 import { verifySha256Header } from '../signatures.ts';
 import { checkSuiteWrite, workflowRunWrite } from './ci.ts';
@@ -50,7 +50,7 @@ export const github: Connector = {
 
 /** GitHub's "application/x-www-form-urlencoded" delivery wraps the JSON in `payload=`. */
 const jsonOf = (delivery: Delivery): Buffer => {
-  if (!(delivery.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) return delivery.body;
+  if (mediaTypeOf(delivery) !== 'application/x-www-form-urlencoded') return delivery.body;
   const payload = new URLSearchParams(delivery.body.toString('utf8')).get('payload');
   if (payload === null) throw new ServiceError('BAD_REQUEST', 'form-encoded GitHub delivery without a payload field');
   return Buffer.from(payload, 'utf8');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { keyProblem } from '../../domain/names.ts';
+import { newKeyProblem } from '../../domain/names.ts';
 
 /**
  * The parts of Jira Cloud webhook payloads Cairn reads. Issue events follow the example in
@@ -37,7 +37,8 @@ export const IssueEvent = Base.extend({
   issue: z.object({
     id: Id.nullish(),
     self: z.string().max(2048).nullish(),
-    key: z.string().min(1).max(256).refine((k) => keyProblem(k) === null, 'must be an issue key without control characters'),
+    // The entry's key: refused here as a write would refuse it, rather than half-way through the delivery.
+    key: z.string().min(1).max(256).refine((k) => newKeyProblem(k) === null, 'must be an issue key without control characters, not "." or ".."'),
     // Required: without it a later event would blank the issue's summary and status.
     fields: z
       .object({

@@ -3,7 +3,7 @@ import { DeleteEntryInput } from '../../services/delete-entry.ts';
 import { ReadEntryInput } from '../../services/read-entry.ts';
 import { WriteEntryInput } from '../../services/write-entry.ts';
 import { READ_ONLY, type ToolDefinition } from '../tool.ts';
-import { asOf, confidence, entityPath, key, namespace } from './fields.ts';
+import { asOf, confidence, entityPath, key, namespace, newKey } from './fields.ts';
 
 /** Tools over one entry: write, read, delete. Input schemas are the REST ones, re-described. */
 
@@ -21,7 +21,7 @@ export const memoryWrite: ToolDefinition = {
   input: WriteEntryInput.extend({
     namespace,
     entity_path: entityPath,
-    key,
+    key: newKey,
     value: WriteEntryInput.shape.value.describe('The content: plain text, or a JSON object for structured facts (not an array or a bare number). At most 512 KiB.'),
     confidence: confidence.optional(),
     agent_id: WriteEntryInput.shape.agent_id.describe('Your identity as the writer, e.g. "review-bot"; defaults to the server\'s or your connection\'s.'),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EntityPathSchema, KeySchema, NamespaceSchema } from '../../domain/names.ts';
+import { EntityPathSchema, KeySchema, NamespaceSchema, NewKeySchema } from '../../domain/names.ts';
 import { ConfidenceSchema } from '../../services/schemas.ts';
 
 /**
@@ -18,9 +18,10 @@ export const entityPathPrefix = EntityPathSchema.describe(
     '"repos/acme/api" but not "repos/acme-corp".',
 );
 
-export const key = KeySchema.describe(
-  'Which fact about the entity, unique under its entity_path, e.g. "pr-42", "deploy-policy", "owner". May contain "/".',
-);
+const KEY = 'Which fact about the entity, unique under its entity_path, e.g. "pr-42", "deploy-policy", "owner". May contain "/".';
+export const key = KeySchema.describe(KEY);
+/** The key of a write: URLs cannot name an entry whose key is "." or "..". */
+export const newKey = NewKeySchema.describe(`${KEY} Not "." or "..".`);
 
 export const namespace = NamespaceSchema.optional().describe('Leave out to use the server\'s namespace.');
 

@@ -1,0 +1,128 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REQUEST_TIMEOUT_MS } from '../../packages/server/src/http/request-timeout.ts';
+import { type Cairn, startCairn } from '../helpers/cairn.ts';
+import { type RawResponse, openRaw, parseResponses, rawExchange } from '../helpers/raw-http.ts';
+import { readSse } from '../helpers/sse.ts';
+
+/**
+ * HTTP/1.1 as a hostile or unusual client speaks it, over raw sockets: requests that never
+ * finish arriving, the absolute form of a request target, and requests refused before any
+ * route sees them. Each is answered with the error body of SPEC §4 and a request id, and none
+ * costs other clients their service.
+ */
+
+const dirs: string[] = [];
+const start = async (env: Record<string, string> = {}): Promise<Cairn> => {
+  const dir = await mkdtemp(join(tmpdir(), 'cairn-http-protocol-'));
+  dirs.push(dir);
+  return startCairn({ CAIRN_DATA_DIR: dir, CAIRN_RATE_LIMIT_RPM: '0', ...env });
+};
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+/** An error answer as SPEC §4 shapes it: the code, and the request id in the body and the header. */
+const expectEnvelope = (response: RawResponse | undefined, status: number, code: string): void => {
+  expect(response, 'an answer').toBeDefined();
+  expect(response!.status).toBe(status);
+  expect(response!.headers['content-type']).toMatch(/^application\/json/);
+  expect(response!.body).toEqual({ error: { code, message: expect.any(String), request_id: expect.any(String) } });
+  expect(response!.headers['x-request-id']).toBe(response!.body.error.request_id);
+};
+
+describe('a request that stalls while it is sent', () => {
+  let cairn: Cairn;
+  beforeAll(async () => {
+    cairn = await start({ CAIRN_MAX_CONCURRENT: '2' });
+  });
+  afterAll(() => cairn?.close());
+
+  it('is answered 408 and cut off once the request timeout runs out, giving its slot back; streams stay open', async () => {
+    const stream = await readSse(`${cairn.url}/api/v1/stream?entity_path=stalls`);
+    try {
+      // Headers and half a body, then nothing: each holds one of the two request slots.
+      const stalled = await Promise.all(
+        [1, 2].map(() => openRaw(cairn.url, 'POST /api/v1/entries HTTP/1.1\r\nHost: cairn\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"entity_path":')),
+      );
+      const sentAt = Date.now();
+      await expect.poll(async () => (await cairn.call('GET', '/health')).status).toBe(503);
+
+      const closedAt = await Promise.race([
+        Promise.all(stalled.map((s) => s.closed)),
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), REQUEST_TIMEOUT_MS + 10_000)),
+      ]);
+      expect(closedAt, 'the server closed the stalled connections').not.toBeNull();
+      for (const at of closedAt!) expect(at - sentAt).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 1000);
+      for (const s of stalled) {
+        const answers = parseResponses(s.received());
+        expect(answers).toHaveLength(1);
+        expectEnvelope(answers[0], 408, 'BAD_REQUEST');
+      }
+      expect((await cairn.call('GET', '/health')).status).toBe(200);
+      expect((await cairn.call('GET', '/api/v1/entries?entity_path=stalls')).body.entries).toEqual([]);
+
+      // The event stream, open since before the stalled requests, outlived the request timeout.
+      expect(stream.ended()).toBe(false);
+      await cairn.call('POST', '/api/v1/entries', { entity_path: 'stalls/after', key: 'k', value: 'still streaming' });
+      expect((await stream.next(1)).map((e) => JSON.parse(e.data).value)).toEqual(['still streaming']);
+    } finally {
+      stream.close();
+    }
+  }, REQUEST_TIMEOUT_MS + 30_000);
+});
+
+describe('requests over raw HTTP/1.1', () => {
+  let cairn: Cairn;
+  beforeAll(async () => {
+    cairn = await start();
+  });
+  afterAll(() => cairn?.close());
+
+  const raw = (requestLine: string, headers = ''): Promise<RawResponse[]> =>
+    rawExchange(cairn.url, `${requestLine} HTTP/1.1\r\nHost: cairn\r\nConnection: close\r\n${headers}\r\n`);
+
+  it('reads and deletes the entry an absolute-form request target names, whatever its host', async () => {
+    // Cutting the prefix's length off "http://a/api/v1/entries/one/two/k" names entries/one/two/k.
+    await cairn.call('POST', '/api/v1/entries', { entity_path: 'one/two', key: 'k', value: 'named' });
+    await cairn.call('POST', '/api/v1/entries', { entity_path: 'entries/one/two', key: 'k', value: 'decoy' });
+
+    const [read] = await raw('GET http://a/api/v1/entries/one/two/k?version=1');
+    expect(read).toMatchObject({ status: 200, body: { entity_path: 'one/two', key: 'k', value: 'named' } });
+    const [history] = await raw(`GET ${cairn.url}/api/v1/history/one/two/k`);
+    expect(history).toMatchObject({ status: 200, body: { versions: [{ entity_path: 'one/two', value: 'named' }] } });
+    // The router also takes a percent-encoded prefix: skipping its characters would shift the address.
+    const [encoded] = await raw('GET /api/v1/%65ntries/one/two/k');
+    expect(encoded).toMatchObject({ status: 200, body: { entity_path: 'one/two', value: 'named' } });
+
+    const [deleted] = await raw('DELETE http://a/api/v1/entries/one/two/k');
+    expect(deleted?.status).toBe(204);
+    expect((await cairn.call('GET', '/api/v1/entries/one/two/k')).status).toBe(404);
+    expect((await cairn.call('GET', '/api/v1/entries/entries/one/two/k')).body.value).toBe('decoy');
+  });
+
+  it('answers a malformed percent-encoding in the path 400 in the error envelope', async () => {
+    for (const path of ['/api/v1/entries/a/%', '/dashboard/%FF', '/api/v1/history/a/%zz', '/api/v1/nope/%']) {
+      const [answer] = await raw(`GET ${path}`, 'X-Request-Id: bad-url-1\r\n');
+      expectEnvelope(answer, 400, 'BAD_REQUEST');
+      expect(answer!.body.error.request_id, path).toBe('bad-url-1');
+    }
+  });
+
+  it('answers what the HTTP parser refuses in the error envelope, and stores nothing', async () => {
+    const body = '{"entity_path":"parser/refused","key":"k","value":"v"}';
+    // A Content-Length shorter than the body: the rest is read as a request, and is not one.
+    const short = await rawExchange(
+      cairn.url,
+      `POST /api/v1/entries HTTP/1.1\r\nHost: cairn\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n${body}`,
+    );
+    expect(short.length).toBeGreaterThan(0);
+    for (const answer of short) expectEnvelope(answer, 400, 'BAD_REQUEST');
+    expectEnvelope((await rawExchange(cairn.url, 'NOT AN HTTP REQUEST\r\n\r\n'))[0], 400, 'BAD_REQUEST');
+    expectEnvelope((await raw('GET /health', `X-Big: ${'x'.repeat(20_000)}\r\n`))[0], 431, 'BAD_REQUEST');
+    expect((await cairn.call('GET', '/api/v1/entries?entity_path=parser')).body.entries).toEqual([]);
+    expect((await cairn.call('GET', '/health')).status).toBe(200);
+  });
+});

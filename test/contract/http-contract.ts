@@ -409,6 +409,14 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect((await cairn.call('POST', '/api/v1/entries', '[]')).status).toBe(422);
         expect((await cairn.call('GET', '/api/v1/entries/ok/%E0%A4%A/k')).status).toBe(400);
         expect((await cairn.call('GET', '/api/v1/entries?entity_path=ok/big')).body.entries).toEqual([]);
+        // Bytes that are not UTF-8 were decoded to U+FFFD and stored as other text than was sent.
+        const notUtf8 = Buffer.concat([Buffer.from('{"entity_path":"ok/raw'), Buffer.from([0xff, 0xfe]), Buffer.from('","key":"k","value":"v"}')]);
+        const raw = await fetch(`${cairn.url}/api/v1/entries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: notUtf8 });
+        expect(raw.status).toBe(400);
+        expect(((await raw.json()) as { error: { message: string } }).error.message).toMatch(/not valid UTF-8/);
+        expect((await cairn.call('GET', '/api/v1/entries?entity_path=ok')).body.entries.filter((e: { entity_path: string }) => e.entity_path.startsWith('ok/raw'))).toEqual([]);
+        // The guard against prototype keys stays.
+        expect((await cairn.call('POST', '/api/v1/entries', '{"entity_path":"ok/proto","key":"k","value":{"__proto__":{"x":1}}}')).status).toBe(400);
       });
 
       it('rejects a bad X-Cairn-Agent-Id header', async () => {

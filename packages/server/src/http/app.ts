@@ -13,6 +13,7 @@ import { registerInFlight } from './metrics.ts';
 import { registerRequestHooks } from './request-hooks.ts';
 import { requestIdOf } from './request-ids.ts';
 import { requestTimeoutOptions } from './request-timeout.ts';
+import { registerJsonBodies } from './json-body.ts';
 import { collectRoutes } from './route-table.ts';
 import { serializeJson } from './serialize.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -75,6 +76,7 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
   app.setValidatorCompiler(() => (data) => ({ value: data }));
   app.setSerializerCompiler(() => serializeJson);
   app.removeContentTypeParser('text/plain');
+  registerJsonBodies(app);
 
   await app.register(swagger, {
     openapi: {

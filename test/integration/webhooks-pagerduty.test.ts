@@ -122,4 +122,27 @@ describe('PagerDuty webhooks over HTTP', () => {
     const listed = (await cairn.call('GET', '/api/v1/entries?entity_path=incidents/pagerduty')).body.entries;
     expect(listed).toHaveLength(1);
   });
+
+  it('lands the resolution of an incident with ten 60 kB notes, keeping every note and counting none as lost', async () => {
+    const extra = { id: 'Q9BUSY1', service: { id: 'PPAY', summary: 'Payments API', type: 'service_reference' } };
+    const url = '/api/v1/entries/incidents/pagerduty/Payments%20API/incident-Q9BUSY1';
+    const at = (minute: number) => new Date(Date.parse('2026-11-21T10:00:00Z') + minute * 60_000).toISOString();
+    const deliver = async (body: string) => (await post(body, sign(secret, body))).status;
+    expect(await deliver(incidentEvent('01HZ-BUSY-TRIG', 'incident.triggered', at(0), 'triggered', extra))).toBe(202);
+    // Ten notes of 60 kB (a pasted log each): notes 9 and 10, and the resolution, were refused 413 on every retry.
+    for (let i = 1; i <= 10; i++) {
+      const content = `${i}: `.padEnd(60_000, 'ERROR pool exhausted after 30000 ms; ');
+      const note = JSON.stringify({ event: { id: `01HZ-BUSY-N${i}`, event_type: 'incident.annotated', occurred_at: at(i), agent: { summary: 'Dana Ops' }, data: { incident: { id: 'Q9BUSY1', type: 'incident_reference' }, id: `NB${i}`, content, type: 'incident_note' } } });
+      expect(await deliver(note), `note ${i}`).toBe(202);
+    }
+    expect(await deliver(incidentEvent('01HZ-BUSY-RES', 'incident.resolved', at(11), 'resolved', extra))).toBe(202);
+    const stored = (await cairn.call('GET', url)).body.value;
+    expect(stored).toMatchObject({ status: 'resolved', resolved_at: at(11) });
+    expect(stored.notes.map((n: { id: string }) => n.id)).toEqual(Array.from({ length: 10 }, (_, i) => `NB${i + 1}`));
+    expect(stored.notes[0]).toMatchObject({ content_truncated: true, content_chars: 60_000 });
+    expect(stored.notes[9].content).toHaveLength(60_000);
+    expect(stored.resolution_note).toBe(stored.notes[9].content);
+    const log = (await cairn.call('GET', '/api/v1/connectors/pagerduty/deliveries')).body.deliveries as Array<{ delivery_id: string | null; outcome: string }>;
+    expect(log.filter((l) => l.delivery_id?.startsWith('01HZ-BUSY')).map((l) => l.outcome)).toEqual(Array(12).fill('written'));
+  });
 });

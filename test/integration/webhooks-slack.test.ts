@@ -136,3 +136,60 @@ describe('slack webhooks', () => {
     expect(JSON.stringify(res.body.error.details)).toContain('event.ts');
   });
 });
+
+describe('slack webhooks: a thread as long as an entry allows', () => {
+  const root = '1763730000.000100';
+  const path = `comms/slack/${CHANNEL}`;
+  const replyTs = (i: number): string => `${1763730000 + i}.000200`;
+  /**
+   * A thread entry of about 521 KB, just under the 512 KiB limit, in the shape the connector
+   * stores: short acknowledgements, every reply with its text. Written through the API, as
+   * thousands of deliveries would take minutes.
+   */
+  const nearlyFull = (): Record<string, unknown> => {
+    const replyOf = (i: number) => ({ ts: replyTs(i), user: `U${String(i % 30).padStart(9, '0')}`, bot: false, text: `ack ${i}`, deleted: false, edited_ts: null });
+    const threadOf = (n: number) => ({
+      channel: CHANNEL, thread_ts: root, started_at: new Date(1763730000 * 1000).toISOString(), parent_user: 'U1', reply_count: n,
+      participants: ['U1', ...Array.from({ length: 30 }, (_, i) => `U${String(i).padStart(9, '0')}`)],
+      last_reply_ts: replyTs(n), last_reply_at: new Date((1763730000 + n) * 1000).toISOString(),
+      replies: Array.from({ length: n }, (_, i) => replyOf(i + 1)),
+    });
+    let thread = threadOf(4_000);
+    while (JSON.stringify(thread).length < 521_000) thread = threadOf((thread.reply_count as number) + 50);
+    expect(Buffer.byteLength(JSON.stringify(thread))).toBeGreaterThan(520_192);
+    expect(Buffer.byteLength(JSON.stringify(thread))).toBeLessThan(524_288);
+    return thread;
+  };
+
+  it('stores the next reply and its thread, leaving out the oldest replies, counted, instead of refusing it for ever', async () => {
+    const start = nearlyFull();
+    const n = start.reply_count as number;
+    const written = await open.call('POST', '/api/v1/entries', { entity_path: path, key: `thread-${root}`, value: start });
+    expect(written.status, JSON.stringify(written.body)).toBe(201);
+
+    const next = callback('Ev-long-thread', message({ ts: replyTs(n + 1), thread_ts: root, user: 'U2', text: 'found it: the pool limit', parent_user_id: 'U1' }));
+    const res = await send(open, next);
+    // Before: 413 after msg-<ts> was written, with no delivery recorded, so Slack retried for ever.
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    expect(res.body.entries.map((e: { key: string }) => e.key)).toEqual([`msg-${replyTs(n + 1)}`, `thread-${root}`]);
+    const thread = (await entry(open, path, `thread-${root}`)).body;
+    expect(Buffer.byteLength(JSON.stringify(thread.value))).toBeLessThanOrEqual(524_288);
+    expect(thread.value).toMatchObject({ reply_count: n + 1, last_reply_ts: replyTs(n + 1) });
+    expect(thread.value.replies_omitted).toBeGreaterThan(0);
+    expect(thread.value.replies_omitted + thread.value.replies.length).toBe(n + 1);
+    expect(thread.value.replies.at(-1)).toMatchObject({ ts: replyTs(n + 1), text: 'found it: the pool limit' });
+    expect((await send(open, next, { 'x-slack-retry-num': '1' })).body).toMatchObject({ duplicate: true });
+  });
+
+  it('refuses a message too large for an entry with 413, writes nothing, and shows the refusal in the deliveries', async () => {
+    const ts = '1763731000.000100';
+    const before = (await open.call('GET', '/api/v1/connectors')).body.connectors.find((c: { name: string }) => c.name === 'slack').counts.rejected;
+    const res = await send(open, callback('Ev-huge', message({ ts, text: 'x'.repeat(600_000) })));
+    expect(res.status).toBe(413);
+    expect((await entry(open, path, `msg-${ts}`)).status).toBe(404);
+    const log = await open.call('GET', '/api/v1/connectors/slack/deliveries');
+    expect(log.body.deliveries[0]).toMatchObject({ delivery_id: 'Ev-huge', outcome: 'rejected', status: 413, reason: expect.stringMatching(/value must be at most 524288 bytes/) });
+    const after = (await open.call('GET', '/api/v1/connectors')).body.connectors.find((c: { name: string }) => c.name === 'slack').counts.rejected;
+    expect(after).toBe(before + 1);
+  });
+});

@@ -2,8 +2,10 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Delivery, MappedWrite, Outcome, Recollection } from '../../packages/server/src/connectors/connector.ts';
 import { MAX_TIMELINE } from '../../packages/server/src/connectors/lifecycle.ts';
+import { NOTE_PREVIEW_CHARS } from '../../packages/server/src/connectors/pagerduty/budget.ts';
 import { pagerduty } from '../../packages/server/src/connectors/pagerduty/index.ts';
 import type { EntryValue } from '../../packages/server/src/domain/entry.ts';
+import { LIMITS } from '../../packages/server/src/domain/limits.ts';
 import { entityPathProblem, keyProblem } from '../../packages/server/src/domain/names.ts';
 import { serviceErrorOf } from '../helpers/service-error.ts';
 
@@ -277,5 +279,65 @@ describe('PagerDuty connector: what it ignores and refuses', () => {
       expect(write.entity_path.split('/')).toHaveLength(3);
       expect(keyProblem(write.key)).toBeNull();
     }
+  });
+});
+
+describe('PagerDuty connector: an incident larger than an entry', () => {
+  const start = Date.parse('2026-11-21T09:40:00Z');
+  const noteAt = (i: number): string => new Date(start + i * 60_000).toISOString();
+  const size = (value: EntryValue | null): number => Buffer.byteLength(JSON.stringify(value), 'utf8');
+  /** Apply a note delivery to a known incident, as the store does. */
+  const addNote = (current: EntryValue | null, body: string): EntryValue => {
+    const outcome = pagerduty.handle(delivery(body), {}, KNOWN);
+    if (outcome.kind !== 'writes') throw new Error(JSON.stringify(outcome));
+    return (outcome.writes[0] as MappedWrite).update?.(current) as EntryValue;
+  };
+  const notesOf = (value: EntryValue | null) => fields(value).notes as Array<{ id: string; content: string; content_truncated?: true; content_chars?: number }>;
+
+  it('lets the resolution land after ten 60 kB notes, cutting the oldest notes\' texts', () => {
+    // The probe: notes 9 and 10 and then the resolution were refused 413 on every retry.
+    let value = fold([TRIGGERED]);
+    for (let i = 1; i <= 10; i++) {
+      value = addNote(value, annotated(`EV-N${i}`, `PN${i}`, noteAt(i), `${i} `.padEnd(60_000, 'log line: connection pool exhausted; ')));
+      expect(size(value), `note ${i}`).toBeLessThanOrEqual(LIMITS.valueBytes);
+    }
+    const resolved = incidentEvent('01EV-RES-LATE', 'incident.resolved', noteAt(11), { status: 'resolved' });
+    value = fold([resolved], value);
+    expect(size(value)).toBeLessThanOrEqual(LIMITS.valueBytes);
+    expect(value).toMatchObject({ status: 'resolved', resolved_at: noteAt(11) });
+    const notes = notesOf(value);
+    // Every note is kept and counted; the newest whole, the oldest cut to their start.
+    expect(notes.map((n) => n.id)).toEqual(Array.from({ length: 10 }, (_, i) => `PN${i + 1}`));
+    expect(notes.at(-1)?.content).toHaveLength(60_000);
+    expect(notes[0]).toMatchObject({ content_truncated: true, content_chars: 60_000 });
+    expect(notes[0]?.content).toHaveLength(NOTE_PREVIEW_CHARS);
+    expect(fields(value).resolution_note).toHaveLength(60_000);
+    expect(fields(value).notes_omitted).toBeUndefined();
+    // Still idempotent: the same note or event again changes nothing.
+    expect(addNote(value, annotated('EV-N1', 'PN1', noteAt(1), 'x'))).toEqual(value);
+    expect(fold([resolved], value)).toEqual(value);
+  });
+
+  it('keeps 500 notes of 65,536 escaped characters and a crowded timeline within an entry, counting what it leaves out', () => {
+    // Characters JSON writes as \u00XX: six bytes each, the most a note can cost.
+    let value = fold([TRIGGERED]);
+    for (let i = 1; i <= 500; i++) value = addNote(value, annotated(`EV-B${i}`, `PB${i}`, noteAt(i), '\u0007'.repeat(65_536)));
+    expect(size(value)).toBeLessThanOrEqual(LIMITS.valueBytes);
+    const crowd = Array.from({ length: 200 }, (_, k) => ({ id: `PU${k}`, summary: `Responder ${k} `.padEnd(60, '.'), type: 'user_reference' }));
+    for (let i = 1; i <= 60; i++) {
+      value = fold([incidentEvent(`EV-E${i}`, 'incident.escalated', noteAt(500 + i), { status: 'acknowledged', assignees: crowd })], value);
+      expect(size(value), `event ${i}`).toBeLessThanOrEqual(LIMITS.valueBytes);
+    }
+    value = fold([incidentEvent('EV-RES-B', 'incident.resolved', noteAt(600), { status: 'resolved' })], value);
+    expect(size(value)).toBeLessThanOrEqual(LIMITS.valueBytes);
+    const v = fields(value);
+    expect(v).toMatchObject({ status: 'resolved', resolved_at: noteAt(600), triggered_at: '2026-11-21T09:00:00.000Z' });
+    expect(v.resolution_note).toBe('\u0007'.repeat(65_536));
+    const timeline = v.timeline as Array<{ id: string }>;
+    expect(timeline.at(-1)?.id).toBe('EV-RES-B');
+    expect((v.timeline_omitted as number) + timeline.length).toBe(62);
+    expect((v.notes_omitted as number) + notesOf(value).length).toBe(500);
+    // A note it left out, delivered again, is not counted twice.
+    expect(addNote(value, annotated('EV-B1', 'PB1', noteAt(1), 'again'))).toEqual(value);
   });
 });

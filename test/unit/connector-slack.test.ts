@@ -309,3 +309,85 @@ describe('slack connector: deliveries', () => {
     expect(replies[0]).toMatchObject({ text: null, text_omitted: true });
   });
 });
+
+describe('slack connector: a thread longer than an entry', () => {
+  const root = '1763719200.000100';
+  const replyTs = (i: number): string => `${1763719300 + i}.000100`;
+  const userOf = (i: number): string => `U0${String(i % 40).padStart(8, '0')}`;
+  /** What responders write in a busy incident channel: short acknowledgements early, then findings. */
+  const textOf = (i: number): string => (i <= 4_400 ? `ack ${i}` : `reply ${i}: checked the pods, still 500s`);
+  const reply = (i: number, text = textOf(i)) =>
+    callback(message({ ts: replyTs(i), thread_ts: root, user: userOf(i), text, parent_user_id: 'U000000000' }), `Ev${i}`);
+  const threadOf = (store: Map<string, EntryValue>) => objectAt(store, 'comms/slack/C1', `thread-${root}`);
+
+  /**
+   * The thread after its first 4,400 replies (about 500 KB), as the connector stores it
+   * (checked below: its own update leaves it as it is). Built at once because folding every
+   * reply re-reads the whole thread: 4,800 of them take half a minute.
+   */
+  const startingThread = (n: number): EntryValue => ({
+    channel: 'C1', thread_ts: root, started_at: '2025-11-21T10:00:00.000Z', parent_user: 'U000000000', reply_count: n,
+    participants: Array.from({ length: 40 }, (_, i) => userOf(i)), last_reply_ts: replyTs(n), last_reply_at: new Date((1763719300 + n) * 1000).toISOString(),
+    replies: Array.from({ length: n }, (_, k) => ({ ts: replyTs(k + 1), user: userOf(k + 1), bot: false, text: textOf(k + 1), deleted: false, edited_ts: null })),
+  });
+
+  // Then 400 more replies, one delivery each: from about the 4,485th the replies without their
+  // texts alone pass 512 KiB (the probe saw every reply refused with 413 from there on).
+  const store = new Map<string, EntryValue>([[`comms/slack/C1|thread-${root}`, startingThread(4_400)]]);
+  const sizes: number[] = [];
+  for (let i = 4_401; i <= 4_800; i++) {
+    applyTo(store, writesOf(reply(i)));
+    sizes.push(Buffer.byteLength(JSON.stringify(threadOf(store))));
+  }
+
+  it('starts from the thread exactly as the connector stores it', () => {
+    const start = startingThread(4_400);
+    const replay = writesOf(reply(4_400)).find((w) => w.key === `thread-${root}`);
+    expect(replay?.update?.(start)).toEqual(start);
+  });
+
+  it('stays within the entry size limit, leaving out the oldest replies and counting them', () => {
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(LIMITS.valueBytes);
+    const thread = threadOf(store);
+    const replies = thread.replies as Array<{ ts: string; text: string | null }>;
+    expect(thread.reply_count).toBe(4_800);
+    expect(thread.replies_omitted).toBeGreaterThan(0);
+    expect((thread.replies_omitted as number) + replies.length).toBe(4_800);
+    // The newest reply is listed whole; the first one listed follows the last one left out.
+    expect(replies.at(-1)).toMatchObject({ ts: replyTs(4_800), text: textOf(4_800) });
+    expect(replies[0]?.ts).toBe(replyTs((thread.replies_omitted as number) + 1));
+    expect(thread.last_reply_ts).toBe(replyTs(4_800));
+    expect(thread.participants).toHaveLength(40);
+  });
+
+  it('ignores a late change to a reply it left out, and a replay changes nothing', () => {
+    const before = threadOf(store);
+    const edit = writesOf(callback({
+      type: 'message', subtype: 'message_changed', channel: 'C1', event_ts: '1763799999.000100',
+      message: { type: 'message', user: userOf(1), text: 'edited long after', ts: replyTs(1), thread_ts: root, edited: { user: userOf(1), ts: '1763799999.000100' } },
+      previous_message: { type: 'message', user: userOf(1), text: textOf(1), ts: replyTs(1), thread_ts: root },
+    }, 'EvEdit'));
+    expect(edit.find((w) => w.key === `thread-${root}`)?.update?.(before)).toEqual(before);
+    expect(writesOf(reply(4_800)).find((w) => w.key === `thread-${root}`)?.update?.(before)).toEqual(before);
+  });
+
+  it('stays within the limit when every reply comes from a new 256-character user id', () => {
+    // Characters JSON writes as \u00XX: each id takes 1.5 kB, in the reply and among the participants.
+    const hostile = new Map<string, EntryValue>();
+    for (let i = 1; i <= 600; i++) {
+      const user = `${'\u0007'.repeat(250)}${String(i).padStart(6, '0')}`;
+      applyTo(hostile, writesOf(callback(message({ ts: replyTs(i), thread_ts: root, user, text: textOf(4_401), parent_user_id: 'U000000000' }), `EvH${i}`)));
+      expect(Buffer.byteLength(JSON.stringify(threadOf(hostile))), `reply ${i}`).toBeLessThanOrEqual(LIMITS.valueBytes);
+    }
+    expect(threadOf(hostile)).toMatchObject({ reply_count: 600, last_reply_ts: replyTs(600) });
+  });
+
+  it('lists a new reply after a long thread, with the reply count going on', () => {
+    const next = new Map(store);
+    applyTo(next, writesOf(reply(4_801, 'resolved: rolled back')));
+    const thread = threadOf(next);
+    expect(Buffer.byteLength(JSON.stringify(thread))).toBeLessThanOrEqual(LIMITS.valueBytes);
+    expect(thread.reply_count).toBe(4_801);
+    expect((thread.replies as Array<{ text: string | null }>).at(-1)?.text).toBe('resolved: rolled back');
+  });
+});

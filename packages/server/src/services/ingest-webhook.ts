@@ -8,9 +8,12 @@ import { receiveDelivery, type WebhookOutcome } from './receive-delivery.ts';
 
 export type { WebhookOutcome };
 
-/** Refusals of the delivery itself (counted and logged as rejected); anything else is ours or the backend's. */
-const REFUSALS = new Set(['BAD_REQUEST', 'UNAUTHENTICATED', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_FAILED']);
-const STATUS = { BAD_REQUEST: 400, UNAUTHENTICATED: 401, UNSUPPORTED_MEDIA_TYPE: 415, VALIDATION_FAILED: 422 } as Record<string, number>;
+/**
+ * Refusals of the delivery itself (counted and logged as rejected), with the status each is
+ * answered; anything else is ours or the backend's. PAYLOAD_TOO_LARGE: a delivery that maps to
+ * a value past the entry size limit, so a person sees why the provider keeps retrying it.
+ */
+const REFUSALS: Readonly<Record<string, number>> = { BAD_REQUEST: 400, UNAUTHENTICATED: 401, PAYLOAD_TOO_LARGE: 413, UNSUPPORTED_MEDIA_TYPE: 415, VALIDATION_FAILED: 422 };
 
 /** The log's words for what became of a delivery that was not refused. */
 const lineOf = (outcome: WebhookOutcome): { outcome: 'written' | 'duplicate' | 'ignored'; status: number; reason: string | null } => {
@@ -49,7 +52,8 @@ export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: strin
     await log(lineOf(outcome));
     return outcome;
   } catch (error) {
-    if (error instanceof ServiceError && REFUSALS.has(error.code)) await log({ outcome: 'rejected', status: STATUS[error.code] ?? 400, reason: error.message });
+    const refused = error instanceof ServiceError ? { status: REFUSALS[error.code], reason: error.message } : null;
+    if (refused?.status !== undefined) await log({ outcome: 'rejected', status: refused.status, reason: refused.reason });
     throw error;
   }
 };

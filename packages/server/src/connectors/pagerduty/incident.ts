@@ -2,6 +2,7 @@ import type { EntryValue } from '../../domain/entry.ts';
 import type { MappedWrite } from '../connector.ts';
 import { type Fields, earliest, fieldsOf, isoOf, mergeEvent } from '../lifecycle.ts';
 import { pathSegment } from '../parse-json.ts';
+import { countOf, counted, fitIncident, isAmongOmitted, listOf } from './budget.ts';
 import { type NoteFields, withNotes } from './notes.ts';
 import type { Envelope, Incident } from './payloads.ts';
 
@@ -47,29 +48,31 @@ const resolvedAt = (value: Fields): string | null => {
  */
 const applyIncidentEvent = (current: EntryValue | null, event: PdEvent, incident: Incident, notes: readonly NoteFields[]): Fields => {
   const at = isoOf(event.occurred_at) ?? event.occurred_at;
-  const merged = mergeEvent(current, {
-    id: event.id,
-    at,
-    snapshot: snapshotOf(incident),
-    mark: {
-      list: 'timeline',
-      // Responders and priority as of each event: reassignment, escalation and priority
-      // changes stay readable in the timeline after later events replace the snapshot.
-      entry: {
-        id: event.id, event_type: event.event_type, status: incident.status, at, by: event.agent?.summary ?? null,
-        assignees: (incident.assignees ?? []).map((a) => a.summary ?? a.id ?? 'unknown'), priority: incident.priority?.summary ?? null,
-      },
-    },
-  });
   const prior = fieldsOf(current);
+  const timeline = listOf(prior?.timeline);
+  const timelineOmitted = countOf(prior?.timeline_omitted);
+  // Responders and priority as of each event: reassignment, escalation and priority
+  // changes stay readable in the timeline after later events replace the snapshot.
+  const entry = {
+    id: event.id, event_type: event.event_type, status: incident.status, at, by: event.agent?.summary ?? null,
+    assignees: (incident.assignees ?? []).map((a) => a.summary ?? a.id ?? 'unknown'), priority: incident.priority?.summary ?? null,
+  };
+  const marked = !isAmongOmitted(entry, timeline, timelineOmitted);
+  const merged = mergeEvent(current, { id: event.id, at, snapshot: snapshotOf(incident), ...(marked ? { mark: { list: 'timeline', entry } } : {}) });
+  // mergeEvent keeps the newest MAX_TIMELINE entries: count the ones it let go.
+  const added = marked && !timeline.some((t) => t.id === event.id) ? 1 : 0;
+  const letGo = timeline.length + added - listOf(merged.timeline).length;
   const acknowledged = event.event_type === 'incident.acknowledged' || incident.status === 'acknowledged';
-  return withNotes({
+  return fitIncident(withNotes({
     ...merged,
     // Anchors for MTTA / MTTR: first trigger, first acknowledgement, last resolution.
     triggered_at: earliest(prior?.triggered_at, merged.created_at, isoOf(incident.created_at), event.event_type === 'incident.triggered' ? at : null),
     acknowledged_at: earliest(prior?.acknowledged_at, acknowledged ? at : null),
     resolved_at: resolvedAt(merged),
-  }, notes);
+    // A later event's snapshot replaces the fields mergeEvent does not know as lists: carry the counts.
+    ...counted('timeline_omitted', timelineOmitted + letGo),
+    ...counted('notes_omitted', countOf(prior?.notes_omitted)),
+  }, notes));
 };
 
 /** `notes`: annotations held because they arrived before anything else about the incident. */

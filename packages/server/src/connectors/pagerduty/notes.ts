@@ -1,14 +1,17 @@
 import type { EntryValue } from '../../domain/entry.ts';
 import type { Remembered } from '../connector.ts';
 import { type Fields, fieldsOf, MAX_TIMELINE } from '../lifecycle.ts';
-import type { Envelope, Note } from './payloads.ts';
+import { byTimeThenId, countOf, counted, fitIncident, isAmongOmitted } from './budget.ts';
+import { type Envelope, MAX_NOTE_CHARS, type Note } from './payloads.ts';
 
-/** One note as the incident's entry keeps it. */
+/** One note as the incident's entry keeps it (budget.ts may cut an older one's text). */
 export interface NoteFields extends Fields {
   id: string;
   at: string;
   by: string | null;
   content: string;
+  content_truncated?: true;
+  content_chars?: number;
 }
 
 /** The held item or note list entry for an annotation; its id is PagerDuty's note id, else the event's. */
@@ -17,27 +20,46 @@ export const noteOf = (event: Envelope['event'], note: Note): Remembered & { dat
   return { id, data: { id, at: new Date(Date.parse(event.occurred_at)).toISOString(), by: event.agent?.summary ?? null, content: note.content } };
 };
 
+/** A note as this connector builds it; a longer text than PagerDuty sends (a held item an archive brought) is none. */
 export const isNote = (item: unknown): item is NoteFields => {
   const f = fieldsOf(item as EntryValue);
-  return f !== null && typeof f.id === 'string' && typeof f.at === 'string' && typeof f.content === 'string';
+  return f !== null && typeof f.id === 'string' && typeof f.at === 'string' && typeof f.content === 'string' && f.content.length <= MAX_NOTE_CHARS;
 };
 
 /**
  * Add notes to an incident's value: each once (by id), in time order, bounded like the
- * timeline. `resolution_note` is the last note of a resolved incident — responders write the
- * resolution last — and null while it is open. Order-independent and idempotent, so a note
- * and the incident's events converge however they arrive.
+ * timeline (the oldest let go are counted in `notes_omitted`). `resolution_note` is the last
+ * note of a resolved incident — responders write the resolution last — and null while it is
+ * open. Order-independent and idempotent, so a note and the incident's events converge however
+ * they arrive.
  */
 export const withNotes = (value: Fields, added: readonly NoteFields[]): Fields => {
   const known = Array.isArray(value.notes) ? value.notes.filter(isNote) : [];
+  const omitted = countOf(value.notes_omitted);
   const byId = new Map<string, NoteFields>(known.map((n) => [n.id, n]));
-  for (const note of added) if (!byId.has(note.id)) byId.set(note.id, note);
-  const notes = [...byId.values()].sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(-MAX_TIMELINE);
+  for (const note of added) if (!byId.has(note.id) && !isAmongOmitted(note, known, omitted)) byId.set(note.id, note);
+  const all = [...byId.values()].sort(byTimeThenId);
+  const notes = all.slice(-MAX_TIMELINE);
   const last = notes.at(-1);
   // Always last, so the value's shape does not depend on which event arrived first.
-  const { notes: _notes, resolution_note: _note, ...rest } = value;
-  return { ...rest, notes, resolution_note: value.status === 'resolved' && last ? last.content : null };
+  const { notes: _notes, resolution_note: _note, notes_omitted: _omitted, ...rest } = value;
+  return {
+    ...rest,
+    ...counted('notes_omitted', omitted + all.length - notes.length),
+    notes,
+    resolution_note: value.status === 'resolved' && last ? resolutionNoteOf(value, last) : null,
+  };
 };
 
-/** Fold notes into whatever the incident's entry holds now (nothing yet: a value of notes alone). */
-export const applyNotes = (current: EntryValue | null, notes: readonly NoteFields[]): Fields => withNotes(fieldsOf(current) ?? {}, notes);
+/**
+ * The last note's text. When budget.ts had to cut that note's own copy (a long resolution
+ * beside many other notes), the resolution note held so far is still its whole text: keep it.
+ */
+const resolutionNoteOf = (value: Fields, last: NoteFields): string => {
+  const held = value.resolution_note;
+  const whole = last.content_truncated && typeof held === 'string' && held.length === last.content_chars && held.startsWith(last.content);
+  return whole ? held : last.content;
+};
+
+/** Fold notes into whatever the incident's entry holds now (nothing yet: a value of notes alone), within an entry's size. */
+export const applyNotes = (current: EntryValue | null, notes: readonly NoteFields[]): Fields => fitIncident(withNotes(fieldsOf(current) ?? {}, notes));

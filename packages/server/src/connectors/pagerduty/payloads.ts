@@ -55,10 +55,11 @@ export type Incident = z.output<typeof Incident>;
  * `incident.annotated`: the note a responder left (often the resolution). It names its
  * incident by reference only, so the connector files it where that incident's entry lives.
  */
+export const MAX_NOTE_CHARS = 65536;
 export const Note = z.object({
   id: Id.nullish(),
   type: z.literal('incident_note'),
-  content: z.string().max(65536),
+  content: z.string().max(MAX_NOTE_CHARS),
   incident: z.object({ id: Id, summary: z.string().nullish(), html_url: z.string().nullish() }),
 });
 export type Note = z.output<typeof Note>;

@@ -49,7 +49,7 @@ export const connectorRoutes: RoutePlugin = async (app, { deps }) => {
         return { ...result, webhook_url: webhookUrl(request, name, !connector.sendsHeaders, authOn) };
       },
     );
-  action('enable', 'Enable a connector; answers its webhook URL and signing secret (shown once)', enableConnector);
+  action('enable', 'Enable a connector; answers its webhook URL and signing secret (shown once). One already on keeps its secret: a different signing_secret is 409 (rotate-secret replaces it)', enableConnector);
   action('disable', 'Disable a connector', disableConnector);
   action('rotate-secret', 'Replace the signing secret; answers the new one (shown once)', rotateConnectorSecret);
 

@@ -3,16 +3,18 @@ import { NamespaceSchema } from '../../domain/names.ts';
 import { COLLECTIONS } from '../../cortex/cortex-records.ts';
 import { auditCollection } from '../audit-log.ts';
 import { settingsCollection } from '../connector-state.ts';
-import { learnedCollection } from '../connector-memory.ts';
+import { heldCollection, learnedCollection } from '../connector-memory.ts';
 import { teamsCollection } from '../admin/team-records.ts';
 
 /**
  * The record collections of one namespace that an archive carries: what makes the deployment
  * what it is. The record port has no listing of collections (S3 names a collection's folder
  * by its hash), so they are named here; event sources are known from the entries' writers
- * (`external/<source>`). Left out, on purpose: the Cortex's digests, patterns, traces and
- * logs (it recompiles them), its worker heartbeats, the search index's notes, and a
- * connector's held deliveries (in flight, retried by the sender).
+ * (`external/<source>`). A connector's held deliveries are carried: the sender was answered
+ * 202 and never sends them again, while the archive carries their delivery ids, so a held
+ * item left behind would be lost for good. Left out, on purpose: the Cortex's digests,
+ * patterns, traces and logs (it recompiles them), its worker heartbeats and the search
+ * index's notes.
  */
 export const namespaceCollections = (namespace: string, eventSources: Iterable<string>): string[] => {
   const connectors = [...CONNECTORS.keys()];
@@ -22,7 +24,7 @@ export const namespaceCollections = (namespace: string, eventSources: Iterable<s
     auditCollection(namespace),
     `evidence/${namespace}`,
     `connector-stats/${namespace}`,
-    ...connectors.flatMap((c) => [`dedup/${namespace}/${c}`, `delivery-log/${namespace}/${c}`, learnedCollection(namespace, c)]),
+    ...connectors.flatMap((c) => [`dedup/${namespace}/${c}`, `delivery-log/${namespace}/${c}`, learnedCollection(namespace, c), heldCollection(namespace, c)]),
     ...[...eventSources].sort().map((source) => `dedup/${namespace}/events/${source}`),
   ];
 };

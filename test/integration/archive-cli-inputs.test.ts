@@ -137,7 +137,7 @@ describe('cairn import, given what it cannot import', () => {
     const target = join(dir, 'new', 'restored');
     const result = await runCli(['import', archive], { CAIRN_DATA_DIR: target });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toContain(`creating the data directory ${target}\n`);
+    expect(result.stderr).toMatch(/the data directory .* does not exist: the import creates it\n/);
     expect(result.stderr).toMatch(new RegExp(`: ${ENTRIES} entries written`));
   }, 60_000);
 });

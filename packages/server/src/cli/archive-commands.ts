@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { PassThrough, Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
@@ -10,7 +10,7 @@ import { importArchive } from '../services/archive/import-archive.ts';
 import { checkArchive } from '../services/archive/read-archive.ts';
 import { type Config, ConfigError, parseConfig } from '../config.ts';
 import { createLogger } from '../http/logger.ts';
-import { openBackend, type StorageConfig } from '../store/backends.ts';
+import { missingPlaceOf, openBackend, type StorageConfig } from '../store/backends.ts';
 import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import type { OpenBackend } from '../ports/backend.ts';
 import type { Store } from '../ports/store.ts';
@@ -34,38 +34,23 @@ const messageOf = (error: unknown): string => {
   return `${(error as Error).message}${cause ? ` (${cause})` : ''}`;
 };
 
-/** Whether a path exists as a directory, is something else, or is not there. */
-const kindOf = async (path: string): Promise<'directory' | 'other' | 'missing'> => {
-  const stats = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return null;
-    throw error;
-  });
-  return stats === null ? 'missing' : stats.isDirectory() ? 'directory' : 'other';
-};
-
 /**
- * An export reads a filesystem data directory that is there: opening a missing one would
- * create it empty and write an empty archive that looks like a backup (a typo in
- * CAIRN_DATA_DIR, or no CAIRN_DATA_DIR on a machine without the default directory).
+ * An export reads a place that is there: opening a missing data directory would create it
+ * empty and write an empty archive that looks like a backup (a typo in CAIRN_DATA_DIR, or no
+ * CAIRN_DATA_DIR on a machine without the default directory).
  */
-const requireDataDir = async (storage: StorageConfig): Promise<void> => {
-  if (storage.backend !== 'filesystem') return;
-  const named = process.env.CAIRN_DATA_DIR ? 'CAIRN_DATA_DIR' : 'the default, CAIRN_DATA_DIR unset';
-  const kind = await kindOf(storage.dataDir);
-  if (kind === 'missing') {
-    throw new CommandError(`the data directory ${storage.dataDir} (${named}) does not exist: there is nothing to export`, EXIT_USAGE);
-  }
-  if (kind === 'other') throw new CommandError(`the data directory ${storage.dataDir} (${named}) is not a directory`, EXIT_USAGE);
+const requirePlace = async (storage: StorageConfig): Promise<void> => {
+  const missing = await missingPlaceOf(storage);
+  if (missing) throw new CommandError(`${missing}: there is nothing to export`, EXIT_USAGE);
 };
 
 /**
- * An import may make a filesystem data directory: restoring into a new one is how a backup
+ * An import may make the place anew: restoring into a new data directory is how a backup
  * comes back. Said on stderr, so that a typo in CAIRN_DATA_DIR shows.
  */
-const noteNewDataDir = async (storage: StorageConfig): Promise<void> => {
-  if (storage.backend === 'filesystem' && (await kindOf(storage.dataDir)) === 'missing') {
-    process.stderr.write(`creating the data directory ${storage.dataDir}\n`);
-  }
+const noteNewPlace = async (storage: StorageConfig): Promise<void> => {
+  const missing = await missingPlaceOf(storage);
+  if (missing) process.stderr.write(`${missing}: the import creates it\n`);
 };
 
 /**
@@ -163,7 +148,7 @@ const exportTo = async (flags: ExportFlags): Promise<void> => {
     return;
   }
   const config = parseConfig(process.env);
-  await requireDataDir(config.storage);
+  await requirePlace(config.storage);
   await withStore(config, WHEN_LOCKED_EXPORT, async (store) => {
     const namespaces = flags.all ? '*' : [flags.namespace ?? config.namespace];
     await writeOut(flags, async (sink) => {
@@ -188,7 +173,7 @@ const runImport = async (file: string, flags: { progress?: boolean }): Promise<v
   const config = parseConfig(process.env);
   // The archive first: a bad one is refused before anything is opened, created or locked.
   await checkArchiveFile(file);
-  await noteNewDataDir(config.storage);
+  await noteNewPlace(config.storage);
   await withStore(config, WHEN_LOCKED_IMPORT, async (store, backend) => {
     const onLanded = flags.progress ? (n: number) => process.stderr.write(`landed ${n} entries\n`) : undefined;
     let report;

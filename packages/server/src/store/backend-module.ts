@@ -23,6 +23,13 @@ export interface BackendModule<N extends string, E extends z.ZodRawShape, S> {
   open(settings: S, logger: Logger, options?: OpenOptions): Promise<OpenBackend>;
   /** The shared records alone; null when they live inside the one server process. */
   openSharedRecords(settings: S): Promise<SharedRecords | null>;
+  /**
+   * Where opening would make the backend's place anew rather than find it (a data directory
+   * that does not exist is created empty), what is missing, in words; null when it is there,
+   * or the backend cannot tell (a database or bucket is made by its own administration). An
+   * export refuses such a place rather than write an empty archive that looks like a backup.
+   */
+  missingPlace?(settings: S): Promise<string | null>;
 }
 
 /** What the caller will do with an opened backend, so that it can start on it early. */

@@ -51,6 +51,9 @@ export const openSharedRecords = (storage: StorageConfig): Promise<SharedRecords
 /** What the configured backend can do, without opening it. */
 export const capabilitiesOf = (storage: StorageConfig) => moduleOf(storage).capabilities;
 
+/** What is missing where `storage` keeps its data, in words, or null (BackendModule.missingPlace). */
+export const missingPlaceOf = async (storage: StorageConfig): Promise<string | null> => (await moduleOf(storage).missingPlace?.(storage)) ?? null;
+
 /** The backends that several processes can share, with the variable that selects each (for messages). */
 export const sharedBackends = (): string[] =>
   BACKENDS.filter((b) => b.capabilities.sharedAcrossReplicas).map((b) => `${b.name} (${b.selectedBy ?? 'default'})`);

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import type { BackendCapabilities, OpenBackend } from '../../ports/backend.ts';
 import { defineBackend } from '../backend-module.ts';
@@ -38,4 +39,13 @@ export const filesystemBackend = defineBackend({
   },
   // The records live inside the server process that owns the directory.
   openSharedRecords: async () => null,
+  missingPlace: async ({ dataDir }) => {
+    const named = process.env.CAIRN_DATA_DIR ? 'CAIRN_DATA_DIR' : 'the default, CAIRN_DATA_DIR unset';
+    const stats = await stat(dataDir).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    });
+    if (stats === null) return `the data directory ${dataDir} (${named}) does not exist`;
+    return stats.isDirectory() ? null : `the data directory ${dataDir} (${named}) is not a directory`;
+  },
 });

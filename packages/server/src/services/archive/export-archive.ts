@@ -2,6 +2,7 @@ import type { Writable } from 'node:stream';
 import type { Entry } from '../../domain/entry.ts';
 import type { Store } from '../../ports/store.ts';
 import { KEYS } from '../admin/key-records.ts';
+import { AUDIT_COLLECTIONS, auditCollection } from '../audit-log.ts';
 import { VERSION } from '../../version.ts';
 import { RETENTION_POLICIES } from '../retention/retention-policies.ts';
 import { CORTEX_NAMESPACES, eventSourceOf, namespaceCollections } from './collections.ts';
@@ -15,6 +16,8 @@ import { ArchiveWriter } from './write-archive.ts';
  */
 export const SETTLE_MS = 1_000;
 const RECORD_PAGE = 500;
+/** An audit log's collection is this and its namespace. */
+const AUDIT_PREFIX = auditCollection('');
 
 export interface ExportOptions {
   /** The namespaces to export, or `*` for every one. */
@@ -80,6 +83,11 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
   };
 
   const namespaces = new Set(wanted ?? sources.keys());
+  // A namespace may hold records and no entry yet (a connector enabled, a team made): every
+  // such change leaves an audit event, and every audit log is in the audit logs' list.
+  if (!wanted) {
+    for await (const r of records(AUDIT_COLLECTIONS)) if (r.id.startsWith(AUDIT_PREFIX)) namespaces.add(r.id.slice(AUDIT_PREFIX.length));
+  }
   for await (const r of records(KEYS)) {
     const ns = r.data.namespace;
     if (typeof ns !== 'string' || (wanted && !wanted.has(ns))) continue;
@@ -91,10 +99,9 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
     namespaces.add(r.id);
     await writer.line({ type: 'record', collection: CORTEX_NAMESPACES, id: r.id, data: r.data, updated_at: r.updated_at });
   }
-  // Retention policies share one collection, each id led by its namespace (`<namespace>/<path>`).
+  // Retention policies share one collection; each says its namespace (which may hold "/").
   for await (const r of records(RETENTION_POLICIES)) {
-    const ns = r.id.slice(0, r.id.indexOf('/'));
-    if (!namespaces.has(ns)) continue;
+    if (typeof r.data.namespace !== 'string' || !namespaces.has(r.data.namespace)) continue;
     await writer.line({ type: 'record', collection: RETENTION_POLICIES, id: r.id, data: r.data, updated_at: r.updated_at });
   }
   for (const ns of [...namespaces].sort()) {

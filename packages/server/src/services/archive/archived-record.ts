@@ -56,7 +56,7 @@ const nameProblem = (name: string): string | null => {
 export const recordProblem = (collection: string, id: string, data: object): string | null => {
   const named = nameProblem(collection);
   if (named) return `collection ${named}`;
-  if (!isArchivedCollection(collection, [KEYS, RETENTION_POLICIES])) return 'collection is not one an export writes';
+  if (!isArchivedCollection(collection)) return 'collection is not one an export writes';
   const ided = nameProblem(id);
   if (ided) return `id ${ided}`;
   const idShape = idShapeOf(collection);

@@ -5,6 +5,8 @@ import { auditCollection } from '../audit-log.ts';
 import { settingsCollection } from '../connector-state.ts';
 import { heldCollection, learnedCollection } from '../connector-memory.ts';
 import { teamsCollection } from '../admin/team-records.ts';
+import { KEYS } from '../admin/key-records.ts';
+import { RETENTION_POLICIES } from '../retention/retention-policies.ts';
 
 /**
  * The record collections of one namespace that an archive carries: what makes the deployment
@@ -32,14 +34,16 @@ export const namespaceCollections = (namespace: string, eventSources: Iterable<s
 /** The Cortex's list of namespaces it has seen, so a restart on the target catches up on them. */
 export const CORTEX_NAMESPACES = COLLECTIONS.namespaces;
 
+/** The collections an export carries that belong to no one namespace (export-archive.ts). */
+const SHARED_COLLECTIONS: readonly string[] = [KEYS, RETENTION_POLICIES, CORTEX_NAMESPACES];
+
 /**
- * Whether an export writes records of `collection`: the shared ones (keys, retention policies,
- * the Cortex's namespaces; export-archive.ts) or one of a namespace's (above). An import takes
- * no other, so an archive cannot plant records the server's own code would trip over (the
- * Cortex's digests and traces, which it recompiles instead).
+ * Whether an export writes records of `collection`: a shared one or one of a namespace's
+ * (above). An import takes no other, so an archive cannot plant records the server's own code
+ * would trip over (the Cortex's digests and traces, which it recompiles instead).
  */
-export const isArchivedCollection = (collection: string, shared: readonly string[]): boolean => {
-  if (shared.includes(collection) || collection === CORTEX_NAMESPACES) return true;
+export const isArchivedCollection = (collection: string): boolean => {
+  if (SHARED_COLLECTIONS.includes(collection)) return true;
   // `<kind>/<namespace>[/<more>]`, and a namespace may itself hold "/": try each place it could end.
   const start = collection.indexOf('/') + 1;
   if (start === 0) return false;

@@ -4,6 +4,7 @@ import { CairnError } from 'cairn-memory-client';
 import type { EntryValue, WriteRequest } from 'cairn-memory-client';
 import { ConfigError } from '../config.ts';
 import { clientOptionsFrom } from './client-env.ts';
+import { EXIT_REFUSED, EXIT_USAGE } from './command-exit.ts';
 import { briefingText, entriesTable, entryDetail, oneLine, preview, table, versionsTable } from './render.ts';
 
 const AS_OF_HELP = 'as of this past ISO time: from the versions current then';
@@ -58,9 +59,9 @@ const where = (entityPath: string, key: string): string => `${entityPath} / ${ke
 
 /** Exit codes: 0 done, 1 the server refused or failed, 2 bad usage or configuration, 3 not found. */
 const exitCodeOf = (error: unknown): number => {
-  if (error instanceof ConfigError || error instanceof InvalidArgumentError) return 2;
+  if (error instanceof ConfigError || error instanceof InvalidArgumentError) return EXIT_USAGE;
   if (error instanceof CairnError && error.code === 'NOT_FOUND') return 3;
-  return 1;
+  return EXIT_REFUSED;
 };
 
 const fail = (error: unknown, json: boolean): void => {

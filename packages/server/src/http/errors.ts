@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_STATUS, ServiceError } from '../domain/errors.ts';
 import { codeForStatus, errorBody } from './error-body.ts';
+import { targetPath } from './entry-url.ts';
 
 /** Fastify's own request errors, each mapped to the SPEC §4 code a client can act on. */
 const FASTIFY_CODES: Record<string, { status: number; message?: string }> = {
@@ -46,7 +47,7 @@ const answerError = (error: FastifyError, request: FastifyRequest, reply: Fastif
 export const registerErrorHandlers = (app: FastifyInstance): void => {
   app.setErrorHandler(answerError);
   app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send(errorBody('NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`, request.id)),
+    reply.status(404).send(errorBody('NOT_FOUND', `no route for ${request.method} ${targetPath(request.url)}`, request.id)),
   );
 };
 

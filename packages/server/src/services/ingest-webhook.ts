@@ -1,6 +1,6 @@
 import type { Connector, Delivery } from '../connectors/connector.ts';
 import { connectorNamed } from '../connectors/registry.ts';
-import { ServiceError } from '../domain/errors.ts';
+import { ERROR_STATUS, type ErrorCode, ServiceError } from '../domain/errors.ts';
 import { requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { connectorState } from './connector-state.ts';
@@ -13,7 +13,7 @@ export type { WebhookOutcome };
  * answered; anything else is ours or the backend's. PAYLOAD_TOO_LARGE: a delivery that maps to
  * a value past the entry size limit, so a person sees why the provider keeps retrying it.
  */
-const REFUSALS: Readonly<Record<string, number>> = { BAD_REQUEST: 400, UNAUTHENTICATED: 401, PAYLOAD_TOO_LARGE: 413, UNSUPPORTED_MEDIA_TYPE: 415, VALIDATION_FAILED: 422 };
+const REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['BAD_REQUEST', 'UNAUTHENTICATED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_FAILED']);
 
 /** The log's words for what became of a delivery that was not refused. */
 const lineOf = (outcome: WebhookOutcome): { outcome: 'written' | 'duplicate' | 'ignored'; status: number; reason: string | null } => {
@@ -52,8 +52,7 @@ export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: strin
     await log(lineOf(outcome));
     return outcome;
   } catch (error) {
-    const refused = error instanceof ServiceError ? { status: REFUSALS[error.code], reason: error.message } : null;
-    if (refused?.status !== undefined) await log({ outcome: 'rejected', status: refused.status, reason: refused.reason });
+    if (error instanceof ServiceError && REFUSALS.has(error.code)) await log({ outcome: 'rejected', status: ERROR_STATUS[error.code], reason: error.message });
     throw error;
   }
 };

@@ -44,8 +44,10 @@ export const SecretInput = z
   .object({ signing_secret: FreeTextSchema(512).min(16).optional().describe("The provider's signing secret, when the provider issues it (PagerDuty, Slack).") })
   .strict();
 
-export const secretFor = (connector: Connector, raw: unknown): string => {
-  const given = parseInput(SecretInput, raw ?? {}).signing_secret;
+/** The signing secret a request body gives, if any; a body of another shape is refused (422). */
+export const givenSecret = (raw: unknown): string | undefined => parseInput(SecretInput, raw ?? {}).signing_secret;
+
+export const secretFor = (connector: Connector, given: string | undefined): string => {
   if (given) return given;
   if (connector.issuesOwnSecret) {
     throw new ServiceError('VALIDATION_FAILED', `${connector.title} issues its own signing secret: pass it as signing_secret`, {

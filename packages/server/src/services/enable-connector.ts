@@ -1,12 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { connectorNamed } from '../connectors/registry.ts';
 import { ServiceError } from '../domain/errors.ts';
-import { parseInput } from '../domain/parse-input.ts';
 import { recordAudit } from './audit-log.ts';
 import { requireScope, requireWholeNamespace } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { noteSealed, requireSecretBox } from './secrets/secret-keys.ts';
-import { connectorState, SecretInput, secretFor, settingsCollection } from './connector-state.ts';
+import { connectorState, givenSecret, secretFor, settingsCollection } from './connector-state.ts';
 
 export interface EnabledConnector {
   name: string;
@@ -27,7 +26,7 @@ export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: str
   // Its events become entries anywhere in the namespace.
   requireWholeNamespace(ctx, "a connector's settings");
   const connector = connectorNamed(name);
-  const given = parseInput(SecretInput, raw ?? {}).signing_secret;
+  const given = givenSecret(raw);
   const state = await connectorState(deps, ctx.namespace, connector);
   if (state.managedBy === 'config') {
     throw new ServiceError('CONFLICT', `${name} is enabled by CAIRN_CONNECTOR_${name.toUpperCase()}_SECRET; change it there`);
@@ -36,7 +35,7 @@ export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: str
     if (given !== undefined && !sameSecret(given, state.secret ?? '')) throw otherSecret(name);
     return { name, enabled: true, signing_secret: null };
   }
-  const secret = secretFor(connector, raw);
+  const secret = secretFor(connector, given);
   const box = requireSecretBox(deps.config);
   const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
   await deps.store.putRecord(settingsCollection(ctx.namespace), name, {

@@ -4,7 +4,7 @@ import { recordAudit } from './audit-log.ts';
 import { requireScope, requireWholeNamespace } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { noteSealed, requireSecretBox } from './secrets/secret-keys.ts';
-import { connectorState, secretFor, settingsCollection } from './connector-state.ts';
+import { connectorState, givenSecret, secretFor, settingsCollection } from './connector-state.ts';
 import type { EnabledConnector } from './enable-connector.ts';
 
 /** Replace an enabled connector's signing secret; the old one stops verifying at once. */
@@ -19,7 +19,7 @@ export const rotateConnectorSecret = async (deps: ServiceDeps, ctx: Context, nam
   }
   if (!state.enabled) throw new ServiceError('CONFLICT', `${name} is not enabled; enable it first`);
   const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
-  const secret = secretFor(connector, raw);
+  const secret = secretFor(connector, givenSecret(raw));
   const box = requireSecretBox(deps.config);
   await deps.store.putRecord(settingsCollection(ctx.namespace), name, {
     ...record?.data,

@@ -1,4 +1,4 @@
-import { LIMITS } from '../../domain/limits.ts';
+import { VALUE_BUDGET, bytesOf, keepWholeNewestFirst } from '../value-budget.ts';
 import type { Fields } from '../lifecycle.ts';
 
 /**
@@ -9,15 +9,11 @@ import type { Fields } from '../lifecycle.ts';
  * state in Cairn for ever.
  */
 
-/** Room left for what the sums below do not see: the counts they add, the braces around lists. */
-const BUDGET = LIMITS.valueBytes - 4096;
 /** What an older note keeps of its text once the whole of it does not fit: enough to tell what it was. */
 export const NOTE_PREVIEW_CHARS = 200;
 
 /** The counts of what the value leaves out, named as the value names them. */
 export type OmittedCount = 'timeline_omitted' | 'notes_omitted';
-
-const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
 export const listOf = (value: unknown): Fields[] =>
   Array.isArray(value) ? value.filter((item): item is Fields => item !== null && typeof item === 'object' && !Array.isArray(item)) : [];
@@ -67,30 +63,15 @@ const previewOf = (note: Fields): Fields => {
  * that event: the next one builds on the value stored before it.
  */
 export const fitIncident = (value: Fields): Fields => {
-  if (bytesOf(value) <= BUDGET) return value;
+  if (bytesOf(value) <= VALUE_BUDGET) return value;
   const notes = listOf(value.notes);
   const newest = notes.at(-1);
   const resolvedBy = newest !== undefined && value.resolution_note === newest.content;
   const previews = notes.map((note) => (note === newest && !resolvedBy ? note : previewOf(note)));
   const skeleton = { ...value, notes: previews };
-  const left = BUDGET - bytesOf(skeleton);
-  if (left >= 0) return { ...value, notes: keepWholeTexts(notes, previews, left) };
+  const left = VALUE_BUDGET - bytesOf(skeleton);
+  if (left >= 0) return { ...value, notes: keepWholeNewestFirst(notes, previews, left) };
   return leaveOutOldest(skeleton, -left);
-};
-
-/** Whole note texts back in, newest first, while they fit in `left` bytes. */
-const keepWholeTexts = (notes: readonly Fields[], previews: readonly Fields[], left: number): Fields[] => {
-  const kept = [...previews];
-  for (let i = notes.length - 1; i >= 0; i--) {
-    const [whole, preview] = [notes[i], previews[i]];
-    if (!whole || whole === preview) continue;
-    const extra = bytesOf(whole) - bytesOf(preview);
-    if (extra <= left) {
-      kept[i] = whole;
-      left -= extra;
-    }
-  }
-  return kept;
 };
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { EntryValue } from '../../domain/entry.ts';
-import { LIMITS } from '../../domain/limits.ts';
+import { VALUE_BUDGET, bytesOf, keepWholeNewestFirst } from '../value-budget.ts';
 import { type Revision, supersedes } from './revisions.ts';
 import { compareTs, SLACK_TS, tsToIso } from './timestamps.ts';
 
@@ -29,16 +29,12 @@ const StoredThread = z.object({
   replies: z.array(StoredReply),
 });
 
-/** Room left for what the sums below do not see: the count they add, the brackets of the list. */
-const BUDGET = LIMITS.valueBytes - 4096;
 /**
  * Bytes of participants listed at most (some 4,000 real Slack user ids). They outlive the
  * replies a long thread leaves out, so without a bound a thread of ever new user ids (up to
  * 256 characters each) would outgrow its entry after all.
  */
 const PARTICIPANT_BYTES = 64 * 1024;
-
-const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
 /**
  * The thread so far after one reply is posted, edited or deleted. Replies are keyed by ts
@@ -112,24 +108,14 @@ const smallestOf = (reply: Reply): Reply => {
  */
 const withinBudget = (thread: Record<string, unknown>, omitted: number, replies: Reply[]): EntryValue => {
   const whole = { ...thread, ...(omitted > 0 ? { replies_omitted: omitted } : {}), replies };
-  if (bytesOf(whole) <= BUDGET) return whole;
+  if (bytesOf(whole) <= VALUE_BUDGET) return whole;
   const smallest = replies.map(smallestOf);
-  let over = bytesOf({ ...thread, replies_omitted: omitted, replies: smallest }) - BUDGET;
+  let over = bytesOf({ ...thread, replies_omitted: omitted, replies: smallest }) - VALUE_BUDGET;
   let cut = 0;
   for (; over > 0 && cut < replies.length; cut++) over -= bytesOf(smallest[cut]) + 1; // and its comma
   // A deleted reply left out is no reply: only the live ones are counted.
   const leftOut = omitted + replies.slice(0, cut).filter((r) => !r.deleted).length;
   const shown = { ...thread, ...(leftOut > 0 ? { replies_omitted: leftOut } : {}) };
   const listed = smallest.slice(cut);
-  let left = BUDGET - bytesOf({ ...shown, replies: listed });
-  for (let i = listed.length - 1; i >= 0; i--) {
-    const [reply, withText] = [listed[i], replies[cut + i]];
-    if (!reply || !withText || reply === withText) continue;
-    const extra = bytesOf(withText) - bytesOf(reply);
-    if (extra <= left) {
-      listed[i] = withText;
-      left -= extra;
-    }
-  }
-  return { ...shown, replies: listed };
+  return { ...shown, replies: keepWholeNewestFirst(replies.slice(cut), listed, VALUE_BUDGET - bytesOf({ ...shown, replies: listed })) };
 };

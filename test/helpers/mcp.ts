@@ -28,6 +28,32 @@ export const connectStdio = async (baseUrl: string, key?: string, stderr?: strin
   return client;
 };
 
+/**
+ * `cairn mcp` (stdio) launched as connectStdio does, spoken to in raw JSON-RPC: `ask` sends one
+ * request as given, which the SDK's client would refuse to send, and resolves with its answer.
+ */
+export const rawStdio = async (baseUrl: string, key?: string): Promise<{ ask: (request: { id: number | string; [field: string]: unknown }) => Promise<any>; close: () => Promise<void> }> => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...CLI_ARGS, 'mcp'],
+    env: { PATH: process.env.PATH ?? '', CAIRN_HTTP_URL: baseUrl, ...(key ? { CAIRN_API_KEY: key } : {}) },
+    stderr: 'pipe',
+  });
+  const waiting = new Map<number | string, (answer: unknown) => void>();
+  transport.onmessage = (message) => {
+    if ('id' in message && message.id !== undefined) waiting.get(message.id)?.(message);
+  };
+  await transport.start();
+  return {
+    ask: (request) =>
+      new Promise((resolve, reject) => {
+        waiting.set(request.id, resolve);
+        transport.send(request as never).catch(reject);
+      }),
+    close: () => transport.close(),
+  };
+};
+
 export interface ToolAnswer {
   isError: boolean;
   /** The structured result (or, for a tool error, `{error: {...}}`). */

@@ -7,7 +7,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNAUTHENTICATED_RPC_CODE } from '../../packages/server/src/mcp/tool-result.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
-import { callTool, connectHttp, connectStdio } from '../helpers/mcp.ts';
+import { callTool, connectHttp, connectStdio, rawStdio } from '../helpers/mcp.ts';
 import { mcpScenarios } from './mcp-scenarios.ts';
 
 const KEY = 'mcp-test-key-0123456789';
@@ -266,6 +266,38 @@ describe('cairn mcp (stdio, forwarding to CAIRN_HTTP_URL)', () => {
     expect(viaStdio.body.similar[0]).toMatchObject({ entry: { key: 'plan' } });
     expect(viaHttp.body.similar).toEqual(viaStdio.body.similar);
     await http.close();
+  });
+
+  it('answers an initialize, tools/list or tools/call with params it cannot take -32602, as /mcp does, and goes on serving', async () => {
+    const raw = await rawStdio(cairn.url, KEY);
+    const viaHttp = async (request: unknown) =>
+      (await fetch(`${cairn.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-cairn-api-key': KEY },
+        body: JSON.stringify(request),
+      })).json();
+    try {
+      const wrong: Array<[string, unknown, RegExp]> = [
+        ['initialize', {}, /^Invalid params: initialize .*protocolVersion/],
+        ['initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 7 } }, /^Invalid params: initialize .*clientInfo/],
+        ['tools/list', { cursor: 5 }, /^Invalid params: tools\/list .*cursor/],
+        ['tools/call', { name: 'memory_read', arguments: [] }, /^Invalid params: "arguments"/],
+      ];
+      for (const [method, params, message] of wrong) {
+        const request = { jsonrpc: '2.0', id: 3, method, params };
+        const answer = await raw.ask(request);
+        const label = `${method} ${JSON.stringify(params)}`;
+        expect(answer, label).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32602, message: expect.stringMatching(message) } });
+        expect(answer.error.message.length, label).toBeLessThan(200);
+        expect(answer, label).toEqual(await viaHttp(request));
+      }
+      // The process is still there, and answers a well-formed session.
+      const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } };
+      expect(await raw.ask({ jsonrpc: '2.0', id: 4, method: 'initialize', params: init })).toMatchObject({ id: 4, result: { serverInfo: { name: 'cairn' } } });
+      expect((await raw.ask({ jsonrpc: '2.0', id: 5, method: 'tools/list' })).result.tools.length).toBeGreaterThan(0);
+    } finally {
+      await raw.close();
+    }
   });
 
   it('reports a wrong or missing CAIRN_API_KEY as a protocol error, not a tool result', async () => {

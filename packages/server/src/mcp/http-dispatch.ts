@@ -1,11 +1,10 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { z } from 'zod';
 import {
-  ErrorCode, InitializeRequestSchema, type JSONRPCMessage, JSONRPCMessageSchema, type JSONRPCRequest, ListToolsRequestSchema, McpError,
-  SUPPORTED_PROTOCOL_VERSIONS, isInitializeRequest, isJSONRPCRequest,
+  ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema, type JSONRPCRequest, McpError, SUPPORTED_PROTOCOL_VERSIONS, isInitializeRequest, isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type CallScope, callTool } from './call-tool.ts';
+import { refuseInvalidParams } from './invalid-params.ts';
 import type { ToolDefinition } from './tool.ts';
 
 /** What an HTTP POST to `/mcp` is answered: a status and a JSON body (none for 202). */
@@ -20,47 +19,6 @@ const MAX_BATCH = 100;
 const refusal = (status: number, code: number, message: string): McpAnswer => ({ status, body: { jsonrpc: '2.0', error: { code, message }, id: null } });
 
 const isCancellation = (message: JSONRPCMessage): boolean => 'method' in message && message.method === 'notifications/cancelled';
-
-const INVALID_PARAMS = -32602;
-const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/**
- * Why a tools/call cannot be a call, or null. The SDK would refuse these too, but as an
- * internal error (-32603) carrying its schema library's message: the caller's mistake is
- * named here as one (-32602), as the JSON-RPC spec asks.
- */
-const invalidToolCall = (message: JSONRPCMessage): string | null => {
-  if (!('method' in message) || message.method !== 'tools/call') return null;
-  const params = (message as { params?: unknown }).params;
-  if (!isObject(params)) return 'Invalid params: tools/call needs a params object';
-  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
-  if (typeof name !== 'string') return 'Invalid params: "name" must be the tool\'s name';
-  if (args !== undefined && !isObject(args)) return 'Invalid params: "arguments" must be an object';
-  return null;
-};
-
-/**
- * The requests with params the SDK's server answers here (its own initialize; tools/list,
- * server.ts), by method, with the schema it checks them against: a request that fails it
- * would be answered -32603 carrying the schema library's whole report. (A ping's only params,
- * `_meta`, are checked with the message itself.)
- */
-const SERVER_REQUESTS = new Map<string, z.ZodType>([
-  ['initialize', InitializeRequestSchema],
-  ['tools/list', ListToolsRequestSchema],
-]);
-
-/**
- * Why a request for the SDK's server has params it would refuse, or null: as for tools/call,
- * named as the caller's mistake (-32602), by the first thing wrong
- * (`Invalid params: initialize params.protocolVersion: …`).
- */
-const invalidServerRequest = (message: JSONRPCRequest): string | null => {
-  const parsed = SERVER_REQUESTS.get(message.method)?.safeParse(message);
-  if (!parsed || parsed.success) return null;
-  const issue = parsed.error.issues[0];
-  return `Invalid params: ${message.method} ${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'params are not what it takes'}`;
-};
 
 /**
  * The SDK's test, after a look at the method: for any other message its schema parse fails,
@@ -160,9 +118,9 @@ export class McpDispatcher implements Transport {
         this.onmessage?.(message, extra);
         continue;
       }
-      const invalid = invalidToolCall(message) ?? invalidServerRequest(message);
-      if (invalid) {
-        answers.push(Promise.resolve({ jsonrpc: '2.0', id: message.id, error: { code: INVALID_PARAMS, message: invalid } } as JSONRPCMessage));
+      const refused = refuseInvalidParams(message);
+      if (refused) {
+        answers.push(Promise.resolve(refused));
         continue;
       }
       if (message.method === 'tools/call') {
@@ -178,7 +136,7 @@ export class McpDispatcher implements Transport {
     return { status: 200, body: replies.length === 1 ? replies[0] : replies };
   }
 
-  /** A tools/call that invalidToolCall let through, answered with the caller's own id. */
+  /** A tools/call that refuseInvalidParams let through, answered with the caller's own id. */
   private async answerToolCall(message: JSONRPCRequest, scope: CallScope): Promise<JSONRPCMessage> {
     const { name, arguments: args } = message.params as { name: string; arguments?: Record<string, unknown> };
     try {

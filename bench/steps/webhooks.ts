@@ -1,9 +1,9 @@
-import { type WebhookBench, benchWebhooks } from '../webhooks.ts';
+import { type WebhookBench, WARM_UP_SECONDS, benchWebhooks } from '../webhooks.ts';
 import type { Step } from '../lib/step.ts';
 
 export const webhooksStep: Step<WebhookBench> = {
   key: 'webhooks',
-  title: () => 'webhooks: signed GitHub pull_request deliveries, distinct delivery ids, 50 connections (filesystem, then PostgreSQL)',
+  title: () => `webhooks: signed GitHub pull_request deliveries, distinct delivery ids, 50 connections, measured after ${WARM_UP_SECONDS} s of the same load (filesystem, then PostgreSQL)`,
   async run(ctx) {
     const w = await benchWebhooks(ctx.seconds, (backend) => ctx.progress(`wrk, ${backend}`));
     const lines = [

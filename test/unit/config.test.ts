@@ -49,6 +49,15 @@ describe('configuration', () => {
     expect(() => parseConfig({ CAIRN_SEARCH_LEXICON: 'no' })).toThrow(/CAIRN_SEARCH_LEXICON: expected on \(the default\) or off/);
   });
 
+  it('bounds receiving a request by CAIRN_REQUEST_TIMEOUT_MS, 30 s unless set, and refuses a value under a second', () => {
+    expect(parseConfig({}).requestTimeoutMs).toBe(30_000);
+    expect(parseConfig({ CAIRN_REQUEST_TIMEOUT_MS: '2000' }).requestTimeoutMs).toBe(2000);
+    expect(() => parseConfig({ CAIRN_REQUEST_TIMEOUT_MS: '999' })).toThrow(/CAIRN_REQUEST_TIMEOUT_MS: expected at least 1000/);
+    expect(() => parseConfig({ CAIRN_REQUEST_TIMEOUT_MS: '0' })).toThrow(/CAIRN_REQUEST_TIMEOUT_MS: expected at least 1000/);
+    expect(() => parseConfig({ CAIRN_REQUEST_TIMEOUT_MS: '30s' })).toThrow(/CAIRN_REQUEST_TIMEOUT_MS: expected a whole number/);
+    expect(() => parseConfig({ CAIRN_REQUEST_TIMEOUT_MS: '3600001' })).toThrow(/CAIRN_REQUEST_TIMEOUT_MS: expected at most 3600000/);
+  });
+
   it('lets flags win over the environment and reads lists and connector secrets', () => {
     const config = parseConfig(
       { CAIRN_PORT: '9000', CAIRN_API_KEYS: ' key-aaaaaaaa , key-bbbbbbbb ,', CAIRN_CONNECTOR_GITHUB_SECRET: 's3cr3t', CAIRN_CONNECTOR_SLACK_CHANNELS: 'C1,C2' },

@@ -26,6 +26,8 @@ const BaseEnv = z.object({
   CAIRN_CORTEX_DEBOUNCE_MS: integer(0, 3_600_000, 3000),
   CAIRN_RATE_LIMIT_RPM: integer(0, 100_000_000, 6000),
   CAIRN_MAX_CONCURRENT: integer(1, 1_000_000, 1024),
+  // At least a second: Node looks for late requests once a second (http/request-timeout.ts).
+  CAIRN_REQUEST_TIMEOUT_MS: integer(1000, 3_600_000, 30_000),
   CAIRN_CONNECTOR_SLACK_CHANNELS: list,
   CAIRN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CAIRN_SSE_KEEPALIVE_MS: integer(100, 600_000, 15_000),
@@ -56,6 +58,8 @@ const settingsOf = (e: z.output<typeof BaseEnv>, env: Record<string, string | un
   rateLimitRpm: e.CAIRN_RATE_LIMIT_RPM,
   /** Requests in flight beyond which the server answers 503. */
   maxConcurrent: e.CAIRN_MAX_CONCURRENT,
+  /** How long a client has to send a whole request, headers and body, before it is answered 408. */
+  requestTimeoutMs: e.CAIRN_REQUEST_TIMEOUT_MS,
   slackChannels: Object.freeze(e.CAIRN_CONNECTOR_SLACK_CHANNELS) as readonly string[],
   logLevel: e.CAIRN_LOG_LEVEL,
   sseKeepAliveMs: e.CAIRN_SSE_KEEPALIVE_MS,

@@ -5,7 +5,7 @@ import { LIMITS } from '../domain/limits.ts';
 import { KeyResolver } from '../services/admin/key-resolver.ts';
 import { VERSION } from '../version.ts';
 import { HttpDrain } from './drain.ts';
-import { answerClientError } from './client-errors.ts';
+import { clientErrorAnswerer } from './client-errors.ts';
 import { answerFrameworkError, registerErrorHandlers } from './errors.ts';
 import { LoadLimits } from './load-limits.ts';
 import type { AppParts, HttpContext, RoutePlugin } from './http-context.ts';
@@ -55,12 +55,12 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
     requestIdHeader: false,
     genReqId: requestIdOf,
     // A client that stalls while sending its request is cut off (request-timeout.ts).
-    ...requestTimeoutOptions,
+    ...requestTimeoutOptions(config.requestTimeoutMs),
     // Errors raised before any route is found (a malformed URL) and by Node's HTTP parser
     // (a malformed request, headers too large, the timeout above) get the same error body as
     // the rest (SPEC §4).
     frameworkErrors: answerFrameworkError,
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: clientErrorAnswerer(config.requestTimeoutMs),
     routerOptions: { maxParamLength: 4096 },
     // While closing, a request arriving on an open connection is served (with Connection:
     // close) rather than refused with fastify's own 503 body: it is already here, the store is

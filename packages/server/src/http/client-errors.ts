@@ -3,13 +3,15 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { codeForStatus, errorBody } from './error-body.ts';
 import { nextRequestId } from './request-ids.ts';
-import { REQUEST_TIMEOUT_MS } from './request-timeout.ts';
 
-/** The status and message for a request Node's HTTP parser refused, by the parser's error code. */
-const refusalOf = (error: NodeJS.ErrnoException & { reason?: unknown }): { status: number; message: string } => {
+/**
+ * The status and message for a request Node's HTTP parser refused, by the parser's error code;
+ * `timeoutMs` is the request timeout (CAIRN_REQUEST_TIMEOUT_MS).
+ */
+const refusalOf = (error: NodeJS.ErrnoException & { reason?: unknown }, timeoutMs: number): { status: number; message: string } => {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, message: `the request was not received within ${REQUEST_TIMEOUT_MS / 1000} s` };
+      return { status: 408, message: `the request was not received within ${timeoutMs / 1000} s` };
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, message: `the request's headers are larger than ${maxHeaderSize / 1024} KiB` };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
@@ -22,25 +24,26 @@ const refusalOf = (error: NodeJS.ErrnoException & { reason?: unknown }): { statu
 
 /**
  * Requests Node's HTTP parser refuses before fastify sees them (a malformed request line or
- * header, framing that does not add up, headers over Node's limit, a request not received in
- * time): answered with the error body of SPEC §4 and a request id, as fastify's option
- * `clientErrorHandler`, instead of fastify's own body. As Node's own handler does, nothing is
- * written once a response on the connection has begun (it would corrupt it), and the
- * connection is closed: what follows on it cannot be trusted to be a request.
+ * header, framing that does not add up, headers over Node's limit, a request not received
+ * within `timeoutMs`): answered with the error body of SPEC §4 and a request id, as fastify's
+ * option `clientErrorHandler`, instead of fastify's own body. As Node's own handler does,
+ * nothing is written once a response on the connection has begun (it would corrupt it), and
+ * the connection is closed: what follows on it cannot be trusted to be a request.
  */
-export function answerClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
-  // The client went away: there is no one to answer.
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) {
-    const id = nextRequestId();
-    const { status, message } = refusalOf(error);
-    const body = JSON.stringify(errorBody(codeForStatus(status), message, id));
-    this.log.info({ request_id: id, status, code: error.code }, 'request refused by the HTTP parser');
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  }
-  socket.destroy();
-}
+export const clientErrorAnswerer = (timeoutMs: number) =>
+  function answerClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+    // The client went away: there is no one to answer.
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (socket.writable && !inFlight?.headersSent) {
+      const id = nextRequestId();
+      const { status, message } = refusalOf(error, timeoutMs);
+      const body = JSON.stringify(errorBody(codeForStatus(status), message, id));
+      this.log.info({ request_id: id, status, code: error.code }, 'request refused by the HTTP parser');
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy();
+  };

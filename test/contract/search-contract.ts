@@ -150,6 +150,10 @@ export const describeSearchContract = (server: () => Cairn): void => {
       await write({ entity_path: path, key: 'b', value: `${word} pool of connections` });
       await expect.poll(async () => (await keys({ query: `${word.slice(0, -2)}*`, mode: 'text', entity_path: path })).sort(), { timeout: 5000 }).toEqual(['a', 'b']);
       expect(await keys({ query: `"connection pool"`, mode: 'text', entity_path: path })).toEqual(['a']);
+      // A camelCase prefix is cut into words as the text was (OOMKilled: "oom", "kill"), so
+      // `SigKill*` is a prefix of the "kill" of OOMKilled ("sig" is in no entry).
+      await write({ entity_path: path, key: 'c', value: `${word} pods OOMKilled overnight` });
+      await expect.poll(async () => keys({ query: 'SigKill*', mode: 'text', entity_path: path }), { timeout: 5000 }).toEqual(['c']);
       // A quote that holds no word (as typed into a search box, unclosed) is no phrase. Every
       // mode answers; vectors may still be on their way (PostgreSQL's indexer), so only the
       // modes with text are held to finding the entry.

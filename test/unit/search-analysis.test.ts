@@ -68,6 +68,13 @@ describe('search analysis', () => {
     expect(tsqueryOf(q)).toBe("('retri' | 'connect' | 'pool' | 'deploy':* | 'deploi':*) & ('connect' <1> 'pool')");
   });
 
+  it('cuts a prefix\'s words as text is cut, so a camelCase prefix finds the last part it names', () => {
+    // OOMKilled is indexed as "oom" and "kill": the prefix is of the last part, the parts before it are words.
+    expect(parseQuery('OOMKill*')).toMatchObject({ terms: ['oom'], prefixes: [['kill']] });
+    expect(parseQuery('ConnectionPoolExhaust*')).toMatchObject({ terms: ['connect', 'pool'], prefixes: [['exhaust']] });
+    expect(parseQuery('Kafka*').prefixes).toEqual([['kafka']]);
+  });
+
   it('drops the words that frame a question from its terms, never from phrases nor from other queries', () => {
     const q = (text: string) => parseQuery(text, { questions: true }).terms;
     expect(q('What kind of dog does Tom have?')).toEqual(['dog', 'tom']);

@@ -1,5 +1,5 @@
 import type { ParsedQuery, Phrase } from '../ports/search-index.ts';
-import { STOP_WORDS, type Token, analyze, foldWord, termOf, words } from './analyzer.ts';
+import { STOP_WORDS, type Token, analyze, termOf, words } from './analyzer.ts';
 import { isFrameWord, isQuestion } from './question.ts';
 
 const PART = /"([^"]*)"?|(\S+)/g;
@@ -43,8 +43,8 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
       const stem = word.slice(0, -1);
       const folded = analyze(stem).filter((t) => !t.overlap).map((t) => t.term);
       // `deploy*`: stems are not prefixes of their words ("deploy" → "deploi"), so try both.
-      const raw = [...stem.matchAll(/[\p{L}\p{N}]+/gu)].map((m) => foldWord(m[0]));
-      const last = raw.at(-1);
+      // The last word is cut as text is (`OOMKill*` is a prefix of the "kill" of OOMKilled).
+      const last = [...words(stem)].at(-1)?.word;
       if (last) prefixes.push([...new Set([last, termOf(last)])]);
       for (const t of folded.slice(0, -1)) terms.add(t);
       continue;

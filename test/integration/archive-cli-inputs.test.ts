@@ -104,7 +104,9 @@ describe('cairn import, given what it cannot import', () => {
   }, 60_000);
 
   it('releases the data directory\'s lock when it refuses an archive, so the next server starts', async () => {
+    // There before the import, so the import leaves it (a directory it made, it removes).
     const target = join(dir, 'refused-target');
+    await mkdir(target);
     const lines = (await readFile(archive, 'utf8')).split('\n');
     const tampered = join(dir, 'tampered.jsonl');
     await writeFile(tampered, [lines[0], lines[1]?.replace('"v":1', '"v":7'), ...lines.slice(2)].join('\n'));
@@ -140,6 +142,24 @@ describe('cairn import, given what it cannot import', () => {
     expect(result.stderr).toMatch(/the data directory .* does not exist: the import creates it\n/);
     expect(result.stderr).toMatch(new RegExp(`: ${ENTRIES} entries written`));
   }, 60_000);
+
+  it('leaves no directory it made when it refuses an archive, and keeps every directory that was there before', async () => {
+    const lines = (await readFile(archive, 'utf8')).split('\n');
+    const damaged = join(dir, 'damaged.jsonl');
+    await writeFile(damaged, [lines[0], lines[1]?.replace('"v":1', '"v":7'), ...lines.slice(2)].join('\n'));
+    // A data directory in a directory that is not there either: the import would make both.
+    const made = join(dir, 'made-for-import');
+    const refused = await runCli(['import', damaged], { CAIRN_DATA_DIR: join(made, 'restored') });
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/checksum does not match/) });
+    expect(existsSync(made)).toBe(false);
+    // There before, with a file of its own: it stays, and so does the file.
+    const there = join(dir, 'there-before');
+    await mkdir(there);
+    await writeFile(join(there, 'notes.txt'), 'mine');
+    const again = await runCli(['import', damaged], { CAIRN_DATA_DIR: there });
+    expect(again).toMatchObject({ code: 1, stderr: oneLine(/checksum does not match/) });
+    expect(await readFile(join(there, 'notes.txt'), 'utf8')).toBe('mine');
+  }, 60_000);
 });
 
 describe('cairn export, given what it cannot export to or from', () => {
@@ -149,6 +169,22 @@ describe('cairn export, given what it cannot export to or from', () => {
     const result = await runCli(['export', '--all', '-o', output], { CAIRN_DATA_DIR: typo });
     expect(result).toMatchObject({ code: 2, stderr: oneLine(/the data directory .*sourc \(CAIRN_DATA_DIR\) does not exist: there is nothing to export/) });
     expect(existsSync(typo)).toBe(false);
+    expect(existsSync(output)).toBe(false);
+  });
+
+  it('refuses a folder that is not a data directory (empty, or of other files), writing nothing into it', async () => {
+    const empty = join(dir, 'empty-folder');
+    const other = join(dir, 'other-folder');
+    await mkdir(empty);
+    await mkdir(other);
+    await writeFile(join(other, 'notes.txt'), 'not a store');
+    const output = join(dir, 'not-a-store.jsonl');
+    for (const [folder, why] of [[empty, 'it is empty'], [other, 'it holds other files and no store']] as const) {
+      const result = await runCli(['export', '--all', '-o', output], { CAIRN_DATA_DIR: folder });
+      expect(result, folder).toMatchObject({ code: 2, stderr: oneLine(new RegExp(`${folder} \\(CAIRN_DATA_DIR\\) is not a Cairn data directory \\(${why}\\): there is nothing to export`)) });
+    }
+    expect(await readdir(empty)).toEqual([]);
+    expect(await readdir(other)).toEqual(['notes.txt']);
     expect(existsSync(output)).toBe(false);
   });
 

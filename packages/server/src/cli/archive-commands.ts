@@ -10,7 +10,7 @@ import { importArchive } from '../services/archive/import-archive.ts';
 import { checkArchive } from '../services/archive/read-archive.ts';
 import { type Config, ConfigError, parseConfig } from '../config.ts';
 import { createLogger } from '../http/logger.ts';
-import { missingPlaceOf, openBackend, type StorageConfig } from '../store/backends.ts';
+import { missingPlaceOf, openBackend, placeWithoutDataOf, type StorageConfig, undoNewPlaceOf } from '../store/backends.ts';
 import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import type { OpenBackend } from '../ports/backend.ts';
 import type { Store } from '../ports/store.ts';
@@ -35,22 +35,28 @@ const messageOf = (error: unknown): string => {
 };
 
 /**
- * An export reads a place that is there: opening a missing data directory would create it
- * empty and write an empty archive that looks like a backup (a typo in CAIRN_DATA_DIR, or no
- * CAIRN_DATA_DIR on a machine without the default directory).
+ * An export reads a place that is there and holds a store: opening a missing data directory
+ * would create it empty and write an empty archive that looks like a backup (a typo in
+ * CAIRN_DATA_DIR, or no CAIRN_DATA_DIR on a machine without the default directory), and
+ * opening a folder that holds no store (an empty one, a home directory) would write the
+ * store's files into it.
  */
 const requirePlace = async (storage: StorageConfig): Promise<void> => {
-  const missing = await missingPlaceOf(storage);
+  const missing = (await missingPlaceOf(storage)) ?? (await placeWithoutDataOf(storage));
   if (missing) throw new CommandError(`${missing}: there is nothing to export`, EXIT_USAGE);
 };
 
 /**
  * An import may make the place anew: restoring into a new data directory is how a backup
- * comes back. Said on stderr, so that a typo in CAIRN_DATA_DIR shows.
+ * comes back. Said on stderr, so that a typo in CAIRN_DATA_DIR shows. Answers how to take
+ * back what the import is about to make, or null when the place is there already.
  */
-const noteNewPlace = async (storage: StorageConfig): Promise<void> => {
+const noteNewPlace = async (storage: StorageConfig): Promise<(() => Promise<void>) | null> => {
   const missing = await missingPlaceOf(storage);
-  if (missing) process.stderr.write(`${missing}: the import creates it\n`);
+  if (!missing) return null;
+  const undo = await undoNewPlaceOf(storage);
+  process.stderr.write(`${missing}: the import creates it\n`);
+  return undo;
 };
 
 /**
@@ -173,20 +179,29 @@ const runImport = async (file: string, flags: { progress?: boolean }): Promise<v
   const config = parseConfig(process.env);
   // The archive first: a bad one is refused before anything is opened, created or locked.
   await checkArchiveFile(file);
-  await noteNewPlace(config.storage);
+  const undoNewPlace = await noteNewPlace(config.storage);
+  // A refused archive leaves no place the import made for it (once the store is closed, by
+  // then). A failure part-way keeps what landed: running again finishes the import.
+  let refusedArchive = false;
   await withStore(config, WHEN_LOCKED_IMPORT, async (store, backend) => {
     const onLanded = flags.progress ? (n: number) => process.stderr.write(`landed ${n} entries\n`) : undefined;
     let report;
     try {
       report = await importArchive(store, file, onLanded ? { onLanded } : {});
     } catch (error) {
-      if (error instanceof ArchiveError) throw refused(`cannot import ${file}: ${error.message}`);
+      if (error instanceof ArchiveError) {
+        refusedArchive = true;
+        throw refused(`cannot import ${file}: ${error.message}`);
+      }
       throw refused(`the import of ${file} failed: ${messageOf(error)} (run it again to finish: it writes only what is missing)`);
     }
     process.stderr.write(
       `imported into ${backend}: ${report.entries_written} entries written (${report.versions_written} versions), ` +
         `${report.entries_present} already present, ${report.records} records\n`,
     );
+  }).catch(async (error: unknown) => {
+    if (refusedArchive) await undoNewPlace?.();
+    throw error;
   });
 };
 

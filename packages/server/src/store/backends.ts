@@ -54,6 +54,12 @@ export const capabilitiesOf = (storage: StorageConfig) => moduleOf(storage).capa
 /** What is missing where `storage` keeps its data, in words, or null (BackendModule.missingPlace). */
 export const missingPlaceOf = async (storage: StorageConfig): Promise<string | null> => (await moduleOf(storage).missingPlace?.(storage)) ?? null;
 
+/** What the configured backend's place is when it is there but holds none of its data, or null (BackendModule.placeWithoutData). */
+export const placeWithoutDataOf = async (storage: StorageConfig): Promise<string | null> => (await moduleOf(storage).placeWithoutData?.(storage)) ?? null;
+
+/** Before opening: how to remove what opening will make of the configured backend's place, or null (BackendModule.undoNewPlace). */
+export const undoNewPlaceOf = async (storage: StorageConfig): Promise<(() => Promise<void>) | null> => (await moduleOf(storage).undoNewPlace?.(storage)) ?? null;
+
 /** The backends that several processes can share, with the variable that selects each (for messages). */
 export const sharedBackends = (): string[] =>
   BACKENDS.filter((b) => b.capabilities.sharedAcrossReplicas).map((b) => `${b.name} (${b.selectedBy ?? 'default'})`);

@@ -1,7 +1,7 @@
-import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import type { BackendCapabilities, OpenBackend } from '../../ports/backend.ts';
 import { defineBackend } from '../backend-module.ts';
+import { dataDirWithoutStore, missingDataDir, undoNewDataDir } from './data-dir-place.ts';
 
 /**
  * The embedded default: a data directory owned by one server process, which therefore holds
@@ -39,13 +39,7 @@ export const filesystemBackend = defineBackend({
   },
   // The records live inside the server process that owns the directory.
   openSharedRecords: async () => null,
-  missingPlace: async ({ dataDir }) => {
-    const named = process.env.CAIRN_DATA_DIR ? 'CAIRN_DATA_DIR' : 'the default, CAIRN_DATA_DIR unset';
-    const stats = await stat(dataDir).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return null;
-      throw error;
-    });
-    if (stats === null) return `the data directory ${dataDir} (${named}) does not exist`;
-    return stats.isDirectory() ? null : `the data directory ${dataDir} (${named}) is not a directory`;
-  },
+  missingPlace: ({ dataDir }) => missingDataDir(dataDir),
+  placeWithoutData: ({ dataDir }) => dataDirWithoutStore(dataDir),
+  undoNewPlace: ({ dataDir }) => undoNewDataDir(dataDir),
 });

@@ -7,6 +7,7 @@ import { EntryIndex } from './entry-index.ts';
 import { decodeRecords } from './record-codec.ts';
 import { streamRecords } from './record-stream.ts';
 import { type RecordOp, RecordTable } from './record-table.ts';
+import { BASE_FILE, SEGMENT_FILE } from './store-files.ts';
 import { type DropOp, type ForgetOp, applyDrop, applyForget } from './forget-ops.ts';
 
 export interface Recovered {
@@ -22,9 +23,6 @@ export interface Recovered {
   /** The compacted base in use (its segment number), if any. */
   base: number | null;
 }
-
-const SEGMENT_FILE = /^(\d{8})\.log$/;
-const BASE_FILE = /^(\d{8})\.base$/;
 
 const numbered = (names: string[], pattern: RegExp): number[] =>
   names

@@ -14,10 +14,10 @@ import { readSse } from '../helpers/sse.ts';
  */
 
 const dirs: string[] = [];
-const start = async (env: Record<string, string> = {}): Promise<Cairn> => {
+const start = async (env: Record<string, string> = {}, options: { logLines?: string[] } = {}): Promise<Cairn> => {
   const dir = await mkdtemp(join(tmpdir(), 'cairn-http-protocol-'));
   dirs.push(dir);
-  return startCairn({ CAIRN_DATA_DIR: dir, CAIRN_RATE_LIMIT_RPM: '0', ...env });
+  return startCairn({ CAIRN_DATA_DIR: dir, CAIRN_RATE_LIMIT_RPM: '0', ...env }, options);
 };
 afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
@@ -127,5 +127,60 @@ describe('requests over raw HTTP/1.1', () => {
     expectEnvelope((await raw('GET /health', `X-Big: ${'x'.repeat(20_000)}\r\n`))[0], 431, 'BAD_REQUEST');
     expect((await cairn.call('GET', '/api/v1/entries?entity_path=parser')).body.entries).toEqual([]);
     expect((await cairn.call('GET', '/health')).status).toBe(200);
+  });
+});
+
+describe('requests refused before routing', () => {
+  const lines: string[] = [];
+  let cairn: Cairn;
+  beforeAll(async () => {
+    cairn = await start({ CAIRN_REQUEST_TIMEOUT_MS: '1000' }, { logLines: lines });
+  });
+  afterAll(() => cairn?.close());
+
+  it('are counted in the request metrics under one route label, and written to the access log in its shape', async () => {
+    const [badUrl] = await rawExchange(cairn.url, 'GET /api/v1/entries/a/%?api_key=hush-hush HTTP/1.1\r\nHost: cairn\r\nConnection: close\r\n\r\n');
+    const [garbled] = await rawExchange(cairn.url, 'NOT AN HTTP REQUEST\r\n\r\n');
+    const [tooLarge] = await rawExchange(cairn.url, `GET /health HTTP/1.1\r\nHost: cairn\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`);
+    const stalled = await openRaw(cairn.url, 'POST /api/v1/entries?token=hush-hush HTTP/1.1\r\nHost: cairn\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+    await stalled.closed;
+    const [timedOut] = parseResponses(stalled.received());
+    expect([badUrl, garbled, tooLarge, timedOut].map((answer) => answer?.status)).toEqual([400, 400, 431, 408]);
+    // A routed request, for the access log's shape.
+    expect((await cairn.call('GET', '/api/v1/no-such-route')).status).toBe(404);
+
+    const metrics = (await cairn.call('GET', '/metrics')).body as string;
+    const count = (labels: string): number | undefined => {
+      const line = metrics.split('\n').find((l) => l.startsWith(`cairn_http_requests_total{${labels}} `));
+      return line === undefined ? undefined : Number(line.split(' ')[1]);
+    };
+    // Node's parser hands over no method when it refuses the request line or the headers.
+    expect(count('method="GET",route="refused_before_routing",status="400"')).toBe(1);
+    expect(count('method="unknown",route="refused_before_routing",status="400"')).toBe(1);
+    expect(count('method="unknown",route="refused_before_routing",status="431"')).toBe(1);
+    expect(count('method="POST",route="refused_before_routing",status="408"')).toBe(1);
+    // Counted, not timed; and nothing the client sent became a label.
+    expect(metrics).not.toMatch(/cairn_http_request_duration_seconds_count\{[^}]*refused_before_routing/);
+    expect(metrics).not.toContain('entries/a/%');
+
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === 'request');
+    const routed = logged.find((line) => line.url === '/api/v1/no-such-route');
+    expect(routed).toMatchObject({ level: 30, method: 'GET', status: 404, ms: expect.any(Number) });
+    const refusals: Array<[typeof badUrl, string | null, string | null]> = [
+      [badUrl, 'GET', '/api/v1/entries/a/%?api_key=[redacted]'],
+      [garbled, null, null],
+      [tooLarge, null, null],
+      [timedOut, 'POST', '/api/v1/entries?token=[redacted]'],
+    ];
+    for (const [answer, method, url] of refusals) {
+      const id = answer!.headers['x-request-id'];
+      const line = logged.filter((l) => l.request_id === id);
+      expect(line, `${answer!.status} ${id}`).toHaveLength(1);
+      expect(line[0]).toMatchObject({ level: 30, method, url, status: answer!.status });
+      // Every field of a routed request's line; what was not read is null.
+      expect(Object.keys(line[0]!)).toEqual(expect.arrayContaining(Object.keys(routed!)));
+    }
+    expect(lines.join('\n')).not.toContain('hush-hush');
+    expect(lines.join('\n')).not.toContain('refused by the HTTP parser');
   });
 });

@@ -1,6 +1,6 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { RequestMetrics } from '../../packages/server/src/http/request-metrics.ts';
+import { REFUSED_BEFORE_ROUTING, RequestMetrics } from '../../packages/server/src/http/request-metrics.ts';
 
 /** The durations recorded, each once, on both sides: at bounds, between them and beyond the last. */
 const DURATIONS = [0.0004, 0.001, 0.0011, 0.003, 0.0025, 0.049, 0.3, 1, 2.5, 2.6, 40];
@@ -42,5 +42,15 @@ describe('request metrics', () => {
     expect(await registry.metrics()).not.toContain('route="/health",method="HEAD"');
     registry.resetMetrics();
     expect(await registry.metrics()).not.toContain('route="/health"');
+  });
+
+  it('counts a request refused before routing by its status alone, with no latency lines', async () => {
+    const registry = new Registry();
+    const metrics = new RequestMetrics(registry);
+    metrics.route('unknown', REFUSED_BEFORE_ROUTING).countOnly(431);
+    metrics.route('unknown', REFUSED_BEFORE_ROUTING).countOnly(431);
+    const text = await registry.metrics();
+    expect(text).toContain('cairn_http_requests_total{method="unknown",route="refused_before_routing",status="431"} 2');
+    expect(text).not.toContain('cairn_http_request_duration_seconds_count{');
   });
 });

@@ -6,12 +6,13 @@ import { KeyResolver } from '../services/admin/key-resolver.ts';
 import { VERSION } from '../version.ts';
 import { HttpDrain } from './drain.ts';
 import { clientErrorAnswerer } from './client-errors.ts';
-import { answerFrameworkError, registerErrorHandlers } from './errors.ts';
+import { frameworkErrorAnswerer, registerErrorHandlers } from './errors.ts';
 import { LoadLimits } from './load-limits.ts';
 import type { AppParts, HttpContext, RoutePlugin } from './http-context.ts';
 import { registerInFlight } from './metrics.ts';
 import { registerRequestHooks } from './request-hooks.ts';
 import { requestIdOf } from './request-ids.ts';
+import { RequestMetrics } from './request-metrics.ts';
 import { requestTimeoutOptions } from './request-timeout.ts';
 import { registerJsonBodies } from './json-body.ts';
 import { collectRoutes } from './route-table.ts';
@@ -47,6 +48,9 @@ const ROUTES: readonly RoutePlugin[] = [
  */
 export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstance; drain: HttpDrain }> => {
   const { config, logger, metrics, search } = runtime;
+  // Requests by route, counted by the request hooks and by the answers to what is refused
+  // before routing (request-metrics.ts).
+  const requests = new RequestMetrics(metrics.registry);
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: LIMITS.bodyBytes,
@@ -58,9 +62,9 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
     ...requestTimeoutOptions(config.requestTimeoutMs),
     // Errors raised before any route is found (a malformed URL) and by Node's HTTP parser
     // (a malformed request, headers too large, the timeout above) get the same error body as
-    // the rest (SPEC §4).
-    frameworkErrors: answerFrameworkError,
-    clientErrorHandler: clientErrorAnswerer(config.requestTimeoutMs),
+    // the rest (SPEC §4), and are counted and logged as the rest are.
+    frameworkErrors: frameworkErrorAnswerer(requests),
+    clientErrorHandler: clientErrorAnswerer(config.requestTimeoutMs, requests),
     routerOptions: { maxParamLength: 4096 },
     // While closing, a request arriving on an open connection is served (with Connection:
     // close) rather than refused with fastify's own 503 body: it is already here, the store is
@@ -102,7 +106,7 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
   registerErrorHandlers(app);
   const keys = new KeyResolver(runtime.store, config.apiKeys);
   if (await keys.openMode()) app.log.warn('no API key is configured (CAIRN_API_KEYS) or issued: running in open mode, every request is allowed without a key');
-  registerRequestHooks(app, metrics, keys, new LoadLimits(config.rateLimitRpm, config.maxConcurrent));
+  registerRequestHooks(app, requests, keys, new LoadLimits(config.rateLimitRpm, config.maxConcurrent));
   const http: HttpContext = { config, deps: runtime.deps, store: runtime.store, metrics, cortexFeed: runtime.cortexFeed, keys, drain };
   for (const routes of ROUTES) await app.register(routes, http);
   await app.ready();

@@ -1,8 +1,16 @@
 import { STATUS_CODES, type ServerResponse, maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { logAccess } from './access-log.ts';
 import { codeForStatus, errorBody } from './error-body.ts';
 import { nextRequestId } from './request-ids.ts';
+import { REFUSED_BEFORE_ROUTING, type RequestMetrics } from './request-metrics.ts';
+
+/**
+ * The method label of a refused request whose method Node's parser did not hand over: the
+ * raw bytes may hold anything there, and a label value per string sent would be unbounded.
+ */
+const UNREAD_METHOD = 'unknown';
 
 /**
  * The status and message for a request Node's HTTP parser refused, by the parser's error code;
@@ -28,9 +36,11 @@ const refusalOf = (error: NodeJS.ErrnoException & { reason?: unknown }, timeoutM
  * within `timeoutMs`): answered with the error body of SPEC §4 and a request id, as fastify's
  * option `clientErrorHandler`, instead of fastify's own body. As Node's own handler does,
  * nothing is written once a response on the connection has begun (it would corrupt it), and
- * the connection is closed: what follows on it cannot be trusted to be a request.
+ * the connection is closed: what follows on it cannot be trusted to be a request. An answered
+ * refusal is counted in `requests` under the route REFUSED_BEFORE_ROUTING and written to the
+ * access log: no route answers it, so neither would see it otherwise.
  */
-export const clientErrorAnswerer = (timeoutMs: number) =>
+export const clientErrorAnswerer = (timeoutMs: number, requests: RequestMetrics) =>
   function answerClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
     // The client went away: there is no one to answer.
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -39,7 +49,11 @@ export const clientErrorAnswerer = (timeoutMs: number) =>
       const id = nextRequestId();
       const { status, message } = refusalOf(error, timeoutMs);
       const body = JSON.stringify(errorBody(codeForStatus(status), message, id));
-      this.log.info({ request_id: id, status, code: error.code }, 'request refused by the HTTP parser');
+      // What the parser read of the request: its method and URL once its headers were whole
+      // (a request that then stalled in its body), else nothing. Not timed: its start is Node's.
+      const request = inFlight?.req;
+      requests.route(request?.method ?? UNREAD_METHOD, REFUSED_BEFORE_ROUTING).countOnly(status);
+      logAccess(this.log, request?.method ?? null, request?.url ?? null, status, null, { request_id: id, code: error.code });
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,

@@ -1,7 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_STATUS, ServiceError } from '../domain/errors.ts';
+import { logAccess } from './access-log.ts';
 import { codeForStatus, errorBody } from './error-body.ts';
 import { targetPath } from './entry-url.ts';
+import { REFUSED_BEFORE_ROUTING, type RequestMetrics } from './request-metrics.ts';
 
 /** Fastify's own request errors, each mapped to the SPEC §4 code a client can act on. */
 const FASTIFY_CODES: Record<string, { status: number; message?: string }> = {
@@ -54,8 +56,21 @@ export const registerErrorHandlers = (app: FastifyInstance): void => {
 /**
  * The errors fastify meets before a route is found (a malformed percent-encoding in the path,
  * a path parameter too long), which its `frameworkErrors` option hands here instead of
- * answering in a shape of its own. No hook has run: the request id is echoed here.
+ * answering in a shape of its own. No hook has run (request-hooks.ts): the request id is
+ * echoed here, and the answered request is counted in `requests` under the route
+ * REFUSED_BEFORE_ROUTING and written to the access log, as a routed one would be.
  */
-export const answerFrameworkError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-  void answerError(error, request, reply.header('x-request-id', request.id));
-};
+export const frameworkErrorAnswerer =
+  (requests: RequestMetrics) =>
+  (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    // Fastify starts a reply's clock in the route's handling, which these never reach.
+    const started = performance.now();
+    reply.raw.once('close', () => {
+      // As for a routed request: one whose answer never finished is neither counted nor logged.
+      if (!reply.raw.writableFinished) return;
+      const status = reply.raw.statusCode;
+      requests.route(request.method, REFUSED_BEFORE_ROUTING).countOnly(status);
+      logAccess(request.log, request.method, request.url, status, performance.now() - started);
+    });
+    void answerError(error, request, reply.header('x-request-id', request.id));
+  };

@@ -1,15 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 import type { KeyResolver } from '../services/admin/key-resolver.ts';
 import type { Access } from '../domain/access.ts';
+import { logAccess } from './access-log.ts';
 import { authenticate, knownOpenAccess } from './auth.ts';
 import type { LoadLimits } from './load-limits.ts';
-import { redactUrl } from './logger.ts';
-import type { Metrics } from './metrics.ts';
-import { RequestMetrics, type RouteSeries } from './request-metrics.ts';
-
-/** Requests slower than this are logged at info even when they succeed. */
-const SLOW_MS = 1000;
+import type { RequestMetrics, RouteSeries } from './request-metrics.ts';
 
 /** Streams stay open for as long as a client listens; they do not take a request slot. */
 const longLived = (method: string, url: string): boolean => url.endsWith('/stream') || (url === '/mcp' && method === 'GET');
@@ -21,26 +16,20 @@ const longLived = (method: string, url: string): boolean => url.endsWith('/strea
  * - start: echo the request id, take a concurrency slot (503 when full), authenticate and
  *   check the route's scope (401/403), spend from the key's rate bucket (429);
  * - end (the response's `close`, after its `finish`): give the slot back, count and time the
- *   request, and write the access log line. Successful fast requests log at debug, so the
- *   default info level keeps errors, rejections and slow requests without paying for a line
- *   per request; CAIRN_LOG_LEVEL=debug logs them all. A response that never finished (the
- *   client went away, a stream ended by its listener) is neither counted nor logged.
+ *   request in `requests`, and write the access log line (access-log.ts). A response that
+ *   never finished (the client went away, a stream ended by its listener) is neither counted
+ *   nor logged.
+ * Requests refused before routing are counted and logged where they are answered (errors.ts,
+ * client-errors.ts).
  */
-export const registerRequestHooks = (app: FastifyInstance, metrics: Metrics, keys: KeyResolver, limits: LoadLimits): void => {
-  const requests = new RequestMetrics(metrics.registry);
-
+export const registerRequestHooks = (app: FastifyInstance, requests: RequestMetrics, keys: KeyResolver, limits: LoadLimits): void => {
   const finished = (request: FastifyRequest, reply: FastifyReply, series: RouteSeries, slot: boolean): void => {
     if (slot) limits.release();
     if (!reply.raw.writableFinished) return;
     const ms = reply.elapsedTime;
     const status = reply.raw.statusCode;
     series.record(status, ms / 1000);
-    const level = status >= 500 ? 'error' : status >= 400 || ms >= SLOW_MS ? 'info' : 'debug';
-    // Checked first: at the default level most lines are not written, and building one (the
-    // URL's redaction included) would still cost every request. The app's logger is pino's.
-    if ((request.log as unknown as Logger).isLevelEnabled(level)) {
-      request.log[level]({ method: request.method, url: redactUrl(request.url), status, ms: Math.round(ms * 10) / 10 }, 'request');
-    }
+    logAccess(request.log, request.method, request.url, status, ms);
   };
 
   app.addHook('onRequest', (request, reply, done) => {

@@ -1,5 +1,12 @@
 import type { Metric, Registry } from 'prom-client';
 
+/**
+ * The route label of requests refused before any route was found: a malformed URL, and what
+ * Node's HTTP parser refuses (a malformed request, headers too large, a request not received
+ * in time). One fixed value whatever the request: its URL is not a route, and may be anything.
+ */
+export const REFUSED_BEFORE_ROUTING = 'refused_before_routing';
+
 /** Latency buckets of `cairn_http_request_duration_seconds`, in seconds. */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
 
@@ -24,12 +31,20 @@ export class RouteSeries {
   }
 
   record(status: number, seconds: number): void {
-    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
+    this.countOnly(status);
     let slot = 0;
     while (slot < BUCKETS.length && seconds > BUCKETS[slot]!) slot += 1;
     this.buckets[slot]! += 1;
     this.sum += seconds;
     this.count += 1;
+  }
+
+  /**
+   * A request counted by its status and not timed: one refused before routing, whose start
+   * is not known when Node's parser refuses it (a series of these alone has no histogram).
+   */
+  countOnly(status: number): void {
+    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
   }
 }
 

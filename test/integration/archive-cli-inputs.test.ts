@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import type { BatchItem } from '../../packages/server/src/ports/store.ts';
 import { openFromEnv, snapshotOf, versionOf } from '../helpers/archive-fixture.ts';
 import { CLI_ARGS } from '../helpers/cli-args.ts';
@@ -82,7 +84,7 @@ describe('cairn import, given what it cannot import', () => {
     expect(existsSync(target)).toBe(false);
   }, 60_000);
 
-  it('refuses a line too long for any archive (a 600 MB line, or a gzip bomb expanding to one) without trying to hold it', async () => {
+  it('refuses a line too long for any archive (a 600 MB line, or a gzip bomb expanding to one) without reading past the limit', async () => {
     const target = join(dir, 'bomb-target');
     // A sparse file: 600 MB long, on no disk.
     const long = join(dir, 'long-line.jsonl');
@@ -103,15 +105,25 @@ describe('cairn import, given what it cannot import', () => {
     expect(existsSync(target)).toBe(false);
   }, 60_000);
 
-  it('releases the data directory\'s lock when it refuses an archive, so the next server starts', async () => {
-    // There before the import, so the import leaves it (a directory it made, it removes).
-    const target = join(dir, 'refused-target');
-    await mkdir(target);
+  it('refuses a damaged archive before it opens, creates or locks the data directory', async () => {
+    const target = join(dir, 'damaged-target');
     const lines = (await readFile(archive, 'utf8')).split('\n');
     const tampered = join(dir, 'tampered.jsonl');
     await writeFile(tampered, [lines[0], lines[1]?.replace('"v":1', '"v":7'), ...lines.slice(2)].join('\n'));
     const result = await runCli(['import', tampered], { CAIRN_DATA_DIR: target });
-    expect(result).toMatchObject({ code: 1, stderr: expect.stringMatching(/checksum does not match/) });
+    expect(result).toMatchObject({ code: 1, stderr: oneLine(/checksum does not match/) });
+    expect(existsSync(target)).toBe(false);
+  }, 60_000);
+
+  it('releases the data directory\'s lock when it refuses an archive, so the next server starts', async () => {
+    const target = join(dir, 'refused-target');
+    // A whole archive the target holds another history of: refused once the store is open.
+    const first = (JSON.parse((await readFile(archive, 'utf8')).split('\n')[1] as string) as { versions: Entry[] }).versions[0] as Entry;
+    const other = await openFromEnv({ CAIRN_DATA_DIR: target });
+    await other.store.append({ ...first, value: { other: true }, content_hash: contentHash({ other: true }) }, 0);
+    await other.store.close();
+    const result = await runCli(['import', archive], { CAIRN_DATA_DIR: target });
+    expect(result).toMatchObject({ code: 1, stderr: expect.stringMatching(/already holds a different version 1/) });
     // Left behind, a LOCK naming this host's dead process is taken over; one naming another
     // host's (a container's) is not, and the next `cairn serve` refuses to start.
     expect(await readdir(target)).not.toContain('LOCK');

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,14 +9,20 @@ import { importArchive } from '../../packages/server/src/services/archive/import
 import { AUDIT_COLLECTIONS } from '../../packages/server/src/services/audit-log.ts';
 import { DEDUP_COLLECTIONS } from '../../packages/server/src/services/retention/dedup-collections.ts';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
-import { fillStore, openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
+import { LONG_HISTORY, fillLongHistories, fillStore, openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 
 /**
  * Export from each backend, import into each backend (nine pairs): the stores compare equal
  * entry by entry and version by version, records included, and a second import changes nothing.
+ * Two histories are longer than one line holds (a small line budget stands in for the real
+ * one, which takes half a gigabyte to reach): they go over several lines and come back whole.
  */
 const NAMESPACES = ['acme', 'beta'];
+/** About twenty of the long histories' versions per line. */
+const LINE_CHARS = 16 * 1024;
+const ENTRIES = 24 + 2;
+const VERSIONS = 42 + LONG_HISTORY.versions + (LONG_HISTORY.versions - LONG_HISTORY.dropped);
 const backends: Record<string, BackendEnv> = {
   filesystem: filesystemBackend('archive'),
   postgres: postgresBackend('archive'),
@@ -30,12 +36,24 @@ beforeAll(async () => {
   for (const [name, env] of Object.entries(backends)) {
     const source = await openFromEnv(await env.env());
     await fillStore(source.store, NAMESPACES);
+    await fillLongHistories(source.store, 'acme');
     const path = join(dir, `${name}.jsonl`);
     const out = createWriteStream(path);
-    const trailer = await exportArchive(source.store, out, { namespaces: '*', now: Date.now, settleMs: 20 });
+    const trailer = await exportArchive(source.store, out, { namespaces: '*', now: Date.now, settleMs: 20, entryLineChars: LINE_CHARS });
     out.end();
     await finished(out);
-    expect(trailer.entries).toBe(24);
+    expect(trailer).toMatchObject({ entries: ENTRIES, versions: VERSIONS });
+    // Each long history is an entry line and continuations, versions k..n in order; every other entry is one line.
+    const lines = (await readFile(path, 'utf8')).trim().split('\n').slice(1, -1).map((l) => JSON.parse(l) as { type: string; versions?: Entry[] });
+    const continued = lines.filter((l) => l.type === 'entry-continued');
+    expect(continued.length).toBeGreaterThan(10);
+    for (const key of ['whole', 'pruned']) {
+      const mine = lines.flatMap((l, i) => (l.versions?.[0]?.entity_path === 'long/history' && l.versions[0].key === key ? [i] : []));
+      expect(mine.map((i) => lines[i]?.type)).toEqual(['entry', ...Array(mine.length - 1).fill('entry-continued')]);
+      expect(mine).toEqual(mine.map((_, j) => (mine[0] as number) + j));
+      const first = key === 'whole' ? 1 : LONG_HISTORY.dropped + 1;
+      expect(mine.flatMap((i) => lines[i]?.versions?.map((v) => v.version))).toEqual(Array.from({ length: LONG_HISTORY.versions - first + 1 }, (_, j) => first + j));
+    }
     archives.set(name, { path, snapshot: await snapshotOf(source.store, NAMESPACES) });
     await source.store.close();
   }
@@ -55,8 +73,8 @@ describe('export from every backend, import into every backend', () => {
         const target = await openFromEnv(targetEnv);
         try {
           const first = await importArchive(target.store, path);
-          expect(first.entries_written).toBe(24);
-          expect(first.versions_written).toBe(42);
+          expect(first.entries_written).toBe(ENTRIES);
+          expect(first.versions_written).toBe(VERSIONS);
           // Expiry finds dedup and audit collections through lists of them: imported ones join.
           for (const ns of NAMESPACES) {
             expect(await target.store.getRecord(AUDIT_COLLECTIONS, `audit/${ns}`), ns).not.toBeNull();
@@ -67,7 +85,7 @@ describe('export from every backend, import into every backend', () => {
           for (const [k, v] of snapshot) expect(copy.get(k), k).toBe(v);
           const again = await importArchive(target.store, path);
           expect(again.versions_written).toBe(0);
-          expect(again.entries_present).toBe(24);
+          expect(again.entries_present).toBe(ENTRIES);
         } finally {
           await target.store.close();
         }

@@ -177,8 +177,12 @@ const runExport = async (flags: ExportFlags): Promise<void> => {
 
 const runImport = async (file: string, flags: { progress?: boolean }): Promise<void> => {
   const config = parseConfig(process.env);
-  // The archive first: a bad one is refused before anything is opened, created or locked.
+  // The archive first, read whole: a bad one (cut short, damaged, a line too long to hold, a
+  // version no write could store) is refused before anything is opened, created or locked.
   await checkArchiveFile(file);
+  const checked = await checkArchive(file).catch((error: unknown) => {
+    throw error instanceof ArchiveError ? refused(`cannot import ${file}: ${error.message}`) : error;
+  });
   const undoNewPlace = await noteNewPlace(config.storage);
   // A refused archive leaves no place the import made for it (once the store is closed, by
   // then). A failure part-way keeps what landed: running again finishes the import.
@@ -187,7 +191,7 @@ const runImport = async (file: string, flags: { progress?: boolean }): Promise<v
     const onLanded = flags.progress ? (n: number) => process.stderr.write(`landed ${n} entries\n`) : undefined;
     let report;
     try {
-      report = await importArchive(store, file, onLanded ? { onLanded } : {});
+      report = await importArchive(store, checked, onLanded ? { onLanded } : {});
     } catch (error) {
       if (error instanceof ArchiveError) {
         refusedArchive = true;

@@ -6,6 +6,7 @@ import { AUDIT_COLLECTIONS, auditCollection } from '../audit-log.ts';
 import { VERSION } from '../../version.ts';
 import { RETENTION_POLICIES } from '../retention/retention-policies.ts';
 import { CORTEX_NAMESPACES, eventSourceOf, namespaceCollections } from './collections.ts';
+import { historyUpToCut } from './export-history.ts';
 import type { ArchiveTrailer } from './format.ts';
 import { ArchiveWriter } from './write-archive.ts';
 
@@ -24,12 +25,16 @@ export interface ExportOptions {
   namespaces: '*' | readonly string[];
   now: () => number;
   settleMs?: number;
+  /** Characters of versions' JSON per entry line (write-archive.ts); smaller only in tests. */
+  entryLineChars?: number;
 }
 
-/** Versions 1..k written at or before the cut: a prefix, so the archive's history has no gaps. */
-const upToCut = (oldestFirst: Entry[], cut: number): Entry[] => {
-  const end = oldestFirst.findIndex((v) => Date.parse(v.written_at) > cut);
-  return end === -1 ? oldestFirst : oldestFirst.slice(0, end);
+/** `versions` as they pass, each told to `note` first. */
+const noting = async function* (versions: AsyncIterable<Entry>, note: (v: Entry) => void): AsyncGenerator<Entry> {
+  for await (const v of versions) {
+    note(v);
+    yield v;
+  }
 };
 
 /**
@@ -38,13 +43,14 @@ const upToCut = (oldestFirst: Entry[], cut: number): Entry[] => {
  * entry's history whole, none written later. Writes of one batch share their written_at, so
  * a batch is in the archive wholly or not at all. Records (keys, teams, connectors, audit
  * log, dedup) have no history; they are copied as they are when read, after the entries.
- * Memory holds one entry's history at a time.
+ * Memory holds a page of one entry's history at a time, and a history too long for one line
+ * goes on as many as it needs.
  */
 export const exportArchive = async (store: Store, sink: Writable, options: ExportOptions): Promise<ArchiveTrailer> => {
   const cut = options.now();
   await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? SETTLE_MS));
   const wanted = options.namespaces === '*' ? null : new Set(options.namespaces);
-  const writer = new ArchiveWriter(sink);
+  const writer = new ArchiveWriter(sink, options.entryLineChars);
   await writer.header({
     format: 'cairn-archive',
     version: 1,
@@ -58,18 +64,12 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
   const sources = new Map<string, Set<string>>();
   for await (const head of store.scanHeads()) {
     if (wanted && !wanted.has(head.namespace)) continue;
-    // Versions 1..head as scanned: the entry may have grown since, and its newest versions
-    // would otherwise push its oldest out of the page.
-    const history = await store.history(head, { limit: head.version, beforeVersion: head.version + 1 });
-    const versions = upToCut(history.reverse(), cut);
-    if (versions.length === 0) continue;
     const seen = sources.get(head.namespace) ?? new Set<string>();
-    sources.set(head.namespace, seen);
-    for (const v of versions) {
+    const note = (v: Entry): void => {
       const source = eventSourceOf(v.agent_id);
       if (source !== null) seen.add(source);
-    }
-    await writer.line({ type: 'entry', versions });
+    };
+    if ((await writer.entry(noting(historyUpToCut(store, head, cut), note))) > 0) sources.set(head.namespace, seen);
   }
 
   const records = async function* (collection: string) {
@@ -92,22 +92,22 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
     const ns = r.data.namespace;
     if (typeof ns !== 'string' || (wanted && !wanted.has(ns))) continue;
     namespaces.add(ns);
-    await writer.line({ type: 'record', collection: KEYS, id: r.id, data: r.data, updated_at: r.updated_at });
+    await writer.record({ type: 'record', collection: KEYS, id: r.id, data: r.data, updated_at: r.updated_at });
   }
   for await (const r of records(CORTEX_NAMESPACES)) {
     if (wanted && !wanted.has(r.id)) continue;
     namespaces.add(r.id);
-    await writer.line({ type: 'record', collection: CORTEX_NAMESPACES, id: r.id, data: r.data, updated_at: r.updated_at });
+    await writer.record({ type: 'record', collection: CORTEX_NAMESPACES, id: r.id, data: r.data, updated_at: r.updated_at });
   }
   // Retention policies share one collection; each says its namespace (which may hold "/").
   for await (const r of records(RETENTION_POLICIES)) {
     if (typeof r.data.namespace !== 'string' || !namespaces.has(r.data.namespace)) continue;
-    await writer.line({ type: 'record', collection: RETENTION_POLICIES, id: r.id, data: r.data, updated_at: r.updated_at });
+    await writer.record({ type: 'record', collection: RETENTION_POLICIES, id: r.id, data: r.data, updated_at: r.updated_at });
   }
   for (const ns of [...namespaces].sort()) {
     for (const collection of namespaceCollections(ns, sources.get(ns) ?? [])) {
       for await (const r of records(collection)) {
-        await writer.line({ type: 'record', collection, id: r.id, data: r.data, updated_at: r.updated_at });
+        await writer.record({ type: 'record', collection, id: r.id, data: r.data, updated_at: r.updated_at });
       }
     }
   }

@@ -2,13 +2,12 @@ import type { Entry } from '../../domain/entry.ts';
 import { ServiceError, VersionConflict } from '../../domain/errors.ts';
 import type { BatchItem, Store } from '../../ports/store.ts';
 import { ArchiveError, type ArchiveHeader } from './format.ts';
+import { type Slice, entryGroups } from './import-groups.ts';
 import { AUDIT_COLLECTIONS, auditCollection } from '../audit-log.ts';
 import { noteDedupCollection } from '../retention/dedup-collections.ts';
 import { noteCollection } from '../retention/noted-collections.ts';
-import { checkArchive, readArchiveLines } from './read-archive.ts';
+import { type ArchiveSummary, checkArchive, readArchiveLines } from './read-archive.ts';
 
-/** Versions per store batch: several entries' whole histories land in one atomic batch. */
-const GROUP_VERSIONS = 200;
 const PARALLEL_BATCHES = 4;
 /**
  * A conflict means another writer touched one of the entries, or (S3) a batch of an
@@ -68,19 +67,22 @@ const isOutage = (error: unknown): boolean => error instanceof ServiceError && e
 const where = (e: Entry): string => `${e.namespace} / ${e.entity_path} / ${e.key}`;
 
 /**
- * The versions of `versions` (one entry's k..n: k is above 1 where retention dropped the older
- * ones) that the target lacks, as batch items, after checking that every version the target
- * holds under the same number is the same version. A target that holds more versions than the
- * archive (written after the export) is fine; one that holds only versions before the
- * archive's first holds another history.
+ * The versions of `slice` (one line of an entry whose history in the archive runs k..n: k is
+ * above 1 where retention dropped the older ones) that the target lacks, as batch items, after
+ * checking that every version the target holds under the same number is the same version. A
+ * target that holds more versions than the archive (written after the export) is fine, and so
+ * is one holding the entry's lines before this one (an import interrupted between them); one
+ * that holds only versions before k holds another history.
  */
-const missingVersions = async (store: Store, versions: Entry[]): Promise<BatchItem[]> => {
+const missingVersions = async (store: Store, slice: Slice): Promise<BatchItem[]> => {
+  const { versions } = slice;
   const first = versions[0] as Entry;
   const from = first.version;
+  const start = slice.entry.first;
   const have = (await store.head(first))?.version ?? 0;
-  if (have > 0 && have < from) {
+  if (have > 0 && have < start) {
     throw new ArchiveError(
-      `the target holds versions up to ${have} of ${where(first)}, but the archive's history of it begins at version ${from}; ` +
+      `the target holds versions up to ${have} of ${where(first)}, but the archive's history of it begins at version ${start}; ` +
         'import into an empty store or one that holds only this archive\'s history',
     );
   }
@@ -98,26 +100,10 @@ const missingVersions = async (store: Store, versions: Entry[]): Promise<BatchIt
       }
     }
   }
-  // A history that begins after version 1 starts on an empty address (Store.append).
-  return versions.slice(Math.max(0, have - from + 1)).map((entry) => ({ entry, expectedHead: entry.version === from && have === 0 ? 0 : entry.version - 1 }));
+  // A history that begins after version 1 starts on an empty address (Store.append); a
+  // continuation follows on from the versions its entry's lines before it landed.
+  return versions.slice(Math.max(0, have - from + 1)).map((entry) => ({ entry, expectedHead: entry.version === start && have === 0 ? 0 : entry.version - 1 }));
 };
-
-/** The archive's entry lines in groups of about GROUP_VERSIONS versions, each a list of entries' histories. */
-async function* entryGroups(path: string): AsyncGenerator<Entry[][]> {
-  let group: Entry[][] = [];
-  let versions = 0;
-  for await (const line of readArchiveLines(path)) {
-    if (line.type !== 'entry') continue;
-    if (versions + line.versions.length > GROUP_VERSIONS && group.length > 0) {
-      yield group;
-      group = [];
-      versions = 0;
-    }
-    group.push(line.versions);
-    versions += line.versions.length;
-  }
-  if (group.length > 0) yield group;
-}
 
 /**
  * Throws ArchiveError, before anything is written, when the target holds another history of
@@ -125,27 +111,46 @@ async function* entryGroups(path: string): AsyncGenerator<Entry[][]> {
  * end before the archive's begin): found as the entries land, it left what landed before.
  */
 const checkTarget = async (store: Store, path: string): Promise<void> => {
-  for await (const group of entryGroups(path)) await inTurn(group, (versions) => missingVersions(store, versions));
+  for await (const group of entryGroups(readArchiveLines(path))) await inTurn(group, (slice) => missingVersions(store, slice));
 };
 
 /**
  * Loads an archive into `store`. It is checked whole first (format, version, counts,
  * checksum), and so is the target (checkTarget), so a damaged or foreign archive, or one the
- * target holds other histories of, changes nothing. Each entry's missing versions land in one
- * atomic store batch with its other versions, so no reader and no crash ever sees part of an
- * entry's imported history; versions, written_at and writers are kept as they are. Running it
- * again, or after an interruption, writes only what is missing: records too, so a record the
- * target holds (a key revoked, a secret rotated since the export) is kept as it is. A writer
- * that changes one of the entries between the check and the landing can still stop it part way.
+ * target holds other histories of, changes nothing. Each entry line's missing versions land in
+ * one atomic store batch, so no reader and no crash ever sees part of an imported entry that
+ * fits one line (nearly all); a history the archive continues over several lines lands line by
+ * line, oldest first, so what shows meanwhile is its history up to the end of one of its lines,
+ * and memory holds a few lines, never a whole history. Versions, written_at and writers are kept
+ * as they are. Running it again, or after an interruption, writes only what is missing: records
+ * too, so a record the target holds (a key revoked, a secret rotated since the export) is kept
+ * as it is. A writer that changes one of the entries between the check and the landing can
+ * still stop it part way. `archive`: a path, checked here, or what checkArchive answered for
+ * one (the CLI checks before it opens the store), not checked again.
  */
-export const importArchive = async (store: Store, path: string, options: ImportOptions = {}): Promise<ImportReport> => {
-  const { header } = await checkArchive(path);
+export const importArchive = async (store: Store, archive: string | ArchiveSummary, options: ImportOptions = {}): Promise<ImportReport> => {
+  const { path, header } = typeof archive === 'string' ? await checkArchive(archive) : archive;
   await checkTarget(store, path);
   const report: ImportReport = { header, entries_written: 0, versions_written: 0, entries_present: 0, records: 0, records_present: 0 };
   let landed = 0;
 
-  const land = async (entries: Entry[][]): Promise<void> => {
-    const plans = await inTurn(entries, (versions) => missingVersions(store, versions));
+  /** What landing `slice` wrote, in the report: an entry counts once, as written if any of its lines wrote. */
+  const tally = (slice: Slice, written: number): void => {
+    report.versions_written += written;
+    if (!slice.continues) {
+      if (written > 0) report.entries_written++;
+      else report.entries_present++;
+      slice.entry.written = written > 0;
+    } else if (written > 0 && !slice.entry.written) {
+      // Its line before landed in an earlier run: it was counted present.
+      report.entries_present--;
+      report.entries_written++;
+      slice.entry.written = true;
+    }
+  };
+
+  const land = async (entries: Slice[]): Promise<void> => {
+    const plans = await inTurn(entries, (slice) => missingVersions(store, slice));
     const items = plans.flat();
     try {
       if (items.length > 0) await store.appendBatch(items);
@@ -156,14 +161,10 @@ export const importArchive = async (store: Store, path: string, options: ImportO
       for (const one of entries) await landWithRetries([one]);
       return;
     }
-    for (const plan of plans) {
-      if (plan.length === 0) report.entries_present++;
-      else report.entries_written++;
-      report.versions_written += plan.length;
-    }
+    for (const [i, plan] of plans.entries()) tally(entries[i] as Slice, plan.length);
   };
 
-  const landWithRetries = async (entries: Entry[][]): Promise<void> => {
+  const landWithRetries = async (entries: Slice[]): Promise<void> => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await land(entries);
@@ -174,7 +175,8 @@ export const importArchive = async (store: Store, path: string, options: ImportO
     }
   };
 
-  // Batches in flight at once: an archive names each entry once, so they never compete.
+  // Batches in flight at once: an archive names each entry on one line, or on lines one after
+  // the other that land one after the other, so they never compete.
   const inflight: Array<{ done: Promise<void>; count: number }> = [];
   const settleOldest = async (): Promise<void> => {
     const oldest = inflight.shift() as { done: Promise<void>; count: number };
@@ -184,15 +186,17 @@ export const importArchive = async (store: Store, path: string, options: ImportO
       await Promise.allSettled(inflight.map((g) => g.done));
       throw error;
     }
-    // In archive order: every entry before this count has landed.
+    // In archive order: every entry before this count has landed whole.
     landed += oldest.count;
     options.onLanded?.(landed);
   };
 
-  for await (const entries of entryGroups(path)) {
-    const done = landWithRetries(entries);
+  for await (const group of entryGroups(readArchiveLines(path))) {
+    // A continuation lands on the lines before it: once every batch in flight has landed.
+    if (group[0]?.continues) while (inflight.length > 0) await settleOldest();
+    const done = landWithRetries(group);
     done.catch(() => {});
-    inflight.push({ done, count: entries.length });
+    inflight.push({ done, count: group.filter((slice) => slice.ends).length });
     if (inflight.length >= PARALLEL_BATCHES) await settleOldest();
   }
   while (inflight.length > 0) await settleOldest();

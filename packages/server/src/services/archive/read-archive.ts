@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Entry } from '../../domain/entry.ts';
+import { LineTooLong, splitLines } from './archive-lines.ts';
 import { archivedVersionProblem } from './archived-version.ts';
 import { recordProblem } from './archived-record.ts';
-import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveError, type ArchiveHeader, type ArchiveLine, type ArchiveTrailer } from './format.ts';
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveError, CONTINUATION, type ArchiveHeader, type ArchiveLine, type ArchiveTrailer } from './format.ts';
 
 const isGzip = async (path: string): Promise<boolean> => {
   const file = await open(path, 'r');
@@ -19,28 +19,25 @@ const isGzip = async (path: string): Promise<boolean> => {
   }
 };
 
-/** The archive's lines as text, gunzipped when the file is gzip (told by its first bytes). */
+/** The archive's lines as text, gunzipped when the file is gzip (told by its first bytes); at most MAX_LINE_CHARS each. */
 const lines = async function* (path: string): AsyncGenerator<string> {
-  let input: Readable = createReadStream(path);
-  if (await isGzip(path)) input = input.pipe(createGunzip());
-  const failed = new Promise<never>((_, reject) => input.on('error', (e) => reject(new ArchiveError(`cannot read the archive: ${e.message}`))));
-  failed.catch(() => {});
-  const reader = createInterface({ input, crlfDelay: Infinity });
-  // The line reader passes the stream's errors on as its own: they are reported through
-  // `failed`, and one arriving after the caller stopped reading must not go unheard.
-  reader.on('error', () => {});
+  const file: Readable = createReadStream(path);
+  let input: Readable = file;
+  if (await isGzip(path)) {
+    input = file.pipe(createGunzip());
+    // A read error must reach the loop, which reads the gunzip side.
+    file.once('error', (error) => input.destroy(error));
+  }
   try {
-    try {
-      for await (const line of reader) yield line;
-    } catch (error) {
-      throw new ArchiveError(`cannot read the archive: ${(error as Error).message}`);
-    }
-    // A gzip stream cut short ends the line reader quietly; its error is the one to report.
-    await Promise.race([failed, Promise.resolve()]);
+    yield* splitLines(input);
+  } catch (error) {
+    if (error instanceof ArchiveError) throw error;
+    // A damaged gzip stream, or the disk.
+    throw new ArchiveError(`cannot read the archive: ${(error as Error).message}`);
   } finally {
     // A caller that stops early (a bad line) leaves nothing reading the file.
-    reader.close();
     input.destroy();
+    file.destroy();
   }
 };
 
@@ -65,13 +62,23 @@ const checkHeader = (value: Record<string, unknown>): ArchiveHeader => {
   return value as unknown as ArchiveHeader;
 };
 
+/** What the entry lines so far say about the next one. */
+interface EntryLines {
+  /** Every entry's address, to refuse a second `entry` line for one. */
+  seen: Set<string>;
+  /** The entry on the line just before, when that was an entry or continuation line: the one a continuation may continue. */
+  open: { address: string; name: string; next: number; line: number } | null;
+}
+
 /**
- * An entry line's versions must be one entry's versions k..n in order with no gap (k = 1 unless
- * retention dropped the older ones), each one a version a write could have stored
- * (archived-version.ts), and no other line may hold the same entry: `seen` holds the addresses
- * of the lines before.
+ * An entry or continuation line's versions must be one entry's versions in order with no gap,
+ * each one a version a write could have stored (archived-version.ts) by the archive's cut. An
+ * `entry` line starts an entry's history (at version 1 unless retention dropped the older
+ * ones), and no other `entry` line may hold the same entry; a continuation must come right
+ * after that entry's line or another continuation of it, and begin at the version after the
+ * last one there: so a duplicated, moved or foreign line is refused, whatever its type.
  */
-const checkEntry = (value: Record<string, unknown>, n: number, seen: Set<string>, cut: number): string | null => {
+const checkEntry = (value: Record<string, unknown>, n: number, state: EntryLines, cut: number): string | null => {
   const versions = value.versions;
   if (!Array.isArray(versions) || versions.length === 0) throw new ArchiveError(`line ${n}: an entry line needs a non-empty "versions" array`);
   for (const [i, v] of (versions as unknown[]).entries()) {
@@ -91,8 +98,18 @@ const checkEntry = (value: Record<string, unknown>, n: number, seen: Set<string>
     throw new ArchiveError(`line ${n}: every version of an entry line must have the same namespace, entity_path and key`);
   }
   const address = `${first.namespace}\u0000${first.entity_path}\u0000${first.key}`;
-  if (seen.has(address)) return `line ${n}: ${first.namespace} / ${first.entity_path} / ${first.key} already had a line of its own (an entry's whole history is one line)`;
-  seen.add(address);
+  const name = `${first.namespace} / ${first.entity_path} / ${first.key}`;
+  if (value.type === CONTINUATION) {
+    const open = state.open;
+    if (!open) return `line ${n}: a continuation of ${name} that does not follow its entry line (a continuation comes right after the entry line it continues, or after another continuation of it)`;
+    if (open.address !== address) return `line ${n}: continues ${open.name} (line ${open.line}) but holds versions of ${name}`;
+    if (first.version < open.next) return `line ${n}: continues ${name} with version ${first.version}, which the lines before it already hold (it should begin at version ${open.next})`;
+    if (first.version > open.next) return `line ${n}: continues ${name} at version ${first.version}, skipping version ${open.next}${first.version - 1 > open.next ? ` to ${first.version - 1}` : ''} (it should begin at version ${open.next})`;
+  } else {
+    if (state.seen.has(address)) return `line ${n}: ${name} already had a line of its own (an entry has one entry line, continued only on the lines right after it)`;
+    state.seen.add(address);
+  }
+  state.open = { address, name, next: first.version + versions.length, line: n };
   return null;
 };
 
@@ -104,30 +121,42 @@ const checkRecord = (value: Record<string, unknown>, n: number): string | null =
   return problem ? `line ${n}: record ${value.collection} / ${value.id}: ${problem}` : null;
 };
 
+/** An archive checkArchive read whole and accepted. */
 export interface ArchiveSummary {
+  path: string;
   header: ArchiveHeader;
   trailer: ArchiveTrailer;
 }
 
+/** The lines of `path` as checkArchive reads them: before any write, so a line too long is said to have changed nothing. */
+const linesToCheck = async function* (path: string): AsyncGenerator<string> {
+  try {
+    yield* lines(path);
+  } catch (error) {
+    if (error instanceof LineTooLong) throw new ArchiveError(`${error.message} (nothing was imported)`);
+    throw error;
+  }
+};
+
 /**
  * Reads the whole archive once and answers its header and trailer, or throws ArchiveError
- * saying what is wrong: another format or version, a malformed line, a missing trailer
- * (truncated), counts or a checksum that do not match. Import checks first, then applies,
- * so a damaged archive changes nothing.
+ * saying what is wrong: another format or version, a line too long to hold or malformed, a
+ * missing trailer (truncated), counts or a checksum that do not match. Import checks first,
+ * then applies, so a damaged archive changes nothing.
  */
 export const checkArchive = async (path: string): Promise<ArchiveSummary> => {
   const hash = createHash('sha256');
   const counts = { entries: 0, versions: 0, records: 0 };
   // Every entry's address, to refuse a second line for one: a set of strings, about 100 bytes
   // per entry while the check runs (100 MB for a million entries).
-  const seen = new Set<string>();
+  const entries: EntryLines = { seen: new Set<string>(), open: null };
   // The first line a write could not have stored, reported once the archive is known to be
   // whole and unaltered: a damaged archive is said to be damaged, not to hold a bad value.
   let refused: string | null = null;
   let header: ArchiveHeader | null = null;
   let trailer: ArchiveTrailer | null = null;
   let n = 0;
-  for await (const text of lines(path)) {
+  for await (const text of linesToCheck(path)) {
     n++;
     if (trailer) throw new ArchiveError(`line ${n}: data after the trailer line`);
     const value = parse(text, n);
@@ -136,17 +165,21 @@ export const checkArchive = async (path: string): Promise<ArchiveSummary> => {
     } else if (value.type === 'end') {
       trailer = value as unknown as ArchiveTrailer;
       continue;
-    } else if (value.type === 'entry') {
-      refused ??= checkEntry(value, n, seen, Date.parse(header.cut));
-      counts.entries++;
+    } else if (value.type === 'entry' || value.type === CONTINUATION) {
+      refused ??= checkEntry(value, n, entries, Date.parse(header.cut));
+      // The trailer counts entries, which is `entry` lines, and the versions of every entry line.
+      if (value.type === 'entry') counts.entries++;
       counts.versions += (value.versions as unknown[]).length;
     } else if (value.type === 'record') {
       refused ??= checkRecord(value, n);
+      entries.open = null;
       counts.records++;
     } else {
-      throw new ArchiveError(`line ${n}: unknown line type ${JSON.stringify(value.type ?? null)} (this Cairn reads "entry", "record" and "end")`);
+      throw new ArchiveError(`line ${n}: unknown line type ${JSON.stringify(value.type ?? null)} (this Cairn reads "entry", "${CONTINUATION}", "record" and "end")`);
     }
-    hash.update(`${text}\n`);
+    // Apart: the line and its end together may be one character longer than a string can be.
+    hash.update(text);
+    hash.update('\n');
   }
   if (!header) throw new ArchiveError('the archive is empty');
   if (!trailer) throw new ArchiveError(`the archive has no trailer line: it was cut short after line ${n} (nothing was imported)`);
@@ -157,10 +190,10 @@ export const checkArchive = async (path: string): Promise<ArchiveSummary> => {
   }
   if (trailer.sha256 !== digest) throw new ArchiveError('the archive\'s checksum does not match its content: it is damaged (nothing was imported)');
   if (refused) throw new ArchiveError(`${refused} (nothing was imported)`);
-  return { header, trailer };
+  return { path, header, trailer };
 };
 
-/** The entry and record lines of an archive that checkArchive accepted, in order. */
+/** The entry, continuation and record lines of an archive that checkArchive accepted, in order. */
 export const readArchiveLines = async function* (path: string): AsyncGenerator<ArchiveLine> {
   let first = true;
   for await (const text of lines(path)) {

@@ -252,6 +252,29 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
       expect((await store.getRecord(c, 'same'))?.data).toEqual({ i: winner });
     });
 
+    it('answers each of many concurrent record reads, creates and deletes as if it ran alone', async () => {
+      // Enough at once that a backend sharing statements among waiting operations (PostgreSQL:
+      // record-ops.ts) puts several of each kind, repeats included, into one statement.
+      const c = `dedup/${nextNs()}`;
+      for (let i = 0; i < 5; i++) await store.createRecord(c, `old-${i}`, { old: i });
+      const ids = [...Array.from({ length: 20 }, (_, i) => `new-${i}`), ...Array.from({ length: 5 }, (_, i) => `old-${i}`)];
+      const creates = await Promise.all(ids.flatMap((id) => [0, 1, 2].map(async (copy) => ({ id, copy, created: await store.createRecord(c, id, { id, copy }) }))));
+      for (const id of ids) {
+        const winners = creates.filter((r) => r.id === id && r.created);
+        expect(winners, id).toHaveLength(id.startsWith('new') ? 1 : 0);
+        expect((await store.getRecord(c, id))?.data, id).toEqual(id.startsWith('new') ? { id, copy: winners[0]?.copy } : { old: Number(id.slice(4)) });
+      }
+      const asked = [...ids, ...ids, 'missing-1', 'missing-2'];
+      const read = await Promise.all(asked.map((id) => store.getRecord(c, id)));
+      read.forEach((record, i) => expect(record?.id ?? null, asked[i]).toBe(asked[i]!.startsWith('missing') ? null : asked[i]));
+      const deletes = await Promise.all([...ids, ...ids, 'missing-1'].map(async (id) => ({ id, deleted: await store.deleteRecord(c, id) })));
+      // The port promises one winner for creates only: racing deletes of one record may both
+      // say they removed it (the filesystem's and S3's do), but one of them must.
+      for (const id of ids) expect(deletes.filter((d) => d.id === id && d.deleted).length, id).toBeGreaterThan(0);
+      expect(deletes.filter((d) => d.id === 'missing-1' && d.deleted)).toHaveLength(0);
+      expect(await store.listRecords(c, { limit: 100 })).toEqual([]);
+    });
+
     it('puts, deletes and lists records in id order', async () => {
       const c = `settings/${nextNs()}`;
       for (const id of ['b', 'a', 'with space/and slash', 'ü', '𝒳', '\uE000']) await store.putRecord(c, id, { id });

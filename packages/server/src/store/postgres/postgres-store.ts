@@ -10,6 +10,7 @@ import { dropVersionRows, forgetRows, vacuumTables } from './forget.ts';
 import { appendBatch } from './append-batch.ts';
 import { readLinkedTo } from './read-links.ts';
 import { AppendBatcher } from './append-batcher.ts';
+import { RecordOps } from './record-ops.ts';
 import type { Sql } from './client.ts';
 import { retryingRollbacks, toServiceError } from './db-errors.ts';
 import { withDeadline } from './deadline.ts';
@@ -29,6 +30,8 @@ const SCAN_PAGE = 1000;
  * 8–10 gave 17.4–21k (more statements, less sharing).
  */
 const HEAD_READS_IN_FLIGHT = 4;
+/** Statements of each kind of record operation out at once; more share statements (record-ops.ts). */
+const RECORD_OPS_IN_FLIGHT = 4;
 
 /**
  * The Store port over PostgreSQL (schema in migrations/). Every method is one indexed
@@ -47,6 +50,7 @@ export class PostgresStore implements Store {
   private readonly feed: WriteFeed;
   private readonly appends: AppendBatcher;
   private readonly heads: HeadReads;
+  private readonly recordOps: RecordOps;
   private readonly logger: Logger;
   private readonly timeoutMs: number;
   private closing: Promise<void> | null = null;
@@ -58,6 +62,7 @@ export class PostgresStore implements Store {
     this.probe = options.probe;
     this.appends = new AppendBatcher(sql, options.writers);
     this.heads = new HeadReads(sql, HEAD_READS_IN_FLIGHT, options.timeoutMs > 0 ? options.timeoutMs : Infinity);
+    this.recordOps = new RecordOps(sql, RECORD_OPS_IN_FLIGHT, options.timeoutMs > 0 ? options.timeoutMs : Infinity);
     this.feed = feed;
     this.changes = feed.changes;
     this.ownWrites = feed.ownWrites;
@@ -165,11 +170,11 @@ export class PostgresStore implements Store {
   }
 
   getRecord(collection: string, id: string): Promise<StoredRecord | null> {
-    return this.run('getRecord', () => records.getRecord(this.sql, collection, id));
+    return this.run('getRecord', () => this.recordOps.get(collection, id));
   }
 
   createRecord(collection: string, id: string, data: Record<string, unknown>): Promise<boolean> {
-    return this.run('createRecord', () => records.createRecord(this.sql, collection, id, data));
+    return this.run('createRecord', () => this.recordOps.create(collection, id, data));
   }
 
   putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void> {
@@ -177,7 +182,7 @@ export class PostgresStore implements Store {
   }
 
   deleteRecord(collection: string, id: string): Promise<boolean> {
-    return this.run('deleteRecord', () => records.deleteRecord(this.sql, collection, id));
+    return this.run('deleteRecord', () => this.recordOps.delete(collection, id));
   }
 
   listRecords(collection: string, query: RecordListQuery): Promise<StoredRecord[]> {

@@ -11,7 +11,7 @@ import { buildDashboard, dashboardStale } from './build-dashboard.ts';
 const root = join(import.meta.dirname, '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 /** Files the server reads at run time beside its modules (import.meta.url-relative). */
-const ASSETS = /\.(sql|bin)$|-LICENSE$/;
+const ASSETS = /\.(sql|bin|tsv)$|-LICENSE$/;
 const STAMP = '.build-stamp';
 
 const newest = (dir: string): number => {

@@ -105,6 +105,22 @@ export const describeSearchContract = (server: () => Cairn): void => {
       await expect.poll(async () => (await keys({ query: `${word} doctor`, mode: 'text', entity_path: path, limit: 5 })).slice(0, 2).sort(), { timeout: 10_000 }).toEqual(['related-only', 'with-word']);
     });
 
+    it('finds an acronym the query spells out, and the words of one it writes in capitals', async () => {
+      // The lexicon's acronyms (embed/acronyms.ts): "file transfer" is most of File Transfer
+      // Protocol, so entries that write FTP match too, ranked as if they said those words;
+      // CDN has one meaning, Content Delivery Network, whose words an entry may spell out.
+      const { path, word } = fresh();
+      await write({ entity_path: path, key: 'acronym', value: `the legacy FTP import for ${word} runs at 04:00` });
+      await write({ entity_path: path, key: 'neither', value: `the legacy import for ${word} runs at 04:00` });
+      await write({ entity_path: path, key: 'spelled', value: `purge ${word} assets from the content delivery network` });
+      await expect.poll(async () => (await keys({ query: `${word} file transfer`, mode: 'text', entity_path: path }))[0], { timeout: 10_000 }).toBe('acronym');
+      expect((await keys({ query: `${word} CDN`, mode: 'text', entity_path: path }))[0]).toBe('spelled');
+      expect(await keys({ query: 'file transfer', mode: 'text', entity_path: path })).toEqual(['acronym']);
+      expect(await keys({ query: 'CDN', mode: 'text', entity_path: path })).toEqual(['spelled']);
+      // Written in lower case, an acronym is a word like any other ("cdn" may be a name).
+      expect(await keys({ query: 'cdn', mode: 'text', entity_path: path })).toEqual([]);
+    });
+
     it('finds a date written in ISO 8601 by its day and month, in words or in digits', async () => {
       const { path, word } = fresh();
       await write({ entity_path: path, key: 'deploy', value: { summary: `${word} rollout`, finished_at: '2026-11-20T10:05:00Z' } });

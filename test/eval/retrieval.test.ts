@@ -81,11 +81,12 @@ describe('retrieval evaluation', () => {
       const ops = reportOf(backend, 'ops', 'default');
       expect(ops.hybrid.lexical!.recall5).toBeGreaterThanOrEqual(0.98);
       expect(ops.hybrid.keyword!.recall5).toBeGreaterThanOrEqual(0.98);
-      // 0.676 measured with the text ranking weighed by its coverage (0.618 without: caught here).
-      expect(ops.hybrid.paraphrase!.recall5).toBeGreaterThanOrEqual(0.64);
-      expect(ops.hybrid.all!.recall5).toBeGreaterThanOrEqual(0.87);
+      // 0.735 measured with the lexicon's acronyms (0.676 without, 0.618 also without the text
+      // ranking weighed by its coverage: each caught here).
+      expect(ops.hybrid.paraphrase!.recall5).toBeGreaterThanOrEqual(0.70);
+      expect(ops.hybrid.all!.recall5).toBeGreaterThanOrEqual(0.90);
       expect(ops.hybrid.all!.mrr).toBeGreaterThanOrEqual(0.78);
-      expect(ops.text.all!.recall5).toBeGreaterThanOrEqual(0.76);
+      expect(ops.text.all!.recall5).toBeGreaterThanOrEqual(0.77);
       // The built-in embedder must lift hybrid above text alone where the words differ.
       expect(ops.hybrid.paraphrase!.recall5).toBeGreaterThan(ops.text.paraphrase!.recall5 + 0.15);
       expect(ops.hybrid.paraphrase!.mrr).toBeGreaterThan(ops.text.paraphrase!.mrr);

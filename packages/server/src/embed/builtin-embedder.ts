@@ -1,5 +1,6 @@
 import type { Embedder } from '../ports/embedder.ts';
 import { STOP_WORDS, words } from '../search-rules/analyzer.ts';
+import { ACRONYM_WEIGHT, Acronyms } from './acronyms.ts';
 import { EmbedThread } from './embed-thread.ts';
 import { type WordUnit, WordVectors } from './word-vectors.ts';
 import { WordSimilarities } from './word-similarities.ts';
@@ -8,6 +9,7 @@ import { WordSimilarities } from './word-similarities.ts';
 const WORKER = new URL(import.meta.url.endsWith('.ts') ? './builtin-worker.ts' : './builtin-worker.js', import.meta.url);
 const TABLE = new URL('./data/glove-100d.bin', import.meta.url);
 const LEXICON = { graph: new URL('./data/wordnet-graph.bin', import.meta.url), vectors: new URL('./data/glove-100d-wordnet.bin', import.meta.url) };
+const ACRONYMS = new URL('./data/acronyms.tsv', import.meta.url);
 
 /** Query expansion (relatedWords), tuned on the operations set of test/eval. */
 const RELATED_PER_WORD = 3;
@@ -48,6 +50,8 @@ export class BuiltinEmbedder implements Embedder {
   private readonly textUnits = new Map<string, readonly Unit[]>();
   private cachedChars = 0;
   private readonly related = new Map<string, readonly { word: string; cos: number }[]>();
+  /** The lexicon's acronyms, read on first use; null without the lexicon. */
+  private acronyms: Acronyms | null | undefined;
   /** Counts wordMatch calls: a word whose `pass` is the current one has its similarities in this call's table, at row `slot`. */
   private pass = 0;
   private readonly similarities = new WordSimilarities(this.dimension);
@@ -72,12 +76,20 @@ export class BuiltinEmbedder implements Embedder {
     this.threadIdleMs = options.threadIdleMs ?? THREAD_IDLE_MS;
     this.id = lexicon ? 'builtin:glove-100d-wordnet-sif-v2' : 'builtin:glove-100d-sif-v1';
     this.words = new WordVectors(TABLE, this.dimension, lexicon ? LEXICON : null);
+    if (!lexicon) this.acronyms = null;
     this.thread = new EmbedThread(WORKER, { lexicon }, ({ digest }) => {
       if (digest !== this.id) throw new Error(`the embedding thread runs ${digest}, not ${this.id}`);
     });
   }
 
+  /** Read the word table, the lexicon and its acronyms now rather than in the first write or search. */
   warm(): void {
+    this.warmVectors();
+    this.acronymTable();
+  }
+
+  /** Only what vectors need (the embedding thread never expands a query). */
+  warmVectors(): void {
     this.words.warm();
   }
 
@@ -171,6 +183,7 @@ export class BuiltinEmbedder implements Embedder {
     const pass = ++this.pass;
     const table = this.similarities;
     table.begin(q.map((w) => w.vector));
+    const acronyms = this.acronymsOf(query);
     return texts.map((text) => {
       const units = this.unitWords(text);
       if (units.length > this.rowsOfText.length) this.rowsOfText = new Int32Array(Math.max(units.length, 2 * this.rowsOfText.length));
@@ -183,6 +196,10 @@ export class BuiltinEmbedder implements Embedder {
         rows[u] = unit.slot;
       });
       const best = table.best(rows, units.length);
+      for (const { acronym, said } of acronyms) {
+        if (!units.some((unit) => unit.word === acronym)) continue;
+        for (const i of said) if ((best[i] as number) < ACRONYM_WEIGHT) best[i] = ACRONYM_WEIGHT;
+      }
       let sum = 0;
       for (let i = 0; i < n; i++) sum += (q[i] as Unit).weight * (best[i] as number);
       return sum / total;
@@ -192,11 +209,12 @@ export class BuiltinEmbedder implements Embedder {
   /**
    * Query expansion from the lexicon: for each query word, the related words closest to it
    * in the retrofitted space (at most RELATED_PER_WORD, cosine at least RELATED_MIN_COSINE),
-   * weighted by that cosine times RELATED_WEIGHT.
+   * weighted by that cosine times RELATED_WEIGHT; and the acronyms the query spells out or
+   * writes (acronyms.ts).
    */
   relatedWords(query: string): { word: string; weight: number }[] {
     const own = new Set(contentWords(query));
-    const out: { word: string; weight: number }[] = [];
+    const out: { word: string; weight: number }[] = this.acronymTable()?.related(query) ?? [];
     for (const word of own) {
       let taken = 0;
       for (const n of this.nearestRelated(word)) {
@@ -206,6 +224,23 @@ export class BuiltinEmbedder implements Embedder {
       }
     }
     return out;
+  }
+
+  /**
+   * The acronyms `query` spells out, each with the positions of the query
+   * words that said it: a text that writes the acronym matches those words at ACRONYM_WEIGHT,
+   * as query expansion counts it (acronyms.ts).
+   */
+  private acronymsOf(query: string): { acronym: string; said: number[] }[] {
+    const spelled = this.acronymTable()?.spelledOut(query) ?? [];
+    if (spelled.length === 0) return [];
+    const queryWords = [...new Set(contentWords(query))];
+    return spelled.map(({ acronym, words: said }) => ({ acronym, said: said.map((w) => queryWords.indexOf(w)).filter((i) => i >= 0) }));
+  }
+
+  private acronymTable(): Acronyms | null {
+    if (this.acronyms === undefined) this.acronyms = Acronyms.load(ACRONYMS);
+    return this.acronyms;
   }
 
   /**

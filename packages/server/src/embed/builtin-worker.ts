@@ -6,6 +6,6 @@ import { serveEmbeddings } from './embed-thread.ts';
 // its own copy of the word table, so the event loop keeps serving requests while entries are embedded.
 await serveEmbeddings(() => {
   const embedder = new BuiltinEmbedder(workerData as { lexicon: boolean });
-  embedder.warm();
+  embedder.warmVectors();
   return { dimension: embedder.dimension, digest: embedder.id, embed: (texts) => texts.map((text) => embedder.embedOne(text)) };
 });

@@ -13,6 +13,7 @@ const NUMBER_WEIGHT = 0.3;
  * call's similarity table holding it; `home` is where that table keeps the vector (HomedVector).
  */
 export interface WordUnit extends HomedVector {
+  readonly word: string;
   readonly weight: number;
   pass: number;
   slot: number;
@@ -91,13 +92,13 @@ export class WordVectors {
   private computeUnit(word: string): WordUnit {
     const table = this.load();
     const row = this.rowOf(word);
-    if (row === undefined) return { vector: this.unknownVector(word), weight: this.unknownWeight(word), pass: 0, slot: 0, home: 0, homeGeneration: 0 };
+    if (row === undefined) return { word, vector: this.unknownVector(word), weight: this.unknownWeight(word), pass: 0, slot: 0, home: 0, homeGeneration: 0 };
     const dim = this.dimension;
     const vector = new Float32Array(dim);
     let norm = 0;
     for (let d = 0; d < dim; d++) norm += (vector[d] = table.components[row * dim + d] as number) ** 2;
     for (let d = 0; d < dim; d++) vector[d]! /= Math.sqrt(norm) || 1;
-    return { vector, weight: this.weightOf(row), pass: 0, slot: 0, home: 0, homeGeneration: 0 };
+    return { word, vector, weight: this.weightOf(row), pass: 0, slot: 0, home: 0, homeGeneration: 0 };
   }
 
   private weightOf(row: number): number {

@@ -155,6 +155,29 @@ describe('cairn import, given what it cannot import', () => {
     expect(result.stderr).toMatch(new RegExp(`: ${ENTRIES} entries written`));
   }, 60_000);
 
+  it('refuses a folder of other files, writing nothing into it, and imports into an empty one or a new volume', async () => {
+    const other = join(dir, 'a-project');
+    await mkdir(other);
+    await writeFile(join(other, 'notes.txt'), 'mine');
+    const result = await runCli(['import', archive], { CAIRN_DATA_DIR: other });
+    expect(result).toMatchObject({
+      code: 2,
+      stderr: oneLine(new RegExp(`${other} \\(CAIRN_DATA_DIR\\) is not a Cairn data directory \\(it holds other files and no store\\): import into a new or empty directory, or a Cairn data directory`)),
+    });
+    expect(await readdir(other)).toEqual(['notes.txt']);
+    // An empty directory, and the root of a freshly made file system, are where a backup is restored.
+    const empty = join(dir, 'empty-target');
+    const volume = join(dir, 'new-volume');
+    await mkdir(empty);
+    await mkdir(join(volume, 'lost+found'), { recursive: true });
+    for (const target of [empty, volume]) {
+      const restored = await runCli(['import', archive], { CAIRN_DATA_DIR: target });
+      expect(restored.code, restored.stderr).toBe(0);
+      expect(restored.stderr).toMatch(new RegExp(`: ${ENTRIES} entries written`));
+    }
+    expect(await readdir(volume)).toContain('lost+found');
+  }, 60_000);
+
   it('leaves no directory it made when it refuses an archive, and keeps every directory that was there before', async () => {
     const lines = (await readFile(archive, 'utf8')).split('\n');
     const damaged = join(dir, 'damaged.jsonl');

@@ -10,7 +10,7 @@ import { importArchive } from '../services/archive/import-archive.ts';
 import { checkArchive } from '../services/archive/read-archive.ts';
 import { type Config, ConfigError, parseConfig } from '../config.ts';
 import { createLogger } from '../http/logger.ts';
-import { missingPlaceOf, openBackend, placeWithoutDataOf, type StorageConfig, undoNewPlaceOf } from '../store/backends.ts';
+import { missingPlaceOf, openBackend, placeWithoutDataOf, type StorageConfig } from '../store/backends.ts';
 import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import type { OpenBackend } from '../ports/backend.ts';
 import type { Store } from '../ports/store.ts';
@@ -42,21 +42,24 @@ const messageOf = (error: unknown): string => {
  * store's files into it.
  */
 const requirePlace = async (storage: StorageConfig): Promise<void> => {
-  const missing = (await missingPlaceOf(storage)) ?? (await placeWithoutDataOf(storage));
+  const missing = (await missingPlaceOf(storage)) ?? (await placeWithoutDataOf(storage))?.reason;
   if (missing) throw new CommandError(`${missing}: there is nothing to export`, EXIT_USAGE);
 };
 
 /**
- * An import may make the place anew: restoring into a new data directory is how a backup
- * comes back. Said on stderr, so that a typo in CAIRN_DATA_DIR shows. Answers how to take
- * back what the import is about to make, or null when the place is there already.
+ * An import may make the place anew, or fill an empty one: restoring into a new data
+ * directory is how a backup comes back. A new one is said on stderr, so that a typo in
+ * CAIRN_DATA_DIR shows. A folder of other files (a home directory, a project) is refused:
+ * the store's files would be written among them.
  */
-const noteNewPlace = async (storage: StorageConfig): Promise<(() => Promise<void>) | null> => {
+const checkImportPlace = async (storage: StorageConfig): Promise<void> => {
   const missing = await missingPlaceOf(storage);
-  if (!missing) return null;
-  const undo = await undoNewPlaceOf(storage);
-  process.stderr.write(`${missing}: the import creates it\n`);
-  return undo;
+  if (missing) {
+    process.stderr.write(`${missing}: the import creates it\n`);
+    return;
+  }
+  const other = await placeWithoutDataOf(storage);
+  if (other && !other.empty) throw new CommandError(`${other.reason}: import into a new or empty directory, or a Cairn data directory`, EXIT_USAGE);
 };
 
 /**
@@ -183,29 +186,21 @@ const runImport = async (file: string, flags: { progress?: boolean }): Promise<v
   const checked = await checkArchive(file).catch((error: unknown) => {
     throw error instanceof ArchiveError ? refused(`cannot import ${file}: ${error.message}`) : error;
   });
-  const undoNewPlace = await noteNewPlace(config.storage);
-  // A refused archive leaves no place the import made for it (once the store is closed, by
-  // then). A failure part-way keeps what landed: running again finishes the import.
-  let refusedArchive = false;
+  await checkImportPlace(config.storage);
+  // A failure part-way keeps what landed: running again finishes the import.
   await withStore(config, WHEN_LOCKED_IMPORT, async (store, backend) => {
     const onLanded = flags.progress ? (n: number) => process.stderr.write(`landed ${n} entries\n`) : undefined;
     let report;
     try {
       report = await importArchive(store, checked, onLanded ? { onLanded } : {});
     } catch (error) {
-      if (error instanceof ArchiveError) {
-        refusedArchive = true;
-        throw refused(`cannot import ${file}: ${error.message}`);
-      }
+      if (error instanceof ArchiveError) throw refused(`cannot import ${file}: ${error.message}`);
       throw refused(`the import of ${file} failed: ${messageOf(error)} (run it again to finish: it writes only what is missing)`);
     }
     process.stderr.write(
       `imported into ${backend}: ${report.entries_written} entries written (${report.versions_written} versions), ` +
         `${report.entries_present} already present, ${report.records} records\n`,
     );
-  }).catch(async (error: unknown) => {
-    if (refusedArchive) await undoNewPlace?.();
-    throw error;
   });
 };
 

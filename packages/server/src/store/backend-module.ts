@@ -32,18 +32,21 @@ export interface BackendModule<N extends string, E extends z.ZodRawShape, S> {
   missingPlace?(settings: S): Promise<string | null>;
   /**
    * Where the place is there but holds none of this backend's data (an empty directory, or a
-   * folder of other files), what it is, in words; null when it holds the backend's data, or
-   * the backend cannot tell. Opening there would write the backend's files into it: an export
-   * refuses such a place rather than write into a folder that is not its.
+   * folder of other files), what it is, in words, and whether it is empty; null when it holds
+   * the backend's data, or the backend cannot tell. Opening there would write the backend's
+   * files into it: an export refuses such a place rather than write into a folder that is not
+   * its, and an import refuses one that holds other files (an empty one is where a backup is
+   * restored).
    */
-  placeWithoutData?(settings: S): Promise<string | null>;
-  /**
-   * Asked before opening: how to remove what opening will make of a missing place (a data
-   * directory and the parents made with it), or null when it makes nothing (the place is
-   * there, or is made by its own administration). A refused import takes back what it made,
-   * and never removes what was there before.
-   */
-  undoNewPlace?(settings: S): Promise<(() => Promise<void>) | null>;
+  placeWithoutData?(settings: S): Promise<PlaceWithoutData | null>;
+}
+
+/** A place that is there and holds none of a backend's data (BackendModule.placeWithoutData). */
+export interface PlaceWithoutData {
+  /** What it is, in words. */
+  reason: string;
+  /** Nothing in it but what a new volume comes with. */
+  empty: boolean;
 }
 
 /** What the caller will do with an opened backend, so that it can start on it early. */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { OpenBackend, SharedRecords } from '../ports/backend.ts';
-import type { BackendModule, OpenOptions } from './backend-module.ts';
+import type { BackendModule, OpenOptions, PlaceWithoutData } from './backend-module.ts';
 import { filesystemBackend } from './fs/backend.ts';
 import { postgresBackend } from './postgres/backend.ts';
 import { s3Backend } from './s3/backend.ts';
@@ -55,10 +55,7 @@ export const capabilitiesOf = (storage: StorageConfig) => moduleOf(storage).capa
 export const missingPlaceOf = async (storage: StorageConfig): Promise<string | null> => (await moduleOf(storage).missingPlace?.(storage)) ?? null;
 
 /** What the configured backend's place is when it is there but holds none of its data, or null (BackendModule.placeWithoutData). */
-export const placeWithoutDataOf = async (storage: StorageConfig): Promise<string | null> => (await moduleOf(storage).placeWithoutData?.(storage)) ?? null;
-
-/** Before opening: how to remove what opening will make of the configured backend's place, or null (BackendModule.undoNewPlace). */
-export const undoNewPlaceOf = async (storage: StorageConfig): Promise<(() => Promise<void>) | null> => (await moduleOf(storage).undoNewPlace?.(storage)) ?? null;
+export const placeWithoutDataOf = async (storage: StorageConfig): Promise<PlaceWithoutData | null> => (await moduleOf(storage).placeWithoutData?.(storage)) ?? null;
 
 /** The backends that several processes can share, with the variable that selects each (for messages). */
 export const sharedBackends = (): string[] =>

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { BackendCapabilities, OpenBackend } from '../../ports/backend.ts';
 import { defineBackend } from '../backend-module.ts';
-import { dataDirWithoutStore, missingDataDir, undoNewDataDir } from './data-dir-place.ts';
+import { dataDirWithoutStore, missingDataDir } from './data-dir-place.ts';
 
 /**
  * The embedded default: a data directory owned by one server process, which therefore holds
@@ -41,5 +41,4 @@ export const filesystemBackend = defineBackend({
   openSharedRecords: async () => null,
   missingPlace: ({ dataDir }) => missingDataDir(dataDir),
   placeWithoutData: ({ dataDir }) => dataDirWithoutStore(dataDir),
-  undoNewPlace: ({ dataDir }) => undoNewDataDir(dataDir),
 });

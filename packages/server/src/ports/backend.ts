@@ -19,6 +19,14 @@ export interface BackendCapabilities {
   readonly sharedAcrossReplicas: boolean;
 }
 
+/** A place that is there and holds none of a backend's data (BackendModule.placeWithoutData). */
+export interface PlaceWithoutData {
+  /** What it is, in words. */
+  reason: string;
+  /** Nothing in it but what a new volume comes with. */
+  empty: boolean;
+}
+
 /** The shared records alone, opened cheaply and closed after use (`cairn cortex --health`). */
 export interface SharedRecords {
   readonly records: RecordStore;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { BackendCapabilities, OpenBackend, SharedRecords } from '../ports/backend.ts';
+import type { BackendCapabilities, OpenBackend, PlaceWithoutData, SharedRecords } from '../ports/backend.ts';
 
 /**
  * One backend as the configuration sees it, before anything is opened: its variables, how it
@@ -41,13 +41,6 @@ export interface BackendModule<N extends string, E extends z.ZodRawShape, S> {
   placeWithoutData?(settings: S): Promise<PlaceWithoutData | null>;
 }
 
-/** A place that is there and holds none of a backend's data (BackendModule.placeWithoutData). */
-export interface PlaceWithoutData {
-  /** What it is, in words. */
-  reason: string;
-  /** Nothing in it but what a new volume comes with. */
-  empty: boolean;
-}
 
 /** What the caller will do with an opened backend, so that it can start on it early. */
 export interface OpenOptions {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { OpenBackend, SharedRecords } from '../ports/backend.ts';
-import type { BackendModule, OpenOptions, PlaceWithoutData } from './backend-module.ts';
+import type { OpenBackend, PlaceWithoutData, SharedRecords } from '../ports/backend.ts';
+import type { BackendModule, OpenOptions } from './backend-module.ts';
 import { filesystemBackend } from './fs/backend.ts';
 import { postgresBackend } from './postgres/backend.ts';
 import { s3Backend } from './s3/backend.ts';

@@ -1,5 +1,5 @@
 import { readdir, stat } from 'node:fs/promises';
-import type { PlaceWithoutData } from '../backend-module.ts';
+import type { PlaceWithoutData } from '../../ports/backend.ts';
 import { holdsStore } from './store-files.ts';
 
 /**

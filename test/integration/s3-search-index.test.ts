@@ -117,6 +117,21 @@ describe('S3: the saved search index', () => {
     await store.close();
   });
 
+  it('never holds a replica back by its own claim, and holds the others back within the window', async () => {
+    const store = await openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix: 'search-own-claim/', logger: pino({ level: 'silent' }) });
+    // Each file is one replica's view of the shared object (its claims name it).
+    const mine = store.searchIndexFile();
+    const other = store.searchIndexFile();
+    expect(await mine.claimSave?.(60_000)).toBe(true);
+    expect(await mine.claimSave?.(60_000)).toBe(true);
+    expect(await other.claimSave?.(60_000)).toBe(false);
+    // The claim is now the other replica's: it holds the first back in turn.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await other.claimSave?.(1_000)).toBe(true);
+    expect(await mine.claimSave?.(60_000)).toBe(false);
+    await store.close();
+  });
+
   it('ignores a damaged object and rebuilds the index from the store', async () => {
     const saved = await savedObject();
     const middle = Math.floor(saved.length / 2);

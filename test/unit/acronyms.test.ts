@@ -13,7 +13,7 @@ const acronymsOf = (query: string) => table.spelledOut(query).map((s) => s.acron
 
 describe('acronyms', () => {
   it('finds an acronym spelled out by most of its words, two of them side by side, however inflected', () => {
-    expect(table.spelledOut('the old file transfer from the partner')).toEqual([{ acronym: 'ftp', words: ['file', 'transfer'], matched: 2 }]);
+    expect(table.spelledOut('the old file transfer from the partner')).toEqual([{ acronym: 'ftp', words: ['file', 'transfer'], matched: 2, meanings: 2 }]);
     expect(acronymsOf('clear static files out of the content network')).toEqual(['cdn']);
     expect(acronymsOf('file transfers failing')).toEqual(['ftp']);
     // Stop words between the two do not part them; other words do.
@@ -34,8 +34,10 @@ describe('acronyms', () => {
     expect(table.written('the FTP import')).toEqual([]);
   });
 
-  it('weighs a spelled-out acronym as the words that said it, and shares one word\'s weight over a written one\'s expansion', () => {
-    expect(table.related('the old file transfer job')).toEqual([{ word: 'ftp', weight: ACRONYM_WEIGHT * 2 }]);
+  it('weighs a spelled-out acronym as the words that said it, shared among its meanings, and one word\'s weight over a written one\'s expansion', () => {
+    // FTP has two meanings: the text may mean the other one.
+    expect(table.related('the old file transfer job')).toEqual([{ word: 'ftp', weight: ACRONYM_WEIGHT }]);
+    expect(table.related('the content delivery network')).toEqual([{ word: 'cdn', weight: ACRONYM_WEIGHT * 3 }]);
     expect(table.related('who owns the CDN')).toEqual(['content', 'delivery', 'network'].map((word) => ({ word, weight: ACRONYM_WEIGHT / 3 })));
     expect(table.related('')).toEqual([]);
   });

@@ -12,6 +12,8 @@ export interface SpelledOut {
   words: string[];
   /** How many of the expansion's words (as index terms) the query said. */
   matched: number;
+  /** How many meanings the acronym has (the table's expansions of it). */
+  meanings: number;
 }
 
 interface Expansion {
@@ -19,6 +21,8 @@ interface Expansion {
   words: readonly string[];
   /** The words' index terms, for matching a query's words however they are inflected. */
   terms: readonly string[];
+  /** How many expansions its acronym has: one of several may not be what a text means by it. */
+  meanings: number;
 }
 
 /**
@@ -45,7 +49,7 @@ export class Acronyms {
         const only = raw.startsWith('*');
         const expansionWords = (only ? raw.slice(1) : raw).split(' ');
         if (only) this.forward.set(acronym, expansionWords);
-        const expansion = { acronym, words: expansionWords, terms: expansionWords.map(termOf) };
+        const expansion = { acronym, words: expansionWords, terms: expansionWords.map(termOf), meanings: expansions.length };
         const { terms } = expansion;
         for (let i = 0; i < terms.length; i++) {
           for (let j = i + 1; j < terms.length; j++) {
@@ -78,7 +82,7 @@ export class Acronyms {
         seen.add(expansion);
         const said = content.filter((_, k) => expansion.terms.includes(terms[k] as string));
         const matched = new Set(said.map(termOf)).size;
-        if (matched / expansion.terms.length >= MIN_COVERAGE) out.push({ acronym: expansion.acronym, words: [...new Set(said)], matched });
+        if (matched / expansion.terms.length >= MIN_COVERAGE) out.push({ acronym: expansion.acronym, words: [...new Set(said)], matched, meanings: expansion.meanings });
       }
     }
     return out;
@@ -99,10 +103,13 @@ export class Acronyms {
   /**
    * Query expansion's terms: a spelled-out acronym counts as the words that said it (each at
    * ACRONYM_WEIGHT), so an entry that writes FTP ranks as one that wrote "file transfer"
-   * would; a written acronym's expansion shares one word's weight between its words.
+   * would, shared among the acronym's meanings: an entry that writes EFT may mean electronic
+   * funds transfer rather than the euro file transfer a query spelled out, and a rare
+   * acronym's idf would otherwise put it first. A written acronym's expansion shares one
+   * word's weight between its words.
    */
   related(query: string): { word: string; weight: number }[] {
-    const out = this.spelledOut(query).map(({ acronym, matched }) => ({ word: acronym, weight: ACRONYM_WEIGHT * matched }));
+    const out = this.spelledOut(query).map(({ acronym, matched, meanings }) => ({ word: acronym, weight: (ACRONYM_WEIGHT * matched) / meanings }));
     for (const expansion of this.written(query)) for (const word of expansion) out.push({ word, weight: ACRONYM_WEIGHT / expansion.length });
     return out;
   }

@@ -29,8 +29,8 @@ interface Expansion {
  * The lexicon's acronyms (data/acronyms.tsv, distilled from V.E.R.A. by
  * scripts/distill-acronyms.ts), used by query expansion in both directions:
  * - a query that says most of an expansion, two of its words side by side ("the old file
- *   transfer", "the content network"), also looks for the acronym (FTP, CDN), weighted by
- *   the share of the expansion it said;
+ *   transfer", "the content network"), also looks for the acronym (FTP, CDN), weighted as
+ *   the words it said (related, below);
  * - an acronym written in capitals that has one expansion (CDN, JWT, RBAC) also looks for
  *   the expansion's words, which share one word's weight between them. One with several
  *   meanings (FTP is also foiled twisted pair) is not expanded: the table cannot tell which

@@ -16,6 +16,22 @@ export interface SpelledOut {
   meanings: number;
 }
 
+interface Found {
+  spelled: SpelledOut[];
+  written: (readonly string[])[];
+}
+
+/** Whether query[start, end) is written in capitals (and digits), two letters at least: "CDN", "K8S", not "Cdn". */
+const inCapitals = (query: string, start: number, end: number): boolean => {
+  let letters = 0;
+  for (let i = start; i < end; i++) {
+    const c = query.charCodeAt(i);
+    if (c >= 65 && c <= 90) letters += 1;
+    else if (c < 48 || c > 57) return false;
+  }
+  return letters >= 2;
+};
+
 interface Expansion {
   acronym: string;
   words: readonly string[];
@@ -37,9 +53,11 @@ interface Expansion {
  *   is meant.
  */
 export class Acronyms {
-  /** Expansions by each ordered pair of their terms ("file transfer", "file protocol", "transfer protocol"). */
-  private readonly byPair = new Map<string, Expansion[]>();
+  /** Expansions by each ordered pair of their terms ("file" → "transfer", "file" → "protocol", "transfer" → "protocol"). */
+  private readonly byPair = new Map<string, Map<string, Expansion[]>>();
   private readonly forward = new Map<string, readonly string[]>();
+  /** The last query read and what was found in it: a hybrid search asks for both its expansion and its word-by-word match. */
+  private last: { query: string; found: Found } | null = null;
 
   constructor(text: string) {
     for (const line of text.split('\n')) {
@@ -53,10 +71,11 @@ export class Acronyms {
         const { terms } = expansion;
         for (let i = 0; i < terms.length; i++) {
           for (let j = i + 1; j < terms.length; j++) {
-            const key = `${terms[i]} ${terms[j]}`;
-            const list = this.byPair.get(key);
+            let after = this.byPair.get(terms[i] as string);
+            if (!after) this.byPair.set(terms[i] as string, (after = new Map()));
+            const list = after.get(terms[j] as string);
             if (list) list.push(expansion);
-            else this.byPair.set(key, [expansion]);
+            else after.set(terms[j] as string, [expansion]);
           }
         }
       }
@@ -68,36 +87,51 @@ export class Acronyms {
   }
 
   /**
-   * The acronyms `query` spells out: most of an expansion's words, two of them side by side.
-   * With each, the query's words that said it.
+   * The acronyms `query` spells out (most of an expansion's words, two of them side by side,
+   * with the query's words that said it), and the expansions of those it writes in capitals
+   * that have one meaning.
    */
-  spelledOut(query: string): SpelledOut[] {
-    const content = [...words(query)].map((w) => w.word).filter((w) => !STOP_WORDS.has(w));
-    const terms = content.map(termOf);
-    const out: SpelledOut[] = [];
+  read(query: string): Found {
+    if (this.last?.query === query) return this.last.found;
+    const content: string[] = [];
+    const terms: string[] = [];
+    const written: (readonly string[])[] = [];
+    for (const { word, start, end } of words(query)) {
+      if (STOP_WORDS.has(word)) continue;
+      content.push(word);
+      terms.push(termOf(word));
+      const expansion = this.forward.get(word);
+      if (expansion && inCapitals(query, start, end)) written.push(expansion);
+    }
+    const spelled: SpelledOut[] = [];
     const seen = new Set<Expansion>();
     for (let i = 0; i + 1 < terms.length; i++) {
-      for (const expansion of this.byPair.get(`${terms[i]} ${terms[i + 1]}`) ?? []) {
+      for (const expansion of this.byPair.get(terms[i] as string)?.get(terms[i + 1] as string) ?? []) {
         if (seen.has(expansion)) continue;
         seen.add(expansion);
-        const said = content.filter((_, k) => expansion.terms.includes(terms[k] as string));
-        const matched = new Set(said.map(termOf)).size;
-        if (matched / expansion.terms.length >= MIN_COVERAGE) out.push({ acronym: expansion.acronym, words: [...new Set(said)], matched, meanings: expansion.meanings });
+        const said = new Set<string>();
+        const saidTerms = new Set<string>();
+        terms.forEach((term, k) => {
+          if (!expansion.terms.includes(term)) return;
+          said.add(content[k] as string);
+          saidTerms.add(term);
+        });
+        if (saidTerms.size / expansion.terms.length >= MIN_COVERAGE) spelled.push({ acronym: expansion.acronym, words: [...said], matched: saidTerms.size, meanings: expansion.meanings });
       }
     }
-    return out;
+    const found = { spelled, written };
+    this.last = { query, found };
+    return found;
   }
 
-  /** The expansions of the acronyms `query` writes in capitals, of those with one meaning. */
+  /** The acronyms `query` spells out (read). */
+  spelledOut(query: string): SpelledOut[] {
+    return this.read(query).spelled;
+  }
+
+  /** The expansions of the acronyms `query` writes in capitals, of those with one meaning (read). */
   written(query: string): (readonly string[])[] {
-    const out: (readonly string[])[] = [];
-    for (const { word, start, end } of words(query)) {
-      const raw = query.slice(start, end);
-      if (raw.length < 2 || raw !== raw.toUpperCase() || !/[A-Z].*[A-Z]/.test(raw)) continue;
-      const expansion = this.forward.get(word);
-      if (expansion) out.push(expansion);
-    }
-    return out;
+    return this.read(query).written;
   }
 
   /**
@@ -109,8 +143,9 @@ export class Acronyms {
    * word's weight between its words.
    */
   related(query: string): { word: string; weight: number }[] {
-    const out = this.spelledOut(query).map(({ acronym, matched, meanings }) => ({ word: acronym, weight: (ACRONYM_WEIGHT * matched) / meanings }));
-    for (const expansion of this.written(query)) for (const word of expansion) out.push({ word, weight: ACRONYM_WEIGHT / expansion.length });
+    const { spelled, written } = this.read(query);
+    const out = spelled.map(({ acronym, matched, meanings }) => ({ word: acronym, weight: (ACRONYM_WEIGHT * matched) / meanings }));
+    for (const expansion of written) for (const word of expansion) out.push({ word, weight: ACRONYM_WEIGHT / expansion.length });
     return out;
   }
 }

@@ -27,7 +27,10 @@ export interface RecordStore {
   createRecord(collection: string, id: string, data: Record<string, unknown>): Promise<boolean>;
   /** Create or replace. */
   putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void>;
-  /** Remove; resolves false when there was nothing to remove. */
+  /**
+   * Remove; resolves false when there was nothing to remove. Of racing deletes of one record
+   * through one store, exactly one gets true (across S3 replicas, more than one may).
+   */
   deleteRecord(collection: string, id: string): Promise<boolean>;
   /** Records of a collection in id order (code point). */
   listRecords(collection: string, query: RecordListQuery): Promise<StoredRecord[]>;

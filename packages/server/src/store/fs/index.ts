@@ -1,3 +1,4 @@
+import { DeletesInFlight } from '../deletes-in-flight.ts';
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
@@ -57,6 +58,7 @@ export class FsStore implements Store {
   private readonly placed: PlacedRecords;
   /** Record ids being created but not yet durable, so two creators cannot both win. */
   private readonly creating = new Set<string>();
+  private readonly deletes = new DeletesInFlight();
   private readonly log: SegmentLog;
   private readonly options: FsStoreOptions;
   private readonly release: () => void;
@@ -335,9 +337,11 @@ export class FsStore implements Store {
   }
 
   async deleteRecord(collection: string, id: string): Promise<boolean> {
-    if (!this.records.get(collection, id)) return false;
-    await this.writeRecord({ t: 'x', c: collection, i: id });
-    return true;
+    return this.deletes.delete(
+      `${collection}\u0000${id}`,
+      () => this.records.get(collection, id) !== undefined,
+      () => this.writeRecord({ t: 'x', c: collection, i: id }),
+    );
   }
 
   async listRecords(collection: string, query: RecordListQuery): Promise<StoredRecord[]> {

@@ -1,3 +1,4 @@
+import { DeletesInFlight } from '../deletes-in-flight.ts';
 import { sha256 } from '../../domain/content-hash.ts';
 import type { RecordListQuery, RecordStore, StoredRecord } from '../../ports/records.ts';
 import type { BucketObjects } from './bucket-objects.ts';
@@ -16,6 +17,7 @@ const BUSY_TRIES = 20;
 export class RecordObjects implements RecordStore {
   private readonly objects: BucketObjects;
   private readonly root: string;
+  private readonly deletes = new DeletesInFlight();
 
   constructor(objects: BucketObjects, prefix: string) {
     this.objects = objects;
@@ -57,9 +59,11 @@ export class RecordObjects implements RecordStore {
 
   async deleteRecord(collection: string, id: string): Promise<boolean> {
     const key = this.key(collection, id);
-    if ((await this.objects.head(key)) === null) return false;
-    await this.objects.delete(key);
-    return true;
+    return this.deletes.delete(
+      key,
+      async () => (await this.objects.head(key)) !== null,
+      () => this.objects.delete(key),
+    );
   }
 
   async listRecords(collection: string, query: RecordListQuery): Promise<StoredRecord[]> {

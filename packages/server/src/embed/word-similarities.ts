@@ -204,29 +204,38 @@ export class WordSimilarities {
 
 /**
  * out[at + i] = query word i's vector · v, for the n query vectors laid end to end in `query`,
- * in float32 steps (each product and each sum rounded to float32, as the kernel's lanes do),
- * in the kernel's order: four partial sums, component d into sum d mod 4 (the last dim mod 4
- * components into the first), then (s0 + s1) + (s2 + s3). Four sums let the processor overlap
- * the additions, where one sum waits on each addition before the next; the kernel, whose lanes
- * are four query words, sums alike, so every similarity is the same to the bit either way.
+ * in float32 steps (each product and each sum rounded to float32, as the kernel's lanes do).
+ * Four query words at a time: four independent sums let the processor overlap the additions,
+ * where one sum waits on each addition before the next. Each sum still adds its terms in the
+ * same order, so every similarity is the same to the bit.
  */
 export const cosines = (query: Float32Array, n: number, dim: number, v: Float32Array, out: Float32Array, at: number): void => {
   const f = Math.fround;
-  const whole = dim & ~3;
-  for (let i = 0; i < n; i++) {
-    const o = i * dim;
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const o0 = i * dim;
+    const o1 = o0 + dim;
+    const o2 = o1 + dim;
+    const o3 = o2 + dim;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
     let s3 = 0;
-    let k = 0;
-    for (; k < whole; k += 4) {
-      s0 = f(s0 + f((query[o + k] as number) * (v[k] as number)));
-      s1 = f(s1 + f((query[o + k + 1] as number) * (v[k + 1] as number)));
-      s2 = f(s2 + f((query[o + k + 2] as number) * (v[k + 2] as number)));
-      s3 = f(s3 + f((query[o + k + 3] as number) * (v[k + 3] as number)));
+    for (let k = 0; k < dim; k++) {
+      const x = v[k] as number;
+      s0 = f(s0 + f((query[o0 + k] as number) * x));
+      s1 = f(s1 + f((query[o1 + k] as number) * x));
+      s2 = f(s2 + f((query[o2 + k] as number) * x));
+      s3 = f(s3 + f((query[o3 + k] as number) * x));
     }
-    for (; k < dim; k++) s0 = f(s0 + f((query[o + k] as number) * (v[k] as number)));
-    out[at + i] = f(f(s0 + s1) + f(s2 + s3));
+    out[at + i] = s0;
+    out[at + i + 1] = s1;
+    out[at + i + 2] = s2;
+    out[at + i + 3] = s3;
+  }
+  for (; i < n; i++) {
+    let s = 0;
+    for (let k = 0, o = i * dim; k < dim; k++) s = f(s + f((query[o + k] as number) * (v[k] as number)));
+    out[at + i] = s;
   }
 };

@@ -121,6 +121,24 @@ export const describeSearchContract = (server: () => Cairn): void => {
       expect(await keys({ query: 'cdn', mode: 'text', entity_path: path })).toEqual([]);
     });
 
+    it('finds a name written in parts (camelCase, kebab-case, snake_case) typed as one word, and the other way round', async () => {
+      const { path, word } = fresh();
+      await write({ entity_path: path, key: 'camel', value: `${word} added PgBouncer in transaction mode` });
+      await write({ entity_path: path, key: 'snake', value: `${word} raised max_connections to 400` });
+      await write({ entity_path: path, key: 'glued', value: `${word} the rollback of the payments release` });
+      await write({ entity_path: path, key: 'neither', value: `${word} a bouncer at the door, a roll on the floor` });
+      const found = (query: string) => keys({ query, mode: 'text', entity_path: path });
+      await expect.poll(async () => found('pgbouncer'), { timeout: 10_000 }).toEqual(['camel']);
+      expect(await found('maxconnections')).toEqual(['snake']);
+      // Typed in parts, the name still finds its words, and the glued word the name typed whole.
+      expect((await found('PgBouncer'))[0]).toBe('camel');
+      expect((await found('roll-back'))[0]).toBe('glued');
+      // The highlight covers the whole name, whichever of its terms matched.
+      const [hit] = await search({ query: 'pgbouncer', mode: 'text', entity_path: path });
+      const fragment = hit?.highlights.find((h) => h.field === 'value');
+      expect(fragment && fragment.matches.map(([s, e]) => fragment.fragment.slice(s, e))).toEqual(['PgBouncer']);
+    });
+
     it('finds a date written in ISO 8601 by its day and month, in words or in digits', async () => {
       const { path, word } = fresh();
       await write({ entity_path: path, key: 'deploy', value: { summary: `${word} rollout`, finished_at: '2026-11-20T10:05:00Z' } });

@@ -38,7 +38,29 @@ const weightedTf = (tsvector: string): Map<string, number> => {
 
 describe('search analysis', () => {
   it('folds, splits camelCase, drops stop words (keeping their positions) and stems', () => {
-    expect(analyze('The Deployments of OOMKilled pods, Café').map((t) => [t.term, t.pos])).toEqual([['deploy', 1], ['oom', 3], ['kill', 4], ['pod', 5], ['cafe', 6]]);
+    expect(analyze('The Deployments of OOMKilled pods, Café').map((t) => [t.term, t.pos])).toEqual([['deploy', 1], ['oom', 3], ['kill', 4], ['oomkil', 4], ['pod', 5], ['cafe', 6]]);
+  });
+
+  it('finds a name written as several words (camelCase, kebab-case, snake_case) typed as one, and the other way round', () => {
+    const terms = (text: string) => analyze(text).map((t) => `${t.term}@${t.pos}${t.overlap ? '+' : ''}`);
+    // Each word as ever, and the name joined beside its last word (not a word of its own).
+    expect(terms('PgBouncer in front')).toEqual(['pg@0', 'bouncer@1', 'pgbouncer@1+', 'front@3']);
+    expect(terms('max_connections raised')).toEqual(['max@0', 'connect@1', 'maxconnect@1+', 'rais@2']);
+    expect(terms('a roll-back of getUserById')).toEqual(['roll@1', 'back@2', 'rollback@2+', 'get@4', 'user@5', 'id@7', 'getuserbyid@7+']);
+    expect(terms('sha-256 and utf-8')).toEqual(['sha@0', '256@1', 'sha256@1+', 'utf@3', '8@4', 'utf8@4+']);
+    // Numbers joined by hyphens (dates, ranges) are no names; other joiners make none.
+    expect(terms('on 2026-11-20, 5-10 of v1.2 at db/main')).toEqual(['2026@1', '11@2', 'novemb@2+', '20@3', '5@4', '10@5', 'v1@7', '2@8', 'db@10', 'main@11']);
+    // The query side is the same analysis: typed whole, typed in parts, either finds the other.
+    expect(parseQuery('pgbouncer').terms).toEqual(['pgbouncer']);
+    expect(parseQuery('PgBouncer').terms).toEqual(['pg', 'bouncer', 'pgbouncer']);
+    expect(parseQuery('postgresql').terms.every((t) => docTerms(entry({ value: 'runs on PostgreSQL 15' })).tf.has(t))).toBe(true);
+    expect(parseQuery('roll-back').terms).toContain('rollback');
+    // The joined term adds nothing to a text's length, and a phrase of the words still matches.
+    expect(docTerms(entry({ value: 'PgBouncer in front' })).length).toBe(docTerms(entry({ value: 'Pg Bouncer in front' })).length);
+    expect(containsPhrase(analyze('added PgBouncer in front'), parseQuery('"pg bouncer"').phrases[0]!)).toBe(true);
+    // One span in a highlight, the whole name, whichever of its terms the query named.
+    expect(highlight(entry({ value: 'added PgBouncer' }), (term) => ['pg', 'bouncer', 'pgbouncer'].includes(term))).toEqual([{ field: 'value', fragment: 'added PgBouncer', matches: [[6, 15]] }]);
+    expect(highlight(entry({ value: 'added PgBouncer' }), (term) => term === 'bouncer')).toEqual([{ field: 'value', fragment: 'added PgBouncer', matches: [[8, 15]] }]);
   });
 
   it('finds the same words in ASCII text by its scanner as by the Unicode pattern', () => {

@@ -5,7 +5,8 @@ import { stemmer } from 'stemmer';
  * its output as a tsvector), so a query matches the same entries everywhere. Words are
  * runs of letters and digits, split further at camelCase humps ("OOMKilled" → oom, killed),
  * folded to lower case without accents, stop words dropped and English words stemmed with
- * Porter's algorithm ("deploys", "deployed", "deploying" → deploy).
+ * Porter's algorithm ("deploys", "deployed", "deploying" → deploy). A name written as several
+ * words (camelCase, kebab-case, snake_case) is also one term, joined ("OOMKilled" → oomkill).
  */
 export interface Token {
   term: string;
@@ -29,9 +30,10 @@ export interface Token {
  * searched with terms a query no longer produces. Raise it with any change to what `analyze`,
  * `entryFields` or the field weights produce. 2: the parts of ISO 8601 dates and times,
  * ordinals' numbers, dates' month names, number words' digits, numbers without leading zeros,
- * clock hours' hours of the day.
+ * clock hours' hours of the day. 3: names written as several words (camelCase, kebab-case,
+ * snake_case) also joined, beside their last word.
  */
-export const ANALYSIS_VERSION = 2;
+export const ANALYSIS_VERSION = 3;
 
 const WORD = /[\p{L}\p{N}]+/gu;
 const HUMP = /(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/;
@@ -219,14 +221,47 @@ const pushNumber = (tokens: Token[], w: Word, pos: number, months: Map<number, s
   return pos + 1;
 };
 
+/** Hyphen and underscore: what joins the words of a kebab-case or snake_case name. */
+const HYPHEN = 45;
+const UNDERSCORE = 95;
+
 /** Search terms of `text`, positions continuing from `firstPos`. */
 export const analyze = (text: string, firstPos = 0): Token[] => {
   const tokens: Token[] = [];
   const months = monthsAt(text);
   let pos = firstPos;
+  // The name the words read last belong to: a name written as several words (camelCase humps,
+  // kebab-case, snake_case) is also found joined, beside its last word (see Token.overlap), so
+  // that what is typed as one word finds it written in parts and the other way round:
+  // "pgbouncer" and "PgBouncer", "postgresql" and "PostgreSQL", "rollback" and "roll-back".
+  let nameStart = 0;
+  let nameEnd = -2;
+  let namePos = 0;
+  let nameWords = 0;
+  let joined = '';
+  const pushName = (): void => {
+    // Only names that begin with a letter: numbers joined by hyphens are dates and ranges.
+    if (nameWords < 2 || joined.length > 64 || isDigit(joined.charCodeAt(0))) return;
+    tokens.push({ term: termOf(joined), pos: namePos, start: nameStart, end: nameEnd, overlap: true });
+  };
   for (const w of words(text)) {
+    // The word goes on the name when it follows right after it (a camelCase hump) or after one hyphen or underscore.
+    const joiner = w.start === nameEnd + 1 ? text.charCodeAt(nameEnd) : 0;
+    if (w.start === nameEnd || joiner === HYPHEN || joiner === UNDERSCORE) {
+      joined += w.word;
+      nameWords += 1;
+    } else {
+      pushName();
+      nameStart = w.start;
+      joined = w.word;
+      nameWords = 1;
+    }
+    nameEnd = w.end;
+    namePos = pos;
     if (isDigit(w.word.charCodeAt(0))) {
       pos = pushNumber(tokens, w, pos, months);
+      // A date-time's day and hour take two positions: a name's term stands by the last.
+      namePos = pos - 1;
       continue;
     }
     if (!STOP_WORDS.has(w.word) && w.word.length <= 64) {
@@ -236,5 +271,6 @@ export const analyze = (text: string, firstPos = 0): Token[] => {
     }
     pos += 1;
   }
+  pushName();
   return tokens;
 };

@@ -27,11 +27,13 @@ export const highlight = (entry: Entry, isMatch: (term: string) => boolean): Hig
   const found: { h: Highlight; hits: number }[] = [];
   for (const { f, tokens } of fieldsOf(entry)) {
     // Terms that stand beside a word (a date's month name, a number word's digits) cover its
-    // very characters: one span, whichever of them matched.
+    // very characters, and a name's joined term all of its words' (it comes right after them):
+    // one span, whichever of them matched.
     const spans: [number, number][] = [];
     for (const t of tokens) {
-      const last = spans.at(-1);
-      if (isMatch(t.term) && !(last && last[0] === t.start && last[1] === t.end)) spans.push([t.start, t.end]);
+      if (!isMatch(t.term)) continue;
+      while (spans.length > 0 && (spans.at(-1) as [number, number])[0] >= t.start && (spans.at(-1) as [number, number])[1] <= t.end) spans.pop();
+      spans.push([t.start, t.end]);
     }
     if (spans.length === 0) continue;
     const first = spans[0] as [number, number];

@@ -248,7 +248,9 @@ export const analyze = (text: string, firstPos = 0): Token[] => {
     // The word goes on the name when it follows right after it (a camelCase hump) or after one hyphen or underscore.
     const joiner = w.start === nameEnd + 1 ? text.charCodeAt(nameEnd) : 0;
     if (w.start === nameEnd || joiner === HYPHEN || joiner === UNDERSCORE) {
-      joined += w.word;
+      // Past 64 characters it is no name (pushName leaves it out): a hostile chain of a
+      // million hyphenated words is not joined up.
+      if (joined.length <= 64) joined += w.word;
       nameWords += 1;
     } else {
       pushName();

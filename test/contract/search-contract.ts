@@ -133,6 +133,8 @@ export const describeSearchContract = (server: () => Cairn): void => {
       // Typed in parts, the name still finds its words, and the glued word the name typed whole.
       expect((await found('PgBouncer'))[0]).toBe('camel');
       expect((await found('roll-back'))[0]).toBe('glued');
+      // In hybrid too (the default), where the word-by-word ranking matches the name either way.
+      await expect.poll(async () => (await keys({ query: 'pgbouncer', entity_path: path }))[0], { timeout: 10_000 }).toBe('camel');
       // The highlight covers the whole name, whichever of its terms matched.
       const [hit] = await search({ query: 'pgbouncer', mode: 'text', entity_path: path });
       const fragment = hit?.highlights.find((h) => h.field === 'value');

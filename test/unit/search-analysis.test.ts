@@ -302,6 +302,20 @@ describe('search analysis', () => {
     expect(new BuiltinEmbedder({ lexicon: false }).relatedWords('physician')).toEqual([]);
   });
 
+  it('matches a name word by word written either way, and nothing else by the vector of a name it does not know', async () => {
+    const embedder = new BuiltinEmbedder();
+    // Typed whole: a text writing it in parts matches as fully as one writing it whole.
+    const [camel, glued, spaced, other] = await embedder.wordMatch('pgbouncer', ['Added PgBouncer', 'added pgbouncer', 'a pg bouncer', 'added a bouncer']);
+    expect(camel).toBe(1);
+    expect(glued).toBeCloseTo(1, 6);
+    expect(Math.max(spaced as number, other as number)).toBeLessThan(0.5);
+    // Typed in parts: a text writing it whole matches each of its words.
+    const [whole, partly] = await embedder.wordMatch('PgBouncer', ['added pgbouncer', 'added a bouncer']);
+    expect(whole).toBe(1);
+    expect(partly).toBeLessThan(0.9);
+    expect((await embedder.wordMatch('max_connections raised', ['raised maxconnections']))[0]).toBeCloseTo(1, 6);
+  });
+
   it('ranks word by word and expands alike whatever an embedder ranked or expanded before', async () => {
     // Over 256 distinct words (the similarity table grows) and six query words (four summed together, two alone).
     const many = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');

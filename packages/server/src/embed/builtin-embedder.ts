@@ -1,5 +1,5 @@
 import type { Embedder } from '../ports/embedder.ts';
-import { STOP_WORDS, words } from '../search-rules/analyzer.ts';
+import { STOP_WORDS, type Word, joinedNames, words } from '../search-rules/analyzer.ts';
 import { ACRONYM_WEIGHT, Acronyms } from './acronyms.ts';
 import { EmbedThread } from './embed-thread.ts';
 import { type WordUnit, WordVectors } from './word-vectors.ts';
@@ -21,14 +21,20 @@ const THREAD_AFTER_MS = 50;
 /** A thread given no batch for this long is stopped, and batches run here again until the load returns. */
 const THREAD_IDLE_MS = 60_000;
 
-/** Characters of text whose words are kept as unit vectors (see unitWords): a few megabytes. */
+/** Characters of text whose words are kept as unit vectors (see wordsOf): a few megabytes. */
 const MAX_CACHED_CHARS = 4_000_000;
 
 type Unit = WordUnit;
 
-/** Content words of a text (no stop words, no absurdly long tokens), in order. */
-function* contentWords(text: string): Generator<string> {
-  for (const { word } of words(text)) if (!STOP_WORDS.has(word) && word.length <= 40) yield word;
+/** A text as the word-by-word ranking reads it: its distinct content words as unit vectors, and its names written in parts, joined (analyzer.ts joinedNames). */
+interface TextWords {
+  units: readonly Unit[];
+  names: readonly string[];
+}
+
+/** Content words of a text (no stop words, no absurdly long tokens), in order; `textWords`: its words, when read already. */
+function* contentWords(text: string, textWords: Iterable<Word> = words(text)): Generator<string> {
+  for (const { word } of textWords) if (!STOP_WORDS.has(word) && word.length <= 40) yield word;
 }
 
 /**
@@ -47,7 +53,7 @@ export class BuiltinEmbedder implements Embedder {
   readonly dimension = 100;
   readonly local = true;
   private readonly words: WordVectors;
-  private readonly textUnits = new Map<string, readonly Unit[]>();
+  private readonly textWords = new Map<string, TextWords>();
   private cachedChars = 0;
   private readonly related = new Map<string, readonly { word: string; cos: number }[]>();
   /** The lexicon's acronyms, read on first use; null without the lexicon. */
@@ -173,7 +179,7 @@ export class BuiltinEmbedder implements Embedder {
    * it keeps each word's match, so "lapsed" still finds "expired" in a long text.
    */
   async wordMatch(query: string, texts: readonly string[]): Promise<number[]> {
-    const q = this.unitWords(query);
+    const q = this.wordsOf(query).units;
     const total = q.reduce((sum, w) => sum + w.weight, 0);
     if (total === 0) return texts.map(() => 0);
     const n = q.length;
@@ -184,22 +190,34 @@ export class BuiltinEmbedder implements Embedder {
     const table = this.similarities;
     table.begin(q.map((w) => w.vector));
     const acronyms = this.acronymsOf(query);
+    const { exact, spelled } = this.namesOf(query, q);
     return texts.map((text) => {
-      const units = this.unitWords(text);
+      const { units, names: textNames } = this.wordsOf(text);
       if (units.length > this.rowsOfText.length) this.rowsOfText = new Int32Array(Math.max(units.length, 2 * this.rowsOfText.length));
       const rows = this.rowsOfText;
+      let spelledHere: readonly number[] | undefined;
       units.forEach((unit, u) => {
         if (unit.pass !== pass) {
           unit.pass = pass;
           unit.slot = table.add(unit);
+          unit.spells = spelled.size > 0 ? spelled.get(unit.word) : undefined;
         }
         rows[u] = unit.slot;
+        if (unit.spells) spelledHere = spelledHere ? [...spelledHere, ...unit.spells] : unit.spells;
       });
       const best = table.best(rows, units.length);
       for (const { acronym, said } of acronyms) {
         if (!units.some((unit) => unit.word === acronym)) continue;
         for (const i of said) if ((best[i] as number) < ACRONYM_WEIGHT) best[i] = ACRONYM_WEIGHT;
       }
+      // A name matches its words exactly, written either way: a text's PgBouncer the query's
+      // pgbouncer, a query's PgBouncer (its words pg, bouncer) a text's pgbouncer. Names the
+      // word table does not know have vectors of no meaning, which match nothing else.
+      for (let k = 0; k < textNames.length; k++) {
+        const said = exact.get(textNames[k] as string);
+        if (said) for (const i of said) best[i] = 1;
+      }
+      if (spelledHere) for (const i of spelledHere) best[i] = 1;
       let sum = 0;
       for (let i = 0; i < n; i++) sum += (q[i] as Unit).weight * (best[i] as number);
       return sum / total;
@@ -269,20 +287,38 @@ export class BuiltinEmbedder implements Embedder {
   }
 
   /**
-   * The distinct content words of `text` as unit vectors. Kept per text: a hybrid search
-   * re-reads dozens of candidates, mostly the same ones from search to search, and
-   * tokenizing them again was most of its cost.
+   * The query words a name matches exactly (see wordMatch), by the positions of those words
+   * among `q`. `spelled`: the names the query writes in parts, each with its words, which a
+   * text may write as one word. `exact`: those, and each query word by itself, which a text's
+   * name joined may be.
    */
-  private unitWords(text: string): readonly Unit[] {
-    let units = this.textUnits.get(text);
-    if (units) return units;
-    units = [...new Set(contentWords(text))].map((w) => this.words.unit(w));
+  private namesOf(query: string, q: readonly Unit[]): { exact: Map<string, number[]>; spelled: Map<string, number[]> } {
+    const exact = new Map(q.map((unit, i) => [unit.word, [i]]));
+    const spelled = new Map<string, number[]>();
+    for (const { name, parts } of joinedNames(query)) {
+      const said = parts.flatMap((part) => exact.get(part) ?? []);
+      if (said.length > 0) spelled.set(name, said);
+    }
+    for (const [name, said] of spelled) exact.set(name, said);
+    return { exact, spelled };
+  }
+
+  /**
+   * The distinct content words of `text` as unit vectors, and its names joined. Kept per
+   * text: a hybrid search re-reads dozens of candidates, mostly the same ones from search to
+   * search, and tokenizing them again was most of its cost.
+   */
+  private wordsOf(text: string): TextWords {
+    let known = this.textWords.get(text);
+    if (known) return known;
+    const read = [...words(text)];
+    known = { units: [...new Set(contentWords(text, read))].map((w) => this.words.unit(w)), names: [...joinedNames(text, read)].map((n) => n.name) };
     if (this.cachedChars + text.length > MAX_CACHED_CHARS) {
-      this.textUnits.clear();
+      this.textWords.clear();
       this.cachedChars = 0;
     }
-    this.textUnits.set(text, units);
+    this.textWords.set(text, known);
     this.cachedChars += text.length;
-    return units;
+    return known;
   }
 }

@@ -8,15 +8,18 @@ const SIF_A = 3e-4;
 const UNKNOWN_WEIGHT = 0.7;
 const NUMBER_WEIGHT = 0.3;
 /**
- * A word as a unit vector with its weight. `pass` and `slot` are scratch for the word-by-word
- * ranking (BuiltinEmbedder.wordMatch): the call that last met the word, and the row of that
- * call's similarity table holding it; `home` is where that table keeps the vector (HomedVector).
+ * A word as a unit vector with its weight. `pass`, `slot` and `spells` are scratch for the
+ * word-by-word ranking (BuiltinEmbedder.wordMatch): the call that last met the word, the row
+ * of that call's similarity table holding it, and the positions of the query's words that
+ * spell the word out as a name in parts (none, mostly); `home` is where that table keeps the
+ * vector (HomedVector).
  */
 export interface WordUnit extends HomedVector {
   readonly word: string;
   readonly weight: number;
   pass: number;
   slot: number;
+  spells?: readonly number[] | undefined;
 }
 
 const INFLECTIONS: [string, string][] = [['ies', 'y'], ['es', ''], ['s', ''], ['ed', ''], ['ed', 'e'], ['ing', ''], ['ing', 'e']];
@@ -92,13 +95,13 @@ export class WordVectors {
   private computeUnit(word: string): WordUnit {
     const table = this.load();
     const row = this.rowOf(word);
-    if (row === undefined) return { word, vector: this.unknownVector(word), weight: this.unknownWeight(word), pass: 0, slot: 0, home: 0, homeGeneration: 0 };
+    if (row === undefined) return { word, vector: this.unknownVector(word), weight: this.unknownWeight(word), pass: 0, slot: 0, spells: undefined, home: 0, homeGeneration: 0 };
     const dim = this.dimension;
     const vector = new Float32Array(dim);
     let norm = 0;
     for (let d = 0; d < dim; d++) norm += (vector[d] = table.components[row * dim + d] as number) ** 2;
     for (let d = 0; d < dim; d++) vector[d]! /= Math.sqrt(norm) || 1;
-    return { word, vector, weight: this.weightOf(row), pass: 0, slot: 0, home: 0, homeGeneration: 0 };
+    return { word, vector, weight: this.weightOf(row), pass: 0, slot: 0, spells: undefined, home: 0, homeGeneration: 0 };
   }
 
   private weightOf(row: number): number {

@@ -225,6 +225,50 @@ const pushNumber = (tokens: Token[], w: Word, pos: number, months: Map<number, s
 const HYPHEN = 45;
 const UNDERSCORE = 95;
 
+/**
+ * Whether the word starting at `start` goes on the name ending at `end` in `text`: right
+ * after it (a camelCase hump) or after one hyphen or underscore.
+ */
+const continuesName = (text: string, end: number, start: number): boolean => {
+  if (start === end) return true;
+  if (start !== end + 1) return false;
+  const joiner = text.charCodeAt(end);
+  return joiner === HYPHEN || joiner === UNDERSCORE;
+};
+
+/**
+ * Whether `count` words joined as `joined` are a name: two or more, beginning with a letter
+ * (numbers joined by hyphens are dates and ranges), at most 64 characters. Past that it is no
+ * name, and callers stop joining: a hostile chain of a million hyphenated words is not joined up.
+ */
+const isName = (joined: string, count: number): boolean => count >= 2 && joined.length <= 64 && !isDigit(joined.charCodeAt(0));
+
+/**
+ * The names in `text` written as several words (camelCase, kebab-case, snake_case): each
+ * joined, in lower case and unstemmed, with its words ("PgBouncer" → pgbouncer of pg,
+ * bouncer). What `analyze` finds beside their last words, for the word-by-word ranking.
+ * `textWords`: the words of `text`, when the caller has read them already.
+ */
+export function* joinedNames(text: string, textWords: Iterable<Word> = words(text)): Generator<{ name: string; parts: string[] }> {
+  let end = -2;
+  let parts: string[] = [];
+  let joined = '';
+  for (const w of textWords) {
+    if (continuesName(text, end, w.start)) {
+      if (joined.length <= 64) {
+        joined += w.word;
+        parts.push(w.word);
+      }
+    } else {
+      if (isName(joined, parts.length)) yield { name: joined, parts };
+      joined = w.word;
+      parts = [w.word];
+    }
+    end = w.end;
+  }
+  if (isName(joined, parts.length)) yield { name: joined, parts };
+}
+
 /** Search terms of `text`, positions continuing from `firstPos`. */
 export const analyze = (text: string, firstPos = 0): Token[] => {
   const tokens: Token[] = [];
@@ -240,16 +284,10 @@ export const analyze = (text: string, firstPos = 0): Token[] => {
   let nameWords = 0;
   let joined = '';
   const pushName = (): void => {
-    // Only names that begin with a letter: numbers joined by hyphens are dates and ranges.
-    if (nameWords < 2 || joined.length > 64 || isDigit(joined.charCodeAt(0))) return;
-    tokens.push({ term: termOf(joined), pos: namePos, start: nameStart, end: nameEnd, overlap: true });
+    if (isName(joined, nameWords)) tokens.push({ term: termOf(joined), pos: namePos, start: nameStart, end: nameEnd, overlap: true });
   };
   for (const w of words(text)) {
-    // The word goes on the name when it follows right after it (a camelCase hump) or after one hyphen or underscore.
-    const joiner = w.start === nameEnd + 1 ? text.charCodeAt(nameEnd) : 0;
-    if (w.start === nameEnd || joiner === HYPHEN || joiner === UNDERSCORE) {
-      // Past 64 characters it is no name (pushName leaves it out): a hostile chain of a
-      // million hyphenated words is not joined up.
+    if (continuesName(text, nameEnd, w.start)) {
       if (joined.length <= 64) joined += w.word;
       nameWords += 1;
     } else {

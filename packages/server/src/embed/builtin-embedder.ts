@@ -288,15 +288,15 @@ export class BuiltinEmbedder implements Embedder {
 
   /**
    * The query words a name matches exactly (see wordMatch), by the positions of those words
-   * among `q`. `spelled`: the names the query writes in parts, each with its words, which a
-   * text may write as one word. `exact`: those, and each query word by itself, which a text's
+   * among `q`. `spelled`: the names the query writes in parts, each with its words' positions
+   * (its words read again where it stands), which a text may write as one word. `exact`: those, and each query word by itself, which a text's
    * name joined may be.
    */
   private namesOf(query: string, q: readonly Unit[]): { exact: Map<string, number[]>; spelled: Map<string, number[]> } {
     const exact = new Map(q.map((unit, i) => [unit.word, [i]]));
     const spelled = new Map<string, number[]>();
-    for (const { name, parts } of joinedNames(query)) {
-      const said = parts.flatMap((part) => exact.get(part) ?? []);
+    for (const { name, start, end } of joinedNames(query)) {
+      const said = [...words(query.slice(start, end))].flatMap((part) => exact.get(part.word) ?? []);
       if (said.length > 0) spelled.set(name, said);
     }
     for (const [name, said] of spelled) exact.set(name, said);

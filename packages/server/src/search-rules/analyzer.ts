@@ -225,48 +225,69 @@ const pushNumber = (tokens: Token[], w: Word, pos: number, months: Map<number, s
 const HYPHEN = 45;
 const UNDERSCORE = 95;
 
-/**
- * Whether the word starting at `start` goes on the name ending at `end` in `text`: right
- * after it (a camelCase hump) or after one hyphen or underscore.
- */
-const continuesName = (text: string, end: number, start: number): boolean => {
-  if (start === end) return true;
-  if (start !== end + 1) return false;
-  const joiner = text.charCodeAt(end);
-  return joiner === HYPHEN || joiner === UNDERSCORE;
-};
+/** A name written as several words: its words joined (lower case, unstemmed), and where it stands in its text. */
+export interface Name {
+  name: string;
+  start: number;
+  end: number;
+}
 
 /**
- * Whether `count` words joined as `joined` are a name: two or more, beginning with a letter
- * (numbers joined by hyphens are dates and ranges), at most 64 characters. Past that it is no
- * name, and callers stop joining: a hostile chain of a million hyphenated words is not joined up.
+ * Reads a text's words in order and hands back each name of several words (camelCase humps,
+ * kebab-case, snake_case) as the word after it shows it has ended. A word goes on the name
+ * when it follows right after it (a hump) or after one hyphen or underscore. A name begins
+ * with a letter (numbers joined by hyphens are dates and ranges) and is at most 64 characters
+ * joined: past that it is no name, and the joining stops (a hostile chain of a million
+ * hyphenated words is not joined up). No allocation per word: most words are no name.
  */
-const isName = (joined: string, count: number): boolean => count >= 2 && joined.length <= 64 && !isDigit(joined.charCodeAt(0));
+class NameReader {
+  private readonly text: string;
+  private joined = '';
+  private words = 0;
+  private start = 0;
+  private end = -2;
 
-/**
- * The names in `text` written as several words (camelCase, kebab-case, snake_case): each
- * joined, in lower case and unstemmed, with its words ("PgBouncer" → pgbouncer of pg,
- * bouncer). What `analyze` finds beside their last words, for the word-by-word ranking.
- * `textWords`: the words of `text`, when the caller has read them already.
- */
-export function* joinedNames(text: string, textWords: Iterable<Word> = words(text)): Generator<{ name: string; parts: string[] }> {
-  let end = -2;
-  let parts: string[] = [];
-  let joined = '';
-  for (const w of textWords) {
-    if (continuesName(text, end, w.start)) {
-      if (joined.length <= 64) {
-        joined += w.word;
-        parts.push(w.word);
-      }
-    } else {
-      if (isName(joined, parts.length)) yield { name: joined, parts };
-      joined = w.word;
-      parts = [w.word];
-    }
-    end = w.end;
+  constructor(text: string) {
+    this.text = text;
   }
-  if (isName(joined, parts.length)) yield { name: joined, parts };
+
+  /** Takes the next word; answers the name the words before it made, if it ends there. */
+  next(w: Word): Name | null {
+    const joiner = w.start === this.end + 1 ? this.text.charCodeAt(this.end) : 0;
+    if (w.start === this.end || joiner === HYPHEN || joiner === UNDERSCORE) {
+      if (this.joined.length <= 64) this.joined += w.word;
+      this.words += 1;
+      this.end = w.end;
+      return null;
+    }
+    const ended = this.close();
+    this.joined = w.word;
+    this.words = 1;
+    this.start = w.start;
+    this.end = w.end;
+    return ended;
+  }
+
+  /** The name the last words read make, if they make one (at the end of the text). */
+  close(): Name | null {
+    if (this.words < 2 || this.joined.length > 64 || isDigit(this.joined.charCodeAt(0))) return null;
+    return { name: this.joined, start: this.start, end: this.end };
+  }
+}
+
+/**
+ * The names in `text` written as several words, joined ("PgBouncer" → pgbouncer): what
+ * `analyze` finds beside their last words, for the word-by-word ranking. `textWords`: the
+ * words of `text`, when the caller has read them already.
+ */
+export function* joinedNames(text: string, textWords: Iterable<Word> = words(text)): Generator<Name> {
+  const reader = new NameReader(text);
+  for (const w of textWords) {
+    const name = reader.next(w);
+    if (name) yield name;
+  }
+  const last = reader.close();
+  if (last) yield last;
 }
 
 /** Search terms of `text`, positions continuing from `firstPos`. */
@@ -274,34 +295,22 @@ export const analyze = (text: string, firstPos = 0): Token[] => {
   const tokens: Token[] = [];
   const months = monthsAt(text);
   let pos = firstPos;
-  // The name the words read last belong to: a name written as several words (camelCase humps,
-  // kebab-case, snake_case) is also found joined, beside its last word (see Token.overlap), so
-  // that what is typed as one word finds it written in parts and the other way round:
-  // "pgbouncer" and "PgBouncer", "postgresql" and "PostgreSQL", "rollback" and "roll-back".
-  let nameStart = 0;
-  let nameEnd = -2;
-  let namePos = 0;
-  let nameWords = 0;
-  let joined = '';
-  const pushName = (): void => {
-    if (isName(joined, nameWords)) tokens.push({ term: termOf(joined), pos: namePos, start: nameStart, end: nameEnd, overlap: true });
+  // A name written as several words is also found joined, beside its last word (see
+  // Token.overlap), so that what is typed as one word finds it written in parts and the other
+  // way round: "pgbouncer" and "PgBouncer", "postgresql" and "PostgreSQL", "rollback" and
+  // "roll-back". `lastPos`: the position of the word read last, where its name's term stands.
+  const names = new NameReader(text);
+  let lastPos = pos;
+  const pushName = (name: Name | null): void => {
+    if (name) tokens.push({ term: termOf(name.name), pos: lastPos, start: name.start, end: name.end, overlap: true });
   };
   for (const w of words(text)) {
-    if (continuesName(text, nameEnd, w.start)) {
-      if (joined.length <= 64) joined += w.word;
-      nameWords += 1;
-    } else {
-      pushName();
-      nameStart = w.start;
-      joined = w.word;
-      nameWords = 1;
-    }
-    nameEnd = w.end;
-    namePos = pos;
+    pushName(names.next(w));
+    lastPos = pos;
     if (isDigit(w.word.charCodeAt(0))) {
       pos = pushNumber(tokens, w, pos, months);
       // A date-time's day and hour take two positions: a name's term stands by the last.
-      namePos = pos - 1;
+      lastPos = pos - 1;
       continue;
     }
     if (!STOP_WORDS.has(w.word) && w.word.length <= 64) {
@@ -311,6 +320,6 @@ export const analyze = (text: string, firstPos = 0): Token[] => {
     }
     pos += 1;
   }
-  pushName();
+  pushName(names.close());
   return tokens;
 };

@@ -1,4 +1,11 @@
 #!/usr/bin/env node
 // Entry point of the `cairn` command: the compiled CLI (npm run build writes dist/). In the
 // repository, `npm start` and the tests run the TypeScript sources instead.
+import module from 'node:module';
+
+// Node keeps the bytecode it compiles from Cairn's modules and dependencies in its temporary
+// directory, so the next start skips most compiling: a quarter of a second of the ~1 s a
+// server takes to listen (an MCP client starts one per session). It does nothing where that
+// directory is not writable, and NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+module.enableCompileCache?.();
 await import('../dist/cli.js');

@@ -6,6 +6,8 @@ import { buildApp } from './http/app.ts';
 import type { Store } from './ports/store.ts';
 import { noteConnection } from './event-loop.ts';
 import { type Runtime, createRuntime } from './runtime.ts';
+import { MemorySearchIndex } from './search/memory-index.ts';
+import { warmEntries, warmSearch } from './services/warm-search.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -41,6 +43,24 @@ export interface ServerOptions {
 
 export const SHUTDOWN_TIMINGS: Readonly<ShutdownTimings> = Object.freeze({ settleMs: 250, graceMs: 10_000, storeCloseMs: 10_000 });
 
+/**
+ * The search warm-up over an index of its own (services/warm-search.ts). A remote embedder is
+ * not called for it: with one, only the text ranking and the lexicon's part are warmed.
+ */
+const warmUp = async (runtime: Runtime, stopped: () => boolean): Promise<void> => {
+  const started = performance.now();
+  const embedder = runtime.search.embedder.local ? runtime.search.embedder : null;
+  const index = MemorySearchIndex.over(warmEntries(runtime.deps.now()), embedder, runtime.logger);
+  try {
+    const { searches, answered } = await warmSearch({ ...runtime.deps, embedder }, index, stopped);
+    runtime.logger.debug({ searches, answered, ms: Math.round(performance.now() - started) }, 'search warmed up');
+  } catch (error) {
+    if (!stopped()) runtime.logger.warn({ err: error }, 'the search warm-up failed; the first searches only take longer');
+  } finally {
+    await index.close();
+  }
+};
+
 /** Idle kept-alive sockets (an SSE stream just ended, a response just finished) are cut this often while draining. */
 const REAP_EVERY_MS = 100;
 
@@ -65,13 +85,15 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, backend: runtime.backend.name }, 'cairn is listening');
     // The built-in embedder's word table takes about 0.1 s to read: read it now, not inside
-    // the first write or search.
+    // the first write or search; then run the search code a few times (warm-search.ts).
+    let closed = false;
     setImmediate(() => {
       try {
         runtime.search.embedder.warm?.();
       } catch (error) {
         logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
       }
+      void warmUp(runtime, () => closed);
     });
 
     const stopHttp = async (): Promise<void> => {
@@ -96,6 +118,7 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
 
     let closing: Promise<void> | null = null;
     const close = (): Promise<void> => {
+      closed = true;
       closing ??= (async () => {
         const started = Date.now();
         try {

@@ -269,17 +269,9 @@ export class BuiltinEmbedder implements Embedder {
   private nearestRelated(word: string): readonly { word: string; cos: number }[] {
     let near = this.related.get(word);
     if (near) return near;
-    const q = this.words.unit(word).vector;
     near = this.words
       .related(word)
-      .filter((w) => !STOP_WORDS.has(w))
-      .map((w) => {
-        const v = this.words.unit(w).vector;
-        let cos = 0;
-        for (let d = 0; d < this.dimension; d++) cos += (q[d] as number) * (v[d] as number);
-        return { word: w, cos };
-      })
-      .filter((n) => n.cos >= RELATED_MIN_COSINE)
+      .filter((n) => n.cos >= RELATED_MIN_COSINE && !STOP_WORDS.has(n.word))
       .sort((a, b) => b.cos - a.cos);
     if (this.related.size >= 50_000) this.related.clear();
     this.related.set(word, near);

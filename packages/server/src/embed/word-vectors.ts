@@ -70,14 +70,22 @@ export class WordVectors {
     for (let d = 0; d < dim; d++) out[d]! += (v[d] as number) * weight;
   }
 
-  /** The words the lexical graph relates to `word` (none without a graph, or for a word the table lacks). */
-  related(word: string): string[] {
-    this.load();
+  /**
+   * The words the lexical graph relates to `word`, each with its cosine to it (none without a
+   * graph, or for a word the table lacks). Cosines come from the table's rows as they are:
+   * the int8 components' scales cancel out, and a query's first visit does not build a unit
+   * vector, kept for good, for each of a word's dozens of neighbours.
+   */
+  related(word: string): { word: string; cos: number }[] {
+    const table = this.load();
     const row = this.rowOf(word);
     if (!this.lexicon || row === undefined) return [];
     const { graph, words } = this.lexicon;
-    const out: string[] = [];
-    for (let k = graph.offsets[row] as number; k < (graph.offsets[row + 1] as number); k++) out.push(words[graph.neighbours[k] as number] as string);
+    const out: { word: string; cos: number }[] = [];
+    for (let k = graph.offsets[row] as number; k < (graph.offsets[row + 1] as number); k++) {
+      const other = graph.neighbours[k] as number;
+      out.push({ word: words[other] as string, cos: rowCosine(table, row, other) });
+    }
     return out;
   }
 
@@ -171,6 +179,23 @@ export class WordVectors {
     return v;
   }
 }
+
+/** Cosine of two rows of `table`, from their int8 components (a row's scale cancels out). */
+const rowCosine = (table: WordTable, a: number, b: number): number => {
+  const dim = table.dimension;
+  const c = table.components;
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let d = 0; d < dim; d++) {
+    const x = c[a * dim + d] as number;
+    const y = c[b * dim + d] as number;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+};
 
 /** Replaces the rows of `table` that `over` has (same words, same dimension), in place. */
 const overlay = (table: WordTable, over: WordTable): void => {

@@ -68,6 +68,17 @@ export class MemorySearchIndex implements SearchIndex {
   }
 
   /**
+   * An index of `entries` alone, ready at once and kept nowhere, fed by no store: what the
+   * search warm-up at start ranks (services/warm-search.ts).
+   */
+  static over(entries: readonly Entry[], embedder: Embedder | null, logger: Logger): MemorySearchIndex {
+    const index = new MemorySearchIndex(embedder, logger);
+    for (const entry of entries) index.apply(entry);
+    index.state = 'ready';
+    return index;
+  }
+
+  /**
    * Subscribe to the feed, then load every head; resolves when text search is complete.
    * `ownWrites`: where the store announces this process's writes before `changes` does (see
    * PostgresStore.ownWrites); each version may then come twice, and the second is ignored.

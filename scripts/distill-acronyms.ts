@@ -12,6 +12,10 @@
 // version 1.1 or later, with no invariant sections; the table is a modified version of it
 // and carries the same licence (src/embed/data/VERA-LICENSE).
 //
+// Then scripts/data/software-acronyms.tsv, the project's own list of software teams' acronyms
+// that V.E.R.A. lacks or gives in other senses (PR as pull request, SLO, SRE), replaces
+// V.E.R.A.'s meanings of the acronyms it names, read by the same rules.
+//
 // Per line of the output: the acronym in lower case, a tab, then its expansions separated by
 // tabs, each as its content words in lower case. An acronym with one expansion has it marked
 // with a leading "*": an acronym written in capitals in a query expands to it (one with
@@ -58,6 +62,15 @@ for (const line of text.split('\n')) {
   }
 }
 flush();
+
+const own = readFileSync(new URL('./data/software-acronyms.tsv', import.meta.url), 'utf8');
+for (const line of own.split('\n')) {
+  if (line.startsWith('#') || line.trim() === '') continue;
+  const [acronym, ...meanings] = line.split('\t');
+  if (!acronym || meanings.length === 0) throw new Error(`software-acronyms.tsv: a line without an acronym and its meanings: ${JSON.stringify(line)}`);
+  expansions.delete(acronym);
+  for (const meaning of meanings) add(acronym.toUpperCase(), meaning);
+}
 
 /**
  * Many acronyms are also words ("care", "audit", "did"): as a word they would expand

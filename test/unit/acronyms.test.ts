@@ -58,6 +58,18 @@ describe('acronyms', () => {
     expect(Acronyms.load(SHIPPED).spelledOut('the virtual private network is down').map((s) => s.acronym)).toContain('vpn');
   });
 
+  it("ships software teams' own acronyms in the sense they mean them (scripts/data/software-acronyms.tsv)", () => {
+    const table = Acronyms.load(SHIPPED);
+    // Missing from V.E.R.A., or there only in other senses (PR as pattern recognition, SRE as a
+    // self routing switch element, KPI as a kernel programming interface).
+    expect(table.spelledOut('who reviewed the pull request for the retries').map((s) => s.acronym)).toEqual(['pr']);
+    expect(table.spelledOut('our service level objective for checkout').map((s) => s.acronym)).toContain('slo');
+    expect(table.related('who is the SRE on call').map((r) => r.word)).toEqual(['site', 'reliability', 'engineering']);
+    expect(table.related('the KPI dashboard').map((r) => r.word)).toEqual(['key', 'performance', 'indicator']);
+    // Acronyms that are also common words stay out, as V.E.R.A.'s do.
+    for (const word of ['cd', 'dr', 'ai', 'eta']) expect(table.related(`the ${word.toUpperCase()} pipeline`)).toEqual([]);
+  });
+
   it('lets the built-in embedder expand queries and match words by the acronyms, with its lexicon only', async () => {
     const embedder = new BuiltinEmbedder();
     try {

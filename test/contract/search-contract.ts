@@ -154,6 +154,8 @@ export const describeSearchContract = (server: () => Cairn): void => {
       expect(await first(`${word} October 20th`)).toBe('other-month');
       // A padded day is found by its number.
       expect(await first(`${word} the 7th of November`)).toBe('early');
+      // An ordinal typed as a prefix finds its day too (it is indexed as its digits).
+      expect(await first(`${word} the 21st* of november`)).toBe('other-day');
       // The month's name lights the date's month digits, the day its own.
       const [hit] = await search({ query: `${word} november 20`, mode: 'text', entity_path: path, limit: 1 });
       expect(hit?.entry.key).toBe('deploy');

@@ -97,6 +97,16 @@ describe('search analysis', () => {
     expect(parseQuery('Kafka*').prefixes).toEqual([['kafka']]);
   });
 
+  it('matches a number that the analysis cuts from its letters by its digits, as a prefix of it could not', () => {
+    // "the 5th" is indexed as "5": no term starts with "5th".
+    expect(parseQuery('5th*')).toMatchObject({ terms: ['5'], prefixes: [['5th']] });
+    expect(parseQuery('20T10*')).toMatchObject({ terms: ['20', '10'] });
+    // A number or name kept whole stays a prefix alone.
+    expect(parseQuery('05*')).toMatchObject({ terms: [], prefixes: [['05']] });
+    expect(parseQuery('v4*')).toMatchObject({ terms: [], prefixes: [['v4']] });
+    expect(parseQuery('3pm*')).toMatchObject({ terms: [], prefixes: [['3pm']] });
+  });
+
   it('drops the words that frame a question from its terms, never from phrases nor from other queries', () => {
     const q = (text: string) => parseQuery(text, { questions: true }).terms;
     expect(q('What kind of dog does Tom have?')).toEqual(['dog', 'tom']);

@@ -47,6 +47,9 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
       const last = [...words(stem)].at(-1)?.word;
       if (last) prefixes.push([...new Set([last, termOf(last)])]);
       for (const t of folded.slice(0, -1)) terms.add(t);
+      // A number the analysis cuts from its letters (the 5th, 00Z, 20T10) is indexed as its
+      // digits, which no indexed term starts with the word as typed: they match as words.
+      if (last) for (const t of analyze(last)) if (!t.overlap && t.term !== last && /^\d+$/.test(t.term)) terms.add(t.term);
       continue;
     }
     for (const w of words(word)) {

@@ -162,6 +162,19 @@ export const describeSearchContract = (server: () => Cairn): void => {
       expect(hit?.highlights.find((h) => h.field === 'value.finished_at')).toEqual({ field: 'value.finished_at', fragment: '2026-11-20T10:05:00Z', matches: [[5, 7], [8, 10]] });
     });
 
+    it('finds the month May by its name, not every entry that says "may"', async () => {
+      const { path, word } = fresh();
+      // Written first, and first by address: before "may" the verb stopped being a term, the
+      // two tied for "in May" and this one ranked first.
+      await write({ entity_path: path, key: 'a-verb', value: `${word} the rollout may slip a week` });
+      await write({ entity_path: path, key: 'b-month', value: { summary: `${word} rollout`, finished_at: '2026-05-12T10:00:00Z' } });
+      const first = async (query: string) => (await keys({ query, mode: 'text', entity_path: path, limit: 2 }))[0];
+      await expect.poll(() => first(`${word} rollout in May`), { timeout: 10_000 }).toBe('b-month');
+      expect(await first(`${word} rollout may 12`)).toBe('b-month');
+      // The verb in a query is no term either: the one that says "slip" leads.
+      expect(await first(`${word} what may slip`)).toBe('a-verb');
+    });
+
     it('finds a number written in words by its digits, and the other way round', async () => {
       const { path, word } = fresh();
       await write({ entity_path: path, key: 'worded', value: `${word} retry three times, twenty seconds apart` });

@@ -97,6 +97,18 @@ describe('search analysis', () => {
     expect(parseQuery('Kafka*').prefixes).toEqual([['kafka']]);
   });
 
+  it('reads "may" as the month only where it is one: capitalised, next to a number, or after a word that leads a time', () => {
+    const mayTerms = (text: string) => analyze(text).filter((t) => t.term === 'mai').length;
+    for (const month of ['released in May', 'MAY REPORT', 'may 12', '12 may 2026', 'since may', 'the 5th of may', 'deployed on\n12\tmay']) expect(mayTerms(month), month).toBe(1);
+    for (const verb of ['the deploy may fail', 'this may take a while', 'it may', 'may']) expect(mayTerms(verb), verb).toBe(0);
+    // A date still gives its month, whatever the words around it.
+    expect(mayTerms('it may be 2026-05-12')).toBe(1);
+    // A query reads it in the whole query, not word by word.
+    expect(parseQuery('what happened in may').terms).toContain('mai');
+    expect(parseQuery('May 12 outage').terms).toContain('mai');
+    expect(parseQuery('what may break the build').terms).not.toContain('mai');
+  });
+
   it('matches a number that the analysis cuts from its letters by its digits, as a prefix of it could not', () => {
     // "the 5th" is indexed as "5": no term starts with "5th".
     expect(parseQuery('5th*')).toMatchObject({ terms: ['5'], prefixes: [['5th']] });

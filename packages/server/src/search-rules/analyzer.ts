@@ -31,9 +31,9 @@ export interface Token {
  * `entryFields` or the field weights produce. 2: the parts of ISO 8601 dates and times,
  * ordinals' numbers, dates' month names, number words' digits, numbers without leading zeros,
  * clock hours' hours of the day. 3: names written as several words (camelCase, kebab-case,
- * snake_case) also joined, beside their last word.
+ * snake_case) also joined, beside their last word. 4: "may" the verb is no term (mayIsMonth).
  */
-export const ANALYSIS_VERSION = 3;
+export const ANALYSIS_VERSION = 4;
 
 const WORD = /[\p{L}\p{N}]+/gu;
 const HUMP = /(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/;
@@ -157,6 +157,8 @@ const NUMBER_WORDS: ReadonlyMap<string, string> = new Map(
 );
 
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+/** A space, tab or line break. */
+const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
 
 /** A term beside the word just pushed, over the same characters (see Token.overlap). */
 const pushBeside = (tokens: Token[], term: string): void => {
@@ -290,6 +292,28 @@ export function* joinedNames(text: string, textWords: Iterable<Word> = words(tex
   if (last) yield last;
 }
 
+/** Words after which a lower-case "may" is the month ("in may", "since may", "last may"). */
+const BEFORE_MONTH: ReadonlySet<string> = new Set(['in', 'of', 'since', 'until', 'till', 'during', 'before', 'after', 'by', 'from', 'through', 'early', 'late', 'mid', 'last', 'next']);
+
+/**
+ * Whether "may" is the month or the verb ("the deploy may fail"), which is as common as any
+ * stop word and is dropped like one: as the month's term it matched every entry dated in May.
+ * The month is written with a capital, or stands next to a number ("may 12", "12 may 2026"), or
+ * after a word that leads a time ("in may", "since may").
+ */
+export const mayIsMonth = (text: string, start: number, end: number): boolean => {
+  if (text.charCodeAt(start) === 77) return true; // "M"
+  let after = end;
+  while (isSpace(text.charCodeAt(after))) after++;
+  if (isDigit(text.charCodeAt(after))) return true;
+  let before = start - 1;
+  while (before >= 0 && isSpace(text.charCodeAt(before))) before--;
+  if (before >= 0 && isDigit(text.charCodeAt(before))) return true;
+  let wordStart = before;
+  while (wordStart > 0 && !isSpace(text.charCodeAt(wordStart - 1))) wordStart--;
+  return before >= 0 && BEFORE_MONTH.has(text.slice(wordStart, before + 1).toLowerCase());
+};
+
 /** Search terms of `text`, positions continuing from `firstPos`. */
 export const analyze = (text: string, firstPos = 0): Token[] => {
   const tokens: Token[] = [];
@@ -313,7 +337,7 @@ export const analyze = (text: string, firstPos = 0): Token[] => {
       lastPos = pos - 1;
       continue;
     }
-    if (!STOP_WORDS.has(w.word) && w.word.length <= 64) {
+    if (!STOP_WORDS.has(w.word) && w.word.length <= 64 && (w.word !== 'may' || mayIsMonth(text, w.start, w.end))) {
       tokens.push({ term: termOf(w.word), pos, start: w.start, end: w.end });
       const digits = NUMBER_WORDS.get(w.word);
       if (digits !== undefined) pushBeside(tokens, digits);

@@ -1,5 +1,5 @@
 import type { ParsedQuery, Phrase } from '../ports/search-index.ts';
-import { STOP_WORDS, type Token, analyze, termOf, words } from './analyzer.ts';
+import { STOP_WORDS, type Token, analyze, mayIsMonth, termOf, words } from './analyzer.ts';
 import { isFrameWord, isQuestion } from './question.ts';
 
 const PART = /"([^"]*)"?|(\S+)/g;
@@ -54,7 +54,10 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
     }
     for (const w of words(word)) {
       if (framed && isFrameWord(w.word)) frames.add(w.word);
-      else for (const t of analyze(w.word)) terms.add(t.term);
+      // Read alone, "may" would always be the verb: whether it is the month is in the query.
+      else if (w.word === 'may') {
+        if (mayIsMonth(text, match.index + w.start, match.index + w.end)) terms.add(termOf(w.word));
+      } else for (const t of analyze(w.word)) terms.add(t.term);
     }
     // Terms only the whole of a typed word yields (the month of 2026-11-20).
     for (const t of analyze(word)) if (t.overlap) terms.add(t.term);

@@ -81,7 +81,8 @@ describe('the saved index as rows', () => {
       await sink(Buffer.from('the end'));
     });
     try {
-      await expect.poll(async () => Number((await sql`select count(*)::int as n from pg_locks where not granted`)[0]?.n)).toBeGreaterThan(0);
+      // Writing 20 MB before the blocked part takes a while on a busy machine (the 1 s default timed out once).
+      await expect.poll(async () => Number((await sql`select count(*)::int as n from pg_locks where not granted`)[0]?.n), { timeout: 15_000 }).toBeGreaterThan(0);
       expect((await rows.read())?.toString()).toBe('the old file');
     } finally {
       release();

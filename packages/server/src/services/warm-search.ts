@@ -3,6 +3,7 @@ import type { SearchIndex } from '../ports/search-index.ts';
 import { yieldTurns } from '../event-loop.ts';
 import type { ServiceDeps } from './context.ts';
 import { searchEntries } from './search-entries.ts';
+import { nextVersion, requireStorableValue } from './write-entry.ts';
 
 /**
  * Searches a server makes over MEMORIES, in an index of their own, once it listens, each in a
@@ -43,14 +44,16 @@ const QUERIES: string[] = [
   'what happened after the upgrade',
 ];
 
-/** The memories as entries, written now. */
-export const warmEntries = (now: number): Entry[] => {
-  const at = new Date(now).toISOString();
-  return MEMORIES.map(([entity_path, key, value, tags]) => ({
-    namespace: 'default', entity_path, key, value, version: 1, confidence: 0.9, agent_id: 'cairn', event_type: null, memory_type: 'fact', shared: false, tags,
-    provenance: {}, content_hash: '', created_at: at, written_at: at, expires_at: null, deleted: false, evidence: { successes: 0, failures: 0, status: 'untested' }, links: [],
-  }));
-};
+const CTX = { requestId: 'warm-up', namespace: 'default', agentId: 'cairn' };
+
+/** The memories as first versions, made as a write makes them (write-entry.ts nextVersion), now. */
+export const warmEntries = (now: number): Entry[] =>
+  MEMORIES.map(([entity_path, key, value, tags]) => {
+    const input = { entity_path, key, value, tags, confidence: 0.9 };
+    const decision = nextVersion(CTX, { namespace: CTX.namespace, entity_path, key }, input, { head: null, live: null, now }, requireStorableValue(value));
+    if (decision.kind === 'refuse') throw decision.error;
+    return decision.entry;
+  });
 
 /**
  * Run WARM_SEARCHES searches over `index` (an index of warmEntries alone) with the server's own
@@ -58,14 +61,13 @@ export const warmEntries = (now: number): Entry[] => {
  * first. `stopped` ends it early (the server is closing). Answers how many ran, and how many
  * found something: a search that finds nothing leaves the ranking code cold.
  */
-export const warmSearch = async (deps: ServiceDeps, index: SearchIndex, stopped: () => boolean = () => false): Promise<{ searches: number; answered: number }> => {
-  const ctx = { requestId: 'warm-up', namespace: 'default', agentId: 'cairn' };
+export const warmSearch = async (deps: ServiceDeps, index: SearchIndex, stopped: () => boolean): Promise<{ searches: number; answered: number }> => {
   const modes = ['hybrid', 'hybrid', 'text', 'vector'] as const;
   let searches = 0;
   let answered = 0;
   for (; searches < WARM_SEARCHES && !stopped(); searches++) {
     const mode = deps.embedder ? modes[searches % modes.length] : 'text';
-    const { results } = await searchEntries({ ...deps, search: index }, ctx, { query: QUERIES[searches % QUERIES.length], mode, limit: 5 });
+    const { results } = await searchEntries({ ...deps, search: index }, CTX, { query: QUERIES[searches % QUERIES.length], mode, limit: 5 });
     if (results.length > 0) answered += 1;
     await yieldTurns();
   }

@@ -301,7 +301,7 @@ const BEFORE_MONTH: ReadonlySet<string> = new Set(['in', 'of', 'since', 'until',
  * The month is written with a capital, or stands next to a number ("may 12", "12 may 2026"), or
  * after a word that leads a time ("in may", "since may").
  */
-export const mayIsMonth = (text: string, start: number, end: number): boolean => {
+const mayIsMonth = (text: string, start: number, end: number): boolean => {
   if (text.charCodeAt(start) === 77) return true; // "M"
   let after = end;
   while (isSpace(text.charCodeAt(after))) after++;

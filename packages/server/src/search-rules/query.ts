@@ -1,5 +1,5 @@
 import type { ParsedQuery, Phrase } from '../ports/search-index.ts';
-import { STOP_WORDS, type Token, analyze, mayIsMonth, termOf, words } from './analyzer.ts';
+import { STOP_WORDS, type Token, analyze, termOf, words } from './analyzer.ts';
 import { isFrameWord, isQuestion } from './question.ts';
 
 const PART = /"([^"]*)"?|(\S+)/g;
@@ -30,6 +30,11 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
   const frames = new Set<string>();
   const phrases: Phrase[] = [];
   const prefixes: string[][] = [];
+  // Words are read where they stand in the query, as a text's are: alone, a word loses what
+  // stands around it ("may" is the month in "in may", the verb in "what may break").
+  const read = analyze(text);
+  const termsWithin = (start: number, end: number, onlyOverlaps = false): string[] =>
+    read.filter((t) => t.start >= start && t.end <= end && (!onlyOverlaps || t.overlap)).map((t) => t.term);
   for (const match of text.matchAll(PART)) {
     if (match[1] !== undefined) {
       const tokens = analyze(match[1]);
@@ -54,13 +59,10 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
     }
     for (const w of words(word)) {
       if (framed && isFrameWord(w.word)) frames.add(w.word);
-      // Read alone, "may" would always be the verb: whether it is the month is in the query.
-      else if (w.word === 'may') {
-        if (mayIsMonth(text, match.index + w.start, match.index + w.end)) terms.add(termOf(w.word));
-      } else for (const t of analyze(w.word)) terms.add(t.term);
+      else for (const t of termsWithin(match.index + w.start, match.index + w.end)) terms.add(t);
     }
-    // Terms only the whole of a typed word yields (the month of 2026-11-20).
-    for (const t of analyze(word)) if (t.overlap) terms.add(t.term);
+    // Terms only the whole of a typed word yields (the month of 2026-11-20, a number word's digits).
+    for (const t of termsWithin(match.index, match.index + word.length, true)) terms.add(t);
   }
   // A question of frame words alone ("what happened?") keeps them: something must match.
   if (terms.size === 0 && prefixes.length === 0) for (const w of frames) if (!STOP_WORDS.has(w)) terms.add(termOf(w));

@@ -61,7 +61,7 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
       if (framed && isFrameWord(w.word)) frames.add(w.word);
       else for (const t of termsWithin(match.index + w.start, match.index + w.end)) terms.add(t);
     }
-    // Terms only the whole of a typed word yields (the month of 2026-11-20, a number word's digits).
+    // Terms only the whole of a typed word yields: a name written in parts, joined (PgBouncer).
     for (const t of termsWithin(match.index, match.index + word.length, true)) terms.add(t);
   }
   // A question of frame words alone ("what happened?") keeps them: something must match.

@@ -138,7 +138,7 @@ describe('requests refused before routing', () => {
   });
   afterAll(() => cairn?.close());
 
-  it('are counted in the request metrics under one route label, and written to the access log in its shape', async () => {
+  it('are counted in the request metrics (under one route label, or their route when it was found), and written to the access log in its shape', async () => {
     const [badUrl] = await rawExchange(cairn.url, 'GET /api/v1/entries/a/%?api_key=hush-hush HTTP/1.1\r\nHost: cairn\r\nConnection: close\r\n\r\n');
     const [garbled] = await rawExchange(cairn.url, 'NOT AN HTTP REQUEST\r\n\r\n');
     const [tooLarge] = await rawExchange(cairn.url, `GET /health HTTP/1.1\r\nHost: cairn\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`);
@@ -158,8 +158,11 @@ describe('requests refused before routing', () => {
     expect(count('method="GET",route="refused_before_routing",status="400"')).toBe(1);
     expect(count('method="unknown",route="refused_before_routing",status="400"')).toBe(1);
     expect(count('method="unknown",route="refused_before_routing",status="431"')).toBe(1);
-    expect(count('method="POST",route="refused_before_routing",status="408"')).toBe(1);
-    // Counted, not timed; and nothing the client sent became a label.
+    // A request whose body stalled had been routed: counted and timed under its route.
+    expect(count('method="POST",route="refused_before_routing",status="408"')).toBeUndefined();
+    expect(count('method="POST",route="/api/v1/entries",status="408"')).toBe(1);
+    expect(metrics).toMatch(/cairn_http_request_duration_seconds_count\{method="POST",route="\/api\/v1\/entries"\} 1\n/);
+    // Refusals before routing are counted, not timed; and nothing the client sent became a label.
     expect(metrics).not.toMatch(/cairn_http_request_duration_seconds_count\{[^}]*refused_before_routing/);
     expect(metrics).not.toContain('entries/a/%');
 

@@ -31,14 +31,22 @@ const refusalOf = (error: NodeJS.ErrnoException & { reason?: unknown }, timeoutM
 };
 
 /**
+ * Routed requests that Node's parser refused midway (a body not received in time), by the
+ * status answered. Their route's own end-of-response listener counts and times them under the
+ * route (request-hooks.ts): they were routed, and a route whose clients stall belongs in its
+ * own series, not among the requests no route saw.
+ */
+export const refusedMidway = new WeakMap<ServerResponse, number>();
+
+/**
  * Requests Node's HTTP parser refuses before fastify sees them (a malformed request line or
  * header, framing that does not add up, headers over Node's limit, a request not received
  * within `timeoutMs`): answered with the error body of SPEC §4 and a request id, as fastify's
  * option `clientErrorHandler`, instead of fastify's own body. As Node's own handler does,
  * nothing is written once a response on the connection has begun (it would corrupt it), and
  * the connection is closed: what follows on it cannot be trusted to be a request. An answered
- * refusal is counted in `requests` under the route REFUSED_BEFORE_ROUTING and written to the
- * access log: no route answers it, so neither would see it otherwise.
+ * refusal is written to the access log, and counted in `requests` under the route
+ * REFUSED_BEFORE_ROUTING, or under its route when its headers had come (refusedMidway).
  */
 export const clientErrorAnswerer = (timeoutMs: number, requests: RequestMetrics) =>
   function answerClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
@@ -50,9 +58,11 @@ export const clientErrorAnswerer = (timeoutMs: number, requests: RequestMetrics)
       const { status, message } = refusalOf(error, timeoutMs);
       const body = JSON.stringify(errorBody(codeForStatus(status), message, id));
       // What the parser read of the request: its method and URL once its headers were whole
-      // (a request that then stalled in its body), else nothing. Not timed: its start is Node's.
+      // (a request that then stalled in its body, which fastify has routed), else nothing.
       const request = inFlight?.req;
-      requests.route(request?.method ?? UNREAD_METHOD, REFUSED_BEFORE_ROUTING).countOnly(status);
+      if (inFlight && request) refusedMidway.set(inFlight, status);
+      // Not timed: its start is Node's.
+      else requests.route(UNREAD_METHOD, REFUSED_BEFORE_ROUTING).countOnly(status);
       logAccess(this.log, request?.method ?? null, request?.url ?? null, status, null, { request_id: id, code: error.code });
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +

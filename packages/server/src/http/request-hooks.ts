@@ -3,6 +3,7 @@ import type { KeyResolver } from '../services/admin/key-resolver.ts';
 import type { Access } from '../domain/access.ts';
 import { logAccess } from './access-log.ts';
 import { authenticate, knownOpenAccess } from './auth.ts';
+import { refusedMidway } from './client-errors.ts';
 import type { LoadLimits } from './load-limits.ts';
 import type { RequestMetrics, RouteSeries } from './request-metrics.ts';
 
@@ -18,14 +19,20 @@ const longLived = (method: string, url: string): boolean => url.endsWith('/strea
  * - end (the response's `close`, after its `finish`): give the slot back, count and time the
  *   request in `requests`, and write the access log line (access-log.ts). A response that
  *   never finished (the client went away, a stream ended by its listener) is neither counted
- *   nor logged.
+ *   nor logged, unless the parser refused the request midway (client-errors.ts), which is
+ *   counted here and logged there.
  * Requests refused before routing are counted and logged where they are answered (errors.ts,
  * client-errors.ts).
  */
 export const registerRequestHooks = (app: FastifyInstance, requests: RequestMetrics, keys: KeyResolver, limits: LoadLimits): void => {
   const finished = (request: FastifyRequest, reply: FastifyReply, series: RouteSeries, slot: boolean): void => {
     if (slot) limits.release();
-    if (!reply.raw.writableFinished) return;
+    if (!reply.raw.writableFinished) {
+      // Answered by the parser's refusal instead (a body not received in time), which logged it.
+      const refused = refusedMidway.get(reply.raw);
+      if (refused !== undefined) series.record(refused, reply.elapsedTime / 1000);
+      return;
+    }
     const ms = reply.elapsedTime;
     const status = reply.raw.statusCode;
     series.record(status, ms / 1000);

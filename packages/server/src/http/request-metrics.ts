@@ -2,8 +2,10 @@ import type { Metric, Registry } from 'prom-client';
 
 /**
  * The route label of requests refused before any route was found: a malformed URL, and what
- * Node's HTTP parser refuses (a malformed request, headers too large, a request not received
- * in time). One fixed value whatever the request: its URL is not a route, and may be anything.
+ * Node's HTTP parser refuses before the headers are whole (a malformed request, headers too
+ * large or not received in time). One fixed value whatever the request: its URL is not a
+ * route, and may be anything. (A request refused later, in its body, had a route: it is
+ * counted under it.)
  */
 export const REFUSED_BEFORE_ROUTING = 'refused_before_routing';
 

@@ -1,15 +1,17 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCairn } from '../helpers/cairn.ts';
 import { type BackendName, type TestBackend, startBackend } from './backends.ts';
-import { buildConversations, buildCorpus } from './corpus/index.ts';
+import { buildConversations, buildCorpus, buildKinds } from './corpus/index.ts';
 import type { EvalEntry, EvalQuery } from './corpus/index.ts';
 import { type Report, evaluate, formatReport } from './evaluate.ts';
 import { loadCorpus, searchWith, waitForVectors } from './load-corpus.ts';
 
 /**
  * The retrieval evaluation, on each backend: the operations set (test/eval/corpus, 557
- * entries, 202 queries) and the conversational set (long two-person chats, one entry per
- * turn, questions scoped to one conversation), each written through the API into a fresh
+ * entries, 202 queries), the conversational set (long two-person chats, one entry per
+ * turn, questions scoped to one conversation) and the set of other kinds of memory (notes on
+ * code, errors, preferences, configuration, meetings, documents … among the operations set's
+ * entries; corpus/kinds.ts), each written through the API into a fresh
  * store and searched in every mode, first with the default ranking, then (the same store,
  * the server restarted) with the previous default (CAIRN_SEARCH_PROFILE=v1). Recall@5,
  * recall@10 and MRR per query kind are printed as tables; the floors asserted are the
@@ -18,7 +20,7 @@ import { loadCorpus, searchWith, waitForVectors } from './load-corpus.ts';
 const BACKENDS: BackendName[] = ['filesystem', 'postgres', 's3'];
 const CONFIGS = { default: {}, previous: { CAIRN_SEARCH_PROFILE: 'v1' } } as const;
 type Config = keyof typeof CONFIGS;
-const SETS = { ops: buildCorpus(), conversations: buildConversations() } as const;
+const SETS = { ops: buildCorpus(), conversations: buildConversations(), kinds: buildKinds() } as const;
 type SetName = keyof typeof SETS;
 const reports = new Map<string, Report>();
 const reportOf = (backend: BackendName, set: SetName, config: Config): Report => reports.get(`${backend}/${set}/${config}`) as Report;
@@ -59,7 +61,7 @@ describe('retrieval evaluation', () => {
     console.log(`\nretrieval${tables.join('\n')}\n`);
   });
 
-  it('has an operations set of 500+ entries and 200+ queries, a third paraphrases, and a conversational set', () => {
+  it('has an operations set of 500+ entries and 200+ queries, a third paraphrases, a conversational set, and a set of other kinds', () => {
     const { entries, queries } = SETS.ops;
     expect(entries.length).toBeGreaterThanOrEqual(500);
     expect(queries.length).toBeGreaterThanOrEqual(200);
@@ -72,6 +74,15 @@ describe('retrieval evaluation', () => {
     // Every expected turn exists, in the conversation the question is asked within.
     const ids = new Set(chat.entries.map((e) => `${e.entity_path}/${e.key}`));
     for (const q of chat.queries) for (const id of q.expected) expect(ids.has(id) && id.startsWith(`${q.scope}/`)).toBe(true);
+    // Other kinds of memory, among the operations set's entries: their own addresses, each
+    // query answered by one of them, every way of asking well represented.
+    const kinds = SETS.kinds;
+    const opsIds = new Set(entries.map((e) => `${e.entity_path}/${e.key}`));
+    const own = kinds.entries.map((e) => `${e.entity_path}/${e.key}`).filter((id) => !opsIds.has(id));
+    expect(kinds.entries.length - own.length).toBe(entries.length);
+    expect(new Set(own).size).toBeGreaterThanOrEqual(60);
+    for (const kind of ['identifier', 'question', 'paraphrase']) expect(kinds.queries.filter((q) => q.kind === kind).length).toBeGreaterThanOrEqual(35);
+    for (const q of kinds.queries) expect(q.expected.length === 1 && own.includes(q.expected[0] as string)).toBe(true);
   });
 
   for (const backend of BACKENDS) {
@@ -96,6 +107,15 @@ describe('retrieval evaluation', () => {
       expect(chat.hybrid.all!.mrr).toBeGreaterThanOrEqual(0.77);
       // Hybrid must not fall below its own parts on conversations (a speaker's name matches half the turns).
       expect(chat.hybrid.all!.recall10).toBeGreaterThanOrEqual(Math.max(chat.text.all!.recall10, chat.vector.all!.recall10));
+      // Other kinds of memory: an identifier typed as written is found first, as text finds it;
+      // hybrid must not fall below text there (README "Search quality": it does not beat it either).
+      const kinds = reportOf(backend, 'kinds', 'default');
+      expect(kinds.hybrid.identifier!.recall5).toBeGreaterThanOrEqual(0.97);
+      expect(kinds.hybrid.identifier!.mrr).toBeGreaterThanOrEqual(0.95);
+      expect(kinds.hybrid.question!.recall5).toBeGreaterThanOrEqual(0.89);
+      expect(kinds.hybrid.paraphrase!.recall5).toBeGreaterThanOrEqual(0.40);
+      expect(kinds.hybrid.all!.recall5).toBeGreaterThanOrEqual(0.76);
+      expect(kinds.hybrid.all!.recall10).toBeGreaterThanOrEqual(kinds.text.all!.recall10);
       // The default must do better than the previous one on both sets.
       for (const set of ['ops', 'conversations'] as const) {
         expect(reportOf(backend, set, 'default').hybrid.all!.recall5).toBeGreaterThan(reportOf(backend, set, 'previous').hybrid.all!.recall5);

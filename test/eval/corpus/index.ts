@@ -3,13 +3,14 @@ import { conversations } from './conversations.ts';
 import { decisions } from './decisions.ts';
 import { deploys } from './deploys.ts';
 import { incidents } from './incidents.ts';
+import { kinds } from './kinds.ts';
 import { type EvalEntry, type EvalQuery, random } from './model.ts';
 import { notes } from './notes.ts';
 import { pullRequests } from './pull-requests.ts';
 import { runbooks } from './runbooks.ts';
 import { tickets } from './tickets.ts';
 
-export type { ConversationKind, EvalEntry, EvalQuery, QueryKind } from './model.ts';
+export type { ConversationKind, EvalEntry, EvalQuery, KindsKind, QueryKind } from './model.ts';
 
 /**
  * The evaluation corpus: an engineering organisation's operations memory (incidents, pull
@@ -24,3 +25,12 @@ export const buildCorpus = (): { entries: EvalEntry[]; queries: EvalQuery[] } =>
 
 /** The conversational set: long multi-session chats, one entry per turn (corpus/conversations.ts). */
 export const buildConversations = (): { entries: EvalEntry[]; queries: EvalQuery[] } => conversations();
+
+/**
+ * The set of other kinds of memory (corpus/kinds.ts): its memories among the operations set's
+ * entries, which share their services, people and words; only its own queries are asked.
+ */
+export const buildKinds = (): { entries: EvalEntry[]; queries: EvalQuery[] } => {
+  const own = kinds();
+  return { entries: [...buildCorpus().entries, ...own.entries], queries: own.queries };
+};

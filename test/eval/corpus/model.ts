@@ -20,10 +20,12 @@ export interface EvalEntry {
 export type QueryKind = 'lexical' | 'keyword' | 'paraphrase';
 /** Questions of the conversational set (test/eval/corpus/conversations.ts). */
 export type ConversationKind = 'fact' | 'when' | 'opinion' | 'two-turn';
+/** Queries of the set of other kinds of memory (test/eval/corpus/kinds.ts). */
+export type KindsKind = 'identifier' | 'question' | 'paraphrase';
 
 export interface EvalQuery {
   query: string;
-  kind: QueryKind | ConversationKind;
+  kind: QueryKind | ConversationKind | KindsKind;
   /** `entity_path/key` of every entry that answers the query. */
   expected: string[];
   /** Entity path the question is asked within (one conversation), if any. */

@@ -108,13 +108,14 @@ describe('retrieval evaluation', () => {
       // Hybrid must not fall below its own parts on conversations (a speaker's name matches half the turns).
       expect(chat.hybrid.all!.recall10).toBeGreaterThanOrEqual(Math.max(chat.text.all!.recall10, chat.vector.all!.recall10));
       // Other kinds of memory: an identifier typed as written is found first, as text finds it;
-      // hybrid must not fall below text there (README "Search quality": it does not beat it either).
+      // hybrid must not fall below text there (README "Search quality": it barely beats it).
       const kinds = reportOf(backend, 'kinds', 'default');
       expect(kinds.hybrid.identifier!.recall5).toBeGreaterThanOrEqual(0.97);
       expect(kinds.hybrid.identifier!.mrr).toBeGreaterThanOrEqual(0.95);
-      expect(kinds.hybrid.question!.recall5).toBeGreaterThanOrEqual(0.89);
+      // 0.974 measured (PostgreSQL's preselection has moved one question either way between runs).
+      expect(kinds.hybrid.question!.recall5).toBeGreaterThanOrEqual(0.92);
       expect(kinds.hybrid.paraphrase!.recall5).toBeGreaterThanOrEqual(0.40);
-      expect(kinds.hybrid.all!.recall5).toBeGreaterThanOrEqual(0.76);
+      expect(kinds.hybrid.all!.recall5).toBeGreaterThanOrEqual(0.78);
       expect(kinds.hybrid.all!.recall10).toBeGreaterThanOrEqual(kinds.text.all!.recall10);
       // The default must do better than the previous one on both sets.
       for (const set of ['ops', 'conversations'] as const) {

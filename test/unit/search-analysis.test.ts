@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../packages/server/src/config.ts';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
-import { analyze, words } from '../../packages/server/src/search-rules/analyzer.ts';
+import { analyze, termOf, words } from '../../packages/server/src/search-rules/analyzer.ts';
 import { FIELD_LETTER, FIELD_WEIGHTS, type FieldClass, docTerms } from '../../packages/server/src/search-rules/entry-text.ts';
 import { SCALE_DEPTH, fuse } from '../../packages/server/src/search-rules/fuse.ts';
 import { K1, idf, queryCeiling } from '../../packages/server/src/search-rules/bm25.ts';
@@ -337,6 +337,18 @@ describe('search analysis', () => {
     expect(whole).toBe(1);
     expect(partly).toBeLessThan(0.9);
     expect((await embedder.wordMatch('max_connections raised', ['raised maxconnections']))[0]).toBeCloseTo(1, 6);
+  });
+
+  it('matches a word the table lacks by its stem, and words it holds by their vectors, stem or not', async () => {
+    const embedder = new BuiltinEmbedder();
+    // Jargon the table lacks: each inflection's direction is a hash of its own, so only the stem relates them.
+    const [inflected, other] = await embedder.wordMatch('frobnicators', ['restarted the frobnicator', 'restarted the scheduler']);
+    expect(inflected).toBeCloseTo(1, 6);
+    expect(other).toBeLessThan(0.5);
+    expect((await embedder.wordMatch('frobnicator', ['two frobnicators restarted']))[0]).toBeCloseTo(1, 6);
+    // Words the table holds keep their vectors' judgement, though a stem joins them.
+    expect(termOf('general')).toBe(termOf('generate'));
+    expect((await embedder.wordMatch('general', ['generate']))[0]).toBeLessThan(0.9);
   });
 
   it('ranks word by word and expands alike whatever an embedder ranked or expanded before', async () => {

@@ -1,5 +1,5 @@
 import type { Embedder } from '../ports/embedder.ts';
-import { STOP_WORDS, type Word, joinedNames, words } from '../search-rules/analyzer.ts';
+import { STOP_WORDS, type Word, joinedNames, termOf, words } from '../search-rules/analyzer.ts';
 import { ACRONYM_WEIGHT, Acronyms } from './acronyms.ts';
 import { EmbedThread } from './embed-thread.ts';
 import { type WordUnit, WordVectors } from './word-vectors.ts';
@@ -33,6 +33,33 @@ interface TextWords {
 }
 
 /** Content words of a text (no stop words, no absurdly long tokens), in order; `textWords`: its words, when read already. */
+/**
+ * The query words by their stem (analyzer.ts termOf), by position: all of them, and those the
+ * word table lacks. A text word of a query word's stem is that word inflected ("uuids" and
+ * "uuid"), which the text ranking finds as one term; where the table lacks either of the two,
+ * their directions are unrelated hashes, and the stem is all there is to go on. Where it holds
+ * both, their vectors say how alike they are (stems also join words that differ: "general"
+ * and "generate").
+ */
+const stemsOf = (q: readonly Unit[]): { all: Map<string, number[]>; unknown: Map<string, number[]> } => {
+  const all = new Map<string, number[]>();
+  const unknown = new Map<string, number[]>();
+  q.forEach((unit, i) => {
+    const stem = termOf(unit.word);
+    all.set(stem, [...(all.get(stem) ?? []), i]);
+    if (!unit.known) unknown.set(stem, [...(unknown.get(stem) ?? []), i]);
+  });
+  return { all, unknown };
+};
+
+/** The query positions a text word matches by its stem, where the table lacks one of the two. */
+const sameStem = (stems: ReturnType<typeof stemsOf>, unit: Unit): readonly number[] | undefined =>
+  (unit.known ? stems.unknown : stems.all).get(termOf(unit.word));
+
+/** The query positions a text word matches exactly: as a name the query spells in parts, or by its stem. */
+const sameWord = (asName: readonly number[] | undefined, byStem: readonly number[] | undefined): readonly number[] | undefined =>
+  asName && byStem ? [...asName, ...byStem] : (asName ?? byStem);
+
 function* contentWords(text: string, textWords: Iterable<Word> = words(text)): Generator<string> {
   for (const { word } of textWords) if (!STOP_WORDS.has(word) && word.length <= 40) yield word;
 }
@@ -191,6 +218,7 @@ export class BuiltinEmbedder implements Embedder {
     table.begin(q.map((w) => w.vector));
     const acronyms = this.acronymsOf(query);
     const { exact, spelled } = this.namesOf(query, q);
+    const stems = stemsOf(q);
     return texts.map((text) => {
       const { units, names: textNames } = this.wordsOf(text);
       if (units.length > this.rowsOfText.length) this.rowsOfText = new Int32Array(Math.max(units.length, 2 * this.rowsOfText.length));
@@ -200,7 +228,7 @@ export class BuiltinEmbedder implements Embedder {
         if (unit.pass !== pass) {
           unit.pass = pass;
           unit.slot = table.add(unit);
-          unit.spells = spelled.size > 0 ? spelled.get(unit.word) : undefined;
+          unit.spells = sameWord(spelled.size > 0 ? spelled.get(unit.word) : undefined, sameStem(stems, unit));
         }
         rows[u] = unit.slot;
         if (unit.spells) spelledHere = spelledHere ? [...spelledHere, ...unit.spells] : unit.spells;

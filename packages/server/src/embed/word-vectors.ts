@@ -17,6 +17,8 @@ const NUMBER_WEIGHT = 0.3;
 export interface WordUnit extends HomedVector {
   readonly word: string;
   readonly weight: number;
+  /** Whether the table holds the word (or a plain inflection of it); if not, its direction is a hash of the word. */
+  readonly known: boolean;
   pass: number;
   slot: number;
   spells?: readonly number[] | undefined;
@@ -103,13 +105,13 @@ export class WordVectors {
   private computeUnit(word: string): WordUnit {
     const table = this.load();
     const row = this.rowOf(word);
-    if (row === undefined) return { word, vector: this.unknownVector(word), weight: this.unknownWeight(word), pass: 0, slot: 0, spells: undefined, home: 0, homeGeneration: 0 };
+    if (row === undefined) return { word, vector: this.unknownVector(word), weight: this.unknownWeight(word), known: false, pass: 0, slot: 0, spells: undefined, home: 0, homeGeneration: 0 };
     const dim = this.dimension;
     const vector = new Float32Array(dim);
     let norm = 0;
     for (let d = 0; d < dim; d++) norm += (vector[d] = table.components[row * dim + d] as number) ** 2;
     for (let d = 0; d < dim; d++) vector[d]! /= Math.sqrt(norm) || 1;
-    return { word, vector, weight: this.weightOf(row), pass: 0, slot: 0, spells: undefined, home: 0, homeGeneration: 0 };
+    return { word, vector, weight: this.weightOf(row), known: true, pass: 0, slot: 0, spells: undefined, home: 0, homeGeneration: 0 };
   }
 
   private weightOf(row: number): number {

@@ -53,8 +53,13 @@ const stemsOf = (q: readonly Unit[]): { all: Map<string, number[]>; unknown: Map
 };
 
 /** The query positions a text word matches by its stem, where the table lacks one of the two. */
-const sameStem = (stems: ReturnType<typeof stemsOf>, unit: Unit): readonly number[] | undefined =>
-  (unit.known ? stems.unknown : stems.all).get(termOf(unit.word));
+const sameStem = (stems: ReturnType<typeof stemsOf>, unit: Unit): readonly number[] | undefined => {
+  const matching = unit.known ? stems.unknown : stems.all;
+  // Most queries hold only words the table knows: then known text words need no stem.
+  if (matching.size === 0) return undefined;
+  unit.stem ??= termOf(unit.word);
+  return matching.get(unit.stem);
+};
 
 /** The query positions a text word matches exactly: as a name the query spells in parts, or by its stem. */
 const sameWord = (asName: readonly number[] | undefined, byStem: readonly number[] | undefined): readonly number[] | undefined =>

@@ -11,8 +11,8 @@ const NUMBER_WEIGHT = 0.3;
  * A word as a unit vector with its weight. `pass`, `slot` and `spells` are scratch for the
  * word-by-word ranking (BuiltinEmbedder.wordMatch): the call that last met the word, the row
  * of that call's similarity table holding it, and the positions of the query's words that
- * spell the word out as a name in parts (none, mostly); `home` is where that table keeps the
- * vector (HomedVector).
+ * spell the word out as a name in parts or share its stem (none, mostly); `home` is where that
+ * table keeps the vector (HomedVector).
  */
 export interface WordUnit extends HomedVector {
   readonly word: string;
@@ -22,6 +22,8 @@ export interface WordUnit extends HomedVector {
   pass: number;
   slot: number;
   spells?: readonly number[] | undefined;
+  /** The word's stem (analyzer.ts termOf), once the ranking has needed it. */
+  stem?: string | undefined;
 }
 
 const INFLECTIONS: [string, string][] = [['ies', 'y'], ['es', ''], ['s', ''], ['ed', ''], ['ed', 'e'], ['ing', ''], ['ing', 'e']];
@@ -105,13 +107,13 @@ export class WordVectors {
   private computeUnit(word: string): WordUnit {
     const table = this.load();
     const row = this.rowOf(word);
-    if (row === undefined) return { word, vector: this.unknownVector(word), weight: this.unknownWeight(word), known: false, pass: 0, slot: 0, spells: undefined, home: 0, homeGeneration: 0 };
+    if (row === undefined) return { word, vector: this.unknownVector(word), weight: this.unknownWeight(word), known: false, pass: 0, slot: 0, spells: undefined, stem: undefined, home: 0, homeGeneration: 0 };
     const dim = this.dimension;
     const vector = new Float32Array(dim);
     let norm = 0;
     for (let d = 0; d < dim; d++) norm += (vector[d] = table.components[row * dim + d] as number) ** 2;
     for (let d = 0; d < dim; d++) vector[d]! /= Math.sqrt(norm) || 1;
-    return { word, vector, weight: this.weightOf(row), known: true, pass: 0, slot: 0, spells: undefined, home: 0, homeGeneration: 0 };
+    return { word, vector, weight: this.weightOf(row), known: true, pass: 0, slot: 0, spells: undefined, stem: undefined, home: 0, homeGeneration: 0 };
   }
 
   private weightOf(row: number): number {

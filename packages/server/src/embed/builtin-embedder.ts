@@ -32,7 +32,6 @@ interface TextWords {
   names: readonly string[];
 }
 
-/** Content words of a text (no stop words, no absurdly long tokens), in order; `textWords`: its words, when read already. */
 /**
  * The query words by their stem (analyzer.ts termOf), by position: all of them, and those the
  * word table lacks. A text word of a query word's stem is that word inflected ("uuids" and
@@ -65,6 +64,7 @@ const sameStem = (stems: ReturnType<typeof stemsOf>, unit: Unit): readonly numbe
 const sameWord = (asName: readonly number[] | undefined, byStem: readonly number[] | undefined): readonly number[] | undefined =>
   asName && byStem ? [...asName, ...byStem] : (asName ?? byStem);
 
+/** Content words of a text (no stop words, no absurdly long tokens), in order; `textWords`: its words, when read already. */
 function* contentWords(text: string, textWords: Iterable<Word> = words(text)): Generator<string> {
   for (const { word } of textWords) if (!STOP_WORDS.has(word) && word.length <= 40) yield word;
 }

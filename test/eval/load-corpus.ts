@@ -13,11 +13,11 @@ export const searchWith =
 
 /**
  * Writes the corpus through the API in batches, one after another, and waits until search sees
- * all of it. The order is the corpus's on every run and backend: entries that score alike are
+ * all of it (up to `waitSeconds`: a sentence model run on a CPU may take minutes to embed it). The order is the corpus's on every run and backend: entries that score alike are
  * ranked in the order they were written (the in-process index) or by address (PostgreSQL), and
  * writes racing each other made that order, and so a few ties at the cut, differ from run to run.
  */
-export const loadCorpus = async (cairn: Cairn, entries: EvalEntry[], batch = 100): Promise<void> => {
+export const loadCorpus = async (cairn: Cairn, entries: EvalEntry[], batch = 100, waitSeconds = 30): Promise<void> => {
   for (let i = 0; i < entries.length; i += batch) {
     const res = await cairn.call('POST', '/api/v1/entries/batch', { entries: entries.slice(i, i + batch) });
     if (res.status >= 300) throw new Error(`writing entries ${i}–${i + batch - 1}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -25,7 +25,7 @@ export const loadCorpus = async (cairn: Cairn, entries: EvalEntry[], batch = 100
   // PostgreSQL indexes from the change feed a moment after each commit; wait for the last
   // writes to be searchable and for every vector to be in.
   const tail = entries.slice(-8);
-  for (let attempt = 0; attempt < 300; attempt++) {
+  for (let attempt = 0; attempt < waitSeconds * 10; attempt++) {
     const metrics = String((await cairn.call('GET', '/metrics')).body);
     const pending = Number(/cairn_search_pending_embeddings (\d+)/.exec(metrics)?.[1] ?? 1);
     const found = await Promise.all(
@@ -37,7 +37,7 @@ export const loadCorpus = async (cairn: Cairn, entries: EvalEntry[], batch = 100
     if (pending === 0 && found.every(Boolean)) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error('search did not catch up with the corpus within 30 s');
+  throw new Error(`search did not catch up with the corpus within ${waitSeconds} s`);
 };
 
 /** After a restart that changed the embedder: waits until every one of `count` entries has its new vector. */

@@ -10,19 +10,19 @@
 // serves a real sentence model through the endpoint for this.
 import { startCairn } from '../helpers/cairn.ts';
 import { type BackendName, startBackend } from './backends.ts';
-import { buildConversations, buildCorpus } from './corpus/index.ts';
+import { buildConversations, buildCorpus, buildKinds } from './corpus/index.ts';
 import { evaluate, formatReport } from './evaluate.ts';
 import { loadCorpus, searchWith, waitForVectors } from './load-corpus.ts';
 
 const settings = JSON.parse(process.env.EVAL_ENV ?? '{}') as Record<string, string>;
 const backend = (process.env.EVAL_BACKEND ?? 'filesystem') as BackendName;
 if (!['filesystem', 'postgres', 's3'].includes(backend)) throw new Error(`EVAL_BACKEND must be filesystem, postgres or s3, not ${backend}`);
-for (const [name, { entries, queries }] of Object.entries({ operations: buildCorpus(), conversations: buildConversations() })) {
+for (const [name, { entries, queries }] of Object.entries({ operations: buildCorpus(), conversations: buildConversations(), 'other kinds': buildKinds() })) {
   const store = await startBackend(backend);
   try {
     const cairn = await startCairn({ ...store.env, CAIRN_RATE_LIMIT_RPM: '0', ...settings });
     try {
-      await loadCorpus(cairn, entries);
+      await loadCorpus(cairn, entries, 100, 900);
       // A model's vectors come in the background: every entry must hold one before the questions.
       await waitForVectors(cairn, entries.length);
       console.log(formatReport(`${name}, ${backend} (${cairn.server.runtime.search.embedder.id})`, await evaluate(queries, searchWith(cairn))));

@@ -13,6 +13,13 @@ export interface ConditionalProxy {
   endpoint: string;
   /** Answer 412 to `If-None-Match: *` PUTs of existing keys (on by default). */
   enforcing: boolean;
+  /**
+   * Delete only on a matching `If-Match` ETag, else 412 (404 for a missing key), as AWS S3
+   * does (on by default); off, the header is ignored, as s3rver and some other servers do.
+   */
+  enforcingDeletes: boolean;
+  /** Requests waiting on a hold right now. */
+  held: number;
   /** PUTs refused with 412 so far. */
   refused: number;
   /** Faults injected so far. */
@@ -50,14 +57,23 @@ const PRECONDITION_FAILED = Buffer.from(
     '<Message>At least one of the pre-conditions you specified did not hold</Message>' +
     '<Condition>If-None-Match</Condition></Error>',
 );
+const PRECONDITION_FAILED_IF_MATCH = Buffer.from(
+  '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PreconditionFailed</Code>' +
+    '<Message>At least one of the pre-conditions you specified did not hold</Message>' +
+    '<Condition>If-Match</Condition></Error>',
+);
+const NO_SUCH_KEY = Buffer.from(
+  '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>',
+);
 const INTERNAL_ERROR = Buffer.from(
   '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code><Message>injected fault</Message></Error>',
 );
 
 /**
- * An HTTP proxy in front of s3rver that adds what s3rver lacks: `If-None-Match: *` on PUT is
- * enforced (PUTs are serialized per key, existence is checked, then the PUT is forwarded), so
- * replicas racing for a version are really tested. It also injects faults. When s3rver is
+ * An HTTP proxy in front of s3rver that adds what s3rver lacks: `If-None-Match: *` on PUT and
+ * `If-Match` on DELETE are enforced (writes are serialized per key, the object is checked,
+ * then the request is forwarded), so replicas racing for a version or a delete are really
+ * tested. It also injects faults. When s3rver is
  * down, client connections are dropped, as an unreachable server would do.
  */
 export async function startConditionalProxy(upstream: string): Promise<ConditionalProxy> {
@@ -101,6 +117,8 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
   const proxy: ConditionalProxy = {
     endpoint: '',
     enforcing: true,
+    enforcingDeletes: true,
+    held: 0,
     refused: 0,
     injected: 0,
     offline: false,
@@ -134,7 +152,12 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
     const url = req.url ?? '/';
     const path = url.split('?')[0] as string;
     const method = req.method ?? 'GET';
-    for (const held of holds) if (matches(held, method, path)) await held.released;
+    for (const held of holds) {
+      if (!matches(held, method, path)) continue;
+      proxy.held += 1;
+      await held.released;
+      proxy.held -= 1;
+    }
     const fault = faults.find((f) => f.remaining > 0 && matches(f, method, path));
     if (fault?.mode === 'error') {
       fault.remaining -= 1;
@@ -159,6 +182,23 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
         }
         send(await forward(method, url, req.headers, body));
       });
+      return;
+    }
+    const ifMatch = req.headers['if-match'];
+    if (method === 'DELETE' && typeof ifMatch === 'string' && proxy.enforcingDeletes) {
+      await withKeyLock(path, async () => {
+        const existing = await forward('HEAD', path, { host: req.headers.host ?? target.host });
+        if (existing.status === 404) return void res.writeHead(404, { 'content-type': 'application/xml' }).end(NO_SUCH_KEY);
+        if (ifMatch !== '*' && existing.headers.etag !== ifMatch) {
+          return void res.writeHead(412, { 'content-type': 'application/xml' }).end(PRECONDITION_FAILED_IF_MATCH);
+        }
+        send(await forward(method, url, req.headers, body));
+      });
+      return;
+    }
+    // Other writes of a key wait for a conditional request on it, which reads and then acts.
+    if ((method === 'PUT' || method === 'DELETE') && proxy.enforcing) {
+      await withKeyLock(path, async () => send(await forward(method, url, req.headers, body)));
       return;
     }
     send(await forward(method, url, req.headers, body));

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { VersionConflict } from '../../packages/server/src/domain/errors.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
+import { BucketObjects } from '../../packages/server/src/store/s3/bucket-objects.ts';
 import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
+import { createS3Client } from '../../packages/server/src/store/s3/s3-client.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 import { useS3ReplicaPair } from '../helpers/s3-replica-pair.ts';
 
@@ -85,6 +87,51 @@ describe('S3 store: two replicas on one bucket', () => {
     stop();
     expect([...seenOnA].sort((x, y) => x - y)).toEqual(Array.from({ length: 48 }, (_, i) => i + 1));
     expect((await pair.a.head(target))?.version).toBe(48);
+  });
+
+  it('lets exactly one replica say it removed a record both delete at once, and deletes a record replaced meanwhile', async () => {
+    const ids = Array.from({ length: 8 }, (_, i) => `team-${i}`);
+    for (const id of ids) expect(await pair.a.createRecord('teams/race', id, { id })).toBe(true);
+    // Both replicas read every record before either deletes it: their DELETEs wait until all have asked.
+    const release = pair.proxy.hold({ method: 'DELETE', pathIncludes: '/v1/records/' });
+    const racing = ids.flatMap((id) => [pair.a, pair.b].map(async (store) => ({ id, removed: await store.deleteRecord('teams/race', id) })));
+    await expect.poll(() => pair.proxy.held, { timeout: 5000 }).toBe(2 * ids.length);
+    release();
+    const answers = await Promise.all(racing);
+    for (const id of ids) expect(answers.filter((a) => a.id === id && a.removed), id).toHaveLength(1);
+    expect(await pair.b.listRecords('teams/race', { limit: 10 })).toEqual([]);
+
+    // Replaced between a replica's read and its delete: it deletes what is there now.
+    await pair.a.putRecord('teams/race', 'kept', { v: 1 });
+    const hold = pair.proxy.hold({ method: 'DELETE', pathIncludes: '/v1/records/' });
+    const deleting = pair.b.deleteRecord('teams/race', 'kept');
+    await expect.poll(() => pair.proxy.held, { timeout: 5000 }).toBe(1);
+    await pair.a.putRecord('teams/race', 'kept', { v: 2 });
+    hold();
+    expect(await deleting).toBe(true);
+    expect(await pair.a.getRecord('teams/race', 'kept')).toBeNull();
+  });
+
+  it('deletes records unconditionally on a server that ignores If-Match on DELETE', async () => {
+    pair.proxy.enforcingDeletes = false;
+    try {
+      const store = await openS3Store({ bucket: pair.s3.bucket, endpoint: pair.proxy.endpoint, prefix: 'replicas/', logger: silent });
+      try {
+        await store.putRecord('teams/plain', 'x', { x: 1 });
+        expect(await store.deleteRecord('teams/plain', 'x')).toBe(true);
+        expect(await store.deleteRecord('teams/plain', 'x')).toBe(false);
+        expect(await store.getRecord('teams/plain', 'x')).toBeNull();
+      } finally {
+        await store.close();
+      }
+    } finally {
+      pair.proxy.enforcingDeletes = true;
+    }
+    // The start-up probes of every replica opened so far leave one object behind: the conditional put's.
+    const objects = new BucketObjects(createS3Client({ region: 'us-east-1', endpoint: pair.proxy.endpoint }), pair.s3.bucket);
+    const probes: string[] = [];
+    for await (const page of objects.list('replicas/v1/probe/')) probes.push(...page);
+    expect(probes).toEqual(['replicas/v1/probe/conditional-put']);
   });
 
   it('refuses to start on a server that ignores If-None-Match', async () => {

@@ -8,7 +8,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { isConditionalConflict, isMissingObject, isPreconditionFailed, s3Unavailable } from './s3-client.ts';
+import { isConditionalConflict, isMissingObject, isPreconditionFailed, retried, s3Unavailable } from './s3-client.ts';
 
 export interface ReadOptions {
   /** Overrides the client's short request timeout, for large objects (snapshots). */
@@ -23,6 +23,11 @@ export interface ReadOptions {
 export class BucketObjects {
   private readonly client: S3Client;
   readonly bucket: string;
+  /**
+   * Whether the server deletes only on a matching `If-Match` (deleteIfMatch), found out at start
+   * (conditional-writes.ts); AWS S3 does, some S3-compatible servers ignore the header.
+   */
+  conditionalDeletes = false;
 
   constructor(client: S3Client, bucket: string) {
     this.client = client;
@@ -86,13 +91,13 @@ export class BucketObjects {
   }
 
   /**
-   * The object's user metadata and when it was last written, by the bucket's clock (to the
-   * second: it comes in an HTTP date), or null when it does not exist.
+   * The object's user metadata, when it was last written, by the bucket's clock (to the
+   * second: it comes in an HTTP date), and its ETag; or null when it does not exist.
    */
-  async stat(key: string): Promise<{ metadata: Record<string, string>; modifiedAt: Date | null } | null> {
+  async stat(key: string): Promise<{ metadata: Record<string, string>; modifiedAt: Date | null; etag: string | null } | null> {
     try {
       const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return { metadata: out.Metadata ?? {}, modifiedAt: out.LastModified ?? null };
+      return { metadata: out.Metadata ?? {}, modifiedAt: out.LastModified ?? null, etag: out.ETag ?? null };
     } catch (error) {
       if (isMissingObject(error)) return null;
       throw s3Unavailable(error, 'HeadObject');
@@ -128,6 +133,26 @@ export class BucketObjects {
     try {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
     } catch (error) {
+      throw s3Unavailable(error, 'DeleteObject');
+    }
+  }
+
+  /**
+   * Delete `key` only while it is the object `etag` names (`If-Match`): 'deleted'; 'changed'
+   * when it was replaced since (412); 'gone' when there is none (404: another delete came
+   * first); 'busy' when another conditional request on it is in flight (409). A server that
+   * ignores the header deletes whatever is there (see conditionalDeletes).
+   */
+  async deleteIfMatch(key: string, etag: string): Promise<'deleted' | 'changed' | 'gone' | 'busy'> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key, IfMatch: etag }));
+      return 'deleted';
+    } catch (error) {
+      if (isPreconditionFailed(error)) return 'changed';
+      // Missing at a retry: the attempt before may have deleted it and lost its answer (a 500
+      // after the work: s3rver does that under concurrent deletes, S3 may), and most likely did.
+      if (isMissingObject(error)) return retried(error) ? 'deleted' : 'gone';
+      if (isConditionalConflict(error)) return 'busy';
       throw s3Unavailable(error, 'DeleteObject');
     }
   }

@@ -23,3 +23,22 @@ export const assertConditionalWrites = async (objects: BucketObjects, probeKey: 
       'Use AWS S3, MinIO (2024 or later) or another server that supports them.',
   );
 };
+
+/**
+ * Whether the server deletes only on a matching `If-Match`: a delete of a probe object naming
+ * an ETag it does not have must be refused (412). AWS S3 refuses it; a server that ignores the
+ * header deletes the probe, and one that does not know it may answer an error: either way
+ * record deletes then go unconditionally, as before, and two replicas deleting one record at
+ * once may both say they removed it. Checked once at start; the probe is removed after.
+ */
+export const probeConditionalDeletes = async (objects: BucketObjects, probeKey: string): Promise<boolean> => {
+  await objects.put(probeKey, JSON.stringify({ purpose: 'checks whether this server enforces If-Match on DELETE' }));
+  let outcome: string;
+  try {
+    outcome = await objects.deleteIfMatch(probeKey, '"00000000000000000000000000000000"');
+  } catch {
+    outcome = 'refused';
+  }
+  if (outcome !== 'deleted') await objects.delete(probeKey);
+  return outcome === 'changed';
+};

@@ -4,7 +4,7 @@ import { BucketObjects } from './bucket-objects.ts';
 import { ChangeFollower } from './change-follower.ts';
 import { ChangeLogWriter } from './change-log-writer.ts';
 import { ChangeWindow } from './change-window.ts';
-import { assertConditionalWrites } from './conditional-writes.ts';
+import { assertConditionalWrites, probeConditionalDeletes } from './conditional-writes.ts';
 import { HeadIndex } from './head-index.ts';
 import { ObjectKeys } from './object-keys.ts';
 import { createS3Client } from './s3-client.ts';
@@ -51,6 +51,7 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
     const replica = randomBytes(6).toString('hex');
     await objects.ping();
     await assertConditionalWrites(objects, keys.probeKey);
+    objects.conditionalDeletes = await probeConditionalDeletes(objects, `${keys.probeKey}.delete-${replica}`);
 
     const index = new HeadIndex();
     const snapshots = new Snapshots(objects, keys, replica, logger, {

@@ -3,8 +3,9 @@ import { sha256 } from '../../domain/content-hash.ts';
 import type { RecordListQuery, RecordStore, StoredRecord } from '../../ports/records.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
+import { s3Unavailable } from './s3-client.ts';
 
-/** How long to wait on S3's "another conditional write is in flight" before re-checking. */
+/** How long to wait on S3's "another conditional request is in flight" before re-checking. */
 const BUSY_WAIT_MS = 100;
 const BUSY_TRIES = 20;
 
@@ -59,11 +60,44 @@ export class RecordObjects implements RecordStore {
 
   async deleteRecord(collection: string, id: string): Promise<boolean> {
     const key = this.key(collection, id);
+    let seen: string | null = null;
     return this.deletes.delete(
       key,
-      async () => (await this.objects.head(key)) !== null,
-      () => this.objects.delete(key),
+      async () => {
+        const found = await this.objects.stat(key);
+        seen = found?.etag ?? null;
+        return found !== null;
+      },
+      () => this.remove(key, seen),
     );
+  }
+
+  /**
+   * Remove the record object that was read as `etag`; false when another replica removed it
+   * first. Deleting only that object (If-Match) lets exactly one of replicas racing to delete
+   * a record say it did; one replaced in between (a put) is read again and deleted as it is now.
+   */
+  private async remove(key: string, etag: string | null): Promise<boolean> {
+    if (!this.objects.conditionalDeletes || etag === null) {
+      await this.objects.delete(key);
+      return true;
+    }
+    let current: string | null = etag;
+    for (let attempt = 0; attempt < BUSY_TRIES; attempt++) {
+      const outcome = await this.objects.deleteIfMatch(key, current);
+      if (outcome === 'deleted') return true;
+      if (outcome === 'gone') return false;
+      // Another conditional request on it is in flight, or it was replaced: look again.
+      if (outcome === 'busy') await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS));
+      const now = await this.objects.stat(key);
+      if (now === null) return false;
+      current = now.etag;
+      if (current === null) {
+        await this.objects.delete(key);
+        return true;
+      }
+    }
+    throw s3Unavailable(new Error(`record ${key} kept changing while it was deleted`), 'DeleteObject');
   }
 
   async listRecords(collection: string, query: RecordListQuery): Promise<StoredRecord[]> {

@@ -55,6 +55,12 @@ export const isMissingObject = (error: unknown): boolean => {
   return name === 'NoSuchKey' || name === 'NotFound' || (httpStatus(error) === 404 && name !== 'NoSuchBucket');
 };
 
+/** Whether the SDK sent the request more than once (its own retry) before this answer. */
+export const retried = (error: unknown): boolean => {
+  const attempts = (shape(error).$metadata as { attempts?: unknown } | undefined)?.attempts;
+  return typeof attempts === 'number' && attempts > 1;
+};
+
 /** `If-None-Match: *` refused: the object already exists. */
 export const isPreconditionFailed = (error: unknown): boolean =>
   httpStatus(error) === 412 || shape(error).name === 'PreconditionFailed';

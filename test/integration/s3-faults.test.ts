@@ -42,6 +42,18 @@ describe('S3 store: lost replies, failed change-log writes, late change objects'
     expect(await pair.b.history(addr(e), { limit: 10 })).toEqual([e]);
   });
 
+  it('recognises its own record when the reply to its create was lost', async () => {
+    // As for a version object: the retried create meets 412, and the write id shows the record is this call's.
+    const [injected, refused] = [pair.proxy.injected, pair.proxy.refused];
+    pair.proxy.failNext({ method: 'PUT', pathIncludes: '/v1/records/' }, 1, 'lost-reply');
+    expect(await pair.a.createRecord('deliveries-seen', 'lost-reply-1', { at: 1 })).toBe(true);
+    expect([pair.proxy.injected - injected, pair.proxy.refused - refused]).toEqual([1, 1]);
+    expect((await pair.b.getRecord('deliveries-seen', 'lost-reply-1'))?.data).toEqual({ at: 1 });
+    // Anyone's later create of it, this replica's too, finds it there.
+    expect(await pair.a.createRecord('deliveries-seen', 'lost-reply-1', { at: 2 })).toBe(false);
+    expect(await pair.b.createRecord('deliveries-seen', 'lost-reply-1', { at: 3 })).toBe(false);
+  });
+
   it('picks up a change object that lands after later-stamped ones were listed', async () => {
     const seen: Entry[] = [];
     const stop = pair.b.changes.subscribe((e) => {

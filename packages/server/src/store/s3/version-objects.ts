@@ -5,7 +5,8 @@ import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
-const WRITE_ID = 'cairn-write-id';
+/** Object metadata naming the call that created it (see createAt; record-objects.ts too). */
+export const WRITE_ID = 'cairn-write-id';
 /** The body of a version retention dropped. */
 const DROPPED_PREFIX = '{"dropped":true,"version":';
 const READ_CONCURRENCY = 16;

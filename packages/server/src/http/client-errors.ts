@@ -30,6 +30,9 @@ const refusalOf = (error: NodeJS.ErrnoException & { reason?: unknown }, timeoutM
   }
 };
 
+/** llhttp's code for a connection that ended in the middle of a request. */
+const CLIENT_ENDED = 'HPE_INVALID_EOF_STATE';
+
 /**
  * Routed requests that Node's parser refused midway (a body not received in time), by the
  * status answered. Their route's own end-of-response listener counts and times them under the
@@ -46,7 +49,8 @@ export const refusedMidway = new WeakMap<ServerResponse, number>();
  * nothing is written once a response on the connection has begun (it would corrupt it), and
  * the connection is closed: what follows on it cannot be trusted to be a request. An answered
  * refusal is written to the access log, and counted in `requests` under the route
- * REFUSED_BEFORE_ROUTING, or under its route when its headers had come (refusedMidway).
+ * REFUSED_BEFORE_ROUTING, or under its route when its headers had come and the parser refused
+ * the rest (refusedMidway): one whose client ended it midway keeps the first label.
  */
 export const clientErrorAnswerer = (timeoutMs: number, requests: RequestMetrics) =>
   function answerClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
@@ -60,9 +64,11 @@ export const clientErrorAnswerer = (timeoutMs: number, requests: RequestMetrics)
       // What the parser read of the request: its method and URL once its headers were whole
       // (a request that then stalled in its body, which fastify has routed), else nothing.
       const request = inFlight?.req;
-      if (inFlight && request) refusedMidway.set(inFlight, status);
+      // A request whose client ended it before it was whole (EOF) is answered, should it still
+      // read, but is not its route's: a client gone away is not counted there (request-hooks.ts).
+      if (inFlight && request && error.code !== CLIENT_ENDED) refusedMidway.set(inFlight, status);
       // Not timed: its start is Node's.
-      else requests.route(UNREAD_METHOD, REFUSED_BEFORE_ROUTING).countOnly(status);
+      else requests.route(request?.method ?? UNREAD_METHOD, REFUSED_BEFORE_ROUTING).countOnly(status);
       logAccess(this.log, request?.method ?? null, request?.url ?? null, status, null, { request_id: id, code: error.code });
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -5,7 +5,7 @@ import type { Metric, Registry } from 'prom-client';
  * Node's HTTP parser refuses before the headers are whole (a malformed request, headers too
  * large or not received in time). One fixed value whatever the request: its URL is not a
  * route, and may be anything. (A request refused later, in its body, had a route: it is
- * counted under it.)
+ * counted under it, unless its client ended the connection midway.)
  */
 export const REFUSED_BEFORE_ROUTING = 'refused_before_routing';
 

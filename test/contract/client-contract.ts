@@ -242,6 +242,8 @@ export const describeClientContract = (name: string, backend: BackendEnv): void 
       const noUrl = await runCli(['list'], {});
       expect(noUrl.code).toBe(2);
       expect(noUrl.stderr).toContain('CAIRN_HTTP_URL');
+      // Says how to get the server it needs.
+      expect(noUrl.stderr).toContain('`cairn serve` starts one');
     });
 
     it('forgets and sets retention through the client and cairn forget / cairn retention', async () => {

@@ -21,7 +21,7 @@ export const clientOptionsFrom = (env: Record<string, string | undefined>, flags
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) =>
       issue.path[0] === 'CAIRN_HTTP_URL' && merged.CAIRN_HTTP_URL === undefined
-        ? 'CAIRN_HTTP_URL: not set; give the server address, e.g. CAIRN_HTTP_URL=http://127.0.0.1:8080 (or --url)'
+        ? 'CAIRN_HTTP_URL: not set; give the address of a running server, e.g. CAIRN_HTTP_URL=http://127.0.0.1:8080 (or --url); `cairn serve` starts one'
         : `${String(issue.path[0] ?? '?')}: ${issue.message}`,
     );
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);

@@ -52,6 +52,9 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
     await objects.ping();
     await assertConditionalWrites(objects, keys.probeKey);
     objects.conditionalDeletes = await probeConditionalDeletes(objects, `${keys.probeKey}.delete-${replica}`);
+    if (!objects.conditionalDeletes) {
+      logger.info({ bucket: objects.bucket }, 'the S3 server does not honour If-Match on DELETE: records are deleted unconditionally, and replicas deleting one at once may each report it removed');
+    }
 
     const index = new HeadIndex();
     const snapshots = new Snapshots(objects, keys, replica, logger, {

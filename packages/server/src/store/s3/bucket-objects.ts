@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import {
   DeleteObjectCommand,
@@ -9,6 +10,9 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { isConditionalConflict, isMissingObject, isPreconditionFailed, retried, s3Unavailable } from './s3-client.ts';
+
+/** Object metadata naming the call that created it (see create). */
+const WRITE_ID = 'cairn-write-id';
 
 export interface ReadOptions {
   /** Overrides the client's short request timeout, for large objects (snapshots). */
@@ -106,16 +110,20 @@ export class BucketObjects {
 
   /**
    * Create `key` only if it does not exist (`If-None-Match: *`). 'busy' is AWS's 409: another
-   * conditional write to the same key is in flight and its outcome is not known yet.
+   * conditional write to the same key is in flight and its outcome is not known yet. Each call
+   * puts a write id of its own in the object's metadata: when the SDK retried a put whose first
+   * attempt landed and lost its answer (a timeout, a 500 after the work), the retry meets 412,
+   * and the id tells this call's own object from another writer's.
    */
   async create(key: string, body: string, metadata: Record<string, string> = {}): Promise<'created' | 'exists' | 'busy'> {
+    const writeId = randomUUID();
     try {
       await this.client.send(
-        new PutObjectCommand({ ...putInput(this.bucket, key, body), IfNoneMatch: '*', Metadata: metadata }),
+        new PutObjectCommand({ ...putInput(this.bucket, key, body), IfNoneMatch: '*', Metadata: { ...metadata, [WRITE_ID]: writeId } }),
       );
       return 'created';
     } catch (error) {
-      if (isPreconditionFailed(error)) return 'exists';
+      if (isPreconditionFailed(error)) return (await this.head(key))?.[WRITE_ID] === writeId ? 'created' : 'exists';
       if (isConditionalConflict(error)) return 'busy';
       throw s3Unavailable(error, 'PutObject');
     }

@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { DeletesInFlight } from '../deletes-in-flight.ts';
 import { sha256 } from '../../domain/content-hash.ts';
 import type { RecordListQuery, RecordStore, StoredRecord } from '../../ports/records.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
 import { s3Unavailable } from './s3-client.ts';
-import { WRITE_ID } from './version-objects.ts';
 
 /** How long to wait on S3's "another conditional request is in flight" before re-checking. */
 const BUSY_WAIT_MS = 100;
@@ -44,22 +42,14 @@ export class RecordObjects implements RecordStore {
     return text === null ? null : (JSON.parse(text) as StoredRecord);
   }
 
-  /**
-   * Create the record unless it exists. Like a version object (version-objects.ts createAt),
-   * it carries a write id: when the SDK retried a create whose first attempt did land and
-   * lost its answer, the retry meets the object and the id shows it is this call's.
-   */
   async createRecord(collection: string, id: string, data: Record<string, unknown>): Promise<boolean> {
     const key = this.key(collection, id);
-    const writeId = randomUUID();
     for (let attempt = 0; attempt < BUSY_TRIES; attempt++) {
-      const outcome = await this.objects.create(key, this.body(id, data), { [WRITE_ID]: writeId });
-      if (outcome === 'created') return true;
-      if (outcome === 'exists') return (await this.objects.head(key))?.[WRITE_ID] === writeId;
-      // Another create of this id is in flight; once it settles, it exists (whose it is, the id says).
+      const outcome = await this.objects.create(key, this.body(id, data));
+      if (outcome !== 'busy') return outcome === 'created';
+      // Another replica's create of this id is in flight; once it settles, it exists.
       await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS));
-      const settled = await this.objects.head(key);
-      if (settled !== null) return settled[WRITE_ID] === writeId;
+      if ((await this.objects.head(key)) !== null) return false;
     }
     return false;
   }

@@ -1,12 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Entry } from '../../domain/entry.ts';
 import { BATCH_ID, type BatchMarkers } from './batch-markers.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
-/** Object metadata naming the call that created it (see createAt; record-objects.ts too). */
-export const WRITE_ID = 'cairn-write-id';
 /** The body of a version retention dropped. */
 const DROPPED_PREFIX = '{"dropped":true,"version":';
 const READ_CONCURRENCY = 16;
@@ -98,17 +95,12 @@ export class VersionObjects {
     await this.objects.delete(this.keys.version(hash, version, attempt));
   }
 
-  /**
-   * Each call carries a unique write id in the object's metadata: when the SDK retries a put
-   * whose first attempt did land (a timeout after the server stored it), the retry gets 412,
-   * and the id tells our own earlier success apart from another writer's.
-   */
+  /** Create the version object; false when another writer's is there (a put of ours retried by the SDK is recognised: BucketObjects.create). */
   private async createAt(key: string, body: string, metadata: Record<string, string>): Promise<boolean> {
-    const writeId = randomUUID();
     for (let attempt = 0; ; attempt++) {
-      const outcome = await this.objects.create(key, body, { ...metadata, [WRITE_ID]: writeId });
+      const outcome = await this.objects.create(key, body, metadata);
       if (outcome === 'created') return true;
-      if (outcome === 'exists') return (await this.objects.head(key))?.[WRITE_ID] === writeId;
+      if (outcome === 'exists') return false;
       // 'busy': a concurrent conditional put on this key has not finished; its outcome
       // decides ours, so wait briefly and ask again rather than guess.
       if (attempt >= 4) return false;

@@ -112,9 +112,18 @@ describe('S3 store: two replicas on one bucket', () => {
     expect(await pair.a.getRecord('teams/race', 'kept')).toBeNull();
   });
 
-  it('deletes records unconditionally on a server that ignores If-Match on DELETE', async () => {
+  it('deletes records unconditionally on a server that ignores If-Match on DELETE, and says so at start', async () => {
+    // Each start's log, as the probe found the server: honouring If-Match on DELETE, then not.
+    const startLog = async (): Promise<string> => {
+      const lines: string[] = [];
+      const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+      await (await openS3Store({ bucket: pair.s3.bucket, endpoint: pair.proxy.endpoint, prefix: 'replicas/', logger })).close();
+      return lines.join('');
+    };
+    expect(await startLog()).not.toContain('If-Match on DELETE');
     pair.proxy.enforcingDeletes = false;
     try {
+      expect(await startLog()).toContain('does not honour If-Match on DELETE');
       const store = await openS3Store({ bucket: pair.s3.bucket, endpoint: pair.proxy.endpoint, prefix: 'replicas/', logger: silent });
       try {
         await store.putRecord('teams/plain', 'x', { x: 1 });

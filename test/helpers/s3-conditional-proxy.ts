@@ -52,16 +52,12 @@ interface Reply {
   body: Buffer;
 }
 
-const PRECONDITION_FAILED = Buffer.from(
-  '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PreconditionFailed</Code>' +
-    '<Message>At least one of the pre-conditions you specified did not hold</Message>' +
-    '<Condition>If-None-Match</Condition></Error>',
-);
-const PRECONDITION_FAILED_IF_MATCH = Buffer.from(
-  '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PreconditionFailed</Code>' +
-    '<Message>At least one of the pre-conditions you specified did not hold</Message>' +
-    '<Condition>If-Match</Condition></Error>',
-);
+/** S3's 412 body, naming the header whose condition did not hold. */
+const preconditionFailed = (condition: 'If-None-Match' | 'If-Match'): Buffer =>
+  Buffer.from(
+    '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PreconditionFailed</Code>' +
+      `<Message>At least one of the pre-conditions you specified did not hold</Message><Condition>${condition}</Condition></Error>`,
+  );
 const NO_SUCH_KEY = Buffer.from(
   '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>',
 );
@@ -177,7 +173,7 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
         const existing = await forward('HEAD', path, { host: req.headers.host ?? target.host });
         if (existing.status === 200) {
           proxy.refused += 1;
-          res.writeHead(412, { 'content-type': 'application/xml' }).end(PRECONDITION_FAILED);
+          res.writeHead(412, { 'content-type': 'application/xml' }).end(preconditionFailed('If-None-Match'));
           return;
         }
         send(await forward(method, url, req.headers, body));
@@ -190,7 +186,7 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
         const existing = await forward('HEAD', path, { host: req.headers.host ?? target.host });
         if (existing.status === 404) return void res.writeHead(404, { 'content-type': 'application/xml' }).end(NO_SUCH_KEY);
         if (ifMatch !== '*' && existing.headers.etag !== ifMatch) {
-          return void res.writeHead(412, { 'content-type': 'application/xml' }).end(PRECONDITION_FAILED_IF_MATCH);
+          return void res.writeHead(412, { 'content-type': 'application/xml' }).end(preconditionFailed('If-Match'));
         }
         send(await forward(method, url, req.headers, body));
       });

@@ -126,6 +126,33 @@ describe('data boundaries', () => {
     expect(JSON.stringify(listed.body)).not.toContain('repos');
   });
 
+  it('lets an admin key confined to a prefix list and revoke only keys confined within it, and read no audit log or deliveries', async () => {
+    const confined = as((await issue({ name: 'incident-lead', scopes: ['admin'], prefixes: ['incidents'] })).key);
+    const whole = await issue({ name: 'whole-namespace-admin', scopes: ['admin'] });
+    const elsewhere = await issue({ name: 'repos-reader', scopes: ['read'], prefixes: ['repos'] });
+    const inside = await issue({ name: 'pagerduty-writer', scopes: ['write'], prefixes: ['incidents/pagerduty'] });
+    const listed = await cairn.call('GET', '/api/v1/admin/keys', undefined, confined);
+    expect(listed.status).toBe(200);
+    const ids = listed.body.keys.map((k: { id: string }) => k.id);
+    expect(ids).toContain(inside.id);
+    expect(ids).not.toContain(whole.id);
+    expect(ids).not.toContain(elsewhere.id);
+    for (const target of [whole, elsewhere]) {
+      const res = await cairn.call('DELETE', `/api/v1/admin/keys/${target.id}`, undefined, confined);
+      expect(res.status, JSON.stringify(res.body)).toBe(403);
+      expect(res.body.error.message).toMatch(/confined within incidents/);
+      expect((await cairn.call('GET', '/api/v1/admin/keys', undefined, as(target.key))).status).not.toBe(401);
+    }
+    expect((await cairn.call('DELETE', `/api/v1/admin/keys/${inside.id}`, undefined, confined)).status).toBe(204);
+    // The audit log and a connector's deliveries name entries anywhere in the namespace.
+    for (const url of ['/api/v1/admin/audit', '/api/v1/connectors/github/deliveries']) {
+      const res = await cairn.call('GET', url, undefined, confined);
+      expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(403);
+      expect(JSON.stringify(res.body)).not.toContain('repos/acme');
+      expect((await cairn.call('GET', url, undefined, as(ADMIN))).status).toBe(200);
+    }
+  });
+
   it('ends the streams of a key revoked while they are open, before anything written after reaches them', async () => {
     const issued = await issue({ name: 'watcher', scopes: ['read'] });
     const entries = await readSse(`${cairn.url}/api/v1/stream`, as(issued.key));

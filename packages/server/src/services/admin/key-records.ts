@@ -53,6 +53,14 @@ export const accessOfKey = (id: string, record: KeyRecord): Access => ({
   team: record.team,
 });
 
+/**
+ * Whether the caller's prefixes cover everything `record` reaches: a key confined to some
+ * paths manages only keys confined within them (the keys it could have issued), never one of
+ * the whole namespace, which would reach what it may not.
+ */
+export const withinReach = (record: KeyRecord, visible: (path: string) => boolean, confined: boolean): boolean =>
+  !confined || (record.prefixes !== null && record.prefixes.every(visible));
+
 /** The public view of a key: everything but its hash (the client's `ManagedKey`). */
 export const keyView = (id: string, record: KeyRecord): ManagedKey => {
   const { hash: _hash, ...rest } = record;

@@ -4,7 +4,7 @@ import { NamespaceSchema, labelSchema } from '../../domain/names.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import type { StoredRecord } from '../../ports/records.ts';
 import { auditCollection } from '../audit-log.ts';
-import { namespaceFor, requireScope } from '../authorize.ts';
+import { namespaceFor, requireScope, requireWholeNamespace } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
 import { wholeNumber } from '../schemas.ts';
 
@@ -27,6 +27,8 @@ const SCAN_BATCHES = 2000;
  */
 export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<AuditPage> => {
   requireScope(ctx, 'admin');
+  // Events name entries, keys and settings anywhere in the namespace.
+  requireWholeNamespace(ctx, 'the audit log');
   const input = parseInput(ListAuditInput, raw);
   // Events wait a few milliseconds to be stored together: this process's are read too.
   await deps.audit.drain();

@@ -87,6 +87,29 @@ describe('client HTTP layer', () => {
     expect(server.seen[0]!.url).toBe('/api/v1/entries/repos/a%20b/release%2F2026?version=2');
   });
 
+  it('refuses ".", ".." and empty segments before sending anything, which the URL would resolve to another route', async () => {
+    const server = await fake(reply(204, {}));
+    const client = new CairnClient({ url: server.url, retries: 0 });
+    const refused: Array<[string, () => Promise<unknown>]> = [
+      ['entity_path', () => client.delete({ entity_path: '../admin/keys', key: '0123456789ab' })],
+      ['entity_path', () => client.delete({ entity_path: 'e/zzz/../f', key: 'k2' })],
+      ['entity_path', () => client.read({ entity_path: 'e/./f', key: 'k' })],
+      ['entity_path', () => client.history({ entity_path: 'a//b', key: 'k' })],
+      ['key', () => client.read({ entity_path: 'repos/acme', key: '..' })],
+      ['id', () => client.revokeKey('..')],
+      ['name', () => client.connectorDeliveries('..')],
+    ];
+    for (const [field, call] of refused) {
+      const error = await call().then(() => null, (e: unknown) => e);
+      expect(error, field).toBeInstanceOf(ValidationFailedError);
+      expect((error as ValidationFailedError).details).toEqual([{ field, message: expect.stringContaining('".."') }]);
+    }
+    expect(server.seen).toHaveLength(0);
+    // A dot inside a segment is an ordinary character.
+    await client.delete({ entity_path: 'repos/acme.io/v1.2', key: '.env' });
+    expect(server.seen[0]!.url).toBe('/api/v1/entries/repos/acme.io/v1.2/.env');
+  });
+
   it('retries a refused connection, then reports a NetworkError', async () => {
     const port = await freePort();
     const started = Date.now();

@@ -1,4 +1,5 @@
 import type { BatchResult, Entry } from './api/entry.ts';
+import { ValidationFailedError } from './errors.ts';
 import { type ClientOptions, HttpTransport } from './http.ts';
 import type {
   AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest, DeliveryLog,
@@ -9,9 +10,23 @@ import type {
 import type { ForgetRequest, ForgetResult, RetentionPolicy, RetentionPolicyRequest, RetentionRun } from './api/forget.ts';
 import { type WatchOptions, watchEntries } from './watch.ts';
 
+/**
+ * One segment of a URL's path, percent-encoded. A `.` or `..` segment is resolved by the URL
+ * itself, however it is spelled (`%2e` is a dot there too), so the request would reach another
+ * route: deleting the entry `../admin/keys` / `<id>` would revoke a key. No Cairn name may be
+ * one (SPEC §3), and an empty one would join two slashes: refused here, before anything is sent.
+ */
+const segment = (part: string, field: string): string => {
+  if (part === '' || part === '.' || part === '..') {
+    const message = `must not have an empty, "." or ".." segment`;
+    throw new ValidationFailedError(`invalid ${field}: ${message}`, { details: [{ field, message }] });
+  }
+  return encodeURIComponent(part);
+};
+
 /** `/api/v1/<route>/<entity_path>/<key>`: each path segment and the key percent-encoded on its own. */
 const entryPath = (route: string, ref: EntryRef): string =>
-  `/api/v1/${route}/${ref.entity_path.split('/').map(encodeURIComponent).join('/')}/${encodeURIComponent(ref.key)}`;
+  `/api/v1/${route}/${ref.entity_path.split('/').map((part) => segment(part, 'entity_path')).join('/')}/${segment(ref.key, 'key')}`;
 
 /**
  * A typed client for Cairn's REST API: one method per endpoint, answers typed as the server
@@ -54,7 +69,7 @@ export class CairnClient {
   }
 
   /** The current version, `version`, or the one current at `as_of`; `NotFoundError` when absent, deleted or expired (then). */
-  read({ version, as_of, namespace, ...ref }: ReadRequest): Promise<Entry> {
+  async read({ version, as_of, namespace, ...ref }: ReadRequest): Promise<Entry> {
     return this.http.json('GET', entryPath('entries', ref), { query: { version, as_of, namespace } });
   }
 
@@ -78,12 +93,12 @@ export class CairnClient {
   }
 
   /** Versions newest first, tombstones included; page back with `before: next_before`. */
-  history({ limit, before, namespace, ...ref }: HistoryRequest): Promise<HistoryResponse> {
+  async history({ limit, before, namespace, ...ref }: HistoryRequest): Promise<HistoryResponse> {
     return this.http.json('GET', entryPath('history', ref), { query: { limit, before, namespace } });
   }
 
   /** Entries linked to or from one, walked both ways to `depth` (only what the key may see). */
-  neighbours({ depth, relation, limit, namespace, ...ref }: NeighboursRequest): Promise<NeighboursResponse> {
+  async neighbours({ depth, relation, limit, namespace, ...ref }: NeighboursRequest): Promise<NeighboursResponse> {
     return this.http.json('GET', entryPath('neighbours', ref), { query: { depth, relation, limit, namespace } });
   }
 
@@ -110,25 +125,25 @@ export class CairnClient {
   }
 
   /** `signing_secret`: the provider's own, for providers that issue it (PagerDuty, Slack). */
-  enableConnector(name: string, body: { signing_secret?: string } = {}): Promise<ConnectorChange> {
-    return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/enable`, { body });
+  async enableConnector(name: string, body: { signing_secret?: string } = {}): Promise<ConnectorChange> {
+    return this.http.json('POST', `/api/v1/connectors/${segment(name, 'name')}/enable`, { body });
   }
 
-  disableConnector(name: string): Promise<ConnectorChange> {
-    return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/disable`);
+  async disableConnector(name: string): Promise<ConnectorChange> {
+    return this.http.json('POST', `/api/v1/connectors/${segment(name, 'name')}/disable`);
   }
 
-  rotateConnectorSecret(name: string, body: { signing_secret?: string } = {}): Promise<ConnectorChange> {
-    return this.http.json('POST', `/api/v1/connectors/${encodeURIComponent(name)}/rotate-secret`, { body });
+  async rotateConnectorSecret(name: string, body: { signing_secret?: string } = {}): Promise<ConnectorChange> {
+    return this.http.json('POST', `/api/v1/connectors/${segment(name, 'name')}/rotate-secret`, { body });
   }
 
   /** The connector's last deliveries, newest first: time, event, delivery id, outcome and why. */
-  connectorDeliveries(name: string): Promise<DeliveryLog> {
-    return this.http.json('GET', `/api/v1/connectors/${encodeURIComponent(name)}/deliveries`);
+  async connectorDeliveries(name: string): Promise<DeliveryLog> {
+    return this.http.json('GET', `/api/v1/connectors/${segment(name, 'name')}/deliveries`);
   }
 
-  updateConnectorSettings(name: string, settings: Omit<ConnectorSettings, 'learned_projects'>): Promise<{ name: string } & Required<Omit<ConnectorSettings, 'learned_projects'>>> {
-    return this.http.json('PUT', `/api/v1/connectors/${encodeURIComponent(name)}/settings`, { body: settings });
+  async updateConnectorSettings(name: string, settings: Omit<ConnectorSettings, 'learned_projects'>): Promise<{ name: string } & Required<Omit<ConnectorSettings, 'learned_projects'>>> {
+    return this.http.json('PUT', `/api/v1/connectors/${segment(name, 'name')}/settings`, { body: settings });
   }
 
   /** A managed key; its secret (`key`) is in this answer only. */
@@ -141,7 +156,7 @@ export class CairnClient {
   }
 
   async revokeKey(id: string): Promise<void> {
-    await this.http.send('DELETE', `/api/v1/admin/keys/${encodeURIComponent(id)}`);
+    await this.http.send('DELETE', `/api/v1/admin/keys/${segment(id, 'id')}`);
   }
 
   createTeam(request: { name: string; members?: string[]; namespace?: string }): Promise<Team> {
@@ -153,12 +168,12 @@ export class CairnClient {
   }
 
   /** Replaces the members with exactly `members`. */
-  setTeamMembers(name: string, members: string[], namespace?: string): Promise<Team> {
-    return this.http.json('PUT', `/api/v1/admin/teams/${encodeURIComponent(name)}/members`, { body: { members, ...(namespace ? { namespace } : {}) } });
+  async setTeamMembers(name: string, members: string[], namespace?: string): Promise<Team> {
+    return this.http.json('PUT', `/api/v1/admin/teams/${segment(name, 'name')}/members`, { body: { members, ...(namespace ? { namespace } : {}) } });
   }
 
   async deleteTeam(name: string, namespace?: string): Promise<void> {
-    await this.http.send('DELETE', `/api/v1/admin/teams/${encodeURIComponent(name)}`, { query: { namespace } });
+    await this.http.send('DELETE', `/api/v1/admin/teams/${segment(name, 'name')}`, { query: { namespace } });
   }
 
   /** Remove an entry, or every entry under a path, with all versions, everywhere (audited; irreversible). */

@@ -264,6 +264,28 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect((await cairn.call('POST', '/api/v1/outcomes', { entries: [], outcome: 'success' })).status).toBe(422);
         expect((await cairn.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key: 'runbook' }], outcome: 'meh' })).status).toBe(422);
       });
+
+      it('moves every entry named or none: a missing entry or one named twice refuses the request before any confidence moves', async () => {
+        const path = freshPath('outcomes');
+        for (const key of ['first', 'second']) await cairn.call('POST', '/api/v1/entries', { entity_path: path, key, value: `step ${key}`, confidence: 0.5 });
+        const missing = await cairn.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key: 'first' }, { entity_path: path, key: 'nope' }], outcome: 'failure' });
+        expect(missing.status).toBe(404);
+        expect(missing.body.error.message).toMatch(/^entries\.1: .*nope/);
+        const twice = await cairn.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key: 'second' }, { entity_path: path, key: 'second' }], outcome: 'failure' });
+        expect(twice.status).toBe(422);
+        expect(twice.body.error.details).toEqual([{ field: 'entries.1.key', message: expect.stringMatching(/repeats an earlier entry/) }]);
+        for (const key of ['first', 'second']) {
+          expect((await cairn.call('GET', `/api/v1/entries/${path}/${key}`)).body, key).toMatchObject({ version: 1, confidence: 0.5, evidence: { failures: 0 } });
+        }
+        // Mended and sent again, the outcome counts once for each.
+        const both = await cairn.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key: 'first' }, { entity_path: path, key: 'second', version: 1 }], outcome: 'failure', weight: 0.5 });
+        expect(both.status).toBe(200);
+        expect(both.body.results.map((r: { key: string; status: string; version: number; confidence: number }) => [r.key, r.status, r.version, r.confidence])).toEqual([
+          ['first', 'updated', 2, 0.25],
+          ['second', 'updated', 2, 0.25],
+        ]);
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/second`)).body.evidence).toMatchObject({ failures: 1 });
+      });
     });
 
     describe('list', () => {

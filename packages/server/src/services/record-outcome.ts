@@ -8,7 +8,8 @@ import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { noteEvidence } from './judged-entries.ts';
-import { writeDerived } from './write-entry.ts';
+import { type Appended, type HeadView, appendVersions } from './append-version.ts';
+import { type DerivedWrite, audited, derivedDecision } from './write-entry.ts';
 
 export const RecordOutcomeInput = z
   .object({
@@ -30,58 +31,88 @@ export type { OutcomeResult };
  * Feedback from acting on memory: success moves confidence toward 1, failure toward 0, by
  * `weight` of the remaining distance (c + w(1−c), or c − wc), so repeated outcomes converge
  * rather than overshoot. Each outcome is also counted in the entry's evidence, whose status
- * follows the rule in domain/evidence.ts. Each update is a new version, written with compare-and-set.
+ * follows the rule in domain/evidence.ts. Each update is a new version, and the entries are
+ * updated together or not at all (as a batch write is): an entry that is missing refuses the
+ * whole request before any confidence moves, so the caller can mend it and send it again
+ * without counting an outcome twice. An entry listed twice is refused for the same reason.
  */
 export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<{ results: OutcomeResult[] }> => {
   const input = parseInput(RecordOutcomeInput, raw);
   requireScope(ctx, 'write');
   const namespace = namespaceFor(ctx, input.namespace);
-  for (const ref of input.entries) requirePath(ctx, ref.entity_path);
+  const seen = new Set<string>();
+  input.entries.forEach((ref, i) => {
+    requirePath(ctx, ref.entity_path);
+    const id = JSON.stringify([ref.entity_path, ref.key]);
+    if (seen.has(id)) {
+      throw new ServiceError('VALIDATION_FAILED', `entries.${i} names the same entry as an earlier item`, {
+        details: [{ field: `entries.${i}.key`, message: 'repeats an earlier entry of this request; name each entry once' }],
+      });
+    }
+    seen.add(id);
+  });
+  // The version each entry's last attempt decided on; assigned in the callbacks.
+  const read: (Entry | null)[] = input.entries.map(() => null);
+  const appended = await appendVersions(
+    deps,
+    input.entries.map((ref, i) => {
+      const address = { namespace, entity_path: ref.entity_path, key: ref.key };
+      return {
+        address,
+        decide: (view: HeadView) =>
+          derivedDecision(ctx, address, view, (current) => {
+            read[i] = current;
+            return outcomeWrite(deps, ctx, ref, current, input.outcome, input.weight);
+          }),
+      };
+    }),
+  );
   const results: OutcomeResult[] = [];
-  for (const ref of input.entries) results.push(await applyOne(deps, ctx, namespace, ref, input.outcome, input.weight));
+  for (const [i, ref] of input.entries.entries()) {
+    const { entry } = audited(deps, ctx, appended[i] as Appended);
+    const head = read[i] as Entry;
+    const base = { entity_path: ref.entity_path, key: ref.key, version: head.version, previous_confidence: head.confidence };
+    if (ref.version !== undefined && ref.version !== head.version) {
+      results.push({ ...base, status: 'stale', confidence: head.confidence });
+      continue;
+    }
+    // The pointer briefings find judged entries by; the version is the truth, so a failed update only delays a mention.
+    await noteEvidence(deps, entry).catch(() => {});
+    results.push({ ...base, status: 'updated', version: entry.version, confidence: entry.confidence, evidence: entry.evidence });
+  }
   return { results };
 };
 
 /**
  * One entry's update, derived from whichever version the winning attempt read: a lost race
  * moves the winner's confidence (or finds the entry stale), never the one read before it.
+ * Null (store nothing) when the caller read another version than the current one.
  */
-const applyOne = async (
+const outcomeWrite = (
   deps: ServiceDeps,
   ctx: Context,
-  namespace: string,
   ref: { entity_path: string; key: string; version?: number },
+  current: Entry | null,
   outcome: 'success' | 'failure',
   weight: number,
-): Promise<OutcomeResult> => {
-  // The version the last attempt decided on; assigned in the callback, hence the cast.
-  let read = null as Entry | null;
-  const { entry } = await writeDerived(deps, ctx, { namespace, entity_path: ref.entity_path, key: ref.key }, (current) => {
-    read = current;
-    if (!current) throw new ServiceError('NOT_FOUND', `entry ${ref.entity_path} / ${ref.key} not found`);
-    if (ref.version !== undefined && ref.version !== current.version) return null;
-    const moved = outcome === 'success' ? current.confidence + weight * (1 - current.confidence) : current.confidence - weight * current.confidence;
-    const { value, agent_id, event_type, memory_type, shared, tags, provenance, expires_at, links } = current;
-    const ttl_seconds = expires_at ? Math.max(1, Math.ceil((Date.parse(expires_at) - deps.now()) / 1000)) : undefined;
-    return {
-      value,
-      agent_id,
-      event_type,
-      memory_type,
-      shared,
-      tags,
-      links: links ?? [],
-      confidence: Math.round(moved * 1e6) / 1e6,
-      // Versions written before evidence existed (filesystem, S3) carry none: untested.
-      evidence: withOutcome(current.evidence ?? UNTESTED, outcome),
-      provenance: { ...provenance, last_outcome: { outcome, by: ctx.agentId, request_id: ctx.requestId } },
-      ...(ttl_seconds ? { ttl_seconds } : {}),
-    };
-  });
-  const head = read as Entry;
-  const base = { entity_path: ref.entity_path, key: ref.key, version: head.version, previous_confidence: head.confidence };
-  if (ref.version !== undefined && ref.version !== head.version) return { ...base, status: 'stale', confidence: head.confidence };
-  // The pointer briefings find judged entries by; the version is the truth, so a failed update only delays a mention.
-  await noteEvidence(deps, entry).catch(() => {});
-  return { ...base, status: 'updated', version: entry.version, confidence: entry.confidence, evidence: entry.evidence };
+): DerivedWrite | null => {
+  if (!current) throw new ServiceError('NOT_FOUND', `entry ${ref.entity_path} / ${ref.key} not found`);
+  if (ref.version !== undefined && ref.version !== current.version) return null;
+  const moved = outcome === 'success' ? current.confidence + weight * (1 - current.confidence) : current.confidence - weight * current.confidence;
+  const { value, agent_id, event_type, memory_type, shared, tags, provenance, expires_at, links } = current;
+  const ttl_seconds = expires_at ? Math.max(1, Math.ceil((Date.parse(expires_at) - deps.now()) / 1000)) : undefined;
+  return {
+    value,
+    agent_id,
+    event_type,
+    memory_type,
+    shared,
+    tags,
+    links: links ?? [],
+    confidence: Math.round(moved * 1e6) / 1e6,
+    // Versions written before evidence existed (filesystem, S3) carry none: untested.
+    evidence: withOutcome(current.evidence ?? UNTESTED, outcome),
+    provenance: { ...provenance, last_outcome: { outcome, by: ctx.agentId, request_id: ctx.requestId } },
+    ...(ttl_seconds ? { ttl_seconds } : {}),
+  };
 };

@@ -101,19 +101,26 @@ export const writeDerived = async (
   const namespace = namespaceFor(ctx, at.namespace);
   requirePath(ctx, at.entity_path);
   const address = { namespace, entity_path: at.entity_path, key: at.key };
-  const result = await appendVersion(deps, address, (view): AppendDecision => {
-    const fields = derive(view.live);
-    if (fields === null) {
-      if (!view.live) throw new Error('writeDerived: nothing to write and nothing written before');
-      return { kind: 'unchanged', entry: view.live };
-    }
-    const { evidence, ...write } = fields;
-    const input = parseInput(WriteEntryInput, { ...write, ...at });
-    const hash = requireStorableValue(input.value);
-    requireLinkTargets(ctx, input.links);
-    return nextVersion(ctx, address, input, view, hash, evidence);
-  });
+  const result = await appendVersion(deps, address, (view) => derivedDecision(ctx, address, view, derive));
   return audited(deps, ctx, result);
+};
+
+/**
+ * One attempt of a derived write (see writeDerived) on the head it read, at `address` (the
+ * caller has checked its scope and path): the fields `derive` makes, validated like a request
+ * body. Shared by writes of several entries at once that must all land or none (outcomes).
+ */
+export const derivedDecision = (ctx: Context, address: EntryAddress, view: HeadView, derive: (current: Entry | null) => DerivedWrite | null): AppendDecision => {
+  const fields = derive(view.live);
+  if (fields === null) {
+    if (!view.live) throw new Error('writeDerived: nothing to write and nothing written before');
+    return { kind: 'unchanged', entry: view.live };
+  }
+  const { evidence, ...write } = fields;
+  const input = parseInput(WriteEntryInput, { ...write, ...address });
+  const hash = requireStorableValue(input.value);
+  requireLinkTargets(ctx, input.links);
+  return nextVersion(ctx, address, input, view, hash, evidence);
 };
 
 /** A key confined to some prefixes may only point inside them, as it may only write inside them. */

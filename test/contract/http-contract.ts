@@ -438,13 +438,27 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect(((await raw.json()) as { error: { message: string } }).error.message).toMatch(/not valid UTF-8/);
         expect((await cairn.call('GET', '/api/v1/entries?entity_path=ok')).body.entries.filter((e: { entity_path: string }) => e.entity_path.startsWith('ok/raw'))).toEqual([]);
         // The guard against prototype keys stays.
-        expect((await cairn.call('POST', '/api/v1/entries', '{"entity_path":"ok/proto","key":"k","value":{"__proto__":{"x":1}}}')).status).toBe(400);
+        const proto = await cairn.call('POST', '/api/v1/entries', '{"entity_path":"ok/proto","key":"k","value":{"__proto__":{"x":1}}}');
+        expect(proto.status).toBe(400);
+        // Named as what it is: the JSON is valid, the key is what is refused.
+        expect(proto.body.error.message).toMatch(/"__proto__" or "constructor" key/);
       });
 
       it('rejects a bad X-Cairn-Agent-Id header', async () => {
         const res = await cairn.call('POST', '/api/v1/entries', { entity_path: 'ok/agent', key: 'k', value: 'v' }, { 'x-cairn-agent-id': 'x'.repeat(300) });
         expect(res.status).toBe(422);
         expect(res.body.error.details[0].field).toBe('X-Cairn-Agent-Id');
+      });
+
+      it('reads an X-Cairn-Agent-Id sent as UTF-8 as the text it is', async () => {
+        const path = freshPath('agent');
+        for (const [key, agent] of [['latin', 'bø-agent'], ['emoji', 'bøt🔥']] as const) {
+          // fetch refuses header values beyond Latin-1: the UTF-8 bytes go as they would from curl.
+          const header = Buffer.from(agent, 'utf8').toString('latin1');
+          const res = await cairn.call('POST', '/api/v1/entries', { entity_path: path, key, value: 'v' }, { 'x-cairn-agent-id': header });
+          expect(res.status, JSON.stringify(res.body)).toBe(201);
+          expect(res.body.entry.agent_id).toBe(agent);
+        }
       });
     });
 

@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -30,27 +33,42 @@ export const connectStdio = async (baseUrl: string, key?: string, stderr?: strin
 
 /**
  * `cairn mcp` (stdio) launched as connectStdio does, spoken to in raw JSON-RPC: `ask` sends one
- * request as given, which the SDK's client would refuse to send, and resolves with its answer.
+ * request as given, which the SDK's client would refuse to send, and resolves with its answer;
+ * `askLine` sends one line as it is (not JSON, say) and resolves with the next answer that no
+ * `ask` waits for. Raw pipes, not the SDK's client transport, which drops what its schema refuses.
  */
-export const rawStdio = async (baseUrl: string, key?: string): Promise<{ ask: (request: { id: number | string; [field: string]: unknown }) => Promise<any>; close: () => Promise<void> }> => {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [...CLI_ARGS, 'mcp'],
+export const rawStdio = async (
+  baseUrl: string,
+  key?: string,
+): Promise<{ ask: (request: { id: number | string; [field: string]: unknown }) => Promise<any>; askLine: (line: string) => Promise<any>; close: () => Promise<void> }> => {
+  const child = spawn(process.execPath, [...CLI_ARGS, 'mcp'], {
     env: { PATH: process.env.PATH ?? '', CAIRN_HTTP_URL: baseUrl, ...(key ? { CAIRN_API_KEY: key } : {}) },
-    stderr: 'pipe',
+    stdio: ['pipe', 'pipe', 'ignore'],
   });
-  const waiting = new Map<number | string, (answer: unknown) => void>();
-  transport.onmessage = (message) => {
-    if ('id' in message && message.id !== undefined) waiting.get(message.id)?.(message);
-  };
-  await transport.start();
+  const byId = new Map<number | string, (answer: unknown) => void>();
+  const inOrder: Array<(answer: unknown) => void> = [];
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const message = JSON.parse(line) as { id?: number | string | null };
+    const waiter = message.id !== undefined && message.id !== null ? byId.get(message.id) : undefined;
+    if (waiter) byId.delete(message.id as number | string);
+    (waiter ?? inOrder.shift())?.(message);
+  });
+  const write = (line: string) => child.stdin.write(`${line}\n`);
   return {
     ask: (request) =>
-      new Promise((resolve, reject) => {
-        waiting.set(request.id, resolve);
-        transport.send(request as never).catch(reject);
+      new Promise((resolve) => {
+        byId.set(request.id, resolve);
+        write(JSON.stringify(request));
       }),
-    close: () => transport.close(),
+    askLine: (line) =>
+      new Promise((resolve) => {
+        inOrder.push(resolve);
+        write(line);
+      }),
+    close: async () => {
+      child.stdin.end();
+      if (child.exitCode === null) await once(child, 'exit');
+    },
   };
 };
 

@@ -300,6 +300,46 @@ describe('cairn mcp (stdio, forwarding to CAIRN_HTTP_URL)', () => {
     }
   });
 
+  it('answers a line that is not a JSON-RPC message by what is wrong with it, as /mcp does, instead of leaving the caller waiting', async () => {
+    const raw = await rawStdio(cairn.url, KEY);
+    const viaHttp = async (body: string) => {
+      const res = await fetch(`${cairn.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-cairn-api-key': KEY },
+        body,
+      });
+      return { status: res.status, answer: await res.json() };
+    };
+    try {
+      const malformed: Array<[string, number | null, number, RegExp]> = [
+        ['{"jsonrpc":"2.0","id":1,"method":"initialize","params":"x"}', 1, -32602, /^Invalid params: initialize params must be an object/],
+        ['{"jsonrpc":"2.0","id":3,"method":"tools/list","params":5}', 3, -32602, /^Invalid params: tools\/list/],
+        ['{"jsonrpc":"2.0","id":"c","method":"tools/call","params":[1]}', 'c' as unknown as number, -32602, /^Invalid params: tools\/call/],
+        ['{"jsonrpc":"1.0","id":4,"method":"ping"}', 4, -32600, /"jsonrpc" must be "2.0"/],
+        ['{"jsonrpc":"2.0","id":null,"method":"ping"}', null, -32600, /"id" must be a string or a number/],
+        ['[1, 2]', null, -32600, /is a JSON object/],
+        ['{"jsonrpc":"2.0","id":', null, -32700, /^Parse error/],
+      ];
+      for (const [line, id, code, message] of malformed) {
+        const answer = await raw.askLine(line);
+        expect(answer, line).toEqual({ jsonrpc: '2.0', id, error: { code, message: expect.stringMatching(message) } });
+        const http = await viaHttp(line);
+        expect(http.status, line).toBe(400);
+        expect(http.answer, line).toEqual(line === '[1, 2]' ? [answer, answer] : answer);
+      }
+      // Still serving; and in a batch, a malformed message is answered beside the others.
+      expect(await raw.ask({ jsonrpc: '2.0', id: 9, method: 'ping' })).toEqual({ jsonrpc: '2.0', id: 9, result: {} });
+      const batch = await viaHttp('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list","params":5}]');
+      expect(batch.status).toBe(200);
+      expect(batch.answer).toEqual([
+        { jsonrpc: '2.0', id: 2, error: { code: -32602, message: expect.stringMatching(/^Invalid params/) } },
+        { jsonrpc: '2.0', id: 1, result: {} },
+      ]);
+    } finally {
+      await raw.close();
+    }
+  });
+
   it('reports a wrong or missing CAIRN_API_KEY as a protocol error, not a tool result', async () => {
     for (const key of ['wrong-key-0123456789', undefined]) {
       const bad = await connectStdio(cairn.url, key);

@@ -1,15 +1,27 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { validationFailed } from '../domain/errors.ts';
 import { AgentIdSchema } from '../domain/names.ts';
 import type { Context } from '../services/context.ts';
 
+/**
+ * A header's text read as UTF-8. Node hands header values over one character per byte
+ * (Latin-1), so an agent id `bø-agent` sent as UTF-8 arrived as `bÃ¸-agent`. Bytes that are not
+ * UTF-8 are left as they came, which the id's own rules then refuse or keep as Latin-1 text.
+ */
+const utf8Header = (value: string): string => {
+  if (/^[\x00-\x7f]*$/.test(value)) return value;
+  const bytes = Buffer.from(value, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : value;
+};
+
 /** The service Context for an HTTP request: its id, namespace, writer identity and access. */
 export const contextOf = (request: FastifyRequest, config: Config): Context => {
   const header = request.headers['x-cairn-agent-id'];
   let agentId = config.agentId;
   if (header !== undefined) {
-    const parsed = AgentIdSchema.safeParse(header);
+    const parsed = AgentIdSchema.safeParse(typeof header === 'string' ? utf8Header(header) : header);
     if (!parsed.success) throw validationFailed([{ field: 'X-Cairn-Agent-Id', message: parsed.error.issues[0]?.message ?? 'invalid' }]);
     agentId = parsed.data;
   }

@@ -18,12 +18,16 @@ const FASTIFY_CODES: Record<string, { status: number; message?: string }> = {
   FST_ERR_MAX_PARAM_LENGTH: { status: 414, message: 'the URL path is too long' },
 };
 
+/** Whether a body's parser refused it as not JSON (fastify's codes, or secure-json-parse's SyntaxError it marks 400). */
+export const isBodyNotJson = (error: FastifyError): boolean =>
+  error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (error instanceof SyntaxError && error.statusCode === 400);
+
 /**
  * One error shape for every route (SPEC §4). ServiceErrors carry their code; fastify's
  * parse errors become 400/413/415; anything else is a bug, logged with its stack and answered
  * without internals.
  */
-const answerError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+export const answerError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
   if (error instanceof ServiceError) {
     if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
     if (error.code === 'UNAVAILABLE') request.log.warn({ err: error.cause ?? error }, error.message);

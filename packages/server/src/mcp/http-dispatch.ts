@@ -5,6 +5,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { type CallScope, callTool } from './call-tool.ts';
 import { refuseInvalidParams } from './invalid-params.ts';
+import { INVALID_REQUEST, malformedAnswer } from './malformed.ts';
 import type { ToolDefinition } from './tool.ts';
 
 /** What an HTTP POST to `/mcp` is answered: a status and a JSON body (none for 202). */
@@ -95,9 +96,18 @@ export class McpDispatcher implements Transport {
     const type = String(headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (type !== 'application/json') return refusal(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
     if (Array.isArray(body) && body.length > MAX_BATCH) return refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
-    const parsed = (Array.isArray(body) ? body : [body]).map((m) => JSONRPCMessageSchema.safeParse(m));
-    if (parsed.some((p) => !p.success)) return refusal(400, -32700, 'Parse error: Invalid JSON-RPC message');
-    const messages = parsed.map((p) => p.data as JSONRPCMessage);
+    // A message that is not one is answered by what is wrong with it (malformed.ts), beside the
+    // batch's others; a POST of nothing else is a 400.
+    const raw = Array.isArray(body) ? body : [body];
+    if (raw.length === 0) return refusal(400, INVALID_REQUEST, 'Invalid Request: an empty batch');
+    const malformed: JSONRPCMessage[] = [];
+    const messages: JSONRPCMessage[] = [];
+    for (const m of raw) {
+      const parsed = JSONRPCMessageSchema.safeParse(m);
+      if (parsed.success) messages.push(parsed.data);
+      else malformed.push(malformedAnswer(m));
+    }
+    if (messages.length === 0) return { status: 400, body: malformed.length === 1 ? malformed[0] : malformed };
     if (messages.some(isInitialize)) {
       if (messages.length > 1) return refusal(400, -32600, 'Invalid Request: Only one initialization request is allowed');
     } else {
@@ -107,7 +117,7 @@ export class McpDispatcher implements Transport {
       }
     }
     const extra = { authInfo: { token: '', clientId: '', scopes: [], extra: { scope } } };
-    const answers: Array<Promise<JSONRPCMessage>> = [];
+    const answers: Array<Promise<JSONRPCMessage>> = malformed.map((answer) => Promise.resolve(answer));
     for (const message of messages) {
       if (!isJSONRPCRequest(message)) {
         // Cancellation is not passed on. It names a request by id, and the ids the server sees

@@ -1,7 +1,10 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { contextOf } from '../http/context.ts';
+import { answerError, isBodyNotJson } from '../http/errors.ts';
 import type { RoutePlugin } from '../http/http-context.ts';
 import { mcpAnswerJson } from './answer-json.ts';
 import { McpDispatcher } from './http-dispatch.ts';
+import { parseErrorAnswer } from './malformed.ts';
 import type { CallScope } from './call-tool.ts';
 import { createMcpServer, offeredTools } from './server.ts';
 import { SERVED_OPERATIONS, serviceOperations } from './service-operations.ts';
@@ -24,7 +27,12 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
   const dispatcher = await McpDispatcher.connect(server, tools);
   app.addHook('onClose', async () => server.close());
 
-  app.post('/mcp', { schema: { summary: 'MCP over Streamable HTTP (stateless; JSON-RPC messages)', tags: ['mcp'] } }, async (request, reply) => {
+  // A body that is not JSON is answered as JSON-RPC says (-32700), which an MCP client reads;
+  // every other refusal keeps the shape of the rest of the API.
+  const errorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+    isBodyNotJson(error) ? reply.status(400).type('application/json').send(parseErrorAnswer()) : answerError(error, request, reply);
+
+  app.post('/mcp', { errorHandler, schema: { summary: 'MCP over Streamable HTTP (stateless; JSON-RPC messages)', tags: ['mcp'] } }, async (request, reply) => {
     const ctx = contextOf(request, deps.config);
     const scope: CallScope = {
       ops: serviceOperations(deps, ctx),

@@ -1,10 +1,10 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CairnClient } from 'cairn-memory-client';
 import type { ClientOptions } from 'cairn-memory-client';
 import { clientOperations } from './client-operations.ts';
 import type { OperationName } from './operations.ts';
 import { ParamsCheckedTransport } from './params-checked-transport.ts';
 import { createMcpServer, offeredTools } from './server.ts';
+import { StdioLines } from './stdio-lines.ts';
 
 /**
  * `cairn mcp`: an MCP server on stdin/stdout for clients that launch a command, forwarding
@@ -21,7 +21,7 @@ export const runStdioMcp = async (options: ClientOptions): Promise<void> => {
   // One caller, the process that launched us: every call runs in the same scope.
   const server = createMcpServer(offeredTools(Object.keys(ops) as OperationName[]), () => scope);
   // Params the caller got wrong are answered -32602, as /mcp answers them, not -32603 by the SDK.
-  const transport = new ParamsCheckedTransport(new StdioServerTransport());
+  const transport = new ParamsCheckedTransport(new StdioLines());
   // The client closing our stdin is the end of the session.
   process.stdin.once('end', () => void server.close().finally(() => process.exit(0)));
   await server.connect(transport);

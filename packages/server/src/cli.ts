@@ -6,6 +6,7 @@ import { startServer } from './server.ts';
 import { registerArchiveCommands } from './cli/archive-commands.ts';
 import { registerBatchCommand } from './cli/batch-command.ts';
 import { registerForgetCommands } from './cli/forget-commands.ts';
+import { registerKeysCommands } from './cli/keys-commands.ts';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { registerMcpCommand } from './cli/mcp-command.ts';
 import { registerCortexCommand } from './cli/cortex-command.ts';
@@ -95,5 +96,6 @@ registerBatchCommand(program);
 registerModelCommand(program);
 registerArchiveCommands(program);
 registerForgetCommands(program);
+registerKeysCommands(program);
 
 await program.parseAsync(process.argv);

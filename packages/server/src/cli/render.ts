@@ -19,7 +19,8 @@ export const table = (headers: readonly string[], rows: ReadonlyArray<readonly s
   return cells.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
 };
 
-const time = (iso: string | null): string => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '');
+/** A stored time as a table shows it: `2026-11-20 10:05:00Z`, or nothing for none. */
+export const time = (iso: string | null): string => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '');
 
 export const entriesTable = (entries: readonly Entry[]): string =>
   entries.length === 0

@@ -1,0 +1,92 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import type { IssuedKey, ManagedKey, Scope } from 'cairn-memory-client';
+import { SCOPES } from '../domain/access.ts';
+import { action } from './client-commands.ts';
+import { table, time } from './render.ts';
+
+/** Repeatable, and "read,write" too; checked here, since the rule is the server's whole rule. */
+const scopes = (value: string, previous: Scope[] = []): Scope[] => {
+  const given = value.split(',').map((s) => s.trim());
+  const bad = given.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (bad.length > 0) throw new InvalidArgumentError(`unknown scope ${bad.map((s) => `"${s}"`).join(', ')}: expected ${SCOPES.join(', ')}`);
+  return [...previous, ...(given as Scope[])];
+};
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+const prefixesOf = (k: ManagedKey): string => (k.prefixes ? k.prefixes.join(', ') : '(all)');
+
+const keysTable = (keys: readonly ManagedKey[]): string =>
+  keys.length === 0
+    ? '(no managed keys)'
+    : table(
+        ['id', 'name', 'scopes', 'prefixes', 'namespace', 'team', 'created_at', 'revoked_at'],
+        keys.map((k) => [k.id, k.name, k.scopes.join(', '), prefixesOf(k), k.namespace, k.team ?? '', time(k.created_at), time(k.revoked_at)]),
+      );
+
+/** The secret on a line of its own, so it can be copied; the server never shows it again. */
+const issuedText = (k: IssuedKey): string =>
+  [
+    `issued key ${k.id} "${k.name}": ${k.scopes.join(', ')} in namespace ${k.namespace}, paths ${prefixesOf(k)}${k.team ? `, team ${k.team}` : ''}`,
+    '',
+    `  ${k.key}`,
+    '',
+    'Store it now: this is the only time it is shown (Cairn keeps its SHA-256, never the key).',
+  ].join('\n');
+
+/**
+ * The id to revoke. A whole key (`ck_<id>_<secret>`) pasted by mistake is cut to its id, so
+ * the secret never travels in a URL, where access logs and proxies would keep it.
+ */
+const idOf = (value: string): string => /^ck_([0-9a-f]{12})_/.exec(value)?.[1] ?? value;
+
+/**
+ * The options of `common` (client-commands.ts) but --namespace, which means something
+ * different to each keys command (a filter, the new key's namespace) or nothing (revoke).
+ */
+const keysCommand = (command: Command): Command =>
+  command
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
+    .option('--json', 'print the API\'s JSON answer instead of text')
+    .option('--url <url>', 'server address (default CAIRN_HTTP_URL)');
+
+/** `cairn keys list|create|revoke`: managed API keys (admin), via the typed client. */
+export const registerKeysCommands = (program: Command): void => {
+  const keys = program.command('keys').description('managed API keys: issue, list and revoke them (admin)');
+
+  keysCommand(keys.command('list').description('the managed keys this key administers, revoked ones too (never their secrets)'))
+    .option('--namespace <name>', 'only the keys of this namespace')
+    .action(action(async (client, o) => {
+      const all = await client.listKeys();
+      // The API lists every namespace the caller may use; narrowing is for reading, done here.
+      const listed = o.namespace ? all.filter((k) => k.namespace === o.namespace) : all;
+      return { json: { keys: listed }, text: keysTable(listed) };
+    }));
+
+  keysCommand(keys.command('create').description('issue a key; its secret is printed once, in this answer only'))
+    .argument('<name>', 'what the key is for, e.g. triage-bot')
+    .requiredOption('--scope <scope>', `${SCOPES.join(', ')} (repeatable, or comma-separated)`, scopes)
+    .option('--prefix <path>', 'confine the key to this entity-path prefix (repeatable)', collect)
+    .option('--namespace <name>', 'the namespace the key works in (default: the server\'s, or the calling key\'s)')
+    .option('--team <name>', 'the team the key is issued to (an existing team)')
+    .action(action(async (client, o, name: string) => {
+      const issued = await client.createKey({
+        name,
+        scopes: [...new Set(o.scope as Scope[])],
+        ...(o.prefix ? { prefixes: o.prefix as string[] } : {}),
+        ...(o.namespace ? { namespace: o.namespace } : {}),
+        ...(o.team ? { team: o.team as string } : {}),
+      });
+      return { json: issued, text: issuedText(issued) };
+    }));
+
+  keysCommand(keys.command('revoke').description('revoke a key: every request with it is refused from then on (irreversible)'))
+    .argument('<id>', 'the key\'s id (as `cairn keys list` shows it)')
+    .option('--yes', 'confirm: nothing is revoked without it')
+    .action(action(async (client, o, raw: string) => {
+      const id = idOf(raw);
+      if (o.yes !== true) throw new InvalidArgumentError(`revoking key ${id} cannot be undone: add --yes`);
+      await client.revokeKey(id);
+      return { json: { revoked: true, id }, text: `revoked key ${id}` };
+    }));
+};

@@ -450,6 +450,21 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect(res.body.error.details[0].field).toBe('X-Cairn-Agent-Id');
       });
 
+      it('refuses a number beyond a double\'s range, which would be stored as null', async () => {
+        const path = freshPath('huge');
+        const single = await cairn.call('POST', '/api/v1/entries', `{"entity_path":"${path}","key":"k","value":{"n":1,"f":-1e400}}`);
+        expect(single.status).toBe(422);
+        expect(single.body.error.details).toEqual([{ field: 'value', message: expect.stringMatching(/double/) }]);
+        const batch = await cairn.call('POST', '/api/v1/entries/batch', `{"entries":[{"entity_path":"${path}","key":"b","value":{"deep":[{"x":1e999}]}}]}`);
+        expect(batch.status).toBe(422);
+        expect(batch.body.error.details[0].field).toBe('entries.0.value');
+        expect((await cairn.call('GET', `/api/v1/entries?entity_path=${path}`)).body.entries).toEqual([]);
+        // Within range, as large as it goes, it is kept exactly.
+        const kept = await cairn.call('POST', '/api/v1/entries', `{"entity_path":"${path}","key":"max","value":{"n":1.7976931348623157e308}}`);
+        expect(kept.status).toBe(201);
+        expect(kept.body.entry.value).toEqual({ n: Number.MAX_VALUE });
+      });
+
       it('reads an X-Cairn-Agent-Id sent as UTF-8 as the text it is', async () => {
         const path = freshPath('agent');
         for (const [key, agent] of [['latin', 'bø-agent'], ['emoji', 'bøt🔥']] as const) {

@@ -81,6 +81,17 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const outside = await callTool(reader, 'memory_read', { entity_path: 'incidents/x', key: 'k' });
     expect(outside.body.error.code).toBe('FORBIDDEN');
     await reader.close();
+    // A write-only key starts a session and writes; its reads are tool errors, as REST's are 403.
+    const writerKey = await cairn.call('POST', '/api/v1/admin/keys', { name: 'mcp-writer', scopes: ['write'], prefixes: ['repos/acme'] }, { 'x-cairn-api-key': KEY });
+    const writer = await connectHttp(cairn.url, writerKey.body.key as string);
+    expect((await writer.listTools()).tools.length).toBeGreaterThan(0);
+    expect((await callTool(writer, 'memory_write', { entity_path: path, key: 'w', value: 'from a writer' })).body.entry).toMatchObject({ version: 1 });
+    for (const [name, args] of [['memory_read', { entity_path: path, key: 'w' }], ['memory_search', { query: 'writer' }], ['memory_list', { entity_path: path }]] as const) {
+      const refused = await callTool(writer, name, args);
+      expect(refused.isError, name).toBe(true);
+      expect(refused.body.error, name).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('"read"') });
+    }
+    await writer.close();
   });
 
   const post = (key: string, body: unknown, headers: Record<string, string> = {}) =>

@@ -47,7 +47,7 @@ export const authenticate = async (request: FastifyRequest, keys: KeyResolver): 
   if (await keys.openMode()) return unrestricted(null);
   const access = await keys.resolve(presentedKey(request));
   const scope = requiredScope(request.method, request.routeOptions.url ?? '', request.routeOptions.config?.scope);
-  if (!hasScope(access, scope)) throw new ServiceError('FORBIDDEN', `this key lacks the "${scope}" scope this route needs`);
+  if (scope !== null && !hasScope(access, scope)) throw new ServiceError('FORBIDDEN', `this key lacks the "${scope}" scope this route needs`);
   return access;
 };
 

@@ -107,6 +107,12 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
           expect(refused.status, text).toBe(422);
           expect(refused.body.error.details[0]).toEqual({ field: 'version', message: 'expected a whole number' });
         }
+        // A whole number out of range is told its range, not that it is no number.
+        const zero = await cairn.call('GET', `/api/v1/entries/${path}/pr-42?version=0`);
+        expect(zero.body.error.details[0]).toEqual({ field: 'version', message: 'must be at least 1' });
+        const many = await cairn.call('GET', `/api/v1/entries?entity_path=${path}&limit=100000`);
+        expect(many.status).toBe(422);
+        expect(many.body.error.details[0]).toEqual({ field: 'limit', message: expect.stringMatching(/^must be at most \d+$/) });
       });
 
       it('keeps string values, writer identity, event type and provenance', async () => {

@@ -13,7 +13,13 @@ import { AgentIdSchema, EntityPathSchema, EventTypeSchema, KeySchema, NamespaceS
 export const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.preprocess(
     (v) => (typeof v === 'string' && /^\s*-?\d{1,16}\s*$/.test(v) ? Number(v) : v),
-    z.number({ error: 'expected a whole number' }).int({ error: 'expected a whole number' }).min(min).max(max),
+    // The type's own error would also stand for the range checks: "expected a whole number"
+    // for `limit=0`, which is one. Each check says its own rule.
+    z
+      .number({ error: (issue) => (issue.code === 'invalid_type' ? 'expected a whole number' : undefined) })
+      .int({ error: 'expected a whole number' })
+      .min(min, { error: `must be at least ${min}` })
+      .max(max, { error: `must be at most ${max}` }),
   );
 
 /** Refuses documents nested too deep or holding U+0000 (see structureProblem), as the field's own error. */

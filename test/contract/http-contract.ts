@@ -428,6 +428,14 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect(malformed.body.error.code).toBe('BAD_REQUEST');
         expect((await cairn.call('POST', '/api/v1/entries', 'entity_path=a', { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(415);
         expect((await cairn.call('POST', '/api/v1/entries', 'hello', { 'content-type': 'text/plain' })).status).toBe(415);
+        // Compressed bodies are not inflated, and JSON is UTF-8: neither is taken as something else.
+        const body = JSON.stringify({ entity_path: 'ok/encoded', key: 'k', value: 'v' });
+        for (const headers of [{ 'content-encoding': 'gzip' }, { 'content-type': 'application/json; charset=latin1' }]) {
+          const refused = await cairn.call('POST', '/api/v1/entries', body, headers);
+          expect(refused.status, JSON.stringify(headers)).toBe(415);
+          expect(refused.body.error.message, JSON.stringify(headers)).toMatch(/Content-Encoding gzip|charset latin1/);
+        }
+        expect((await cairn.call('POST', '/api/v1/entries', body, { 'content-type': 'application/json; charset=UTF-8', 'content-encoding': 'identity' })).status).toBe(201);
         const huge = await cairn.call('POST', '/api/v1/entries', { entity_path: 'ok/big', key: 'k', value: 'x'.repeat(1024 * 1024 + 10) });
         expect(huge.status).toBe(413);
         expect(huge.body.error.code).toBe('PAYLOAD_TOO_LARGE');

@@ -430,7 +430,7 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect((await cairn.call('POST', '/api/v1/entries', 'hello', { 'content-type': 'text/plain' })).status).toBe(415);
         // Compressed bodies are not inflated, and JSON is UTF-8: neither is taken as something else.
         const body = JSON.stringify({ entity_path: 'ok/encoded', key: 'k', value: 'v' });
-        for (const headers of [{ 'content-encoding': 'gzip' }, { 'content-type': 'application/json; charset=latin1' }]) {
+        for (const headers of [{ 'content-encoding': 'gzip' }, { 'content-type': 'application/json; charset=latin1' }] as Record<string, string>[]) {
           const refused = await cairn.call('POST', '/api/v1/entries', body, headers);
           expect(refused.status, JSON.stringify(headers)).toBe(415);
           expect(refused.body.error.message, JSON.stringify(headers)).toMatch(/Content-Encoding gzip|charset latin1/);

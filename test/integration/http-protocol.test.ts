@@ -125,6 +125,10 @@ describe('requests over raw HTTP/1.1', () => {
     for (const answer of short) expectEnvelope(answer, 400, 'BAD_REQUEST');
     expectEnvelope((await rawExchange(cairn.url, 'NOT AN HTTP REQUEST\r\n\r\n'))[0], 400, 'BAD_REQUEST');
     expectEnvelope((await raw('GET /health', `X-Big: ${'x'.repeat(20_000)}\r\n`))[0], 431, 'BAD_REQUEST');
+    // HTTP/1.1 without a Host header: refused (RFC 9112) in the same envelope, with its request id.
+    const hostless = await rawExchange(cairn.url, `POST /api/v1/entries HTTP/1.1\r\nX-Request-Id: no-host-1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    expectEnvelope(hostless[0], 400, 'BAD_REQUEST');
+    expect(hostless[0]!.body.error).toMatchObject({ message: expect.stringContaining('Host'), request_id: 'no-host-1' });
     expect((await cairn.call('GET', '/api/v1/entries?entity_path=parser')).body.entries).toEqual([]);
     expect((await cairn.call('GET', '/health')).status).toBe(200);
   });

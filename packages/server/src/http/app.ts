@@ -51,6 +51,7 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
   // Requests by route, counted by the request hooks and by the answers to what is refused
   // before routing (request-metrics.ts).
   const requests = new RequestMetrics(metrics.registry);
+  const timeouts = requestTimeoutOptions(config.requestTimeoutMs);
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: LIMITS.bodyBytes,
@@ -58,8 +59,11 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: requestIdOf,
-    // A client that stalls while sending its request is cut off (request-timeout.ts).
-    ...requestTimeoutOptions(config.requestTimeoutMs),
+    // A client that stalls while sending its request is cut off (request-timeout.ts). Node
+    // answers an HTTP/1.1 request without a Host header itself, with an empty 400 outside every
+    // hook; the request hooks refuse it instead, in the API's error shape.
+    ...timeouts,
+    http: { ...timeouts.http, requireHostHeader: false },
     // Errors raised before any route is found (a malformed URL) and by Node's HTTP parser
     // (a malformed request, headers too large, the timeout above) get the same error body as
     // the rest (SPEC §4), and are counted and logged as the rest are.

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyResolver } from '../services/admin/key-resolver.ts';
 import type { Access } from '../domain/access.ts';
+import { ServiceError } from '../domain/errors.ts';
 import { logAccess } from './access-log.ts';
 import { authenticate, knownOpenAccess } from './auth.ts';
 import { refusedMidway } from './client-errors.ts';
@@ -55,6 +56,8 @@ export const registerRequestHooks = (app: FastifyInstance, requests: RequestMetr
         return done(error as Error);
       }
     }
+    // RFC 9112: a server must refuse an HTTP/1.1 request without a Host (app.ts lets it reach here).
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') return done(new ServiceError('BAD_REQUEST', 'an HTTP/1.1 request must carry a Host header'));
     if (route.config?.public) return done();
     const admit = (access: Access): void => {
       request.access = access;

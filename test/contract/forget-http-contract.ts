@@ -91,6 +91,12 @@ export const describeForgetHttpContract = (server: () => Cairn, dump: () => Prom
       expect(run.body.versions_dropped).toBeGreaterThanOrEqual(2);
       const history = await server().call('GET', `/api/v1/history/${path}/k`);
       expect(history.body.versions.map((v: { version: number }) => v.version)).toEqual([5, 4, 3]);
+      // No page points below the oldest version kept: versions 1 and 2 are gone.
+      expect(history.body.next_before).toBeNull();
+      const newer = await server().call('GET', `/api/v1/history/${path}/k?limit=2`);
+      expect(newer.body).toMatchObject({ versions: [{ version: 5 }, { version: 4 }], next_before: 4 });
+      const older = await server().call('GET', `/api/v1/history/${path}/k?limit=2&before=4`);
+      expect(older.body).toMatchObject({ versions: [{ version: 3 }], next_before: null });
       expect((await server().call('GET', `/api/v1/entries/${path}/k?version=1`)).status).toBe(404);
       expect(await dump()).not.toContain(word);
       expect((await server().call('DELETE', `/api/v1/admin/retention?entity_path=${encodeURIComponent(path)}`)).status).toBe(204);

@@ -178,6 +178,25 @@ describe('cairn import, given what it cannot import', () => {
     expect(await readdir(volume)).toContain('lost+found');
   }, 60_000);
 
+  it('refuses a data directory that is a file, or lies under one, in one line naming it, with exit code 2, changing nothing', async () => {
+    const file = join(dir, 'a-file');
+    await writeFile(file, 'mine');
+    const under = join(file, 'restored');
+    const answers = {
+      [file]: `the data directory ${file} \\(CAIRN_DATA_DIR\\) is a file, not a directory`,
+      [under]: `the data directory ${under} \\(CAIRN_DATA_DIR\\) cannot be made: part of its path is a file, not a directory`,
+    };
+    for (const [target, message] of Object.entries(answers)) {
+      const imported = await runCli(['import', archive], { CAIRN_DATA_DIR: target });
+      expect(imported, target).toMatchObject({ code: 2, stderr: oneLine(new RegExp(`${message}: import into a new or empty directory`)) });
+      const output = join(dir, 'from-a-file.jsonl');
+      const exported = await runCli(['export', '--all', '-o', output], { CAIRN_DATA_DIR: target });
+      expect(exported, target).toMatchObject({ code: 2, stderr: oneLine(new RegExp(`${message}: there is nothing to export`)) });
+      expect(existsSync(output)).toBe(false);
+    }
+    expect(await readFile(file, 'utf8')).toBe('mine');
+  });
+
   it('leaves no directory it made when it refuses an archive, and keeps every directory that was there before', async () => {
     const lines = (await readFile(archive, 'utf8')).split('\n');
     const damaged = join(dir, 'damaged.jsonl');

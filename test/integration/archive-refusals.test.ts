@@ -204,4 +204,19 @@ describe('cairn import refuses what no write could have stored', () => {
     expect(foreign.refusal).toMatch(/not a Cairn archive/);
     await new Promise((resolve) => setTimeout(resolve, 100));
   });
+
+  it('says an archive that ends inside a line was cut short in that line, and refuses a malformed last line as before', async () => {
+    const whole = archive([entryLine, recordLine]);
+    const [first, entry, record] = whole.split('\n');
+    const upTo = (lines: number) => [first, entry, record].slice(0, lines).map((l) => `${l}\n`).join('');
+    // Ended inside the record line, and inside the trailer.
+    expect(await tryImport(`${upTo(2)}${record?.slice(0, 20)}`)).toMatchObject({ refusal: expect.stringMatching(/^the archive was cut short in line 3: /), held: 0 });
+    expect((await tryImport(whole.slice(0, -10))).refusal).toMatch(/^the archive was cut short in line 4: /);
+    // Ended at the end of a line, or a whole archive whose trailer lacks its "\n": as before.
+    expect((await tryImport(upTo(3))).refusal).toMatch(/no trailer line: it was cut short after line 3/);
+    expect((await tryImport(whole.slice(0, -1))).refusal).toBeNull();
+    // A last line that ends with "\n" and does not parse is malformed, not cut; so is a lone first line.
+    expect((await tryImport(`${upTo(3)}{"type":"end",\n`)).refusal).toBe('line 4 is not a JSON object');
+    expect((await tryImport('not an archive')).refusal).toBe('line 1 is not a JSON object');
+  });
 });

@@ -1,11 +1,13 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnCairn } from '../helpers/spawn-cairn.ts';
 import { CLI_ARGS } from '../helpers/cli-args.ts';
+import { runCli } from '../helpers/run-cli.ts';
 
 const run = promisify(execFile);
 
@@ -32,6 +34,49 @@ describe('the cairn command', () => {
     for (const args of [['export', '-n'], ['retention', 'bogus'], ['serve', '--port', 'abc'], ['bogus'], ['write', '--bogus']]) {
       const failed = await run(process.execPath, [...CLI_ARGS, ...args]).catch((e: { code: number; stderr: string }) => e);
       expect(failed, args.join(' ')).toMatchObject({ code: 2, stderr: expect.stringMatching(/^cairn: .+\n$/) });
+    }
+  });
+
+  it('refuses a file it cannot read in one line naming it, with exit code 2, write-batch as import does', async () => {
+    const missing = join(dir, 'no-such.jsonl');
+    // The server is never reached: the file is read first.
+    const env = { CAIRN_HTTP_URL: 'http://127.0.0.1:9', CAIRN_DATA_DIR: join(dir, 'unused') };
+    const cases = [
+      [['write-batch', missing], `cannot read ${missing}: no such file`],
+      [['write-batch', dir], `cannot read ${dir}: it is a directory`],
+      [['import', missing], `cannot import ${missing}: no such file`],
+    ] as const;
+    for (const [args, message] of cases) {
+      expect(await runCli([...args], env), args.join(' ')).toMatchObject({ code: 2, stderr: `cairn: ${message}\n` });
+    }
+  });
+
+  it('refuses a data directory that is a file, or lies under one, in one line naming it, with exit code 2, opening nothing', async () => {
+    const file = join(dir, 'a-file');
+    await writeFile(file, 'mine');
+    const cases = [
+      [{ CAIRN_DATA_DIR: file }, [], `the data directory ${file} (CAIRN_DATA_DIR) is a file, not a directory`],
+      [{}, ['--data-dir', join(file, 'cairn')], `the data directory ${join(file, 'cairn')} (--data-dir) cannot be made: part of its path is a file, not a directory`],
+    ] as const;
+    for (const [env, args, message] of cases) {
+      // No log line either: the saved search index is not looked for, the store not opened.
+      expect(await runCli(['serve', '--port', '0', ...args], env)).toEqual({ code: 2, stdout: '', stderr: `cairn: ${message}\n` });
+    }
+    expect(await readFile(file, 'utf8')).toBe('mine');
+  });
+
+  it('refuses a port already in use in one line naming CAIRN_PORT, with exit code 2, releasing the data directory', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const dataDir = join(dir, 'port-taken');
+      const result = await runCli(['serve', '--port', String(port)], { CAIRN_DATA_DIR: dataDir });
+      expect(result).toMatchObject({ code: 2, stderr: `cairn: cannot listen on 127.0.0.1:${port}: the port is already in use (CAIRN_PORT / --port)\n` });
+      expect(result.stdout).not.toMatch(/"level":60|stack/);
+      expect(await readdir(dataDir)).not.toContain('LOCK');
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
     }
   });
 

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, type ConfigFlags, parseConfig } from './config.ts';
 import { createLogger } from './http/logger.ts';
 import { startServer } from './server.ts';
+import { unusablePlaceOf } from './store/backends.ts';
 import { registerArchiveCommands } from './cli/archive-commands.ts';
 import { registerBatchCommand } from './cli/batch-command.ts';
 import { registerForgetCommands } from './cli/forget-commands.ts';
@@ -26,6 +27,10 @@ const serve = async (flags: ConfigFlags & { withCortex?: boolean }): Promise<voi
   let config;
   try {
     config = parseConfig(process.env, flags);
+    // A value no server can start with though it parses (a data directory that is a file):
+    // said as a bad value is, before anything is opened.
+    const unusable = await unusablePlaceOf(config.storage);
+    if (unusable) throw new ConfigError(unusable);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`cairn: ${error.message}\n`);
@@ -38,6 +43,12 @@ const serve = async (flags: ConfigFlags & { withCortex?: boolean }): Promise<voi
   try {
     server = await startServer(config, logger, {}, { withCortex: flags.withCortex === true });
   } catch (error) {
+    // The configured address cannot be had (server.ts): one line naming the setting, as above.
+    if (error instanceof ConfigError) {
+      process.stderr.write(`cairn: ${error.message}\n`);
+      logger.flush(() => process.exit(2));
+      return;
+    }
     logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
     logger.flush(() => process.exit(1));
     return;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { type Config, ConfigError } from './config.ts';
 import type { CortexWorker } from './cortex/worker.ts';
 import { buildApp } from './http/app.ts';
 import type { Store } from './ports/store.ts';
@@ -61,6 +61,24 @@ const warmUp = async (runtime: Runtime, stopped: () => boolean): Promise<void> =
   }
 };
 
+/**
+ * A listen that failed over the configured address, as a ConfigError naming the setting
+ * (`cairn serve` says it in one line, exit 2, as any bad value); null for any other failure.
+ */
+const listenRefusal = (error: unknown, config: Config): ConfigError | null => {
+  const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return new ConfigError(`cannot listen on ${address}: the port is already in use (CAIRN_PORT / --port)`);
+    case 'EACCES':
+      return new ConfigError(`cannot listen on ${address}: permission denied; ports below 1024 need privileges (CAIRN_PORT / --port)`);
+    case 'EADDRNOTAVAIL':
+      return new ConfigError(`cannot listen on ${config.host}: no network interface of this machine has that address (CAIRN_HOST / --host)`);
+    default:
+      return null;
+  }
+};
+
 /** Idle kept-alive sockets (an SSE stream just ended, a response just finished) are cut this often while draining. */
 const REAP_EVERY_MS = 100;
 
@@ -79,7 +97,9 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
     const { app, drain } = await buildApp(runtime);
     // Background work yields more turns while connections arrive (event-loop.ts).
     app.server.on('connection', noteConnection);
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+      throw listenRefusal(error, config) ?? error;
+    });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;

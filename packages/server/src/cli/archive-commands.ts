@@ -10,7 +10,7 @@ import { importArchive } from '../services/archive/import-archive.ts';
 import { checkArchive } from '../services/archive/read-archive.ts';
 import { type Config, ConfigError, parseConfig } from '../config.ts';
 import { createLogger } from '../http/logger.ts';
-import { missingPlaceOf, openBackend, placeWithoutDataOf, type StorageConfig } from '../store/backends.ts';
+import { missingPlaceOf, openBackend, placeWithoutDataOf, type StorageConfig, unusablePlaceOf } from '../store/backends.ts';
 import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import type { OpenBackend } from '../ports/backend.ts';
 import type { Store } from '../ports/store.ts';
@@ -42,7 +42,7 @@ const messageOf = (error: unknown): string => {
  * store's files into it.
  */
 const requirePlace = async (storage: StorageConfig): Promise<void> => {
-  const missing = (await missingPlaceOf(storage)) ?? (await placeWithoutDataOf(storage))?.reason;
+  const missing = (await unusablePlaceOf(storage)) ?? (await missingPlaceOf(storage)) ?? (await placeWithoutDataOf(storage))?.reason;
   if (missing) throw new CommandError(`${missing}: there is nothing to export`, EXIT_USAGE);
 };
 
@@ -53,6 +53,9 @@ const requirePlace = async (storage: StorageConfig): Promise<void> => {
  * the store's files would be written among them.
  */
 const checkImportPlace = async (storage: StorageConfig): Promise<void> => {
+  // A file where the data directory should be: the import could neither create nor fill it.
+  const unusable = await unusablePlaceOf(storage);
+  if (unusable) throw new CommandError(`${unusable}: import into a new or empty directory, or a Cairn data directory`, EXIT_USAGE);
   const missing = await missingPlaceOf(storage);
   if (missing) {
     process.stderr.write(`${missing}: the import creates it\n`);

@@ -11,11 +11,12 @@ import { CommandError, EXIT_USAGE } from './command-exit.ts';
 
 const usage = (message: string): CommandError => new CommandError(message, EXIT_USAGE);
 
-/** Why a file could not be opened, in words. */
-const reasonOf = (error: unknown): string => {
+/** Why a file could not be opened, in words: for every command that reads a file it is given (`cairn write-batch` too). */
+export const fileErrorReason = (error: unknown): string => {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'it is a directory';
   return (error as Error).message;
 };
 
@@ -36,7 +37,7 @@ export const checkArchiveFile = async (path: string): Promise<void> => {
     // Readable by this process: stat does not say.
     await access(path, constants.R_OK);
   } catch (error) {
-    throw error instanceof CommandError ? error : usage(`cannot import ${path}: ${reasonOf(error)}`);
+    throw error instanceof CommandError ? error : usage(`cannot import ${path}: ${fileErrorReason(error)}`);
   }
 };
 

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { WriteRequest } from 'cairn-memory-client';
+import { fileErrorReason } from './archive-file.ts';
 import { action, common, readStdin } from './client-commands.ts';
 
 /** As many lines as the server takes in one batch: a longer file would no longer be one all-or-nothing write. */
@@ -25,13 +26,23 @@ const parseLines = (text: string): WriteRequest[] => {
   return writes;
 };
 
+/**
+ * The file's text, or standard input's for "-" or none. A file that cannot be read is bad
+ * usage (exit 2), said in one line as `cairn import` says it (archive-file.ts).
+ */
+const readWrites = async (file: string | undefined): Promise<string> => {
+  if (file === undefined || file === '-') return readStdin();
+  return readFile(file, 'utf8').catch((error: unknown) => {
+    throw new InvalidArgumentError(`cannot read ${file}: ${fileErrorReason(error)}`);
+  });
+};
+
 /** `cairn write-batch <file.jsonl>`: every line's write, stored together or not at all. */
 export const registerBatchCommand = (program: Command): void => {
   common(program.command('write-batch').description(`write up to ${MAX_LINES} entries atomically from a JSON-lines file (all or none)`))
     .argument('[file]', 'one write per line ({"entity_path", "key", "value", …}); "-" or nothing reads standard input')
     .action(action(async (client, o, file: string | undefined) => {
-      const text = file === undefined || file === '-' ? await readStdin() : await readFile(file, 'utf8');
-      const result = await client.writeBatch({ entries: parseLines(text), ...(o.namespace ? { namespace: o.namespace } : {}) });
+      const result = await client.writeBatch({ entries: parseLines(await readWrites(file)), ...(o.namespace ? { namespace: o.namespace } : {}) });
       const stored = result.results.filter((r) => !r.unchanged).length;
       const lines = result.results.map((r) => `${r.unchanged ? 'unchanged' : 'wrote'} ${r.entry.entity_path} / ${r.entry.key} version ${r.entry.version}`);
       return { json: result, text: [...lines, `${stored} of ${result.results.length} entries stored`].join('\n') };

@@ -22,10 +22,14 @@ export const entryHistory = async (deps: ServiceDeps, ctx: Context, raw: unknown
   requireScope(ctx, 'read');
   requirePath(ctx, input.entity_path);
   const address = { namespace: namespaceFor(ctx, input.namespace), entity_path: input.entity_path, key: input.key };
-  const versions = await deps.store.history(address, { limit: input.limit, beforeVersion: input.before });
+  // One version past the page tells whether an older one is still stored: retention drops the
+  // versions before the oldest it keeps, and an imported history may start above version 1,
+  // so a page ending above version 1 may still be the last.
+  const read = await deps.store.history(address, { limit: input.limit + 1, beforeVersion: input.before });
+  const versions = read.slice(0, input.limit);
   if (versions.length === 0 && !(await deps.store.head(address))) {
     throw new ServiceError('NOT_FOUND', `entry ${address.entity_path} / ${address.key} not found`);
   }
   const oldest = versions[versions.length - 1];
-  return { versions, next_before: oldest && oldest.version > 1 ? oldest.version : null };
+  return { versions, next_before: oldest && read.length > versions.length ? oldest.version : null };
 };

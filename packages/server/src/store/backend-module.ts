@@ -24,6 +24,13 @@ export interface BackendModule<N extends string, E extends z.ZodRawShape, S> {
   /** The shared records alone; null when they live inside the one server process. */
   openSharedRecords(settings: S): Promise<SharedRecords | null>;
   /**
+   * Where the settings name a place the backend can never open (a data directory that is a
+   * file, or lies under one), what is wrong, in words naming the setting; null when it can
+   * be opened or made, or the backend cannot tell. A configuration error: `cairn serve`,
+   * `cairn import` and `cairn export` refuse it (exit 2) before opening anything.
+   */
+  unusablePlace?(settings: S): Promise<string | null>;
+  /**
    * Where opening would make the backend's place anew rather than find it (a data directory
    * that does not exist is created empty), what is missing, in words; null when it is there,
    * or the backend cannot tell (a database or bucket is made by its own administration). An

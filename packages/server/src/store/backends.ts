@@ -51,6 +51,9 @@ export const openSharedRecords = (storage: StorageConfig): Promise<SharedRecords
 /** What the configured backend can do, without opening it. */
 export const capabilitiesOf = (storage: StorageConfig) => moduleOf(storage).capabilities;
 
+/** What makes the configured backend's place one it can never open, in words, or null (BackendModule.unusablePlace). */
+export const unusablePlaceOf = async (storage: StorageConfig): Promise<string | null> => (await moduleOf(storage).unusablePlace?.(storage)) ?? null;
+
 /** What is missing where `storage` keeps its data, in words, or null (BackendModule.missingPlace). */
 export const missingPlaceOf = async (storage: StorageConfig): Promise<string | null> => (await moduleOf(storage).missingPlace?.(storage)) ?? null;
 

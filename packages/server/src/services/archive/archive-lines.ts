@@ -25,9 +25,15 @@ export class LineTooLong extends ArchiveError {
  * so no string is ever longer than the line itself; a line growing past `limit` is refused
  * (LineTooLong) as soon as it does, before more of it is read or joined: a gzip bomb is not
  * expanded past the limit. One splitter for every reader of archives (the check, the import,
- * the CLI), so the limit is the same everywhere.
+ * the CLI), so the limit is the same everywhere. A last line without its "\n" is still a line;
+ * `unended` is told its number just before it is yielded, since the input may have been cut
+ * inside it (a copy or a download that stopped part-way).
  */
-export const splitLines = async function* (input: AsyncIterable<Buffer | string>, limit: number = MAX_LINE_CHARS): AsyncGenerator<string> {
+export const splitLines = async function* (
+  input: AsyncIterable<Buffer | string>,
+  limit: number = MAX_LINE_CHARS,
+  unended?: (line: number) => void,
+): AsyncGenerator<string> {
   const decoder = new StringDecoder('utf8');
   let pieces: string[] = [];
   let length = 0;
@@ -54,5 +60,8 @@ export const splitLines = async function* (input: AsyncIterable<Buffer | string>
   for await (const chunk of input) yield* take(typeof chunk === 'string' ? chunk : decoder.write(chunk));
   yield* take(decoder.end());
   // A last line without its "\n" is still a line (the reader then says what is wrong with it).
-  if (pieces.length > 0) yield pieces.join('');
+  if (pieces.length > 0) {
+    unended?.(line);
+    yield pieces.join('');
+  }
 };

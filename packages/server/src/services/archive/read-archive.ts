@@ -4,7 +4,7 @@ import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Entry } from '../../domain/entry.ts';
-import { LineTooLong, splitLines } from './archive-lines.ts';
+import { LineTooLong, MAX_LINE_CHARS, splitLines } from './archive-lines.ts';
 import { archivedVersionProblem } from './archived-version.ts';
 import { recordProblem } from './archived-record.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveError, CONTINUATION, type ArchiveHeader, type ArchiveLine, type ArchiveTrailer } from './format.ts';
@@ -19,8 +19,11 @@ const isGzip = async (path: string): Promise<boolean> => {
   }
 };
 
-/** The archive's lines as text, gunzipped when the file is gzip (told by its first bytes); at most MAX_LINE_CHARS each. */
-const lines = async function* (path: string): AsyncGenerator<string> {
+/**
+ * The archive's lines as text, gunzipped when the file is gzip (told by its first bytes); at
+ * most MAX_LINE_CHARS each. `unended` is told the number of a last line the file ends inside.
+ */
+const lines = async function* (path: string, unended?: (line: number) => void): AsyncGenerator<string> {
   const file: Readable = createReadStream(path);
   let input: Readable = file;
   if (await isGzip(path)) {
@@ -29,7 +32,7 @@ const lines = async function* (path: string): AsyncGenerator<string> {
     file.once('error', (error) => input.destroy(error));
   }
   try {
-    yield* splitLines(input);
+    yield* splitLines(input, MAX_LINE_CHARS, unended);
   } catch (error) {
     if (error instanceof ArchiveError) throw error;
     // A damaged gzip stream, or the disk.
@@ -41,13 +44,19 @@ const lines = async function* (path: string): AsyncGenerator<string> {
   }
 };
 
-const parse = (text: string, n: number): Record<string, unknown> => {
+/**
+ * Line `n` as an object. `cut`: the file ends inside this line, after the header: an export
+ * ends every line with "\n", so a last line that does not parse is one a copy or a download
+ * stopped in, and is said to be cut short rather than malformed.
+ */
+const parse = (text: string, n: number, cut: boolean): Record<string, unknown> => {
   try {
     const value: unknown = JSON.parse(text);
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
   } catch {
     // reported below
   }
+  if (cut) throw new ArchiveError(`the archive was cut short in line ${n}: the file ends inside that line (nothing was imported)`);
   throw new ArchiveError(`line ${n} is not a JSON object`);
 };
 
@@ -129,9 +138,9 @@ export interface ArchiveSummary {
 }
 
 /** The lines of `path` as checkArchive reads them: before any write, so a line too long is said to have changed nothing. */
-const linesToCheck = async function* (path: string): AsyncGenerator<string> {
+const linesToCheck = async function* (path: string, unended: (line: number) => void): AsyncGenerator<string> {
   try {
-    yield* lines(path);
+    yield* lines(path, unended);
   } catch (error) {
     if (error instanceof LineTooLong) throw new ArchiveError(`${error.message} (nothing was imported)`);
     throw error;
@@ -141,8 +150,8 @@ const linesToCheck = async function* (path: string): AsyncGenerator<string> {
 /**
  * Reads the whole archive once and answers its header and trailer, or throws ArchiveError
  * saying what is wrong: another format or version, a line too long to hold or malformed, a
- * missing trailer (truncated), counts or a checksum that do not match. Import checks first,
- * then applies, so a damaged archive changes nothing.
+ * missing trailer or a last line the file ends inside (truncated), counts or a checksum that
+ * do not match. Import checks first, then applies, so a damaged archive changes nothing.
  */
 export const checkArchive = async (path: string): Promise<ArchiveSummary> => {
   const hash = createHash('sha256');
@@ -156,10 +165,13 @@ export const checkArchive = async (path: string): Promise<ArchiveSummary> => {
   let header: ArchiveHeader | null = null;
   let trailer: ArchiveTrailer | null = null;
   let n = 0;
-  for await (const text of linesToCheck(path)) {
+  // The line the file ends inside, with no "\n" after it; 0 while there is none.
+  let unended = 0;
+  for await (const text of linesToCheck(path, (line) => (unended = line))) {
     n++;
     if (trailer) throw new ArchiveError(`line ${n}: data after the trailer line`);
-    const value = parse(text, n);
+    // A first line that does not parse is not a Cairn archive, however it ends.
+    const value = parse(text, n, header !== null && unended === n);
     if (!header) {
       header = checkHeader(value);
     } else if (value.type === 'end') {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { BackendCapabilities, OpenBackend } from '../../ports/backend.ts';
 import { defineBackend } from '../backend-module.ts';
-import { dataDirWithoutStore, missingDataDir } from './data-dir-place.ts';
+import { DEFAULT_DATA_DIR, dataDirWithoutStore, missingDataDir, unusableDataDir } from './data-dir-place.ts';
 
 /**
  * The embedded default: a data directory owned by one server process, which therefore holds
@@ -13,7 +13,7 @@ export const filesystemBackend = defineBackend({
   name: 'filesystem',
   capabilities: CAPABILITIES,
   selectedBy: null,
-  env: { CAIRN_DATA_DIR: z.string().min(1).default('/data/.cairn') },
+  env: { CAIRN_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR) },
   settings: (env) => ({ dataDir: env.CAIRN_DATA_DIR }),
   open: async (settings, logger, options = {}): Promise<OpenBackend> => {
     const [{ openFsStore }, { ProcessLease }, { openMemorySearch }, { searchIndexFile }, { prefetchSnapshot }] = await Promise.all([
@@ -39,6 +39,7 @@ export const filesystemBackend = defineBackend({
   },
   // The records live inside the server process that owns the directory.
   openSharedRecords: async () => null,
+  unusablePlace: ({ dataDir }) => unusableDataDir(dataDir),
   missingPlace: ({ dataDir }) => missingDataDir(dataDir),
   placeWithoutData: ({ dataDir }) => dataDirWithoutStore(dataDir),
 });

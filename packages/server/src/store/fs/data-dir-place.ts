@@ -9,7 +9,15 @@ import { holdsStore } from './store-files.ts';
  * it is given.
  */
 
-const named = (): string => (process.env.CAIRN_DATA_DIR ? 'CAIRN_DATA_DIR' : 'the default, CAIRN_DATA_DIR unset');
+/** Where the filesystem backend keeps its data when CAIRN_DATA_DIR is unset. */
+export const DEFAULT_DATA_DIR = '/data/.cairn';
+
+/** The setting that named `dataDir`: `cairn serve --data-dir` wins over the variable. */
+const named = (dataDir: string): string => {
+  const variable = process.env.CAIRN_DATA_DIR;
+  if (variable === dataDir) return 'CAIRN_DATA_DIR';
+  return variable || dataDir !== DEFAULT_DATA_DIR ? '--data-dir' : 'the default, CAIRN_DATA_DIR unset';
+};
 
 const orNull = <T>(stats: Promise<T>): Promise<T | null> =>
   stats.catch((error: NodeJS.ErrnoException) => {
@@ -17,11 +25,26 @@ const orNull = <T>(stats: Promise<T>): Promise<T | null> =>
     throw error;
   });
 
-/** BackendModule.missingPlace: a data directory that is not there, or not a directory. */
+/**
+ * BackendModule.unusablePlace: a data directory that names a file, or lies under one. Opening
+ * would fail deep inside (EEXIST, ENOTDIR from mkdir) after reading the search index in vain.
+ * Any other failure to look (permissions) is left for opening to report.
+ */
+export const unusableDataDir = async (dataDir: string): Promise<string | null> => {
+  try {
+    const stats = await stat(dataDir);
+    if (stats.isDirectory()) return null;
+    return `the data directory ${dataDir} (${named(dataDir)}) is ${stats.isFile() ? 'a file, ' : ''}not a directory`;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOTDIR') return null;
+    return `the data directory ${dataDir} (${named(dataDir)}) cannot be made: part of its path is a file, not a directory`;
+  }
+};
+
+/** BackendModule.missingPlace: a data directory that is not there (unusableDataDir tells of one that cannot be). */
 export const missingDataDir = async (dataDir: string): Promise<string | null> => {
   const stats = await orNull(stat(dataDir));
-  if (stats === null) return `the data directory ${dataDir} (${named()}) does not exist`;
-  return stats.isDirectory() ? null : `the data directory ${dataDir} (${named()}) is not a directory`;
+  return stats === null ? `the data directory ${dataDir} (${named(dataDir)}) does not exist` : null;
 };
 
 /** What a freshly made file system holds at its root: a volume mounted as the data directory starts with it. */
@@ -34,5 +57,5 @@ export const dataDirWithoutStore = async (dataDir: string): Promise<PlaceWithout
   if (names === null || holdsStore(names)) return null;
   const empty = names.every((name) => NEW_VOLUME.has(name));
   const what = empty ? 'it is empty' : 'it holds other files and no store';
-  return { reason: `the data directory ${dataDir} (${named()}) is not a Cairn data directory (${what})`, empty };
+  return { reason: `the data directory ${dataDir} (${named(dataDir)}) is not a Cairn data directory (${what})`, empty };
 };

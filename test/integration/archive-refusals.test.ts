@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { importArchive } from '../../packages/server/src/services/archive/import-archive.ts';
+import { MAX_HEADER_CHARS } from '../../packages/server/src/services/archive/archive-lines.ts';
 import { openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { pullRequest, signDelivery } from '../helpers/provider-events.ts';
@@ -202,6 +203,11 @@ describe('cairn import refuses what no write could have stored', () => {
     const manyHeaders = gzipSync(`{"format":"other"}\n${'x'.repeat(1 << 20)}\n`);
     const foreign = await tryImport(manyHeaders.subarray(0, manyHeaders.length - 10));
     expect(foreign.refusal).toMatch(/not a Cairn archive/);
+    // A small gzip file of one long first line: refused past the header's limit, not read whole
+    // (at the limit of every other line, up to half a billion characters) to find it is no header.
+    const bomb = gzipSync(Buffer.alloc(64 << 20, 0x20));
+    expect(bomb.length).toBeLessThan(128 << 10);
+    expect(await tryImport(bomb)).toMatchObject({ refusal: `line 1 is longer than ${MAX_HEADER_CHARS} characters, the most an import reads (nothing was imported)`, held: 0 });
     await new Promise((resolve) => setTimeout(resolve, 100));
   });
 

@@ -4,7 +4,7 @@ import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Entry } from '../../domain/entry.ts';
-import { LineTooLong, MAX_LINE_CHARS, splitLines } from './archive-lines.ts';
+import { LineTooLong, archiveLineLimit, splitLines } from './archive-lines.ts';
 import { archivedVersionProblem } from './archived-version.ts';
 import { recordProblem } from './archived-record.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveError, CONTINUATION, type ArchiveHeader, type ArchiveLine, type ArchiveTrailer } from './format.ts';
@@ -21,7 +21,7 @@ const isGzip = async (path: string): Promise<boolean> => {
 
 /**
  * The archive's lines as text, gunzipped when the file is gzip (told by its first bytes); at
- * most MAX_LINE_CHARS each. `unended` is told the number of a last line the file ends inside.
+ * most archiveLineLimit each (the header a megabyte). `unended` is told the number of a last line the file ends inside.
  */
 const lines = async function* (path: string, unended?: (line: number) => void): AsyncGenerator<string> {
   const file: Readable = createReadStream(path);
@@ -32,7 +32,7 @@ const lines = async function* (path: string, unended?: (line: number) => void): 
     file.once('error', (error) => input.destroy(error));
   }
   try {
-    yield* splitLines(input, MAX_LINE_CHARS, unended);
+    yield* splitLines(input, archiveLineLimit, unended);
   } catch (error) {
     if (error instanceof ArchiveError) throw error;
     // A damaged gzip stream, or the disk.

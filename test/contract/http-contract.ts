@@ -464,6 +464,19 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect(res.body.error.details[0].field).toBe('X-Cairn-Agent-Id');
       });
 
+      it('answers a method a path does not serve 405 with Allow, and a path nothing serves 404', async () => {
+        const put = await cairn.call('PUT', '/api/v1/search', { query: 'x' });
+        expect(put.status).toBe(405);
+        expect(put.headers.get('allow')).toBe('POST');
+        expect(put.body.error.message).toBe('PUT is not served at /api/v1/search; it answers POST');
+        const patch = await cairn.call('PATCH', '/api/v1/entries/a/b/k', { value: 'v' });
+        expect(patch.status).toBe(405);
+        expect(patch.body.error.message).toMatch(/it answers DELETE, GET$/);
+        const nowhere = await cairn.call('GET', '/api/v1/nothing-here');
+        expect(nowhere.status).toBe(404);
+        expect(nowhere.body.error.code).toBe('NOT_FOUND');
+      });
+
       it('refuses a number beyond a double\'s range, which would be stored as null', async () => {
         const path = freshPath('huge');
         const single = await cairn.call('POST', '/api/v1/entries', `{"entity_path":"${path}","key":"k","value":{"n":1,"f":-1e400}}`);

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ERROR_STATUS, ServiceError } from '../domain/errors.ts';
 import { logAccess } from './access-log.ts';
 import { codeForStatus, errorBody } from './error-body.ts';
+import { allowedMethods } from './allowed-methods.ts';
 import { targetPath } from './entry-url.ts';
 import { REFUSED_BEFORE_ROUTING, type RequestMetrics } from './request-metrics.ts';
 
@@ -52,9 +53,18 @@ export const answerError = (error: FastifyError, request: FastifyRequest, reply:
 
 export const registerErrorHandlers = (app: FastifyInstance): void => {
   app.setErrorHandler(answerError);
-  app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send(errorBody('NOT_FOUND', `no route for ${request.method} ${targetPath(request.url)}`, request.id)),
-  );
+  const methodsAt = allowedMethods(app.routeTable);
+  app.setNotFoundHandler((request, reply) => {
+    const path = targetPath(request.url);
+    const allowed = methodsAt(path);
+    if (allowed.length === 0 || allowed.includes(request.method)) {
+      return reply.status(404).send(errorBody('NOT_FOUND', `no route for ${request.method} ${path}`, request.id));
+    }
+    return reply
+      .status(405)
+      .header('allow', allowed.join(', '))
+      .send(errorBody('BAD_REQUEST', `${request.method} is not served at ${path}; it answers ${allowed.join(', ')}`, request.id));
+  });
 };
 
 /**

@@ -18,8 +18,12 @@ export const describeEvidenceHttpContract = (server: () => Cairn): void => {
 
     it('follows recorded outcomes by the stated rule, and starts again when the content changes', async () => {
       const { path } = fresh();
-      await write({ entity_path: path, key: 'tip', value: 'restart the worker pool' });
-      expect((await read(path, 'tip')).evidence).toEqual({ successes: 0, failures: 0, status: 'untested' });
+      await write({ entity_path: path, key: 'tip', value: 'restart the worker pool', links: [{ entity_path: path, key: 'other', relation: 'see_also' }] });
+      const first = await read(path, 'tip');
+      expect(first.evidence).toEqual({ successes: 0, failures: 0, status: 'untested' });
+      // In the same order on every backend (PostgreSQL's jsonb keeps keys in an order of its own).
+      expect(Object.keys(first.evidence)).toEqual(['successes', 'failures', 'status']);
+      expect(Object.keys(first.links[0])).toEqual(['entity_path', 'key', 'relation']);
       let s = 0;
       let f = 0;
       for (const result of ['success', 'failure', 'failure', 'failure', 'success', 'success', 'success'] as const) {

@@ -274,6 +274,15 @@ export const describeSearchContract = (server: () => Cairn): void => {
       expect(hybrid[0]?.parts.vector?.rank).toBe(1);
     });
 
+    it('answers a query of no word (only emoji or punctuation) with nothing, in every mode', async () => {
+      const { path } = fresh();
+      await write({ entity_path: path, key: 'outage', value: 'The payments database was down for an hour' });
+      await expect.poll(() => keys({ query: 'database', mode: 'vector', entity_path: path }), { timeout: 5000 }).toEqual(['outage']);
+      for (const query of ['😀', '***', '🙂🙃 -']) {
+        for (const mode of ['vector', 'hybrid', 'text']) expect(await search({ query, mode, entity_path: path }), `${mode} ${query}`).toEqual([]);
+      }
+    });
+
     it('refuses bad input with 422 naming the field', async () => {
       for (const [body, field] of [
         [{}, 'query'],

@@ -123,7 +123,12 @@ const vectorCandidates = async (deps: ServiceDeps, index: SearchIndex, text: str
     if (required) throw new ServiceError('UNAVAILABLE', 'the embedding model cannot be reached', { retryAfter: 5, cause: error });
     return null;
   }
-  return vector ? index.vectorCandidates(vector, filter, n) : null;
+  if (!vector) return null;
+  // A query of no word the embedder knows (only emoji or punctuation) has no direction: nothing
+  // is nearer to it than anything else. PostgreSQL would answer arbitrary rows at a similarity
+  // of NaN (null in JSON), which fusion ranked first; the in-process index answered none.
+  if (!vector.some((x) => x !== 0)) return [];
+  return index.vectorCandidates(vector, filter, n);
 };
 
 /** Per-word similarity of the best candidates of both rankings, where the embedder offers it. */

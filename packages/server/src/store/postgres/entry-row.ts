@@ -29,6 +29,9 @@ export type EntryRow = Omit<Entry, 'created_at' | 'written_at' | 'expires_at'> &
 /**
  * Timestamps go in as the ISO strings services produce (`toISOString()`, millisecond
  * precision, UTC) and come back in that same form, so a stored entry reads back deep-equal.
+ * jsonb keeps an object's keys in an order of its own (shortest first); evidence and links are
+ * put back in the order every other backend answers them, so an answer's bytes do not depend
+ * on where it is stored.
  */
 export const rowToEntry = (row: EntryRow): Entry => ({
   namespace: row.namespace,
@@ -48,8 +51,8 @@ export const rowToEntry = (row: EntryRow): Entry => ({
   written_at: row.written_at.toISOString(),
   expires_at: row.expires_at === null ? null : row.expires_at.toISOString(),
   deleted: row.deleted,
-  evidence: row.evidence,
-  links: row.links,
+  evidence: row.evidence && { successes: row.evidence.successes, failures: row.evidence.failures, status: row.evidence.status },
+  links: row.links && row.links.map(({ entity_path, key, relation }) => ({ entity_path, key, relation })),
 });
 
 /**

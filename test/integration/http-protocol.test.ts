@@ -77,6 +77,38 @@ describe('a request that stalls while it is sent', () => {
   }, REQUEST_TIMEOUT_MS + 30_000);
 });
 
+describe('an event stream whose client stops reading', () => {
+  let cairn: Cairn;
+  beforeAll(async () => {
+    cairn = await start();
+  });
+  afterAll(() => cairn?.close());
+
+  /** `cairn_http_requests_in_flight` as /metrics reads it (the /metrics request itself included). */
+  const inFlight = async (): Promise<number> => {
+    const text = (await (await fetch(`${cairn.url}/metrics`)).text()).split('\n');
+    return Number(text.find((line) => line.startsWith('cairn_http_requests_in_flight '))?.split(' ')[1]);
+  };
+
+  it('is cut off once 8 MiB wait unsent, letting go of them at once, while the client still holds its end open', async () => {
+    const idle = await inFlight();
+    const stalled = await openRaw(cairn.url, 'GET /api/v1/stream?entity_path=flood HTTP/1.1\r\nHost: cairn\r\n\r\n');
+    stalled.socket.pause();
+    try {
+      await expect.poll(inFlight).toBe(idle + 1);
+      // 48 events of 400 KiB: far more than the 8 MiB bound plus what the sockets' buffers take.
+      const value = 'x'.repeat(400 * 1024);
+      for (let i = 0; i < 48; i++) expect((await cairn.call('POST', '/api/v1/entries', { entity_path: 'flood', key: `k${i}`, value })).status).toBe(201);
+      // Ended instead of destroyed, the response held its unsent megabytes, and counted in
+      // flight, for as long as the client kept the connection open without reading.
+      await expect.poll(inFlight, { timeout: 5000 }).toBe(idle);
+      expect(stalled.socket.destroyed).toBe(false);
+    } finally {
+      stalled.socket.destroy();
+    }
+  });
+});
+
 describe('requests over raw HTTP/1.1', () => {
   let cairn: Cairn;
   beforeAll(async () => {

@@ -59,17 +59,23 @@ export class SseConnection {
   private write(frame: string): void {
     if (this.closed) return;
     if (this.res.writableLength > MAX_BUFFERED_BYTES) {
-      this.close();
+      this.close(true);
       return;
     }
     this.res.write(frame);
   }
 
-  close(): void {
+  /**
+   * End the stream. `cut`: the client stopped reading, so its connection is destroyed with what
+   * is unsent; ended, the response would hold those megabytes, and count as a request in
+   * flight, for as long as the client kept the connection open without reading.
+   */
+  close(cut = false): void {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
     this.onClose();
-    this.res.end();
+    if (cut) this.res.destroy();
+    else this.res.end();
   }
 }

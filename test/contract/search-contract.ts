@@ -274,6 +274,21 @@ export const describeSearchContract = (server: () => Cairn): void => {
       expect(hybrid[0]?.parts.vector?.rank).toBe(1);
     });
 
+    it('scores by the current versions alone, however often an entry was rewritten', async () => {
+      const { path, word } = fresh();
+      const texts = { a: `${word} rollback procedure for the api`, b: `${word} rollback procedure for the web`, c: `${word} notes` };
+      for (const [key, value] of Object.entries(texts)) await write({ entity_path: path, key, value, confidence: 0.9 });
+      const textScores = async () =>
+        new Map((await search({ query: `${word} rollback procedure`, mode: 'text', entity_path: path })).map((h) => [h.entry.key, (h.parts.text as unknown as { score: number }).score]));
+      const before = await textScores();
+      // New versions of one entry, its text unchanged: the words of the versions it replaced
+      // must not count as more documents holding them (they once made them look common).
+      for (let i = 0; i < 6; i++) await write({ entity_path: path, key: 'a', value: texts.a, confidence: 0.5 + i / 20 });
+      const after = await textScores();
+      expect([...after.keys()].sort()).toEqual(['a', 'b', 'c']);
+      for (const key of ['a', 'b', 'c']) expect(after.get(key), key).toBeCloseTo(before.get(key) as number, 6);
+    });
+
     it('answers a query of no word (only emoji or punctuation) with nothing, in every mode', async () => {
       const { path } = fresh();
       await write({ entity_path: path, key: 'outage', value: 'The payments database was down for an hour' });

@@ -66,7 +66,7 @@ describe('slot table', () => {
     slots.replace(entry('a', 5));
     slots.replace(entry('b', 1));
     slots.replace(entry('c', 2, true));
-    expect(slots.forget(({ key }) => key !== 'b')).toEqual([0]);
+    expect(slots.forget(({ key }) => key !== 'b')).toEqual([{ slot: 0, entry: entry('a', 5) }]);
     expect(slots.replace(entry('a', 1))).toBe(-1);
     expect(slots.replace(entry('c', 1))).toBe(-1);
     expect(slots.slotOf(entry('b', 1))).toBe(1);

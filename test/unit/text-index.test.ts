@@ -121,6 +121,42 @@ describe('in-process text index: ranking with skipped work equals ranking everyt
     for (let q = 0; q < 40; q++) expectSameTop(withDead, query(), 25);
   });
 
+  it('counts only live documents in a term\'s frequency when their terms come with the removal, ranking as an index of the live ones alone', () => {
+    const c = build(20_000);
+    // Half the documents replaced by new versions of themselves, some twice, and a tenth deleted.
+    let next = 20_000;
+    const alive = new Uint8Array(40_000);
+    alive.set(c.alive);
+    const docAt = new Map(c.docs.map((doc, slot) => [slot, doc as DocTerms]));
+    for (let slot = 0; slot < 20_000; slot++) {
+      const doc = c.docs[slot] as DocTerms;
+      if (slot % 10 === 0) {
+        c.index.remove(slot, doc);
+        alive[slot] = 0;
+      } else if (slot % 2 === 1) {
+        c.index.remove(slot, doc);
+        alive[slot] = 0;
+        c.index.add(next, doc);
+        docAt.set(next, doc);
+        alive[next++] = 1;
+      }
+    }
+    const fresh = new TextIndex();
+    for (let slot = 0; slot < next; slot++) {
+      if (alive[slot] !== 1) continue;
+      fresh.add(slot, docAt.get(slot) as DocTerms);
+    }
+    for (const term of VOCABULARY.slice(0, 40)) expect(c.index.docFrequency(term), term).toBe(fresh.docFrequency(term));
+    expect(c.index.docCount).toBe(fresh.docCount);
+    for (let q = 0; q < 30; q++) {
+      const terms = query();
+      const got = c.index.search(terms, 20, alive, () => true);
+      const want = fresh.search(terms, 20, alive, () => true);
+      expect(got.map((g) => g.slot), terms.join(' ')).toEqual(want.map((w) => w.slot));
+      got.forEach((g, i) => expect(g.score).toBeCloseTo((want[i] as { score: number }).score, 9));
+    }
+  });
+
   it('counts every posting across its windows of slots when nothing can be skipped', () => {
     // n above the matches: every slot is ranked, so a posting lost at a window's edge shows.
     expectSameTop(big, ['w0', 'w1'], 60_000);

@@ -132,10 +132,14 @@ export class MemorySearchIndex implements SearchIndex {
 
   /** Index one version: the newest version of an entry replaces the one held; tombstones remove it. */
   apply(entry: Entry): void {
+    // The version replaced, whose terms stop counting in their document frequencies (a slot of
+    // a saved index not matched to its head yet holds none).
+    const held = this.slots.slotOf(entry);
+    const previous = held === undefined ? undefined : this.slots.entry(held);
     const replaced = this.slots.replace(entry);
     if (replaced === undefined) return;
     if (replaced >= 0) {
-      this.text.remove(replaced);
+      this.text.remove(replaced, previous && docTerms(previous));
       this.vectors?.delete(replaced);
     }
     const slot = this.slots.slotOf(entry);
@@ -187,8 +191,8 @@ export class MemorySearchIndex implements SearchIndex {
 
   /** Remove from the indexes every entry `target` names. */
   private dropSlots(target: ForgetTarget): void {
-    for (const slot of this.slots.forget((address) => forgetNames(target, address))) {
-      this.text.remove(slot);
+    for (const { slot, entry } of this.slots.forget((address) => forgetNames(target, address))) {
+      this.text.remove(slot, entry && docTerms(entry));
       this.vectors?.delete(slot);
     }
   }

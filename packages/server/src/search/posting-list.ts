@@ -10,6 +10,13 @@ export class PostingList {
   data: Int32Array;
   count = 0;
   /**
+   * How many of these postings are of live documents: the term's document frequency. Postings
+   * of replaced or deleted documents stay until a compaction (TextIndex.compact), but counted
+   * in the frequency they made a term look common for as long: an entry rewritten five times
+   * held its own words at a sixth of their weight. Kept by TextIndex (`add`, `remove`).
+   */
+  live = 0;
+  /**
    * The most one of these postings scores per unit of idf at an average document length of
    * `maxAt` (0: not found yet). Kept by TextIndex (its `maxOf`).
    */
@@ -27,6 +34,8 @@ export class PostingList {
     const list = new PostingList(0);
     list.data = data;
     list.count = count;
+    // Saved and renumbered lists hold live documents only.
+    list.live = count;
     return list;
   }
 
@@ -53,6 +62,8 @@ export class PostingList {
       kept += 2;
     }
     this.count = kept / 2;
+    // Every posting kept is of a live document, whatever removals went uncounted (TextIndex.remove).
+    this.live = this.count;
     return this.count;
   }
 

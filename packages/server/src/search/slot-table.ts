@@ -162,16 +162,16 @@ export class SlotTable {
   /**
    * Forget every entry `names` picks (by address): their slots die and their addresses are
    * unknown again, so the same address written anew starts over at version 1. Answers the
-   * slots killed.
+   * slots killed, each with the entry it held (none for a saved slot not matched yet).
    */
-  forget(names: (address: { namespace: string; entity_path: string; key: string }) => boolean): number[] {
-    const killed: number[] = [];
+  forget(names: (address: { namespace: string; entity_path: string; key: string }) => boolean): { slot: number; entry: Entry | undefined }[] {
+    const killed: { slot: number; entry: Entry | undefined }[] = [];
     for (const [id, known] of this.byAddress) {
       const [namespace = '', entity_path = '', key = ''] = id.split('\u0000');
       if (!names({ namespace, entity_path, key })) continue;
       if (known.slot >= 0 && this.live[known.slot] === 1) {
+        killed.push({ slot: known.slot, entry: this.entries[known.slot] });
         this.kill(known.slot);
-        killed.push(known.slot);
       }
       this.byAddress.delete(id);
     }

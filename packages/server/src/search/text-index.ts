@@ -57,8 +57,11 @@ interface ScoredList {
 /**
  * The in-process inverted index (filesystem and S3 backends). Documents are slots owned by
  * the caller; a replaced or deleted document is only marked dead, and its postings stay
- * until `compact` — as in Lucene, document frequencies count dead documents until then,
- * which shifts scores a little and saves rewriting postings on every update.
+ * until `compact`, which saves rewriting postings on every update. Document frequencies count
+ * live documents only (PostingList.live, moved by `remove` with the document's terms), as
+ * PostgreSQL's do: counting dead ones, as Lucene does, a word of an entry rewritten five times
+ * counted six documents, and its own entry ranked lower for it until the next compaction (not
+ * before 10,000 dead documents).
  */
 export class TextIndex {
   /** Each term's postings; a restored term not read since is the number of its list in `saved`. */
@@ -98,6 +101,7 @@ export class TextIndex {
       }
       const stored = Math.round(tf * TF_SCALE);
       p.push(slot, stored);
+      p.live += 1;
       if (p.maxAt > 0) {
         const { base, perLength } = lengthNorm(p.maxAt);
         p.max = Math.max(p.max, postingScore(K1 + 1, stored, doc.length, base, perLength) * ROUNDING);
@@ -144,16 +148,28 @@ export class TextIndex {
     }
   }
 
-  /** The caller marks the slot dead for scoring; here only the statistics move. */
-  remove(slot: number): void {
+  /**
+   * The caller marks the slot dead for scoring; here only the statistics move. `doc`: the
+   * terms the slot was added with, when the caller still has its entry, so that each term's
+   * document frequency drops now rather than at the next compaction. Without it (a slot of a
+   * saved index whose entry changed while the server was down) the terms keep counting the
+   * slot until then, as every term did before frequencies were kept.
+   */
+  remove(slot: number, doc?: DocTerms): void {
     this.totalLength -= this.lengths[slot] ?? 0;
     this.liveDocs -= 1;
+    if (!doc) return;
+    for (const term of doc.tf.keys()) {
+      const p = this.list(term);
+      if (p && p.live > 0) p.live -= 1;
+    }
   }
 
+  /** Live documents holding `term`. */
   docFrequency(term: string): number {
     const held = this.postings.get(term);
     const current = held === undefined ? undefined : this.current(term, held);
-    return current === undefined ? 0 : this.countOf(current);
+    return current === undefined ? 0 : this.liveOf(current);
   }
 
   /** Vocabulary terms starting with any of `prefixes`, most frequent first. */
@@ -162,7 +178,7 @@ export class TextIndex {
     for (const [term, held] of this.postings) {
       if (!prefixes.some((x) => term.startsWith(x))) continue;
       const current = this.current(term, held);
-      if (current !== undefined) found.push([term, this.countOf(current)]);
+      if (current !== undefined) found.push([term, this.liveOf(current)]);
     }
     return found.sort((a, b) => b[1] - a[1]).slice(0, MAX_PREFIX_TERMS).map(([t]) => t);
   }
@@ -198,7 +214,7 @@ export class TextIndex {
       .map((term) => ({ p: this.list(term), scale: weights?.get(term) ?? 1 }))
       .filter((t): t is { p: PostingList; scale: number } => t.p !== undefined && t.p.count > 0)
       .map(({ p, scale }) => {
-        const weight = scale * idf(p.count, Math.max(this.liveDocs, p.count));
+        const weight = scale * idf(p.live, Math.max(this.liveDocs, p.live));
         return { p, weight, bound: weight * (K1 + 1), max: weight * this.maxOf(p, average) };
       })
       .sort((a, b) => a.bound - b.bound);
@@ -403,8 +419,9 @@ export class TextIndex {
     return (this.saved as PackedPostings).pairs.subarray(start, end);
   }
 
-  private countOf(held: PostingList | number): number {
-    if (typeof held !== 'number') return held.count;
+  /** A list's live documents; a restored list not read yet holds live ones only. */
+  private liveOf(held: PostingList | number): number {
+    if (typeof held !== 'number') return held.live;
     const [start, end] = this.savedRange(held);
     return (end - start) / 2;
   }

@@ -266,6 +266,21 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await page.getByRole('tab', { name: /History/ }).click();
     await page.getByRole('button', { name: 'Compare v1 with v2' }).click();
     await shot('11-memory-dark');
+    // Names of one long word, as long as they may be, fit too: the entry, the audit log, a search.
+    await page.setViewportSize({ width: 1024, height: 700 });
+    const longKey = `long-${'W'.repeat(240)}`;
+    const longPath = `repos/${'P'.repeat(128)}`;
+    const wrote = await fetch(`${server.url}/api/v1/entries`, { method: 'POST', headers: asAdmin, body: JSON.stringify({ entity_path: longPath, key: longKey, value: `${'V'.repeat(400)} long` }) });
+    expect(wrote.status).toBe(201);
+    for (const [hash, ready] of [
+      [`#/memory?path=${longPath}&key=${longKey}`, () => page.getByRole('heading', { name: longKey }).waitFor()],
+      ['#/audit', () => page.locator('tr[data-action="entry.written"]', { hasText: longKey }).first().waitFor()],
+      [`#/search?q=${'L'.repeat(300)}`, () => page.getByText(/Nothing matches/).waitFor()],
+    ] as const) {
+      await page.goto(`/dashboard/${hash}`);
+      await ready();
+      expect(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'), hash.slice(0, 40)).toBe(0);
+    }
   });
 
   it('shows a confined read-only key its paths only, and refuses a wrong key', async () => {

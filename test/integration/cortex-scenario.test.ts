@@ -152,4 +152,24 @@ describe('a scripted week of PagerDuty, GitHub, Slack and Jira through the Corte
     expect(latest.get('path:incidents/pagerduty/Checkout')).toBe((await digest('incidents/pagerduty/Checkout')).version);
     expect(stream.all().some((e) => e.event === 'trace')).toBe(true);
   });
+
+  // Last: issuing a key ends open mode.
+  it('refuses a key confined to some paths the traces, patterns and digests of others, as their entries', async () => {
+    const issued = await httpCall(server.url, 'POST', '/api/v1/admin/keys', { name: 'incident-reader', scopes: ['read'], prefixes: ['incidents'] });
+    expect(issued.status).toBe(201);
+    const as = async (path: string) => {
+      const res = await fetch(`${server.url}${path}`, { headers: { 'x-cairn-api-key': issued.body.key } });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    // Open mode ends on every replica within the key cache's few seconds.
+    await expect.poll(async () => (await fetch(`${server.url}/api/v1/entries?entity_path=incidents`)).status, { timeout: 5000 }).toBe(401);
+    for (const path of ['/api/v1/traces?entity_path=repos/acme/checkout', '/api/v1/patterns?entity_path=repos', '/api/v1/cortex/digests?scope=path:repos/acme/checkout', '/api/v1/entries?entity_path=repos']) {
+      const refused = await as(path);
+      expect(refused.status, path).toBe(403);
+      expect(refused.body.error.message, path).toMatch(/incidents/);
+    }
+    const inside = await as('/api/v1/patterns?entity_path=incidents');
+    expect(inside.status).toBe(200);
+    expect(inside.body.patterns.map((p: { kind: string }) => p.kind)).toEqual(['recurring_incidents']);
+  });
 });

@@ -7,7 +7,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { NamespaceSchema, labelSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import type { Expect, SameUnion } from '../domain/type-checks.ts';
-import { namespaceFor, pathVisible, requireScope } from './authorize.ts';
+import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { wholeNumber } from './schemas.ts';
 
@@ -48,6 +48,8 @@ const decodeCursor = (cursor: string): string => {
 export const listDigests = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<{ digests: Digest[]; next_cursor: string | null }> => {
   const input = parseInput(ListDigestsInput, raw);
   requireScope(ctx, 'read');
+  // A path's digest outside a confined key's prefixes is refused, as the path's entries are.
+  if (input.scope?.startsWith('path:')) requirePath(ctx, input.scope.slice('path:'.length));
   const page = await readDigests(deps.store, {
     namespace: namespaceFor(ctx, input.namespace),
     scope: input.scope,

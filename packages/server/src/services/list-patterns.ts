@@ -4,7 +4,7 @@ import { byTimeDesc } from '../cortex/fields.ts';
 import type { Pattern } from '../cortex/patterns.ts';
 import { EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
-import { namespaceFor, pathVisible, requireScope } from './authorize.ts';
+import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { wholeNumber } from './schemas.ts';
 
@@ -24,6 +24,8 @@ const MAX_READ = 5000;
 export const listPatterns = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<{ patterns: Pattern[] }> => {
   const input = parseInput(ListPatternsInput, raw);
   requireScope(ctx, 'read');
+  // Asked for a path outside its prefixes, a confined key is refused, as a list or search is.
+  if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
   const found: Pattern[] = [];
   for await (const record of allRecords(deps.store, COLLECTIONS.patterns(namespaceFor(ctx, input.namespace)))) {
     const p = record.data as unknown as Pattern;

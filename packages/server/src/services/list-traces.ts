@@ -4,7 +4,7 @@ import { byTimeDesc } from '../cortex/fields.ts';
 import type { Trace } from '../cortex/traces.ts';
 import { EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
-import { namespaceFor, pathVisible, requireScope } from './authorize.ts';
+import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { wholeNumber } from './schemas.ts';
 
@@ -27,6 +27,8 @@ const MAX_READ = 5000;
 export const listTraces = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<{ traces: Trace[] }> => {
   const input = parseInput(ListTracesInput, raw);
   requireScope(ctx, 'read');
+  // Asked for a path outside its prefixes, a confined key is refused, as a list or search is.
+  if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
   const since = input.since === undefined ? null : Date.parse(input.since);
   const found: Trace[] = [];
   for await (const record of allRecords(deps.store, COLLECTIONS.traces(namespaceFor(ctx, input.namespace)))) {

@@ -281,6 +281,13 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
       await ready();
       expect(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'), hash.slice(0, 40)).toBe(0);
     }
+    // A right-to-left override in a name shows as a mark, not as text reversed ("rtlexe.png").
+    const spoof = 'rtl\u202Egnp.exe';
+    expect((await fetch(`${server.url}/api/v1/entries`, { method: 'POST', headers: asAdmin, body: JSON.stringify({ entity_path: 'downloads', key: spoof, value: `see \u202Eevil` }) })).status).toBe(201);
+    await page.goto(`/dashboard/#/memory?path=downloads&key=${encodeURIComponent(spoof)}`);
+    const heading = page.getByRole('heading', { name: 'rtl\u2039U+202E\u203Agnp.exe' });
+    await heading.waitFor();
+    expect(await page.evaluate('document.body.innerText.includes("\u202E")')).toBe(false);
   });
 
   it('shows a confined read-only key its paths only, and refuses a wrong key', async () => {

@@ -96,6 +96,8 @@ it('ships settings that run these hooks: Claude Code hooks and MCP, Cursor MCP, 
   expect(claude.hooks.SessionStart[0].hooks[0].command).toContain('cairn-hook.mjs" session-start');
   expect(claude.hooks.SessionEnd[0].hooks[0].command).toContain('cairn-hook.mjs" session-end');
   for (const file of ['claude-code/mcp.json', 'cursor/mcp.json']) expect(JSON.parse(await text(file)).mcpServers.cairn.args).toEqual(['-y', 'cairn-memory', 'mcp']);
+  // Claude Code reports an unset ${VAR} as missing: a server in open mode has no key to give.
+  expect(JSON.parse(await text('claude-code/mcp.json')).mcpServers.cairn.env.CAIRN_API_KEY).toBe('${CAIRN_API_KEY:-}');
   expect(JSON.parse(await text('cursor/hooks.json')).hooks.stop[0].command).toContain('session-end');
   expect(await text('cursor/rules/cairn.mdc')).toContain('memory_briefing');
 });

@@ -49,6 +49,8 @@ describe('the packed packages', () => {
       expect(paths, pack.name).toContain(pack.name === 'cairn-memory' ? 'dist/cli.js' : 'dist/index.js');
       expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts')), pack.name).toEqual([]);
       expect(paths.some((p) => p.endsWith('.d.ts')), pack.name).toBe(true);
+      // Apache-2.0 §4: a copy of the licence goes with every redistribution.
+      expect(paths, pack.name).toContain('LICENSE');
     }
     const server = packs.find((p) => p.name === 'cairn-memory') as Packed;
     const shipped = server.files.map((f) => f.path);

@@ -18,9 +18,13 @@ const NamespaceQuery = z.object({ namespace: z.string().optional() });
 export const adminRoutes: RoutePlugin = async (app, { deps, keys }) => {
   const ctx = (request: Parameters<typeof contextOf>[0]) => contextOf(request, deps.config);
 
-  app.post('/api/v1/admin/keys', { schema: { summary: 'Issue an API key (the key is shown in this answer only)', tags, body: CreateKeyInput, response: ErrorResponse } }, async (request, reply) =>
-    reply.status(201).send(await createKey(deps, ctx(request), request.body)),
-  );
+  app.post('/api/v1/admin/keys', { schema: { summary: 'Issue an API key (the key is shown in this answer only)', tags, body: CreateKeyInput, response: ErrorResponse } }, async (request, reply) => {
+    const issued = await createKey(deps, ctx(request), request.body);
+    // The first key ends open mode: on this replica with the next request, not after the
+    // resolver's cache runs out (every request was let in meanwhile, keyless or not).
+    keys.forget(issued.id);
+    return reply.status(201).send(issued);
+  });
   app.get('/api/v1/admin/keys', { schema: { summary: 'Managed keys (never their secrets)', tags, response: ErrorResponse } }, async (request) =>
     listKeys(deps, ctx(request)),
   );

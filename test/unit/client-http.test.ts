@@ -110,6 +110,22 @@ describe('client HTTP layer', () => {
     expect(server.seen[0]!.url).toBe('/api/v1/entries/repos/acme.io/v1.2/.env');
   });
 
+  it('refuses arguments of the wrong type, as JavaScript callers may pass them, before sending anything', async () => {
+    const server = await fake(reply(200, { entries: [], next_cursor: null }));
+    expect(() => new CairnClient('http://127.0.0.1:1' as never)).toThrow(/takes options such as \{ url/);
+    const client = new CairnClient({ url: server.url, retries: 0 });
+    const wrong: Array<[() => Promise<unknown>, RegExp]> = [
+      [() => client.list('repos/acme' as never), /parameters must be an object.*not a string/],
+      [() => client.listAll('repos/acme' as never).next(), /parameters must be an object/],
+      [() => client.briefing('repos/acme' as never), /parameters must be an object/],
+      [() => client.search('checkout latency' as never), /body must be an object/],
+      [() => client.read('repos/acme/api' as never), /entity_path must be a string/],
+      [() => client.history({ entity_path: 'repos/acme', key: 42 } as never), /key must be a string/],
+    ];
+    for (const [call, message] of wrong) await expect(call()).rejects.toThrow(message);
+    expect(server.seen).toHaveLength(0);
+  });
+
   it('retries a refused connection, then reports a NetworkError', async () => {
     const port = await freePort();
     const started = Date.now();

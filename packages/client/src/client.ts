@@ -17,6 +17,7 @@ import { type WatchOptions, watchEntries } from './watch.ts';
  * one (SPEC §3), and an empty one would join two slashes: refused here, before anything is sent.
  */
 const segment = (part: string, field: string): string => {
+  if (typeof part !== 'string') throw new TypeError(`${field} must be a string`);
   if (part === '' || part === '.' || part === '..') {
     const message = `must not have an empty, "." or ".." segment`;
     throw new ValidationFailedError(`invalid ${field}: ${message}`, { details: [{ field, message }] });
@@ -24,9 +25,23 @@ const segment = (part: string, field: string): string => {
   return encodeURIComponent(part);
 };
 
+/**
+ * A method's parameters, for the query string. From JavaScript a string may come where an
+ * object is due (`list('repos/acme')`): spread, its characters became parameters nothing reads,
+ * and the call listed every entry. Refused instead, before anything is sent.
+ */
+const params = (query: object): Record<string, string | number | boolean | undefined> => {
+  if (typeof query !== 'object' || query === null || Array.isArray(query)) {
+    throw new TypeError(`the parameters must be an object, such as { entity_path: 'repos/acme' }, not ${query === null ? 'null' : Array.isArray(query) ? 'an array' : `a ${typeof query}`}`);
+  }
+  return query as Record<string, string | number | boolean | undefined>;
+};
+
 /** `/api/v1/<route>/<entity_path>/<key>`: each path segment and the key percent-encoded on its own. */
-const entryPath = (route: string, ref: EntryRef): string =>
-  `/api/v1/${route}/${ref.entity_path.split('/').map((part) => segment(part, 'entity_path')).join('/')}/${segment(ref.key, 'key')}`;
+const entryPath = (route: string, ref: EntryRef): string => {
+  if (typeof ref.entity_path !== 'string') throw new TypeError('entity_path must be a string (methods on one entry take an object such as { entity_path, key })');
+  return `/api/v1/${route}/${ref.entity_path.split('/').map((part) => segment(part, 'entity_path')).join('/')}/${segment(ref.key, 'key')}`;
+};
 
 /**
  * A typed client for Cairn's REST API: one method per endpoint, answers typed as the server
@@ -46,17 +61,17 @@ export class CairnClient {
     this.http = new HttpTransport(options);
   }
 
-  health(): Promise<Health> {
+  async health(): Promise<Health> {
     return this.http.json('GET', '/health');
   }
 
   /** Resolves when the backend answers; throws `UnavailableError` (after retries) when not. */
-  ready(): Promise<{ status: 'ready'; backend: string }> {
+  async ready(): Promise<{ status: 'ready'; backend: string }> {
     return this.http.json('GET', '/ready');
   }
 
   /** A new version, or `unchanged: true` when identical to the current one. */
-  write(request: WriteRequest): Promise<WriteResponse> {
+  async write(request: WriteRequest): Promise<WriteResponse> {
     return this.http.json('POST', '/api/v1/entries', { body: request });
   }
 
@@ -64,7 +79,7 @@ export class CairnClient {
    * Several writes at once, all or nothing: a conflict (`ConflictError`, naming the item in
    * its details) or refusal of any one stores none of them.
    */
-  writeBatch(request: WriteBatchRequest): Promise<BatchResult> {
+  async writeBatch(request: WriteBatchRequest): Promise<BatchResult> {
     return this.http.json('POST', '/api/v1/entries/batch', { body: request });
   }
 
@@ -78,15 +93,15 @@ export class CairnClient {
     await this.http.send('DELETE', entryPath('entries', ref), { query: { if_version, namespace } });
   }
 
-  list(query: ListQuery = {}): Promise<ListResponse> {
-    return this.http.json('GET', '/api/v1/entries', { query: { ...query } });
+  async list(query: ListQuery = {}): Promise<ListResponse> {
+    return this.http.json('GET', '/api/v1/entries', { query: params(query) });
   }
 
   /** Every live entry matching `query`, following `next_cursor` page by page. */
   async *listAll(query: Omit<ListQuery, 'cursor'> = {}): AsyncGenerator<Entry, void, undefined> {
     let cursor: string | undefined;
     do {
-      const page = await this.list({ ...query, cursor });
+      const page = await this.list({ ...params(query), cursor });
       yield* page.entries;
       cursor = page.next_cursor ?? undefined;
     } while (cursor !== undefined);
@@ -102,21 +117,21 @@ export class CairnClient {
     return this.http.json('GET', entryPath('neighbours', ref), { query: { depth, relation, limit, namespace } });
   }
 
-  search(request: SearchRequest): Promise<SearchResponse> {
+  async search(request: SearchRequest): Promise<SearchResponse> {
     return this.http.json('POST', '/api/v1/search', { body: request });
   }
 
-  briefing(query: BriefingQuery = {}): Promise<Briefing> {
-    return this.http.json('GET', '/api/v1/briefing', { query: { ...query } });
+  async briefing(query: BriefingQuery = {}): Promise<Briefing> {
+    return this.http.json('GET', '/api/v1/briefing', { query: params(query) });
   }
 
   /** Success moves each entry's confidence toward 1, failure toward 0. */
-  recordOutcome(request: OutcomeRequest): Promise<OutcomeResponse> {
+  async recordOutcome(request: OutcomeRequest): Promise<OutcomeResponse> {
     return this.http.json('POST', '/api/v1/outcomes', { body: request });
   }
 
   /** An event from another system, stored as a shared entry; replays are `duplicate`. */
-  ingestEvent(request: EventRequest): Promise<EventResponse> {
+  async ingestEvent(request: EventRequest): Promise<EventResponse> {
     return this.http.json('POST', '/api/v1/events', { body: request });
   }
 
@@ -147,7 +162,7 @@ export class CairnClient {
   }
 
   /** A managed key; its secret (`key`) is in this answer only. */
-  createKey(request: KeyRequest): Promise<IssuedKey> {
+  async createKey(request: KeyRequest): Promise<IssuedKey> {
     return this.http.json('POST', '/api/v1/admin/keys', { body: request });
   }
 
@@ -159,12 +174,12 @@ export class CairnClient {
     await this.http.send('DELETE', `/api/v1/admin/keys/${segment(id, 'id')}`);
   }
 
-  createTeam(request: { name: string; members?: string[]; namespace?: string }): Promise<Team> {
+  async createTeam(request: { name: string; members?: string[]; namespace?: string }): Promise<Team> {
     return this.http.json('POST', '/api/v1/admin/teams', { body: request });
   }
 
   async listTeams(query: { namespace?: string } = {}): Promise<Team[]> {
-    return (await this.http.json<{ teams: Team[] }>('GET', '/api/v1/admin/teams', { query: { ...query } })).teams;
+    return (await this.http.json<{ teams: Team[] }>('GET', '/api/v1/admin/teams', { query: params(query) })).teams;
   }
 
   /** Replaces the members with exactly `members`. */
@@ -177,48 +192,48 @@ export class CairnClient {
   }
 
   /** Remove an entry, or every entry under a path, with all versions, everywhere (audited; irreversible). */
-  forget(request: ForgetRequest): Promise<ForgetResult> {
+  async forget(request: ForgetRequest): Promise<ForgetResult> {
     return this.http.json('POST', '/api/v1/admin/forget', { body: request });
   }
 
   async retentionPolicies(query: { namespace?: string } = {}): Promise<RetentionPolicy[]> {
-    return (await this.http.json<{ policies: RetentionPolicy[] }>('GET', '/api/v1/admin/retention', { query: { ...query } })).policies;
+    return (await this.http.json<{ policies: RetentionPolicy[] }>('GET', '/api/v1/admin/retention', { query: params(query) })).policies;
   }
 
-  setRetentionPolicy(request: RetentionPolicyRequest): Promise<RetentionPolicy> {
+  async setRetentionPolicy(request: RetentionPolicyRequest): Promise<RetentionPolicy> {
     return this.http.json('PUT', '/api/v1/admin/retention', { body: request });
   }
 
   async deleteRetentionPolicy(query: { entity_path?: string; namespace?: string } = {}): Promise<void> {
-    await this.http.send('DELETE', '/api/v1/admin/retention', { query: { ...query } });
+    await this.http.send('DELETE', '/api/v1/admin/retention', { query: params(query) });
   }
 
   /** A retention pass now: drops what policies no longer keep, compacts, expires old dedup records. */
-  runRetention(): Promise<RetentionRun> {
+  async runRetention(): Promise<RetentionRun> {
     return this.http.json('POST', '/api/v1/admin/retention/run', { body: {} });
   }
 
   /** The audit log, newest first; pass `next_cursor` back as `cursor`. */
-  audit(query: AuditQuery = {}): Promise<AuditPage> {
-    return this.http.json('GET', '/api/v1/admin/audit', { query: { ...query } });
+  async audit(query: AuditQuery = {}): Promise<AuditPage> {
+    return this.http.json('GET', '/api/v1/admin/audit', { query: params(query) });
   }
 
-  cortexStatus(): Promise<CortexStatus> {
+  async cortexStatus(): Promise<CortexStatus> {
     return this.http.json('GET', '/api/v1/cortex/status');
   }
 
-  digests(query: DigestQuery = {}): Promise<DigestList> {
-    return this.http.json('GET', '/api/v1/cortex/digests', { query: { ...query } });
+  async digests(query: DigestQuery = {}): Promise<DigestList> {
+    return this.http.json('GET', '/api/v1/cortex/digests', { query: params(query) });
   }
 
   /** Detected patterns: recurring incidents, flapping deploys, contested keys. */
   async patterns(query: PatternQuery = {}): Promise<Pattern[]> {
-    return (await this.http.json<{ patterns: Pattern[] }>('GET', '/api/v1/patterns', { query: { ...query } })).patterns;
+    return (await this.http.json<{ patterns: Pattern[] }>('GET', '/api/v1/patterns', { query: params(query) })).patterns;
   }
 
   /** Decision traces: causal chains of entries with the reason they were linked. */
   async traces(query: TraceQuery = {}): Promise<Trace[]> {
-    return (await this.http.json<{ traces: Trace[] }>('GET', '/api/v1/traces', { query: { ...query } })).traces;
+    return (await this.http.json<{ traces: Trace[] }>('GET', '/api/v1/traces', { query: params(query) })).traces;
   }
 
   /**

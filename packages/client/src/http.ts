@@ -64,6 +64,11 @@ export class HttpTransport {
   private readonly fetch: typeof fetch;
 
   constructor(options: ClientOptions) {
+    // Called from JavaScript too, where nothing checked the types: `new CairnClient(url)` said
+    // "cannot read properties of undefined (reading 'replace')".
+    if (typeof options !== 'object' || options === null || typeof options.url !== 'string') {
+      throw new TypeError("CairnClient takes options such as { url: 'http://127.0.0.1:8080', apiKey }");
+    }
     this.base = options.url.replace(/\/+$/, '');
     this.options = options;
     this.fetch = options.fetch ?? globalThis.fetch;
@@ -71,6 +76,12 @@ export class HttpTransport {
 
   /** Send a request and answer the raw Response of a 2xx, retrying 429/503; else throw the typed error. */
   async send(method: string, path: string, request: RequestOptions = {}): Promise<Response> {
+    // Every request body is an object: a string given from JavaScript (`search('latency')`)
+    // would be sent as a JSON string, and refused by the server with a less helpful message.
+    const { body } = request;
+    if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
+      throw new TypeError(`the request body must be an object, such as { query: 'checkout latency' }, not ${body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`}`);
+    }
     const retries = this.options.retries ?? 3;
     for (let attempt = 0; ; attempt++) {
       let res: Response;

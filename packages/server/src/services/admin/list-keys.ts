@@ -25,5 +25,6 @@ export const listKeys = async (deps: ServiceDeps, ctx: Context) => {
     if (page.length < PAGE) break;
     after = page[page.length - 1]?.id;
   }
-  return { keys };
+  // Records come in id order, and ids are random: newest last is by creation time.
+  return { keys: keys.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)) };
 };

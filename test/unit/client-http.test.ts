@@ -126,6 +126,20 @@ describe('client HTTP layer', () => {
     expect(server.seen).toHaveLength(0);
   });
 
+  it('reports a 2xx that is not JSON as a CairnError with its status, and a timeout as no answer in time', async () => {
+    const proxy = await fake((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html', 'x-request-id': 'p-1' });
+      res.end('<html>sign in to the proxy</html>');
+    });
+    const failure = await new CairnClient({ url: proxy.url, retries: 0 }).read({ entity_path: 'a/b', key: 'k' }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(InternalServerError);
+    expect(failure).toMatchObject({ status: 200, requestId: 'p-1', message: expect.stringMatching(/is not JSON/) });
+    const slow = await fake(() => {});
+    const late = await new CairnClient({ url: slow.url, retries: 0, timeoutMs: 200 }).read({ entity_path: 'a/b', key: 'k' }).catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(NetworkError);
+    expect((late as Error).message).toBe(`no answer from Cairn at ${slow.url} within 200 ms`);
+  });
+
   it('retries a refused connection, then reports a NetworkError', async () => {
     const port = await freePort();
     const started = Date.now();

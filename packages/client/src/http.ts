@@ -1,5 +1,5 @@
 import { CLIENT_VERSION } from './version.ts';
-import { NetworkError, errorFromResponse } from './errors.ts';
+import { InternalServerError, NetworkError, errorFromResponse } from './errors.ts';
 
 export interface ClientOptions {
   /** Where Cairn listens, e.g. `http://127.0.0.1:8080`. */
@@ -89,8 +89,13 @@ export class HttpTransport {
         res = await this.fetch(this.urlOf(path, request.query), this.init(method, request));
       } catch (error) {
         if (request.signal?.aborted) throw error;
+        // The timeout aborts a request the server may well have received: "cannot reach" would
+        // send a reader looking for a network fault.
+        const timedOut = (error as Error).name === 'TimeoutError';
         const reason = (error as { cause?: Error }).cause?.message ?? (error as Error).message;
-        const network = new NetworkError(`cannot reach Cairn at ${this.base}: ${reason}`, { cause: error });
+        const network = timedOut
+          ? new NetworkError(`no answer from Cairn at ${this.base} within ${this.options.timeoutMs ?? 30_000} ms`, { cause: error })
+          : new NetworkError(`cannot reach Cairn at ${this.base}: ${reason}`, { cause: error });
         if (!refused(error) || attempt >= retries) throw network;
         await sleep(this.delay(attempt, undefined) ?? 0, request.signal);
         continue;
@@ -108,7 +113,17 @@ export class HttpTransport {
   async json<T>(method: string, path: string, request: RequestOptions = {}): Promise<T> {
     const res = await this.send(method, path, request);
     if (res.status === 204) return undefined as T;
-    return (await res.json()) as T;
+    try {
+      return (await res.json()) as T;
+    } catch (error) {
+      // A 2xx that is not JSON came from something in front of Cairn (a proxy's page): an error
+      // of the client's kinds, with the status and request id, rather than a bare SyntaxError.
+      throw new InternalServerError(`the answer to ${method} ${path} (HTTP ${res.status}) is not JSON: not Cairn's, perhaps a proxy's`, {
+        status: res.status,
+        requestId: res.headers.get('x-request-id') ?? undefined,
+        cause: error,
+      });
+    }
   }
 
   /** Milliseconds before the next attempt, or null when the server asked for longer than we wait. */

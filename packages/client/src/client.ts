@@ -1,6 +1,6 @@
 import type { BatchResult, Entry } from './api/entry.ts';
 import { ValidationFailedError } from './errors.ts';
-import { type ClientOptions, HttpTransport } from './http.ts';
+import { type ClientOptions, HttpTransport, requireObject } from './http.ts';
 import type {
   AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest, DeliveryLog,
   DigestList, DigestQuery, EntryRef, EventRequest, EventResponse, Health, HistoryRequest, HistoryResponse, IssuedKey,
@@ -31,9 +31,7 @@ const segment = (part: string, field: string): string => {
  * and the call listed every entry. Refused instead, before anything is sent.
  */
 const params = (query: object): Record<string, string | number | boolean | undefined> => {
-  if (typeof query !== 'object' || query === null || Array.isArray(query)) {
-    throw new TypeError(`the parameters must be an object, such as { entity_path: 'repos/acme' }, not ${query === null ? 'null' : Array.isArray(query) ? 'an array' : `a ${typeof query}`}`);
-  }
+  requireObject(query, "the parameters must be an object, such as { entity_path: 'repos/acme' }");
   return query as Record<string, string | number | boolean | undefined>;
 };
 

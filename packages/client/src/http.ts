@@ -54,6 +54,15 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
 const refused = (error: unknown): boolean => (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
 
 /**
+ * Throws a TypeError saying `expected` and what `value` is instead, unless it is a plain
+ * object: callers from JavaScript, where nothing checked the types, pass strings and arrays.
+ */
+export const requireObject = (value: unknown, expected: string): void => {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return;
+  throw new TypeError(`${expected}, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}`);
+};
+
+/**
  * The HTTP layer of the client: headers, JSON, typed errors, and retries with backoff. It
  * retries what the server says is worth retrying (429, 503), never sooner than its
  * Retry-After, and a connection that was refused outright.
@@ -78,10 +87,7 @@ export class HttpTransport {
   async send(method: string, path: string, request: RequestOptions = {}): Promise<Response> {
     // Every request body is an object: a string given from JavaScript (`search('latency')`)
     // would be sent as a JSON string, and refused by the server with a less helpful message.
-    const { body } = request;
-    if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
-      throw new TypeError(`the request body must be an object, such as { query: 'checkout latency' }, not ${body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`}`);
-    }
+    if (request.body !== undefined) requireObject(request.body, "the request body must be an object, such as { query: 'checkout latency' }");
     const retries = this.options.retries ?? 3;
     for (let attempt = 0; ; attempt++) {
       let res: Response;

@@ -95,7 +95,7 @@ export class McpDispatcher implements Transport {
     }
     const type = String(headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (type !== 'application/json') return refusal(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-    if (Array.isArray(body) && body.length > MAX_BATCH) return refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
+    if (Array.isArray(body) && body.length > MAX_BATCH) return refusal(400, INVALID_REQUEST, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
     // A message that is not one is answered by what is wrong with it (malformed.ts), beside the
     // batch's others; a POST of nothing else is a 400.
     const raw = Array.isArray(body) ? body : [body];
@@ -109,7 +109,7 @@ export class McpDispatcher implements Transport {
     }
     if (messages.length === 0) return { status: 400, body: malformed.length === 1 ? malformed[0] : malformed };
     if (messages.some(isInitialize)) {
-      if (messages.length > 1) return refusal(400, -32600, 'Invalid Request: Only one initialization request is allowed');
+      if (messages.length > 1) return refusal(400, INVALID_REQUEST, 'Invalid Request: Only one initialization request is allowed');
     } else {
       const version = headers['mcp-protocol-version'];
       if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {

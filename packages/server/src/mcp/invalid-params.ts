@@ -2,9 +2,10 @@ import type { z } from 'zod';
 import { InitializeRequestSchema, type JSONRPCMessage, type JSONRPCRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 /** JSON-RPC's code for a request whose params the method cannot take. */
-const INVALID_PARAMS = -32602;
+export const INVALID_PARAMS = -32602;
 
-const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** A JSON object: not null, not an array. */
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Why a tools/call cannot be a call, or null. The SDK would refuse these too, but as an

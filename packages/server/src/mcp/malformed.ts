@@ -1,9 +1,9 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { INVALID_PARAMS, isObject } from './invalid-params.ts';
 
 /** JSON-RPC's codes for text that is not JSON, JSON that is not a request, and params a method cannot take. */
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
-const INVALID_PARAMS = -32602;
 
 /** An error answer; `id` null when the message gave none usable (the SDK's types require one). */
 export const errorAnswer = (id: string | number | null, code: number, message: string): JSONRPCMessage =>
@@ -11,8 +11,6 @@ export const errorAnswer = (id: string | number | null, code: number, message: s
 
 /** The answer to a line or body that is not JSON at all: there is no id to answer with. */
 export const parseErrorAnswer = (): JSONRPCMessage => errorAnswer(null, PARSE_ERROR, 'Parse error: the message is not JSON');
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The answer to a JSON value that is not a JSON-RPC message (the SDK's schema refused it), by

@@ -90,13 +90,17 @@ export const action = <A extends unknown[]>(run: (client: CairnClient, options: 
     }
   };
 
-export const common = (command: Command): Command =>
+/** What every command that calls a server takes: where it is, and how to print its answer. */
+export const serverCommand = (command: Command): Command =>
   command
     // Bad usage exits 2, as a bad configuration does, keeping 1 for the server's refusals.
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
-    .option('--json', 'print the API\'s JSON answer instead of a table')
-    .option('--namespace <name>', 'namespace (default: the server\'s)')
+    .option('--json', 'print the API\'s JSON answer instead of text')
     .option('--url <url>', 'server address (default CAIRN_HTTP_URL)');
+
+/** `serverCommand` for the commands on entries, which work in one namespace. */
+export const common = (command: Command): Command =>
+  serverCommand(command).option('--namespace <name>', 'namespace (default: the server\'s)');
 
 /** `cairn write|read|list|history|search|briefing|delete`: the REST API from a shell, via the typed client. */
 export const registerClientCommands = (program: Command): void => {

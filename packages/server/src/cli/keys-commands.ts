@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { IssuedKey, ManagedKey, Scope } from 'cairn-memory-client';
 import { SCOPES } from '../domain/access.ts';
-import { action } from './client-commands.ts';
+import { action, serverCommand } from './client-commands.ts';
 import { table, time } from './render.ts';
 
 /** Repeatable, and "read,write" too; checked here, since the rule is the server's whole rule. */
@@ -41,20 +41,13 @@ const issuedText = (k: IssuedKey): string =>
 const idOf = (value: string): string => /^ck_([0-9a-f]{12})_/.exec(value)?.[1] ?? value;
 
 /**
- * The options of `common` (client-commands.ts) but --namespace, which means something
- * different to each keys command (a filter, the new key's namespace) or nothing (revoke).
+ * `cairn keys list|create|revoke`: managed API keys (admin), via the typed client. Not `common`:
+ * --namespace means something different to each (a filter, the new key's namespace) or nothing.
  */
-const keysCommand = (command: Command): Command =>
-  command
-    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
-    .option('--json', 'print the API\'s JSON answer instead of text')
-    .option('--url <url>', 'server address (default CAIRN_HTTP_URL)');
-
-/** `cairn keys list|create|revoke`: managed API keys (admin), via the typed client. */
 export const registerKeysCommands = (program: Command): void => {
   const keys = program.command('keys').description('managed API keys: issue, list and revoke them (admin)');
 
-  keysCommand(keys.command('list').description('the managed keys this key administers, revoked ones too (never their secrets)'))
+  serverCommand(keys.command('list').description('the managed keys this key administers, revoked ones too (never their secrets)'))
     .option('--namespace <name>', 'only the keys of this namespace')
     .action(action(async (client, o) => {
       const all = await client.listKeys();
@@ -63,7 +56,7 @@ export const registerKeysCommands = (program: Command): void => {
       return { json: { keys: listed }, text: keysTable(listed) };
     }));
 
-  keysCommand(keys.command('create').description('issue a key; its secret is printed once, in this answer only'))
+  serverCommand(keys.command('create').description('issue a key; its secret is printed once, in this answer only'))
     .argument('<name>', 'what the key is for, e.g. triage-bot')
     .requiredOption('--scope <scope>', `${SCOPES.join(', ')} (repeatable, or comma-separated)`, scopes)
     .option('--prefix <path>', 'confine the key to this entity-path prefix (repeatable)', collect)
@@ -80,7 +73,7 @@ export const registerKeysCommands = (program: Command): void => {
       return { json: issued, text: issuedText(issued) };
     }));
 
-  keysCommand(keys.command('revoke').description('revoke a key: every request with it is refused from then on (irreversible)'))
+  serverCommand(keys.command('revoke').description('revoke a key: every request with it is refused from then on (irreversible)'))
     .argument('<id>', 'the key\'s id (as `cairn keys list` shows it)')
     .option('--yes', 'confirm: nothing is revoked without it')
     .action(action(async (client, o, raw: string) => {

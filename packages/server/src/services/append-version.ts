@@ -109,14 +109,29 @@ const itemError = (i: number, error: ServiceError): ServiceError =>
     })),
   });
 
+const requireEachOnce = (items: readonly BatchAppend[]): void => {
+  const seen = new Set<string>();
+  for (const [i, { address }] of items.entries()) {
+    const id = JSON.stringify([address.namespace, address.entity_path, address.key]);
+    if (seen.has(id)) {
+      throw itemError(i, new ServiceError('VALIDATION_FAILED', 'names the same entry as an earlier item', {
+        details: [{ field: 'key', message: 'repeats an earlier entry of this request; name each entry once' }],
+      }));
+    }
+    seen.add(id);
+  }
+};
+
 /**
  * `appendVersion` for many entries at once, all or nothing (`Store.appendBatch`): each attempt
  * reads every head, asks each item's `decide`, and appends every changed version in one
  * batch. A refusal or `ifVersion` mismatch of any item refuses the whole batch; a lost race
  * on an item without `ifVersion` re-derives the whole batch from the new heads, with the same
- * retry policy as single writes. Items must name distinct entries.
+ * retry policy as single writes. An entry named by two items is refused: their decisions
+ * would both be derived from the same head, so one would silently undo the other.
  */
 export const appendVersions = async (deps: Pick<ServiceDeps, 'store' | 'now'>, items: readonly BatchAppend[]): Promise<Appended[]> => {
+  requireEachOnce(items);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (attempt > 1) await backoff(attempt);
     const heads = await Promise.all(items.map(({ address }) => deps.store.head(address)));

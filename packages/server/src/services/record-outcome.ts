@@ -40,17 +40,7 @@ export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknow
   const input = parseInput(RecordOutcomeInput, raw);
   requireScope(ctx, 'write');
   const namespace = namespaceFor(ctx, input.namespace);
-  const seen = new Set<string>();
-  input.entries.forEach((ref, i) => {
-    requirePath(ctx, ref.entity_path);
-    const id = JSON.stringify([ref.entity_path, ref.key]);
-    if (seen.has(id)) {
-      throw new ServiceError('VALIDATION_FAILED', `entries.${i} names the same entry as an earlier item`, {
-        details: [{ field: `entries.${i}.key`, message: 'repeats an earlier entry of this request; name each entry once' }],
-      });
-    }
-    seen.add(id);
-  });
+  for (const ref of input.entries) requirePath(ctx, ref.entity_path);
   // The version each entry's last attempt decided on; assigned in the callbacks.
   const read: (Entry | null)[] = input.entries.map(() => null);
   const appended = await appendVersions(

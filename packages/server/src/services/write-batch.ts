@@ -1,7 +1,6 @@
 import type { BatchResult } from 'cairn-memory-client';
 import { z } from 'zod';
 import { NamespaceSchema } from '../domain/names.ts';
-import { ServiceError } from '../domain/errors.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { type BatchAppend, appendVersions } from './append-version.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
@@ -33,20 +32,12 @@ export type { BatchResult };
 export const writeBatch = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<BatchResult> => {
   const input = parseInput(WriteBatchInput, raw);
   requireScope(ctx, 'write');
-  const seen = new Set<string>();
   const items: BatchAppend[] = input.entries.map((entry, i) => {
     const namespace = namespaceFor(ctx, entry.namespace ?? input.namespace);
     requirePath(ctx, entry.entity_path);
     const hash = requireStorableValue(entry.value, `entries.${i}.value`);
     requireLinkTargets(ctx, entry.links);
     const address = { namespace, entity_path: entry.entity_path, key: entry.key };
-    const id = JSON.stringify([namespace, entry.entity_path, entry.key]);
-    if (seen.has(id)) {
-      throw new ServiceError('VALIDATION_FAILED', `entries.${i} names the same entry as an earlier item`, {
-        details: [{ field: `entries.${i}.key`, message: 'repeats an earlier entry of this batch; write each entry once' }],
-      });
-    }
-    seen.add(id);
     return { address, ifVersion: entry.if_version, decide: (view) => nextVersion(ctx, address, entry, view, hash) };
   });
   const results = await appendVersions(deps, items);

@@ -1,4 +1,5 @@
-import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { RpcError } from './rpc-error.ts';
 import { CairnError } from 'cairn-memory-client';
 import { type FieldIssue, ServiceError } from '../domain/errors.ts';
 
@@ -46,11 +47,11 @@ const coded = (error: unknown, requestId: string | undefined): Coded | null => {
  */
 export const toolFailure = (error: unknown, requestId: string | undefined, onBug: (error: unknown) => void): CallToolResult => {
   const failure = coded(error, requestId);
-  if (failure?.code === 'UNAUTHENTICATED') throw new McpError(UNAUTHENTICATED_RPC_CODE, `Cairn refused the API key: ${failure.message}`);
+  if (failure?.code === 'UNAUTHENTICATED') throw new RpcError(UNAUTHENTICATED_RPC_CODE, `Cairn refused the API key: ${failure.message}`);
   if (!failure || failure.code === 'INTERNAL') {
     onBug(error);
     const id = failure?.requestId ?? requestId;
-    throw new McpError(ErrorCode.InternalError, `internal error in Cairn${id ? ` (request id ${id})` : ''}`);
+    throw new RpcError(ErrorCode.InternalError, `internal error in Cairn${id ? ` (request id ${id})` : ''}`);
   }
   const body = {
     error: {

@@ -32,6 +32,11 @@ const reply = (status: number, body: unknown, headers: Record<string, string> = 
 const error = (status: number, code: string, extra: Record<string, unknown> = {}) => ({ error: { code, message: `${code} happened`, request_id: 'r-1', ...extra } });
 const entry = { entity_path: 'a/b', key: 'k', version: 1 };
 
+const until = async (done: () => boolean): Promise<void> => {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(done()).toBe(true);
+};
+
 describe('client HTTP layer', () => {
   it('retries 503 and 429, waiting at least the Retry-After, then succeeds', async () => {
     const server = await fake(
@@ -77,8 +82,35 @@ describe('client HTTP layer', () => {
   it('maps a body that is not Cairn\'s by its status', async () => {
     const server = await fake((_req, res) => res.writeHead(404).end('<html>nope</html>'), (_req, res) => res.writeHead(502).end('bad gateway'));
     const client = new CairnClient({ url: server.url });
-    await expect(client.health()).rejects.toBeInstanceOf(NotFoundError);
+    const notFound = await client.health().catch((e: unknown) => e);
+    expect(notFound).toBeInstanceOf(NotFoundError);
+    // Said, so that a wrong URL does not read as a missing entry.
+    expect((notFound as Error).message).toMatch(/^HTTP 404, and the answer is not Cairn's/);
     await expect(client.health()).rejects.toBeInstanceOf(InternalServerError);
+  });
+
+  it('aborts every call of a client by its signal, and some calls by withOptions({ signal }), in flight or waiting to retry', async () => {
+    const hang: Handler = () => {};
+    const server = await fake(hang, reply(503, error(503, 'UNAVAILABLE'), { 'retry-after': '20' }), reply(200, entry));
+    const controller = new AbortController();
+    const client = new CairnClient({ url: server.url, signal: controller.signal, maxRetryDelayMs: 60_000 });
+    const inFlight = client.read({ entity_path: 'a/b', key: 'k' });
+    await until(() => server.seen.length === 1);
+    controller.abort(new Error('stop'));
+    await expect(inFlight).rejects.toThrow('stop');
+
+    const base = new CairnClient({ url: server.url, maxRetryDelayMs: 60_000 });
+    const call = new AbortController();
+    const started = Date.now();
+    const waiting = base.withOptions({ signal: call.signal }).read({ entity_path: 'a/b', key: 'k' });
+    await until(() => server.seen.length === 2);
+    call.abort(new Error('enough'));
+    // Not after the 20 s Retry-After: the wait for the retry is cut short.
+    await expect(waiting).rejects.toThrow('enough');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // The client withOptions came from keeps its own options: no signal of its own.
+    await expect(base.read({ entity_path: 'a/b', key: 'k' })).resolves.toEqual(entry);
+    expect(() => base.withOptions('fast' as never)).toThrow(TypeError);
   });
 
   it('encodes entity path segments and the key separately', async () => {

@@ -54,9 +54,24 @@ const entryPath = (route: string, ref: EntryRef): string => {
  */
 export class CairnClient {
   private readonly http: HttpTransport;
+  private readonly options: ClientOptions;
 
   constructor(options: ClientOptions) {
     this.http = new HttpTransport(options);
+    this.options = options;
+  }
+
+  /**
+   * The same client with some options changed, for a few calls: a `signal` to cancel them,
+   * another `timeoutMs`, `retries` or `agentId`. This client is left as it was.
+   *
+   * ```ts
+   * const found = await cairn.withOptions({ signal: AbortSignal.timeout(2_000) }).search({ query: 'checkout latency' });
+   * ```
+   */
+  withOptions(overrides: Partial<ClientOptions>): CairnClient {
+    requireObject(overrides, 'withOptions takes options such as { signal, timeoutMs }');
+    return new CairnClient({ ...this.options, ...overrides });
   }
 
   async health(): Promise<Health> {

@@ -101,7 +101,9 @@ interface ErrorBody {
 export const errorFromResponse = (status: number, body: unknown, retryAfter: number | undefined, requestId?: string): CairnError => {
   const error = (body as ErrorBody | null)?.error;
   const rawCode = typeof error?.code === 'string' ? error.code : undefined;
-  const message = typeof error?.message === 'string' ? error.message : `HTTP ${status}`;
+  // Without Cairn's envelope the answer came from something else at that address (a proxy,
+  // another service, a wrong port): "HTTP 404" alone reads like a missing entry.
+  const message = typeof error?.message === 'string' ? error.message : `HTTP ${status}, and the answer is not Cairn's (from a proxy, or another server at that address)`;
   const options: Options = {
     status,
     requestId: typeof error?.request_id === 'string' ? error.request_id : requestId,

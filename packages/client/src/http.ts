@@ -10,7 +10,11 @@ export interface ClientOptions {
   agentId?: string;
   /** Retries after a 429 or 503 (or a refused connection); default 3. */
   retries?: number;
-  /** First backoff when the server gives no Retry-After; doubles each retry. Default 250 ms. */
+  /**
+   * Backoff ceiling of the first retry when the server gives no Retry-After; doubles each retry.
+   * Each wait is drawn between half the ceiling and the ceiling, so clients that failed
+   * together do not retry together. Default 250 ms.
+   */
   retryBaseMs?: number;
   /** Longest wait before a retry; a Retry-After beyond it is not waited for. Default 30 s. */
   maxRetryDelayMs?: number;
@@ -18,6 +22,11 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** For tests and custom agents; default the global fetch. */
   fetch?: typeof fetch;
+  /**
+   * Aborting it aborts every request of this client, and any retry it is waiting to make. For
+   * some calls only: `client.withOptions({ signal })`.
+   */
+  signal?: AbortSignal;
 }
 
 export interface RequestOptions {
@@ -49,6 +58,12 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+
+/** One signal that aborts when any of the given ones does; undefined when none is given. */
+const anyOf = (...signals: (AbortSignal | undefined)[]): AbortSignal | undefined => {
+  const given = signals.filter((s): s is AbortSignal => s !== undefined);
+  return given.length <= 1 ? given[0] : AbortSignal.any(given);
+};
 
 /** `ECONNREFUSED` means the request never reached a server, so even a write is safe to resend. */
 const refused = (error: unknown): boolean => (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
@@ -89,12 +104,13 @@ export class HttpTransport {
     // would be sent as a JSON string, and refused by the server with a less helpful message.
     if (request.body !== undefined) requireObject(request.body, "the request body must be an object, such as { query: 'checkout latency' }");
     const retries = this.options.retries ?? 3;
+    const signal = anyOf(this.options.signal, request.signal);
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await this.fetch(this.urlOf(path, request.query), this.init(method, request));
+        res = await this.fetch(this.urlOf(path, request.query), this.init(method, request, signal));
       } catch (error) {
-        if (request.signal?.aborted) throw error;
+        if (signal?.aborted) throw error;
         // The timeout aborts a request the server may well have received: "cannot reach" would
         // send a reader looking for a network fault.
         const timedOut = (error as Error).name === 'TimeoutError';
@@ -103,7 +119,7 @@ export class HttpTransport {
           ? new NetworkError(`no answer from Cairn at ${this.base} within ${this.options.timeoutMs ?? 30_000} ms`, { cause: error })
           : new NetworkError(`cannot reach Cairn at ${this.base}: ${reason}`, { cause: error });
         if (!refused(error) || attempt >= retries) throw network;
-        await sleep(this.delay(attempt, undefined) ?? 0, request.signal);
+        await sleep(this.delay(attempt, undefined) ?? 0, signal);
         continue;
       }
       if (res.ok) return res;
@@ -111,7 +127,7 @@ export class HttpTransport {
       const failure = errorFromResponse(res.status, body, parseRetryAfter(res.headers.get('retry-after')), res.headers.get('x-request-id') ?? undefined);
       const wait = res.status === 429 || res.status === 503 ? this.delay(attempt, failure.retryAfter) : null;
       if (wait === null || attempt >= retries) throw failure;
-      await sleep(wait, request.signal);
+      await sleep(wait, signal);
     }
   }
 
@@ -148,7 +164,7 @@ export class HttpTransport {
     return `${this.base}${path}${qs ? `?${qs}` : ''}`;
   }
 
-  private init(method: string, request: RequestOptions): RequestInit {
+  private init(method: string, request: RequestOptions, signal: AbortSignal | undefined): RequestInit {
     const headers: Record<string, string> = { accept: request.stream ? 'text/event-stream' : 'application/json', 'user-agent': `cairn-client/${CLIENT_VERSION}` };
     if (this.options.apiKey) headers['x-cairn-api-key'] = this.options.apiKey;
     if (this.options.agentId) headers['x-cairn-agent-id'] = this.options.agentId;
@@ -157,8 +173,8 @@ export class HttpTransport {
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify(request.body);
     }
-    const signals = [request.signal, request.stream ? undefined : AbortSignal.timeout(this.options.timeoutMs ?? 30_000)].filter((s) => s !== undefined);
-    if (signals.length > 0) init.signal = AbortSignal.any(signals);
+    const attemptSignal = anyOf(signal, request.stream ? undefined : AbortSignal.timeout(this.options.timeoutMs ?? 30_000));
+    if (attemptSignal) init.signal = attemptSignal;
     return init;
   }
 }

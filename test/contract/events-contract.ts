@@ -119,7 +119,7 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       expect((await github(withNul, sign(secret, withNul), `d-${repo}-nul`)).status).toBe(202);
       expect((await cairn.call('GET', `/api/v1/entries/repos/acme/${repo}/pr-9`)).body.value.title).toBe('PR\uFFFD 9');
       const malformed = '{"action": "opened", "number": "seven"}';
-      expect((await github(malformed, sign(secret, malformed), `d-${repo}-bad`)).status).toBe(422);
+      expect((await github(malformed, sign(secret, malformed), `d-${repo}-bad`)).status).toBe(400);
 
       const rotated = await cairn.call('POST', '/api/v1/connectors/github/rotate-secret');
       const fresh: string = rotated.body.signing_secret;

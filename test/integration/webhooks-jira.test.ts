@@ -103,14 +103,18 @@ describe('Jira webhooks over HTTP', () => {
     expect(ignored.status).toBe(202);
     expect(ignored.body).toMatchObject({ accepted: false, reason: expect.stringContaining('not captured') });
     const malformed = '{"webhookEvent":"sprint_started","sprint":{"id":37}}';
-    expect((await post(malformed, sign(secret, malformed), 'wh-bad')).status).toBe(422);
+    const refused = await post(malformed, sign(secret, malformed), 'wh-bad');
+    // SPEC §7: a malformed event is a 400 with the reason, the bad fields named.
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringMatching(/^malformed event: invalid sprint\./) });
+    expect(refused.body.error.details[0].field).toMatch(/^sprint\./);
   });
 
   it('refuses an issue whose key is "." or "..", which would be an entry no URL can name', async () => {
     for (const key of ['.', '..']) {
       const event = issueEvent('jira:issue_created', 0, 'To Do').replace('"key":"PAY-7"', JSON.stringify({ key }).slice(1, -1));
       const res = await post(event, sign(secret, event), `wh-dots-${key.length}`);
-      expect(res.status, key).toBe(422);
+      expect(res.status, key).toBe(400);
       expect(res.body.error.message).toContain('issue.key');
     }
     const keys = (await cairn.call('GET', '/api/v1/entries?entity_path=projects/jira/PAY')).body.entries.map((e: { key: string }) => e.key);

@@ -129,10 +129,10 @@ describe('slack webhooks', () => {
     expect((await entry(open, `comms/slack/${CHANNEL}`, 'msg-1763722000.000100')).status).toBe(404);
   });
 
-  it('answers a malformed event with 422 naming the field', async () => {
+  it('answers a malformed event with 400 naming the field (SPEC §7)', async () => {
     const res = await send(open, callback('Ev-bad', message({ ts: 'not-a-ts' })));
-    expect(res.status).toBe(422);
-    expect(res.body.error.code).toBe('VALIDATION_FAILED');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('BAD_REQUEST');
     expect(JSON.stringify(res.body.error.details)).toContain('event.ts');
   });
 });

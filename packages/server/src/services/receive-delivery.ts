@@ -25,6 +25,20 @@ export type WebhookOutcome =
 const dedupId = (deliveryId: string): string => (deliveryId.length <= 200 ? deliveryId : `sha256:${sha256(deliveryId)}`);
 
 /**
+ * A delivery whose event does not have the provider's shape is malformed: SPEC §7 answers it
+ * 400 with the reason. The connectors check payloads with the same schemas and messages as
+ * request bodies (VALIDATION_FAILED, naming each bad field); the fields are kept as details.
+ */
+const malformedIsBadRequest = <T>(handle: () => T): T => {
+  try {
+    return handle();
+  } catch (error) {
+    if (!(error instanceof ServiceError) || error.code !== 'VALIDATION_FAILED') throw error;
+    throw new ServiceError('BAD_REQUEST', `malformed event: ${error.message}`, { details: error.details });
+  }
+};
+
+/**
  * Check, map and store one delivery to an enabled connector: the media type, then the
  * provider's signature over the raw bytes (else UNAUTHENTICATED, nothing written), then the
  * mapped writes, once per delivery id — a replay, from any replica or after a restart, is a
@@ -48,7 +62,7 @@ export const receiveDelivery = async (
   if (failure) throw new ServiceError('UNAUTHENTICATED', `signature check failed: ${failure}`);
 
   const recalled = await recall(deps.store, ctx.namespace, name, connector.wants?.(delivery));
-  const outcome = connector.handle(delivery, settings, recalled);
+  const outcome = malformedIsBadRequest(() => connector.handle(delivery, settings, recalled));
   if (outcome.kind === 'reply') return { outcome: 'reply', body: outcome.body, why: outcome.why };
   if (outcome.kind === 'ignored') return { outcome: 'ignored', reason: outcome.reason };
 

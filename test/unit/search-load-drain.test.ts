@@ -77,7 +77,7 @@ describe('search index: writes heard while it loads', () => {
           // feed announces it here, as the store then does again (the index takes it twice).
           store.changes.publishForget({ namespace: 'default', prefix: GONE });
           forgotten = store.forget({ namespace: 'default', prefix: GONE });
-          replaced = store.append({ ...entry, version: 2, value: { summary: `${word(80_000)} replaced while loading` } }, 1);
+          replaced = store.append(makeEntry({ ...entry, version: 2, value: { summary: `${word(80_000)} replaced while loading` } }), 1);
           later = Array.from({ length: AFTER_SCAN }, (_, i) => store.append(afterForget(i), 0));
         }
       }

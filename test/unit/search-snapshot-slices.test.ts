@@ -12,6 +12,9 @@ import { IndexSaver, SAVE_AFTER_CHANGES } from '../../packages/server/src/search
 import type { SnapshotFile } from '../../packages/server/src/search/index-snapshot.ts';
 import { countingWrites, entryOf, word } from '../helpers/saved-search-index.ts';
 
+/** A second version of entry i with new text (a version of the same text would keep its slot). */
+const rewritten = (i: number) => entryOf(i, 2, `${word(i)} deploy notes, rewritten`);
+
 /** A save runs in slices between requests: what the index does between two slices. */
 describe('saving the search index in slices', () => {
   let dir: string;
@@ -56,12 +59,12 @@ describe('saving the search index in slices', () => {
     expect(await saveSnapshot(index, file)).toBe(12_000);
     const before = await stat(join(dir, 'search-index'));
     let renumbered = false;
-    // Replacing every entry leaves half the slots dead: the index renumbers them.
+    // Rewriting every entry leaves half the slots dead: the index renumbers them.
     const pause = async (): Promise<void> => {
       if (renumbered) return;
       renumbered = true;
       const generation = index.slots.generation;
-      for (let i = 0; i < 12_000; i++) index.apply(entryOf(i, 2));
+      for (let i = 0; i < 12_000; i++) index.apply(rewritten(i));
       expect(index.slots.generation).toBeGreaterThan(generation);
     };
     expect(await saveSnapshot(index, file, pause)).toBeNull();
@@ -77,7 +80,7 @@ describe('saving the search index in slices', () => {
     for (let i = 0; i < 12_000; i++) index.apply(entryOf(i));
     const file = countingWrites(searchIndexFile(dir));
     let renumbered = false;
-    // The first chunk the save writes: every entry replaced, so the index renumbers its slots.
+    // The first chunk the save writes: every entry rewritten, so the index renumbers its slots.
     const renumbering: SnapshotFile = {
       read: () => file.read(),
       write: (fill) =>
@@ -85,7 +88,7 @@ describe('saving the search index in slices', () => {
           fill(async (chunk) => {
             if (!renumbered) {
               renumbered = true;
-              for (let i = 0; i < 12_000; i++) index.apply(entryOf(i, 2));
+              for (let i = 0; i < 12_000; i++) index.apply(rewritten(i));
             }
             await sink(chunk);
           }),

@@ -56,6 +56,14 @@ export const entryFields = (entry: Entry): FieldText[] => {
   });
 };
 
+/**
+ * Whether two versions of one entry have the same searchable text (its address is theirs
+ * both): the same value, by its content hash, and the same tags. What else a version changes
+ * (confidence, evidence, event type, provenance, expiry) is read from the entry itself.
+ */
+export const sameText = (a: Entry, b: Entry): boolean =>
+  !a.deleted && !b.deleted && a.content_hash === b.content_hash && a.tags.length === b.tags.length && a.tags.every((tag, i) => tag === b.tags[i]);
+
 /** An entry's terms with their weighted frequencies, and its weighted length (BM25F). */
 export interface DocTerms {
   tf: Map<string, number>;

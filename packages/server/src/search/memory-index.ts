@@ -8,7 +8,7 @@ import type { ForgetTarget, Store } from '../ports/store.ts';
 import { forgetNames } from '../domain/forget-target.ts';
 import { analyze } from '../search-rules/analyzer.ts';
 import { queryCeiling, worthExpanding } from '../search-rules/bm25.ts';
-import { docTerms, embeddingText, entryFields } from '../search-rules/entry-text.ts';
+import { docTerms, embeddingText, entryFields, sameText } from '../search-rules/entry-text.ts';
 import { namespaceOnly, passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
 import { slicer } from './byte-codec.ts';
@@ -136,6 +136,10 @@ export class MemorySearchIndex implements SearchIndex {
     // a saved index not matched to its head yet holds none).
     const held = this.slots.slotOf(entry);
     const previous = held === undefined ? undefined : this.slots.entry(held);
+    if (held !== undefined && previous !== undefined && previous.version < entry.version && sameText(previous, entry)) {
+      this.renew(held, entry);
+      return;
+    }
     const replaced = this.slots.replace(entry);
     if (replaced === undefined) return;
     if (replaced >= 0) {
@@ -152,6 +156,20 @@ export class MemorySearchIndex implements SearchIndex {
       this.text.compact(remap, this.slots.size);
       this.vectors?.compact(remap, this.slots.size);
     }
+    this.saver?.changed(1, this.state === 'ready');
+  }
+
+  /**
+   * A version whose searchable text is its predecessor's (a new confidence, evidence, event type
+   * or provenance: outcomes, connector events that change no field Cairn keeps) takes its
+   * predecessor's slot, terms and vector: analysing and embedding the same text again, and
+   * moving its postings to a new slot, would change nothing a search finds. The predecessor's
+   * embedding may still be on its way (`setVectors` keeps only the held version's): then this
+   * version is embedded instead.
+   */
+  private renew(slot: number, entry: Entry): void {
+    this.slots.renew(slot, entry);
+    if (this.queue && !this.vectors?.holds(slot)) this.queue.push({ item: entry, text: embeddingText(entry) });
     this.saver?.changed(1, this.state === 'ready');
   }
 

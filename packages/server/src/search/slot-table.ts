@@ -110,6 +110,17 @@ export class SlotTable {
   }
 
   /**
+   * Put `entry`, a newer version of the entry `slot` holds, in its place, where `replace` would
+   * give it a new slot: for a version the indexes would derive nothing new from (same text).
+   */
+  renew(slot: number, entry: Entry): void {
+    const known = this.known[slot];
+    if (!known || this.entries[slot] === undefined || known.version >= entry.version) throw new Error('renew: not a newer version of the entry the slot holds');
+    known.version = entry.version;
+    this.hold(slot, entry);
+  }
+
+  /**
    * Number slots 0…n-1 after a saved index (an empty table only). They are live but hold no
    * entry until `claim` matches each to the store's head; `dropUnclaimed` kills the rest.
    */

@@ -24,12 +24,17 @@ export const describeForgetHttpContract = (server: () => Cairn, dump: () => Prom
     it('forgets a prefix everywhere: search, every version, the backend bytes; the audit log keeps the path only', async () => {
       const word = `quokka${++unique}z${Date.now().toString(36)}`;
       const prefix = `people/p${unique}-${Date.now()}`;
-      await write({ entity_path: prefix, key: 'note', value: `leaked ${word} token` });
-      await write({ entity_path: prefix, key: 'note', value: `still ${word} here` });
-      await write({ entity_path: prefix, key: 'note', value: 'cleaned' });
-      await write({ entity_path: `${prefix}/deep`, key: 'card', value: { text: `${word} card` } });
-      await write({ entity_path: `${prefix}x`, key: 'note', value: 'a neighbour stays' });
-      await expect.poll(() => searchKeys(word), { timeout: 5000 }).toEqual(['card']);
+      const forgottenVersions = [
+        await write({ entity_path: prefix, key: 'note', value: `leaked ${word} token` }),
+        await write({ entity_path: prefix, key: 'note', value: `still ${word} here` }),
+        await write({ entity_path: prefix, key: 'note', value: `cleaned ${word}` }),
+        await write({ entity_path: `${prefix}/deep`, key: 'card', value: { text: `${word} card` } }),
+      ];
+      const neighbour = await write({ entity_path: `${prefix}x`, key: 'note', value: 'a neighbour stays' });
+      // A content hash fingerprints its value: the audit log's entry.written events held them.
+      const hashes = forgottenVersions.map((e: { content_hash: string }) => e.content_hash);
+      expect(JSON.stringify((await server().call('GET', '/api/v1/admin/audit?action=entry.written&limit=1000')).body)).toContain(hashes[0]);
+      await expect.poll(async () => (await searchKeys(word)).sort(), { timeout: 5000 }).toEqual(['card', 'note']);
 
       const res = await server().call('POST', '/api/v1/admin/forget', { entity_path: prefix, reason: 'leaked token' });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -46,7 +51,15 @@ export const describeForgetHttpContract = (server: () => Cairn, dump: () => Prom
       expect(text).toContain('entries.forgotten');
       expect(text).toContain(prefix);
       expect(text).not.toContain(word);
-      expect(await dump()).not.toContain(word);
+      // The events stay (who wrote which path, when), their content hashes go; the neighbour's stays.
+      const written = await server().call('GET', '/api/v1/admin/audit?action=entry.written&limit=1000');
+      const ofPrefix = (written.body.events as { target: { entity_path: string }; changes: Record<string, unknown> }[]).filter((e) => e.target.entity_path.startsWith(prefix));
+      expect(ofPrefix.filter((e) => e.target.entity_path !== `${prefix}x`)).toHaveLength(4);
+      for (const event of ofPrefix) expect('content_hash' in event.changes, event.target.entity_path).toBe(event.target.entity_path === `${prefix}x`);
+      expect(JSON.stringify(written.body)).toContain(neighbour.content_hash);
+      const bytes = await dump();
+      expect(bytes).not.toContain(word);
+      for (const hash of hashes) expect(bytes).not.toContain(hash.replace(/^sha256:/, ''));
     });
 
     it('refuses a forget without a path with a 422, and answers an empty list when nothing matches', async () => {

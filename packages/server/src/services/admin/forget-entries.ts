@@ -7,6 +7,7 @@ import { namespaceFor, requirePath, requireScope } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
 import { FreeTextSchema } from '../schemas.ts';
 import { purgeDerived } from './purge-derived.ts';
+import { scrubAudit } from './scrub-audit.ts';
 
 export const ForgetInput = z
   .object({
@@ -28,7 +29,8 @@ export interface ForgetAnswer {
  * Make Cairn forget: remove an entry, or every entry under a path, with all its versions, from
  * the store (bytes included, after the compaction the store runs), the search index, the
  * Cortex's records and every replica's copies. The audit log records who forgot which path,
- * when and why, never what was forgotten.
+ * when and why, never what was forgotten; the content hashes its earlier events held of the
+ * forgotten entries go (scrub-audit.ts).
  */
 export const forgetEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<ForgetAnswer> => {
   requireScope(ctx, 'admin');
@@ -41,11 +43,16 @@ export const forgetEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   // Cortex in this process (if any) has compiled the namespace again without the entries, and
   // one more compaction takes the bytes its racing writes left.
   let derived_removed = await purgeDerived(deps.store, namespace, input.entity_path);
+  // The audit log's content hashes too, before the forget, so that its compaction takes the
+  // batches' old bytes; writes racing the forget are scrubbed by the second pass.
+  const scrubbedAt = deps.now();
+  await scrubAudit(deps, target);
   const forgotten = await deps.store.forget(target);
   if (forgotten.length > 0) {
     await deps.cortex?.idle();
     const late = await purgeDerived(deps.store, namespace, input.entity_path);
-    if (late > 0 || deps.cortex) await deps.store.compact();
+    const lateHashes = await scrubAudit(deps, target, scrubbedAt);
+    if (late > 0 || lateHashes > 0 || deps.cortex) await deps.store.compact();
     derived_removed += late;
   }
   await deps.search?.persisted();

@@ -115,6 +115,26 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect(many.body.error.details[0]).toEqual({ field: 'limit', message: expect.stringMatching(/^must be at most \d+$/) });
       });
 
+      it('refuses a query parameter the route does not take, naming it, rather than answer as if it were not sent', async () => {
+        const path = freshPath('query');
+        await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'k', value: 'v1' });
+        await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'k', value: 'v2' });
+        // A misspelt filter listed every entry; an array-style version read the current one.
+        for (const [url, field] of [
+          [`/api/v1/entries?entity_pth=${path}`, 'entity_pth'],
+          [`/api/v1/entries/${path}/k?version[]=1`, 'version[]'],
+          [`/api/v1/history/${path}/k?limt=1`, 'limt'],
+          ['/api/v1/briefing?entity=repos', 'entity'],
+          ['/api/v1/admin/audit?acton=entry.written', 'acton'],
+        ] as const) {
+          const res = await cairn.call('GET', url);
+          expect(res.status, url).toBe(422);
+          expect(res.body.error.details, url).toEqual([{ field, message: expect.stringMatching(/^is not a query parameter of this route; it takes /) }]);
+        }
+        expect((await cairn.call('GET', `/api/v1/entries?entity_path=${path}&limit=5`)).status).toBe(200);
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/k?version=1`)).body.value).toBe('v1');
+      });
+
       it('keeps string values, writer identity, event type and provenance', async () => {
         const path = freshPath('notes');
         const res = await cairn.call(

@@ -15,6 +15,7 @@ import { requestIdOf } from './request-ids.ts';
 import { RequestMetrics } from './request-metrics.ts';
 import { requestTimeoutOptions } from './request-timeout.ts';
 import { registerJsonBodies } from './json-body.ts';
+import { refuseUnknownQuery } from './known-query.ts';
 import { collectRoutes } from './route-table.ts';
 import { serializeJson } from './serialize.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -76,6 +77,7 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
     return503OnClosing: false,
   });
   collectRoutes(app);
+  refuseUnknownQuery(app);
   const drain = new HttpDrain(app.server);
   registerInFlight(metrics, () => drain.inFlightCount);
   registerSearchMetrics(metrics, search.index);

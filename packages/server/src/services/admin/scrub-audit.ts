@@ -13,9 +13,9 @@ interface StoredEvent {
 }
 
 /** Whether `event` records a content hash of an entry `target` names. */
-const hashOfForgotten = (target: ForgetTarget, event: StoredEvent): boolean => {
-  const at = event.target;
-  if (typeof event.changes?.content_hash !== 'string' || typeof at?.entity_path !== 'string' || typeof at.key !== 'string') return false;
+const hashOfForgotten = (target: ForgetTarget, event: StoredEvent | null): boolean => {
+  const at = event?.target;
+  if (typeof event?.changes?.content_hash !== 'string' || typeof at?.entity_path !== 'string' || typeof at.key !== 'string') return false;
   return forgetNames(target, { namespace: target.namespace, entity_path: at.entity_path, key: at.key });
 };
 
@@ -37,9 +37,9 @@ export const scrubAudit = async (deps: Pick<ServiceDeps, 'store' | 'audit'>, tar
   for await (const record of allRecords(deps.store, collection)) {
     if (end !== null && record.id > end) break;
     const events = record.data.events;
-    if (!Array.isArray(events) || !events.some((e: StoredEvent) => hashOfForgotten(target, e))) continue;
-    const scrubbed = events.map((e: StoredEvent) => {
-      if (!hashOfForgotten(target, e)) return e;
+    if (!Array.isArray(events) || !events.some((e: StoredEvent | null) => hashOfForgotten(target, e))) continue;
+    const scrubbed = events.map((e: StoredEvent | null) => {
+      if (e === null || !hashOfForgotten(target, e)) return e;
       const { content_hash: _gone, ...changes } = e.changes as Record<string, unknown>;
       return { ...e, changes };
     });

@@ -243,7 +243,9 @@ describe('cairn mcp (stdio, forwarding to CAIRN_HTTP_URL)', () => {
     const http = await connectHttp(cairn.url, KEY);
     const path = `repos/acme/both-${Date.now()}`;
     await callTool(client, 'memory_write', { entity_path: path, key: 'k', value: 'v' });
-    for (const [name, args] of [['memory_read', { entity_path: path, key: 'k' }], ['memory_read', { entity_path: path, key: 'missing' }], ['memory_list', { entity_path: path }], ['memory_write', { entity_path: '', key: 'k', value: 'v' }]] as const) {
+    for (const [name, args] of [['memory_read', { entity_path: path, key: 'k' }], ['memory_read', { entity_path: path, key: 'missing' }], ['memory_list', { entity_path: path }], ['memory_write', { entity_path: '', key: 'k', value: 'v' }],
+      // An argument the tool does not take is dropped on both (it must not reach the REST API as a query parameter).
+      ['memory_list', { entity_path: path, sort: 'newest' }], ['memory_read', { entity_path: path, key: 'k', verbose: true }]] as const) {
       const viaStdio = await callTool(client, name, args);
       const viaHttp = await callTool(http, name, args);
       const { request_id: _a, ...stdioBody } = viaStdio.body.error ?? {};

@@ -110,6 +110,14 @@ describe('Jira webhooks over HTTP', () => {
     expect(refused.body.error.details[0].field).toMatch(/^sprint\./);
   });
 
+  it('takes a delivery whose URL carries parameters of its own (Jira substitutes ${issue.key} and the like into it)', async () => {
+    const event = issueEvent('jira:issue_created', 0, 'To Do');
+    const res = await cairn.call('POST', '/api/v1/webhooks/jira?issue=PAY-7&project=PAY', event, {
+      'content-type': 'application/json', 'x-hub-signature': sign(secret, event), 'x-atlassian-webhook-identifier': 'wh-url-params',
+    });
+    expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+  });
+
   it('refuses an issue whose key is "." or "..", which would be an entry no URL can name', async () => {
     for (const key of ['.', '..']) {
       const event = issueEvent('jira:issue_created', 0, 'To Do').replace('"key":"PAY-7"', JSON.stringify({ key }).slice(1, -1));

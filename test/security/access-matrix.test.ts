@@ -178,17 +178,28 @@ describe('data boundaries', () => {
   it('streams only what a key may read', async () => {
     const confined = await readSse(`${cairn.url}/api/v1/stream`, as(keys.incidents));
     const other = await readSse(`${cairn.url}/api/v1/stream`, as(keys.other));
+    // A key that may use every namespace names the one it watches.
+    const otherByAdmin = await readSse(`${cairn.url}/api/v1/stream?namespace=other`, as(ADMIN));
     try {
       await cairn.call('POST', '/api/v1/entries', { entity_path: 'repos/acme/api', key: 'leak?', value: 'no' }, as(ADMIN));
       await cairn.call('POST', '/api/v1/entries', { entity_path: 'incidents/pagerduty/checkout', key: 'ok', value: 'yes' }, as(ADMIN));
+      await cairn.call('POST', '/api/v1/entries', { namespace: 'other', entity_path: 'notes', key: 'theirs', value: 'yes' }, as(ADMIN));
       const [event] = await confined.next(1);
       expect(JSON.parse(event!.data)).toMatchObject({ entity_path: 'incidents/pagerduty/checkout', key: 'ok' });
+      const [theirs] = await otherByAdmin.next(1);
+      expect(JSON.parse(theirs!.data)).toMatchObject({ namespace: 'other', key: 'theirs' });
       await new Promise((r) => setTimeout(r, 200));
       expect(confined.all()).toHaveLength(1);
-      expect(other.all()).toHaveLength(0);
+      expect(otherByAdmin.all()).toHaveLength(1);
+      expect(other.all().map((e) => JSON.parse(e.data).key)).toEqual(['theirs']);
     } finally {
       confined.close();
       other.close();
+      otherByAdmin.close();
+    }
+    // Naming a namespace the key may not use is refused, on both streams.
+    for (const url of ['/api/v1/stream?namespace=other', '/api/v1/cortex/stream?namespace=other']) {
+      await expect(readSse(`${cairn.url}${url}`, as(keys.incidents)), url).rejects.toThrow(/403/);
     }
   });
 

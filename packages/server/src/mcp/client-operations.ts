@@ -10,11 +10,16 @@ import { ReadEntryInput } from '../services/read-entry.ts';
 import type { MemoryOperations, OperationName } from './operations.ts';
 import { SERVED_OPERATIONS } from './service-operations.ts';
 
-/** Check the raw arguments with the service's own schema first, then call with them as they are. */
-const checked = <R>(schema: z.ZodType, call: (raw: unknown) => Promise<R>) =>
+/**
+ * Check the raw arguments with the service's own schema first, then call with those it knows
+ * (as the schema leaves them, defaults aside): `/mcp` drops an argument a tool does not take, so
+ * this does too, rather than send it on as a query parameter the route refuses.
+ */
+const checked = <R>(schema: z.ZodObject, call: (raw: unknown) => Promise<R>) =>
   async (raw: unknown): Promise<R> => {
     parseInput(schema, raw);
-    return call(raw);
+    const known = Object.keys(schema.shape);
+    return call(Object.fromEntries(Object.entries((raw ?? {}) as object).filter(([name]) => known.includes(name))));
   };
 
 /**

@@ -57,12 +57,32 @@ export const entryFields = (entry: Entry): FieldText[] => {
 };
 
 /**
+ * Whether two values equal by content hash list their object keys in the same order, down to
+ * the depth the text walk reads: the hash is of the value with its keys sorted, but the text
+ * is read in the value's own order (and cut at MAX_INDEXED_CHARS), so `{a, b}` and `{b, a}`
+ * can index differently. PostgreSQL's jsonb returns keys in an order of its own.
+ */
+const sameKeyOrder = (a: unknown, b: unknown, depth = 0): boolean => {
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object' || depth >= MAX_DEPTH) return true;
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  if (keysA.length !== keysB.length) return false;
+  return keysA.every((key, i) => key === keysB[i] && sameKeyOrder((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], depth + 1));
+};
+
+/**
  * Whether two versions of one entry have the same searchable text (its address is theirs
- * both): the same value, by its content hash, and the same tags. What else a version changes
- * (confidence, evidence, event type, provenance, expiry) is read from the entry itself.
+ * both): the same value, by its content hash and its keys' order, and the same tags. What else
+ * a version changes (confidence, evidence, event type, provenance, expiry) is read from the
+ * entry itself.
  */
 export const sameText = (a: Entry, b: Entry): boolean =>
-  !a.deleted && !b.deleted && a.content_hash === b.content_hash && a.tags.length === b.tags.length && a.tags.every((tag, i) => tag === b.tags[i]);
+  !a.deleted &&
+  !b.deleted &&
+  a.content_hash === b.content_hash &&
+  a.tags.length === b.tags.length &&
+  a.tags.every((tag, i) => tag === b.tags[i]) &&
+  sameKeyOrder(a.value, b.value);
 
 /** An entry's terms with their weighted frequencies, and its weighted length (BM25F). */
 export interface DocTerms {

@@ -23,7 +23,8 @@ interface Known {
 
 /**
  * Dense document numbers ("slots") for the in-process indexes. A new version takes a new
- * slot and kills the old one, so postings are only ever appended; `compactIfSparse`
+ * slot and kills the old one, so postings are only ever appended (a version of the same text
+ * takes its predecessor's slot instead: `renew`, which adds no posting); `compactIfSparse`
  * renumbers once dead slots pile up. The newest version seen per entry is kept even for a
  * tombstone, so a late, older version (the S3 change log may deliver out of order) is ignored.
  */

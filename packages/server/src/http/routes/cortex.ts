@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { digestMatches } from '../../cortex/read-digests.ts';
 import { parseInput } from '../../domain/parse-input.ts';
-import { pathVisible, requireScope } from '../../services/authorize.ts';
+import { namespaceFor, pathVisible, requireScope } from '../../services/authorize.ts';
 import { BriefingInput, briefing } from '../../services/briefing.ts';
 import { cortexStatus } from '../../services/cortex-status.ts';
 import { DIGEST_TYPES, digestVisible, ListDigestsInput, listDigests } from '../../services/list-digests.ts';
@@ -15,6 +15,7 @@ import { ErrorResponse } from './error-schema.ts';
 import type { RoutePlugin } from '../http-context.ts';
 
 const StreamQuery = z.object({
+  namespace: ListDigestsInput.shape.namespace,
   scope: ListDigestsInput.shape.scope,
   type: z.enum(DIGEST_TYPES).optional(),
 });
@@ -46,6 +47,7 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, k
       const ctx = ctxOf(request);
       requireScope(ctx, 'read');
       const query = parseInput(StreamQuery, request.query);
+      const namespace = namespaceFor(ctx, query.namespace);
       const visible = digestVisible(ctx);
       const removedVisible = (scope: string) => (scope.startsWith('path:') ? pathVisible(ctx, scope.slice('path:'.length)) : (ctx.access?.prefixes ?? null) === null);
       reply.hijack();
@@ -56,7 +58,7 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, k
       });
       open.add(connection);
       connection.watch(() => stillAdmitted(request, keys), KEY_RECHECK_MS);
-      unsubscribe = feed.subscribe(ctx.namespace, (event, id) => {
+      unsubscribe = feed.subscribe(namespace, (event, id) => {
         if (event.type === 'digest' && visible(event.digest) && digestMatches(event.digest, query.scope, query.type)) connection.send('digest', event.digest, id);
         else if (event.type === 'digest_removed' && query.type === undefined && removedVisible(event.scope)) connection.send('digest_removed', { scope: event.scope }, id);
         else if (event.type === 'pattern' && query.scope === undefined && pathVisible(ctx, event.pattern.entity_path)) connection.send('pattern', event.pattern, id);

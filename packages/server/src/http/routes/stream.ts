@@ -2,19 +2,21 @@ import { z } from 'zod';
 import type { Entry } from '../../domain/entry.ts';
 import { pathHasPrefix } from '../../domain/names.ts';
 import { parseInput } from '../../domain/parse-input.ts';
-import { pathVisible, requirePath } from '../../services/authorize.ts';
-import { EntityPathSchema } from '../../domain/names.ts';
+import { namespaceFor, pathVisible, requirePath } from '../../services/authorize.ts';
+import { EntityPathSchema, NamespaceSchema } from '../../domain/names.ts';
 import { contextOf } from '../context.ts';
 import { stillAdmitted } from '../auth.ts';
 import { KEY_RECHECK_MS, SseConnection } from '../sse.ts';
 import type { RoutePlugin } from '../http-context.ts';
 
 const StreamQuery = z.object({
+  namespace: NamespaceSchema.optional().describe("The namespace to watch (default: the key's own; another is 403 unless the key may use it)."),
   entity_path: EntityPathSchema.optional().describe('Only writes at or below this path.'),
 });
 
 /**
- * GET /api/v1/stream: every entry write in the caller's namespace as an `entry` event, live.
+ * GET /api/v1/stream: every entry write in the caller's namespace (or `namespace`) as an
+ * `entry` event, live.
  * The store's change feed includes other replicas' writes, so this works across replicas.
  */
 export const streamRoutes: RoutePlugin = async (app, { store, config, metrics, keys }) => {
@@ -29,6 +31,7 @@ export const streamRoutes: RoutePlugin = async (app, { store, config, metrics, k
     async (request, reply) => {
       const ctx = contextOf(request, config);
       const query = parseInput(StreamQuery, request.query);
+      const namespace = namespaceFor(ctx, query.namespace);
       if (query.entity_path !== undefined) requirePath(ctx, query.entity_path);
       reply.hijack();
       let unsubscribe = (): void => {};
@@ -42,7 +45,7 @@ export const streamRoutes: RoutePlugin = async (app, { store, config, metrics, k
       connection.watch(() => stillAdmitted(request, keys), KEY_RECHECK_MS);
       unsubscribe = store.changes.subscribe((entry: Entry) => {
         // Only what this key may read: its namespace, its prefixes.
-        if (entry.namespace !== ctx.namespace || !pathVisible(ctx, entry.entity_path)) return;
+        if (entry.namespace !== namespace || !pathVisible(ctx, entry.entity_path)) return;
         if (query.entity_path !== undefined && !pathHasPrefix(entry.entity_path, query.entity_path)) return;
         connection.send('entry', entry, `${entry.entity_path}/${encodeURIComponent(entry.key)}@${entry.version}`);
       });

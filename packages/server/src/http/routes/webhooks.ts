@@ -40,7 +40,10 @@ export const webhookRoutes: RoutePlugin = async (app, { deps }) => {
           summary: 'Receive a provider webhook (pagerduty, github, slack, jira)',
           tags: ['connectors'],
           params: z.object({ connector: z.string() }),
-          querystring: z.object({ api_key: z.string().optional().describe('The API key, for providers that cannot send headers.') }),
+          // Loose: a provider's webhook URL may carry parameters of its user's own (Jira
+          // substitutes `${issue.key}` and the like into the URL), and a delivery must not be
+          // refused for them (http/known-query.ts).
+          querystring: z.looseObject({ api_key: z.string().optional().describe('The API key, for providers that cannot send headers.') }),
           response: {
             200: z.object({ accepted: z.boolean(), duplicate: z.boolean(), entries: z.array(z.unknown()) }).passthrough(),
             202: z.object({ accepted: z.boolean(), duplicate: z.boolean(), entries: z.array(z.unknown()), reason: z.string().optional() }),

@@ -131,6 +131,11 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
           expect(res.status, url).toBe(422);
           expect(res.body.error.details, url).toEqual([{ field, message: expect.stringMatching(/^is not a query parameter of this route; it takes /) }]);
         }
+        // A filter put in the URL of a POST searched everything.
+        const posted = await cairn.call('POST', `/api/v1/search?entity_path=${path}`, { query: 'v2' });
+        expect(posted.status).toBe(422);
+        expect(posted.body.error.details).toEqual([{ field: 'entity_path', message: 'is not a query parameter of this route; it takes none' }]);
+        expect((await cairn.call('GET', '/health?probe=1')).status).toBe(200);
         expect((await cairn.call('GET', `/api/v1/entries?entity_path=${path}&limit=5`)).status).toBe(200);
         expect((await cairn.call('GET', `/api/v1/entries/${path}/k?version=1`)).body.value).toBe('v1');
       });

@@ -110,6 +110,22 @@ export const describeClientContract = (name: string, backend: BackendEnv): void 
       await client.write({ entity_path: `${path}/deeper`, key: 'two', value: '2' });
       await watching;
       expect(seen.map((e) => [e.entity_path, e.key])).toEqual([[path, 'one'], [`${path}/deeper`, 'two']]);
+
+      // Another namespace, named (this client's server is open: every namespace is its to use).
+      let openedThere!: () => void;
+      const openThere = new Promise<void>((resolve) => (openedThere = resolve));
+      const there: Entry[] = [];
+      const watchingThere = (async () => {
+        for await (const entry of client.watch({ namespace: 'elsewhere', entity_path: path, onOpen: openedThere })) {
+          there.push(entry);
+          break;
+        }
+      })();
+      await openThere;
+      await client.write({ entity_path: path, key: 'here', value: 'default namespace' });
+      await client.write({ namespace: 'elsewhere', entity_path: path, key: 'there', value: 'named namespace' });
+      await watchingThere;
+      expect(there.map((e) => [e.namespace, e.key])).toEqual([['elsewhere', 'there']]);
     });
 
     it('administers keys, teams and connectors, and reads the audit log', async () => {

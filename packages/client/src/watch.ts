@@ -6,6 +6,8 @@ import { SseParserStream } from './sse.ts';
 export interface WatchOptions {
   /** Only writes at or below this entity path. */
   entity_path?: string;
+  /** The namespace to watch (default: the key's own). */
+  namespace?: string;
   /** Stops the watch; the iteration then simply ends. */
   signal?: AbortSignal;
   /**
@@ -41,7 +43,7 @@ export async function* watchEntries(http: HttpTransport, options: WatchOptions =
     while (!signal.aborted) {
       let res: Response;
       try {
-        res = await http.send('GET', '/api/v1/stream', { query: { entity_path: options.entity_path }, signal, stream: true });
+        res = await http.send('GET', '/api/v1/stream', { query: { entity_path: options.entity_path, namespace: options.namespace }, signal, stream: true });
       } catch (error) {
         if (signal.aborted) return;
         // A server that is down or restarting comes back; a refused key or bad path does not.

@@ -18,7 +18,12 @@ const MAX_BACKOFF_MS = 30_000;
  * backoff; text search serves those rows meanwhile.
  */
 export class EmbeddingBacklog {
-  pending = 0;
+  /**
+   * Rows waiting for this embedder's vector. Unknown until the first count, and then at least
+   * one: at 0 from the start, /metrics said "caught up" in the moment between a start with a
+   * new embedder and that count, while every row still held the old embedder's vector.
+   */
+  pending = 1;
   private readonly sql: Sql;
   private readonly embedder: Embedder;
   private readonly logger: Logger;

@@ -1,7 +1,7 @@
 import type { BatchItem } from '../../ports/store.ts';
 import { VersionConflict } from '../../domain/errors.ts';
 import { compareAddresses } from '../../domain/order.ts';
-import { appendStatement, currentVersion } from './append-entry.ts';
+import { type Appended, appendStatement, appendedOf, currentVersion } from './append-entry.ts';
 import type { Sql } from './client.ts';
 import { isUniqueViolation } from './db-errors.ts';
 
@@ -18,9 +18,9 @@ class LostItem extends Error {
  * A batch is one transaction of the same compare-and-set statements single appends use, so it
  * commits with one WAL flush or not at all. Statements run in address order, the order the
  * group-commit batcher locks head rows in too, so a batch and a group commit never deadlock.
- * Returns each item's global sequence number, in the items' order.
+ * Returns each item's global sequence number (and kept vector), in the items' order.
  */
-export const appendBatch = async (sql: Sql, items: readonly BatchItem[]): Promise<number[]> => {
+export const appendBatch = async (sql: Sql, items: readonly BatchItem[]): Promise<Appended[]> => {
   const order = items.map((_, i) => i);
   order.sort((a, b) => {
     const x = (items[a] as BatchItem).entry;
@@ -28,7 +28,7 @@ export const appendBatch = async (sql: Sql, items: readonly BatchItem[]): Promis
     // Consecutive versions of one entry keep their order: each builds on the one before.
     return compareAddresses(x, y) || x.version - y.version;
   });
-  const seqs: number[] = new Array<number>(items.length);
+  const appended: Appended[] = new Array<Appended>(items.length);
   try {
     await sql.begin(async (tx) => {
       // Sent together (pipelined on the transaction's connection) and run by the server in
@@ -41,14 +41,14 @@ export const appendBatch = async (sql: Sql, items: readonly BatchItem[]): Promis
           if (isUniqueViolation(answer.reason)) throw new LostItem(i);
           throw answer.reason;
         }
-        const seq = answer.value[0]?.seq;
-        if (seq === undefined) throw new LostItem(i);
-        seqs[i] = Number(seq);
+        const row = answer.value[0];
+        if (row === undefined) throw new LostItem(i);
+        appended[i] = appendedOf(row);
       }
     });
   } catch (error) {
     if (!(error instanceof LostItem)) throw error;
     throw new VersionConflict(await currentVersion(sql, (items[error.item] as BatchItem).entry), error.item);
   }
-  return seqs;
+  return appended;
 };

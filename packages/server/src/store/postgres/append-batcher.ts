@@ -1,7 +1,7 @@
 import type { Entry } from '../../domain/entry.ts';
 import { VersionConflict } from '../../domain/errors.ts';
 import { compareAddresses } from '../../domain/order.ts';
-import { appendEntry, appendStatement, currentVersion } from './append-entry.ts';
+import { type AppendRow, type Appended, appendEntry, appendStatement, appendedOf, currentVersion } from './append-entry.ts';
 import type { Sql } from './client.ts';
 import { pipelined } from './pipelined.ts';
 import { StatementBatcher } from './statement-batcher.ts';
@@ -30,7 +30,7 @@ const byAddress = (a: Append, b: Append): number => compareAddresses(a.entry, b.
  * row and answers VersionConflict; it never fails the batch.
  */
 export class AppendBatcher {
-  private readonly batcher: StatementBatcher<Append, number>;
+  private readonly batcher: StatementBatcher<Append, Appended>;
 
   constructor(sql: Sql, maxInFlight: number) {
     this.batcher = new StatementBatcher({
@@ -41,21 +41,21 @@ export class AppendBatcher {
     });
   }
 
-  /** Resolves with the version's global sequence number once it is committed. */
-  append(entry: Entry, expectedHead: number): Promise<number> {
+  /** Resolves with the version's global sequence number (and kept vector) once it is committed. */
+  append(entry: Entry, expectedHead: number): Promise<Appended> {
     return this.batcher.run({ entry, expectedHead });
   }
 }
 
 /** One transaction, in one round trip (pipelined.ts), its head-row locks taken in address order. */
-const commitTogether = async (sql: Sql, appends: Append[]): Promise<(number | Promise<number>)[]> => {
+const commitTogether = async (sql: Sql, appends: Append[]): Promise<(Appended | Promise<Appended>)[]> => {
   const order = appends.map((_, i) => i).sort((i, j) => byAddress(appends[i] as Append, appends[j] as Append));
   const results = await pipelined(sql, (tx) => order.map((i) => appendStatement(tx, (appends[i] as Append).entry, (appends[i] as Append).expectedHead)));
-  const seqs: (string | undefined)[] = [];
-  order.forEach((i, at) => (seqs[i] = results[at]?.[0]?.seq));
+  const rows: (AppendRow | undefined)[] = [];
+  order.forEach((i, at) => (rows[i] = results[at]?.[0]));
   // A statement without a row lost its race: the version that won is looked up for its answer.
   return appends.map((a, i) => {
-    const seq = seqs[i];
-    return seq !== undefined ? Number(seq) : currentVersion(sql, a.entry).then((won) => Promise.reject(new VersionConflict(won)));
+    const row = rows[i];
+    return row !== undefined ? appendedOf(row) : currentVersion(sql, a.entry).then((won) => Promise.reject(new VersionConflict(won)));
   });
 };

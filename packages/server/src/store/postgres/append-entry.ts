@@ -5,25 +5,39 @@ import type { Sql } from './client.ts';
 import { isUniqueViolation } from './db-errors.ts';
 import { ENTRY_CASTS, ENTRY_COLUMNS, entryParams } from './entry-row.ts';
 import { ANALYSIS_VERSION } from '../../search-rules/analyzer.ts';
-import { tsvectorOf } from './search-terms.ts';
+import { textStamp, tsvectorOf } from './search-terms.ts';
 
-// $1… follow ENTRY_COLUMNS; then the search row's terms and length; the last parameter of
-// ADVANCE is the expected head. The head row and the search row reuse the entry's parameters.
+// $1… follow ENTRY_COLUMNS; then the search row's terms, length and text stamp; the last
+// parameter of ADVANCE is the expected head. The head row and the search row reuse the entry's
+// parameters.
 const param = (column: (typeof ENTRY_COLUMNS)[number]): string => `$${ENTRY_COLUMNS.indexOf(column) + 1}`;
 const typed = (column: (typeof ENTRY_COLUMNS)[number]): string => `${param(column)}::${ENTRY_CASTS[column]}`;
 const TERMS = `$${ENTRY_COLUMNS.length + 1}`;
 const DOC_LENGTH = `$${ENTRY_COLUMNS.length + 2}`;
-const EXPECTED_HEAD = `$${ENTRY_COLUMNS.length + 3}`;
+const STAMP = `$${ENTRY_COLUMNS.length + 3}`;
+const EXPECTED_HEAD = `$${ENTRY_COLUMNS.length + 4}`;
 const HEAD_VALUES = ['namespace', 'entity_path', 'key', 'version', 'agent_id', 'written_at', 'expires_at', 'deleted'] as const;
 const SEARCH_VALUES = ['namespace', 'entity_path', 'key', 'version', 'agent_id', 'event_type', 'confidence', 'written_at', 'expires_at'] as const;
 const SAME_ENTRY = `namespace = $1 and entity_path = $2 and key = $3`;
+
+/**
+ * Whether the search row being replaced was made from this version's text: its stamp names the
+ * row's own version and this version's digest (textStamp), and its terms are of this
+ * analysis. Then the row keeps its terms, length and vector (and so its embedder), and only the
+ * entry's other columns change: no indexed column, so PostgreSQL can update the row in place.
+ */
+const SAME_TEXT = `cairn_search.analysis = ${ANALYSIS_VERSION} and cairn_search.text_stamp = cairn_search.version::text || ':' || ${STAMP}::text`;
+const keptUnlessNew = (column: string, otherwise: string): string =>
+  `${column} = case when ${SAME_TEXT} then cairn_search.${column} else ${otherwise} end`;
 
 /**
  * The version, then its search row (search-rows.ts keeps the same shape), each only if the
  * claim before it succeeded: the row is upserted for a live version and removed for a
  * tombstone, in the same statement and so the same commit, so a write is searchable by text
  * as soon as it is acknowledged, on every replica. A new version's row has no vector yet
- * (embedder null): the indexer or the embedding backlog adds it.
+ * (embedder null): the indexer or the embedding backlog adds it, unless the version's text is
+ * the row's (SAME_TEXT), whose vector it keeps. The statement answers the embedder of the
+ * vector the row kept (`kept`, null when it has none), so the indexer need not embed it again.
  */
 const INSERT_VERSION = `,
   version as (
@@ -32,18 +46,21 @@ const INSERT_VERSION = `,
     returning seq
   ),
   live as (
-    insert into cairn_search (${SEARCH_VALUES.join(', ')}, terms, doc_length, embedder, analysis)
-    select ${SEARCH_VALUES.map(typed).join(', ')}, ${TERMS}::tsvector, ${DOC_LENGTH}::real, null, ${ANALYSIS_VERSION}
+    insert into cairn_search (${SEARCH_VALUES.join(', ')}, terms, doc_length, embedder, analysis, text_stamp)
+    select ${SEARCH_VALUES.map(typed).join(', ')}, ${TERMS}::tsvector, ${DOC_LENGTH}::real, null, ${ANALYSIS_VERSION},
+           ${typed('version')}::text || ':' || ${STAMP}::text
       from version where not ${typed('deleted')}
     on conflict (namespace, entity_path, key) do update set
-      ${[...SEARCH_VALUES.slice(3), 'terms', 'doc_length', 'embedder', 'analysis'].map((c) => `${c} = excluded.${c}`).join(', ')}
+      ${[...SEARCH_VALUES.slice(3), 'analysis', 'text_stamp'].map((c) => `${c} = excluded.${c}`).join(', ')},
+      ${keptUnlessNew('terms', 'excluded.terms')}, ${keptUnlessNew('doc_length', 'excluded.doc_length')}, ${keptUnlessNew('embedder', 'null')}
     where cairn_search.version < excluded.version
+    returning embedder
   ),
   gone as (
     delete from cairn_search
      where ${SAME_ENTRY} and version < ${typed('version')} and ${typed('deleted')} and exists (select 1 from version)
   )
-  select seq from version`;
+  select seq, (select embedder from live) as kept from version`;
 
 /**
  * One statement, hence one round trip and one implicit transaction: claim the head, then
@@ -72,6 +89,20 @@ const ADVANCE = `
 /** Where statements run: the pool, or one transaction of the batcher. */
 export type Queryable = Sql | postgres.TransactionSql;
 
+/** One append's answer: its global sequence number, and the embedder of the vector its search row kept. */
+export interface Appended {
+  seq: number;
+  /** Set when the version's text was its predecessor's and the row kept that vector. */
+  keptEmbedder: string | null;
+}
+
+export interface AppendRow {
+  seq: string;
+  kept: string | null;
+}
+
+export const appendedOf = (row: AppendRow): Appended => ({ seq: Number(row.seq), keptEmbedder: row.kept });
+
 /**
  * The compare-and-set statement for one append: one row holding the new version's global
  * sequence number, or no row when the entry's head was not `expectedHead`.
@@ -79,10 +110,10 @@ export type Queryable = Sql | postgres.TransactionSql;
 export const appendStatement = (db: Queryable, entry: Entry, expectedHead: number) => {
   // A tombstone's row is removed, not written: its terms are not worth analysing.
   const { literal, length } = entry.deleted ? { literal: '', length: 0 } : tsvectorOf(entry);
-  const params = [...entryParams(entry), literal, length];
+  const params = [...entryParams(entry), literal, length, entry.deleted ? '' : textStamp(entry)];
   return expectedHead === 0
-    ? db.unsafe<{ seq: string }[]>(CREATE_FIRST, params, { prepare: true })
-    : db.unsafe<{ seq: string }[]>(ADVANCE, [...params, expectedHead], { prepare: true });
+    ? db.unsafe<AppendRow[]>(CREATE_FIRST, params, { prepare: true })
+    : db.unsafe<AppendRow[]>(ADVANCE, [...params, expectedHead], { prepare: true });
 };
 
 /** The entry's head version now (0 = never written), for the VersionConflict of a lost race. */
@@ -94,12 +125,11 @@ export const currentVersion = async (sql: Sql, a: EntryAddress): Promise<number>
 };
 
 /**
- * Appends `entry` in its own transaction if the entry's head is still `expectedHead`,
- * returning the version's global sequence number; otherwise throws VersionConflict with the
- * version found.
+ * Appends `entry` in its own transaction if the entry's head is still `expectedHead`;
+ * otherwise throws VersionConflict with the version found.
  */
-export const appendEntry = async (sql: Sql, entry: Entry, expectedHead: number): Promise<number> => {
-  let rows: { seq: string }[];
+export const appendEntry = async (sql: Sql, entry: Entry, expectedHead: number): Promise<Appended> => {
+  let rows: AppendRow[];
   try {
     rows = await appendStatement(sql, entry, expectedHead);
   } catch (error) {
@@ -108,7 +138,7 @@ export const appendEntry = async (sql: Sql, entry: Entry, expectedHead: number):
     if (!isUniqueViolation(error)) throw error;
     rows = [];
   }
-  const seq = rows[0]?.seq;
-  if (seq === undefined) throw new VersionConflict(await currentVersion(sql, entry));
-  return Number(seq);
+  const row = rows[0];
+  if (row === undefined) throw new VersionConflict(await currentVersion(sql, entry));
+  return appendedOf(row);
 };

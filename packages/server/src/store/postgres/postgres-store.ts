@@ -8,6 +8,7 @@ import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage,
 import { randomUUID } from 'node:crypto';
 import { dropVersionRows, forgetRows, vacuumTables } from './forget.ts';
 import { appendBatch } from './append-batch.ts';
+import type { Appended } from './append-entry.ts';
 import { readLinkedTo } from './read-links.ts';
 import { AppendBatcher } from './append-batcher.ts';
 import { RecordOps } from './record-ops.ts';
@@ -54,6 +55,8 @@ export class PostgresStore implements Store {
   private readonly logger: Logger;
   private readonly timeoutMs: number;
   private closing: Promise<void> | null = null;
+  /** Entries whose append kept their search row's vector, and its embedder (keptVector). */
+  private readonly keptVectors = new WeakMap<Entry, string>();
   /** Operations under way, which close() lets finish. */
   private readonly running = new Set<Promise<unknown>>();
 
@@ -110,16 +113,31 @@ export class PostgresStore implements Store {
 
   async append(entry: Entry, expectedHead: number): Promise<void> {
     const mark = this.feed.forgets.mark();
-    const seq = await this.run('append', () => retryingRollbacks(() => this.appends.append(entry, expectedHead)));
-    this.feed.appended([{ seq, entry }], mark);
+    const appended = await this.run('append', () => retryingRollbacks(() => this.appends.append(entry, expectedHead)));
+    this.noteKept(entry, appended);
+    this.feed.appended([{ seq: appended.seq, entry }], mark);
   }
 
   async appendBatch(items: readonly BatchItem[]): Promise<void> {
     // A malformed batch is the caller's mistake, not an outage: refuse it before the database.
     continuesEarlierItem(items);
     const mark = this.feed.forgets.mark();
-    const seqs = await this.run('append batch', () => retryingRollbacks(() => appendBatch(this.sql, items)));
-    this.feed.appended(items.map(({ entry }, i) => ({ seq: seqs[i] as number, entry })), mark);
+    const appended = await this.run('append batch', () => retryingRollbacks(() => appendBatch(this.sql, items)));
+    items.forEach(({ entry }, i) => this.noteKept(entry, appended[i] as Appended));
+    this.feed.appended(items.map(({ entry }, i) => ({ seq: (appended[i] as Appended).seq, entry })), mark);
+  }
+
+  /**
+   * The embedder of the vector this process's append of `entry` kept in its search row (its
+   * text was its predecessor's: append-entry.ts), so the search indexer need not embed it
+   * again; undefined for every other version.
+   */
+  keptVector(entry: Entry): string | undefined {
+    return this.keptVectors.get(entry);
+  }
+
+  private noteKept(entry: Entry, appended: Appended): void {
+    if (appended.keptEmbedder !== null) this.keptVectors.set(entry, appended.keptEmbedder);
   }
 
   /** One transaction over every table; other replicas hear of it through NOTIFY cairn_forget. */

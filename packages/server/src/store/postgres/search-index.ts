@@ -40,7 +40,7 @@ export class PostgresSearchIndex implements SearchIndex {
   private readonly backlog: EmbeddingBacklog | null;
   private indexedDimension: number | null = null;
 
-  constructor(sql: Sql, store: Store, embedder: Embedder, vectors: boolean, logger: Logger) {
+  constructor(sql: Sql, store: PostgresStore, embedder: Embedder, vectors: boolean, logger: Logger) {
     this.sql = sql;
     this.embedder = embedder;
     this.vectors = vectors;
@@ -51,6 +51,7 @@ export class PostgresSearchIndex implements SearchIndex {
       sql, store, embedder, vectors, stats: this.stats, logger,
       vectorsReady: () => this.indexedDimension !== null,
       onUnembedded: () => this.backlog?.nudge(),
+      keptVector: (entry) => store.keptVector(entry),
     });
   }
 

@@ -25,6 +25,8 @@ export interface IndexerOptions {
   vectorsReady: () => boolean;
   /** Called after rows were written without a vector (a remote embedder's backlog). */
   onUnembedded: () => void;
+  /** The embedder whose vector an announced version's row kept from its predecessor, if any. */
+  keptVector: (entry: Entry) => string | undefined;
 }
 
 /**
@@ -119,7 +121,8 @@ export class SearchIndexer {
     const live = entries.filter((e) => !e.deleted);
     const rows: SearchRow[] = live.map((entry) => ({ entry }));
     const { embedder } = this.o;
-    const unembedded = rows.filter(({ entry }) => vectorOf?.get(entry) !== embedder.id);
+    // A version of its predecessor's text kept that version's vector (append-entry.ts).
+    const unembedded = rows.filter(({ entry }) => vectorOf?.get(entry) !== embedder.id && (from === 'sweep' || this.o.keptVector(entry) !== embedder.id));
     if (embedder.local && this.o.vectors && this.o.vectorsReady() && unembedded.length > 0) {
       const texts = unembedded.map(({ entry }) => embeddingText(entry));
       const vectors = await (embedder.embedInBackground?.(texts) ?? embedder.embed(texts));

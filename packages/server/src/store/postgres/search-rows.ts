@@ -3,7 +3,7 @@ import type { Entry } from '../../domain/entry.ts';
 import type { Sql } from './client.ts';
 import { type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
 import { ANALYSIS_VERSION } from '../../search-rules/analyzer.ts';
-import { tsvectorOf } from './search-terms.ts';
+import { textStamp, tsvectorOf } from './search-terms.ts';
 import { vectorLiteral } from './search-vectors.ts';
 import { compareAddresses } from '../../domain/order.ts';
 
@@ -17,7 +17,7 @@ export interface SearchRow {
 const COLUMNS = selectEntryColumns('v');
 
 const SHAPE = `namespace text, entity_path text, key text, version int, agent_id text, event_type text, confidence float8,
-  written_at timestamptz, expires_at timestamptz, terms text, doc_length real, embedder text, embedding text`;
+  written_at timestamptz, expires_at timestamptz, terms text, doc_length real, text_stamp text, embedder text, embedding text`;
 
 /**
  * Write the search rows of live heads in one statement. A row only moves forward: an older
@@ -38,6 +38,7 @@ export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors:
       return {
         namespace: e.namespace, entity_path: e.entity_path, key: e.key, version: e.version, agent_id: e.agent_id, event_type: e.event_type,
         confidence: e.confidence, written_at: e.written_at, expires_at: e.expires_at, terms: literal, doc_length: length,
+        text_stamp: `${e.version}:${textStamp(e)}`,
         embedder: vector ? (embedder ?? null) : null, embedding: vector ? vectorLiteral(vector) : null,
       };
     }),
@@ -53,9 +54,9 @@ export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors:
     ? ' or (cairn_search.version = excluded.version and excluded.embedder is not null and cairn_search.embedder is distinct from excluded.embedder)'
     : '';
   await sql.unsafe(
-    `insert into cairn_search (namespace, entity_path, key, version, agent_id, event_type, confidence, written_at, expires_at, terms, doc_length, embedder, analysis${vectorColumn})
+    `insert into cairn_search (namespace, entity_path, key, version, agent_id, event_type, confidence, written_at, expires_at, terms, doc_length, text_stamp, embedder, analysis${vectorColumn})
      select r.namespace, r.entity_path, r.key, r.version, r.agent_id, r.event_type, r.confidence, r.written_at, r.expires_at,
-            r.terms::tsvector, r.doc_length, r.embedder, ${ANALYSIS_VERSION}${vectorValue}
+            r.terms::tsvector, r.doc_length, r.text_stamp, r.embedder, ${ANALYSIS_VERSION}${vectorValue}
        from json_to_recordset($1::text::json) as r(${SHAPE})
        -- Only while the head still names this version: a forgotten entry (head deleted) must
        -- not come back through a late upsert, and the lock makes a forget under way wait.
@@ -64,7 +65,7 @@ export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors:
      on conflict (namespace, entity_path, key) do update set
        version = excluded.version, agent_id = excluded.agent_id, event_type = excluded.event_type, confidence = excluded.confidence,
        written_at = excluded.written_at, expires_at = excluded.expires_at, terms = excluded.terms, doc_length = excluded.doc_length,
-       analysis = excluded.analysis, ${keep('embedder')}${vectorUpdate}
+       text_stamp = excluded.text_stamp, analysis = excluded.analysis, ${keep('embedder')}${vectorUpdate}
      where cairn_search.version < excluded.version
         or (cairn_search.version = excluded.version and cairn_search.analysis < excluded.analysis)${vectorFill}`,
     [json],

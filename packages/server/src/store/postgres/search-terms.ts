@@ -1,4 +1,5 @@
 import type { Entry } from '../../domain/entry.ts';
+import { sha256 } from '../../domain/content-hash.ts';
 import type { ParsedQuery, Phrase } from '../../ports/search-index.ts';
 import { analyze } from '../../search-rules/analyzer.ts';
 import { FIELD_LETTER, FIELD_WEIGHTS, type FieldClass, entryFields } from '../../search-rules/entry-text.ts';
@@ -41,6 +42,15 @@ export const tsvectorOf = (entry: Entry): { literal: string; length: number } =>
   for (const [term, list] of positions) parts.push(`'${term}':${list.join(',')}`);
   return { literal: parts.join(' '), length };
 };
+
+/**
+ * A digest of what a search row's terms and vector are made from: the value as written (its
+ * object keys in their own order, which the text walk follows and jsonb does not keep) and the
+ * tags. The row's address is the entry's; everything else a version carries is read from the
+ * row's other columns. Stored with the row's version as `text_stamp` (migration 013), so that
+ * a version of the same text keeps the row's terms and vector (append-entry.ts).
+ */
+export const textStamp = (entry: Entry): string => sha256(JSON.stringify([entry.value, entry.tags])).slice(0, 32);
 
 /** The weighted frequency of the positions in `text` from `from` to `to` (`3B,9B,12`). */
 const tfBetween = (text: string, from: number, to: number): number => {

@@ -1,0 +1,167 @@
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
+import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
+import { type Sql, createClient } from '../../packages/server/src/store/postgres/client.ts';
+import { openPostgresStore, type PostgresStore } from '../../packages/server/src/store/postgres/index.ts';
+import { SearchIndexer } from '../../packages/server/src/store/postgres/search-indexer.ts';
+import { SearchStats } from '../../packages/server/src/store/postgres/search-stats.ts';
+import { prepareSearchVectors } from '../../packages/server/src/store/postgres/search-vectors.ts';
+import { fillVectors, upsertSearchRows } from '../../packages/server/src/store/postgres/search-rows.ts';
+import { makeEntry } from '../contract/store-contract.ts';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+
+// A version whose text (value as written, and tags) is its predecessor's keeps the search
+// row's terms and vector; every other version is analysed, and waits for its vector, anew.
+describe('postgres search rows: a version of the same text', () => {
+  let pg: TestPostgres;
+  let store: PostgresStore;
+  let sql: Sql;
+  const logger = pino({ level: 'silent' });
+  const namespace = `same-${Date.now()}`;
+  const vector = (x: number) => Float32Array.from([x, 1 - x, 0.5]);
+  const at = (key: string, version: number, extra: Partial<Entry> = {}) =>
+    makeEntry({ namespace, entity_path: 'svc/same', key, version, value: { title: `${key} deploy notes`, body: 'canary rollout' }, ...extra });
+  const row = async (key: string) =>
+    (await sql<{ version: number; confidence: number; embedder: string | null; embedding: string | null; terms: string; text_stamp: string }[]>`
+      select version, confidence, embedder, embedding::text as embedding, terms::text as terms, text_stamp from cairn_search
+       where namespace = ${namespace} and entity_path = 'svc/same' and key = ${key}`)[0];
+  /** v1 appended and given a vector, as the indexer does. */
+  const embedded = async (key: string, extra: Partial<Entry> = {}): Promise<Entry> => {
+    const v1 = at(key, 1, extra);
+    await store.append(v1, 0);
+    await fillVectors(sql, [{ entry: v1, vector: vector(0.25), embedder: 'test:a' }]);
+    return v1;
+  };
+
+  beforeAll(async () => {
+    pg = await startPostgres();
+    store = await openPostgresStore({ dsn: pg.dsn, logger });
+    sql = createClient({ dsn: pg.dsn, logger, max: 2, connectTimeoutS: 3, statementTimeoutMs: 10_000 });
+  });
+  afterAll(async () => {
+    await sql?.end({ timeout: 0 });
+    await store?.close();
+    await pg?.stop();
+  });
+
+  it('keeps the terms and the vector, and moves the other columns to the new version', async () => {
+    await embedded('kept');
+    const before = await row('kept');
+    const v2 = at('kept', 2, { confidence: 0.4, agent_id: 'other' });
+    await store.append(v2, 1);
+    expect(await row('kept')).toEqual({ ...before, version: 2, confidence: 0.4, text_stamp: before?.text_stamp.replace(/^1:/, '2:') });
+    // The indexer is told it need not embed this version again.
+    expect(store.keptVector(v2)).toBe('test:a');
+  });
+
+  it('analyses anew, and waits for a new vector, when the value, its key order or the tags change', async () => {
+    const changes: [string, Partial<Entry>][] = [
+      ['value', { value: { title: 'value deploy notes', body: 'blue green rollout' } }],
+      // The same content hash, read in another order (the text walk follows the keys' order).
+      ['order', { value: { body: 'canary rollout', title: 'order deploy notes' } }],
+      ['tags', { tags: ['release'] }],
+    ];
+    for (const [key, change] of changes) {
+      await embedded(key);
+      const before = await row(key);
+      const v2 = at(key, 2, change);
+      await store.append(v2, 1);
+      const after = await row(key);
+      expect(after, key).toMatchObject({ version: 2, embedder: null });
+      expect(store.keptVector(v2), key).toBeUndefined();
+      if (key !== 'order') expect(after?.terms, key).not.toBe(before?.terms);
+    }
+    expect((await row('value'))?.terms).toContain("'green'");
+    expect((await row('tags'))?.terms).toContain("'releas':");
+  });
+
+  it('keeps nothing from a row a server without the stamp wrote since', async () => {
+    // v1 of text A stamped; v2 of text B written by an older server, which moves the row's
+    // version and terms and leaves the stamp as v1 left it.
+    const v1 = await embedded('older');
+    const stampOfA = (await row('older'))?.text_stamp;
+    await store.append(at('older', 2, { value: 'written by an older server about kafka' }), 1);
+    await sql`update cairn_search set text_stamp = ${stampOfA ?? ''} where namespace = ${namespace} and key = 'older'`;
+    // v3 is text A again: the stamp names version 1, the row holds version 2.
+    await store.append(at('older', 3, { value: v1.value }), 2);
+    const after = await row('older');
+    expect(after).toMatchObject({ version: 3, embedder: null });
+    expect(after?.terms).toContain("'canari'");
+    expect(after?.terms).not.toContain("'kafka'");
+  });
+
+  it('keeps no vector the predecessor did not have yet, and fills the new version\'s', async () => {
+    await store.append(at('queued', 1), 0);
+    const v2 = at('queued', 2, { confidence: 0.7 });
+    await store.append(v2, 1);
+    expect(await row('queued')).toMatchObject({ version: 2, embedder: null });
+    expect(store.keptVector(v2)).toBeUndefined();
+    await fillVectors(sql, [{ entry: v2, vector: vector(0.5), embedder: 'test:a' }]);
+    expect(await row('queued')).toMatchObject({ version: 2, embedder: 'test:a' });
+  });
+
+  it('keeps them in a batch, and after a row the sweep rewrote', async () => {
+    await embedded('batch');
+    const v2 = at('batch', 2, { confidence: 0.3 });
+    const v3 = at('batch', 3, { confidence: 0.2 });
+    await store.appendBatch([{ entry: v2, expectedHead: 1 }, { entry: v3, expectedHead: 2 }]);
+    expect(await row('batch')).toMatchObject({ version: 3, confidence: 0.2, embedder: 'test:a' });
+    expect(store.keptVector(v3)).toBe('test:a');
+
+    // The sweep writes whole rows (of versions an appending server did not index), stamp and all.
+    const swept = at('swept', 1);
+    await store.append(swept, 0);
+    await sql`update cairn_search set text_stamp = null where namespace = ${namespace} and key = 'swept'`;
+    await upsertSearchRows(sql, [{ entry: { ...swept }, vector: vector(0.75), embedder: 'test:a' }], true);
+    const v2s = at('swept', 2, { confidence: 0.5 });
+    await store.append(v2s, 1);
+    expect(await row('swept')).toMatchObject({ version: 2, embedder: 'test:a', embedding: '[0.75,0.25,0.5]' });
+  });
+
+  it('leaves a version kept by its append out of the indexer\'s embedding', async () => {
+    // The indexer alone, without the embedding backlog (which gives rows of other embedders,
+    // and rows without a vector, theirs): what it asks the embedder is what it embeds.
+    const builtin = new BuiltinEmbedder();
+    const asked: string[] = [];
+    const counting = Object.assign(Object.create(builtin) as BuiltinEmbedder, {
+      embedInBackground: (texts: readonly string[]) => (asked.push(...texts), builtin.embed(texts)),
+      embed: (texts: readonly string[]) => (asked.push(...texts), builtin.embed(texts)),
+    });
+    await prepareSearchVectors(sql, { id: builtin.id, dimension: builtin.dimension }, logger);
+    const stats = new SearchStats(sql, logger);
+    const indexer = new SearchIndexer({
+      sql, store, embedder: counting, vectors: true, stats, logger,
+      vectorsReady: () => true,
+      onUnembedded: () => {},
+      keptVector: (entry) => store.keptVector(entry),
+    });
+    // The indexer hears of a version on the change feed, after its commit's notification.
+    const indexed = async (entry: Entry, expectedHead: number) => {
+      const before = indexer.indexed;
+      await store.append(entry, expectedHead);
+      await expect.poll(() => indexer.indexed).toBeGreaterThan(before);
+      await indexer.idle();
+    };
+    try {
+      indexer.start();
+      await indexed(at('indexed', 1), 0);
+      expect(await row('indexed')).toMatchObject({ version: 1, embedder: builtin.id });
+      const first = asked.filter((t) => t.includes('\nindexed\n'));
+      expect(first).toHaveLength(1);
+
+      await indexed(at('indexed', 2, { confidence: 0.6 }), 1);
+      await indexed(at('indexed', 3, { value: 'a new text about the checkout service' }), 2);
+      await indexed(at('indexed', 4, { value: 'a new text about the checkout service', confidence: 0.5 }), 3);
+      // Version 3's text was embedded; versions 2 and 4 kept their predecessor's vector.
+      const all = asked.filter((t) => t.includes('\nindexed\n'));
+      expect(all).toHaveLength(2);
+      expect(all[1]).toContain('checkout');
+      expect(await row('indexed')).toMatchObject({ version: 4, embedder: builtin.id });
+    } finally {
+      indexer.close();
+      stats.close();
+      await builtin.close();
+    }
+  });
+});

@@ -19,7 +19,9 @@ export const benchGoals = (r: BenchResults): GoalRow[] => {
   if (r.entries) {
     const e = r.entries;
     rows.push({ measure: 'write req/s vs POST hello-world (filesystem)', value: `${pct(e.write_ratio)} (${k(e.write.rps)} vs ${k(e.ceiling_post.rps)})`, goal: '≥ 50 %', met: e.write_ratio >= 0.5 });
-    rows.push({ measure: 'read req/s vs GET hello-world', value: `${pct(e.read_ratio)} (${k(e.read.rps)} vs ${k(e.ceiling_get.rps)})`, goal: '≥ 80 %', met: e.read_ratio >= 0.8 });
+    // Older results have no same-answer ceiling.
+    const sameAnswer = e.ceiling_get_entry ? `; ${pct(e.read_ratio_same_answer)} of the same stack sending the same answer (${k(e.ceiling_get_entry.rps)})` : '';
+    rows.push({ measure: 'read req/s vs GET hello-world', value: `${pct(e.read_ratio)} (${k(e.read.rps)} vs ${k(e.ceiling_get.rps)})${sameAnswer}`, goal: '≥ 80 %', met: e.read_ratio >= 0.8 });
     // Older results have no update load.
     if (e.update) rows.push({ measure: `updates of ${k(e.update.entries)} entries (filesystem), p99`, value: `${e.update.p99_ms} ms (${k(e.update.rps)} req/s, ${pct(e.update.rps / e.ceiling_post.rps)} of POST hello-world)`, goal: '≤ 50 ms', met: e.update.p99_ms <= 50 });
   }

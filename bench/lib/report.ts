@@ -17,6 +17,10 @@ const throughputChart = (r: BenchResults): string => {
   if (r.entries) {
     groups.push({ label: 'write (filesystem)', values: [r.entries.write.rps, r.entries.ceiling_post.rps], note: `${Math.round(r.entries.write_ratio * 100)} % of POST hello-world` });
     groups.push({ label: 'read (filesystem)', values: [r.entries.read.rps, r.entries.ceiling_get.rps], note: `${Math.round(r.entries.read_ratio * 100)} % of GET hello-world` });
+    // Older results have no same-answer ceiling.
+    if (r.entries.ceiling_get_entry) {
+      groups.push({ label: 'read vs the same answer', values: [r.entries.read.rps, r.entries.ceiling_get_entry.rps], note: `${Math.round(r.entries.read_ratio_same_answer * 100)} % of the same stack sending a read's answer` });
+    }
     // Older results have no update load.
     if (r.entries.update) groups.push({ label: 'update (filesystem)', values: [r.entries.update.rps, r.entries.ceiling_post.rps], note: `p99 ${r.entries.update.p99_ms} ms` });
   }

@@ -37,12 +37,15 @@ export const scrubAudit = async (deps: Pick<ServiceDeps, 'store' | 'audit'>, tar
   for await (const record of allRecords(deps.store, collection)) {
     if (end !== null && record.id > end) break;
     const events = record.data.events;
-    if (!Array.isArray(events) || !events.some((e: StoredEvent | null) => hashOfForgotten(target, e))) continue;
+    if (!Array.isArray(events)) continue;
+    let found = false;
     const scrubbed = events.map((e: StoredEvent | null) => {
-      if (e === null || !hashOfForgotten(target, e)) return e;
-      const { content_hash: _gone, ...changes } = e.changes as Record<string, unknown>;
+      if (!hashOfForgotten(target, e)) return e;
+      found = true;
+      const { content_hash: _gone, ...changes } = (e as StoredEvent).changes as Record<string, unknown>;
       return { ...e, changes };
     });
+    if (!found) continue;
     await deps.store.putRecord(collection, record.id, { ...record.data, events: scrubbed });
     changed += 1;
   }

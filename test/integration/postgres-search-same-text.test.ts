@@ -23,7 +23,7 @@ describe('postgres search rows: a version of the same text', () => {
   const at = (key: string, version: number, extra: Partial<Entry> = {}) =>
     makeEntry({ namespace, entity_path: 'svc/same', key, version, value: { title: `${key} deploy notes`, body: 'canary rollout' }, ...extra });
   const row = async (key: string) =>
-    (await sql<{ version: number; confidence: number; embedder: string | null; embedding: string | null; terms: string; text_stamp: string }[]>`
+    (await sql<{ version: number; confidence: number; embedder: string | null; embedding: string | null; terms: string; text_stamp: string | null }[]>`
       select version, confidence, embedder, embedding::text as embedding, terms::text as terms, text_stamp from cairn_search
        where namespace = ${namespace} and entity_path = 'svc/same' and key = ${key}`)[0];
   /** v1 appended and given a vector, as the indexer does. */
@@ -50,9 +50,9 @@ describe('postgres search rows: a version of the same text', () => {
     const before = await row('kept');
     const v2 = at('kept', 2, { confidence: 0.4, agent_id: 'other' });
     await store.append(v2, 1);
-    expect(await row('kept')).toEqual({ ...before, version: 2, confidence: 0.4, text_stamp: before?.text_stamp.replace(/^1:/, '2:') });
+    expect(await row('kept')).toEqual({ ...before, version: 2, confidence: 0.4, text_stamp: before?.text_stamp?.replace(/^1:/, '2:') });
     // The indexer is told it need not embed this version again.
-    expect(store.keptVector(v2)).toBe('test:a');
+    expect(store.appendKept(v2)).toBe('test:a');
   });
 
   it('analyses anew, and waits for a new vector, when the value, its key order or the tags change', async () => {
@@ -69,7 +69,7 @@ describe('postgres search rows: a version of the same text', () => {
       await store.append(v2, 1);
       const after = await row(key);
       expect(after, key).toMatchObject({ version: 2, embedder: null });
-      expect(store.keptVector(v2), key).toBeUndefined();
+      expect(store.appendKept(v2), key).toBeNull();
       if (key !== 'order') expect(after?.terms, key).not.toBe(before?.terms);
     }
     expect((await row('value'))?.terms).toContain("'green'");
@@ -96,7 +96,7 @@ describe('postgres search rows: a version of the same text', () => {
     const v2 = at('queued', 2, { confidence: 0.7 });
     await store.append(v2, 1);
     expect(await row('queued')).toMatchObject({ version: 2, embedder: null });
-    expect(store.keptVector(v2)).toBeUndefined();
+    expect(store.appendKept(v2)).toBeNull();
     await fillVectors(sql, [{ entry: v2, vector: vector(0.5), embedder: 'test:a' }]);
     expect(await row('queued')).toMatchObject({ version: 2, embedder: 'test:a' });
   });
@@ -107,7 +107,7 @@ describe('postgres search rows: a version of the same text', () => {
     const v3 = at('batch', 3, { confidence: 0.2 });
     await store.appendBatch([{ entry: v2, expectedHead: 1 }, { entry: v3, expectedHead: 2 }]);
     expect(await row('batch')).toMatchObject({ version: 3, confidence: 0.2, embedder: 'test:a' });
-    expect(store.keptVector(v3)).toBe('test:a');
+    expect(store.appendKept(v3)).toBe('test:a');
 
     // The sweep writes whole rows (of versions an appending server did not index), stamp and all.
     const swept = at('swept', 1);
@@ -119,49 +119,94 @@ describe('postgres search rows: a version of the same text', () => {
     expect(await row('swept')).toMatchObject({ version: 2, embedder: 'test:a', embedding: '[0.75,0.25,0.5]' });
   });
 
-  it('leaves a version kept by its append out of the indexer\'s embedding', async () => {
-    // The indexer alone, without the embedding backlog (which gives rows of other embedders,
-    // and rows without a vector, theirs): what it asks the embedder is what it embeds.
+  it('keeps nothing after the sweep analysed a row again under its vector', async () => {
+    // The sweep reads the head back from the database (jsonb's key order: body before title)
+    // and keeps the row's vector, which the value as written (title first) was embedded from.
+    await embedded('reanalysed');
+    await sql`update cairn_search set analysis = analysis - 1 where namespace = ${namespace} and key = 'reanalysed'`;
+    const readBack = await store.head({ namespace, entity_path: 'svc/same', key: 'reanalysed' });
+    expect(Object.keys(readBack?.value as object)).toEqual(['body', 'title']);
+    await upsertSearchRows(sql, [{ entry: readBack as Entry }], true);
+    expect(await row('reanalysed')).toMatchObject({ version: 1, embedder: 'test:a', text_stamp: null });
+    // A version written in the order read back is analysed and embedded anew.
+    const v2 = at('reanalysed', 2, { value: { body: 'canary rollout', title: 'reanalysed deploy notes' }, confidence: 0.5 });
+    await store.append(v2, 1);
+    expect(await row('reanalysed')).toMatchObject({ version: 2, embedder: null });
+  });
+
+  /**
+   * An indexer over `over`'s change feed, without the embedding backlog (which gives rows of
+   * other embedders, and rows without a vector, theirs): what it asks the embedder for is what
+   * it embeds. `asked` holds the texts of entries under `key`.
+   */
+  const countingIndexer = async (over: PostgresStore, key: string) => {
     const builtin = new BuiltinEmbedder();
     const asked: string[] = [];
+    const note = (texts: readonly string[]) => asked.push(...texts.filter((t) => t.includes(`\n${key}\n`)));
     const counting = Object.assign(Object.create(builtin) as BuiltinEmbedder, {
-      embedInBackground: (texts: readonly string[]) => (asked.push(...texts), builtin.embed(texts)),
-      embed: (texts: readonly string[]) => (asked.push(...texts), builtin.embed(texts)),
+      embedInBackground: (texts: readonly string[]) => (note(texts), builtin.embed(texts)),
+      embed: (texts: readonly string[]) => (note(texts), builtin.embed(texts)),
     });
     await prepareSearchVectors(sql, { id: builtin.id, dimension: builtin.dimension }, logger);
     const stats = new SearchStats(sql, logger);
     const indexer = new SearchIndexer({
-      sql, store, embedder: counting, vectors: true, stats, logger,
+      sql, store: over, embedder: counting, vectors: true, stats, logger,
       vectorsReady: () => true,
       onUnembedded: () => {},
-      keptVector: (entry) => store.keptVector(entry),
+      appendKept: (entry) => over.appendKept(entry),
     });
-    // The indexer hears of a version on the change feed, after its commit's notification.
-    const indexed = async (entry: Entry, expectedHead: number) => {
+    indexer.start();
+    /** Append on `writer` and wait until the indexer has heard of it (the feed follows the commit's notification). */
+    const indexed = async (writer: PostgresStore, entry: Entry, expectedHead: number) => {
       const before = indexer.indexed;
-      await store.append(entry, expectedHead);
+      await writer.append(entry, expectedHead);
       await expect.poll(() => indexer.indexed).toBeGreaterThan(before);
       await indexer.idle();
     };
-    try {
-      indexer.start();
-      await indexed(at('indexed', 1), 0);
-      expect(await row('indexed')).toMatchObject({ version: 1, embedder: builtin.id });
-      const first = asked.filter((t) => t.includes('\nindexed\n'));
-      expect(first).toHaveLength(1);
-
-      await indexed(at('indexed', 2, { confidence: 0.6 }), 1);
-      await indexed(at('indexed', 3, { value: 'a new text about the checkout service' }), 2);
-      await indexed(at('indexed', 4, { value: 'a new text about the checkout service', confidence: 0.5 }), 3);
-      // Version 3's text was embedded; versions 2 and 4 kept their predecessor's vector.
-      const all = asked.filter((t) => t.includes('\nindexed\n'));
-      expect(all).toHaveLength(2);
-      expect(all[1]).toContain('checkout');
-      expect(await row('indexed')).toMatchObject({ version: 4, embedder: builtin.id });
-    } finally {
+    const close = async () => {
       indexer.close();
       stats.close();
       await builtin.close();
+    };
+    return { id: builtin.id, asked, indexed, close };
+  };
+
+  it('leaves a version kept by its append out of the indexer\'s embedding', async () => {
+    const { id, asked, indexed, close } = await countingIndexer(store, 'indexed');
+    try {
+      await indexed(store, at('indexed', 1), 0);
+      expect(await row('indexed')).toMatchObject({ version: 1, embedder: id });
+      expect(asked).toHaveLength(1);
+
+      await indexed(store, at('indexed', 2, { confidence: 0.6 }), 1);
+      await indexed(store, at('indexed', 3, { value: 'a new text about the checkout service' }), 2);
+      await indexed(store, at('indexed', 4, { value: 'a new text about the checkout service', confidence: 0.5 }), 3);
+      // Version 3's text was embedded; versions 2 and 4 kept their predecessor's vector.
+      expect(asked).toHaveLength(2);
+      expect(asked[1]).toContain('checkout');
+      expect(await row('indexed')).toMatchObject({ version: 4, embedder: id });
+    } finally {
+      await close();
+    }
+  });
+
+  it('leaves out of another replica\'s embedding the versions whose rows hold its vector already', async () => {
+    // The indexer runs on a second store over the same database: it hears of the writes the
+    // first makes through their notifications, with entries read back from the database.
+    const replica = await openPostgresStore({ dsn: pg.dsn, logger });
+    const { id, asked, indexed, close } = await countingIndexer(replica, 'replica');
+    try {
+      await indexed(store, at('replica', 1), 0);
+      expect(await row('replica')).toMatchObject({ version: 1, embedder: id });
+      await indexed(store, at('replica', 2, { confidence: 0.6 }), 1);
+      await indexed(store, at('replica', 3, { confidence: 0.5 }), 2);
+      expect(asked).toHaveLength(1);
+      await indexed(store, at('replica', 4, { value: 'the replica text changed' }), 3);
+      expect(asked).toHaveLength(2);
+      expect(await row('replica')).toMatchObject({ version: 4, embedder: id });
+    } finally {
+      await close();
+      await replica.close();
     }
   });
 });

@@ -55,8 +55,8 @@ export class PostgresStore implements Store {
   private readonly logger: Logger;
   private readonly timeoutMs: number;
   private closing: Promise<void> | null = null;
-  /** Entries whose append kept their search row's vector, and its embedder (keptVector). */
-  private readonly keptVectors = new WeakMap<Entry, string>();
+  /** This process's appended entries, and the embedder of the vector their search row kept (appendKept). */
+  private readonly keptVectors = new WeakMap<Entry, string | null>();
   /** Operations under way, which close() lets finish. */
   private readonly running = new Set<Promise<unknown>>();
 
@@ -128,16 +128,17 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * The embedder of the vector this process's append of `entry` kept in its search row (its
-   * text was its predecessor's: append-entry.ts), so the search indexer need not embed it
-   * again; undefined for every other version.
+   * What this process's append of `entry` kept in its search row: the embedder of the vector
+   * (its text was its predecessor's: append-entry.ts), or null for none. Undefined for a
+   * version this process did not append, or whose entry object came back from the database
+   * (another replica's; its notification ahead of the append's answer).
    */
-  keptVector(entry: Entry): string | undefined {
+  appendKept(entry: Entry): string | null | undefined {
     return this.keptVectors.get(entry);
   }
 
   private noteKept(entry: Entry, appended: Appended): void {
-    if (appended.keptEmbedder !== null) this.keptVectors.set(entry, appended.keptEmbedder);
+    this.keptVectors.set(entry, appended.keptEmbedder);
   }
 
   /** One transaction over every table; other replicas hear of it through NOTIFY cairn_forget. */

@@ -51,7 +51,7 @@ export class PostgresSearchIndex implements SearchIndex {
       sql, store, embedder, vectors, stats: this.stats, logger,
       vectorsReady: () => this.indexedDimension !== null,
       onUnembedded: () => this.backlog?.nudge(),
-      keptVector: (entry) => store.keptVector(entry),
+      appendKept: (entry) => store.appendKept(entry),
     });
   }
 

@@ -5,7 +5,7 @@ import type { Embedder } from '../../ports/embedder.ts';
 import type { Store } from '../../ports/store.ts';
 import { embeddingText } from '../../search-rules/entry-text.ts';
 import type { Sql } from './client.ts';
-import { type SearchRow, deleteSearchRows, fillVectors, staleHeads, upsertSearchRows } from './search-rows.ts';
+import { type SearchRow, deleteSearchRows, fillVectors, staleHeads, upsertSearchRows, withVectorOf } from './search-rows.ts';
 import type { SearchStats } from './search-stats.ts';
 
 const BATCH = 256;
@@ -25,8 +25,8 @@ export interface IndexerOptions {
   vectorsReady: () => boolean;
   /** Called after rows were written without a vector (a remote embedder's backlog). */
   onUnembedded: () => void;
-  /** The embedder whose vector an announced version's row kept from its predecessor, if any. */
-  keptVector: (entry: Entry) => string | undefined;
+  /** What this process's append of a version kept in its row (PostgresStore.appendKept). */
+  appendKept: (entry: Entry) => string | null | undefined;
 }
 
 /**
@@ -121,9 +121,10 @@ export class SearchIndexer {
     const live = entries.filter((e) => !e.deleted);
     const rows: SearchRow[] = live.map((entry) => ({ entry }));
     const { embedder } = this.o;
-    // A version of its predecessor's text kept that version's vector (append-entry.ts).
-    const unembedded = rows.filter(({ entry }) => vectorOf?.get(entry) !== embedder.id && (from === 'sweep' || this.o.keptVector(entry) !== embedder.id));
-    if (embedder.local && this.o.vectors && this.o.vectorsReady() && unembedded.length > 0) {
+    const embedding = embedder.local && this.o.vectors && this.o.vectorsReady();
+    let unembedded = rows.filter(({ entry }) => vectorOf?.get(entry) !== embedder.id);
+    if (from === 'feed' && embedding) unembedded = await this.lackingVectors(unembedded);
+    if (embedding && unembedded.length > 0) {
       const texts = unembedded.map(({ entry }) => embeddingText(entry));
       const vectors = await (embedder.embedInBackground?.(texts) ?? embedder.embed(texts));
       unembedded.forEach((row, i) => {
@@ -140,5 +141,22 @@ export class SearchIndexer {
     if (unembedded.some((r) => !r.vector)) this.o.onUnembedded();
     this.indexed += entries.length;
     this.o.stats.noteChanges(entries.length);
+  }
+
+  /**
+   * The announced versions whose rows do not hold this embedder's vector yet. A version of its
+   * predecessor's text kept that version's vector (append-entry.ts): this process's appends
+   * say so themselves; for the others (another replica's, whose writer or whose own indexer
+   * may have given the vector already, and ours heard of before the append answered) the rows
+   * are asked, one statement for the batch, which costs less than embedding them again.
+   */
+  private async lackingVectors(rows: SearchRow[]): Promise<SearchRow[]> {
+    const id = this.o.embedder.id;
+    const unknown = rows.filter(({ entry }) => this.o.appendKept(entry) === undefined).map(({ entry }) => entry);
+    const filled = unknown.length > 0 ? await withVectorOf(this.o.sql, unknown, id) : new Set<Entry>();
+    return rows.filter(({ entry }) => {
+      const kept = this.o.appendKept(entry);
+      return kept === undefined ? !filled.has(entry) : kept !== id;
+    });
   }
 }

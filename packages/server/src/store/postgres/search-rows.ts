@@ -28,7 +28,8 @@ const SHAPE = `namespace text, entity_path text, key text, version int, agent_id
  * by an older server, found by the sweep) the whole row. A row of the same version that an
  * older analysis made (ANALYSIS_VERSION) gets the new terms and keeps its vector when no new
  * one is given: the content is the same, and a remote embedder would be asked again for every
- * row.
+ * row. Its text stamp is then cleared: its terms are of the value as read back (in jsonb's key
+ * order), its vector perhaps of the value as written, so a later version keeps neither.
  */
 export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors: boolean): Promise<void> => {
   if (rows.length === 0) return;
@@ -65,7 +66,8 @@ export const upsertSearchRows = async (sql: Sql, rows: SearchRow[], withVectors:
      on conflict (namespace, entity_path, key) do update set
        version = excluded.version, agent_id = excluded.agent_id, event_type = excluded.event_type, confidence = excluded.confidence,
        written_at = excluded.written_at, expires_at = excluded.expires_at, terms = excluded.terms, doc_length = excluded.doc_length,
-       text_stamp = excluded.text_stamp, analysis = excluded.analysis, ${keep('embedder')}${vectorUpdate}
+       text_stamp = case when cairn_search.version = excluded.version and excluded.embedder is null then null else excluded.text_stamp end,
+       analysis = excluded.analysis, ${keep('embedder')}${vectorUpdate}
      where cairn_search.version < excluded.version
         or (cairn_search.version = excluded.version and cairn_search.analysis < excluded.analysis)${vectorFill}`,
     [json],
@@ -96,6 +98,19 @@ export const fillVectors = async (sql: Sql, rows: readonly { entry: Entry; vecto
         and s.embedder is distinct from r.embedder`,
     [json],
   );
+};
+
+/** Of `entries`, those whose search row holds that very version with `embedder`'s vector. */
+export const withVectorOf = async (sql: Sql, entries: readonly Entry[], embedder: string): Promise<Set<Entry>> => {
+  const json = JSON.stringify(entries.map(({ namespace, entity_path, key, version }, i) => ({ namespace, entity_path, key, version, i })));
+  const rows = await sql.unsafe<{ i: number }[]>(
+    `select r.i from json_to_recordset($1::text::json) as r(namespace text, entity_path text, key text, version int, i int)
+       join cairn_search s on s.namespace = r.namespace and s.entity_path = r.entity_path and s.key = r.key
+                          and s.version = r.version and s.embedder = $2`,
+    [json, embedder],
+    { prepare: true },
+  );
+  return new Set(rows.map(({ i }) => entries[i] as Entry));
 };
 
 /** Remove the rows of entries deleted at `version` (rows of older versions only). */

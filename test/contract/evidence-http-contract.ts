@@ -44,6 +44,21 @@ export const describeEvidenceHttpContract = (server: () => Cairn): void => {
       expect(history.at(-1).evidence.status).toBe('untested');
     });
 
+    it('keeps the entry\'s expiry through outcomes', async () => {
+      // An outcome's version used to carry the time left as a new ttl_seconds, rounded up to
+      // a second and counted from the outcome: each outcome put the expiry off a little, and
+      // outcomes recorded every second kept an expiring entry forever.
+      const { path } = fresh();
+      const written = await write({ entity_path: path, key: 'scratch', value: 'a short-lived note', ttl_seconds: 3600 });
+      for (const result of ['success', 'failure', 'success'] as const) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect((await outcome(path, 'scratch', result)).status).toBe(200);
+      }
+      const now = await read(path, 'scratch');
+      expect(now.version).toBe(written.version + 3);
+      expect(now.expires_at).toBe(written.expires_at);
+    });
+
     it('leaves discredited entries out of search and briefing unless asked, and names contested ones', async () => {
       const { path, word } = fresh();
       for (const key of ['good', 'mixed', 'bad']) await write({ entity_path: path, key, value: `${word} approach ${key}` });

@@ -52,7 +52,7 @@ export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknow
         decide: (view: HeadView) =>
           derivedDecision(ctx, address, view, (current) => {
             read[i] = current;
-            return outcomeWrite(deps, ctx, ref, current, input.outcome, input.weight);
+            return outcomeWrite(ctx, ref, current, input.outcome, input.weight);
           }),
       };
     }),
@@ -79,7 +79,6 @@ export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknow
  * Null (store nothing) when the caller read another version than the current one.
  */
 const outcomeWrite = (
-  deps: ServiceDeps,
   ctx: Context,
   ref: { entity_path: string; key: string; version?: number },
   current: Entry | null,
@@ -90,7 +89,6 @@ const outcomeWrite = (
   if (ref.version !== undefined && ref.version !== current.version) return null;
   const moved = outcome === 'success' ? current.confidence + weight * (1 - current.confidence) : current.confidence - weight * current.confidence;
   const { value, agent_id, event_type, memory_type, shared, tags, provenance, expires_at, links } = current;
-  const ttl_seconds = expires_at ? Math.max(1, Math.ceil((Date.parse(expires_at) - deps.now()) / 1000)) : undefined;
   return {
     value,
     agent_id,
@@ -103,6 +101,6 @@ const outcomeWrite = (
     // Versions written before evidence existed (filesystem, S3) carry none: untested.
     evidence: withOutcome(current.evidence ?? UNTESTED, outcome),
     provenance: { ...provenance, last_outcome: { outcome, by: ctx.agentId, request_id: ctx.requestId } },
-    ...(ttl_seconds ? { ttl_seconds } : {}),
+    expires_at,
   };
 };

@@ -45,9 +45,14 @@ export type WriteResult = Appended & { similar?: SimilarEntry[] };
 
 /**
  * What a read-modify-write derives from the current version: a write's fields without its
- * address, and (outcomes only) the entry's new evidence, which no caller can write directly.
+ * address, and (outcomes only) the entry's new evidence and the instant it expires, which no
+ * caller can write directly: an outcome keeps the expiry the entry has (a `ttl_seconds` counts
+ * from its own write, so an outcome's would move it later each time).
  */
-export type DerivedWrite = Omit<WriteEntryInput, 'namespace' | 'entity_path' | 'key' | 'if_version' | 'similar'> & { evidence?: Evidence };
+export type DerivedWrite = Omit<WriteEntryInput, 'namespace' | 'entity_path' | 'key' | 'if_version' | 'similar'> & {
+  evidence?: Evidence;
+  expires_at?: string | null;
+};
 
 /** Same content and metadata: a re-write that should not make a version. */
 const sameAs = (a: Entry, b: Entry): boolean =>
@@ -116,11 +121,11 @@ export const derivedDecision = (ctx: Context, address: EntryAddress, view: HeadV
     if (!view.live) throw new Error('writeDerived: nothing to write and nothing written before');
     return { kind: 'unchanged', entry: view.live };
   }
-  const { evidence, ...write } = fields;
+  const { evidence, expires_at, ...write } = fields;
   const input = parseInput(WriteEntryInput, { ...write, ...address });
   const hash = requireStorableValue(input.value);
   requireLinkTargets(ctx, input.links);
-  return nextVersion(ctx, address, input, view, hash, evidence);
+  return nextVersion(ctx, address, input, view, hash, { evidence, expires_at });
 };
 
 /** A key confined to some prefixes may only point inside them, as it may only write inside them. */
@@ -144,7 +149,15 @@ export const requireStorableValue = (value: unknown, field = 'value'): string =>
  * The version `input` makes on top of the head that was read; unchanged when it repeats the
  * live one. `hash` is the value's content hash (from requireStorableValue).
  */
-export const nextVersion = (ctx: Context, address: EntryAddress, input: WriteData, { head, live, now }: HeadView, hash: string, evidence?: Evidence): AppendDecision => {
+export const nextVersion = (
+  ctx: Context,
+  address: EntryAddress,
+  input: WriteData,
+  { head, live, now }: HeadView,
+  hash: string,
+  derived: Pick<DerivedWrite, 'evidence' | 'expires_at'> = {},
+): AppendDecision => {
+  const { evidence, expires_at } = derived;
   const written = new Date(now).toISOString();
   const candidate: Entry = {
     ...address,
@@ -160,7 +173,7 @@ export const nextVersion = (ctx: Context, address: EntryAddress, input: WriteDat
     content_hash: hash,
     created_at: live ? live.created_at : written,
     written_at: written,
-    expires_at: input.ttl_seconds === undefined ? null : new Date(now + input.ttl_seconds * 1000).toISOString(),
+    expires_at: expires_at !== undefined ? expires_at : input.ttl_seconds === undefined ? null : new Date(now + input.ttl_seconds * 1000).toISOString(),
     deleted: false,
     // Outcomes judged this content; a new value has to earn its own.
     evidence: evidence ?? (live && live.content_hash === hash ? (live.evidence ?? UNTESTED) : UNTESTED),

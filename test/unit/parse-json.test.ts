@@ -27,6 +27,15 @@ describe('provider JSON bodies', () => {
     expect(() => parse('{"a":')).toThrow(ServiceError);
   });
 
+  it('answers a body that is not UTF-8 with BAD_REQUEST, rather than storing U+FFFD for its bytes', () => {
+    const body = Buffer.concat([Buffer.from('{"title":"bad '), Buffer.from([0xff, 0xfe]), Buffer.from(' bytes"}')]);
+    expect(() => parseJsonBody(body, z.unknown())).toThrow(expect.objectContaining({ code: 'BAD_REQUEST', message: expect.stringContaining('not UTF-8') }));
+    expect(peekJson(body)).toBeNull();
+    // A character of several bytes is UTF-8.
+    expect(parse('{"title":"caf\u00e9 ☕"}')).toEqual({ title: 'café ☕' });
+    expect(parseJsonBody(Buffer.from('{"title":"café ☕"}'), z.unknown())).toEqual({ title: 'café ☕' });
+  });
+
   it('parses a delivery body once for the peek, the mapping and the log, cleaned for every reader', () => {
     const body = Buffer.from(JSON.stringify({
       action: 'opened', number: 7,

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { z } from 'zod';
 import { ServiceError } from '../domain/errors.ts';
 import { parseInput } from '../domain/parse-input.ts';
@@ -12,20 +13,28 @@ const kindOf = (raw: unknown): string => (raw === null ? 'null' : Array.isArray(
  * can store (U+0000, a lone surrogate) becomes U+FFFD here, once. Callers treat the document
  * as read-only: it is shared by every reader of the delivery.
  */
-const parsed = new WeakMap<Buffer, { ok: true; doc: unknown } | { ok: false }>();
+type Parsed = { ok: true; doc: unknown } | { ok: false; problem: string };
+const parsed = new WeakMap<Buffer, Parsed>();
 
-const documentOf = (body: Buffer): { ok: true; doc: unknown } | { ok: false } => {
+const documentOf = (body: Buffer): Parsed => {
   const known = parsed.get(body);
   if (known) return known;
+  // JSON is UTF-8 (RFC 8259); decoding other bytes would store U+FFFD in their place, as the
+  // request body parser of every other route refuses them.
+  if (!isUtf8(body)) {
+    const refused = { ok: false as const, problem: 'not UTF-8: the delivery body holds bytes that are not UTF-8 text' };
+    parsed.set(body, refused);
+    return refused;
+  }
   const text = body.toString('utf8');
-  let result: { ok: true; doc: unknown } | { ok: false };
+  let result: Parsed;
   try {
     const doc: unknown = JSON.parse(text);
     // JSON text can carry either only as a \u escape, so most bodies skip the walk (and the
     // plain substring search is much cheaper than the pattern over a large body).
     result = { ok: true, doc: text.includes('\\u') && UNSTORABLE_ESCAPE.test(text) ? storable(doc) : doc };
   } catch {
-    result = { ok: false };
+    result = { ok: false, problem: 'not JSON: the delivery body does not parse as JSON' };
   }
   parsed.set(body, result);
   return result;
@@ -38,7 +47,7 @@ const documentOf = (body: Buffer): { ok: true; doc: unknown } | { ok: false } =>
  */
 export const parseJsonBody = <S extends z.ZodType>(body: Buffer, schema: S): z.output<S> => {
   const result = documentOf(body);
-  if (!result.ok) throw new ServiceError('BAD_REQUEST', 'not JSON: the delivery body does not parse as JSON');
+  if (!result.ok) throw new ServiceError('BAD_REQUEST', result.problem);
   const raw = result.doc;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ServiceError('BAD_REQUEST', `not a JSON object: the delivery body is ${kindOf(raw)}`);

@@ -50,6 +50,27 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       expect((await cairn.call('GET', `/api/v1/history/${path}/cpu`)).body.versions).toHaveLength(2);
     });
 
+    it('answers unchanged, making no version, for an event that repeats the current version under a new id', async () => {
+      const path = `alerts/${name}/u${++unique}`;
+      const event = { source: 'datadog', entity_path: path, key: 'disk', value: { level: 'high' }, event_type: 'alert.triggered', tags: ['disk'], event_id: `u-${unique}-1` };
+      expect((await cairn.call('POST', '/api/v1/events', event)).status).toBe(201);
+      const again = await cairn.call('POST', '/api/v1/events', { ...event, event_id: `u-${unique}-2` });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ status: 'unchanged', entry: { version: 1 } });
+      // Its id is remembered: sent again, it is a duplicate of the version it found.
+      expect((await cairn.call('POST', '/api/v1/events', { ...event, event_id: `u-${unique}-2` })).body).toMatchObject({ status: 'duplicate', entry: { version: 1 } });
+      // An outcome's confidence stands against a repeat that names none.
+      await cairn.call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key: 'disk' }], outcome: 'success' });
+      expect((await cairn.call('POST', '/api/v1/events', { ...event, event_id: `u-${unique}-3` })).body).toMatchObject({ status: 'unchanged', entry: { version: 2 } });
+      // Anything else the event says makes a version: another type, other tags, another source, a confidence named.
+      const changes = [{ event_type: 'alert.resolved' }, { tags: ['disk', 'paged'] }, { source: 'grafana' }, { confidence: 0.4 }];
+      for (const [i, change] of changes.entries()) {
+        const res = await cairn.call('POST', '/api/v1/events', { ...event, ...change, event_id: `u-${unique}-c${i}` });
+        expect(res.body, JSON.stringify(change)).toMatchObject({ status: 'created', entry: { version: 3 + i } });
+      }
+      expect((await cairn.call('GET', `/api/v1/history/${path}/disk`)).body.versions).toHaveLength(6);
+    });
+
     it('rejects malformed events naming the field, storing nothing', async () => {
       const path = `alerts/${name}/bad${++unique}`;
       const cases: Array<[string, unknown]> = [

@@ -1,5 +1,5 @@
 import type { ConnectorSettings, EntryLink } from 'cairn-memory-client';
-import type { EntryValue } from '../domain/entry.ts';
+import type { Entry, EntryValue } from '../domain/entry.ts';
 
 export type ConnectorName = 'pagerduty' | 'github' | 'slack' | 'jira';
 
@@ -47,6 +47,12 @@ export interface MappedWrite {
    * so a provider's next event never drops what others linked.
    */
   linkRelations?: string[];
+  /**
+   * Whether the current version already says what this write would (the event endpoint: the
+   * same content as the current version, SPEC §5's `unchanged`): then no version is made,
+   * though the write's provenance (its event id) differs.
+   */
+  repeats?: (current: Entry) => boolean;
 }
 
 /** A small fact or held item a connector keeps between deliveries, by id. */

@@ -52,7 +52,11 @@ const deliverOne = async (
   const { update } = write;
   // Both kinds read the current version, so links others set on it are carried over.
   // A write without `update` has a `value` (validated like any request body on each attempt).
-  if (!update) return writeDerived(deps, ctx, target, (current) => ({ ...fields, value: write.value as EntryValue, links: linksAfter(current, write) }));
+  if (!update) {
+    return writeDerived(deps, ctx, target, (current) =>
+      current && write.repeats?.(current) ? null : { ...fields, value: write.value as EntryValue, links: linksAfter(current, write) },
+    );
+  }
   return writeDerived(deps, ctx, target, (current) => {
     const value = update(current?.value ?? null);
     // A replayed or late event that changes nothing makes no version (its metadata — the

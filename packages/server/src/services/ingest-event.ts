@@ -1,7 +1,7 @@
 import { noteDedupCollection } from './retention/dedup-collections.ts';
 import type { EventResponse } from 'cairn-memory-client';
 import { z } from 'zod';
-import { canonicalJson, sha256 } from '../domain/content-hash.ts';
+import { canonicalJson, contentHash, sha256 } from '../domain/content-hash.ts';
 import type { Entry } from '../domain/entry.ts';
 import { LIMITS } from '../domain/limits.ts';
 import { EntityPathSchema, EventTypeSchema, NewKeySchema, TagSchema, labelSchema } from '../domain/names.ts';
@@ -49,8 +49,20 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
     const entry = await deps.store.version(address, Number(seen.data.version));
     if (entry) return { status: 'duplicate', entry };
   }
+  const tags = input.tags ?? [];
+  const valueHash = contentHash(input.value);
+  // The same content as the current version, from the same source: unchanged, whatever the
+  // event's own id (§5). A confidence the event leaves out is not a change: outcomes may have
+  // moved the current one.
+  const repeats = (current: Entry): boolean =>
+    current.content_hash === valueHash &&
+    current.event_type === input.event_type &&
+    current.agent_id === `external/${input.source}` &&
+    current.tags.length === tags.length &&
+    current.tags.every((tag, i) => tag === tags[i]) &&
+    (input.confidence === undefined || input.confidence === current.confidence);
   const [written] = await deliverWrites(deps, ctx, input.source, input.event_id ? { event_id: input.event_id } : {}, [
-    { entity_path: input.entity_path, key: input.key, value: input.value, event_type: input.event_type, confidence: input.confidence ?? 0.9, tags: input.tags },
+    { entity_path: input.entity_path, key: input.key, value: input.value, event_type: input.event_type, confidence: input.confidence ?? 0.9, tags, repeats },
   ]);
   const { entry, created } = written as { entry: Entry; created: boolean };
   await noteDedupCollection(deps.store, collection);

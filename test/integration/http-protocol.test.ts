@@ -164,6 +164,19 @@ describe('requests over raw HTTP/1.1', () => {
     expect((await cairn.call('GET', '/api/v1/entries?entity_path=parser')).body.entries).toEqual([]);
     expect((await cairn.call('GET', '/health')).status).toBe(200);
   });
+
+  it('answers an Expect it does not meet 417 in the error envelope, storing nothing, and meets 100-continue', async () => {
+    const body = '{"entity_path":"expect/refused","key":"k","value":"v"}';
+    const post = (expect: string) =>
+      rawExchange(cairn.url, `POST /api/v1/entries HTTP/1.1\r\nHost: cairn\r\nX-Request-Id: expect-1\r\nExpect: ${expect}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    const [refused] = await post('foo');
+    expectEnvelope(refused, 417, 'BAD_REQUEST');
+    expect(refused!.body.error).toMatchObject({ message: expect.stringContaining('"foo"'), request_id: 'expect-1' });
+    expect((await cairn.call('GET', '/api/v1/entries/expect/refused/k')).status).toBe(404);
+    const continued = await post('100-continue');
+    expect(continued.map((r) => r.status)).toContain(201);
+    expect((await cairn.call('GET', '/api/v1/entries/expect/refused/k')).status).toBe(200);
+  });
 });
 
 describe('requests refused before routing', () => {

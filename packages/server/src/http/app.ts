@@ -5,7 +5,7 @@ import { LIMITS } from '../domain/limits.ts';
 import { KeyResolver } from '../services/admin/key-resolver.ts';
 import { VERSION } from '../version.ts';
 import { HttpDrain } from './drain.ts';
-import { clientErrorAnswerer } from './client-errors.ts';
+import { clientErrorAnswerer, unmetExpectationAnswerer } from './client-errors.ts';
 import { frameworkErrorAnswerer, registerErrorHandlers } from './errors.ts';
 import { LoadLimits } from './load-limits.ts';
 import type { AppParts, HttpContext, RoutePlugin } from './http-context.ts';
@@ -78,6 +78,7 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
   });
   collectRoutes(app);
   refuseUnknownQuery(app);
+  app.server.on('checkExpectation', unmetExpectationAnswerer(app, requests));
   const drain = new HttpDrain(app.server);
   registerInFlight(metrics, () => drain.inFlightCount);
   registerSearchMetrics(metrics, search.index);

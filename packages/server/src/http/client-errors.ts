@@ -1,9 +1,9 @@
-import { STATUS_CODES, type ServerResponse, maxHeaderSize } from 'node:http';
+import { type IncomingMessage, STATUS_CODES, type ServerResponse, maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { logAccess } from './access-log.ts';
 import { codeForStatus, errorBody } from './error-body.ts';
-import { nextRequestId } from './request-ids.ts';
+import { nextRequestId, requestIdOf } from './request-ids.ts';
 import { REFUSED_BEFORE_ROUTING, type RequestMetrics } from './request-metrics.ts';
 
 /**
@@ -76,4 +76,25 @@ export const clientErrorAnswerer = (timeoutMs: number, requests: RequestMetrics)
       );
     }
     socket.destroy();
+  };
+
+/** How much of an unmet Expect header the refusal repeats. */
+const EXPECTATION_SHOWN = 100;
+
+/**
+ * A request whose `Expect` asks for anything but 100-continue (RFC 9110 §10.1.1), which Node
+ * answers 417 itself, with an empty body, before fastify sees it: answered here instead with
+ * SPEC §4's error body and a request id, counted and logged as the parser's refusals are. The
+ * connection is closed: the client may send its body all the same, and it is not a request.
+ */
+export const unmetExpectationAnswerer = (app: FastifyInstance, requests: RequestMetrics) =>
+  function answerUnmetExpectation(request: IncomingMessage, response: ServerResponse): void {
+    const id = requestIdOf(request);
+    const asked = String(request.headers.expect ?? '').slice(0, EXPECTATION_SHOWN);
+    const body = JSON.stringify(errorBody(codeForStatus(417), `the Expect header asks for ${JSON.stringify(asked)}; this server meets 100-continue only`, id));
+    requests.route(request.method ?? UNREAD_METHOD, REFUSED_BEFORE_ROUTING).countOnly(417);
+    logAccess(app.log, request.method ?? null, request.url ?? null, 417, null, { request_id: id });
+    response
+      .writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': id, connection: 'close' })
+      .end(body);
   };

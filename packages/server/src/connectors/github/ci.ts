@@ -1,4 +1,5 @@
 import type { MappedWrite } from '../connector.ts';
+import { unlessOlder } from './newer.ts';
 import type { CheckSuiteEvent, WorkflowRunEvent } from './payloads.ts';
 import { repoPath, subjectOf } from './repo-path.ts';
 
@@ -29,7 +30,9 @@ export const workflowRunWrite = (e: WorkflowRunEvent): MappedWrite | string => {
   if (e.action !== 'completed') return `GitHub workflow_run ${e.action.slice(0, 32)} is not captured (only completed runs are)`;
   const run = e.workflow_run;
   const result = run.conclusion ?? 'unknown';
-  return {
+  // A late delivery of an earlier attempt does not replace a re-run: ordered by the run's
+  // updated_at, kept as completed_at.
+  return unlessOlder({
     entity_path: repoPath(e.repository),
     key: `run-${run.id}`,
     event_type: `workflow_run.${result}`,
@@ -41,7 +44,7 @@ export const workflowRunWrite = (e: WorkflowRunEvent): MappedWrite | string => {
       commit: commitOf(run.head_sha, run.head_commit), pull_requests: pullsOf(run.pull_requests), url: run.html_url ?? null,
       started_at: run.run_started_at ?? run.created_at ?? null, completed_at: run.updated_at ?? null,
     },
-  };
+  }, 'completed_at');
 };
 
 /**
@@ -52,7 +55,8 @@ export const checkSuiteWrite = (e: CheckSuiteEvent): MappedWrite | string => {
   if (e.action !== 'completed') return `GitHub check_suite ${e.action.slice(0, 32)} is not captured (only completed suites are)`;
   const suite = e.check_suite;
   const result = suite.conclusion ?? 'unknown';
-  return {
+  // Re-requested, a suite completes again: ordered like a workflow run.
+  return unlessOlder({
     entity_path: repoPath(e.repository),
     key: `check-suite-${suite.id}`,
     event_type: `check_suite.${result}`,
@@ -63,5 +67,5 @@ export const checkSuiteWrite = (e: CheckSuiteEvent): MappedWrite | string => {
       commit: commitOf(suite.head_sha, suite.head_commit), pull_requests: pullsOf(suite.pull_requests),
       started_at: suite.created_at ?? null, completed_at: suite.updated_at ?? null,
     },
-  };
+  }, 'completed_at');
 };

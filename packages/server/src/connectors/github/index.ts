@@ -5,6 +5,7 @@ import { parseJsonBody, peekJson } from '../parse-json.ts';
 import { verifySha256Header } from '../signatures.ts';
 import { checkSuiteWrite, workflowRunWrite } from './ci.ts';
 import { pushWrite, releaseWrite } from './code.ts';
+import { unlessOlder } from './newer.ts';
 import { CheckSuiteEvent, DeploymentStatusEvent, IssuesEvent, PullRequestEvent, PushEvent, ReleaseEvent, WorkflowRunEvent } from './payloads.ts';
 import { repoPath } from './repo-path.ts';
 
@@ -81,12 +82,13 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | string => {
   }
   if (event === 'pull_request') {
     // Every action updates the one entry of the pull request (an edit changes its title, a
-    // synchronize its diff stats); the event type says which action made the version.
+    // synchronize its diff stats); the event type says which action made the version. A
+    // delivery older than the entry (by updated_at) changes nothing: see unlessOlder.
     const e = parseJsonBody(body, PullRequestEvent);
     const pr = e.pull_request;
     const merged = e.action === 'closed' && pr.merged === true;
     const state = merged || pr.merged === true ? 'merged' : pr.state === 'closed' ? 'closed' : 'open';
-    return [{
+    return [unlessOlder({
       entity_path: repoPath(e.repository),
       key: `pr-${pr.number}`,
       event_type: `pull_request.${merged ? 'merged' : e.action}`,
@@ -97,16 +99,18 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | string => {
         additions: pr.additions ?? null, deletions: pr.deletions ?? null, changed_files: pr.changed_files ?? null,
         labels: (pr.labels ?? []).map((l) => l.name),
         created_at: pr.created_at ?? null, merged_at: pr.merged_at ?? null, closed_at: pr.closed_at ?? null,
+        updated_at: pr.updated_at ?? null,
       },
       links: closedIssues(pr.body ?? '').map((n) => ({ entity_path: repoPath(e.repository), key: `issue-${n}`, relation: 'closes' })),
       // An edited body that no longer closes an issue drops that link.
       linkRelations: ['closes'],
-    }];
+    }, 'updated_at')];
   }
   if (event === 'deployment_status') {
     const e = parseJsonBody(body, DeploymentStatusEvent);
     const status = e.deployment_status;
-    return [{
+    // A deployment's statuses are ordered by when each was created (its `updated_at` here).
+    return [unlessOlder({
       entity_path: repoPath(e.repository),
       key: `deployment-${e.deployment.id}`,
       event_type: `deployment.${status.state}`,
@@ -117,12 +121,12 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | string => {
         url: status.target_url ?? null, creator: e.deployment.creator?.login ?? null,
         created_at: e.deployment.created_at ?? null, updated_at: status.created_at ?? null,
       },
-    }];
+    }, 'updated_at')];
   }
   if (event === 'issues') {
     const e = parseJsonBody(body, IssuesEvent);
     const issue = e.issue;
-    return [{
+    return [unlessOlder({
       entity_path: repoPath(e.repository),
       key: `issue-${issue.number}`,
       event_type: `issue.${e.action}`,
@@ -130,9 +134,9 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | string => {
       value: {
         number: issue.number, title: issue.title ?? null, state: issue.state ?? null, author: issue.user?.login ?? null,
         url: issue.html_url ?? null, labels: (issue.labels ?? []).map((l) => l.name),
-        created_at: issue.created_at ?? null, closed_at: issue.closed_at ?? null,
+        created_at: issue.created_at ?? null, closed_at: issue.closed_at ?? null, updated_at: issue.updated_at ?? null,
       },
-    }];
+    }, 'updated_at')];
   }
   return `GitHub event ${event.slice(0, 64)} is not captured`;
 };

@@ -27,6 +27,8 @@ export const PullRequestEvent = z.object({
     merged_at: z.string().nullish(),
     closed_at: z.string().nullish(),
     created_at: z.string().nullish(),
+    // Moves on every change: orders deliveries that arrive late or out of order (newer.ts).
+    updated_at: z.string().nullish(),
     html_url: z.string().nullish(),
     user: User,
     additions: z.number().int().nullish(),
@@ -71,6 +73,7 @@ export const IssuesEvent = z.object({
     user: User,
     labels: z.array(Label).nullish(),
     created_at: z.string().nullish(),
+    updated_at: z.string().nullish(),
     closed_at: z.string().nullish(),
   }),
   label: Label.nullish(),

@@ -9,22 +9,32 @@ import { startPostgres } from '../test/helpers/postgres.ts';
 
 export const SECRET = 'bench-webhook-secret';
 const PULL_REQUESTS = 200;
+/** Titles each pull request takes in turn: every delivery is a change to its pull request. */
+const REVISIONS = 10;
 
-/** A real GitHub pull_request delivery (GitHub's own example), renumbered per pull request. */
+/**
+ * A real GitHub pull_request delivery (GitHub's own example), renumbered per pull request, in
+ * REVISIONS versions of its title each, in the order they are sent: pull request 1 to 200 at
+ * its first title, then each at its second, and so on. A delivery that repeats what its pull
+ * request's entry holds makes no version (the connector orders deliveries by the object's
+ * `updated_at`, which GitHub moves on every change), so the load sends changes, as GitHub does.
+ */
 export const payloads = (): string[] => {
   const all = createRequire(import.meta.url)('@octokit/webhooks-examples/api.github.com/index.json') as Array<{ name: string; examples: Array<Record<string, any>> }>;
   const template = all.find((e) => e.name === 'pull_request')!.examples.find((p) => p.action === 'opened')!;
-  return Array.from({ length: PULL_REQUESTS }, (_, i) => {
+  return Array.from({ length: PULL_REQUESTS * REVISIONS }, (_, i) => {
     const payload = structuredClone(template);
-    payload.number = i + 1;
-    payload.pull_request.number = i + 1;
+    payload.number = (i % PULL_REQUESTS) + 1;
+    payload.pull_request.number = payload.number;
+    payload.pull_request.title = `${payload.pull_request.title} (revision ${Math.floor(i / PULL_REQUESTS) + 1})`;
     return JSON.stringify(payload);
   });
 };
 
 /**
  * wrk script: each request sends one of the signed bodies with a fresh delivery id, so every
- * request is a new event (a new version of one of the pull requests), never a duplicate. `run`
+ * request is a new event (a new version of one of the pull requests, with a new title), never
+ * a duplicate. `run`
  * prefixes the ids: wrk's Lua does not seed its random numbers, so two loads of one server
  * need prefixes of their own, or the second would replay the first's ids.
  */

@@ -144,8 +144,10 @@ describe('MCP over Streamable HTTP at /mcp', () => {
       const [single, ...others] = await Promise.race([Promise.all([send(search), ...Array.from({ length: 5 }, (_, i) => send(cancels(i * 100, 100)))]), timeout(5_000)]);
       for (const other of others) expect(other.status).toBe(202);
       for (const answered of [batch, single]) {
-        // One request in the batch: answered as one message, as the SDK's transport does.
-        const body = (await answered.json()) as any;
+        // A batch is answered with an array, its one request's answer in it (JSON-RPC 2.0 §6;
+        // the SDK's own transport answers a bare message); a message alone, with a message.
+        const json = (await answered.json()) as any;
+        const body = answered === batch ? (expect(json).toHaveLength(1), json[0]) : json;
         expect(body).toMatchObject({ id: 'mine', result: { structuredContent: { results: expect.any(Array) } } });
         expect(body.result.structuredContent.results).toHaveLength(5);
       }
@@ -169,6 +171,13 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(answered[1]).toMatchObject({ jsonrpc: '2.0', result: { structuredContent: { entries: [] } } });
     expect(answered[3]).toEqual({ jsonrpc: '2.0', id: 9, error: { code: -32602, message: expect.stringMatching(/^unknown tool "memory_teleport"; tools: memory_briefing/) } });
     expect((await post(KEY, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    expect(await (await post(KEY, [{ jsonrpc: '2.0', id: 'one', method: 'ping' }])).json()).toEqual([{ jsonrpc: '2.0', id: 'one', result: {} }]);
+    expect(await (await post(KEY, [{ jsonrpc: '2.0', id: 'n', method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }])).json()).toEqual([
+      { jsonrpc: '2.0', id: 'n', result: {} },
+    ]);
+    const malformedBatch = await post(KEY, [{ jsonrpc: '2.0', nonsense: true }]);
+    expect(malformedBatch.status).toBe(400);
+    expect(await malformedBatch.json()).toEqual([expect.objectContaining({ jsonrpc: '2.0', error: expect.objectContaining({ code: -32600 }) })]);
     expect((await post(KEY, call(1, 'memory_read', {}), { accept: 'application/json' })).status).toBe(406);
     expect((await post(KEY, call(1, 'memory_read', {}), { 'content-type': 'text/plain' })).status).toBe(415);
     expect((await post(KEY, { jsonrpc: '2.0', nonsense: true })).status).toBe(400);

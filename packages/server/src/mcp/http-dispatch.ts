@@ -98,7 +98,8 @@ export class McpDispatcher implements Transport {
     if (Array.isArray(body) && body.length > MAX_BATCH) return refusal(400, INVALID_REQUEST, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
     // A message that is not one is answered by what is wrong with it (malformed.ts), beside the
     // batch's others; a POST of nothing else is a 400.
-    const raw = Array.isArray(body) ? body : [body];
+    const batch = Array.isArray(body);
+    const raw = batch ? body : [body];
     if (raw.length === 0) return refusal(400, INVALID_REQUEST, 'Invalid Request: an empty batch');
     const malformed: JSONRPCMessage[] = [];
     const messages: JSONRPCMessage[] = [];
@@ -107,7 +108,9 @@ export class McpDispatcher implements Transport {
       if (parsed.success) messages.push(parsed.data);
       else malformed.push(malformedAnswer(m));
     }
-    if (messages.length === 0) return { status: 400, body: malformed.length === 1 ? malformed[0] : malformed };
+    // A batch is answered with an array, whatever it holds (JSON-RPC 2.0 §6); one message, with it.
+    const reply = <T>(answers: T[]): T | T[] => (batch ? answers : (answers[0] as T));
+    if (messages.length === 0) return { status: 400, body: reply(malformed) };
     if (messages.some(isInitialize)) {
       if (messages.length > 1) return refusal(400, INVALID_REQUEST, 'Invalid Request: Only one initialization request is allowed');
     } else {
@@ -143,7 +146,7 @@ export class McpDispatcher implements Transport {
     }
     if (answers.length === 0) return { status: 202, body: null };
     const replies = await Promise.all(answers);
-    return { status: 200, body: replies.length === 1 ? replies[0] : replies };
+    return { status: 200, body: reply(replies) };
   }
 
   /** A tools/call that refuseInvalidParams let through, answered with the caller's own id. */

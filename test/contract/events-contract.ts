@@ -119,6 +119,11 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       const forged = await github(prPayload(repo, 7, 'closed', true), sign(secret, opened), `d-${repo}-forged`);
       expect(forged.status).toBe(401);
       expect((await github(opened, null, `d-${repo}-unsigned`)).status).toBe(401);
+      // Two delivery ids (a header sent twice reaches the server joined by ", "): refused, not stored as one id.
+      const twice = await github(prPayload(repo, 8, 'opened'), sign(secret, prPayload(repo, 8, 'opened')), `d-${repo}-a, d-${repo}-b`);
+      expect(twice.status).toBe(400);
+      expect(twice.body.error.message).toContain('X-GitHub-Delivery');
+      expect((await cairn.call('GET', `/api/v1/entries/repos/acme/${repo}/pr-8`)).status).toBe(404);
       const merged = prPayload(repo, 7, 'closed', true);
       expect((await github(merged, sign(secret, merged), `d-${repo}-2`)).status).toBe(202);
       const entry = await cairn.call('GET', `/api/v1/entries/repos/acme/${repo}/pr-7`);
@@ -149,8 +154,8 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       expect((await github(reopened, sign(secret, reopened), `d-${repo}-3`)).status).toBe(401);
       expect((await github(reopened, sign(fresh, reopened), `d-${repo}-3`)).status).toBe(202);
       const counts = (await cairn.call('GET', '/api/v1/connectors')).body.connectors.find((c: { name: string }) => c.name === 'github');
-      // Refused: four bad signatures, the old secret, the text/plain body and the malformed one.
-      expect(counts.counts).toMatchObject({ written: 4, duplicates: 1, rejected: 7 });
+      // Refused: four bad signatures, the old secret, two delivery ids, the text/plain body and the malformed one.
+      expect(counts.counts).toMatchObject({ written: 4, duplicates: 1, rejected: 8 });
       expect(counts.last_event_at).not.toBeNull();
 
       expect((await cairn.call('POST', '/api/v1/connectors/github/disable')).body).toMatchObject({ enabled: false });

@@ -37,6 +37,11 @@ export const github: Connector = {
     const deliveryId = delivery.headers['x-github-delivery'];
     if (!event) throw new ServiceError('BAD_REQUEST', 'missing X-GitHub-Event header');
     if (!deliveryId) throw new ServiceError('BAD_REQUEST', 'missing X-GitHub-Delivery header');
+    // Node joins a repeated header's values with ", ", which neither a GUID nor an event name
+    // holds: two delivery ids would otherwise be stored, and deduplicated, as one "a, b".
+    for (const [name, header] of [['X-GitHub-Event', event], ['X-GitHub-Delivery', deliveryId]]) {
+      if (header?.includes(',')) throw new ServiceError('BAD_REQUEST', `${name} appears more than once, or holds a comma: one delivery has one`);
+    }
     const body = jsonOf(delivery);
     // A ping must be JSON too: a signed body that is not is refused like any other event's.
     if (event === 'ping') {

@@ -395,6 +395,8 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
           ['value', { entity_path: 'ok/path', key: 'k', value: { 'key\u0000': 'v' } }],
           ['value', { entity_path: 'ok/path', key: 'k', value: { text: 'lone \ud800 surrogate' } }],
           ['provenance', { entity_path: 'ok/path', key: 'k', value: 'v', provenance: { url: 'nul\u0000' } }],
+          // Where an entry came from is a few fields: not a second value beside the 512 KiB one.
+          ['provenance', { entity_path: 'ok/path', key: 'k', value: 'v', provenance: { note: 'x'.repeat(65 * 1024) } }],
           ['confidence', { entity_path: 'ok/path', key: 'k', value: 'v', confidence: 1.5 }],
           ['ttl_seconds', { entity_path: 'ok/path', key: 'k', value: 'v', ttl_seconds: -1 }],
           ['if_version', { entity_path: 'ok/path', key: 'k', value: 'v', if_version: 'one' }],

@@ -2,6 +2,8 @@
 export const LIMITS = {
   bodyBytes: 1024 * 1024,
   valueBytes: 512 * 1024,
+  /** Where an entry came from is a few fields (a connector, a delivery id, a URL), not a second value. */
+  provenanceBytes: 64 * 1024,
   entityPathChars: 512,
   entityPathSegments: 32,
   segmentChars: 128,

@@ -45,8 +45,15 @@ export const ValueSchema = z
 
 export const ProvenanceSchema = z
   .record(z.string(), z.unknown())
-  .superRefine(wellFormed)
-  .describe('Where this came from (connector, delivery id, URL, …).');
+  .superRefine((doc, ctx) => {
+    // Sized only once known to be well formed: a document nested past the bound would
+    // overflow the stack of JSON.stringify.
+    const problem = structureProblem(doc);
+    if (problem) return void ctx.addIssue({ code: 'custom', message: problem });
+    const bytes = Buffer.byteLength(JSON.stringify(doc));
+    if (bytes > LIMITS.provenanceBytes) ctx.addIssue({ code: 'custom', message: `is ${bytes} bytes of JSON; at most ${LIMITS.provenanceBytes / 1024} KiB` });
+  })
+  .describe('Where this came from (connector, delivery id, URL, …); at most 64 KiB of JSON.');
 
 export const ConfidenceSchema = z
   .number()

@@ -112,6 +112,9 @@ describe('cairn export and cairn import', () => {
     expect((await exportAs(teamAdmin, '?all=true')).status).toBe(403);
     expect((await exportAs(teamAdmin, '?namespace=default')).status).toBe(403);
     expect((await exportAs(confined)).status).toBe(403);
+    const both = await exportAs(ADMIN, '?all=true&namespace=acme');
+    expect(both.status).toBe(422);
+    expect(((await both.json()) as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual(['namespace']);
     // The export is audited once its archive is complete.
     const audited = async (): Promise<number> => {
       const audit = await fetch(`${server.url}/api/v1/admin/audit?namespace=acme&action=archive.exported`, { headers: { 'x-cairn-api-key': ADMIN } });

@@ -24,7 +24,11 @@ export const exportScope = (ctx: Context, raw: unknown): '*' | string[] => {
     throw new ServiceError('FORBIDDEN', 'this key is confined to entity-path prefixes; an export holds every path of a namespace');
   }
   if (input.all === 'true') {
-    if (input.namespace !== undefined) throw new ServiceError('VALIDATION_FAILED', 'give either namespace or all=true, not both');
+    if (input.namespace !== undefined) {
+      throw new ServiceError('VALIDATION_FAILED', 'give either namespace or all=true, not both', {
+        details: [{ field: 'namespace', message: 'leave it out to export every namespace with all=true' }],
+      });
+    }
     if (ctx.access && ctx.access.namespaces !== '*') throw new ServiceError('FORBIDDEN', 'this key may not export every namespace; name one it may use');
     return '*';
   }

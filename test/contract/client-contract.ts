@@ -140,6 +140,9 @@ export const describeClientContract = (name: string, backend: BackendEnv): void 
       const reader = new CairnClient({ url: cairn.url, apiKey: issued.key });
       await expect(reader.list({ entity_path: 'repos/acme' })).resolves.toMatchObject({ entries: expect.any(Array) });
       await expect(reader.write({ entity_path: 'repos/acme/x', key: 'k', value: 'v' })).rejects.toBeInstanceOf(ForbiddenError);
+      // A team is not deleted from under a live key issued to it.
+      await expect(client.deleteTeam(team)).rejects.toBeInstanceOf(ConflictError);
+      expect((await client.listTeams()).map((t) => t.name)).toContain(team);
       await client.revokeKey(issued.id);
       await expect(reader.list({ entity_path: 'repos/acme' })).rejects.toBeInstanceOf(UnauthenticatedError);
 

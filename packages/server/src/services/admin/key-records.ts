@@ -3,6 +3,7 @@ import type { ManagedKey } from 'cairn-memory-client';
 import { z } from 'zod';
 import { type Access, SCOPES } from '../../domain/access.ts';
 import { EntityPathSchema, NamespaceSchema } from '../../domain/names.ts';
+import type { Store } from '../../ports/store.ts';
 
 /** Managed keys live in one global collection: a key must be found before its namespace is known. */
 export const KEYS = 'api-keys';
@@ -66,3 +67,15 @@ export const keyView = (id: string, record: KeyRecord): ManagedKey => {
   const { hash: _hash, ...rest } = record;
   return { id, ...rest };
 };
+
+const KEY_PAGE = 500;
+
+/** Every managed key record, in id order, a page of the collection at a time. */
+export async function* allKeyRecords(store: Pick<Store, 'listRecords'>): AsyncGenerator<{ id: string; record: KeyRecord }> {
+  for (let after: string | undefined; ; ) {
+    const page = await store.listRecords(KEYS, { limit: KEY_PAGE, ...(after ? { after } : {}) });
+    for (const { id, data } of page) yield { id, record: data as unknown as KeyRecord };
+    if (page.length < KEY_PAGE) return;
+    after = page[page.length - 1]?.id;
+  }
+}

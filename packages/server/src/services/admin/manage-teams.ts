@@ -5,6 +5,7 @@ import { parseInput } from '../../domain/parse-input.ts';
 import { recordAudit } from '../audit-log.ts';
 import { namespaceFor, requireScope, requireWholeNamespace } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
+import { allKeyRecords } from './key-records.ts';
 import { Members, TeamName, type TeamRecord, teamsCollection } from './team-records.ts';
 
 export const CreateTeamInput = z.object({ name: TeamName, members: Members.default([]), namespace: NamespaceSchema.optional() }).strict();
@@ -50,6 +51,21 @@ export const deleteTeam = async (deps: ServiceDeps, ctx: Context, name: string, 
   requireScope(ctx, 'admin');
   requireWholeNamespace(ctx, 'a team');
   const namespace = namespaceFor(ctx, parseInput(z.object({ namespace: NamespaceSchema.optional() }), raw).namespace);
+  // A key is issued to a team that exists (create-key.ts); deleting the team under a live key
+  // would leave the key naming a team no one can find or manage.
+  const holders = await liveKeysOfTeam(deps, namespace, name);
+  if (holders.length > 0) {
+    throw new ServiceError('CONFLICT', `team "${name.slice(0, 64)}" has ${holders.length} live key(s) (${holders.slice(0, 5).join(', ')}${holders.length > 5 ? ', …' : ''}); revoke them first`);
+  }
   if (!(await deps.store.deleteRecord(teamsCollection(namespace), name.slice(0, 64)))) throw new ServiceError('NOT_FOUND', `no team "${name.slice(0, 64)}"`);
   await recordAudit(deps, ctx, namespace, { action: 'team.deleted', target: { team: name } });
+};
+
+/** The ids of the namespace's managed keys issued to `team` and not revoked. */
+const liveKeysOfTeam = async (deps: ServiceDeps, namespace: string, team: string): Promise<string[]> => {
+  const ids: string[] = [];
+  for await (const { id, record } of allKeyRecords(deps.store)) {
+    if (record.namespace === namespace && record.team === team && record.revoked_at === null) ids.push(id);
+  }
+  return ids;
 };

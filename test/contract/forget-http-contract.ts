@@ -98,7 +98,12 @@ export const describeForgetHttpContract = (server: () => Cairn, dump: () => Prom
       expect((await server().call('PUT', '/api/v1/admin/retention', { entity_path: path })).status).toBe(422);
       const set = await server().call('PUT', '/api/v1/admin/retention', { entity_path: path, keep_versions: 3 });
       expect(set.status, JSON.stringify(set.body)).toBe(200);
-      expect((await server().call('GET', '/api/v1/admin/retention')).body.policies).toContainEqual(expect.objectContaining({ entity_path: path, keep_versions: 3 }));
+      const listed = (await server().call('GET', '/api/v1/admin/retention')).body.policies.find((p: { entity_path: string }) => p.entity_path === path);
+      expect(listed).toMatchObject({ entity_path: path, keep_versions: 3, keep_days: null });
+      // A policy as listed can be sent back (null: not set); with neither kept, it is refused.
+      const { entity_path, keep_versions, keep_days } = listed;
+      expect((await server().call('PUT', '/api/v1/admin/retention', { entity_path, keep_versions, keep_days })).status).toBe(200);
+      expect((await server().call('PUT', '/api/v1/admin/retention', { entity_path, keep_versions: null, keep_days: null })).status).toBe(422);
       const run = await server().call('POST', '/api/v1/admin/retention/run', {});
       expect(run.status, JSON.stringify(run.body)).toBe(200);
       expect(run.body.versions_dropped).toBeGreaterThanOrEqual(2);

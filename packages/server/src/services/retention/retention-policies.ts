@@ -21,11 +21,12 @@ export const SetPolicyInput = z
   .object({
     namespace: NamespaceSchema.optional(),
     entity_path: EntityPathSchema.optional().describe('Entries at or under this path; absent: the whole namespace. The most specific policy applies.'),
-    keep_versions: KeepVersions.optional().describe('Keep the newest N versions of each entry.'),
-    keep_days: KeepDays.optional().describe('Keep versions written in the last D days.'),
+    // Null is "not set", as the policy reads back: a policy listed can be sent again as it is.
+    keep_versions: KeepVersions.nullish().describe('Keep the newest N versions of each entry (null or absent: no count).'),
+    keep_days: KeepDays.nullish().describe('Keep versions written in the last D days (null or absent: no age).'),
   })
   .strict()
-  .refine((p) => p.keep_versions !== undefined || p.keep_days !== undefined, { message: 'give keep_versions, keep_days or both' });
+  .refine((p) => p.keep_versions != null || p.keep_days != null, { message: 'give keep_versions, keep_days or both' });
 
 /**
  * A stored policy as setRetentionPolicy writes it, which the retention pass takes it to be:

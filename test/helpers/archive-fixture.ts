@@ -12,15 +12,18 @@ import { openBackend } from '../../packages/server/src/store/backends.ts';
 export const openFromEnv = (env: Record<string, string>): Promise<OpenBackend> =>
   openBackend(parseConfig(env).storage, pino({ level: 'silent' }));
 
-const DAY = 86_400_000;
-
+/**
+ * Version `version` of the entry at `address`, as a write would have stored it around `at`:
+ * each version written a second after the one before (`at` − 9 s for version 1), and created
+ * when version 1 was written (an import refuses a history no write could have made).
+ */
 export const versionOf = (address: EntryAddress, version: number, fields: Partial<Entry> & { at: number }): Entry => {
   const value = fields.value ?? { v: version };
   const { at, ...rest } = fields;
   return {
     ...address, value, version, confidence: 0.5 + version / 100, agent_id: `agent-${version % 3}`, event_type: version === 1 ? 'created' : 'updated',
     memory_type: 'fact', shared: false, tags: [`t${version}`], provenance: { source: 'test', n: version }, content_hash: contentHash(value),
-    created_at: new Date(at - version * 1000).toISOString(), written_at: new Date(at - (10 - version) * 1000).toISOString(),
+    created_at: new Date(at - 9000).toISOString(), written_at: new Date(at - (10 - version) * 1000).toISOString(),
     expires_at: null, deleted: false, evidence: { successes: 0, failures: 0, status: 'untested' }, links: [], ...rest,
   };
 };
@@ -44,7 +47,8 @@ export const fillStore = async (store: Store, namespaces: string[]): Promise<voi
     const gone = a('repos/acme/old', 'removed');
     await store.append(versionOf(gone, 1, { at }), 0);
     await store.append(versionOf(gone, 2, { at, deleted: true, value: {} }), 1);
-    await store.append(versionOf(a('tmp', 'expired'), 1, { at, expires_at: new Date(at - DAY).toISOString() }), 0);
+    // Expired a second after it was written, and long before now.
+    await store.append(versionOf(a('tmp', 'expired'), 1, { at, expires_at: new Date(at - 8000).toISOString() }), 0);
     await store.appendBatch([
       { entry: versionOf(a('batch', 'x'), 1, { at }), expectedHead: 0 },
       { entry: versionOf(a('batch', 'y'), 1, { at, links: [{ entity_path: 'batch', key: 'x', relation: 'relates_to' }] as Entry['links'] }), expectedHead: 0 },

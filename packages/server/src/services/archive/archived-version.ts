@@ -44,7 +44,23 @@ const ArchivedVersion = EntrySchema.extend({
 
 const pathOf = (path: PropertyKey[]): string => path.map(String).join('.');
 
-/** Why `version` cannot be imported ("field: reason"), or null. */
+const hashOfValue = (v: Entry): string | null => (v.content_hash !== contentHash(v.value) ? 'content_hash: does not match the value' : null);
+
+const statusOfCounts = (v: Entry): string | null =>
+  v.evidence.status !== evidenceStatus(v.evidence.successes, v.evidence.failures) ? 'evidence: the status does not follow from the counts' : null;
+
+/**
+ * An expiry is after the write: ttl_seconds sets it at least a second on, and a version that
+ * restates the entry's expiry (an outcome, a link) is written only while the entry is live,
+ * before it expires. A version expired when written would never have been readable.
+ */
+const expiresAfterWritten = (v: Entry): string | null =>
+  v.expires_at !== null && Date.parse(v.expires_at) <= Date.parse(v.written_at) ? `expires_at ${v.expires_at} is not after written_at ${v.written_at}` : null;
+
+/** What the store derives or a write stamps, held to what a write makes of it; each answers the field's problem or null. */
+const DERIVED_RULES = [hashOfValue, statusOfCounts, expiresAfterWritten];
+
+/** Why `version` cannot be imported ("field: reason"), or null. Rules between versions: archived-history.ts. */
 export const archivedVersionProblem = (version: unknown): string | null => {
   const parsed = ArchivedVersion.safeParse(version);
   if (!parsed.success) {
@@ -52,7 +68,9 @@ export const archivedVersionProblem = (version: unknown): string | null => {
     return `${pathOf(issue.path) || 'version'}: ${issue.message}`;
   }
   const v = parsed.data as Entry;
-  if (v.content_hash !== contentHash(v.value)) return 'content_hash: does not match the value';
-  if (v.evidence.status !== evidenceStatus(v.evidence.successes, v.evidence.failures)) return 'evidence: the status does not follow from the counts';
+  for (const rule of DERIVED_RULES) {
+    const problem = rule(v);
+    if (problem) return problem;
+  }
   return null;
 };

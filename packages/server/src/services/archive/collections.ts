@@ -38,22 +38,40 @@ export const CORTEX_NAMESPACES = COLLECTIONS.namespaces;
 const SHARED_COLLECTIONS: readonly string[] = [KEYS, RETENTION_POLICIES, CORTEX_NAMESPACES];
 
 /**
- * Whether an export writes records of `collection`: a shared one or one of a namespace's
- * (above). An import takes no other, so an archive cannot plant records the server's own code
- * would trip over (the Cortex's digests and traces, which it recompiles instead).
+ * The namespaces whose records an export writes in `collection`, by its name:
+ * `<kind>/<namespace>[/<more>]`, where a namespace may itself hold "/", so a name may be read
+ * more than one way (each is answered). None for a collection of no namespace's.
  */
-export const isArchivedCollection = (collection: string): boolean => {
-  if (SHARED_COLLECTIONS.includes(collection)) return true;
-  // `<kind>/<namespace>[/<more>]`, and a namespace may itself hold "/": try each place it could end.
+const namespacesOf = (collection: string): string[] => {
+  const found: string[] = [];
   const start = collection.indexOf('/') + 1;
-  if (start === 0) return false;
+  if (start === 0) return found;
+  // Try each place the namespace could end.
   for (let end = collection.length; end > start; end = collection.lastIndexOf('/', end - 1)) {
     const namespace = collection.slice(start, end);
     const rest = collection.slice(end);
     const sources = rest.startsWith('/events/') ? [rest.slice('/events/'.length)] : [];
-    if (NamespaceSchema.safeParse(namespace).success && namespaceCollections(namespace, sources).includes(collection)) return true;
+    if (NamespaceSchema.safeParse(namespace).success && namespaceCollections(namespace, sources).includes(collection)) found.push(namespace);
   }
-  return false;
+  return found;
+};
+
+/**
+ * Whether an export writes records of `collection`: a shared one or one of a namespace's
+ * (above). An import takes no other, so an archive cannot plant records the server's own code
+ * would trip over (the Cortex's digests and traces, which it recompiles instead).
+ */
+export const isArchivedCollection = (collection: string): boolean => SHARED_COLLECTIONS.includes(collection) || namespacesOf(collection).length > 0;
+
+/**
+ * The namespaces a record of a collection an export writes may be of: a key's and a
+ * retention policy's say theirs, the Cortex's list names one by id, any other collection is
+ * a namespace's (namespacesOf). An export of some namespaces writes no record of another.
+ */
+export const recordNamespaces = (collection: string, id: string, data: Record<string, unknown>): string[] => {
+  if (collection === KEYS || collection === RETENTION_POLICIES) return typeof data.namespace === 'string' ? [data.namespace] : [];
+  if (collection === CORTEX_NAMESPACES) return [id];
+  return namespacesOf(collection);
 };
 
 /** The event source of an agent id written by `POST /api/v1/events`, else null. */

@@ -3,15 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntryAddress } from '../../packages/server/src/domain/entry.ts';
 import { type Sql, createClient } from '../../packages/server/src/store/postgres/client.ts';
 import { HeadReads } from '../../packages/server/src/store/postgres/head-reads.ts';
-import { openPostgresStore, type PostgresStore } from '../../packages/server/src/store/postgres/index.ts';
+import type { PostgresStore } from '../../packages/server/src/store/postgres/index.ts';
 import { readHead } from '../../packages/server/src/store/postgres/read-entries.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import type { TestPostgres } from '../helpers/postgres.ts';
+import { type StoreOnPostgres, startStoreOnPostgres } from '../helpers/postgres-store.ts';
 
 // Head reads beyond the statements in flight share one statement (head-reads.ts). With one
 // statement in flight, every burst below is read in batches; each read must still get its
 // own entry's newest version, or null.
 describe('postgres store: coalesced head reads', () => {
+  let cluster: StoreOnPostgres;
   let pg: TestPostgres;
   let store: PostgresStore;
   let sql: Sql;
@@ -21,20 +23,15 @@ describe('postgres store: coalesced head reads', () => {
   const keys = ['plain', 'with space', 'comma,inside', '{braces}', 'quote"d', 'back\\slash', 'NULL', 'null', 'ünïcödé 🪨', 'a', 'A', 'a '];
 
   beforeAll(async () => {
-    pg = await startPostgres();
-    store = await openPostgresStore({ dsn: pg.dsn, logger });
-    sql = createClient({ dsn: pg.dsn, logger, max: 2, connectTimeoutS: 3, statementTimeoutMs: 10_000 });
+    cluster = await startStoreOnPostgres(logger);
+    ({ pg, store, sql } = cluster);
     for (const [i, key] of keys.entries()) {
       for (let version = 1; version <= (i % 3) + 1; version++) {
         await store.append(makeEntry({ namespace, entity_path: `svc/${i % 2}`, key, version, value: { key, version } }), version - 1);
       }
     }
   });
-  afterAll(async () => {
-    await sql?.end({ timeout: 0 });
-    await store?.close();
-    await pg?.stop();
-  });
+  afterAll(() => cluster?.close());
 
   it('answers every read of a burst with its own newest version, and null for an entry never written', async () => {
     const addresses: EntryAddress[] = [];

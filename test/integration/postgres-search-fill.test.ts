@@ -1,16 +1,16 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
-import { type Sql, createClient } from '../../packages/server/src/store/postgres/client.ts';
-import { openPostgresStore, type PostgresStore } from '../../packages/server/src/store/postgres/index.ts';
+import type { Sql } from '../../packages/server/src/store/postgres/client.ts';
+import type { PostgresStore } from '../../packages/server/src/store/postgres/index.ts';
 import { fillVectors } from '../../packages/server/src/store/postgres/search-rows.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { type StoreOnPostgres, startStoreOnPostgres } from '../helpers/postgres-store.ts';
 
 // The indexer gives announced versions their vectors with fillVectors: the append wrote each
 // row, text and all, so only the vector may change, and only on the row of that very version.
 describe('postgres search rows: vectors filled in after the append', () => {
-  let pg: TestPostgres;
+  let cluster: StoreOnPostgres;
   let store: PostgresStore;
   let sql: Sql;
   const logger = pino({ level: 'silent' });
@@ -24,15 +24,10 @@ describe('postgres search rows: vectors filled in after the append', () => {
        where namespace = ${namespace} and entity_path = 'svc/fill' and key = ${key}`)[0];
 
   beforeAll(async () => {
-    pg = await startPostgres();
-    store = await openPostgresStore({ dsn: pg.dsn, logger });
-    sql = createClient({ dsn: pg.dsn, logger, max: 2, connectTimeoutS: 3, statementTimeoutMs: 10_000 });
+    cluster = await startStoreOnPostgres(logger);
+    ({ store, sql } = cluster);
   });
-  afterAll(async () => {
-    await sql?.end({ timeout: 0 });
-    await store?.close();
-    await pg?.stop();
-  });
+  afterAll(() => cluster?.close());
 
   it('fills the vector of the version the row holds, and leaves its text as the append wrote it', async () => {
     const v1 = at('one', 1);

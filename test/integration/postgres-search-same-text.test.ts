@@ -2,18 +2,20 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { BuiltinEmbedder } from '../../packages/server/src/embed/builtin-embedder.ts';
-import { type Sql, createClient } from '../../packages/server/src/store/postgres/client.ts';
+import type { Sql } from '../../packages/server/src/store/postgres/client.ts';
 import { openPostgresStore, type PostgresStore } from '../../packages/server/src/store/postgres/index.ts';
 import { SearchIndexer } from '../../packages/server/src/store/postgres/search-indexer.ts';
 import { SearchStats } from '../../packages/server/src/store/postgres/search-stats.ts';
 import { prepareSearchVectors } from '../../packages/server/src/store/postgres/search-vectors.ts';
 import { fillVectors, upsertSearchRows } from '../../packages/server/src/store/postgres/search-rows.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import type { TestPostgres } from '../helpers/postgres.ts';
+import { type StoreOnPostgres, startStoreOnPostgres } from '../helpers/postgres-store.ts';
 
 // A version whose text (value as written, and tags) is its predecessor's keeps the search
 // row's terms and vector; every other version is analysed, and waits for its vector, anew.
 describe('postgres search rows: a version of the same text', () => {
+  let cluster: StoreOnPostgres;
   let pg: TestPostgres;
   let store: PostgresStore;
   let sql: Sql;
@@ -35,15 +37,10 @@ describe('postgres search rows: a version of the same text', () => {
   };
 
   beforeAll(async () => {
-    pg = await startPostgres();
-    store = await openPostgresStore({ dsn: pg.dsn, logger });
-    sql = createClient({ dsn: pg.dsn, logger, max: 2, connectTimeoutS: 3, statementTimeoutMs: 10_000 });
+    cluster = await startStoreOnPostgres(logger);
+    ({ pg, store, sql } = cluster);
   });
-  afterAll(async () => {
-    await sql?.end({ timeout: 0 });
-    await store?.close();
-    await pg?.stop();
-  });
+  afterAll(() => cluster?.close());
 
   it('keeps the terms and the vector, and moves the other columns to the new version', async () => {
     await embedded('kept');

@@ -6,8 +6,6 @@ import { metric, waitForMetrics } from './lib/metrics.ts';
 import { startCairn, startProcess } from './lib/processes.ts';
 
 import { VALUE } from './entry-value.ts';
-
-export { VALUE };
 const READ_KEYS = 10_000;
 const FILL_CONCURRENCY = 50;
 const luaString = (s: string) => JSON.stringify(s);

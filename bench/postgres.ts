@@ -1,6 +1,7 @@
 import postgres from 'postgres';
 import { startPostgres } from '../test/helpers/postgres.ts';
-import { type CairnLoad, VALUE, benchCairn, ratio } from './http-entries.ts';
+import { VALUE } from './entry-value.ts';
+import { type CairnLoad, benchCairn, ratio } from './http-entries.ts';
 import { type InsertRate, rawInsertRate } from './lib/raw-inserts.ts';
 import { startCairn } from './lib/processes.ts';
 

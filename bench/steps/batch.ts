@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { VALUE, ratio } from '../http-entries.ts';
+import { VALUE } from '../entry-value.ts';
+import { ratio } from '../http-entries.ts';
 import { type LoadResult, load, postLua } from '../lib/load.ts';
 import { startCairn } from '../lib/processes.ts';
 import type { Step } from '../lib/step.ts';

@@ -15,19 +15,20 @@ export interface S3ReplicaPair {
 
 /**
  * Registers hooks that start s3rver behind the If-None-Match-enforcing proxy and open two
- * S3 stores on it (polling fast), and close everything after the suite. Read the fields
+ * S3 stores on it (polling fast, unless `aPollIntervalMs` slows replica a's change-log polls),
+ * and close everything after the suite. Read the fields
  * inside tests: they are set in beforeAll.
  */
-export const useS3ReplicaPair = (prefix: string): S3ReplicaPair => {
+export const useS3ReplicaPair = (prefix: string, options: { aPollIntervalMs?: number } = {}): S3ReplicaPair => {
   const pair = {} as S3ReplicaPair;
-  const open = () =>
-    openS3Store({ bucket: pair.s3.bucket, endpoint: pair.proxy.endpoint, prefix, logger: pino({ level: 'silent' }), pollIntervalMs: 200 });
+  const open = (pollIntervalMs = 200) =>
+    openS3Store({ bucket: pair.s3.bucket, endpoint: pair.proxy.endpoint, prefix, logger: pino({ level: 'silent' }), pollIntervalMs });
   beforeAll(async () => {
     pair.s3 = await startS3();
     pair.proxy = await startConditionalProxy(pair.s3.endpoint);
     process.env.AWS_ACCESS_KEY_ID = pair.s3.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY = pair.s3.secretAccessKey;
-    [pair.a, pair.b] = await Promise.all([open(), open()]);
+    [pair.a, pair.b] = await Promise.all([open(options.aPollIntervalMs), open()]);
   });
   afterAll(async () => {
     await Promise.all([pair.a?.close(), pair.b?.close()]);

@@ -5,7 +5,7 @@ import type { BatchItem } from '../../ports/store.ts';
 import { BATCH_DEADLINE, BATCH_DEADLINE_MS, BATCH_ID, type BatchMarkers } from './batch-markers.ts';
 import { mapLimit } from './map-limit.ts';
 import { addressHash } from './object-keys.ts';
-import type { VersionObjects } from './version-objects.ts';
+import { HistoryGone, type VersionObjects } from './version-objects.ts';
 
 const PUT_CONCURRENCY = 8;
 /**
@@ -19,9 +19,15 @@ const WITHDRAW_WITHIN_MS = 5_000;
  * Writes every item's version object tagged with one batch id, then decides the batch with
  * its marker (batch-markers.ts). Answers the versions as stored (their JSON round trip), or
  * throws VersionConflict naming the item whose slot was taken, having written nothing that
- * any reader will ever see. The caller has checked each item's expected head.
+ * any reader will ever see. The caller has checked each item's expected head; `continues`
+ * marks the items that build on an earlier item of the batch (continuesEarlierItem).
  */
-export const writeBatch = async (versions: VersionObjects, markers: BatchMarkers, items: readonly BatchItem[]): Promise<Entry[]> => {
+export const writeBatch = async (
+  versions: VersionObjects,
+  markers: BatchMarkers,
+  items: readonly BatchItem[],
+  continues: readonly boolean[],
+): Promise<Entry[]> => {
   const id = randomUUID();
   const started = Date.now();
   const metadata = { [BATCH_ID]: id, [BATCH_DEADLINE]: String(started + BATCH_DEADLINE_MS) };
@@ -39,8 +45,10 @@ export const writeBatch = async (versions: VersionObjects, markers: BatchMarkers
     }
   });
   const lost = slots.findIndex((slot) => slot === null);
-  if (lost === -1 && (await markers.decide(id, 'committed')) === 'committed') return bodies.map((body) => JSON.parse(body) as Entry);
-  if (lost === -1) throw unavailable('the batch took too long to commit and was aborted; nothing was written');
+  // Every version built on must still exist before the batch commits (HistoryGone).
+  const gone = lost === -1 ? await firstBuiltOnGone(versions, items, hashes, continues) : -1;
+  if (lost === -1 && gone === -1 && (await markers.decide(id, 'committed')) === 'committed') return bodies.map((body) => JSON.parse(body) as Entry);
+  if (lost === -1 && gone === -1) throw unavailable('the batch took too long to commit and was aborted; nothing was written');
   if (Date.now() - started < WITHDRAW_WITHIN_MS) {
     await Promise.allSettled(
       slots.map((slot, i) => (slot === null ? undefined : versions.withdraw(hashes[i] as string, (items[i] as BatchItem).entry.version, slot))),
@@ -48,6 +56,21 @@ export const writeBatch = async (versions: VersionObjects, markers: BatchMarkers
   }
   await markers.decide(id, 'aborted');
   if (outage !== null) throw outage;
+  if (gone !== -1) throw new HistoryGone(await versions.newest(hashes[gone] as string, 0), gone);
   const item = items[lost] as BatchItem;
   throw new VersionConflict(await versions.newest(hashes[lost] as string, item.expectedHead), lost);
+};
+
+/** The first item whose stored predecessor is gone, or -1 (items built on an earlier item are the batch's own). */
+const firstBuiltOnGone = async (
+  versions: VersionObjects,
+  items: readonly BatchItem[],
+  hashes: readonly string[],
+  continues: readonly boolean[],
+): Promise<number> => {
+  const standing = await mapLimit([...items.keys()], PUT_CONCURRENCY, async (i) => {
+    const { expectedHead } = items[i] as BatchItem;
+    return continues[i] || expectedHead === 0 || (await versions.exists(hashes[i] as string, expectedHead));
+  });
+  return standing.indexOf(false);
 };

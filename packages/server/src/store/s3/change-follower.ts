@@ -1,16 +1,11 @@
 import type { Logger } from 'pino';
-import type { Entry } from '../../domain/entry.ts';
-import type { ForgetTarget } from '../../ports/store.ts';
 import { unavailable } from '../../domain/errors.ts';
-import type { ChangeWindow } from './change-window.ts';
+import type { ChangeHandlers, ChangeWindow } from './change-window.ts';
 
-export interface FollowerOptions {
+export interface FollowerOptions extends ChangeHandlers {
   window: ChangeWindow;
   logger: Logger;
   pollIntervalMs: number;
-  onChange: (entry: Entry) => void;
-  /** A forget another replica wrote to the change log. */
-  onForget?: (target: ForgetTarget) => void;
   /** Background chores after each successful timed poll; must not reject. */
   afterPoll: () => Promise<void>;
 }
@@ -92,7 +87,7 @@ export class ChangeFollower {
   private async poll(): Promise<void> {
     if (this.closed) throw unavailable('the object store has been closed');
     try {
-      await this.options.window.read(this.options.onChange, this.options.onForget);
+      await this.options.window.read(this.options);
     } catch (error) {
       if (this.outageSince === null) {
         this.outageSince = Date.now();

@@ -14,7 +14,7 @@ const CONCURRENCY = 16;
 export const scrubChangeLog = async (
   objects: BucketObjects,
   keys: ObjectKeys,
-  drop: (entry: Entry, timeMs: number) => boolean,
+  drop: (entry: Entry, timeMs: number) => boolean | Promise<boolean>,
 ): Promise<number> => {
   const candidates: { key: string; timeMs: number }[] = [];
   for await (const page of objects.list(keys.changesPrefix)) {
@@ -25,7 +25,7 @@ export const scrubChangeLog = async (
   }
   const doomed = await mapLimit(candidates, CONCURRENCY, async ({ key, timeMs }) => {
     const entry = parseEntry(await objects.getText(key));
-    return entry !== null && drop(entry, timeMs) ? key : null;
+    return entry !== null && (await drop(entry, timeMs)) ? key : null;
   });
   const keysToDelete = doomed.filter((k): k is string => k !== null);
   await mapLimit(keysToDelete, CONCURRENCY, (key) => objects.delete(key));

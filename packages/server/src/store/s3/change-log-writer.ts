@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
 import type { BucketObjects } from './bucket-objects.ts';
+import type { WithdrawnVersion } from './change-window.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
 const INLINE_ATTEMPTS = 3;
@@ -52,7 +53,15 @@ export class ChangeLogWriter {
    * so they hear of it after the versions it removes.
    */
   async recordForget(target: ForgetTarget): Promise<void> {
-    const body = JSON.stringify({ forget: target });
+    await this.recordNotice(JSON.stringify({ forget: target }));
+  }
+
+  /** Tell the other replicas that these versions were deleted, so that any holding one as a head drops it (see S3Store.forget). */
+  async recordWithdrawn(versions: readonly WithdrawnVersion[]): Promise<void> {
+    await this.recordNotice(JSON.stringify({ withdrawn: versions }));
+  }
+
+  private async recordNotice(body: string): Promise<void> {
     if (this.pending.length === 0 && (await this.write(body, INLINE_ATTEMPTS))) return;
     this.pending.push(body);
     await this.flush();

@@ -42,7 +42,7 @@ export class ChangeWindow {
   }
 
   /** Read the changes not read yet, in key order; rejects (UNAVAILABLE) on any failure. */
-  async read(onChange: (entry: Entry) => void, onForget: (target: ForgetTarget) => void = () => {}): Promise<void> {
+  async read({ onChange, onForget = () => {}, onWithdrawn = () => {} }: ChangeHandlers): Promise<void> {
     const startedAt = Date.now();
     const fresh: { key: string; timeMs: number }[] = [];
     for await (const page of this.objects.list(this.keys.changesPrefix, this.keys.changesFrom(this.startMs))) {
@@ -64,6 +64,11 @@ export class ChangeWindow {
           onForget(forget);
           return;
         }
+        const withdrawn = parseWithdrawn(bodies[j] ?? null);
+        if (withdrawn) {
+          onWithdrawn(withdrawn);
+          return;
+        }
         const entry = parseEntry(bodies[j] ?? null);
         if (!entry) this.logger.warn({ key: c.key }, 'unreadable change log object skipped');
         else {
@@ -76,6 +81,29 @@ export class ChangeWindow {
     for (const [key, timeMs] of this.seen) if (timeMs < this.startMs) this.seen.delete(key);
   }
 }
+
+/** What a replica does with each kind of object in the change log. */
+export interface ChangeHandlers {
+  onChange: (entry: Entry) => void;
+  /** Another replica forgot the entries `target` names. */
+  onForget?: (target: ForgetTarget) => void;
+  /** Another replica deleted these versions (a forget's second pass, see S3Store.forget). */
+  onWithdrawn?: (versions: WithdrawnVersion[]) => void;
+}
+
+/** A deleted version, named exactly: a head is dropped only if it is that write. */
+export type WithdrawnVersion = Pick<Entry, 'namespace' | 'entity_path' | 'key' | 'version' | 'written_at'>;
+
+/** Deleted versions in the change log: `{"withdrawn": WithdrawnVersion[]}`. */
+export const parseWithdrawn = (body: string | null): WithdrawnVersion[] | null => {
+  if (body === null || !body.startsWith('{"withdrawn"')) return null;
+  try {
+    const { withdrawn } = JSON.parse(body) as { withdrawn: WithdrawnVersion[] };
+    return Array.isArray(withdrawn) ? withdrawn : null;
+  } catch {
+    return null;
+  }
+};
 
 /** A forget in the change log: `{"forget": ForgetTarget}` (paths only). */
 export const parseForget = (body: string | null): ForgetTarget | null => {

@@ -8,6 +8,7 @@ import { continuesEarlierItem } from '../batch-runs.ts';
 import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
 import { ForgetFence } from './forget-fence.ts';
+import { WithdrawnVersions } from './withdrawn-versions.ts';
 import { scrubChangeLog } from './change-log-scrub.ts';
 import type { ObjectKeys } from './object-keys.ts';
 import { listAsOf, walkBackTo } from '../as-of.ts';
@@ -18,13 +19,14 @@ import type { BatchMarkers } from './batch-markers.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import type { ChangeFollower } from './change-follower.ts';
 import type { ChangeLogWriter } from './change-log-writer.ts';
+import type { WithdrawnVersion } from './change-window.ts';
 import type { HeadIndex } from './head-index.ts';
 import { addressHash, addressOf } from './object-keys.ts';
 import type { RecordObjects } from './record-objects.ts';
 import type { Snapshots } from './snapshots.ts';
 import type { SnapshotFile } from '../../ports/search-index.ts';
 import { searchIndexObject } from './search-object.ts';
-import type { VersionObjects } from './version-objects.ts';
+import { HistoryGone, type VersionObjects } from './version-objects.ts';
 
 export interface S3StoreParts {
   client: S3Client;
@@ -56,6 +58,7 @@ export class S3Store implements Store {
   /** Per entry (address hash), versions below this were dropped here since the last compaction. */
   private readonly dropped = new Map<string, number>();
   private readonly fence = new ForgetFence();
+  private readonly withdrawn = new WithdrawnVersions();
   private closed = false;
 
   constructor(parts: S3StoreParts) {
@@ -71,6 +74,7 @@ export class S3Store implements Store {
 
   /** A version seen in the change log (another replica's write). */
   observe(entry: Entry): void {
+    if (this.withdrawn.has(entry)) return;
     this.parts.index.apply(entry);
     this.parts.snapshots.noteChanges();
     this.announcer.announce(entry);
@@ -137,14 +141,36 @@ export class S3Store implements Store {
     await this.fence.append([entry], () => this.appendOne(entry, expectedHead));
   }
 
+  /**
+   * An append found the version it built on deleted (HistoryGone): another replica forgot the
+   * entry while this one's index held its head. Read the change log, where that forget was
+   * noted before it deleted anything; if the head is still here (the notice was read before an
+   * append of ours put it back), drop it, since its object is gone. The retry then writes the
+   * entry afresh instead of building on the old head again.
+   */
+  private async dropVanished(address: EntryAddress): Promise<void> {
+    await this.follower?.sync();
+    const head = this.parts.index.get(address);
+    if (!head || (await this.parts.versions.exists(addressHash(address), head.version))) return;
+    const exact = { namespace: head.namespace, prefix: head.entity_path, key: head.key };
+    this.announcer.forgotten(exact, this.parts.index.forget(exact));
+  }
+
   private async appendOne(entry: Entry, expectedHead: number): Promise<void> {
     const hash = addressHash(addressOf(entry));
     await this.checkHead(entry, expectedHead);
     // Version N exists, so creating N+1 keeps versions contiguous; the conditional put is
     // the arbiter between replicas racing for N+1.
     const body = JSON.stringify(entry);
-    if ((await this.parts.versions.create(hash, entry, body)) === null) {
-      throw new VersionConflict(await this.parts.versions.newest(hash, expectedHead));
+    const { versions } = this.parts;
+    const slot = await versions.create(hash, entry, body);
+    if (slot === null) throw new VersionConflict(await versions.newest(hash, expectedHead));
+    // Checked after the create, so that a forget elsewhere either finds ours when it lists
+    // the entry or deletes version N before this check, which then withdraws ours.
+    if (expectedHead > 0 && !(await versions.exists(hash, expectedHead))) {
+      await versions.withdraw(hash, entry.version, slot);
+      await this.dropVanished(entry);
+      throw new HistoryGone(await versions.newest(hash, 0));
     }
     // Stored and returned as its JSON round trip, as every other replica will read it.
     await this.publish([JSON.parse(body) as Entry]);
@@ -158,7 +184,11 @@ export class S3Store implements Store {
       items.map((item) => item.entry),
       async () => {
         for (const [i, { entry, expectedHead }] of items.entries()) if (!continues[i]) await this.checkHead(entry, expectedHead, i);
-        await this.publish(await writeBatch(this.parts.versions, this.parts.markers, items));
+        const written = await writeBatch(this.parts.versions, this.parts.markers, items, continues).catch(async (error: unknown) => {
+          if (error instanceof HistoryGone) await this.dropVanished((items[error.item ?? 0] as BatchItem).entry);
+          throw error;
+        });
+        await this.publish(written);
       },
     );
   }
@@ -180,7 +210,9 @@ export class S3Store implements Store {
     }
   }
 
-  private async publish(stored: Entry[]): Promise<void> {
+  private async publish(written: Entry[]): Promise<void> {
+    // A version a forget elsewhere has deleted already is told to nobody (see WithdrawnVersions).
+    const stored = written.filter((entry) => !this.withdrawn.has(entry));
     for (const entry of stored) this.parts.index.apply(entry);
     this.parts.snapshots.noteChanges();
     for (const entry of stored) await this.parts.changeLog.record(entry);
@@ -190,6 +222,27 @@ export class S3Store implements Store {
   /** Another replica forgot these entries: drop them here too. */
   observeForget(target: ForgetTarget): void {
     this.announcer.forgotten(target, this.parts.index.forget(target));
+  }
+
+  /**
+   * Versions a forget deleted after their appends succeeded: a head that is one of them goes,
+   * and the entry is read again, since it may have been written afresh since (versions from 1
+   * again, which the index, keeping the higher version, would not have taken over the old).
+   */
+  observeWithdrawn(withdrawn: readonly WithdrawnVersion[]): Promise<void> {
+    const reread: Promise<unknown>[] = [];
+    for (const version of withdrawn) {
+      this.withdrawn.add(version);
+      const head = this.parts.index.get(version);
+      if (head?.version !== version.version || head.written_at !== version.written_at) continue;
+      const exact = { namespace: head.namespace, prefix: head.entity_path, key: head.key };
+      this.announcer.forgotten(exact, this.parts.index.forget(exact));
+      reread.push(this.head(head).then((fresh) => fresh && this.announcer.announce(fresh)));
+    }
+    return Promise.all(reread).then(
+      () => {},
+      (error: unknown) => this.parts.logger.warn({ err: error }, 'could not read an entry again after a forget withdrew its head; its next read will'),
+    );
   }
 
   /**
@@ -207,12 +260,26 @@ export class S3Store implements Store {
     await this.follower?.sync();
     const heads = [...this.parts.index.forget(target)];
     const removed = heads.map(addressOf);
-    const picks = (entry: Entry) => forgetNames(target, entry);
+    const { changeLog, versions, objects, keys, snapshots } = this.parts;
+    // Copies (change objects, snapshot heads) of the target's versions go, except those of a
+    // version that still stands: an entry written afresh on another replica while this ran.
+    const stands = standingCheck(versions);
+    const doomed = async (entry: Entry) => forgetNames(target, entry) && !(await stands(entry));
     try {
-      await this.parts.changeLog.recordForget(target);
-      for (const address of removed) await this.parts.versions.deleteAll(addressHash(address));
-      await scrubChangeLog(this.parts.objects, this.parts.keys, picks);
-      await this.parts.snapshots.rewrite(picks);
+      await changeLog.recordForget(target);
+      // Versions appended on other replicas since this one read its heads (the first pass
+      // finds those created before it lists, the second the rest) may be some replica's head
+      // by now, even one that heard of the forget: each is named in the change log, for every
+      // replica (this one too) to drop.
+      const raced: Entry[] = [];
+      for (const head of heads) raced.push(...(await versions.deleteAll(addressHash(head), head.version)));
+      for (const head of heads) raced.push(...(await versions.deleteOrphans(addressHash(head))));
+      if (raced.length > 0) {
+        await changeLog.recordWithdrawn(raced.map(withdrawnVersion));
+        await this.observeWithdrawn(raced);
+      }
+      await scrubChangeLog(objects, keys, doomed);
+      await snapshots.rewrite(doomed);
     } finally {
       if (removed.length > 0) this.announcer.forgotten(target, heads);
     }
@@ -307,3 +374,16 @@ export class S3Store implements Store {
     if (this.closed) throw unavailable('the object store has been closed');
   }
 }
+
+const withdrawnVersion = ({ namespace, entity_path, key, version, written_at }: Entry): WithdrawnVersion => ({ namespace, entity_path, key, version, written_at });
+
+/**
+ * Whether the version object a copy (a change object, a snapshot's head) was made from is
+ * stored: the same write, not a later one of that number.
+ */
+const standingCheck =
+  (versions: VersionObjects) =>
+  async (copy: Entry): Promise<boolean> => {
+    const stored = await versions.read(addressHash(copy), copy.version);
+    return stored !== null && stored.written_at === copy.written_at;
+  };

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
 import type { BucketObjects } from './bucket-objects.ts';
+import { mapLimit } from './map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
 export interface SnapshotPolicy {
@@ -103,14 +104,16 @@ export class Snapshots {
    * Rewrite every snapshot without the heads `drop` picks (forget): a snapshot is a copy of
    * their content. Answers how many snapshots changed.
    */
-  async rewrite(drop: (entry: Entry) => boolean): Promise<number> {
+  async rewrite(drop: (entry: Entry) => boolean | Promise<boolean>): Promise<number> {
     let changed = 0;
     for (const key of await this.list()) {
       const text = await this.objects.getText(key, { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
       if (text === null) continue;
       const body = JSON.parse(text) as SnapshotBody;
-      if (!Array.isArray(body.entries) || !body.entries.some(drop)) continue;
-      body.entries = body.entries.filter((e) => !drop(e));
+      if (!Array.isArray(body.entries)) continue;
+      const dropped = await mapLimit(body.entries, 16, async (e) => drop(e));
+      if (!dropped.includes(true)) continue;
+      body.entries = body.entries.filter((_, i) => !dropped[i]);
       await this.objects.put(key, JSON.stringify(body), { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
       changed += 1;
     }

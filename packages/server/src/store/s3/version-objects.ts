@@ -1,4 +1,5 @@
 import type { Entry } from '../../domain/entry.ts';
+import { VersionConflict } from '../../domain/errors.ts';
 import { BATCH_ID, type BatchMarkers } from './batch-markers.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
@@ -7,6 +8,15 @@ import type { ObjectKeys } from './object-keys.ts';
 /** The body of a version retention dropped. */
 const DROPPED_PREFIX = '{"dropped":true,"version":';
 const READ_CONCURRENCY = 16;
+const ORPHAN_PASSES = 50;
+
+/**
+ * An append created its version, then found the version it built on gone: a forget on another
+ * replica deleted the entry's history while this replica's index still held its head. The
+ * append withdraws its version (nothing may stand on a deleted history) and conflicts; the
+ * retry, once this replica has heard of the forget, writes the entry afresh.
+ */
+export class HistoryGone extends VersionConflict {}
 
 /**
  * The authoritative record: one immutable object per version. Version N+1 is only ever
@@ -126,12 +136,59 @@ export class VersionObjects {
     }
   }
 
-  /** Delete every object of the entry (forget): versions, stubs, aborted batches' slots. */
-  async deleteAll(hash: string): Promise<number> {
+  /**
+   * Delete every object of the entry (forget): versions, stubs, aborted batches' slots.
+   * Answers the versions above `known` it deleted, read first: appends on other replicas since
+   * the caller learnt its head, which some replica may hold as its head by now.
+   */
+  async deleteAll(hash: string, known: number): Promise<Entry[]> {
+    const keys = await this.keysOf(hash);
+    const newer = [...new Set(keys.map((key) => this.versionOf(hash, key)))].filter((v) => v > known);
+    const seen = await mapLimit(newer, READ_CONCURRENCY, (v) => this.read(hash, v));
+    await mapLimit(keys, READ_CONCURRENCY, (key) => this.objects.delete(key));
+    return seen.filter((e): e is Entry => e !== null);
+  }
+
+  /**
+   * Delete the versions that stand on nothing: each whose predecessor does not exist, oldest
+   * first, so a run of them goes together; repeated until a pass finds none. A forget's second
+   * pass: an append on another replica may create version n+1 after `deleteAll` listed the
+   * entry, having checked version n before `deleteAll` reached it (see HistoryGone). Versions
+   * that follow each other from 1 (the entry written afresh since the forget) stay. Answers
+   * the versions deleted that readers could have seen (so replicas holding one can drop it).
+   */
+  async deleteOrphans(hash: string): Promise<Entry[]> {
+    const removed: Entry[] = [];
+    // Each pass outruns appends that each wait on a round trip; the bound is for a bucket that
+    // acknowledges deletes it does not do. Whatever is left, repeating the forget removes.
+    for (let pass = 0; pass < ORPHAN_PASSES; pass++) {
+      const byVersion = new Map<number, string[]>();
+      for (const key of await this.keysOf(hash)) {
+        const version = this.versionOf(hash, key);
+        byVersion.set(version, [...(byVersion.get(version) ?? []), key]);
+      }
+      let found = 0;
+      for (const [version, keys] of [...byVersion].sort(([a], [b]) => a - b)) {
+        if (version <= 1 || (await this.exists(hash, version - 1))) continue;
+        const seen = await this.read(hash, version);
+        await mapLimit(keys, READ_CONCURRENCY, (key) => this.objects.delete(key));
+        if (seen) removed.push(seen);
+        found += 1;
+      }
+      if (found === 0) break;
+    }
+    return removed;
+  }
+
+  /** The version number in a key `version` made (`<hash>/<zero-padded version>[.<attempt>].json`). */
+  private versionOf(hash: string, key: string): number {
+    return Number.parseInt(key.slice(this.keys.entriesPrefix.length + hash.length + 1), 10);
+  }
+
+  private async keysOf(hash: string): Promise<string[]> {
     const keys: string[] = [];
     for await (const page of this.objects.list(`${this.keys.entriesPrefix}${hash}/`)) keys.push(...page);
-    await mapLimit(keys, READ_CONCURRENCY, (key) => this.objects.delete(key));
-    return keys.length;
+    return keys;
   }
 
   /** Versions `top`, `top-1`, … (at most `limit`), newest first. */

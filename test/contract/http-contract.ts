@@ -54,6 +54,9 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect(doc.body.openapi).toBe('3.1.0');
         expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/api/v1/entries', '/api/v1/entries/{entity_path}/{key}', '/api/v1/history/{entity_path}/{key}', '/api/v1/entries/batch', '/api/v1/neighbours/{entity_path}/{key}', '/health']));
         expect(doc.body.paths['/api/v1/entries'].post.requestBody.content['application/json'].schema).toBeDefined();
+        // Every outcome the deliveries log may name, as the client's DeliveryOutcomeName has them.
+        const deliveries = doc.body.paths['/api/v1/connectors/{name}/deliveries'].get.responses['200'].content['application/json'].schema;
+        expect(deliveries.properties.deliveries.items.properties.outcome.enum).toEqual(['written', 'unchanged', 'duplicate', 'ignored', 'rejected']);
       });
 
       it('exposes Prometheus metrics including request counts', async () => {
@@ -362,6 +365,56 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect((await cairn.call('GET', `/api/v1/entries/${path}/k?namespace=team-a`)).body.value).toBe('a');
         expect((await cairn.call('GET', `/api/v1/entries?entity_path=${path}`)).body.entries).toEqual([]);
         expect((await cairn.call('GET', `/api/v1/entries?entity_path=${path}&namespace=team-a`)).body.entries).toHaveLength(1);
+      });
+    });
+
+    describe('audit log', () => {
+      it('pages with the cursors it issues, and refuses one it did not issue as the other paged routes do', async () => {
+        // A namespace of its own: its audit log holds these writes' events only.
+        const namespace = `audit-t${++unique}`;
+        const path = freshPath();
+        for (const key of ['a', 'b', 'c', 'd', 'e']) {
+          expect((await cairn.call('POST', '/api/v1/entries', { namespace, entity_path: path, key, value: key })).status).toBe(201);
+        }
+        const audit = (query: string) => cairn.call('GET', `/api/v1/admin/audit?namespace=${namespace}&action=entry.written&${query}`);
+        const whole = (await audit('limit=100')).body.events.map((e: { target: { key: string } }) => e.target.key);
+        expect(whole).toEqual(['e', 'd', 'c', 'b', 'a']);
+
+        const paged: string[] = [];
+        const cursors: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: { status: number; body: { events: Array<{ target: { key: string } }>; next_cursor: string | null } } = await audit(`limit=2${cursor ? `&cursor=${enc(cursor)}` : ''}`);
+          expect(page.status).toBe(200);
+          paged.push(...page.body.events.map((e) => e.target.key));
+          cursor = page.body.next_cursor;
+          if (cursor) cursors.push(cursor);
+        } while (cursor && paged.length < 10);
+        expect(paged).toEqual(whole);
+        // The shape earlier releases issued: a client paging through a restart, or a rolling
+        // deploy's replicas of two releases, hand these to each other.
+        for (const issued of cursors) expect(issued).toMatch(/^\d{13}-[0-9a-f]{8}:[1-9]\d*$/);
+
+        const [batch] = (cursors[0] as string).split(':') as [string];
+        // What the entries route answers a cursor it did not issue: the audit log answers the same.
+        const entriesRefusal = (await cairn.call('GET', '/api/v1/entries?cursor=garbage')).body.error;
+        expect(entriesRefusal).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'cursor', message: 'pass the next_cursor of a previous page unchanged' }] });
+        for (const bad of [
+          'ffff:1', // hex and a count, but no batch id: was read as a place past every batch (an empty last page)
+          '-:1', // likewise before every batch (the log from the top)
+          'garbage', // no position at all
+          `${batch}:0`, // no cursor counts 0 events read: it re-read the batch
+          `${batch}:999999999`, // more events than the batch holds
+          `${batch}:1:1`,
+          `${batch.toUpperCase()}x:1`,
+        ]) {
+          const res = await audit(`limit=2&cursor=${enc(bad)}`);
+          expect(res.status, bad).toBe(422);
+          expect(res.body.error, bad).toMatchObject({ code: entriesRefusal.code, message: entriesRefusal.message, details: entriesRefusal.details });
+        }
+        // A batch a retention pass has deleted since its cursor was issued: the listing goes on after it.
+        const gone = await audit(`limit=2&cursor=${enc(`${batch.split('-')[0]}-00000000:1`)}`);
+        expect(gone.status).toBe(200);
       });
     });
 

@@ -56,6 +56,16 @@ export class VersionConflict extends Error {
 export const validationFailed = (details: FieldIssue[]): ServiceError =>
   new ServiceError('VALIDATION_FAILED', `invalid ${details.map((d) => d.field).join(', ')}: ${details[0]?.message ?? ''}`, { details });
 
+/**
+ * The refusal of a paging cursor this server did not issue, the same on every paged route
+ * (entries, digests, the audit log): cursors are positions only the server can make, and one
+ * taken on trust would answer a page from a made-up place as if it were the next one.
+ */
+export const cursorNotIssued = (): ServiceError =>
+  new ServiceError('VALIDATION_FAILED', 'cursor is not one this server issued', {
+    details: [{ field: 'cursor', message: 'pass the next_cursor of a previous page unchanged' }],
+  });
+
 /** A backend that cannot answer right now; retryable. */
 export const unavailable = (message: string, cause?: unknown): ServiceError =>
   new ServiceError('UNAVAILABLE', message, { retryAfter: 2, cause });

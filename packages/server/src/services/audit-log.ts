@@ -29,6 +29,8 @@ export const AuditBatchSchema: z.ZodType<{ events?: AuditEvent[] }> = z.looseObj
 const LATEST_FIRST = 9_999_999_999_999;
 const timePart = (ms: number): string => String(LATEST_FIRST - ms).padStart(13, '0');
 export const auditId = (ms: number): string => `${timePart(ms)}-${randomBytes(4).toString('hex')}`;
+/** Whether `id` has the shape auditId gives batch ids (the only one it has ever made): what a cursor may name. */
+export const isAuditId = (id: string): boolean => /^\d{13}-[0-9a-f]{8}$/.test(id);
 /**
  * The `after` bound of a listing that yields exactly the batches stored before `ms`: their time
  * part is greater, and '.' sorts after the '-' that ends the time part of a batch of `ms` itself.

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Digest } from '../cortex/digest-types.ts';
 import { DIGEST_TYPE_NAMES, PATH_TYPES } from '../cortex/digests/registry.ts';
 import { readDigests } from '../cortex/read-digests.ts';
-import { ServiceError } from '../domain/errors.ts';
+import { cursorNotIssued } from '../domain/errors.ts';
 import { NamespaceSchema, labelSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import type { Expect, SameUnion } from '../domain/type-checks.ts';
@@ -39,7 +39,7 @@ export const digestVisible = (ctx: Context) => (d: Digest): boolean =>
 const decodeCursor = (cursor: string): string => {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
   if (!id.startsWith('path:') && !id.startsWith('source:') && !id.startsWith('namespace:')) {
-    throw new ServiceError('VALIDATION_FAILED', 'cursor is not one this server issued', { details: [{ field: 'cursor', message: 'pass the next_cursor of a previous page unchanged' }] });
+    throw cursorNotIssued();
   }
   return id;
 };

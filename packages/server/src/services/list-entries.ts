@@ -1,6 +1,6 @@
 import type { ListResponse } from 'cairn-memory-client';
 import { z } from 'zod';
-import { ServiceError } from '../domain/errors.ts';
+import { cursorNotIssued } from '../domain/errors.ts';
 import { LIMITS } from '../domain/limits.ts';
 import { AgentIdSchema, EntityPathSchema, NamespaceSchema, entityPathProblem, keyProblem } from '../domain/names.ts';
 import type { ListPosition } from '../ports/store.ts';
@@ -38,9 +38,7 @@ const decodeCursor = (cursor: string): ListPosition => {
   } catch {
     // fall through to the error below
   }
-  throw new ServiceError('VALIDATION_FAILED', 'cursor is not one this server issued', {
-    details: [{ field: 'cursor', message: 'pass the next_cursor of a previous page unchanged' }],
-  });
+  throw cursorNotIssued();
 };
 
 /** Live entries under a path prefix, in (entity_path, key) order, a page at a time; with `as_of`, those live then, as they were then. */

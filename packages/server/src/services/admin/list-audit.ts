@@ -1,9 +1,10 @@
 import type { AuditEvent, AuditPage } from 'cairn-memory-client';
 import { z } from 'zod';
+import { cursorNotIssued } from '../../domain/errors.ts';
 import { NamespaceSchema, labelSchema } from '../../domain/names.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import type { StoredRecord } from '../../ports/records.ts';
-import { auditCollection } from '../audit-log.ts';
+import { auditCollection, isAuditId } from '../audit-log.ts';
 import { namespaceFor, requireScope, requireWholeNamespace } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
 import { wholeNumber } from '../schemas.ts';
@@ -15,8 +16,26 @@ export const ListAuditInput = z.object({
   agent_id: labelSchema(256, 'The agent id the actor gave.').optional(),
   since: z.iso.datetime({ offset: true }).optional(),
   limit: wholeNumber(1, 1000).default(100),
-  cursor: z.string().max(80).regex(/^[0-9a-f-]+:\d+$/).optional().describe('The next_cursor of the previous page.'),
+  cursor: z.string().max(80).optional().describe('The `next_cursor` of the previous page, unchanged.'),
 });
+
+/**
+ * A cursor is `<batch id>:<how many of that batch's events, newest first, were read>`, the
+ * shape earlier releases issued too: a client paging through a restart or a rolling deploy
+ * holds such cursors, and a replica of either release must take the other's. Anything but a
+ * batch id as auditId makes it and a count from 1 is refused, as every paged route refuses a
+ * cursor it did not issue: any `<hex>:<n>` was taken as a place in the id order, and a made-up
+ * one answered a page from there (or an empty one) as if it were the next.
+ */
+const auditCursor = (batchId: string, read: number): string => `${batchId}:${read}`;
+
+const decodeCursor = (cursor: string): { id: string; read: number } => {
+  const [id = '', read = '', ...rest] = cursor.split(':');
+  if (rest.length > 0 || !isAuditId(id) || !/^[1-9]\d{0,8}$/.test(read)) throw cursorNotIssued();
+  return { id, read: Number(read) };
+};
+
+const eventsOf = (batch: StoredRecord): AuditEvent[] => (batch.data.events as AuditEvent[] | undefined) ?? [];
 
 /** Scanning stops after this many batches per call, so filters cannot turn one request into a full scan. */
 const SCAN_BATCHES = 2000;
@@ -30,11 +49,15 @@ export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown): 
   // Events name entries, keys and settings anywhere in the namespace.
   requireWholeNamespace(ctx, 'the audit log');
   const input = parseInput(ListAuditInput, raw);
+  const from = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
   // Events wait a few milliseconds to be stored together: this process's are read too.
   await deps.audit.drain();
   const collection = auditCollection(namespaceFor(ctx, input.namespace));
   const since = input.since ? Date.parse(input.since) : undefined;
-  const [cursorId, cursorSkip] = input.cursor ? (input.cursor.split(':') as [string, string]) : [undefined, '0'];
+  // The cursor's batch may be gone (a retention pass deleted it): the listing goes on after it.
+  const first = from ? await deps.store.getRecord(collection, from.id) : null;
+  // A cursor never counts more events than its batch holds.
+  if (from && first && eventsOf(first).length < from.read) throw cursorNotIssued();
   const matches = (e: AuditEvent): boolean =>
     (!input.action || (input.action.endsWith('.') ? e.action.startsWith(input.action) : e.action === input.action)) &&
     (!input.key_id || e.actor.key_id === input.key_id) &&
@@ -42,11 +65,8 @@ export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown): 
 
   const events: AuditEvent[] = [];
   const batches = async function* (): AsyncGenerator<StoredRecord> {
-    if (cursorId) {
-      const first = await deps.store.getRecord(collection, cursorId);
-      if (first) yield first;
-    }
-    let after = cursorId;
+    if (first) yield first;
+    let after = from?.id;
     for (let scanned = 0; scanned < SCAN_BATCHES; ) {
       const page = await deps.store.listRecords(collection, { limit: 200, ...(after ? { after } : {}) });
       for (const record of page) yield record;
@@ -56,14 +76,14 @@ export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown): 
     }
   };
   for await (const batch of batches()) {
-    const newestFirst = [...((batch.data.events as AuditEvent[] | undefined) ?? [])].reverse();
-    const skip = batch.id === cursorId ? Number(cursorSkip) : 0;
+    const newestFirst = [...eventsOf(batch)].reverse();
+    const skip = batch.id === from?.id ? from.read : 0;
     for (let i = skip; i < newestFirst.length; i++) {
       const e = newestFirst[i] as AuditEvent;
       if (since !== undefined && Date.parse(e.at) < since) return { events, next_cursor: null };
       if (!matches(e)) continue;
       events.push(e);
-      if (events.length === input.limit) return { events, next_cursor: `${batch.id}:${i + 1}` };
+      if (events.length === input.limit) return { events, next_cursor: auditCursor(batch.id, i + 1) };
     }
   }
   return { events, next_cursor: null };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import {
-  checkSuite, type Delivery, deploymentStatus, pagerduty, pullRequest, push, releasePublished, signDelivery, slackMessage, workflowRun,
+  checkSuite, type Delivery, deploymentStatus, jiraIssue, pagerduty, pullRequest, push, releasePublished, signDelivery, slackMessage, slackTs, workflowRun,
 } from '../helpers/provider-events.ts';
 
 /**
@@ -326,6 +326,58 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
       // A person's mapping overrides what was learned.
       expect((await cairn.call('PUT', '/api/v1/connectors/jira/settings', { projects: { 'board-42': 'OPS' } })).status).toBe(200);
       expect((await send(sprintEvent('sp-3', 42))).body.entries[0].entity_path).toBe('projects/jira/OPS');
+    });
+
+    // After the Jira test above: the issue sent here teaches the connector project PAY, which
+    // would join the learned projects that test lists exactly.
+    it('logs and counts a delivery that made no version as unchanged, not written, on PagerDuty, Slack and Jira', async () => {
+      const t0 = Date.parse('2026-11-24T09:00:00Z');
+      const tally = async () => Object.fromEntries(await Promise.all((['pagerduty', 'slack', 'jira'] as const).map(async (c) => [c, await counts(c)] as const)));
+      const before = await tally();
+      /** Sends `d`, which must be taken in (202) without making a version, and answers the log's newest line. */
+      const sendUnchanged = async (d: Delivery) => {
+        const res = await send(d);
+        expect(res.status, d.body.slice(0, 80)).toBe(202);
+        expect(res.body.entries.length).toBeGreaterThan(0);
+        expect(res.body.entries.every((e: { created: boolean }) => !e.created), JSON.stringify(res.body)).toBe(true);
+        return (await log(d.connector))[0];
+      };
+      const noVersion = (where: string) => `no new version: ${where} already held this state or a later one`;
+
+      // PagerDuty: a note sent again under a new event id; the incident keeps each note once, by its own id.
+      const incident = { id: `PSAME${name.length}`, service: `same-${name}`, title: 'Queue backlog', triggered: t0, assignee: 'Dana' };
+      expect((await send(pagerduty(incident, 'triggered', t0))).status).toBe(202);
+      const note = annotatedDelivery(incident.id, 'NOTE-SAME', t0 + 60_000, 'Scaled the consumers');
+      expect((await send(note)).status).toBe(202);
+      const noteAgain = { ...note, body: note.body.replace('"ev-NOTE-SAME"', '"ev-NOTE-SAME-again"') };
+      expect(await sendUnchanged(noteAgain)).toMatchObject({
+        outcome: 'unchanged', status: 202, event: 'incident.annotated', delivery_id: 'ev-NOTE-SAME-again',
+        reason: noVersion(`incidents/pagerduty/same-${name}/incident-${incident.id}`),
+      });
+
+      // Slack: the same message under a new event id.
+      const channel = `CSAME${name.length}`;
+      expect((await cairn.call('PUT', '/api/v1/connectors/slack/settings', { channels: [channel] })).status).toBe(200);
+      expect((await send(slackMessage(channel, 'U1', 'deploy paused', t0))).status).toBe(202);
+      expect(await sendUnchanged(slackMessage(channel, 'U1', 'deploy paused', t0))).toMatchObject({
+        outcome: 'unchanged', status: 202, event: 'message', reason: noVersion(`comms/slack/${channel}/msg-${slackTs(t0)}`),
+      });
+
+      // Jira: `created` retried after the transition that followed it; the later state stays.
+      const issueKey = `PAY-${700 + name.length}`;
+      expect((await send(jiraIssue(issueKey, 'To Do', t0))).status).toBe(202);
+      expect((await send(jiraIssue(issueKey, 'In Progress', t0 + 60_000, 'To Do'))).status).toBe(202);
+      expect(await sendUnchanged(jiraIssue(issueKey, 'To Do', t0))).toMatchObject({
+        outcome: 'unchanged', status: 202, event: 'jira:issue_created', reason: noVersion(`projects/jira/PAY/${issueKey}`),
+      });
+
+      // Counted apart from the deliveries that wrote (two, one and two), and in `received`.
+      const after = await tally();
+      for (const [connector, wrote] of [['pagerduty', 2], ['slack', 1], ['jira', 2]] as const) {
+        expect(after[connector].unchanged - before[connector].unchanged, connector).toBe(1);
+        expect(after[connector].written - before[connector].written, connector).toBe(wrote);
+        expect(after[connector].received - before[connector].received, connector).toBe(wrote + 1);
+      }
     });
 
     it('answers 404 for an unknown connector and needs admin', async () => {

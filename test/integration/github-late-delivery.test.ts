@@ -143,3 +143,25 @@ describe('other objects with an updated_at', () => {
     expect(await entryOf(repo, 'run-9001')).toMatchObject({ version: 1, event_type: 'workflow_run.success', value: { attempt: 2, conclusion: 'success' } });
   });
 });
+
+describe('the deliveries log', () => {
+  const log = async () => (await cairn.call('GET', '/api/v1/connectors/github/deliveries')).body.deliveries;
+  const counts = async () => (await cairn.call('GET', '/api/v1/connectors')).body.connectors.find((c: { name: string }) => c.name === 'github').counts;
+
+  it('logs a late delivery that made no version as unchanged (it said "stored"), and counts it apart from the written ones', async () => {
+    const repo = 'late-log';
+    const before = await counts();
+    expect((await send('pull_request', 'g-o1', pull(repo, 'opened', 0))).status).toBe(202);
+    expect((await send('pull_request', 'g-m1', merged(repo, 30))).status).toBe(202);
+    expect((await send('pull_request', 'g-o2', pull(repo, 'opened', 0))).body.entries).toMatchObject([{ version: 2, created: false }]);
+    expect((await log())[0]).toMatchObject({
+      outcome: 'unchanged', status: 202, event: 'pull_request.opened', delivery_id: 'g-o2',
+      reason: `no new version: repos/acme/${repo}/pr-7 already held this state or a later one`,
+    });
+    // A newer state still writes, and says so.
+    expect((await send('pull_request', 'g-r1', pull(repo, 'reopened', 40))).body.entries).toMatchObject([{ version: 3, created: true }]);
+    expect((await log())[0]).toMatchObject({ outcome: 'written', status: 202, delivery_id: 'g-r1', reason: `stored repos/acme/${repo}/pr-7` });
+    const after = await counts();
+    expect({ written: after.written - before.written, unchanged: after.unchanged - before.unchanged, received: after.received - before.received }).toEqual({ written: 3, unchanged: 1, received: 4 });
+  });
+});

@@ -20,6 +20,8 @@ export interface ConnectorSettings {
 export interface DeliveryCounts {
   received: number;
   written: number;
+  /** Taken in under a new delivery id, but every entry it maps to already held it (or a later state): no version. */
+  unchanged: number;
   duplicates: number;
   ignored: number;
   rejected: number;
@@ -43,8 +45,12 @@ export interface ConnectorView {
   counts: Omit<DeliveryCounts, 'last_event_at'>;
 }
 
-/** What became of one delivery, as the recent-deliveries log names it. */
-export type DeliveryOutcomeName = 'written' | 'duplicate' | 'ignored' | 'rejected';
+/**
+ * What became of one delivery, as the recent-deliveries log names it. `unchanged`: accepted,
+ * but every entry it maps to already held what it says, or a later state (a late or repeated
+ * delivery under a new id), so it made no version.
+ */
+export type DeliveryOutcomeName = 'written' | 'unchanged' | 'duplicate' | 'ignored' | 'rejected';
 
 /**
  * One line of a connector's recent-deliveries log (`GET /api/v1/connectors/<name>/deliveries`):

@@ -24,7 +24,7 @@ export const createMetrics = (): Metrics => {
     streamClients: new Gauge({ name: 'cairn_stream_clients', help: 'Open /api/v1/stream connections', registers: [registry] }),
     connectorDeliveries: new Counter({
       name: 'cairn_connector_deliveries_total',
-      help: 'Webhook deliveries by connector and outcome (written, duplicates, ignored, rejected)',
+      help: 'Webhook deliveries by connector and outcome (written, unchanged, duplicates, ignored, rejected)',
       labelNames: ['connector', 'outcome'],
       registers: [registry],
     }),

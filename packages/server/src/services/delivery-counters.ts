@@ -2,12 +2,12 @@ import type { DeliveryCounts } from 'cairn-memory-client';
 import { z } from 'zod';
 import type { RecordStore } from '../ports/records.ts';
 
-export type DeliveryOutcome = 'written' | 'duplicates' | 'ignored' | 'rejected';
+export type DeliveryOutcome = 'written' | 'unchanged' | 'duplicates' | 'ignored' | 'rejected';
 
 // The counters the connectors API lists: declared once, in the client.
 export type { DeliveryCounts };
 
-const EMPTY: DeliveryCounts = { received: 0, written: 0, duplicates: 0, ignored: 0, rejected: 0, last_event_at: null };
+const EMPTY: DeliveryCounts = { received: 0, written: 0, unchanged: 0, duplicates: 0, ignored: 0, rejected: 0, last_event_at: null };
 export const statsCollection = (namespace: string): string => `connector-stats/${namespace}`;
 
 const Count = z.number().int().min(0);
@@ -15,6 +15,8 @@ const Count = z.number().int().min(0);
 export const DeliveryCountsRecordSchema: z.ZodType<Partial<DeliveryCounts>> = z.looseObject({
   received: Count.optional(),
   written: Count.optional(),
+  // Absent from totals stored before the outcome existed: read as 0, as every missing count is.
+  unchanged: Count.optional(),
   duplicates: Count.optional(),
   ignored: Count.optional(),
   rejected: Count.optional(),
@@ -98,6 +100,7 @@ const add = (a: DeliveryCounts, b: DeliveryCounts | undefined): DeliveryCounts =
   return {
     received: a.received + b.received,
     written: a.written + b.written,
+    unchanged: a.unchanged + b.unchanged,
     duplicates: a.duplicates + b.duplicates,
     ignored: a.ignored + b.ignored,
     rejected: a.rejected + b.rejected,

@@ -1,5 +1,6 @@
-import type { DeliveryLine } from 'cairn-memory-client';
+import type { DeliveryLine, DeliveryOutcomeName } from 'cairn-memory-client';
 import { z } from 'zod';
+import type { Expect, SameUnion } from '../domain/type-checks.ts';
 import type { RecordStore, StoredRecord } from '../ports/records.ts';
 
 // A line of the recent-deliveries log: declared once, in the client.
@@ -23,15 +24,24 @@ const MAX_CLAIMS = 50;
 export const DELIVERY_LOGS = 'delivery-log';
 const collection = (namespace: string, connector: string): string => `${DELIVERY_LOGS}/${namespace}/${connector}`;
 
-/** A stored line as `record` writes it, which `read` answers as it is (import checks archives against it). */
-export const DeliveryLineRecordSchema: z.ZodType<Omit<DeliveryLine, 'seq'>> = z.looseObject({
+/** Every outcome a line may name: exactly the client's `DeliveryOutcomeName` (checked below). */
+export const DELIVERY_OUTCOMES = ['written', 'unchanged', 'duplicate', 'ignored', 'rejected'] as const satisfies readonly DeliveryOutcomeName[];
+type _EveryOutcome = Expect<SameUnion<(typeof DELIVERY_OUTCOMES)[number], DeliveryOutcomeName>>;
+
+const LineFields = z.looseObject({
   at: z.iso.datetime(),
   event: z.string().max(128).nullable(),
   delivery_id: z.string().max(200).nullable(),
-  outcome: z.enum(['written', 'duplicate', 'ignored', 'rejected']),
+  outcome: z.enum(DELIVERY_OUTCOMES).describe(
+    'written: versions stored (or a note held for its incident); unchanged: taken in, but every entry it maps to already held it or a later state, so no version; duplicate: a replay of a delivery id; ignored: maps to no entry (a ping, an event not captured); rejected: refused (signature, media type, malformed, too large).',
+  ),
   status: z.number().int().min(100).max(599),
   reason: z.string().max(500).nullable(),
 });
+/** A stored line as `record` writes it, which `read` answers as it is (import checks archives against it). */
+export const DeliveryLineRecordSchema: z.ZodType<Omit<DeliveryLine, 'seq'>> = LineFields;
+/** A line as `GET /api/v1/connectors/<name>/deliveries` answers it (for the OpenAPI document). */
+export const DeliveryLineSchema = LineFields.extend({ seq: z.number().int().min(1) });
 /** Zero-padded so ids sort as the sequence does (RecordStore lists in id order). */
 const idOf = (seq: number): string => String(seq).padStart(15, '0');
 const seqOf = (record: StoredRecord): number => Number(record.id);

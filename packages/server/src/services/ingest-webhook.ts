@@ -1,3 +1,4 @@
+import type { DeliveryOutcomeName } from 'cairn-memory-client';
 import type { Connector, Delivery } from '../connectors/connector.ts';
 import { connectorNamed } from '../connectors/registry.ts';
 import { ERROR_STATUS, type ErrorCode, ServiceError } from '../domain/errors.ts';
@@ -15,12 +16,29 @@ export type { WebhookOutcome };
  */
 const REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['BAD_REQUEST', 'UNAUTHENTICATED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_FAILED']);
 
+interface Line {
+  outcome: DeliveryOutcomeName;
+  status: number;
+  reason: string | null;
+}
+
 /** The log's words for what became of a delivery that was not refused. */
-const lineOf = (outcome: WebhookOutcome): { outcome: 'written' | 'duplicate' | 'ignored'; status: number; reason: string | null } => {
+const lineOf = (outcome: WebhookOutcome): Line => {
   const where = (entries: Array<{ entity_path: string; key: string }>) => entries.map((e) => `${e.entity_path}/${e.key}`).join(', ');
   switch (outcome.outcome) {
-    case 'written':
-      return { outcome: 'written', status: 202, reason: outcome.held ?? (outcome.entries.length > 0 ? `stored ${where(outcome.entries)}` : 'stored') };
+    case 'written': {
+      if (outcome.held) return { outcome: 'written', status: 202, reason: outcome.held };
+      const made = outcome.entries.filter((e) => e.created);
+      const same = outcome.entries.filter((e) => !e.created);
+      // A late or repeated delivery under a new id (GitHub's by the object's updated_at, any
+      // connector's whose update comes to the same content) is taken in but makes no version:
+      // "stored" would send a person looking for a version that does not exist.
+      if (made.length === 0 && same.length > 0) {
+        return { outcome: 'unchanged', status: 202, reason: `no new version: ${where(same)} already held this state or a later one` };
+      }
+      const unchanged = same.length > 0 ? `; unchanged ${where(same)}` : '';
+      return { outcome: 'written', status: 202, reason: made.length > 0 ? `stored ${where(made)}${unchanged}` : 'stored' };
+    }
     case 'duplicate':
       return { outcome: 'duplicate', status: 200, reason: 'already received: a replay of this delivery id' };
     case 'ignored':
@@ -43,7 +61,7 @@ export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: strin
   const state = await connectorState(deps, ctx.namespace, connector);
   if (!state.enabled || !state.secret) throw new ServiceError('NOT_FOUND', `the ${name} connector is not enabled`);
   const at = new Date(deps.now()).toISOString();
-  const log = (line: { outcome: 'written' | 'duplicate' | 'ignored' | 'rejected'; status: number; reason: string | null }) => {
+  const log = (line: Line) => {
     deps.deliveries.count(ctx.namespace, name, line.outcome === 'duplicate' ? 'duplicates' : line.outcome, at);
     return deps.deliveryLog.record(ctx.namespace, name, { at, ...named(connector, delivery), ...line });
   };

@@ -20,6 +20,7 @@ const maskedUrl = (url: string): string => url.replace(/([?&]api_key=)[^&]+/, '$
 const COUNTERS: Array<[keyof Connector['counts'], string]> = [
   ['received', 'received'],
   ['written', 'written'],
+  ['unchanged', 'unchanged'],
   ['duplicates', 'duplicates'],
   ['ignored', 'ignored'],
   ['rejected', 'rejected'],

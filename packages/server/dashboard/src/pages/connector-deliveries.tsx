@@ -9,7 +9,7 @@ const POLL_MS = 5000;
 /** Lines shown before "show all". */
 const FIRST = 8;
 
-const PILL: Record<DeliveryLine['outcome'], string> = { written: 'ok', duplicate: '', ignored: 'warn', rejected: 'danger' };
+const PILL: Record<DeliveryLine['outcome'], string> = { written: 'ok', unchanged: '', duplicate: '', ignored: 'warn', rejected: 'danger' };
 
 /**
  * A connector's recent deliveries, as providers show theirs: when, which event, its delivery

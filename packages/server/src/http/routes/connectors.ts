@@ -4,6 +4,7 @@ import { connectorNamed } from '../../connectors/registry.ts';
 import { disableConnector } from '../../services/disable-connector.ts';
 import { enableConnector } from '../../services/enable-connector.ts';
 import { listConnectors } from '../../services/list-connectors.ts';
+import { DeliveryLineSchema } from '../../services/delivery-log.ts';
 import { listDeliveries } from '../../services/list-deliveries.ts';
 import { rotateConnectorSecret } from '../../services/rotate-connector-secret.ts';
 import { SecretInput } from '../../services/connector-state.ts';
@@ -55,7 +56,14 @@ export const connectorRoutes: RoutePlugin = async (app, { deps }) => {
 
   app.get(
     '/api/v1/connectors/:name/deliveries',
-    { schema: { summary: 'The last 100 deliveries: time, event, delivery id, outcome and the reason in words (never the body or secret)', tags: ['connectors'], params: NameParams, response: ErrorResponse } },
+    {
+      schema: {
+        summary: 'The last 100 deliveries, newest first: time, event, delivery id, outcome and the reason in words (never the body or secret)',
+        tags: ['connectors'],
+        params: NameParams,
+        response: { 200: z.object({ name: z.string(), deliveries: z.array(DeliveryLineSchema) }), ...ErrorResponse },
+      },
+    },
     async (request) => listDeliveries(deps, contextOf(request, deps.config), (request.params as { name: string }).name),
   );
 

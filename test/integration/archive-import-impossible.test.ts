@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { importArchive } from '../../packages/server/src/services/archive/import-archive.ts';
 import { openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
@@ -130,7 +131,7 @@ describe('cairn import refuses a history no write could have made', () => {
       /^line 2: version 2: created_at 2020-01-01T00:00:00\.000Z is not version 1's \(.+\): a write keeps the created_at of the live version it follows/],
     ['a rewrite after a delete that keeps the old created_at', () => archive([{
       type: 'entry',
-      versions: [pr1.versions[0], { ...pr1.versions[0], version: 2, deleted: true, written_at: at(writtenAt(0) + 1) }, { ...pr1.versions[1], version: 3 }],
+      versions: [pr1.versions[0], { ...pr1.versions[0], version: 2, deleted: true, value: '', content_hash: contentHash(''), written_at: at(writtenAt(0) + 1) }, { ...pr1.versions[1], version: 3 }],
     }]), /^line 2: version 3: created_at .+ is not its written_at .+: a write after a delete or an expiry starts the entry anew/],
     ['an expiry before the version was written', () => archive([pr1With(0, { expires_at: '2000-01-01T00:00:00.000Z' })]),
       /^line 2: version 1: expires_at 2000-01-01T00:00:00\.000Z is not after written_at/],

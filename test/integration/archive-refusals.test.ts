@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { MAX_HEADER_CHARS } from '../../packages/server/src/services/archive/arc
 import { openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { pullRequest, signDelivery } from '../helpers/provider-events.ts';
+import { runCli } from '../helpers/run-cli.ts';
 
 /**
  * An archive is a way into the store: one that is whole and carries a correct checksum may
@@ -76,6 +78,15 @@ const archive = (lines: (object | string)[]): string => {
 const withFirst = (patch: Record<string, unknown>) => ({ ...entryLine, versions: entryLine.versions.map((v: object, i: number) => (i === 0 ? { ...v, ...patch } : v)) });
 /** The same, with the content hash following the new value, as a forger would keep it. */
 const withValue = (value: unknown) => withFirst({ value, content_hash: contentHash(value) });
+/** The exported entry line with its last version made a deletion, changed by `patch` (its content hash following its value). */
+const deletedLast = (patch: Record<string, unknown>) => {
+  const last = { ...entryLine.versions.at(-1), value: '', expires_at: null, deleted: true, ...patch };
+  return { ...entryLine, versions: [...entryLine.versions.slice(0, -1), { ...last, content_hash: contentHash(last.value) }] };
+};
+/** A connector's delivery counts as the server flushes them (delivery-counters.ts), of connector `id`. */
+const countsOf = (id: string) => ({ type: 'record', collection: 'connector-stats/default', id, updated_at: '2026-01-01T00:00:00.000Z', data: { received: 1, written: 1, duplicates: 0, ignored: 0, rejected: 0, last_event_at: '2026-01-01T00:00:00.000Z' } });
+/** An API key record as create-key.ts stores it, changed by `patch`. */
+const keyWith = (patch: Record<string, unknown>) => ({ type: 'record', collection: 'api-keys', id: 'abcdef012345', updated_at: '2026-01-01T00:00:00.000Z', data: { name: 'ci', scopes: ['read'], prefixes: null, namespace: 'default', team: null, hash: 'ab'.repeat(32), created_at: '2026-01-01T00:00:00.000Z', revoked_at: null, ...patch } });
 
 let n = 0;
 /** Imports `content` into a fresh data directory; answers the refusal and what the target holds after it. */
@@ -98,6 +109,12 @@ describe('cairn import refuses what no write could have stored', () => {
     const imported = await tryImport(archive([entryLine, recordLine]));
     expect(imported).toMatchObject({ refusal: null, held: entryLine.versions.length });
     expect(imported.records?.data).toEqual(recordLine.data);
+  });
+
+  it('imports what the server writes that the refusals below stay clear of: a deletion, a memory type of the caller\'s own, a connector\'s counts', async () => {
+    const typed = { ...entryLine, versions: entryLine.versions.map((v: object) => ({ ...v, key: 'typed', memory_type: 'runbook_step' })) };
+    const imported = await tryImport(archive([deletedLast({}), typed, recordLine, countsOf('github')]));
+    expect(imported.refusal).toBeNull();
   });
 
   it('imports a whole export with a team, retention policies, a judged entry, deliveries and an event', async () => {
@@ -141,6 +158,17 @@ describe('cairn import refuses what no write could have stored', () => {
     ['records of a collection no export writes (the Cortex\'s traces: the traces and briefing endpoints then answered 500)', () => [{ type: 'record', collection: 'cortex/default/traces', id: 'x', updated_at: '2026-01-01T00:00:00.000Z', data: { since: 'no' } }], /record cortex\/default\/traces \/ x: collection is not one an export writes/],
     ['records of a connector that does not exist', () => [{ type: 'record', collection: 'delivery-log/default/nosuch', id: '000000000000001', updated_at: '2026-01-01T00:00:00.000Z', data: {} }], /collection is not one an export writes/],
     ['a version written after the archive\'s cut (the next export, cut by time, left it out)', () => [withFirst({ written_at: '9999-12-31T23:59:59.999Z' })], /written_at 9999-12-31T23:59:59\.999Z is after the archive's cut/],
+    ['a deletion that still holds a value (a delete writes "")', () => [deletedLast({ value: { title: 'second' } })], /line 3: version 2: value: a deletion \(deleted: true\) holds no value/],
+    ['a deletion with an expiry (a delete writes none)', () => [deletedLast({ expires_at: '2999-01-01T00:00:00.000Z' })], /line 3: version 2: expires_at: a deletion \(deleted: true\) has no expiry/],
+    ['a memory type no write takes', () => [withFirst({ memory_type: 'Not A Type' })], /line 3: version 1: memory_type: expected a lower-case word/],
+    ['delivery counts of a connector that does not exist', () => [countsOf('nosuch')], /line 3: record connector-stats\/default \/ nosuch: delivery counts: id: expected a connector's name: github, pagerduty, jira, slack/],
+    ['connector settings of a connector that does not exist', () => [{ ...recordLine, id: 'nosuch' }], /line 3: record connectors\/default \/ nosuch: connector settings: id: expected a connector's name/],
+    ['a record whose updated_at is not a time', () => [{ ...countsOf('github'), updated_at: 'yesterday' }], /line 3: record connector-stats\/default \/ github: updated_at: expected an ISO 8601 time in UTC/],
+    ['a record without its updated_at', () => [{ ...countsOf('github'), updated_at: undefined }], /line 3: record connector-stats\/default \/ github: updated_at: expected an ISO 8601 time in UTC/],
+    ['an API key revoked at a time that is not one (a revoked_at of "" let the key in again)', () => [keyWith({ revoked_at: '' })], /line 3: record api-keys \/ abcdef012345: API key: revoked_at: expected an ISO 8601 time in UTC/],
+    ['an API key created at a time that is not one', () => [keyWith({ created_at: 'last week' })], /API key: created_at: expected an ISO 8601 time in UTC/],
+    ['connector settings enabled at a time that is not one', () => [{ ...recordLine, data: { ...recordLine.data, enabled_at: 'noon' } }], /line 3: record connectors\/default \/ github: connector settings: enabled_at: expected an ISO 8601 time in UTC/],
+    ['a record line with a field no record line has', () => [{ ...countsOf('github'), is_admin: true }], /line 3: record connector-stats\/default \/ github: Unrecognized key: "is_admin": a record line holds type, collection, id, data, updated_at only/],
   ];
   for (const [what, lines, message] of refusals) {
     it(`refuses ${what}, writing nothing`, async () => {
@@ -150,6 +178,16 @@ describe('cairn import refuses what no write could have stored', () => {
       expect(result).toMatchObject({ held: 0, records: null });
     });
   }
+
+  it('says so from `cairn import` (exit 1), creating nothing, for a record line no export writes', async () => {
+    const path = join(dir, 'unknown-connector.jsonl');
+    await writeFile(path, archive([entryLine, countsOf('nosuch')]));
+    const target = join(dir, 'cli-target');
+    const result = await runCli(['import', path], { CAIRN_DATA_DIR: target });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/cannot import .*unknown-connector\.jsonl: line 3: record connector-stats\/default \/ nosuch: delivery counts: id: expected a connector's name.*\(nothing was imported\)/);
+    expect(existsSync(target)).toBe(false);
+  }, 30_000);
 
   it('refuses an archive the target holds another history of before writing anything, however late in the archive that entry comes', async () => {
     // Enough entries for several store batches before the one the target holds otherwise.

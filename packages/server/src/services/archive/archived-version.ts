@@ -8,7 +8,7 @@ import { valueSizeProblem } from '../../domain/value.ts';
 import { ConfidenceSchema, EntrySchema, LinksSchema, MemoryTypeSchema, ProvenanceSchema, ValueSchema } from '../schemas.ts';
 
 /** A time as Cairn writes them: ISO 8601 in UTC (`2026-11-28T06:14:20.000Z`). */
-const Instant = z.iso.datetime({ error: 'expected an ISO 8601 time in UTC' });
+export const Instant = z.iso.datetime({ error: 'expected an ISO 8601 time in UTC' });
 
 const Count = z.number().int().min(0);
 
@@ -57,8 +57,23 @@ const statusOfCounts = (v: Entry): string | null =>
 const expiresAfterWritten = (v: Entry): string | null =>
   v.expires_at !== null && Date.parse(v.expires_at) <= Date.parse(v.written_at) ? `expires_at ${v.expires_at} is not after written_at ${v.written_at}` : null;
 
-/** What the store derives or a write stamps, held to what a write makes of it; each answers the field's problem or null. */
-const DERIVED_RULES = [hashOfValue, statusOfCounts, expiresAfterWritten];
+/**
+ * A tombstone is what deleteEntry writes, the same on every backend: the live version with its
+ * value emptied ("", hashed as such) and no expiry. A tombstone holding content would show
+ * deleted content in the entry's history, and one with an expiry was never written by a delete.
+ */
+const tombstoneAsDeleted = (v: Entry): string | null => {
+  if (!v.deleted) return null;
+  if (v.value !== '') return 'value: a deletion (deleted: true) holds no value; a delete writes ""';
+  if (v.expires_at !== null) return 'expires_at: a deletion (deleted: true) has no expiry; a delete writes null';
+  return null;
+};
+
+/**
+ * What the store derives or a write stamps, held to what a write makes of it; each answers the
+ * field's problem or null. A tombstone first: its value, not a hash made to match it, is the fault.
+ */
+const DERIVED_RULES = [tombstoneAsDeleted, hashOfValue, statusOfCounts, expiresAfterWritten];
 
 /** Why `version` cannot be imported ("field: reason"), or null. Rules between versions: archived-history.ts. */
 export const archivedVersionProblem = (version: unknown): string | null => {

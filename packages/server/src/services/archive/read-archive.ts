@@ -10,7 +10,7 @@ import { NamespaceSchema } from '../../domain/names.ts';
 import { LineTooLong, archiveLineLimit, splitLines } from './archive-lines.ts';
 import { CLOCK_MARGIN_MS, beginningProblem, followingProblem } from './archived-history.ts';
 import { archivedVersionProblem } from './archived-version.ts';
-import { recordProblem } from './archived-record.ts';
+import { recordLineProblem, recordProblem } from './archived-record.ts';
 import { recordNamespaces } from './collections.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveError, CONTINUATION, type ArchiveHeader, type ArchiveLine, type ArchiveTrailer } from './format.ts';
 
@@ -175,7 +175,7 @@ const checkRecord = (value: Record<string, unknown>, n: number, seen: Map<string
   const { collection, id } = value;
   const data = value.data as Record<string, unknown>;
   const name = `record ${collection} / ${id}`;
-  const problem = recordProblem(collection, id, data);
+  const problem = recordLineProblem(value) ?? recordProblem(collection, id, data);
   if (problem) return `line ${n}: ${name}: ${problem}`;
   const namespaces = recordNamespaces(collection, id, data);
   if (unlisted(scope, namespaces)) return `line ${n}: ${name} is of namespace ${namespaces.map((ns) => JSON.stringify(ns)).join(' or ')}, which the header does not list`;

@@ -144,6 +144,29 @@ describe('other objects with an updated_at', () => {
   });
 });
 
+describe('objects without an updated_at', () => {
+  it('the same push or release sent again under a new delivery id makes no version; a changed one does', async () => {
+    const repo = 'resent';
+    const push = {
+      ref: 'refs/heads/main', before: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', after: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', forced: false, deleted: false, repository: repository(repo), pusher: { name: 'ann' },
+      compare: 'https://github.com/acme/resent/compare/b...a', head_commit: { id: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', timestamp: at(1) },
+      commits: [{ id: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', message: 'Tidy', author: { name: 'Ann', username: 'ann' }, url: 'https://github.com/acme/resent/commit/a', timestamp: at(1) }],
+    };
+    expect((await send('push', 'p-1', push)).body.entries).toMatchObject([{ key: `push-${'a'.repeat(40)}`, version: 1, created: true }]);
+    // A second webhook on the repository, or GitHub's resend: a new delivery id, the same push.
+    expect((await send('push', 'p-2', push)).body.entries).toMatchObject([{ key: `push-${'a'.repeat(40)}`, version: 1, created: false }]);
+    expect(await versionsOf(repo, `push-${'a'.repeat(40)}`)).toBe(1);
+    const release = (body: string) => ({
+      action: 'published', repository: repository(repo), sender: { login: 'ann' },
+      release: { id: 77, tag_name: 'v1.0.0', name: 'v1.0.0', body, author: { login: 'ann' }, created_at: at(2), published_at: at(2) },
+    });
+    expect((await send('release', 'v-1', release('First.'))).body.entries).toMatchObject([{ version: 1, created: true }]);
+    expect((await send('release', 'v-2', release('First.'))).body.entries).toMatchObject([{ version: 1, created: false }]);
+    expect((await send('release', 'v-3', release('First, with notes fixed.'))).body.entries).toMatchObject([{ version: 2, created: true }]);
+    expect((await entryOf(repo, `release-77`)).value.notes).toBe('First, with notes fixed.');
+  });
+});
+
 describe('the deliveries log', () => {
   const log = async () => (await cairn.call('GET', '/api/v1/connectors/github/deliveries')).body.deliveries;
   const counts = async () => (await cairn.call('GET', '/api/v1/connectors')).body.connectors.find((c: { name: string }) => c.name === 'github').counts;

@@ -53,9 +53,12 @@ const deliverOne = async (
   // Both kinds read the current version, so links others set on it are carried over.
   // A write without `update` has a `value` (validated like any request body on each attempt).
   if (!update) {
-    return writeDerived(deps, ctx, target, (current) =>
-      current && write.repeats?.(current) ? null : { ...fields, value: write.value as EntryValue, links: linksAfter(current, write) },
-    );
+    const value = write.value as EntryValue;
+    const repeats = write.repeats ?? sameAsCurrent(contentHash(value), write.event_type);
+    return writeDerived(deps, ctx, target, (current) => {
+      const links = linksAfter(current, write);
+      return current && repeats(current) && sameLinks(current.links, links) ? null : { ...fields, value, links };
+    });
   }
   return writeDerived(deps, ctx, target, (current) => {
     const value = update(current?.value ?? null);
@@ -67,6 +70,18 @@ const deliverOne = async (
 };
 
 const sameLink = (a: EntryLink, b: EntryLink): boolean => a.relation === b.relation && a.entity_path === b.entity_path && a.key === b.key;
+const sameLinks = (a: readonly EntryLink[], b: readonly EntryLink[]): boolean => a.length === b.length && a.every((l, i) => sameLink(l, b[i] as EntryLink));
+
+/**
+ * A connector's write repeats the current version when it says the same (content and event
+ * type): the same push or release sent again under a new delivery id (a second webhook on the
+ * repository, a provider's resend) makes no version, whose only change would be its
+ * provenance. The connector's own rule, when it has one, decides instead.
+ */
+const sameAsCurrent =
+  (valueHash: string, eventType: string) =>
+  (current: Entry): boolean =>
+    current.content_hash === valueHash && current.event_type === eventType;
 
 /**
  * The links of the write's new version: the connector's own (the relations it decides, see

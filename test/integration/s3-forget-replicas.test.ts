@@ -67,6 +67,44 @@ describe('S3: a forget on one replica, appends on another that has not heard of 
     expect(await fromBucket(held)).toEqual({ head: null, history: [], listed: [] });
   });
 
+  it('refuses an append on the forgotten head once the entry is written afresh at that version', async () => {
+    const first = makeEntry({ namespace: 'gone', key: 'afresh-at-1' });
+    await pair.a.append(first, 0);
+    expect(await pair.b.head(addr(first))).toEqual(first);
+    await pair.b.forget(target(first));
+    const fresh = makeEntry({ namespace: 'gone', key: 'afresh-at-1', value: 'fresh' });
+    await pair.b.append(fresh, 0);
+    // a still holds the forgotten version 1: a version 2 built on it must not land on the fresh one.
+    const onForgotten = makeEntry({ namespace: 'gone', key: 'afresh-at-1', version: 2, created_at: first.created_at });
+    await expect(pair.a.append(onForgotten, 1)).rejects.toBeInstanceOf(VersionConflict);
+    expect(await pair.a.head(addr(first))).toEqual(fresh);
+    expect(await fromBucket(first)).toEqual({ head: fresh, history: [fresh], listed: [fresh] });
+  });
+
+  it('aborts a batch still undecided when the forget reaches it, or names what it committed', async () => {
+    const held = await twoVersions('batch-mid-forget');
+    // a's batch creates its version 3 and checks version 2, then waits on its commit marker;
+    // the forget meets the undecided version 3 while it deletes.
+    const release = pair.proxy.hold({ method: 'PUT', pathIncludes: '/batches/' });
+    const onHeld = makeEntry({ namespace: 'gone', key: 'batch-mid-forget', version: 3, created_at: held.created_at });
+    const batch = pair.a.appendBatch([{ entry: onHeld, expectedHead: 2 }]).then(
+      () => 'committed',
+      (e: unknown) => e,
+    );
+    await expect.poll(() => pair.proxy.held, { timeout: 5000 }).toBe(1);
+    const forgetting = pair.b.forget(target(held));
+    await expect.poll(() => pair.proxy.held, { timeout: 5000 }).toBe(2);
+    release();
+    await forgetting;
+    // Whichever marker won, nothing of the entry is left anywhere.
+    const outcome = await batch;
+    expect(outcome === 'committed' || outcome instanceof Error).toBe(true);
+    expect(await pair.b.head(addr(held))).toBeNull();
+    expect(await fromBucket(held)).toEqual({ head: null, history: [], listed: [] });
+    await pair.a.list({ namespace: 'gone', limit: 1, now: Date.now() });
+    await expect.poll(() => pair.a.head(addr(held)), { timeout: 2000 }).toBeNull();
+  });
+
   it('deletes a version appended while the forget was deleting, and every replica drops it', async () => {
     const held = await twoVersions('mid-forget');
     // The forget lists the entry's objects, then waits on its deletes: the append lands now,

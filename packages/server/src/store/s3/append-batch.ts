@@ -19,14 +19,15 @@ const WITHDRAW_WITHIN_MS = 5_000;
  * Writes every item's version object tagged with one batch id, then decides the batch with
  * its marker (batch-markers.ts). Answers the versions as stored (their JSON round trip), or
  * throws VersionConflict naming the item whose slot was taken, having written nothing that
- * any reader will ever see. The caller has checked each item's expected head; `continues`
- * marks the items that build on an earlier item of the batch (continuesEarlierItem).
+ * any reader will ever see. The caller has checked each item's expected head; `follows`
+ * names, per item, the stored version it builds on (null: none, or an earlier item of the
+ * batch), which must still stand when the batch commits (HistoryGone).
  */
 export const writeBatch = async (
   versions: VersionObjects,
   markers: BatchMarkers,
   items: readonly BatchItem[],
-  continues: readonly boolean[],
+  follows: readonly (FollowsCheck | null)[],
 ): Promise<Entry[]> => {
   const id = randomUUID();
   const started = Date.now();
@@ -45,10 +46,18 @@ export const writeBatch = async (
     }
   });
   const lost = slots.findIndex((slot) => slot === null);
-  // Every version built on must still exist before the batch commits (HistoryGone).
-  const gone = lost === -1 ? await firstBuiltOnGone(versions, items, hashes, continues) : -1;
-  if (lost === -1 && gone === -1 && (await markers.decide(id, 'committed')) === 'committed') return bodies.map((body) => JSON.parse(body) as Entry);
-  if (lost === -1 && gone === -1) throw unavailable('the batch took too long to commit and was aborted; nothing was written');
+  let gone = -1;
+  if (lost === -1) {
+    try {
+      gone = await firstGone(versions, hashes, follows);
+    } catch (error) {
+      outage = error;
+    }
+    if (gone === -1 && outage === null) {
+      if ((await markers.decide(id, 'committed')) === 'committed') return bodies.map((body) => JSON.parse(body) as Entry);
+      throw unavailable('the batch was aborted before it committed (it took too long, or a forget took its entries); nothing was written');
+    }
+  }
   if (Date.now() - started < WITHDRAW_WITHIN_MS) {
     await Promise.allSettled(
       slots.map((slot, i) => (slot === null ? undefined : versions.withdraw(hashes[i] as string, (items[i] as BatchItem).entry.version, slot))),
@@ -61,16 +70,17 @@ export const writeBatch = async (
   throw new VersionConflict(await versions.newest(hashes[lost] as string, item.expectedHead), lost);
 };
 
-/** The first item whose stored predecessor is gone, or -1 (items built on an earlier item are the batch's own). */
-const firstBuiltOnGone = async (
-  versions: VersionObjects,
-  items: readonly BatchItem[],
-  hashes: readonly string[],
-  continues: readonly boolean[],
-): Promise<number> => {
-  const standing = await mapLimit([...items.keys()], PUT_CONCURRENCY, async (i) => {
-    const { expectedHead } = items[i] as BatchItem;
-    return continues[i] || expectedHead === 0 || (await versions.exists(hashes[i] as string, expectedHead));
+/** The stored version an item builds on: its number, and its written_at when known. */
+export interface FollowsCheck {
+  version: number;
+  writtenAt: string | undefined;
+}
+
+/** The first item whose stored predecessor no longer stands, or -1. */
+const firstGone = async (versions: VersionObjects, hashes: readonly string[], follows: readonly (FollowsCheck | null)[]): Promise<number> => {
+  const standing = await mapLimit([...follows.keys()], PUT_CONCURRENCY, async (i) => {
+    const follow = follows[i];
+    return !follow || (await versions.stands(hashes[i] as string, follow.version, follow.writtenAt));
   });
   return standing.indexOf(false);
 };

@@ -57,25 +57,21 @@ export class ChangeWindow {
     for (let i = 0; i < fresh.length; i += FETCH_CHUNK) {
       const chunk = fresh.slice(i, i + FETCH_CHUNK);
       const bodies = await mapLimit(chunk, FETCH_CONCURRENCY, (c) => this.objects.getText(c.key));
-      chunk.forEach((c, j) => {
+      for (const [j, c] of chunk.entries()) {
         this.seen.set(c.key, c.timeMs);
-        const forget = parseForget(bodies[j] ?? null);
-        if (forget) {
-          onForget(forget);
-          return;
-        }
-        const withdrawn = parseWithdrawn(bodies[j] ?? null);
-        if (withdrawn) {
-          onWithdrawn(withdrawn);
-          return;
-        }
-        const entry = parseEntry(bodies[j] ?? null);
-        if (!entry) this.logger.warn({ key: c.key }, 'unreadable change log object skipped');
+        const body = bodies[j] ?? null;
+        const forget = parseForget(body);
+        const withdrawn = forget ? null : parseWithdrawn(body);
+        const entry = forget || withdrawn ? null : parseEntry(body);
+        if (forget) onForget(forget);
+        // Awaited, so that a read (and the list that waits on it) sees the entries it re-reads.
+        else if (withdrawn) await onWithdrawn(withdrawn);
+        else if (!entry) this.logger.warn({ key: c.key }, 'unreadable change log object skipped');
         else {
           this.changesRead += 1;
           onChange(entry);
         }
-      });
+      }
     }
     this.startMs = Math.max(this.startMs, startedAt - this.lookbackMs);
     for (const [key, timeMs] of this.seen) if (timeMs < this.startMs) this.seen.delete(key);
@@ -88,7 +84,7 @@ export interface ChangeHandlers {
   /** Another replica forgot the entries `target` names. */
   onForget?: (target: ForgetTarget) => void;
   /** Another replica deleted these versions (a forget's second pass, see S3Store.forget). */
-  onWithdrawn?: (versions: WithdrawnVersion[]) => void;
+  onWithdrawn?: (versions: WithdrawnVersion[]) => void | Promise<void>;
 }
 
 /** A deleted version, named exactly: a head is dropped only if it is that write. */

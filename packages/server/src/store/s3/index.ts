@@ -76,7 +76,7 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
       pollIntervalMs: options.pollIntervalMs ?? 300,
       onChange: (entry) => store.observe(entry),
       onForget: (target) => store.observeForget(target),
-      onWithdrawn: (versions) => void store.observeWithdrawn(versions),
+      onWithdrawn: (versions) => store.observeWithdrawn(versions),
       afterPoll: async () => {
         await changeLog.flush();
         await snapshots.maybeWrite(() => index.heads(), changeWindow.watermarkMs);

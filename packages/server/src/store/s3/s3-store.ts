@@ -12,7 +12,7 @@ import { WithdrawnVersions } from './withdrawn-versions.ts';
 import { scrubChangeLog } from './change-log-scrub.ts';
 import type { ObjectKeys } from './object-keys.ts';
 import { listAsOf, walkBackTo } from '../as-of.ts';
-import { writeBatch } from './append-batch.ts';
+import { type FollowsCheck, writeBatch } from './append-batch.ts';
 import { startsPrunedHistory } from '../pruned-history.ts';
 import { Announcer } from './announcer.ts';
 import type { BatchMarkers } from './batch-markers.ts';
@@ -20,6 +20,7 @@ import type { BucketObjects } from './bucket-objects.ts';
 import type { ChangeFollower } from './change-follower.ts';
 import type { ChangeLogWriter } from './change-log-writer.ts';
 import type { WithdrawnVersion } from './change-window.ts';
+import { mapLimit } from './map-limit.ts';
 import type { HeadIndex } from './head-index.ts';
 import { addressHash, addressOf } from './object-keys.ts';
 import type { RecordObjects } from './record-objects.ts';
@@ -27,6 +28,9 @@ import type { Snapshots } from './snapshots.ts';
 import type { SnapshotFile } from '../../ports/search-index.ts';
 import { searchIndexObject } from './search-object.ts';
 import { HistoryGone, type VersionObjects } from './version-objects.ts';
+
+/** Forgotten entries swept for orphans at once: each sweep is a LIST and a HEAD or two. */
+const ORPHAN_SWEEPS = 8;
 
 export interface S3StoreParts {
   client: S3Client;
@@ -89,7 +93,8 @@ export class S3Store implements Store {
     const newest = await this.parts.versions.newest(hash, known?.version ?? 0);
     if (newest === (known?.version ?? 0)) return known ?? null;
     const entry = await this.parts.versions.read(hash, newest);
-    if (entry) this.parts.index.apply(entry);
+    // A version a forget is deleting right now stays out of the index (WithdrawnVersions).
+    if (entry && !this.withdrawn.has(entry)) this.parts.index.apply(entry);
     return entry;
   }
 
@@ -151,7 +156,7 @@ export class S3Store implements Store {
   private async dropVanished(address: EntryAddress): Promise<void> {
     await this.follower?.sync();
     const head = this.parts.index.get(address);
-    if (!head || (await this.parts.versions.exists(addressHash(address), head.version))) return;
+    if (!head || (await this.parts.versions.stands(addressHash(address), head.version, head.written_at))) return;
     const exact = { namespace: head.namespace, prefix: head.entity_path, key: head.key };
     this.announcer.forgotten(exact, this.parts.index.forget(exact));
   }
@@ -166,14 +171,28 @@ export class S3Store implements Store {
     const slot = await versions.create(hash, entry, body);
     if (slot === null) throw new VersionConflict(await versions.newest(hash, expectedHead));
     // Checked after the create, so that a forget elsewhere either finds ours when it lists
-    // the entry or deletes version N before this check, which then withdraws ours.
-    if (expectedHead > 0 && !(await versions.exists(hash, expectedHead))) {
+    // the entry or deletes version N before this check, which then withdraws ours. A check
+    // the bucket cannot answer leaves the version standing, as before there was a check: it
+    // is stored, and publishing it keeps this replica's lists true.
+    const follows = this.followsCheck(entry, expectedHead);
+    if (follows && !(await versions.stands(hash, follows.version, follows.writtenAt).catch(() => true))) {
       await versions.withdraw(hash, entry.version, slot);
       await this.dropVanished(entry);
       throw new HistoryGone(await versions.newest(hash, 0));
     }
     // Stored and returned as its JSON round trip, as every other replica will read it.
     await this.publish([JSON.parse(body) as Entry]);
+  }
+
+  /**
+   * The stored version an append builds on, as this replica's index knows it (its written_at
+   * tells it from a version of that number written after a forget), or null when it builds
+   * on nothing stored (a new entry, a history imported from above version 1).
+   */
+  private followsCheck(entry: Entry, expectedHead: number): FollowsCheck | null {
+    if (expectedHead === 0) return null;
+    const head = this.parts.index.get(entry);
+    return { version: expectedHead, writtenAt: head?.version === expectedHead ? head.written_at : undefined };
   }
 
   /** All or nothing through one marker object: see append-batch.ts and batch-markers.ts. */
@@ -184,7 +203,8 @@ export class S3Store implements Store {
       items.map((item) => item.entry),
       async () => {
         for (const [i, { entry, expectedHead }] of items.entries()) if (!continues[i]) await this.checkHead(entry, expectedHead, i);
-        const written = await writeBatch(this.parts.versions, this.parts.markers, items, continues).catch(async (error: unknown) => {
+        const follows = items.map(({ entry, expectedHead }, i) => (continues[i] ? null : this.followsCheck(entry, expectedHead)));
+        const written = await writeBatch(this.parts.versions, this.parts.markers, items, follows).catch(async (error: unknown) => {
           if (error instanceof HistoryGone) await this.dropVanished((items[error.item ?? 0] as BatchItem).entry);
           throw error;
         });
@@ -225,9 +245,10 @@ export class S3Store implements Store {
   }
 
   /**
-   * Versions a forget deleted after their appends succeeded: a head that is one of them goes,
-   * and the entry is read again, since it may have been written afresh since (versions from 1
-   * again, which the index, keeping the higher version, would not have taken over the old).
+   * Versions a forget deleted (or is deleting) after their appends succeeded: a head that is
+   * one of them goes, and the entry is read again, since it may have been written afresh since
+   * (versions from 1 again, which the index, keeping the higher version, would not take over
+   * the old). Resolves once those reads are done; never rejects.
    */
   observeWithdrawn(withdrawn: readonly WithdrawnVersion[]): Promise<void> {
     const reread: Promise<unknown>[] = [];
@@ -237,7 +258,7 @@ export class S3Store implements Store {
       if (head?.version !== version.version || head.written_at !== version.written_at) continue;
       const exact = { namespace: head.namespace, prefix: head.entity_path, key: head.key };
       this.announcer.forgotten(exact, this.parts.index.forget(exact));
-      reread.push(this.head(head).then((fresh) => fresh && this.announcer.announce(fresh)));
+      reread.push(this.head(head).then((fresh) => fresh && !this.withdrawn.has(fresh) && this.announcer.announce(fresh)));
     }
     return Promise.all(reread).then(
       () => {},
@@ -269,15 +290,17 @@ export class S3Store implements Store {
       await changeLog.recordForget(target);
       // Versions appended on other replicas since this one read its heads (the first pass
       // finds those created before it lists, the second the rest) may be some replica's head
-      // by now, even one that heard of the forget: each is named in the change log, for every
-      // replica (this one too) to drop.
+      // by now, even one that heard of the forget: each is named in the change log before it
+      // is deleted, for every replica (this one too) to drop.
+      const name = async (doomed: Entry[]) => {
+        if (doomed.length === 0) return;
+        for (const version of doomed) this.withdrawn.add(version);
+        await changeLog.recordWithdrawn(doomed.map(withdrawnVersion));
+      };
       const raced: Entry[] = [];
-      for (const head of heads) raced.push(...(await versions.deleteAll(addressHash(head), head.version)));
-      for (const head of heads) raced.push(...(await versions.deleteOrphans(addressHash(head))));
-      if (raced.length > 0) {
-        await changeLog.recordWithdrawn(raced.map(withdrawnVersion));
-        await this.observeWithdrawn(raced);
-      }
+      for (const head of heads) raced.push(...(await versions.deleteAll(addressHash(head), head.version, name)));
+      for (const found of await mapLimit(heads, ORPHAN_SWEEPS, (head) => versions.deleteOrphans(addressHash(head), name))) raced.push(...found);
+      await this.observeWithdrawn(raced);
       await scrubChangeLog(objects, keys, doomed);
       await snapshots.rewrite(doomed);
     } finally {

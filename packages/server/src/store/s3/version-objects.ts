@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { VersionConflict } from '../../domain/errors.ts';
-import { BATCH_ID, type BatchMarkers } from './batch-markers.ts';
+import { BATCH_ID, type BatchMarkers, type BatchState } from './batch-markers.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
@@ -9,6 +9,8 @@ import type { ObjectKeys } from './object-keys.ts';
 const DROPPED_PREFIX = '{"dropped":true,"version":';
 const READ_CONCURRENCY = 16;
 const ORPHAN_PASSES = 50;
+/** Version objects' metadata: the version's written_at (see `stands`). */
+const WRITTEN_AT = 'cairn-written-at';
 
 /**
  * An append created its version, then found the version it built on gone: a forget on another
@@ -27,7 +29,13 @@ export class HistoryGone extends VersionConflict {}
  * A version written by a batch (its metadata names the batch) exists only once the batch's
  * marker says committed (batch-markers.ts). While the batch is undecided its object holds the
  * slot and reads pass over it; once aborted, the slot moves on to `<version>.1.json`, and so
- * on: an object is never deleted after others may have seen it, so no slot is ever reused.
+ * on: an object is never deleted after others may have seen it, so no slot is ever reused
+ * (a forget excepted, which deletes the entry, and an append that finds the version it built
+ * on forgotten, which withdraws its own: see HistoryGone).
+ *
+ * Each version object carries its `written_at` in its metadata (WRITTEN_AT), so that one HEAD
+ * tells whether version n is still the write a replica's index holds, or a version n of the
+ * entry written afresh after a forget.
  */
 export class VersionObjects {
   private readonly objects: BucketObjects;
@@ -40,23 +48,45 @@ export class VersionObjects {
     this.markers = markers;
   }
 
-  async read(hash: string, version: number): Promise<Entry | null> {
+  /**
+   * The version, or null when it does not exist (or retention dropped it). With `settle`, a
+   * batch still undecided is aborted (or found committed) instead of passed over: a forget
+   * must know whether a version it is about to delete was ever readable.
+   */
+  async read(hash: string, version: number, { settle = false } = {}): Promise<Entry | null> {
     for (let attempt = 0; ; attempt++) {
       const found = await this.objects.getObject(this.keys.version(hash, version, attempt));
       if (found === null) return null;
-      const fate = found.metadata[BATCH_ID] ? await this.markers.state(found.metadata) : 'committed';
+      const fate = await this.fateOf(found.metadata, settle);
       if (fate === 'committed') return found.text.startsWith(DROPPED_PREFIX) ? null : (JSON.parse(found.text) as Entry);
       if (fate === 'pending') return null;
     }
   }
 
   async exists(hash: string, version: number): Promise<boolean> {
+    return this.stands(hash, version);
+  }
+
+  /**
+   * Whether version `version` exists and, given `writtenAt`, is that write: not a version of
+   * the same number written after a forget. Objects without the stamp (written before it was
+   * kept, or a retention stub) are taken to be it.
+   */
+  async stands(hash: string, version: number, writtenAt?: string): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       const metadata = await this.objects.head(this.keys.version(hash, version, attempt));
       if (metadata === null) return false;
-      const fate = metadata[BATCH_ID] ? await this.markers.state(metadata) : 'committed';
-      if (fate !== 'aborted') return fate === 'committed';
+      const fate = await this.fateOf(metadata, false);
+      if (fate === 'aborted') continue;
+      const stamped = metadata[WRITTEN_AT];
+      return fate === 'committed' && (writtenAt === undefined || stamped === undefined || stamped === writtenAt);
     }
+  }
+
+  private async fateOf(metadata: Record<string, string>, settle: boolean): Promise<BatchState> {
+    if (!metadata[BATCH_ID]) return 'committed';
+    const fate = await this.markers.state(metadata);
+    return fate === 'pending' && settle ? this.markers.decide(metadata[BATCH_ID], 'aborted') : fate;
   }
 
   /**
@@ -91,9 +121,10 @@ export class VersionObjects {
    * `metadata` tags a batch's versions.
    */
   async create(hash: string, entry: Entry, body: string, metadata: Record<string, string> = {}): Promise<number | null> {
+    const stamped = { ...metadata, [WRITTEN_AT]: entry.written_at };
     for (let attempt = 0; ; attempt++) {
       const key = this.keys.version(hash, entry.version, attempt);
-      if (await this.createAt(key, body, metadata)) return attempt;
+      if (await this.createAt(key, body, stamped)) return attempt;
       const found = await this.objects.head(key);
       // Gone: its batch's writer withdrew it; the caller's retry finds the slot free.
       if (found === null || !found[BATCH_ID] || (await this.markers.state(found)) !== 'aborted') return null;
@@ -137,27 +168,29 @@ export class VersionObjects {
   }
 
   /**
-   * Delete every object of the entry (forget): versions, stubs, aborted batches' slots.
-   * Answers the versions above `known` it deleted, read first: appends on other replicas since
-   * the caller learnt its head, which some replica may hold as its head by now.
+   * Delete every object of the entry (forget): versions, stubs, aborted batches' slots. The
+   * versions above `known` (appends on other replicas since the caller learnt its head, which
+   * some replica may hold as its head by now) are read first, undecided batches settled, and
+   * handed to `name` before anything is deleted, so that a forget cut short has told of them.
    */
-  async deleteAll(hash: string, known: number): Promise<Entry[]> {
+  async deleteAll(hash: string, known: number, name: (doomed: Entry[]) => Promise<void>): Promise<Entry[]> {
     const keys = await this.keysOf(hash);
     const newer = [...new Set(keys.map((key) => this.versionOf(hash, key)))].filter((v) => v > known);
-    const seen = await mapLimit(newer, READ_CONCURRENCY, (v) => this.read(hash, v));
+    const doomed = (await mapLimit(newer, READ_CONCURRENCY, (v) => this.read(hash, v, { settle: true }))).filter((e): e is Entry => e !== null);
+    await name(doomed);
     await mapLimit(keys, READ_CONCURRENCY, (key) => this.objects.delete(key));
-    return seen.filter((e): e is Entry => e !== null);
+    return doomed;
   }
 
   /**
-   * Delete the versions that stand on nothing: each whose predecessor does not exist, oldest
-   * first, so a run of them goes together; repeated until a pass finds none. A forget's second
-   * pass: an append on another replica may create version n+1 after `deleteAll` listed the
-   * entry, having checked version n before `deleteAll` reached it (see HistoryGone). Versions
-   * that follow each other from 1 (the entry written afresh since the forget) stay. Answers
-   * the versions deleted that readers could have seen (so replicas holding one can drop it).
+   * Delete the versions that stand on nothing: each whose predecessor does not exist (or is
+   * itself such a version); repeated until a pass finds none. A forget's second pass: an
+   * append on another replica may create version n+1 after `deleteAll` listed the entry,
+   * having checked version n before `deleteAll` reached it (see HistoryGone). Versions that
+   * follow each other from 1 (the entry written afresh since the forget) stay. Those that
+   * readers could have seen are handed to `name` before they are deleted, as by `deleteAll`.
    */
-  async deleteOrphans(hash: string): Promise<Entry[]> {
+  async deleteOrphans(hash: string, name: (doomed: Entry[]) => Promise<void>): Promise<Entry[]> {
     const removed: Entry[] = [];
     // Each pass outruns appends that each wait on a round trip; the bound is for a bucket that
     // acknowledges deletes it does not do. Whatever is left, repeating the forget removes.
@@ -167,15 +200,17 @@ export class VersionObjects {
         const version = this.versionOf(hash, key);
         byVersion.set(version, [...(byVersion.get(version) ?? []), key]);
       }
-      let found = 0;
+      const orphans = new Map<number, { keys: string[]; seen: Entry | null }>();
       for (const [version, keys] of [...byVersion].sort(([a], [b]) => a - b)) {
-        if (version <= 1 || (await this.exists(hash, version - 1))) continue;
-        const seen = await this.read(hash, version);
-        await mapLimit(keys, READ_CONCURRENCY, (key) => this.objects.delete(key));
-        if (seen) removed.push(seen);
-        found += 1;
+        // Settled first: an undecided batch's version is aborted here, never deleted unread.
+        const seen = await this.read(hash, version, { settle: true });
+        if (version > 1 && (orphans.has(version - 1) || !(await this.exists(hash, version - 1)))) orphans.set(version, { keys, seen });
       }
-      if (found === 0) break;
+      if (orphans.size === 0) break;
+      const doomed = [...orphans.values()].map((o) => o.seen).filter((e): e is Entry => e !== null);
+      await name(doomed);
+      await mapLimit([...orphans.values()].flatMap((o) => o.keys), READ_CONCURRENCY, (key) => this.objects.delete(key));
+      removed.push(...doomed);
     }
     return removed;
   }

@@ -29,8 +29,11 @@ import type { SnapshotFile } from '../../ports/search-index.ts';
 import { searchIndexObject } from './search-object.ts';
 import { HistoryGone, type VersionObjects } from './version-objects.ts';
 
-/** Forgotten entries swept for orphans at once: each sweep is a LIST and a HEAD or two. */
-const ORPHAN_SWEEPS = 8;
+/**
+ * Forgotten entries deleted (and swept for orphans) at once: each is a LIST and a few deletes,
+ * one round trip after another, so a forget of many entries is only quick in parallel.
+ */
+const ENTRIES_AT_ONCE = 8;
 
 export interface S3StoreParts {
   client: S3Client;
@@ -298,8 +301,8 @@ export class S3Store implements Store {
         await changeLog.recordWithdrawn(doomed.map(withdrawnVersion));
       };
       const raced: Entry[] = [];
-      for (const head of heads) raced.push(...(await versions.deleteAll(addressHash(head), head.version, name)));
-      for (const found of await mapLimit(heads, ORPHAN_SWEEPS, (head) => versions.deleteOrphans(addressHash(head), name))) raced.push(...found);
+      for (const found of await mapLimit(heads, ENTRIES_AT_ONCE, (head) => versions.deleteAll(addressHash(head), head.version, name))) raced.push(...found);
+      for (const found of await mapLimit(heads, ENTRIES_AT_ONCE, (head) => versions.deleteOrphans(addressHash(head), name))) raced.push(...found);
       await this.observeWithdrawn(raced);
       await scrubChangeLog(objects, keys, doomed);
       await snapshots.rewrite(doomed);

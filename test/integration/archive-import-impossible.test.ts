@@ -133,6 +133,17 @@ describe('cairn import refuses a history no write could have made', () => {
       type: 'entry',
       versions: [pr1.versions[0], { ...pr1.versions[0], version: 2, deleted: true, value: '', content_hash: contentHash(''), written_at: at(writtenAt(0) + 1) }, { ...pr1.versions[1], version: 3 }],
     }]), /^line 2: version 3: created_at .+ is not its written_at .+: a write after a delete or an expiry starts the entry anew/],
+    ['a deletion as version 1', () => archive([{ type: 'entry', versions: [{ ...pr1.versions[0], deleted: true, value: '', content_hash: contentHash('') }] }]),
+      /^line 2: version 1: version 1 is a deletion: an entry is created by a write/],
+    ['a deletion of what was deleted already', () => archive([{
+      type: 'entry',
+      versions: [
+        pr1.versions[0],
+        { ...pr1.versions[0], version: 2, deleted: true, value: '', content_hash: contentHash(''), written_at: at(writtenAt(0) + 1) },
+        { ...pr1.versions[0], version: 3, deleted: true, value: '', content_hash: contentHash(''), written_at: at(writtenAt(0) + 2), created_at: at(writtenAt(0) + 2) },
+      ],
+    }]), /^line 2: version 3: a deletion follows version 2, which was a deletion by then: a delete only ever follows a live version/],
+    ['an entry line with a field no entry line has', () => archive([{ ...pr1, note: 'x' }]), /^line 2: an entry line holds type and versions only, not "note"/],
     ['an expiry before the version was written', () => archive([pr1With(0, { expires_at: '2000-01-01T00:00:00.000Z' })]),
       /^line 2: version 1: expires_at 2000-01-01T00:00:00\.000Z is not after written_at/],
     ['an expiry at the instant the version was written', () => archive([pr1With(0, { expires_at: pr1.versions[0]?.written_at })]),

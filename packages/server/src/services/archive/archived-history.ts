@@ -44,13 +44,25 @@ const createdAsWritten = (prev: Entry, next: Entry): string | null => {
  * a history is not written before it; by more than clock skew where retention dropped the
  * creating version, stamped by another writer. Later versions keep it or start anew (below).
  */
-export const beginningProblem = (first: Entry): string | null =>
-  time(first.created_at) > time(first.written_at) + CLOCK_MARGIN_MS
+export const beginningProblem = (first: Entry): string | null => {
+  // An entry's first version is a write of content: there is nothing yet to delete.
+  if (first.version === 1 && first.deleted) return 'version 1 is a deletion: an entry is created by a write, and only a live entry is deleted';
+  return time(first.created_at) > time(first.written_at) + CLOCK_MARGIN_MS
     ? `created_at ${first.created_at} is after written_at ${first.written_at}: an entry is created by its first write`
+    : null;
+};
+
+/**
+ * A delete writes its tombstone over a live version only (deleting what is absent, deleted or
+ * expired is a 404: delete-entry.ts), judged, as above, at the tombstone's written_at.
+ */
+const deletedWhenLive = (prev: Entry, next: Entry): string | null =>
+  next.deleted && !isLive(prev, time(next.written_at))
+    ? `a deletion follows version ${prev.version}, which was ${prev.deleted ? 'a deletion' : 'expired'} by then: a delete only ever follows a live version`
     : null;
 
 /** The rules between two versions of one entry, one after the other, each the next one's problem. */
-const FOLLOWING_RULES = [writtenInOrder, createdAsWritten];
+const FOLLOWING_RULES = [writtenInOrder, createdAsWritten, deletedWhenLive];
 
 /**
  * Why `next` cannot follow `prev` in one entry's history (each already a version a write

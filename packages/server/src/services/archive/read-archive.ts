@@ -122,6 +122,9 @@ interface EntryLines {
 const checkEntry = (value: Record<string, unknown>, n: number, state: EntryLines, scope: Scope): string | null => {
   const versions = value.versions;
   if (!Array.isArray(versions) || versions.length === 0) throw new ArchiveError(`line ${n}: an entry line needs a non-empty "versions" array`);
+  // What the exporter writes (write-archive.ts), and nothing beside, as versions and records.
+  const extra = Object.keys(value).filter((k) => k !== 'type' && k !== 'versions');
+  if (extra.length > 0) return `line ${n}: an entry line holds type and versions only, not ${extra.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 64))).join(', ')}`;
   for (const [i, v] of (versions as unknown[]).entries()) {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ArchiveError(`line ${n}: version ${i + 1} is not an object`);
     const problem = archivedVersionProblem(v);

@@ -74,8 +74,7 @@ export class S3Store implements Store {
 
   /** A version seen in the change log (another replica's write). */
   observe(entry: Entry): void {
-    if (this.withdrawn.has(entry)) return;
-    this.parts.index.apply(entry);
+    if (!this.applyHead(entry)) return;
     this.parts.snapshots.noteChanges();
     this.announcer.announce(entry);
   }
@@ -89,8 +88,7 @@ export class S3Store implements Store {
     const newest = await this.parts.versions.newest(hash, known?.version ?? 0);
     if (newest === (known?.version ?? 0)) return known ?? null;
     const entry = await this.parts.versions.read(hash, newest);
-    // A version a forget is deleting right now stays out of the index (WithdrawnVersions).
-    if (entry && !this.withdrawn.has(entry)) this.parts.index.apply(entry);
+    if (entry) this.applyHead(entry);
     return entry;
   }
 
@@ -227,12 +225,22 @@ export class S3Store implements Store {
   }
 
   private async publish(written: Entry[]): Promise<void> {
-    // A version a forget elsewhere has deleted already is told to nobody (see WithdrawnVersions).
-    const stored = written.filter((entry) => !this.withdrawn.has(entry));
-    for (const entry of stored) this.parts.index.apply(entry);
+    // A version a forget elsewhere has deleted already is told to nobody.
+    const stored: Entry[] = [];
+    for (const entry of written) if (this.applyHead(entry)) stored.push(entry);
     this.parts.snapshots.noteChanges();
     for (const entry of stored) await this.parts.changeLog.record(entry);
     for (const entry of stored) this.announcer.announce(entry);
+  }
+
+  /**
+   * Take `entry` into the index (where the higher version wins), unless a forget named it
+   * withdrawn (WithdrawnVersions): answers false for such a version, which no one is told of.
+   */
+  private applyHead(entry: Entry): boolean {
+    if (this.withdrawn.has(entry)) return false;
+    this.parts.index.apply(entry);
+    return true;
   }
 
   /** Another replica forgot these entries: drop them here too. */

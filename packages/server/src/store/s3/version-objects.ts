@@ -127,7 +127,7 @@ export class VersionObjects {
       if (await this.createAt(key, body, stamped)) return attempt;
       const found = await this.objects.head(key);
       // Gone: its batch's writer withdrew it; the caller's retry finds the slot free.
-      if (found === null || !found[BATCH_ID] || (await this.markers.state(found)) !== 'aborted') return null;
+      if (found === null || (await this.fateOf(found, false)) !== 'aborted') return null;
     }
   }
 
@@ -158,7 +158,7 @@ export class VersionObjects {
       const key = this.keys.version(hash, version, attempt);
       const found = await this.objects.getObject(key);
       if (found === null) return false;
-      const fate = found.metadata[BATCH_ID] ? await this.markers.state(found.metadata) : 'committed';
+      const fate = await this.fateOf(found.metadata, false);
       if (fate === 'pending') return false;
       if (fate === 'aborted') continue;
       if (found.text.startsWith(DROPPED_PREFIX)) return false;

@@ -3,7 +3,9 @@ import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
 import type { Entry, EntryAddress } from '../../packages/server/src/domain/entry.ts';
 import { ServiceError } from '../../packages/server/src/domain/errors.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
-import { type AppendDecision, type HeadView, appendVersion } from '../../packages/server/src/services/append-version.ts';
+import { type AppendDecision, type HeadView, appendVersion, appendVersions } from '../../packages/server/src/services/append-version.ts';
+import { followingProblem } from '../../packages/server/src/services/archive/archived-history.ts';
+import { nextVersion } from '../../packages/server/src/services/write-entry.ts';
 
 /**
  * The write protocol (services/append-version.ts) over a real backend: every write, delete,
@@ -131,6 +133,29 @@ export const describeAppendVersionContract = (getStore: () => Store): void => {
       const refusal = new ServiceError('NOT_FOUND', 'gone');
       expect(await conflictOf(appendVersion(deps(store), address, () => ({ kind: 'refuse', error: refusal }), { ifVersion: 7 }))).toBe(refusal);
       expect(calls.append).toBe(0);
+    });
+
+    it('writes each version at or after the one it follows when this clock is behind the head writer\'s', async () => {
+      // Another replica, its clock 10 minutes ahead, wrote version 1; this one writes on it,
+      // alone and in a batch, as a write request does (nextVersion stamps the attempt's now).
+      const address = fresh();
+      const ctx = { requestId: 'clock', namespace: address.namespace, agentId: 'tester' };
+      const write = (n: number, at = address) => (view: HeadView) => nextVersion(ctx, at, { ...at, value: { n } }, view, contentHash({ n }));
+      await appendVersion({ store: getStore(), now: () => Date.now() + 10 * 60_000 }, address, write(1));
+      await appendVersion(deps(getStore()), address, write(2));
+      // A batch's versions share one written_at (an export holds a batch wholly or not at all).
+      const beside = { ...address, key: 'beside' };
+      const batch = await appendVersions(deps(getStore()), [{ address: beside, decide: write(0, beside) }, { address, decide: write(3) }]);
+      expect(batch[0]?.entry.written_at).toBe(batch[1]?.entry.written_at);
+      const history = (await getStore().history(address, { limit: 10 })).reverse();
+      expect(history.map((e) => e.value)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      for (const [i, next] of history.entries()) {
+        const prev = history[i - 1];
+        if (!prev) continue;
+        expect(Date.parse(next.written_at)).toBeGreaterThanOrEqual(Date.parse(prev.written_at));
+        // What an export checks of its own history, and an import of the archive.
+        expect(followingProblem(prev, next)).toBeNull();
+      }
     });
 
     it('gives up with a 409 after a bounded number of attempts when it never wins', async () => {

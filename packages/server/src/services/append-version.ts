@@ -12,6 +12,18 @@ export interface HeadView {
   now: number;
 }
 
+/**
+ * The instant an attempt is judged at and stamps its versions with: the clock, but never
+ * before a head it writes on. Replicas' clocks disagree, and one behind the head's writer
+ * would otherwise write a version before the one it follows; reads as of a time, `since` and
+ * the archive's checks (archived-history.ts) all take written_at as the order of an entry's
+ * versions. A batch takes one instant for all its heads, so its versions share one written_at.
+ */
+const instantAfter = (clock: number, heads: readonly (Entry | null)[]): number =>
+  heads.reduce((latest, head) => (head === null ? latest : Math.max(latest, Date.parse(head.written_at))), clock);
+
+const viewOf = (head: Entry | null, now: number): HeadView => ({ head, live: head !== null && isLive(head, now) ? head : null, now });
+
 /** What the caller makes of a head: the next version, nothing to store, or a refusal. */
 export type AppendDecision =
   /** Store `entry` as the next version; its `version` must be the head's + 1 (1 for a new entry). */
@@ -63,10 +75,10 @@ export const appendVersion = async (
   const { ifVersion } = options;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (attempt > 1) await backoff(attempt);
-    const head = await deps.store.head(address);
-    const now = deps.now();
-    const live = head !== null && isLive(head, now) ? head : null;
-    const decision = decide({ head, live, now });
+    const found = await deps.store.head(address);
+    const view = viewOf(found, instantAfter(deps.now(), [found]));
+    const { head, live } = view;
+    const decision = decide(view);
     if (decision.kind === 'refuse') throw decision.error;
     const liveVersion = live?.version ?? 0;
     if (ifVersion !== undefined && ifVersion !== liveVersion) {
@@ -135,16 +147,16 @@ export const appendVersions = async (deps: Pick<ServiceDeps, 'store' | 'now'>, i
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (attempt > 1) await backoff(attempt);
     const heads = await Promise.all(items.map(({ address }) => deps.store.head(address)));
-    const now = deps.now();
+    const now = instantAfter(deps.now(), heads);
     const results: Appended[] = [];
     const appends: { entry: Entry; expectedHead: number }[] = [];
     const owners: number[] = [];
     for (const [i, { address, decide, ifVersion }] of items.entries()) {
-      const head = heads[i] ?? null;
-      const live = head !== null && isLive(head, now) ? head : null;
+      const view = viewOf(heads[i] ?? null, now);
+      const { head, live } = view;
       let decision: AppendDecision;
       try {
-        decision = decide({ head, live, now });
+        decision = decide(view);
       } catch (error) {
         throw error instanceof ServiceError ? itemError(i, error) : error;
       }

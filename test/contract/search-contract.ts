@@ -141,6 +141,25 @@ export const describeSearchContract = (server: () => Cairn): void => {
       expect(fragment && fragment.matches.map(([s, e]) => fragment.fragment.slice(s, e))).toEqual(['PgBouncer']);
     });
 
+    it('finds a word inside Chinese, Japanese and Korean text, which writes no spaces between words', async () => {
+      const { path, word } = fresh();
+      await write({ entity_path: path, key: 'zh', value: `${word} 昨天数据库连接失败了，需要重启 PgBouncer` });
+      await write({ entity_path: path, key: 'ja', value: `${word} 本番環境のデータベース接続に失敗しました` });
+      await write({ entity_path: path, key: 'ko', value: `${word} 데이터베이스 연결이 실패했습니다` });
+      await write({ entity_path: path, key: 'other', value: `${word} 连接池已满 ログを確認 연락처` });
+      const found = (query: string) => keys({ query, mode: 'text', entity_path: path, limit: 3 });
+      await expect.poll(async () => found('数据库'), { timeout: 10_000 }).toEqual(['zh']);
+      expect(await found('"连接失败"')).toEqual(['zh']);
+      expect(await found('本番環境')).toEqual(['ja']);
+      expect((await found('データベース'))[0]).toBe('ja');
+      expect(await found('연결')).toEqual(['ko']);
+      // In hybrid too (the default), and the highlight is the word asked for, whole.
+      await expect.poll(async () => (await keys({ query: '数据库', entity_path: path }))[0], { timeout: 10_000 }).toBe('zh');
+      const [hit] = await search({ query: '数据库', mode: 'text', entity_path: path, limit: 1 });
+      const fragment = hit?.highlights.find((h) => h.field === 'value');
+      expect(fragment && fragment.matches.map(([s, e]) => fragment.fragment.slice(s, e))).toEqual(['数据库']);
+    });
+
     it('finds a date written in ISO 8601 by its day and month, in words or in digits', async () => {
       const { path, word } = fresh();
       await write({ entity_path: path, key: 'deploy', value: { summary: `${word} rollout`, finished_at: '2026-11-20T10:05:00Z' } });

@@ -63,6 +63,26 @@ describe('search analysis', () => {
     expect(highlight(entry({ value: 'added PgBouncer' }), (term) => term === 'bouncer')).toEqual([{ field: 'value', fragment: 'added PgBouncer', matches: [[8, 15]] }]);
   });
 
+  it('reads Chinese, Japanese and Korean as overlapping pairs of characters, among the words around them', () => {
+    const terms = (text: string) => analyze(text).map((t) => `${t.term}@${t.pos}[${text.slice(t.start, t.end)}]`);
+    expect(terms('数据库连接失败')).toEqual(['数据@0[数据]', '据库@1[据库]', '库连@2[库连]', '连接@3[连接]', '接失@4[接失]', '失败@5[失败]']);
+    // Words of other scripts around a run are read as ever, and no name joins across it.
+    expect(terms('PgBouncer连接池 3个')).toEqual(['pg@0[Pg]', 'bouncer@1[Bouncer]', 'pgbouncer@1[PgBouncer]', '连接@2[连接]', '接池@3[接池]', '3@4[3]', '个@5[个]']);
+    // A lone character is its own term; Korean particles no longer hide their word.
+    expect(terms('猫 ok')).toEqual(['猫@0[猫]', 'ok@1[ok]']);
+    expect(parseQuery('연결').terms.every((t) => docTerms(entry({ value: '연결이 실패했습니다' })).tf.has(t))).toBe(true);
+    // A word inside a run is found by its pairs, as terms and as a phrase.
+    const inside = parseQuery('数据库');
+    expect(inside.terms).toEqual(['数据', '据库']);
+    expect(inside.terms.every((t) => docTerms(entry({ value: '昨天数据库连接失败了' })).tf.has(t))).toBe(true);
+    expect(containsPhrase(analyze('昨天数据库连接失败了'), parseQuery('"数据库"').phrases[0]!)).toBe(true);
+    expect(containsPhrase(analyze('数据和库'), parseQuery('"数据库"').phrases[0]!)).toBe(false);
+    // Full-width and half-width forms fold alike (ﾃｰﾌﾞﾙ, テーブル).
+    expect(parseQuery('ﾃｰﾌﾞﾙ').terms).toEqual(parseQuery('テーブル').terms);
+    // Pairs matched one after the other light one span.
+    expect(highlight(entry({ value: '昨天数据库连接失败了' }), (term) => inside.terms.includes(term))).toEqual([{ field: 'value', fragment: '昨天数据库连接失败了', matches: [[2, 5]] }]);
+  });
+
   it('finds the same words in ASCII text by its scanner as by the Unicode pattern', () => {
     // A non-ASCII word at the end sends a text down the Unicode path; the words before it must not change.
     const unicode = (text: string) => [...words(`${text} \u00e9`)].slice(0, -1);

@@ -7,6 +7,7 @@ import { stemmer } from 'stemmer';
  * folded to lower case without accents, stop words dropped and English words stemmed with
  * Porter's algorithm ("deploys", "deployed", "deploying" → deploy). A name written as several
  * words (camelCase, kebab-case, snake_case) is also one term, joined ("OOMKilled" → oomkill).
+ * Chinese, Japanese and Korean are read as overlapping pairs of characters (CJK, below).
  */
 export interface Token {
   term: string;
@@ -32,8 +33,9 @@ export interface Token {
  * ordinals' numbers, dates' month names, number words' digits, numbers without leading zeros,
  * clock hours' hours of the day. 3: names written as several words (camelCase, kebab-case,
  * snake_case) also joined, beside their last word. 4: "may" the verb is no term (mayIsMonth).
+ * 5: Chinese, Japanese and Korean read as pairs of characters (CJK).
  */
-export const ANALYSIS_VERSION = 4;
+export const ANALYSIS_VERSION = 5;
 
 const WORD = /[\p{L}\p{N}]+/gu;
 const HUMP = /(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/;
@@ -71,12 +73,15 @@ export interface Word {
   word: string;
   start: number;
   end: number;
+  /** A pair of Chinese, Japanese or Korean characters, or one alone (see CJK): no part of a name. */
+  cjk?: true;
 }
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /**
- * Words of `text` with their offsets, before stop words and stemming (camelCase split).
+ * Words of `text` with their offsets, before stop words and stemming (camelCase split;
+ * Chinese, Japanese and Korean as pairs of characters: CJK, below).
  * Most text is ASCII: scanning its character codes finds the same words as WORD does, at
  * about half the cost (no match objects, no case folding of lower-case words), and texts are
  * read on every write, at every start and for every candidate a search ranks word by word.
@@ -110,11 +115,76 @@ export function* words(text: string): Generator<Word> {
 const isAsciiWordChar = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
 
 function* unicodeWords(text: string): Generator<Word> {
+  const runs = cjkRuns(text);
+  if (runs.length === 0) {
+    yield* patternWords(text);
+    return;
+  }
+  let next = 0;
+  for (const w of patternWords(withoutRuns(text, runs))) {
+    while (next < runs.length && (runs[next] as CjkRun).start < w.start) yield* characterPairs(text, runs[next++] as CjkRun);
+    yield w;
+  }
+  while (next < runs.length) yield* characterPairs(text, runs[next++] as CjkRun);
+}
+
+function* patternWords(text: string): Generator<Word> {
   for (const match of text.matchAll(WORD)) {
     const raw = match[0];
     const at = match.index;
     if (raw.length < 4 || !/[A-Z]/.test(raw.slice(1))) yield { word: foldWord(raw), start: at, end: at + raw.length };
     else yield* humps(raw, at);
+  }
+}
+
+/**
+ * Chinese and Japanese write no spaces between words, and Korean joins particles to its words:
+ * a run of their characters read as one word is found only by the whole run. Such a run is
+ * read as its overlapping pairs of characters instead ("数据库连接" → 数据, 据库, 库连, 连接; a
+ * lone character as itself), each a term at its own position, as Lucene's CJK analysis does,
+ * so a word inside the run is found by its pairs, in order, whatever stands around it. The
+ * words of other scripts around a run are read as ever ("Redis连接" → redis, 连接).
+ */
+const CJK = /(?:[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}][\p{M}\u309B\u309C\uFF9E\uFF9F]*)+/gu;
+/** What stays with the character before it: a combining mark, a kana sound mark (ﾞ of ﾃﾞ). */
+const SOUND_MARK = /^[\p{M}\u309B\u309C\uFF9E\uFF9F]$/u;
+
+interface CjkRun {
+  start: number;
+  end: number;
+}
+
+const cjkRuns = (text: string): CjkRun[] => {
+  const runs: CjkRun[] = [];
+  for (const match of text.matchAll(CJK)) runs.push({ start: match.index, end: match.index + match[0].length });
+  return runs;
+};
+
+/** `text` with its runs blanked, offsets kept: what is read as words around them. */
+const withoutRuns = (text: string, runs: readonly CjkRun[]): string => {
+  let out = '';
+  let at = 0;
+  for (const { start, end } of runs) {
+    out += text.slice(at, start) + ' '.repeat(end - start);
+    at = end;
+  }
+  return out + text.slice(at);
+};
+
+/** The pairs of characters of one run (see CJK), folded as words are; a lone character alone. */
+function* characterPairs(text: string, run: CjkRun): Generator<Word> {
+  const chars: Word[] = [];
+  const width = (at: number): number => ((text.codePointAt(at) as number) > 0xffff ? 2 : 1);
+  for (let at = run.start; at < run.end; ) {
+    let end = at + width(at);
+    while (end < run.end && SOUND_MARK.test(text.slice(end, end + width(end)))) end += width(end);
+    chars.push({ word: foldWord(text.slice(at, end)), start: at, end, cjk: true });
+    at = end;
+  }
+  if (chars.length === 1) yield chars[0] as Word;
+  for (let i = 0; i + 1 < chars.length; i++) {
+    const [a, b] = [chars[i], chars[i + 1]] as [Word, Word];
+    yield { word: a.word + b.word, start: a.start, end: b.end, cjk: true };
   }
 }
 
@@ -255,6 +325,12 @@ class NameReader {
 
   /** Takes the next word; answers the name the words before it made, if it ends there. */
   next(w: Word): Name | null {
+    if (w.cjk) {
+      const ended = this.close();
+      this.words = 0;
+      this.end = -2;
+      return ended;
+    }
     const joiner = w.start === this.end + 1 ? this.text.charCodeAt(this.end) : 0;
     if (w.start === this.end || joiner === HYPHEN || joiner === UNDERSCORE) {
       if (this.joined.length <= 64) this.joined += w.word;
@@ -331,6 +407,11 @@ export const analyze = (text: string, firstPos = 0): Token[] => {
   for (const w of words(text)) {
     pushName(names.next(w));
     lastPos = pos;
+    if (w.cjk) {
+      tokens.push({ term: w.word, pos, start: w.start, end: w.end });
+      pos += 1;
+      continue;
+    }
     if (isDigit(w.word.charCodeAt(0))) {
       pos = pushNumber(tokens, w, pos, months);
       // A date-time's day and hour take two positions: a name's term stands by the last.

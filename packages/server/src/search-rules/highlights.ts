@@ -33,7 +33,11 @@ export const highlight = (entry: Entry, isMatch: (term: string) => boolean): Hig
     for (const t of tokens) {
       if (!isMatch(t.term)) continue;
       while (spans.length > 0 && (spans.at(-1) as [number, number])[0] >= t.start && (spans.at(-1) as [number, number])[1] <= t.end) spans.pop();
-      spans.push([t.start, t.end]);
+      // Pairs of characters (Chinese, Japanese, Korean: analyzer.ts) overlap by one: matched
+      // one after the other, they make one span.
+      const last = spans.at(-1);
+      if (last && t.start >= last[0] && t.start < last[1]) last[1] = Math.max(last[1], t.end);
+      else spans.push([t.start, t.end]);
     }
     if (spans.length === 0) continue;
     const first = spans[0] as [number, number];

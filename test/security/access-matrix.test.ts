@@ -262,3 +262,21 @@ describe('limits', () => {
     expect((await limited.call('GET', '/health')).status).toBe(200);
   });
 });
+
+// Last: it writes entries the boundaries above would count.
+describe('near duplicates on write', () => {
+  it('refuses near duplicates on write to a key that may not read, before writing', async () => {
+    // A write answering `similar` answers other entries, values and all (the admin's here).
+    const write = (body: Record<string, unknown>) =>
+      cairn.call('POST', '/api/v1/entries', { entity_path: 'repos/acme/api', key: 'pr-2', value: { secret: 'data of repos/acme/api' }, ...body }, as(keys.write));
+    const refused = await write({ similar: { min_similarity: 0 } });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+    expect(refused.body.error.message).toContain('"read" scope');
+    expect((await cairn.call('GET', '/api/v1/entries/repos/acme/api/pr-2', undefined, as(ADMIN))).status).toBe(404);
+    // Without it the same key writes as ever; a key that reads too gets its answer.
+    expect((await write({})).status).toBe(201);
+    const both = await cairn.call('POST', '/api/v1/entries', { entity_path: 'incidents/pagerduty/checkout', key: 'incident-2', value: { secret: 'data of incidents' }, similar: { min_similarity: 0 } }, as(keys.incidents));
+    expect(both.status, JSON.stringify(both.body)).toBe(201);
+    expect(Array.isArray(both.body.similar)).toBe(true);
+  });
+});

@@ -23,7 +23,7 @@ export const SimilarSchema = z
       .strict(),
   ])
   .describe(
-    `Also answer the live entries most like this one (similar: [{entry, similarity}]), so a near copy can be merged into an existing entry instead: true for the defaults (cosine similarity of the search vectors ≥ ${DEFAULT_MIN_SIMILARITY}, at most ${DEFAULT_LIMIT}), or {min_similarity, limit}. Off by default: it costs an embedding and a vector search per write.`,
+    `Also answer the live entries most like this one (similar: [{entry, similarity}]), so a near copy can be merged into an existing entry instead: true for the defaults (cosine similarity of the search vectors ≥ ${DEFAULT_MIN_SIMILARITY}, at most ${DEFAULT_LIMIT}), or {min_similarity, limit}. Off by default: it costs an embedding and a vector search per write. Needs the read scope as well.`,
   );
 export type SimilarOption = z.output<typeof SimilarSchema>;
 
@@ -31,7 +31,8 @@ export type SimilarOption = z.output<typeof SimilarSchema>;
  * The live entries of `entry`'s namespace most like it, by cosine similarity of the search
  * index's vectors (the same embedder and index a vector search uses, on every backend), at or
  * above the threshold, the entry itself left out, and only what the caller may see. Best
- * effort: with no vectors on this server, or the embedder unreachable, the answer is empty —
+ * effort: with no vectors on this server, the embedder unreachable or the index not answering
+ * (still loading, its database away), the answer is empty —
  * the write itself is already stored and is not failed for it. An index that follows writes
  * asynchronously (PostgreSQL) may not hold the last moment's writes yet.
  */
@@ -51,7 +52,8 @@ export const similarEntries = async (deps: ServiceDeps, ctx: Context, entry: Ent
   if (!vector) return [];
   const filter = { namespace: entry.namespace, prefixes: ctx.access?.prefixes ?? undefined, now: deps.now() };
   const same = (e: Entry): boolean => e.entity_path === entry.entity_path && e.key === entry.key;
-  const candidates = await index.vectorCandidates(vector, filter, limit + 1);
+  // The index may be loading, or its database away (503): the write stands all the same.
+  const candidates = await index.vectorCandidates(vector, filter, limit + 1).catch(() => []);
   return candidates
     .filter((c) => !same(c.entry) && c.score >= threshold && pathVisible(ctx, c.entry.entity_path))
     .slice(0, limit)

@@ -76,15 +76,18 @@ const sameAs = (a: Entry, b: Entry): boolean =>
 export const writeEntry = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<WriteResult> => {
   const input = parseInput(WriteEntryInput, raw);
   requireScope(ctx, 'write');
+  // `similar` answers other entries, values and all: a key that may only write may not read
+  // them that way either. Refused before anything is written.
+  if (input.similar) requireScope(ctx, 'read');
   const namespace = namespaceFor(ctx, input.namespace);
   requirePath(ctx, input.entity_path);
   const hash = requireStorableValue(input.value);
   requireLinkTargets(ctx, input.links);
   const address = { namespace, entity_path: input.entity_path, key: input.key };
-  const result = await appendVersion(deps, address, (view) => nextVersion(ctx, address, input, view, hash), { ifVersion: input.if_version });
+  const result = audited(deps, ctx, await appendVersion(deps, address, (view) => nextVersion(ctx, address, input, view, hash), { ifVersion: input.if_version }));
   // After the write: it is stored whatever the lookup finds, and costs nothing unless asked for.
   const similar = input.similar ? await similarEntries(deps, ctx, result.entry, input.similar) : undefined;
-  return audited(deps, ctx, similar === undefined ? result : { ...result, similar });
+  return similar === undefined ? result : { ...result, similar };
 };
 
 /**

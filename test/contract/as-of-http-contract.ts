@@ -59,6 +59,11 @@ export const describeAsOfHttpContract = (server: () => Cairn): void => {
       expect(await search('quokka', { as_of: instant })).toEqual(['c@1']);
       expect(await search('"redis sentinel"', { as_of: instant })).toEqual(['a@1']);
       expect(await search('sentin*', { as_of: instant })).toEqual(['a@1']);
+      // A related word (the lexicon's expansion: "purchase" for "buy") finds as of now what it
+      // finds live.
+      expect((await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'd', value: 'we decided to purchase two more servers' })).status).toBe(201);
+      expect(await search('buy')).toEqual(['d@1']);
+      expect(await search('buy', { as_of: new Date().toISOString() })).toEqual(['d@1']);
       // Hybrid ranks the same versions of then (vectors computed for them), nothing later.
       const hybrid = await cairn.call('POST', '/api/v1/search', { query: 'cache warming', entity_path: path, as_of: instant });
       expect(hybrid.status).toBe(200);

@@ -42,6 +42,10 @@ export interface CollectionStats {
 
 /**
  * Whether a query expansion term is worth its postings: one found in more than a tenth of the
- * entries adds little (low idf, scaled down again as an expansion) and costs a long scan.
+ * entries adds little (low idf, scaled down again as an expansion) and costs a long scan. A
+ * term in at most EXPANSION_FLOOR entries always is: its scan is short, and in a small store (a
+ * new one, or an `as_of` search's scope) a tenth of the entries would leave out every
+ * expansion there is — "purchase" would never answer "buy" in a store of ten entries.
  */
-export const worthExpanding = (docFrequency: number, docCount: number): boolean => docFrequency <= docCount * 0.1;
+const EXPANSION_FLOOR = 50;
+export const worthExpanding = (docFrequency: number, docCount: number): boolean => docFrequency <= Math.max(docCount * 0.1, EXPANSION_FLOOR);

@@ -4,7 +4,7 @@ import type { Embedder } from '../ports/embedder.ts';
 import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus, TextRanking } from '../ports/search-index.ts';
 import type { ListPosition, Store } from '../ports/store.ts';
 import { analyze } from '../search-rules/analyzer.ts';
-import { idf, queryCeiling, termScore } from '../search-rules/bm25.ts';
+import { idf, queryCeiling, termScore, worthExpanding } from '../search-rules/bm25.ts';
 import { type DocTerms, docTerms, embeddingText, entryFields } from '../search-rules/entry-text.ts';
 import { passesFilter } from '../search-rules/filter.ts';
 import { containsPhrase } from '../search-rules/query.ts';
@@ -86,6 +86,11 @@ export class AsOfIndex implements SearchIndex {
     for (const term of wanted) {
       const df = frequencyOf(term);
       if (df > 0) weights.set(term, idf(df, docCount));
+    }
+    // Related words weigh below the words typed, by the live indexes' rules (memory-index.ts).
+    for (const { term, weight } of query.expansions ?? []) {
+      const df = frequencyOf(term);
+      if (!wanted.has(term) && df > 0 && worthExpanding(df, docCount)) weights.set(term, weight * idf(df, docCount));
     }
     const top = new TopK(n);
     terms.forEach((doc, i) => {

@@ -83,7 +83,7 @@ export const describeAsOfHttpContract = (server: () => Cairn): void => {
       expect((await cairn.call('GET', `/api/v1/briefing?entity_path=${path}`)).body.as_of).toBeNull();
     });
 
-    it('refuses a malformed or future as_of, and as_of with version, naming the field', async () => {
+    it('refuses a malformed, future or year-0 as_of (and since), and as_of with version, naming the field', async () => {
       const cairn = server();
       const path = `ops/asof/t${++unique}-${Date.now()}`;
       await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'k', value: 'v' });
@@ -95,10 +95,23 @@ export const describeAsOfHttpContract = (server: () => Cairn): void => {
         await cairn.call('GET', `/api/v1/entries?as_of=${future}`),
         await cairn.call('POST', '/api/v1/search', { query: 'v', as_of: '2026-13-01T00:00:00Z' }),
         await cairn.call('GET', `/api/v1/briefing?as_of=${future}`),
+        // Year 0000 parses as ISO 8601 but PostgreSQL has no such year: refused alike everywhere.
+        await cairn.call('GET', `/api/v1/entries/${path}/k?as_of=0000-06-01T00:00:00Z`),
+        await cairn.call('GET', `/api/v1/entries?as_of=${encodeURIComponent('0001-01-01T00:00:00+01:00')}`),
+        await cairn.call('POST', '/api/v1/search', { query: 'v', as_of: '0000-06-01T00:00:00Z' }),
       ]) {
         expect(res.status, JSON.stringify(res.body)).toBe(422);
         expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('as_of');
       }
+      for (const res of [
+        await cairn.call('GET', '/api/v1/entries?since=0000-06-01T00:00:00Z'),
+        await cairn.call('POST', '/api/v1/search', { query: 'v', since: '0000-06-01T00:00:00Z' }),
+      ]) {
+        expect(res.status, JSON.stringify(res.body)).toBe(422);
+        expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('since');
+      }
+      // The first instant of the year 1 is a valid (if empty) past.
+      expect((await cairn.call('GET', `/api/v1/entries?entity_path=${path}&as_of=0001-01-01T00:00:00Z`)).body.entries).toEqual([]);
     });
   });
 };

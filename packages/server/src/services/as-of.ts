@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { validationFailed } from '../domain/errors.ts';
+import { InstantParamSchema } from './schemas.ts';
 
 /** The `as_of` argument of read, list, search and briefing. */
-export const AsOfSchema = z.iso
-  .datetime({ offset: true })
-  .describe(
+export const AsOfSchema = InstantParamSchema.describe(
     'Answer as of this past instant (ISO 8601, e.g. 2026-11-20T09:00:00Z): from the versions that were current then, as if asked at that moment — what was known when a decision was made. Entries created later are absent; entries changed since show their value of then. Must not be later than now.',
   );
 

@@ -7,14 +7,14 @@ import type { ListPosition } from '../ports/store.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { listPrefixFor, namespaceFor, requireScope } from './authorize.ts';
-import { wholeNumber } from './schemas.ts';
+import { InstantParamSchema, wholeNumber } from './schemas.ts';
 import { AsOfSchema, asOfInstant } from './as-of.ts';
 
 export const ListEntriesInput = z.object({
   namespace: NamespaceSchema.optional(),
   entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment ("repos/acme" matches "repos/acme/api", not "repos/acme-corp").'),
   agent_id: AgentIdSchema.optional(),
-  since: z.iso.datetime({ offset: true }).optional().describe('Only entries written at or after this time (ISO 8601).'),
+  since: InstantParamSchema.optional().describe('Only entries written at or after this time (ISO 8601).'),
   limit: wholeNumber(1, LIMITS.listLimitMax).default(LIMITS.listLimitDefault),
   cursor: z.string().max(4096).optional().describe('The `next_cursor` of the previous page.'),
   as_of: AsOfSchema.optional(),

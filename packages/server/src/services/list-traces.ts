@@ -6,13 +6,13 @@ import { EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../domain/name
 import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
-import { wholeNumber } from './schemas.ts';
+import { InstantParamSchema, wholeNumber } from './schemas.ts';
 
 export const ListTracesInput = z
   .object({
     namespace: NamespaceSchema.optional(),
     entity_path: EntityPathSchema.optional().describe('Only traces with a link at this path or below it.'),
-    since: z.iso.datetime({ offset: true }).optional().describe('Only traces whose chain starts at or after this time.'),
+    since: InstantParamSchema.optional().describe('Only traces whose chain starts at or after this time.'),
     limit: wholeNumber(1, 500).default(100),
   })
   .strict();

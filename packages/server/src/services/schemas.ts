@@ -29,6 +29,16 @@ const wellFormed = (doc: unknown, ctx: z.RefinementCtx): void => {
 };
 
 /** Free text up to `max` characters (a reason, a note): any characters every backend can store. */
+/**
+ * An instant a request names (`since`, `as_of`): ISO 8601 with an offset, from the year 1 on.
+ * The format takes year 0000, which PostgreSQL has no value for (it refused the query, naming
+ * no field, where the other backends answered); nothing was written before it anyway.
+ */
+export const InstantParamSchema = z.iso
+  .datetime({ offset: true })
+  .refine((value) => Date.parse(value) >= YEAR_ONE, { error: 'must be in the year 1 or later' });
+const YEAR_ONE = Date.parse('0001-01-01T00:00:00Z');
+
 export const FreeTextSchema = (max: number) =>
   z
     .string()

@@ -16,6 +16,7 @@ import { namespaceFor, pathVisible, requirePath, requireScope } from './authoriz
 import { AsOfSchema, asOfInstant } from './as-of.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { entryMemo } from '../search-rules/entry-memo.ts';
+import { InstantParamSchema } from './schemas.ts';
 
 export const SearchInput = z
   .object({
@@ -23,7 +24,7 @@ export const SearchInput = z
     namespace: NamespaceSchema.optional(),
     entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment.'),
     agent_id: AgentIdSchema.optional(),
-    since: z.iso.datetime({ offset: true }).optional().describe('Only entries written at or after this time (ISO 8601).'),
+    since: InstantParamSchema.optional().describe('Only entries written at or after this time (ISO 8601).'),
     min_confidence: z.number().min(0).max(1).optional(),
     event_type: EventTypeSchema.optional(),
     limit: z.number().int().min(1).max(100).default(10),

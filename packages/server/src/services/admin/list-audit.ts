@@ -7,14 +7,14 @@ import type { StoredRecord } from '../../ports/records.ts';
 import { auditCollection, isAuditId } from '../audit-log.ts';
 import { namespaceFor, requireScope, requireWholeNamespace } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
-import { wholeNumber } from '../schemas.ts';
+import { InstantParamSchema, wholeNumber } from '../schemas.ts';
 
 export const ListAuditInput = z.object({
   namespace: NamespaceSchema.optional(),
   action: labelSchema(64, 'e.g. entry.written, key.created; a trailing "." matches a family ("key.").').optional(),
   key_id: labelSchema(64, 'The id of the key that acted.').optional(),
   agent_id: labelSchema(256, 'The agent id the actor gave.').optional(),
-  since: z.iso.datetime({ offset: true }).optional(),
+  since: InstantParamSchema.optional(),
   limit: wholeNumber(1, 1000).default(100),
   cursor: z.string().max(80).optional().describe('The `next_cursor` of the previous page, unchanged.'),
 });

@@ -9,6 +9,7 @@ import { MemorySearchIndex } from '../../packages/server/src/search/memory-index
 import { parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { AsOfIndex } from '../../packages/server/src/services/as-of-index.ts';
 import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
+import { walkBackTo } from '../../packages/server/src/store/as-of.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 
 const TEXTS = [
@@ -56,6 +57,14 @@ describe('search index as of a past instant', () => {
       expect(expected.length, q).toBeGreaterThan(0);
       expect(await ranked(past, q), q).toEqual(expected);
     }
+    // With related words, as a search adds them from the lexicon.
+    const expanded = (q: string) => ({ ...parseQuery(q), expansions: [{ term: 'fail', weight: 0.5 }, { term: 'evict', weight: 0.4 }] });
+    const withRelated = async (index: { textCandidates: MemorySearchIndex['textCandidates'] }) =>
+      (await index.textCandidates(expanded('breakdown memory'), filter, 10)).candidates.map((c) => `${c.entry.key} ${c.score.toFixed(5)}`);
+    const related = await withRelated(live);
+    // k2 says "failed", k1 "evicted": found by the related words alone.
+    expect(related.map((l) => l.split(' ')[0])).toEqual(expect.arrayContaining(['k1', 'k2']));
+    expect(await withRelated(past)).toEqual(related);
     // Narrowed to paths, it reads and ranks only those (statistics over them: scores move, order does not).
     const narrow: SearchFilter = { ...filter, prefixes: ['incidents/i1'] };
     const keys = (lines: string[]) => lines.map((l) => l.split(' ')[0]);
@@ -69,5 +78,25 @@ describe('search index as of a past instant', () => {
     const [vector] = await embedder.embed(['the gateway certificate lapsed']);
     const keys = async (index: { vectorCandidates: MemorySearchIndex['vectorCandidates'] }) => (await index.vectorCandidates(vector as Float32Array, filter, 3)).map((c) => c.entry.key);
     expect(await keys(past)).toEqual(await keys(live));
+  });
+});
+
+describe('walking an entry back to a past instant', () => {
+  it('stops at the first version retention dropped, reading none below it', async () => {
+    const at = Date.parse('2026-11-01T00:00:00Z');
+    const version = (v: number, day: number) => makeEntry({ version: v, written_at: `2026-11-${String(day).padStart(2, '0')}T00:00:00.000Z` });
+    const reads: number[] = [];
+    // Versions 1–97 dropped: a read of the past before version 98 finds nothing, in one read.
+    const kept = new Map([98, 99, 100].map((v) => [v, version(v, v - 90)]));
+    const read = async (v: number) => {
+      reads.push(v);
+      return kept.get(v) ?? null;
+    };
+    expect(await walkBackTo(version(101, 12), at, read)).toBeNull();
+    expect(reads).toEqual([100, 99, 98, 97]);
+    // A kept version written by then is found as before.
+    reads.length = 0;
+    expect((await walkBackTo(version(101, 12), Date.parse('2026-11-09T00:00:00Z'), read))?.version).toBe(99);
+    expect(reads).toEqual([100, 99]);
   });
 });

@@ -9,14 +9,17 @@ export const writtenBy = (entry: Entry, at: number): boolean => Date.parse(entry
  * The version of an entry current at `at`, for backends that read versions one by one
  * (filesystem, S3): walk down from the head until a version written by then. Versions are
  * numbered in write order, so the first one found is the newest; the walk costs one read per
- * version written after `at`, none for an entry unchanged since.
+ * version written after `at`, none for an entry unchanged since. Retention drops an entry's
+ * oldest versions, all below a kept one: the first version missing ends the walk (on S3 each
+ * of the hundred reads below it was a request finding nothing).
  */
 export const walkBackTo = async (head: Entry | null, at: number, read: (version: number) => Promise<Entry | null>): Promise<Entry | null> => {
   if (!head) return null;
   if (writtenBy(head, at)) return head;
   for (let v = head.version - 1; v >= 1; v--) {
     const entry = await read(v);
-    if (entry && writtenBy(entry, at)) return entry;
+    if (!entry) return null;
+    if (writtenBy(entry, at)) return entry;
   }
   return null;
 };

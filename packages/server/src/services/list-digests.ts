@@ -36,9 +36,12 @@ export type ListDigestsInput = z.input<typeof ListDigestsInput>;
 export const digestVisible = (ctx: Context) => (d: Digest): boolean =>
   d.kind === 'path' ? d.entity_path !== null && pathVisible(ctx, d.entity_path) : (ctx.access?.prefixes ?? null) === null;
 
+/** No scope id holds one: paths, sources and namespaces are refused with them on write. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
 const decodeCursor = (cursor: string): string => {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!id.startsWith('path:') && !id.startsWith('source:') && !id.startsWith('namespace:')) {
+  if ((!id.startsWith('path:') && !id.startsWith('source:') && !id.startsWith('namespace:')) || CONTROL.test(id)) {
     throw cursorNotIssued();
   }
   return id;

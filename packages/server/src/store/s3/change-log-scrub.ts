@@ -1,26 +1,43 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Entry } from '../../domain/entry.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { parseEntry } from './change-window.ts';
 import { mapLimit } from './map-limit.ts';
-import type { ObjectKeys } from './object-keys.ts';
+import { type ObjectKeys, addressHash } from './object-keys.ts';
 
 const CONCURRENCY = 16;
+/** Heads hashed between two turns of the event loop (see `eachAddressHash`). */
+const HASH_SLICE = 10_000;
+
+/** What a change object's key names (ObjectKeys.change): its version's entry and number, and its stamp (ms). */
+export interface NamedChange {
+  hash: string;
+  version: number;
+  timeMs: number;
+}
 
 /**
  * Delete the change log objects whose version `drop` picks, reading each one: a change object
  * is a full copy of its version, so forget and retention must reach them too. `drop` also
  * gets the object's stamp (ms). Forget notices are kept. Answers how many went.
+ *
+ * `mayDrop` decides from the key alone, for a key that names its version's entry and number:
+ * false when `drop` could not pick that version, so that the object is not read at all (a
+ * change log holds at least one object per entry). It may answer true for more than `drop`
+ * picks, never less. Keys that name nothing (notices, changes written before keys named
+ * their versions) are read.
  */
 export const scrubChangeLog = async (
   objects: BucketObjects,
   keys: ObjectKeys,
   drop: (entry: Entry, timeMs: number) => boolean | Promise<boolean>,
+  mayDrop: (named: NamedChange) => boolean = () => true,
 ): Promise<number> => {
   const candidates: { key: string; timeMs: number }[] = [];
   for await (const page of objects.list(keys.changesPrefix)) {
     for (const key of page) {
       const parsed = keys.parseChange(key);
-      if (parsed) candidates.push({ key, timeMs: parsed.timeMs });
+      if (parsed && (parsed.of === null || mayDrop({ ...parsed.of, timeMs: parsed.timeMs }))) candidates.push({ key, timeMs: parsed.timeMs });
     }
   }
   const doomed = await mapLimit(candidates, CONCURRENCY, async ({ key, timeMs }) => {
@@ -30,4 +47,19 @@ export const scrubChangeLog = async (
   const keysToDelete = doomed.filter((k): k is string => k !== null);
   await mapLimit(keysToDelete, CONCURRENCY, (key) => objects.delete(key));
   return keysToDelete.length;
+};
+
+/**
+ * Call `visit` with each head and its address hash (the head index is looked up by address,
+ * change keys name the hash), hashing a slice at a time so that a large index does not hold up
+ * the event loop (about 2 µs a head). The heads are taken first, at once: the index may change
+ * while this runs.
+ */
+export const eachAddressHash = async (heads: Iterable<Entry>, visit: (hash: string, head: Entry) => void): Promise<void> => {
+  const all = [...heads];
+  for (let i = 0; i < all.length; i++) {
+    if (i > 0 && i % HASH_SLICE === 0) await yieldToLoop();
+    const head = all[i] as Entry;
+    visit(addressHash(head), head);
+  }
 };

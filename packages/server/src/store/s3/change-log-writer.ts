@@ -3,9 +3,15 @@ import type { Entry } from '../../domain/entry.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import type { WithdrawnVersion } from './change-window.ts';
-import type { ObjectKeys } from './object-keys.ts';
+import { type ObjectKeys, addressHash } from './object-keys.ts';
 
 const INLINE_ATTEMPTS = 3;
+
+/** A change object to write: its body and, for a version's change, what its key names (ObjectKeys.change). */
+interface Change {
+  body: string;
+  of?: { hash: string; version: number };
+}
 
 /**
  * Writes one change-log object per version this replica appended, after the version object
@@ -21,7 +27,7 @@ export class ChangeLogWriter {
   private readonly keys: ObjectKeys;
   private readonly replica: string;
   private readonly logger: Logger;
-  private readonly pending: string[] = [];
+  private readonly pending: Change[] = [];
   private flushing: Promise<void> | null = null;
   private seq = 0;
 
@@ -38,10 +44,10 @@ export class ChangeLogWriter {
 
   /** Never rejects: a change that cannot be written now is queued. */
   async record(entry: Entry): Promise<void> {
-    const body = JSON.stringify(entry);
+    const change = { body: JSON.stringify(entry), of: { hash: addressHash(entry), version: entry.version } };
     // Behind a backlog, queue rather than overtake it, so the log keeps this replica's order.
-    if (this.pending.length === 0 && (await this.write(body, INLINE_ATTEMPTS))) return;
-    this.pending.push(body);
+    if (this.pending.length === 0 && (await this.write(change, INLINE_ATTEMPTS))) return;
+    this.pending.push(change);
     if (this.pending.length === 1) {
       this.logger.warn({ version: entry.version }, 'change log write failed; the version is stored, the change will be retried');
     }
@@ -62,8 +68,8 @@ export class ChangeLogWriter {
   }
 
   private async recordNotice(body: string): Promise<void> {
-    if (this.pending.length === 0 && (await this.write(body, INLINE_ATTEMPTS))) return;
-    this.pending.push(body);
+    if (this.pending.length === 0 && (await this.write({ body }, INLINE_ATTEMPTS))) return;
+    this.pending.push({ body });
     await this.flush();
   }
 
@@ -81,19 +87,19 @@ export class ChangeLogWriter {
 
   private async drain(): Promise<void> {
     let written = 0;
-    while (this.pending.length > 0 && (await this.write(this.pending[0] as string, 1))) {
+    while (this.pending.length > 0 && (await this.write(this.pending[0] as Change, 1))) {
       this.pending.shift();
       written += 1;
     }
     if (this.pending.length === 0) this.logger.info({ written }, 'change log backlog written');
   }
 
-  private async write(body: string, attempts: number): Promise<boolean> {
+  private async write({ body, of }: Change, attempts: number): Promise<boolean> {
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
       // A fresh key, hence a fresh timestamp, per attempt: followers only re-list a short
       // lookback window, and a key stamped long before it became visible could fall outside.
-      const key = this.keys.change(Date.now(), this.replica, ++this.seq);
+      const key = this.keys.change(Date.now(), this.replica, ++this.seq, of);
       try {
         await this.objects.put(key, body);
         return true;

@@ -9,7 +9,7 @@ import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage,
 import { forgetNames } from '../../domain/forget-target.ts';
 import { ForgetFence } from './forget-fence.ts';
 import { WithdrawnVersions } from './withdrawn-versions.ts';
-import { scrubChangeLog } from './change-log-scrub.ts';
+import { type NamedChange, eachAddressHash, scrubChangeLog } from './change-log-scrub.ts';
 import type { ObjectKeys } from './object-keys.ts';
 import { listAsOf, walkBackTo } from '../as-of.ts';
 import { type FollowsCheck, writeBatch } from './append-batch.ts';
@@ -307,12 +307,35 @@ export class S3Store implements Store {
       for (const head of heads) raced.push(...(await versions.deleteAll(addressHash(head), head.version, name)));
       for (const head of heads) raced.push(...(await versions.deleteOrphans(addressHash(head), name)));
       await this.observeWithdrawn(raced);
-      await scrubChangeLog(objects, keys, doomed);
+      await scrubChangeLog(objects, keys, doomed, await this.mayBeDoomed(target));
       await snapshots.rewrite(doomed);
     } finally {
       if (removed.length > 0) this.announcer.forgotten(target, heads);
     }
     return removed;
+  }
+
+  /**
+   * Which change objects a forget of `target` reads, judged by the entry their keys name (the
+   * address hash of the version they copy: ObjectKeys.change): all but those of an entry this
+   * replica holds a head of that the target does not name. `doomed` picks only copies of
+   * entries the target names, and whether it names one is a matter of the entry's address
+   * alone; a key whose hash is that of such a head names a version of that head's address (the
+   * hash is a SHA-256 of the address: two addresses do not share one), which the target does
+   * not name, so `doomed` would keep it: it is not read. Everything else is read and judged by
+   * `doomed` as before: the entries this forget took from the index and the versions it
+   * withdrew (the target names them), and any entry without a head here, which is why the set
+   * is not just those: a forget repeated after one cut short (an outage) finds the heads gone
+   * from the index already, and must still find the copies the first left; so must a forget of
+   * entries another replica forgot and left copies of. Entries written on other replicas and
+   * not heard of yet are read too (a handful), as is an entry the target names that is written
+   * afresh while this runs (its head is named). The heads are read after the deletes, but any
+   * moment would do: no head's address changes.
+   */
+  private async mayBeDoomed(target: ForgetTarget): Promise<(named: NamedChange) => boolean> {
+    const kept = new Set<string>();
+    await eachAddressHash(this.parts.index.heads(), (hash, head) => forgetNames(target, head) || kept.add(hash));
+    return (named) => !kept.has(named.hash);
   }
 
   async dropVersionsBefore(address: EntryAddress, version: number): Promise<number> {
@@ -346,7 +369,17 @@ export class S3Store implements Store {
     const dropped = new Map(this.dropped);
     this.dropped.clear();
     const cutoff = started + performance.timeOrigin - lookbackMs;
-    await scrubChangeLog(objects, keys, (entry, timeMs) => entry.version < (dropped.get(addressHash(entry)) ?? 0) || (timeMs < cutoff && superseded(entry)));
+    // Keys name their version's entry and number (ObjectKeys.change): only the objects the
+    // predicate below may pick are read, by the heads as they are now; a head that moves on
+    // while this runs leaves copies for the next compaction, as one written after it would.
+    const heads = new Map<string, number>();
+    await eachAddressHash(index.heads(), (hash, head) => heads.set(hash, head.version));
+    await scrubChangeLog(
+      objects,
+      keys,
+      (entry, timeMs) => entry.version < (dropped.get(addressHash(entry)) ?? 0) || (timeMs < cutoff && superseded(entry)),
+      ({ hash, version, timeMs }) => version < (dropped.get(hash) ?? 0) || (timeMs < cutoff && version < (heads.get(hash) ?? 0)),
+    );
     return { bytesBefore: null, bytesAfter: null, ms: Math.round(performance.now() - started) };
   }
 

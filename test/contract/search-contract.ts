@@ -160,6 +160,28 @@ export const describeSearchContract = (server: () => Cairn): void => {
       expect(fragment && fragment.matches.map(([s, e]) => fragment.fragment.slice(s, e))).toEqual(['数据库']);
     });
 
+    it('finds a misspelt word as the word one letter away that the searched entries hold, and says so', async () => {
+      const { path, word } = fresh();
+      await write({ entity_path: `${path}/a`, key: 'upgrade', value: `${word} the kubernetes upgrade moved every deployment to the new node pool` });
+      await write({ entity_path: `${path}/a`, key: 'other', value: `${word} the checkout service timed out` });
+      await write({ entity_path: `${path}/b`, key: 'certs', value: `${word} the certificate of the gateway expired` });
+      const run = (query: string, more: Record<string, unknown> = {}) => server().call('POST', '/api/v1/search', { query, mode: 'text', entity_path: path, ...more });
+      await expect.poll(async () => (await run('kuberntes deploymnet')).body.results.map((r: Hit) => r.entry.key), { timeout: 10_000 }).toEqual(['upgrade']);
+      const found = await run('kuberntes deploymnet');
+      expect(found.body.corrections).toEqual([{ typed: 'kuberntes', searched: 'kubernetes' }, { typed: 'deploymnet', searched: 'deployment' }]);
+      // In hybrid too, and a word spelt right is no correction.
+      const hybrid = await run('the certficate', { mode: 'hybrid' });
+      expect(hybrid.body.results[0]?.entry.key).toBe('certs');
+      expect(hybrid.body.corrections).toEqual([{ typed: 'certficate', searched: 'certificate' }]);
+      expect((await run('kubernetes')).body).not.toHaveProperty('corrections');
+      // Only what the search may return counts: below a path that lacks the word, none.
+      const elsewhere = await run('kuberntes', { entity_path: `${path}/b` });
+      expect(elsewhere.body.results).toEqual([]);
+      expect(elsewhere.body).not.toHaveProperty('corrections');
+      // Quoted words are searched as typed.
+      expect((await run('"kuberntes upgrade"')).body).not.toHaveProperty('corrections');
+    });
+
     it('finds a date written in ISO 8601 by its day and month, in words or in digits', async () => {
       const { path, word } = fresh();
       await write({ entity_path: path, key: 'deploy', value: { summary: `${word} rollout`, finished_at: '2026-11-20T10:05:00Z' } });

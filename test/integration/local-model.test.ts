@@ -85,9 +85,10 @@ describe.each<[string, (label: string) => BackendEnv]>([
       expect(lines.some((l) => JSON.parse(l).msg === 'embedding model loaded')).toBe(true);
       await writeNotes(cairn);
       await expectParaphrasesFound(cairn);
-      // No query shares a word with its note: the text ranking alone does not pair them (the
-      // lexicon beside the model expands none here: in six notes every word is too common).
-      expect(await top(cairn, QUERIES.outage as string, 'text')).toBeUndefined();
+      // No query shares a word with its note: the text ranking pairs one only through the
+      // lexicon's related words (beside the model), and leaves some unpaired that the model pairs.
+      const byText = await Promise.all(Object.entries(QUERIES).map(async ([name, query]) => (await top(cairn, query, 'text')) === pathOf(name)));
+      expect(byText.filter((found) => !found).length, JSON.stringify(byText)).toBeGreaterThan(0);
       // Hybrid search carries the vector ranking too.
       expect(await top(cairn, QUERIES.refund as string, 'hybrid')).toBe(pathOf('refund'));
       // A rewritten note is embedded again.

@@ -47,6 +47,12 @@ export interface SearchResponse {
    * (approaches tried that failed), ranked the same way, kept out of `results`.
    */
   tried_and_failed?: SearchResult[];
+  /**
+   * Words of the query taken for misspellings (unknown to the lexicon, held by no entry) and
+   * searched as the word one letter away that the most entries hold, as well as typed; absent
+   * when none was.
+   */
+  corrections?: { typed: string; searched: string }[];
 }
 
 /** What search and briefing do with discredited entries: leave them out (default), mix them in, or list them apart. */

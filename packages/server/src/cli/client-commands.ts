@@ -205,7 +205,8 @@ export const registerClientCommands = (program: Command): void => {
         namespace: o.namespace,
       });
       const rows = result.results.map((r) => [r.score.toFixed(3), r.entry.entity_path, r.entry.key, String(r.entry.confidence), oneLine(preview(r.entry.value))]);
-      return { json: result, text: rows.length === 0 ? '(no results)' : table(['score', 'entity_path', 'key', 'confidence', 'value'], rows) };
+      const spelled = (result.corrections ?? []).map((c) => `(searched "${c.searched}" for "${c.typed}")\n`).join('');
+      return { json: result, text: spelled + (rows.length === 0 ? '(no results)' : table(['score', 'entity_path', 'key', 'confidence', 'value'], rows)) };
     }));
 
   common(program.command('briefing').description('what an agent should know now'))

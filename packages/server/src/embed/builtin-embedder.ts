@@ -263,6 +263,11 @@ export class BuiltinEmbedder implements Embedder {
    * weighted by that cosine times RELATED_WEIGHT; and the acronyms the query spells out or
    * writes (acronyms.ts).
    */
+  /** Whether the word table (the 100k commonest GloVe words) holds `word`. */
+  knowsWord(word: string): boolean {
+    return this.words.knows(word);
+  }
+
   relatedWords(query: string): { word: string; weight: number }[] {
     const own = new Set(contentWords(query));
     const out: { word: string; weight: number }[] = this.acronymTable()?.related(query) ?? [];

@@ -1,7 +1,7 @@
 import type { Embedder } from '../ports/embedder.ts';
 
 /** What the built-in embedder lends a sentence model: its word-level parts. */
-export type Lexicon = Required<Pick<Embedder, 'wordMatch' | 'relatedWords' | 'warm'>> & Pick<Embedder, 'close'>;
+export type Lexicon = Required<Pick<Embedder, 'wordMatch' | 'relatedWords' | 'knowsWord' | 'warm'>> & Pick<Embedder, 'close'>;
 
 /**
  * A sentence model (an endpoint, a local ONNX model) for the vectors, with the built-in
@@ -47,6 +47,10 @@ export class WithLexicon implements Embedder {
 
   relatedWords(query: string): { word: string; weight: number }[] {
     return this.lexicon.relatedWords(query);
+  }
+
+  knowsWord(word: string): boolean {
+    return this.lexicon.knowsWord(word);
   }
 
   warm(): void {

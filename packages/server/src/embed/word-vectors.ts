@@ -93,6 +93,12 @@ export class WordVectors {
     return out;
   }
 
+  /** Whether the table holds `word` (lower case, as the text's words are read). */
+  knows(word: string): boolean {
+    this.load();
+    return this.rowOf(word) !== undefined;
+  }
+
   /** `word` as a unit vector, with its weight (cached: the same words come back all the time). */
   unit(word: string): WordUnit {
     let known = this.units.get(word);

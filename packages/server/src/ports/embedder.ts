@@ -41,4 +41,9 @@ export interface Embedder {
    * for "doctor"), each with a weight in (0, 1], for text search to match as well.
    */
   relatedWords?(query: string): { word: string; weight: number }[];
+  /**
+   * Optional, for embedders with a lexicon: whether its word table holds `word` (lower case),
+   * so a word it lacks that no entry holds may be a misspelling (search-rules/spelling.ts).
+   */
+  knowsWord?(word: string): boolean;
 }

@@ -92,6 +92,12 @@ export interface SearchIndex {
   vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]>;
   status(): SearchIndexStatus;
   /**
+   * Optional: for each of `terms`, how many live entries that `filter` lets through hold it,
+   * counted up to `cap` (exact, never from statistics: what a caller may not see counts for
+   * nothing). For spelling (search-rules/spelling.ts).
+   */
+  termsHeld?(terms: readonly string[], filter: SearchFilter, cap: number): Promise<Map<string, number>>;
+  /**
    * Resolves once whatever the index keeps on disk holds nothing `Store.forget` removed so
    * far (the index drops forgotten entries itself, from `changes.subscribeForgets`).
    */

@@ -234,6 +234,12 @@ export class MemorySearchIndex implements SearchIndex {
     return { candidates: this.candidates(this.text.search([...new Set([...terms, ...weights.keys()])], n, this.slots.alive, accept, weights)), ceiling };
   }
 
+  async termsHeld(terms: readonly string[], filter: SearchFilter, cap: number): Promise<Map<string, number>> {
+    await this.whenReady();
+    const accept = this.acceptor(filter);
+    return new Map(terms.map((term) => [term, this.text.holders(term, cap, this.slots.alive, accept)]));
+  }
+
   async vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]> {
     await this.whenReady();
     if (!this.queue) return [];

@@ -172,6 +172,18 @@ export class TextIndex {
     return current === undefined ? 0 : this.liveOf(current);
   }
 
+  /** Live slots holding `term` that `accept` lets through, counted up to `cap`. */
+  holders(term: string, cap: number, alive: Uint8Array, accept: (slot: number) => boolean): number {
+    const pairs = this.list(term)?.pairs;
+    if (!pairs) return 0;
+    let found = 0;
+    for (let i = 0; i < pairs.length && found < cap; i += 2) {
+      const slot = pairs[i] as number;
+      if (alive[slot] === 1 && accept(slot)) found += 1;
+    }
+    return found;
+  }
+
   /** Vocabulary terms starting with any of `prefixes`, most frequent first. */
   expandPrefix(prefixes: readonly string[]): string[] {
     const found: [string, number][] = [];

@@ -17,6 +17,7 @@ import { AsOfSchema, asOfInstant } from './as-of.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { entryMemo } from '../search-rules/entry-memo.ts';
 import { InstantParamSchema } from './schemas.ts';
+import { type Correction, correctSpelling } from '../search-rules/spelling.ts';
 
 export const SearchInput = z
   .object({
@@ -52,6 +53,8 @@ const VECTOR_WEIGHT = 1;
 const QUERY_EMBED_TIMEOUT_MS = 2_000;
 /** Candidates of each ranking that the word-by-word ranking re-reads. */
 const WORD_POOL = 30;
+/** A correction is the neighbour most entries hold, counted up to this many (spelling.ts). */
+const HELD_CAP = 100;
 
 /**
  * Search live entries by text, meaning, or both (SPEC §5). Ranking is the same on every
@@ -79,7 +82,9 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   // Questions lose their frame words for the text terms and the word-by-word ranking; the
   // averaged vector reads the query as typed (there "go", "get" still carry some meaning).
   const questions = deps.config.searchProfile !== 'v1';
-  const query = parseQuery(input.query, { questions });
+  // A misspelt word is searched as the word of the caller's entries it most likely meant.
+  const { text: searched, corrections } = questions ? await spellingOf(deps, input.query, filter) : { text: input.query, corrections: [] };
+  const query = parseQuery(searched, { questions });
   if (input.mode !== 'vector' && deps.embedder?.relatedWords) query.expansions = expandQuery(query, deps.embedder.relatedWords(query.text));
   const depth = Math.max(MIN_CANDIDATES, input.limit * DEPTH);
   const wantText = input.mode !== 'vector';
@@ -100,11 +105,26 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   const answer = (page: Ranked[]) => page.map((r) => ({ entry: r.entry, score: round(r.score), parts: r.parts, highlights: highlight(r.entry, matches) }));
   // A confined key never sees paths outside its prefixes, whatever the index returned.
   const visible = ranked.filter((r) => pathVisible(ctx, r.entry.entity_path));
-  if (input.discredited === 'include') return { results: answer(visible.slice(0, input.limit)), mode };
+  const spelled = corrections.length > 0 ? { corrections } : {};
+  if (input.discredited === 'include') return { results: answer(visible.slice(0, input.limit)), mode, ...spelled };
   const discredited = (r: Ranked): boolean => r.entry.evidence?.status === 'discredited';
   const results = answer(visible.filter((r) => !discredited(r)).slice(0, input.limit));
-  if (input.discredited === 'hide') return { results, mode };
-  return { results, mode, tried_and_failed: answer(visible.filter(discredited).slice(0, input.limit)) };
+  if (input.discredited === 'hide') return { results, mode, ...spelled };
+  return { results, mode, ...spelled, tried_and_failed: answer(visible.filter(discredited).slice(0, input.limit)) };
+};
+
+/**
+ * The query with its misspellings corrected (spelling.ts), by the embedder's lexicon and the
+ * live entries `filter` lets the caller search; as typed where either is missing.
+ */
+const spellingOf = async (deps: ServiceDeps, query: string, filter: SearchFilter): Promise<{ text: string; corrections: Correction[] }> => {
+  const index = deps.search;
+  const embedder = deps.embedder;
+  if (!index?.termsHeld || !embedder?.knowsWord) return { text: query, corrections: [] };
+  return correctSpelling(query, {
+    knowsWord: (word) => embedder.knowsWord?.(word) ?? true,
+    held: (terms) => index.termsHeld?.(terms, filter, HELD_CAP) ?? Promise.resolve(new Map()),
+  });
 };
 
 /** Vector candidates, or null when vectors cannot be had (then hybrid answers by text alone). */

@@ -23,6 +23,10 @@ const Parts = z.object({
 export const SearchResponseSchema = z.object({
   results: z.array(z.object({ entry: EntrySchema, score: z.number(), parts: Parts, highlights: z.array(Highlight) })),
   mode: z.enum(['hybrid', 'text', 'vector']).describe('The rankings used: hybrid answers by text alone while no vector can be had.'),
+  corrections: z
+    .array(z.object({ typed: z.string(), searched: z.string() }))
+    .optional()
+    .describe('Words taken for misspellings (unknown to the lexicon, held by no entry), searched as the word one letter away that the most entries hold, and as typed. Absent when none was.'),
 });
 
 /** POST /api/v1/search (SPEC §5). */

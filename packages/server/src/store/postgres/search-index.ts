@@ -11,6 +11,7 @@ import { toServiceError } from './db-errors.ts';
 import { EmbeddingBacklog } from './search-backlog.ts';
 import { SearchIndexer } from './search-indexer.ts';
 import { readVersions } from './search-rows.ts';
+import { countHolders } from './search-holders.ts';
 import { filterSql } from './search-sql.ts';
 import { SearchStats } from './search-stats.ts';
 import { type KeyRow, rankText } from './search-text.ts';
@@ -101,6 +102,10 @@ export class PostgresSearchIndex implements SearchIndex {
 
   /** Search rows live in the database, deleted by the forget itself: nothing kept elsewhere. */
   async persisted(): Promise<void> {}
+
+  termsHeld(terms: readonly string[], filter: SearchFilter, cap: number): Promise<Map<string, number>> {
+    return this.guard(() => countHolders(this.sql, terms, filter, cap));
+  }
 
   status(): SearchIndexStatus {
     // Vectors still to come: the indexer's queue (a local embedder's) and the backlog's.

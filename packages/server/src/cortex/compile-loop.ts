@@ -1,13 +1,28 @@
 import type { Logger } from 'pino';
 import type { Entry } from '../domain/entry.ts';
+import type { ForgetTarget } from '../domain/forget-target.ts';
 import type { Store } from '../ports/store.ts';
-import type { Compiler } from './compiler.ts';
+import { CompileInterrupted, type Compiler } from './compiler.ts';
 import type { CortexRecords } from './cortex-records.ts';
+import { type ForgetNotice, markApplied, unapplied } from './forget-journal.ts';
+import { purgeQuoting } from './forget-purge.ts';
 import { ScopeQueue } from './scope-queue.ts';
 
 const RETRY_MS = 2000;
 /** How often digests with time-window facts are recompiled even without writes. */
 const REFRESH_MS = 10 * 60_000;
+/** How often the forget journal is read, for forgets whose change-feed notice never came. */
+const JOURNAL_POLL_MS = 1000;
+/** A path is recompiled this long after its earliest entry expires. */
+const EXPIRY_MARGIN_MS = 50;
+/** setTimeout's longest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A forget to apply: heard from the change feed, or found in the journal (with its id). */
+interface PendingForget {
+  target: ForgetTarget;
+  notice?: { id: string; data: ForgetNotice };
+}
 
 export interface LoopOptions {
   store: Store;
@@ -18,6 +33,10 @@ export interface LoopOptions {
   /** Always caught up on, even before anything was written to it. */
   namespace: string;
   now: () => number;
+  /** Names the worker on the forget notices it applies. */
+  id: string;
+  /** Resolves once the compile events appended so far are stored (so a purge finds them). */
+  flushEvents: () => Promise<void>;
 }
 
 /**
@@ -36,6 +55,14 @@ export class CompileLoop {
   private timerAt = Number.POSITIVE_INFINITY;
   private inflightSince: number | null = null;
   private running = true;
+  /** Forgets heard of but not applied yet: a compile of their namespace stops at the next path. */
+  private readonly forgets: PendingForget[] = [];
+  /** Namespaces whose state a forget dropped, to be compiled whole again. */
+  private readonly rebuild = new Set<string>();
+  /** Journal notices already queued here, so a poll does not queue them twice. */
+  private readonly queuedNotices = new Set<string>();
+  private journalTimer: NodeJS.Timeout | null = null;
+  private readonly expiries = new Map<string, NodeJS.Timeout>();
   lastCompiledAt: string | null = null;
 
   constructor(options: LoopOptions) {
@@ -46,11 +73,10 @@ export class CompileLoop {
   start(): void {
     // Subscribe before the catch-up scan, so nothing written during it is missed.
     const writes = this.o.store.changes.subscribe((entry) => this.onWrite(entry));
-    // A forget may leave digests, patterns and traces quoting what went: compile the
-    // namespace whole again, which drops digests of paths with no entries left.
-    const forgets = this.o.store.changes.subscribeForgets(({ namespace }) => {
-      if (this.running) this.enqueue(() => this.catchUp(namespace));
-    });
+    // A forget: what this worker holds of the namespace, and what it is compiling from it, may
+    // quote what went. The compile under way stops at its next path; the forget is applied
+    // before any other work (see applyForgets).
+    const forgets = this.o.store.changes.subscribeForgets((target) => this.heardForget({ target }));
     this.unsubscribe = () => {
       writes();
       forgets();
@@ -62,6 +88,82 @@ export class CompileLoop {
     });
     this.refresher = setInterval(() => this.refresh(), REFRESH_MS);
     this.refresher.unref();
+    this.o.compiler.onExpiry = (ns, path, at) => this.expireAt(ns, path, at);
+    void this.pollJournal();
+  }
+
+  private heardForget(forget: PendingForget): void {
+    if (!this.running) return;
+    this.forgets.push(forget);
+    // An empty job: the queue applies pending forgets before running any job.
+    this.enqueue(async () => {});
+  }
+
+  /** Forgets recorded by the API that this worker has not applied: missed notices, or made before it led. */
+  private async pollJournal(): Promise<void> {
+    if (!this.running) return;
+    try {
+      for (const { id, notice } of await unapplied(this.o.store, this.o.now())) {
+        if (this.queuedNotices.has(id)) continue;
+        this.queuedNotices.add(id);
+        this.heardForget({ target: { namespace: notice.namespace, prefix: notice.prefix, ...(notice.key === undefined ? {} : { key: notice.key }) }, notice: { id, data: notice } });
+      }
+    } catch (error) {
+      this.o.logger.warn({ err: error }, 'cortex: cannot read the forget journal; retrying');
+    }
+    if (this.running) {
+      this.journalTimer = setTimeout(() => void this.pollJournal(), JOURNAL_POLL_MS);
+      this.journalTimer.unref();
+    }
+  }
+
+  /** Whether a compile of `ns` must stop: the loop stopped, or a forget of `ns` waits. */
+  private readonly interrupted = (ns: string): boolean => !this.running || this.forgets.some((f) => f.target.namespace === ns);
+
+  /**
+   * Apply the forgets heard of, before anything else is compiled: drop the state of their
+   * namespaces (reloaded from the records, which may have lost records to the API's purge),
+   * store the compile events still queued, delete every record quoting what went (a compile
+   * that raced the forget may have written some after the API's purge), tell the API it is
+   * done, then compile each namespace whole again from the reloaded state, which writes back
+   * whatever still derives from the entries left and is missing from the records.
+   */
+  private async applyForgets(): Promise<void> {
+    while (this.running && (this.forgets.length > 0 || this.rebuild.size > 0)) {
+      if (this.forgets.length > 0) {
+        const batch = [...this.forgets];
+        for (const { target } of batch) {
+          this.o.compiler.forget(target);
+          this.rebuild.add(target.namespace);
+        }
+        await this.o.flushEvents();
+        for (const { target } of batch) await purgeQuoting(this.o.store, target);
+        for (const { notice } of batch) if (notice) await markApplied(this.o.store, notice.id, notice.data, this.o.id, this.o.now());
+        this.forgets.splice(0, batch.length);
+        for (const { notice } of batch) if (notice) this.queuedNotices.delete(notice.id);
+        this.o.logger.info({ forgets: batch.length }, 'cortex applied forgets; rebuilding');
+        continue;
+      }
+      const [ns] = this.rebuild as Set<string>;
+      await this.catchUp(ns as string);
+      this.rebuild.delete(ns as string);
+    }
+  }
+
+  /** Recompile a path once its earliest entry expires, so its digest stops quoting it. */
+  private expireAt(ns: string, path: string, at: number | null): void {
+    const id = `${ns}\u0000${path}`;
+    clearTimeout(this.expiries.get(id));
+    this.expiries.delete(id);
+    if (at === null || !this.running) return;
+    const timer = setTimeout(() => {
+      this.expiries.delete(id);
+      if (!this.running) return;
+      this.queue.touch(ns, path, this.o.now());
+      this.arm();
+    }, Math.min(MAX_TIMER_MS, Math.max(0, at - this.o.now()) + EXPIRY_MARGIN_MS));
+    timer.unref();
+    this.expiries.set(id, timer);
   }
 
   private refresh(): void {
@@ -76,6 +178,10 @@ export class CompileLoop {
     this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
     if (this.refresher) clearInterval(this.refresher);
+    if (this.journalTimer) clearTimeout(this.journalTimer);
+    for (const timer of this.expiries.values()) clearTimeout(timer);
+    this.expiries.clear();
+    this.o.compiler.onExpiry = null;
     this.queue.clear();
     await this.work;
   }
@@ -96,7 +202,7 @@ export class CompileLoop {
   private async catchUp(ns: string): Promise<void> {
     this.known.add(ns);
     await this.o.records.rememberNamespace(ns);
-    await this.o.compiler.compileNamespace(ns);
+    await this.o.compiler.compileNamespace(ns, this.interrupted);
     this.lastCompiledAt = new Date(this.o.now()).toISOString();
   }
 
@@ -133,9 +239,14 @@ export class CompileLoop {
       const byNamespace = new Map<string, string[]>();
       for (const d of due) byNamespace.set(d.namespace, [...(byNamespace.get(d.namespace) ?? []), d.entityPath]);
       try {
-        for (const [ns, paths] of byNamespace) if (this.running) await this.o.compiler.compilePaths(ns, paths);
+        for (const [ns, paths] of byNamespace) if (this.running) await this.o.compiler.compilePaths(ns, paths, this.interrupted);
         this.lastCompiledAt = new Date(this.o.now()).toISOString();
       } catch (error) {
+        if (error instanceof CompileInterrupted) {
+          // A forget waits (compiled again after it, from fresh reads) or the loop stopped.
+          for (const d of due) if (this.running) this.queue.touch(d.namespace, d.entityPath, d.first);
+          throw error;
+        }
         this.o.logger.warn({ err: error, scopes: due.length }, 'cortex compile failed; retrying');
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
         for (const d of due) if (this.running) this.queue.touch(d.namespace, d.entityPath, this.o.now());
@@ -146,13 +257,20 @@ export class CompileLoop {
     if (this.running) this.arm();
   }
 
-  /** Jobs run in order; one that fails (backend down) is retried until it works or the loop stops. */
+  /**
+   * Jobs run in order, each after the forgets heard of so far are applied; one that fails
+   * (backend down) is retried until it works or the loop stops, one a forget interrupted at
+   * once (after the forget is applied).
+   */
   private enqueue(job: () => Promise<void>): void {
     this.work = this.work.then(async () => {
       for (let attempt = 0; this.running; attempt++) {
         try {
+          await this.applyForgets();
+          if (!this.running) return;
           return await job();
         } catch (error) {
+          if (error instanceof CompileInterrupted) continue;
           this.o.logger.warn({ err: error, attempt }, 'cortex job failed; retrying');
           await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
         }

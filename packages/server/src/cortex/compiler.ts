@@ -1,4 +1,5 @@
 import type { Entry } from '../domain/entry.ts';
+import type { ForgetTarget } from '../domain/forget-target.ts';
 import type { Store } from '../ports/store.ts';
 import { numbered, pathDigest } from './assemble.ts';
 import { entriesAt, pathGroups } from './path-entries.ts';
@@ -21,6 +22,19 @@ export interface CompilerDeps {
 }
 
 /**
+ * Thrown between two paths of a compile that must not go on: the worker lost its lease, or a
+ * forget it has not applied yet names the namespace (what the compile read may quote it).
+ */
+export class CompileInterrupted extends Error {
+  constructor() {
+    super('compile interrupted');
+  }
+}
+
+/** Asked before each path a compile reads and before its patterns, traces and roll-ups. */
+export type StopCheck = (ns: string) => boolean;
+
+/**
  * Turns live entries into digests. `compilePaths` reads only the named paths (a list by
  * prefix that stops at the first deeper path), so its cost follows the size of the scopes
  * that changed; `compileNamespace` is the catch-up: one ordered scan of the namespace.
@@ -30,6 +44,8 @@ export class Compiler {
   private readonly states = new Map<string, NamespaceState>();
   /** Path scopes compiled since start, for the status report. */
   compiled = 0;
+  /** Told, at each compile of a path, when its earliest live entry expires (or null). */
+  onExpiry: ((ns: string, path: string, at: number | null) => void) | null = null;
 
   constructor(deps: CompilerDeps) {
     this.deps = deps;
@@ -42,6 +58,15 @@ export class Compiler {
       this.states.set(ns, st);
     }
     return st;
+  }
+
+  /**
+   * A forget: drop what is held of its namespace (reloaded from the records on the next
+   * compile) and what the key histories learnt of the entries it names.
+   */
+  forget(target: ForgetTarget): void {
+    this.states.delete(target.namespace);
+    this.deps.history.forget(target);
   }
 
   /** Forget everything loaded (a worker that lost leadership must reload when it regains it). */
@@ -67,24 +92,40 @@ export class Compiler {
     return entriesAt(this.deps.store, ns, path, this.deps.now());
   }
 
-  async compilePaths(ns: string, paths: Iterable<string>): Promise<void> {
+  async compilePaths(ns: string, paths: Iterable<string>, stop: StopCheck = () => false): Promise<void> {
+    const check = (): void => {
+      if (stop(ns)) throw new CompileInterrupted();
+    };
+    check();
     const st = await this.state(ns);
     const changes: Changes = { changed: [], removed: [] };
     const ordered = [...new Set(paths)].sort((a, b) => digestTypeOf(a).order - digestTypeOf(b).order);
     const linking = ordered.filter((p) => digestTypeOf(p).readsOpenIncidents);
     const before = st.openIncidents();
-    for (const path of ordered) if (!digestTypeOf(path).readsOpenIncidents) await this.apply(st, path, await this.entriesAt(ns, path), changes);
+    for (const path of ordered) {
+      if (digestTypeOf(path).readsOpenIncidents) continue;
+      check();
+      await this.apply(st, path, await this.entriesAt(ns, path), changes);
+    }
     // Scopes naming an incident whose state just changed are recompiled with the rest.
     for (const scope of st.commsNaming(changedIncidentIds(before, st.openIncidents()))) {
       const path = scope.slice('path:'.length);
       if (!linking.includes(path)) linking.push(path);
     }
-    for (const path of linking) await this.apply(st, path, await this.entriesAt(ns, path), changes);
+    for (const path of linking) {
+      check();
+      await this.apply(st, path, await this.entriesAt(ns, path), changes);
+    }
+    check();
     await this.finish(st, changes, false);
   }
 
   /** Catch-up: every path of the namespace from one scan, and digests of vanished paths removed. */
-  async compileNamespace(ns: string): Promise<void> {
+  async compileNamespace(ns: string, stop: StopCheck = () => false): Promise<void> {
+    const check = (): void => {
+      if (stop(ns)) throw new CompileInterrupted();
+    };
+    check();
     const st = await this.state(ns);
     const changes: Changes = { changed: [], removed: [] };
     const before = st.openIncidents();
@@ -92,16 +133,23 @@ export class Compiler {
     for await (const group of pathGroups(this.deps.store, ns, this.deps.now)) {
       const path = (group[0] as Entry).entity_path;
       seen.add(path);
+      check();
       await this.apply(st, path, group, changes);
     }
-    for (const d of st.pathDigests()) if (d.entity_path !== null && !seen.has(d.entity_path)) await this.apply(st, d.entity_path, [], changes);
+    for (const d of st.pathDigests()) {
+      if (d.entity_path === null || seen.has(d.entity_path)) continue;
+      check();
+      await this.apply(st, d.entity_path, [], changes);
+    }
     // The scan meets comms/ before incidents/, so threads are linked again once incidents are known.
     const ids = changedIncidentIds(before, st.openIncidents());
     for (const id of st.openIncidents().keys()) ids.add(id);
     for (const scope of st.commsNaming(ids)) {
       const path = scope.slice('path:'.length);
+      check();
       await this.apply(st, path, await this.entriesAt(ns, path), changes);
     }
+    check();
     await this.finish(st, { changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), removed: changes.removed }, true);
   }
 
@@ -111,6 +159,7 @@ export class Compiler {
     const scope = pathScope(path);
     const previous = st.digests.get(scope);
     this.compiled += 1;
+    this.onExpiry?.(st.namespace, path, earliestExpiry(entries));
     if (entries.length === 0) {
       if (!previous) return;
       await records.deleteDigest(st.namespace, scope);
@@ -141,3 +190,13 @@ export class Compiler {
     await syncRollups(this.deps, st, changes, now, all);
   }
 }
+
+/** When the first of these entries expires (ms), or null when none has a TTL. */
+const earliestExpiry = (entries: Entry[]): number | null => {
+  let at: number | null = null;
+  for (const e of entries) {
+    const t = e.expires_at === null ? Number.NaN : Date.parse(e.expires_at);
+    if (!Number.isNaN(t) && (at === null || t < at)) at = t;
+  }
+  return at;
+};

@@ -14,6 +14,8 @@ export const COLLECTIONS = {
   traces: (ns: string) => `cortex/${ns}/traces`,
   /** Recent compile events, for every replica's /api/v1/cortex/stream. */
   log: (ns: string) => `cortex/${ns}/log`,
+  /** Forgets the API made, until the active worker has applied them (forget-journal.ts). */
+  forgets: 'cortex/forgets',
   /** Namespaces the Cortex has seen writes in, so a restart knows what to catch up on. */
   namespaces: 'cortex/namespaces',
   /** One heartbeat record per worker process, active or standing by. */

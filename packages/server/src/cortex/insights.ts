@@ -55,7 +55,8 @@ const withdraw = async (deps: InsightDeps, st: NamespaceState, p: Pattern): Prom
 /**
  * Traces are decisions already explained: they are added and extended (a fix, a resolution)
  * but never withdrawn, so an agent can still read why two entries were linked after the
- * incident has aged out of the digests. A deploy → incident trace is also written as the
+ * incident has aged out of the digests (a forget deletes those citing what it forgot:
+ * forget-purge.ts). A deploy → incident trace is also written as the
  * incident's `caused_by` link, before the trace is stored, so a compile that fails between
  * the two redoes the link; `all` (the catch-up) checks the links of known traces too.
  */

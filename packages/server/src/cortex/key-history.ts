@@ -1,4 +1,5 @@
 import type { Entry } from '../domain/entry.ts';
+import { type ForgetTarget, forgetNames } from '../domain/forget-target.ts';
 import type { Store } from '../ports/store.ts';
 import { type ConfidenceDrop, type ContestedKey, WEEK_MS } from './digest-types.ts';
 import { objOf, str } from './fields.ts';
@@ -79,6 +80,14 @@ export class KeyHistory {
       });
     }
     return out;
+  }
+
+  /** Drop what was learnt of the entries a forget names. */
+  forget(target: ForgetTarget): void {
+    for (const key of [...this.cache.keys()]) {
+      const [namespace = '', entity_path = '', k = ''] = key.split('\u0000');
+      if (forgetNames(target, { namespace, entity_path, key: k })) this.cache.delete(key);
+    }
   }
 
   private remember(key: string, findings: KeyFindings): void {

@@ -109,7 +109,7 @@ export class CortexWorker {
   private lead(): void {
     this.role = 'active';
     this.o.logger.info({ worker_id: this.id }, 'cortex worker is active: catching up');
-    this.loop = new CompileLoop({ ...this.o, records: this.records, compiler: this.compiler, now: this.now });
+    this.loop = new CompileLoop({ ...this.o, records: this.records, compiler: this.compiler, now: this.now, flushEvents: () => this.log.flush() });
     this.loop.start();
   }
 

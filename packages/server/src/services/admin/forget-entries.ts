@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { awaitApplied, markApplied, noteForget, unapplied } from '../../cortex/forget-journal.ts';
+import { readSharedStatus } from '../../cortex/heartbeat.ts';
+import type { ForgetTarget } from '../../domain/forget-target.ts';
 import { EntityPathSchema, KeySchema, NamespaceSchema } from '../../domain/names.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import type { EntryAddress } from '../../domain/entry.ts';
@@ -39,20 +42,22 @@ export const forgetEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   requirePath(ctx, input.entity_path);
   const target = { namespace, prefix: input.entity_path, ...(input.key === undefined ? {} : { key: input.key }) };
   // Derived records go first, so the compaction the forget runs leaves no copy of them. A
-  // compile racing the forget may write some again: the second sweep deletes them, after the
-  // Cortex in this process (if any) has compiled the namespace again without the entries, and
-  // one more compaction takes the bytes its racing writes left.
-  let derived_removed = await purgeDerived(deps.store, namespace, input.entity_path);
+  // compile racing the forget may write some again: the active Cortex worker, told of the
+  // forget, deletes them itself before it answers (cortexApplied); without one, a second
+  // sweep does. One more compaction takes the bytes the racing writes left.
+  let derived_removed = await purgeDerived(deps.store, target);
   // The audit log's content hashes too, before the forget, so that its compaction takes the
   // batches' old bytes; writes racing the forget are scrubbed by the second pass.
   const scrubbedAt = deps.now();
   await scrubAudit(deps, target);
   const forgotten = await deps.store.forget(target);
   if (forgotten.length > 0) {
-    await deps.cortex?.idle();
-    const late = await purgeDerived(deps.store, namespace, input.entity_path);
+    const applied = await cortexApplied(deps, target);
+    // Not after a worker applied it: the worker is rebuilding what still derives, which this
+    // sweep would delete again (a key's path digest cites the path).
+    const late = applied ? 0 : await purgeDerived(deps.store, target);
     const lateHashes = await scrubAudit(deps, target, scrubbedAt);
-    if (late > 0 || lateHashes > 0 || deps.cortex) await deps.store.compact();
+    if (late > 0 || lateHashes > 0 || applied || deps.cortex) await deps.store.compact();
     derived_removed += late;
   }
   await deps.search?.persisted();
@@ -62,4 +67,36 @@ export const forgetEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
     changes: { entries: forgotten.length, ...(input.reason === undefined ? {} : { reason: input.reason }) },
   });
   return { forgotten, derived_removed };
+};
+
+/** How long a forget waits for the active Cortex worker of another process to apply it. */
+const APPLY_WAIT_MS = 30_000;
+
+/**
+ * Record the forget in the Cortex's forget journal and wait until the active worker has
+ * applied it: it stopped the compile under way, dropped what it held of the namespace, stored
+ * its queued compile events and deleted every record quoting the forgotten entries, so that
+ * nothing it writes afterwards was read before the forget. True when a worker did; false when
+ * none is active (or it did not answer in time), and the caller sweeps again instead.
+ */
+const cortexApplied = async (deps: ServiceDeps, target: ForgetTarget): Promise<boolean> => {
+  let id: string;
+  try {
+    id = await noteForget(deps.store, target, deps.now());
+    // Notices are trimmed here too, in case no worker ever runs to trim them.
+    await unapplied(deps.store, deps.now());
+  } catch {
+    await deps.cortex?.idle();
+    return false;
+  }
+  const embedded = deps.cortex;
+  if (embedded && embedded.status().status === 'active') {
+    // Told by the change feed, in this process: its queue applies the forget first.
+    await embedded.idle();
+    await markApplied(deps.store, id, target, embedded.status().worker_id ?? 'embedded', deps.now()).catch(() => {});
+    return true;
+  }
+  const { status } = await readSharedStatus(deps.store, deps.now()).catch(() => ({ status: { status: 'stopped' } }));
+  if (status.status !== 'active') return false;
+  return awaitApplied(deps.store, id, Date.now() + APPLY_WAIT_MS).catch(() => false);
 };

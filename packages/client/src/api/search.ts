@@ -49,7 +49,7 @@ export interface SearchResponse {
   tried_and_failed?: SearchResult[];
   /**
    * Words of the query taken for misspellings (unknown to the lexicon, held by no entry) and
-   * searched as the word one letter away that the most entries hold, as well as typed; absent
+   * searched as the word of the lexicon one letter away that the most entries hold; absent
    * when none was.
    */
   corrections?: { typed: string; searched: string }[];

@@ -17,9 +17,7 @@ export interface Correction {
 
 /**
  * A word is taken for a misspelling when it is at least this long: shorter ones have too many
- * neighbours one letter away to tell which was meant ("cahe": cache, care, cane), and a
- * correctly typed short name the store lacks too often meets one ("redis", in a store of chat,
- * met "readis", which stems as "ready" does).
+ * neighbours one letter away to tell which was meant ("cahe": cache, care, cane).
  */
 const MIN_LENGTH = 6;
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
@@ -30,8 +28,7 @@ const PLAIN = /^[a-z]+$/;
  * The words one edit away from `word`: a letter left out, one put in, two neighbours swapped
  * or a letter changed (Damerau–Levenshtein distance 1), the typing slips behind most
  * misspellings. About 54 × length of them. In that order, which decides between neighbours
- * the analysis makes one term of ("postgress": postgres before postgreds, "kuberntes":
- * kubernetes before kubernets), so the word answered is the likelier one.
+ * the analysis makes one term of, so the word answered is the likelier one.
  */
 function* oneEditAway(word: string): Generator<string> {
   for (let i = 0; i < word.length; i++) yield word.slice(0, i) + word.slice(i + 1);
@@ -45,18 +42,17 @@ const suspect = (word: string, sources: SpellingSources): boolean =>
   word.length >= MIN_LENGTH && PLAIN.test(word) && !STOP_WORDS.has(word) && !sources.knowsWord(word);
 
 /**
- * Of a suspect word's (above) neighbours, the one the caller's entries hold, for a word none
- * of them holds; null when there is none. A word of the lexicon first (a real
- * word is likelier meant than a name that happens to be one letter away), then the most held;
- * among equals the first edit made, in the order oneEditAway makes them.
+ * Of a suspect word's (above) neighbours that are words of the lexicon, the one the most of the
+ * caller's entries hold, for a word none of them holds; null when there is none. Only words of
+ * the lexicon: a name one letter from another is most often another name (ticket ids, hosts,
+ * codes: "qzrqqx" is not a slip for "qzrqrx"), and a search must not answer one for the other.
+ * Among equals, the first edit made, in the order oneEditAway makes them.
  */
-const correctionOf = (candidates: readonly string[], held: Map<string, number>, sources: SpellingSources): string | null => {
-  let best: { word: string; known: boolean; count: number } | null = null;
+const correctionOf = (candidates: readonly string[], held: Map<string, number>): string | null => {
+  let best: { word: string; count: number } | null = null;
   for (const candidate of candidates) {
     const count = held.get(termOf(candidate)) ?? 0;
-    if (count === 0) continue;
-    const known = sources.knowsWord(candidate);
-    if (!best || (known && !best.known) || (known === best.known && count > best.count)) best = { word: candidate, known, count };
+    if (count > (best?.count ?? 0)) best = { word: candidate, count };
   }
   return best?.word ?? null;
 };
@@ -79,15 +75,17 @@ export const correctSpelling = async (query: string, sources: SpellingSources): 
   const typedHeld = await sources.held([...new Set(typed.map((w) => termOf(w.word)))]);
   const suspects = typed.filter((w) => (typedHeld.get(termOf(w.word)) ?? 0) === 0);
   if (suspects.length === 0) return { text: query, corrections: [] };
-  const neighbours = new Map(suspects.map((w) => [w.word, [...oneEditAway(w.word)].filter((c) => !STOP_WORDS.has(c))]));
+  // Only words of the lexicon may be meant (correctionOf): a dozen of a word's ~500 neighbours.
+  const neighbours = new Map(suspects.map((w) => [w.word, [...oneEditAway(w.word)].filter((c) => !STOP_WORDS.has(c) && sources.knowsWord(c))]));
   const terms = new Set<string>();
   for (const candidates of neighbours.values()) for (const t of candidates.map(termOf)) terms.add(t);
+  if (terms.size === 0) return { text: query, corrections: [] };
   const held = await sources.held([...terms]);
   const corrections: Correction[] = [];
   let text = '';
   let at = 0;
   for (const w of suspects) {
-    const searched = correctionOf(neighbours.get(w.word) ?? [], held, sources);
+    const searched = correctionOf(neighbours.get(w.word) ?? [], held);
     if (searched === null) continue;
     text += query.slice(at, w.start) + searched;
     at = w.end;

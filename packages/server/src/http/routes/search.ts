@@ -26,7 +26,7 @@ export const SearchResponseSchema = z.object({
   corrections: z
     .array(z.object({ typed: z.string(), searched: z.string() }))
     .optional()
-    .describe('Words taken for misspellings (unknown to the lexicon, held by no entry), searched as the word one letter away that the most entries hold, and as typed. Absent when none was.'),
+    .describe('Words taken for misspellings (unknown to the lexicon, held by no entry), searched as the word of the lexicon one letter away that the most entries hold. Absent when none was.'),
 });
 
 /** POST /api/v1/search (SPEC §5). */

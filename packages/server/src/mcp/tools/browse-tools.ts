@@ -60,7 +60,7 @@ export const memorySearch: ToolDefinition = {
     '(validated, contested, untested). Entries discredited by repeated failures are left out; pass discredited: "apart" to ' +
     'see them as tried_and_failed, so you do not repeat an approach that failed. ' +
     'Pass as_of to search memory as it stood at a past moment (slower: it ranks the versions of then). ' +
-    'Answers {results: [{entry, score, parts, highlights}], mode}, and corrections: [{typed, searched}] when a misspelt word was searched as the word of the store one letter away.',
+    'Answers {results: [{entry, score, parts, highlights}], mode}, and corrections: [{typed, searched}] when a misspelt word was searched as the word one letter away that entries hold.',
   input: SearchInput.extend({
     query: SearchInput.shape.query.describe(
       'What you are looking for: a few distinctive words (any may match; rarer ones weigh more), "an exact phrase" in quotes, or a prefix* — e.g. checkout latency incident. A question works too (its framing words, such as when, did, kind of, are left out).',

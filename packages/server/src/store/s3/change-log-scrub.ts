@@ -16,6 +16,13 @@ export interface NamedChange {
   timeMs: number;
 }
 
+/** A change object as a forget or a compaction read it: its key, its stamp (ms), and its version's copy (null for a notice). */
+export interface ReadChange {
+  key: string;
+  timeMs: number;
+  entry: Entry | null;
+}
+
 /**
  * Delete the change log objects whose version `drop` picks, reading each one: a change object
  * is a full copy of its version, so forget and retention must reach them too. `drop` also
@@ -26,13 +33,32 @@ export interface NamedChange {
  * change log holds at least one object per entry). It may answer true for more than `drop`
  * picks, never less. Keys that name nothing (notices, changes written before keys named
  * their versions) are read.
+ *
+ * `earlier` holds change objects a `readChangeLog` with the same `mayDrop` read before: those
+ * still listed are not read again (a change object is never rewritten).
  */
 export const scrubChangeLog = async (
   objects: BucketObjects,
   keys: ObjectKeys,
   drop: (entry: Entry, timeMs: number) => boolean | Promise<boolean>,
   mayDrop: (named: NamedChange) => boolean = () => true,
+  earlier: readonly ReadChange[] = [],
 ): Promise<number> => {
+  const changes = await readChangeLog(objects, keys, mayDrop, earlier);
+  const doomed = await mapLimit(changes, CONCURRENCY, async ({ key, timeMs, entry }) => (entry !== null && (await drop(entry, timeMs)) ? key : null));
+  const keysToDelete = doomed.filter((k): k is string => k !== null);
+  await mapLimit(keysToDelete, CONCURRENCY, (key) => objects.delete(key));
+  return keysToDelete.length;
+};
+
+/** List the change log and read the objects `mayDrop` lets through (see `scrubChangeLog`), but those in `earlier`. */
+export const readChangeLog = async (
+  objects: BucketObjects,
+  keys: ObjectKeys,
+  mayDrop: (named: NamedChange) => boolean = () => true,
+  earlier: readonly ReadChange[] = [],
+): Promise<ReadChange[]> => {
+  const read = new Map(earlier.map((change) => [change.key, change]));
   const candidates: { key: string; timeMs: number }[] = [];
   for await (const page of objects.list(keys.changesPrefix)) {
     for (const key of page) {
@@ -40,13 +66,7 @@ export const scrubChangeLog = async (
       if (parsed && (parsed.of === null || mayDrop({ ...parsed.of, timeMs: parsed.timeMs }))) candidates.push({ key, timeMs: parsed.timeMs });
     }
   }
-  const doomed = await mapLimit(candidates, CONCURRENCY, async ({ key, timeMs }) => {
-    const entry = parseEntry(await objects.getText(key));
-    return entry !== null && (await drop(entry, timeMs)) ? key : null;
-  });
-  const keysToDelete = doomed.filter((k): k is string => k !== null);
-  await mapLimit(keysToDelete, CONCURRENCY, (key) => objects.delete(key));
-  return keysToDelete.length;
+  return mapLimit(candidates, CONCURRENCY, async ({ key, timeMs }) => read.get(key) ?? { key, timeMs, entry: parseEntry(await objects.getText(key)) });
 };
 
 /**

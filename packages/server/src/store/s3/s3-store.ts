@@ -9,7 +9,7 @@ import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage,
 import { forgetNames } from '../../domain/forget-target.ts';
 import { ForgetFence } from './forget-fence.ts';
 import { WithdrawnVersions } from './withdrawn-versions.ts';
-import { type NamedChange, eachAddressHash, scrubChangeLog } from './change-log-scrub.ts';
+import { type NamedChange, eachAddressHash, readChangeLog, scrubChangeLog } from './change-log-scrub.ts';
 import type { ObjectKeys } from './object-keys.ts';
 import { listAsOf, walkBackTo } from '../as-of.ts';
 import { type FollowsCheck, writeBatch } from './append-batch.ts';
@@ -291,6 +291,22 @@ export class S3Store implements Store {
     const stands = standingCheck(versions);
     const doomed = async (entry: Entry) => forgetNames(target, entry) && !(await stands(entry));
     try {
+      // The change objects this forget scrubs, and the newest snapshot, are read before its
+      // notice: an entry the target names that they copy and this replica holds no head of (one
+      // a forget cut short left versions of, which repeating it must delete; one written on
+      // another replica and not heard of yet) had versions before the forget, so its versions go
+      // too, every one of them named first (known: 0), as no replica's head of it is known here.
+      // Read after the notice, they could name an entry written afresh since, which stays. Its
+      // versions go before the copies that tell of them, so a forget cut short again leaves
+      // the trail for the next.
+      const mayDrop = await this.mayBeDoomed(target);
+      const read = await readChangeLog(objects, keys, mayDrop);
+      const latest = await snapshots.loadLatest();
+      const entries = new Map<string, number>();
+      for (const head of heads) entries.set(addressHash(head), head.version);
+      for (const copy of [...read.map((change) => change.entry), ...(latest?.entries ?? [])]) {
+        if (copy && forgetNames(target, copy) && !entries.has(addressHash(copy))) entries.set(addressHash(copy), 0);
+      }
       await changeLog.recordForget(target);
       // Versions appended on other replicas since this one read its heads (the first pass
       // finds those created before it lists, the second the rest) may be some replica's head
@@ -304,10 +320,10 @@ export class S3Store implements Store {
       // One entry at a time, each entry's deletes 16 at once: s3rver, which the tests run on,
       // answers 500 to many more concurrent deletes (8 entries at once halved a forget's time).
       const raced: Entry[] = [];
-      for (const head of heads) raced.push(...(await versions.deleteAll(addressHash(head), head.version, name)));
-      for (const head of heads) raced.push(...(await versions.deleteOrphans(addressHash(head), name)));
+      for (const [hash, known] of entries) raced.push(...(await versions.deleteAll(hash, known, name)));
+      for (const hash of entries.keys()) raced.push(...(await versions.deleteOrphans(hash, name)));
       await this.observeWithdrawn(raced);
-      await scrubChangeLog(objects, keys, doomed, await this.mayBeDoomed(target));
+      await scrubChangeLog(objects, keys, doomed, mayDrop, read);
       await snapshots.rewrite(doomed);
     } finally {
       if (removed.length > 0) this.announcer.forgotten(target, heads);
@@ -329,8 +345,8 @@ export class S3Store implements Store {
    * from the index already, and must still find the copies the first left; so must a forget of
    * entries another replica forgot and left copies of. Entries written on other replicas and
    * not heard of yet are read too (a handful), as is an entry the target names that is written
-   * afresh while this runs (its head is named). The heads are read after the deletes, but any
-   * moment would do: no head's address changes.
+   * afresh while this runs (its head is named). The heads are read before the forget's notice,
+   * but any moment would do: no head's address changes.
    */
   private async mayBeDoomed(target: ForgetTarget): Promise<(named: NamedChange) => boolean> {
     const kept = new Set<string>();

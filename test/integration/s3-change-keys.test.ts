@@ -1,15 +1,11 @@
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import { BucketObjects } from '../../packages/server/src/store/s3/bucket-objects.ts';
-import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
-import { createS3Client } from '../../packages/server/src/store/s3/s3-client.ts';
 import { mapLimit } from '../../packages/server/src/store/s3/map-limit.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { useS3Bucket } from '../helpers/s3-bucket.ts';
 
 /**
  * Change-log keys of entry changes name the entry (address hash) and version, so that a forget
@@ -22,34 +18,12 @@ const addr = (e: Entry) => ({ namespace: e.namespace, entity_path: e.entity_path
 const PREVIOUS_CHANGE_NAME = /^(\d{13})-([0-9a-f]+)-\d+\.json$/;
 
 describe('S3: change keys name their entry and version', () => {
-  let s3: TestS3;
-  let proxy: ConditionalProxy;
-  let objects: BucketObjects;
-  const opened: Store[] = [];
-
-  beforeAll(async () => {
-    s3 = await startS3();
-    proxy = await startConditionalProxy(s3.endpoint);
-    process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
-    objects = new BucketObjects(createS3Client({ region: 'us-east-1', endpoint: proxy.endpoint }), s3.bucket);
-  });
-  afterAll(async () => {
-    await Promise.all(opened.map((s) => s.close()));
-    await proxy?.close();
-    await s3?.stop();
-  });
-
-  /** A replica that polls only when asked (lists, forgets, compactions sync first). */
-  const open = async (prefix: string, lookbackMs?: number): Promise<Store> => {
-    const store = await openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix, logger: pino({ level: 'silent' }), pollIntervalMs: 3_600_000, lookbackMs });
-    opened.push(store);
-    return store;
-  };
+  const bucket = useS3Bucket();
+  const open = (prefix: string, lookbackMs?: number): Promise<Store> => bucket.open(prefix, { lookbackMs });
 
   const changeKeys = async (keys: ObjectKeys): Promise<string[]> => {
     const all: string[] = [];
-    for await (const page of objects.list(keys.changesPrefix)) all.push(...page);
+    for await (const page of bucket.objects.list(keys.changesPrefix)) all.push(...page);
     return all;
   };
 
@@ -134,9 +108,9 @@ describe('S3: change keys name their entry and version', () => {
     const store = await open('forget-repeat/');
     await mapLimit([...Array(20).keys()], 16, (i) => store.append(makeEntry({ namespace: 'r', entity_path: 'bulk', key: `k${i}` }), 0));
     const target = await write(store, { namespace: 'r', entity_path: 'people/bob', key: 'note' }, 2, (v) => `private ${v}`);
-    proxy.failNext({ method: 'GET', pathIncludes: '/forget-repeat/v1/changes/' }, 1000);
+    bucket.proxy.failNext({ method: 'GET', pathIncludes: '/forget-repeat/v1/changes/' }, 1000);
     await expect(store.forget({ namespace: 'r', prefix: 'people/bob' })).rejects.toThrow();
-    proxy.clearFaults();
+    bucket.proxy.clearFaults();
     const hash = addressHash(target);
     expect(named(keys, await changeKeys(keys)).filter((n) => n.startsWith(hash))).toHaveLength(2);
 
@@ -177,8 +151,8 @@ describe('S3: change keys name their entry and version', () => {
     const forgotten = makeEntry({ namespace: 'old', entity_path: 'people/carol', key: 'note', value: 'carol secret' });
     const now = Date.now();
     for (const [i, e] of [kept, forgotten].entries()) {
-      await objects.put(keys.version(addressHash(e), 1), JSON.stringify(e));
-      await objects.put(old(now - 3000 + i, i + 1), JSON.stringify(e));
+      await bucket.objects.put(keys.version(addressHash(e), 1), JSON.stringify(e));
+      await bucket.objects.put(old(now - 3000 + i, i + 1), JSON.stringify(e));
     }
     // Followed by a running replica…
     expect((await running.list({ namespace: 'old', limit: 10, now: Date.now() })).entries).toEqual([kept, forgotten]);

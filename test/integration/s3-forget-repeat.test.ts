@@ -1,14 +1,10 @@
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import { BucketObjects } from '../../packages/server/src/store/s3/bucket-objects.ts';
-import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
-import { createS3Client } from '../../packages/server/src/store/s3/s3-client.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { useS3Bucket } from '../helpers/s3-bucket.ts';
 
 /**
  * A forget cut short by an outage while it deletes version objects answers UNAVAILABLE, and
@@ -22,40 +18,19 @@ const WORD = 'zanzibarquux';
 const addr = (e: Entry) => ({ namespace: e.namespace, entity_path: e.entity_path, key: e.key });
 
 describe('S3: a forget cut short while it deletes versions, repeated', () => {
-  let s3: TestS3;
-  let proxy: ConditionalProxy;
-  let objects: BucketObjects;
-  const opened: Store[] = [];
-
-  beforeAll(async () => {
-    s3 = await startS3();
-    proxy = await startConditionalProxy(s3.endpoint);
-    process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
-    objects = new BucketObjects(createS3Client({ region: 'us-east-1', endpoint: proxy.endpoint }), s3.bucket);
-  });
-  afterAll(async () => {
-    await Promise.all(opened.map((s) => s.close()));
-    await proxy?.close();
-    await s3?.stop();
-  });
-
-  const open = async (prefix: string, options: { pollIntervalMs?: number; snapshotEveryChanges?: number; snapshotMinIntervalMs?: number } = {}): Promise<Store> => {
-    const store = await openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix, logger: pino({ level: 'silent' }), pollIntervalMs: 3_600_000, ...options });
-    opened.push(store);
-    return store;
-  };
+  const bucket = useS3Bucket();
+  const open = bucket.open;
 
   const keysUnder = async (prefix: string): Promise<string[]> => {
     const all: string[] = [];
-    for await (const page of objects.list(prefix)) all.push(...page);
+    for await (const page of bucket.objects.list(prefix)) all.push(...page);
     return all;
   };
 
   /** Every object under `prefix` whose body holds `word`. */
   const holding = async (prefix: string, word: string): Promise<string[]> => {
     const found: string[] = [];
-    for (const key of await keysUnder(prefix)) if ((await objects.getText(key))?.includes(word)) found.push(key);
+    for (const key of await keysUnder(prefix)) if ((await bucket.objects.getText(key))?.includes(word)) found.push(key);
     return found;
   };
 
@@ -91,7 +66,7 @@ describe('S3: a forget cut short while it deletes versions, repeated', () => {
         await first.catch(() => {});
         if (!failing) {
           failing = true;
-          proxy.failNext({ method: 'DELETE', pathIncludes: keys.entriesPrefix }, 100_000);
+          bucket.proxy.failNext({ method: 'DELETE', pathIncludes: keys.entriesPrefix }, 100_000);
         }
         return original.call(this, key);
       })();
@@ -106,7 +81,7 @@ describe('S3: a forget cut short while it deletes versions, repeated', () => {
     } finally {
       spy.mockRestore();
       await Promise.allSettled(started);
-      proxy.clearFaults();
+      bucket.proxy.clearFaults();
     }
   };
 

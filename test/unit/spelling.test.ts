@@ -58,6 +58,12 @@ describe('spelling', () => {
     // "gataway" is one letter from both; getaway is held more.
     expect((await correctSpelling('gataway', s)).corrections).toEqual([{ typed: 'gataway', searched: 'getaway' }]);
     expect(s.asked).toHaveLength(2);
+    // A hostile query (one word of 1,000 letters, or hundreds of words) makes no neighbours.
+    const hostile = sources({ gateway: 2 }, ['gateway']);
+    expect((await correctSpelling('g'.repeat(1000), hostile)).corrections).toEqual([]);
+    expect(hostile.asked).toEqual([]);
+    await correctSpelling(Array.from({ length: 300 }, () => 'gatway').join(' '), hostile);
+    expect(hostile.asked.map((terms) => terms.length)).toEqual([1, 1]);
     // No suspect word: the index is not asked at all.
     const quiet = sources({});
     await correctSpelling('the cache was cold', quiet);

@@ -20,6 +20,13 @@ export interface Correction {
  * neighbours one letter away to tell which was meant ("cahe": cache, care, cane).
  */
 const MIN_LENGTH = 6;
+/**
+ * Nor longer than this (a word's neighbours number ~54 × its length, each a copy of it: a
+ * query of one 1,000-letter word would make 54,000 of 1,000 letters), and at most this many
+ * of a query's words are looked at: a misspelt query has one or two.
+ */
+const MAX_LENGTH = 24;
+const MAX_SUSPECTS = 4;
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 /** Plain lower-case words only: names with digits (k8s, ec2) and other scripts are left as typed. */
 const PLAIN = /^[a-z]+$/;
@@ -37,9 +44,9 @@ function* oneEditAway(word: string): Generator<string> {
   for (let i = 0; i < word.length; i++) for (const c of LETTERS) if (c !== word[i]) yield word.slice(0, i) + c + word.slice(i + 1);
 }
 
-/** Whether `word` may be a misspelling, before any entry is asked: long, plain, and a word the lexicon lacks. */
+/** Whether `word` may be a misspelling, before any entry is asked: long (not too long), plain, and a word the lexicon lacks. */
 const suspect = (word: string, sources: SpellingSources): boolean =>
-  word.length >= MIN_LENGTH && PLAIN.test(word) && !STOP_WORDS.has(word) && !sources.knowsWord(word);
+  word.length >= MIN_LENGTH && word.length <= MAX_LENGTH && PLAIN.test(word) && !STOP_WORDS.has(word) && !sources.knowsWord(word);
 
 /**
  * Of a suspect word's (above) neighbours that are words of the lexicon, the one the most of the
@@ -68,7 +75,7 @@ const QUOTED = /"[^"]*"?/g;
  */
 export const correctSpelling = async (query: string, sources: SpellingSources): Promise<{ text: string; corrections: Correction[] }> => {
   const quoted = [...query.matchAll(QUOTED)].map((m) => [m.index, m.index + m[0].length] as const);
-  const typed = [...words(query)].filter((w) => query[w.end] !== '*' && !quoted.some(([start, end]) => w.start >= start && w.start < end) && suspect(w.word, sources));
+  const typed = [...words(query)].filter((w) => query[w.end] !== '*' && !quoted.some(([start, end]) => w.start >= start && w.start < end) && suspect(w.word, sources)).slice(0, MAX_SUSPECTS);
   if (typed.length === 0) return { text: query, corrections: [] };
   // Names the lexicon lacks are most often the store's own words, held: asked for first, alone
   // (a term each), and only the words no entry holds have their neighbours asked for, all at once.

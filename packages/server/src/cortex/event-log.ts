@@ -30,8 +30,13 @@ export class EventLog {
   }
 
   append(event: CortexEvent): void {
-    const id = `${logIdAt(Date.now())}-${this.writer}-${String(++this.seq).padStart(9, '0')}`;
+    const seq = String(++this.seq).padStart(9, '0');
     this.chain = this.chain.then(async () => {
+      // Stamped when written, not when queued: other replicas' streams look back only a
+      // moment (cortex-feed.ts), so an event queued behind a slow append, stamped then, landed
+      // older than their window and was never streamed. Appends run one after another, so the
+      // ids still sort in the order the events came.
+      const id = `${logIdAt(Date.now())}-${this.writer}-${seq}`;
       try {
         await this.records.createRecord(COLLECTIONS.log(event.namespace), id, { ...event });
       } catch (error) {

@@ -6,19 +6,61 @@ import type { Sql } from './client.ts';
 /** Channel that tells every replica what was forgotten (paths only, never content). */
 export const FORGET_CHANNEL = 'cairn_forget';
 
+/**
+ * Key of the transaction-level advisory lock a forget takes just before its row in
+ * cairn_forget_log (migration 014) and holds until it commits: forgets' log rows then commit in
+ * seq order, so a replica that has read the log up to seq N knows no forget below N is still to
+ * come. ("cairnfgt" in ASCII.)
+ */
+const FORGET_LOG_LOCK = 0x636169726e666774n;
+/** Log rows are kept this long: a replica whose LISTEN is down longer misses the forgets. */
+const FORGET_LOG_KEEP = '1 day';
+
+/** What a forget did: the addresses it removed, and its row in cairn_forget_log (null when it removed nothing). */
+export interface ForgetResult {
+  removed: EntryAddress[];
+  seq: number | null;
+}
+
+/** A forget as cairn_forget_log holds it. */
+export interface LoggedForget {
+  seq: number;
+  id: string;
+  target: ForgetTarget;
+}
+
+/** Forgets logged with seq above `after`, oldest first. */
+export const forgetsAfter = async (sql: Sql, after: number): Promise<LoggedForget[]> => {
+  const rows = await sql<{ seq: string; id: string; namespace: string; prefix: string; key: string | null }[]>`
+    select seq, id, namespace, prefix, key from cairn_forget_log where seq > ${after} order by seq`;
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    id: r.id,
+    target: r.key === null ? { namespace: r.namespace, prefix: r.prefix } : { namespace: r.namespace, prefix: r.prefix, key: r.key },
+  }));
+};
+
+/** The newest forget logged (0 for none). */
+export const maxForgetSeq = async (sql: Sql): Promise<number> => {
+  const rows = await sql<{ seq: string }[]>`select coalesce(max(seq), 0) as seq from cairn_forget_log`;
+  return Number(rows[0]?.seq ?? 0);
+};
+
 /** Every table that holds a copy of an entry's content (heads are deleted first, for the answer). */
 const ENTRY_TABLES = ['cairn_heads', 'cairn_versions', 'cairn_search'] as const;
 
 /**
- * Delete every row of the target's entries from every table, in one transaction, and notify
- * the other replicas (on commit, so they never hear of a forget that rolled back). `id` lets
- * this replica skip its own notification. Entity paths under a prefix: the prefix itself, or
+ * Delete every row of the target's entries from every table, in one transaction, log the
+ * forget (cairn_forget_log, for replicas that miss the notification) and notify the other
+ * replicas (on commit, so they never hear of a forget that rolled back). `id` lets this replica
+ * skip its own notification and log row. Entity paths under a prefix: the prefix itself, or
  * starting with `prefix/` (starts_with, so `%` and `_` in a path mean nothing special).
  */
-export const forgetRows = async (sql: Sql, target: ForgetTarget, id: string = randomUUID()): Promise<EntryAddress[]> =>
+export const forgetRows = async (sql: Sql, target: ForgetTarget, id: string = randomUUID()): Promise<ForgetResult> =>
   sql.begin(async (tx) => {
     const { namespace, prefix } = target;
     const key = target.key ?? null;
+    let seq: number | null = null;
     const heads = await tx<EntryAddress[]>`
       delete from cairn_heads
        where namespace = ${namespace}
@@ -38,10 +80,16 @@ export const forgetRows = async (sql: Sql, target: ForgetTarget, id: string = ra
       // save theirs again once they hear of the forget. Rows a save is replacing right now are
       // skipped, not waited for: that save is followed by the replica's own after the forget.
       await tx`delete from cairn_search_snapshot where part in (select part from cairn_search_snapshot for update skip locked)`;
-      await tx`select pg_notify(${FORGET_CHANNEL}, ${JSON.stringify({ id, target })})`;
+      // Last, so the lock (which orders the log's rows by commit) is held only until the commit.
+      await tx`select pg_advisory_xact_lock(${FORGET_LOG_LOCK.toString()}::int8)`;
+      const [logged] = await tx<{ seq: string }[]>`
+        insert into cairn_forget_log (id, namespace, prefix, key) values (${id}, ${namespace}, ${prefix}, ${key}) returning seq`;
+      await tx`delete from cairn_forget_log where forgotten_at < now() - ${FORGET_LOG_KEEP}::interval`;
+      seq = Number(logged?.seq);
+      await tx`select pg_notify(${FORGET_CHANNEL}, ${JSON.stringify({ id, target, seq })})`;
     }
-    return heads.map((h) => ({ namespace: h.namespace, entity_path: h.entity_path, key: h.key }));
-  }) as Promise<EntryAddress[]>;
+    return { removed: heads.map((h) => ({ namespace: h.namespace, entity_path: h.entity_path, key: h.key })), seq };
+  }) as Promise<ForgetResult>;
 
 /** Delete versions older than `version` (never the head, and only below it). */
 export const dropVersionRows = async (sql: Sql, a: EntryAddress, version: number): Promise<number> => {

@@ -145,8 +145,8 @@ export class PostgresStore implements Store {
   async forget(target: ForgetTarget): Promise<EntryAddress[]> {
     const id = randomUUID();
     this.feed.expectForget(id);
-    const removed = await this.run('forget', () => retryingRollbacks(() => forgetRows(this.sql, target, id)));
-    if (removed.length > 0) this.feed.forgotten(target);
+    const { removed, seq } = await this.run('forget', () => retryingRollbacks(() => forgetRows(this.sql, target, id)));
+    if (removed.length > 0) this.feed.forgotten(target, seq);
     return removed;
   }
 

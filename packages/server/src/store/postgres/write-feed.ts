@@ -4,7 +4,7 @@ import type { Entry } from '../../domain/entry.ts';
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { Sql } from './client.ts';
 import { withDeadline } from './deadline.ts';
-import { FORGET_CHANNEL } from './forget.ts';
+import { FORGET_CHANNEL, forgetsAfter, maxForgetSeq } from './forget.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
 import { ForgetMarks } from './forget-marks.ts';
@@ -27,7 +27,8 @@ type Job = { kind: 'note'; note: WriteNote } | { kind: 'catch-up' };
  * The store's change feed, fed by LISTEN cairn_write on a dedicated connection, so writes by
  * every process sharing the database reach this process's subscribers, in notification
  * (= commit) order. The driver re-issues LISTEN whenever that connection comes back; each
- * time it does, versions committed meanwhile are fetched by seq and announced (catch-up).
+ * time it does, forgets committed meanwhile are read from cairn_forget_log and announced, then
+ * versions committed meanwhile are fetched by seq and announced (catch-up).
  */
 export class WriteFeed {
   readonly changes: LocalChangeFeed;
@@ -39,6 +40,17 @@ export class WriteFeed {
   /** Versions this process appended, so their own notifications need no fetch. */
   private readonly local = new Map<number, Entry>();
   private highSeq = 0;
+  /** Every forget logged up to this seq (cairn_forget_log) has been announced here, or came before start. */
+  private forgetSeq = 0;
+  /** Logged forgets announced here (or this process's own), so none is announced twice. */
+  private readonly forgetSeqs = new RecentSet<number>(4096);
+  /**
+   * Forgets a catch-up announced from the log: versions it finds still stored that they name
+   * were written after them, and are announced again even if announced already (see catchUp).
+   */
+  private missedForgets: ForgetTarget[] = [];
+  /** Settles once start() has read where the log and the versions stand; a catch-up waits for it. */
+  private started: Promise<void> = Promise.resolve();
   private listens = 0;
   private draining: Promise<void> | null = null;
   private closed = false;
@@ -63,10 +75,22 @@ export class WriteFeed {
    */
   readonly ownWrites: LocalChangeFeed;
 
+  /**
+   * Forgets are listened for first: the driver re-issues the LISTENs in that order on the one
+   * connection it keeps for them, so when LISTEN cairn_write is back (and the catch-up starts),
+   * LISTEN cairn_forget is too, and the catch-up's read of the forget log misses nothing.
+   */
   async start(): Promise<void> {
-    await this.sql.listen(CHANNEL, (payload) => this.onPayload(payload), () => this.onListen());
-    await this.sql.listen(FORGET_CHANNEL, (payload) => this.onForget(payload));
-    this.highSeq = Math.max(this.highSeq, await maxSeq(this.sql));
+    let started: () => void = () => {};
+    this.started = new Promise((resolve) => (started = resolve));
+    try {
+      await this.sql.listen(FORGET_CHANNEL, (payload) => this.onForget(payload));
+      await this.sql.listen(CHANNEL, (payload) => this.onPayload(payload), () => this.onListen());
+      this.highSeq = Math.max(this.highSeq, await maxSeq(this.sql));
+      this.forgetSeq = Math.max(this.forgetSeq, await maxForgetSeq(this.sql));
+    } finally {
+      started();
+    }
   }
 
   /**
@@ -97,9 +121,11 @@ export class WriteFeed {
 
   /**
    * A forget committed by this process, or heard of from another: tell local subscribers now.
-   * Versions it names that are still waiting for their notification are not announced.
+   * Versions it names that are still waiting for their notification are not announced. `seq`:
+   * its row in cairn_forget_log (none from a server of an earlier release).
    */
-  forgotten(target: ForgetTarget): void {
+  forgotten(target: ForgetTarget, seq?: number | null): void {
+    if (typeof seq === 'number') this.noteForgetSeq(seq);
     for (const [seq, entry] of this.local) if (forgetNames(target, entry)) this.local.delete(seq);
     this.forgets.note(target);
     this.changes.publishForget(target);
@@ -107,12 +133,21 @@ export class WriteFeed {
 
   private onForget(payload: string): void {
     try {
-      const { id, target } = JSON.parse(payload) as { id: string; target: ForgetTarget };
-      if (this.closed || this.ownForgets.has(id)) return;
-      this.forgotten(target);
+      const { id, target, seq } = JSON.parse(payload) as { id: string; target: ForgetTarget; seq?: unknown };
+      if (this.closed) return;
+      const logged = Number.isSafeInteger(seq) ? (seq as number) : null;
+      // Announced already, from the log by a catch-up.
+      if (logged !== null && this.forgetSeqs.has(logged)) return;
+      if (this.ownForgets.has(id)) return void (logged !== null && this.noteForgetSeq(logged));
+      this.forgotten(target, logged);
     } catch {
       this.logger.warn({ payload: payload.slice(0, 200) }, 'ignoring a malformed cairn_forget notification');
     }
+  }
+
+  private noteForgetSeq(seq: number): void {
+    this.forgetSeqs.add(seq);
+    while (this.forgetSeqs.has(this.forgetSeq + 1)) this.forgetSeq += 1;
   }
 
   private onPayload(payload: string): void {
@@ -180,12 +215,36 @@ export class WriteFeed {
   }
 
   /**
-   * Announce what was committed while LISTEN was down. The scan starts below everything still
-   * remembered as published, not below the high-water mark: a new session can hear a fresh
-   * notification before the driver reports the LISTEN (both arrive in one socket read), and
-   * that version raises the mark above the gap it must cover.
+   * Announce what was committed while LISTEN was down. Forgets first, from cairn_forget_log
+   * (their NOTIFY went out while no session listened): the versions read after them are either
+   * gone (forgotten) or were written after them. A version written after a missed forget may
+   * have been announced already, before the catch-up (its notification came on the new
+   * session first): announcing the forget after it would drop it from subscribers' copies, so
+   * such a version is announced again. Forgets logged concurrently (in seq order = commit order:
+   * forget.ts) are heard on the LISTEN that is back, and ForgetMarks covers them.
+   *
+   * The scan of versions starts below everything still remembered as published, not below the
+   * high-water mark: a new session can hear a fresh notification before the driver reports the
+   * LISTEN (both arrive in one socket read), and that version raises the mark above the gap it
+   * must cover.
    */
   private async catchUp(): Promise<void> {
+    // A LISTEN lost during start(): from 0, the log would give every forget of the last day again.
+    await this.started;
+    const logged = await this.timed(forgetsAfter(this.sql, this.forgetSeq));
+    let missed = 0;
+    for (const { seq, id, target } of logged) {
+      if (this.forgetSeqs.has(seq)) continue;
+      // This process's own, whose commit has not returned yet: the store announces it then.
+      if (this.ownForgets.has(id)) this.noteForgetSeq(seq);
+      else {
+        this.forgotten(target, seq);
+        this.missedForgets.push(target);
+        missed += 1;
+      }
+    }
+    this.forgetSeq = Math.max(this.forgetSeq, logged.at(-1)?.seq ?? 0);
+    if (missed > 0) this.logger.info({ forgets: missed }, 'applied forgets made while LISTEN was down');
     const floor = Math.min(this.highSeq - CATCH_UP_WINDOW, (this.published.smallest() ?? this.highSeq) - 1);
     let after = Math.max(0, floor);
     for (;;) {
@@ -193,12 +252,15 @@ export class WriteFeed {
       const page = await this.timed(fetchAfterSeq(this.sql, after, BATCH));
       for (const { seq, entry } of page) {
         this.local.delete(seq);
-        this.publish(seq, entry, mark);
+        if (this.published.has(seq) && this.missedForgets.some((t) => forgetNames(t, entry))) {
+          if (!this.forgets.namesSince(mark, entry)) this.changes.publish(entry);
+        } else this.publish(seq, entry, mark);
       }
       const last = page.at(-1);
-      if (page.length < BATCH || !last) return;
+      if (page.length < BATCH || !last) break;
       after = last.seq;
     }
+    this.missedForgets = [];
   }
 
   /** Announce a version read after `mark`, unless a forget heard since then names it (ForgetMarks). */

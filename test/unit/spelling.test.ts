@@ -64,6 +64,10 @@ describe('spelling', () => {
     expect(hostile.asked).toEqual([]);
     await correctSpelling(Array.from({ length: 300 }, () => 'gatway').join(' '), hostile);
     expect(hostile.asked.map((terms) => terms.length)).toEqual([1, 1]);
+    // A word the index knows some entry holds (its statistics, at once) is left as typed unasked.
+    const known = { ...sources({ gateway: 2 }, ['gateway']), knownHeld: (term: string) => term === termOf('gatway') };
+    expect((await correctSpelling('gatway', known)).corrections).toEqual([]);
+    expect(known.asked).toEqual([]);
     // No suspect word: the index is not asked at all.
     const quiet = sources({});
     await correctSpelling('the cache was cold', quiet);

@@ -6,6 +6,12 @@ export interface SpellingSources {
   knowsWord(word: string): boolean;
   /** For each term, how many entries the caller may see hold it, up to some cap (SearchIndex.termsHeld). */
   held(terms: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * Whether some entry, seen by the caller or not, is known at once to hold the term
+   * (SearchIndex.holdsTerm); such a word is left as typed without asking `held`. It errs
+   * toward not correcting, and names nothing: a correction is only ever a word `held` found.
+   */
+  knownHeld?(term: string): boolean;
 }
 
 export interface Correction {
@@ -75,7 +81,9 @@ const QUOTED = /"[^"]*"?/g;
  */
 export const correctSpelling = async (query: string, sources: SpellingSources): Promise<{ text: string; corrections: Correction[] }> => {
   const quoted = [...query.matchAll(QUOTED)].map((m) => [m.index, m.index + m[0].length] as const);
-  const typed = [...words(query)].filter((w) => query[w.end] !== '*' && !quoted.some(([start, end]) => w.start >= start && w.start < end) && suspect(w.word, sources)).slice(0, MAX_SUSPECTS);
+  const typed = [...words(query)]
+    .filter((w) => query[w.end] !== '*' && !quoted.some(([start, end]) => w.start >= start && w.start < end) && suspect(w.word, sources) && !sources.knownHeld?.(termOf(w.word)))
+    .slice(0, MAX_SUSPECTS);
   if (typed.length === 0) return { text: query, corrections: [] };
   // Names the lexicon lacks are most often the store's own words, held: asked for first, alone
   // (a term each), and only the words no entry holds have their neighbours asked for, all at once.

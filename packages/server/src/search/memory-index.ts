@@ -240,6 +240,10 @@ export class MemorySearchIndex implements SearchIndex {
     return new Map(terms.map((term) => [term, this.text.holders(term, cap, this.slots.alive, accept)]));
   }
 
+  holdsTerm(term: string): boolean {
+    return this.state === 'ready' && this.text.docFrequency(term) > 0;
+  }
+
   async vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]> {
     await this.whenReady();
     if (!this.queue) return [];

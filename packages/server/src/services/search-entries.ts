@@ -124,6 +124,7 @@ const spellingOf = async (deps: ServiceDeps, query: string, filter: SearchFilter
   return correctSpelling(query, {
     knowsWord: (word) => embedder.knowsWord?.(word) ?? true,
     held: (terms) => index.termsHeld?.(terms, filter, HELD_CAP) ?? Promise.resolve(new Map()),
+    knownHeld: (term) => index.holdsTerm?.(term) ?? false,
   });
 };
 

@@ -103,6 +103,10 @@ export class PostgresSearchIndex implements SearchIndex {
   /** Search rows live in the database, deleted by the forget itself: nothing kept elsewhere. */
   async persisted(): Promise<void> {}
 
+  holdsTerm(term: string): boolean {
+    return this.stats.lists(term);
+  }
+
   termsHeld(terms: readonly string[], filter: SearchFilter, cap: number): Promise<Map<string, number>> {
     return this.guard(() => countHolders(this.sql, terms, filter, cap));
   }

@@ -33,6 +33,11 @@ export class SearchStats implements CollectionStats {
     return this.df.get(term) ?? 1;
   }
 
+  /** Whether the statistics as read list `term` (held by two rows or more then). */
+  lists(term: string): boolean {
+    return this.df.has(term);
+  }
+
   /** Counts rows written or removed (by any replica: the change feed reports them all). */
   noteChanges(n: number): void {
     this.changes += n;

@@ -1,6 +1,7 @@
 import type { SimilarEntry } from 'cairn-memory-client';
 import { z } from 'zod';
 import type { Entry } from '../domain/entry.ts';
+import { ServiceError } from '../domain/errors.ts';
 import { embeddingText } from '../search-rules/entry-text.ts';
 import { pathVisible } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
@@ -53,7 +54,11 @@ export const similarEntries = async (deps: ServiceDeps, ctx: Context, entry: Ent
   const filter = { namespace: entry.namespace, prefixes: ctx.access?.prefixes ?? undefined, now: deps.now() };
   const same = (e: Entry): boolean => e.entity_path === entry.entity_path && e.key === entry.key;
   // The index may be loading, or its database away (503): the write stands all the same.
-  const candidates = await index.vectorCandidates(vector, filter, limit + 1).catch(() => []);
+  // Anything else is a bug, and is not hidden.
+  const candidates = await index.vectorCandidates(vector, filter, limit + 1).catch((error: unknown) => {
+    if (error instanceof ServiceError && error.code === 'UNAVAILABLE') return [];
+    throw error;
+  });
   return candidates
     .filter((c) => !same(c.entry) && c.score >= threshold && pathVisible(ctx, c.entry.entity_path))
     .slice(0, limit)

@@ -85,6 +85,36 @@ export const describeAppendVersionContract = (getStore: () => Store): void => {
       expect(new Set(history.map((e) => (e.value as { writer: number }).writer)).size).toBe(writers);
     });
 
+    it('lets writers of one entry in this process take turns, so each wins at its first attempt', async () => {
+      const address = fresh();
+      const { store, calls } = watched(getStore());
+      const writers = 60;
+      const results = await Promise.all(
+        Array.from({ length: writers }, (_, i) => appendVersion(deps(store), address, appendValue(address, { writer: i }))),
+      );
+      // In arrival order, one head read and one append each: no writer lost a race to another.
+      expect(results.map((r) => r.entry.version)).toEqual(Array.from({ length: writers }, (_, i) => i + 1));
+      expect(calls).toMatchObject({ head: writers, append: writers });
+    });
+
+    it('lets batches and single writers sharing entries take turns without waiting on each other for good', async () => {
+      const hot = fresh();
+      const other = { ...hot, key: 'other' };
+      const { store, calls } = watched(getStore());
+      const pair = (i: number, first: EntryAddress, second: EntryAddress) =>
+        appendVersions(deps(store), [first, second].map((address) => ({ address, decide: appendValue(address, { batch: i }) })));
+      // Batches naming the two entries in either order, and single writers of one of them.
+      const work = await Promise.all([
+        ...Array.from({ length: 8 }, (_, i) => pair(i, i % 2 ? hot : other, i % 2 ? other : hot)),
+        ...Array.from({ length: 8 }, (_, i) => appendVersion(deps(store), hot, appendValue(hot, { single: i }))),
+      ]);
+      expect(work).toHaveLength(16);
+      expect((await getStore().head(hot))?.version).toBe(16);
+      expect((await getStore().head(other))?.version).toBe(8);
+      // Each batch read both heads once, each single writer one: no attempt was retried.
+      expect(calls.head).toBe(8 * 2 + 8);
+    });
+
     it('retries a lost race on top of the winner, re-deciding from the new head', async () => {
       const address = fresh();
       const { store, calls } = watched(getStore(), 1);

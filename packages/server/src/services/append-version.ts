@@ -2,6 +2,7 @@ import { type Entry, type EntryAddress, isLive } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { VersionConflict } from '../domain/errors.ts';
 import type { ServiceDeps } from './context.ts';
+import { inTurn, turnKey } from './write-turns.ts';
 
 /** What one attempt read: the head once, judged at one instant. */
 export interface HeadView {
@@ -65,14 +66,22 @@ const backoff = (attempt: number): Promise<void> => {
  * winner instead of overwriting it; every backend's `append` answers a lost race with
  * `VersionConflict`, which is retried here and nowhere else. A refusal from `decide` (or an
  * error it throws) wins over an `ifVersion` mismatch, so deleting what is gone stays a 404.
+ * Writers of the entry in this process take turns (write-turns.ts): the races retried are
+ * those with other processes.
  */
-export const appendVersion = async (
+export const appendVersion = (
   deps: Pick<ServiceDeps, 'store' | 'now'>,
   address: EntryAddress,
   decide: (view: HeadView) => AppendDecision,
   options: AppendOptions = {},
+): Promise<Appended> => inTurn(deps.store, [turnKey(address)], () => appendWithRetries(deps, address, decide, options));
+
+const appendWithRetries = async (
+  deps: Pick<ServiceDeps, 'store' | 'now'>,
+  address: EntryAddress,
+  decide: (view: HeadView) => AppendDecision,
+  { ifVersion }: AppendOptions,
 ): Promise<Appended> => {
-  const { ifVersion } = options;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (attempt > 1) await backoff(attempt);
     const found = await deps.store.head(address);
@@ -140,10 +149,15 @@ const requireEachOnce = (items: readonly BatchAppend[]): void => {
  * batch. A refusal or `ifVersion` mismatch of any item refuses the whole batch; a lost race
  * on an item without `ifVersion` re-derives the whole batch from the new heads, with the same
  * retry policy as single writes. An entry named by two items is refused: their decisions
- * would both be derived from the same head, so one would silently undo the other.
+ * would both be derived from the same head, so one would silently undo the other. The
+ * batch takes its turn at each of its entries (write-turns.ts) before its first attempt.
  */
 export const appendVersions = async (deps: Pick<ServiceDeps, 'store' | 'now'>, items: readonly BatchAppend[]): Promise<Appended[]> => {
   requireEachOnce(items);
+  return inTurn(deps.store, items.map(({ address }) => turnKey(address)), () => appendAllWithRetries(deps, items));
+};
+
+const appendAllWithRetries = async (deps: Pick<ServiceDeps, 'store' | 'now'>, items: readonly BatchAppend[]): Promise<Appended[]> => {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (attempt > 1) await backoff(attempt);
     const heads = await Promise.all(items.map(({ address }) => deps.store.head(address)));

@@ -68,7 +68,8 @@ describe('postgres change feed: catch-up after a lost LISTEN connection', () => 
         };
       },
     });
-    const feed = new WriteFeed(spied, logger, 5000);
+    // The session is this spied client; the feed's own check of it stays out of this test.
+    const feed = new WriteFeed(sql, logger, 5000, { connect: () => spied, checkMs: 600_000 });
     await feed.start();
     const seen = new Set<number>();
     feed.changes.subscribe((e) => {

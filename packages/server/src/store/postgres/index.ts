@@ -18,6 +18,8 @@ export interface PostgresStoreOptions {
   connectTimeoutS?: number;
   /** Milliseconds an operation may take before it fails as UNAVAILABLE. */
   queryTimeoutMs?: number;
+  /** How often the change feed checks that its LISTEN session still delivers (Listening.checkMs). */
+  feedCheckMs?: number;
 }
 
 /**
@@ -44,15 +46,20 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
   // service just when it can serve. One connection, retried every half second while the
   // database is away, answers "does the database answer" and nothing else.
   const probe = createClient({ dsn: options.dsn, logger, max: 1, connectTimeoutS: options.connectTimeoutS ?? 3, statementTimeoutMs: 5_000, maxBackoffS: 0.5 });
+  let feed: WriteFeed | undefined;
   try {
     const { vectors } = await migrate(sql, logger);
-    const feed = new WriteFeed(sql, logger, timeoutMs);
+    feed = new WriteFeed(sql, logger, timeoutMs, {
+      connect: () => createClient({ dsn: options.dsn, logger, max: 1, connectTimeoutS: options.connectTimeoutS ?? 3, statementTimeoutMs: timeoutMs + 5_000 }),
+      ...(options.feedCheckMs === undefined ? {} : { checkMs: options.feedCheckMs }),
+    });
     await feed.start();
     logger.info({ dsn: redactDsn(options.dsn), vectors }, 'postgres store ready');
     // Half the pool for append transactions leaves the rest to reads and the change feed.
     const writers = options.writers ?? Math.max(1, Math.floor(max / 2));
     return new PostgresStore(sql, feed, { logger, vectors, timeoutMs, writers, probe });
   } catch (error) {
+    await feed?.close();
     await probe.end({ timeout: 0 }).catch(() => {});
     await sql.end({ timeout: 0 }).catch(() => {});
     throw toServiceError(error, `opening ${redactDsn(options.dsn)}`, logger);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
@@ -23,12 +24,32 @@ const RETRY_MS = 1000;
 
 type Job = { kind: 'note'; note: WriteNote } | { kind: 'catch-up' };
 
+/** How the feed keeps its LISTEN session: its own client, checked every `checkMs`. */
+export interface Listening {
+  /** A new client of one connection for the LISTEN session (a fresh one replaces a silent one). */
+  connect: () => Sql;
+  /**
+   * After this long without a notification, the feed notifies itself on a channel of its own,
+   * and when that has not arrived this long later, replaces the session: at most about three
+   * times this from a session going silent to the catch-up. Default 5 s.
+   */
+  checkMs?: number;
+}
+const DEFAULT_CHECK_MS = 5_000;
+
 /**
  * The store's change feed, fed by LISTEN cairn_write on a dedicated connection, so writes by
  * every process sharing the database reach this process's subscribers, in notification
  * (= commit) order. The driver re-issues LISTEN whenever that connection comes back; each
  * time it does, forgets committed meanwhile are read from cairn_forget_log and announced, then
  * versions committed meanwhile are fetched by seq and announced (catch-up).
+ *
+ * A session can also stop delivering without its socket closing (a proxy or middlebox whose
+ * far side died, a re-LISTEN the driver dropped after repeated kills): the feed would then
+ * hear nothing, and this replica's search index and streams would go stale, until restart.
+ * So the feed checks its session: quiet for `checkMs`, it sends itself a notification on a
+ * channel only it listens to, and when that does not come back within another `checkMs`, it
+ * drops the session for a new one, whose LISTEN starts a catch-up.
  */
 export class WriteFeed {
   readonly changes: LocalChangeFeed;
@@ -54,11 +75,28 @@ export class WriteFeed {
   private listens = 0;
   private draining: Promise<void> | null = null;
   private closed = false;
+  private readonly connect: () => Sql;
+  private readonly checkMs: number;
+  /** The client holding the LISTEN session; replaced when found silent. */
+  private listener: Sql;
+  /** A channel no other process listens to: what the feed hears on it, it sent itself. */
+  private readonly selfChannel = `cairn_feed_${randomBytes(8).toString('hex')}`;
+  /** When anything was last heard on the session (or it was last set up). */
+  private lastHeard = Date.now();
+  /** When the feed sent itself a notification not heard since; null when none is out. */
+  private pingedAt: number | null = null;
+  /** A session whose set-up failed: the next check sets one up again. */
+  private unlistened = false;
+  private checking = false;
+  private checkTimer: NodeJS.Timeout | null = null;
 
-  constructor(sql: Sql, logger: Logger, timeoutMs: number) {
+  constructor(sql: Sql, logger: Logger, timeoutMs: number, listening: Listening) {
     this.sql = sql;
     this.logger = logger;
     this.timeoutMs = timeoutMs;
+    this.connect = listening.connect;
+    this.checkMs = listening.checkMs ?? DEFAULT_CHECK_MS;
+    this.listener = this.connect();
     this.changes = new LocalChangeFeed((error) => logger.error({ err: error }, 'change listener failed'));
     this.ownWrites = new LocalChangeFeed((error) => logger.error({ err: error }, 'own-write listener failed'));
   }
@@ -84,12 +122,57 @@ export class WriteFeed {
     let started: () => void = () => {};
     this.started = new Promise((resolve) => (started = resolve));
     try {
-      await this.sql.listen(FORGET_CHANNEL, (payload) => this.onForget(payload));
-      await this.sql.listen(CHANNEL, (payload) => this.onPayload(payload), () => this.onListen());
+      await this.listenOn(this.listener);
       this.highSeq = Math.max(this.highSeq, await maxSeq(this.sql));
       this.forgetSeq = Math.max(this.forgetSeq, await maxForgetSeq(this.sql));
     } finally {
       started();
+    }
+    this.checkTimer = setInterval(() => void this.check(), this.checkMs).unref();
+  }
+
+  private async listenOn(listener: Sql): Promise<void> {
+    const heard = () => (this.lastHeard = Date.now());
+    await listener.listen(FORGET_CHANNEL, (payload) => (heard(), this.onForget(payload)));
+    await listener.listen(CHANNEL, (payload) => (heard(), this.onPayload(payload)), () => (heard(), this.onListen()));
+    await listener.listen(this.selfChannel, () => {
+      heard();
+      this.pingedAt = null;
+    });
+  }
+
+  /** One look at the session (see the class comment); never two at once. */
+  private async check(): Promise<void> {
+    if (this.closed || this.checking) return;
+    this.checking = true;
+    try {
+      const now = Date.now();
+      if (this.unlistened || (this.pingedAt !== null && now - this.pingedAt >= this.checkMs)) await this.replaceSession();
+      else if (this.pingedAt === null && now - this.lastHeard >= this.checkMs) {
+        // Sent on the pool, not the session: only the session's hearing is in question.
+        await this.timed(this.sql`select pg_notify(${this.selfChannel}, '')`);
+        this.pingedAt = Date.now();
+      }
+    } catch (error) {
+      // The database is unreachable: the driver's own reconnection is what is needed then.
+      this.logger.debug({ err: error }, 'change feed could not check its LISTEN session');
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  private async replaceSession(): Promise<void> {
+    this.logger.warn({ silent_ms: Date.now() - this.lastHeard }, 'LISTEN cairn_write stopped delivering (a notification sent to itself never came); opening a new session');
+    const old = this.listener;
+    this.listener = this.connect();
+    this.pingedAt = null;
+    void old.end({ timeout: 0 }).catch(() => {});
+    try {
+      await this.listenOn(this.listener);
+      this.unlistened = false;
+    } catch (error) {
+      this.unlistened = true;
+      throw error;
     }
   }
 
@@ -111,6 +194,8 @@ export class WriteFeed {
   close(): Promise<void> {
     this.closed = true;
     this.jobs.length = 0;
+    if (this.checkTimer) clearInterval(this.checkTimer);
+    void this.listener.end({ timeout: 0 }).catch(() => {});
     return this.draining ?? Promise.resolve();
   }
 

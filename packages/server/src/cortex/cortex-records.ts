@@ -36,6 +36,8 @@ export type CortexEvent =
   | { type: 'digest'; namespace: string; digest: Digest }
   | { type: 'digest_removed'; namespace: string; scope: string }
   | { type: 'pattern'; namespace: string; pattern: Pattern }
+  /** A pattern its digest no longer shows, withdrawn: the stream sends its id, kind and path. */
+  | { type: 'pattern_removed'; namespace: string; pattern: Pattern }
   | { type: 'trace'; namespace: string; trace: Trace };
 
 /** Every record of a collection from `after` on, a page at a time. */

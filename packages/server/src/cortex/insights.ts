@@ -50,6 +50,7 @@ export const syncPatterns = async (deps: InsightDeps, st: NamespaceState, change
 const withdraw = async (deps: InsightDeps, st: NamespaceState, p: Pattern): Promise<void> => {
   await deps.records.deletePattern(st.namespace, p.id);
   st.patterns.delete(p.id);
+  deps.publish({ type: 'pattern_removed', namespace: st.namespace, pattern: p });
 };
 
 /**

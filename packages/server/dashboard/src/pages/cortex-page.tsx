@@ -104,7 +104,7 @@ export const CortexPage = () => {
       openStream('/api/v1/cortex/stream', api.headers(), {
         onEvent: (event) => {
           if (event === 'digest' || event === 'digest_removed') digests.reload(true);
-          if (event === 'pattern') patterns.reload(true);
+          if (event === 'pattern' || event === 'pattern_removed') patterns.reload(true);
           if (event === 'trace') traces.reload(true);
           status.reload(true);
         },

@@ -42,7 +42,7 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, k
   app.addHook('preClose', async () => {
     for (const connection of open) connection.close();
   });
-  app.get('/api/v1/cortex/stream', { schema: { summary: 'Server-sent events: each digest as it is compiled ("digest"), removals, patterns and traces', tags: ['cortex'], querystring: StreamQuery } },
+  app.get('/api/v1/cortex/stream', { schema: { summary: 'Server-sent events: each digest as it is compiled ("digest"), removals ("digest_removed"), patterns found and withdrawn ("pattern", "pattern_removed") and traces', tags: ['cortex'], querystring: StreamQuery } },
     async (request, reply) => {
       const ctx = ctxOf(request);
       requireScope(ctx, 'read');
@@ -62,6 +62,9 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, k
         if (event.type === 'digest' && visible(event.digest) && digestMatches(event.digest, query.scope, query.type)) connection.send('digest', event.digest, id);
         else if (event.type === 'digest_removed' && query.type === undefined && removedVisible(event.scope)) connection.send('digest_removed', { scope: event.scope }, id);
         else if (event.type === 'pattern' && query.scope === undefined && pathVisible(ctx, event.pattern.entity_path)) connection.send('pattern', event.pattern, id);
+        else if (event.type === 'pattern_removed' && query.scope === undefined && pathVisible(ctx, event.pattern.entity_path)) {
+          connection.send('pattern_removed', { id: event.pattern.id, kind: event.pattern.kind, entity_path: event.pattern.entity_path }, id);
+        }
         else if (event.type === 'trace' && query.scope === undefined && event.trace.chain.every((l) => pathVisible(ctx, l.entity_path))) connection.send('trace', event.trace, id);
       });
     },

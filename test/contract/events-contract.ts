@@ -50,6 +50,24 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       expect((await cairn.call('GET', `/api/v1/history/${path}/cpu`)).body.versions).toHaveLength(2);
     });
 
+    it('writes nothing for a replay whose version retention dropped or a forget removed', async () => {
+      const path = `alerts/${name}/r${++unique}`;
+      const event = (id: string, level: string) => ({ source: 'datadog', entity_path: path, key: 'cpu', value: { level }, event_type: 'alert', event_id: `${id}-${unique}` });
+      expect((await cairn.call('POST', '/api/v1/events', event('dd-1', 'critical'))).status).toBe(201);
+      expect((await cairn.call('POST', '/api/v1/events', event('dd-2', 'resolved'))).status).toBe(201);
+      expect((await cairn.call('PUT', '/api/v1/admin/retention', { entity_path: path, keep_versions: 1 })).status).toBe(200);
+      expect((await cairn.call('POST', '/api/v1/admin/retention/run', {})).status).toBe(200);
+      // The sender retries the first event: its version is gone, and the entry stays resolved.
+      const retried = await cairn.call('POST', '/api/v1/events', event('dd-1', 'critical'));
+      expect(retried.status).toBe(200);
+      expect(retried.body).toEqual({ status: 'duplicate', entry: null });
+      expect((await cairn.call('GET', `/api/v1/entries/${path}/cpu`)).body).toMatchObject({ version: 2, value: { level: 'resolved' } });
+      // Forgotten, the entry is not brought back by a replay of the event that made it.
+      expect((await cairn.call('POST', '/api/v1/admin/forget', { entity_path: path })).status).toBe(200);
+      expect((await cairn.call('POST', '/api/v1/events', event('dd-2', 'resolved'))).body).toEqual({ status: 'duplicate', entry: null });
+      expect((await cairn.call('GET', `/api/v1/entries/${path}/cpu`)).status).toBe(404);
+    });
+
     it('answers unchanged, making no version, for an event that repeats the current version under a new id', async () => {
       const path = `alerts/${name}/u${++unique}`;
       const event = { source: 'datadog', entity_path: path, key: 'disk', value: { level: 'high' }, event_type: 'alert.triggered', tags: ['disk'], event_id: `u-${unique}-1` };

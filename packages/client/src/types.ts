@@ -211,7 +211,11 @@ export interface EventRequest {
 
 export interface EventResponse {
   status: 'created' | 'unchanged' | 'duplicate';
-  entry: Entry;
+  /**
+   * The version the event made (or, unchanged, the current one). For a duplicate, null once
+   * that version is no longer stored (dropped by retention, forgotten): a replay never writes.
+   */
+  entry: Entry | null;
 }
 
 /** What `/api/v1/whoami` says about the calling key. */

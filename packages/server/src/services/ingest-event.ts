@@ -44,11 +44,13 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
     ? `id:${input.event_id}`
     : `sha256:${sha256(canonicalJson([input.event_id ?? null, input.entity_path, input.key, input.event_type, input.value]))}`;
 
+  // A replay writes nothing, whatever became of the version the event made: written again
+  // after retention dropped that version, it rolled the entry back to the event's (stale)
+  // content, and after a forget it brought the forgotten entry back. The answer carries that
+  // version while it is stored, else null (not the entry's newest version: a write-only key
+  // would read what others wrote).
   const seen = await deps.store.getRecord(collection, id);
-  if (seen) {
-    const entry = await deps.store.version(address, Number(seen.data.version));
-    if (entry) return { status: 'duplicate', entry };
-  }
+  if (seen) return { status: 'duplicate', entry: await deps.store.version(address, Number(seen.data.version)) };
   const tags = input.tags ?? [];
   const valueHash = contentHash(input.value);
   // The same content as the current version, from the same source: unchanged, whatever the

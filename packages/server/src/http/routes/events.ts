@@ -15,7 +15,7 @@ export const eventRoutes: RoutePlugin = async (app, { deps }) => {
         tags: ['events'],
         body: IngestEventInput,
         response: {
-          200: z.object({ status: z.enum(['duplicate', 'unchanged']), entry: EntrySchema }),
+          200: z.object({ status: z.enum(['duplicate', 'unchanged']), entry: EntrySchema.nullable().describe('For a duplicate: the version the event made, or null once that version is no longer stored (dropped by retention, forgotten).') }),
           201: z.object({ status: z.literal('created'), entry: EntrySchema }),
           ...ErrorResponse,
         },

@@ -289,6 +289,28 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
       expect(await store.listRecords(`${c}-empty`, { limit: 10 })).toEqual([]);
     });
 
+    it('replaces a record only while it holds what the replacer read, so racing increments all count', async () => {
+      const c = `connector-stats/${nextNs()}`;
+      expect(await store.replaceRecord(c, 'n', { n: 0 }, { n: 1 })).toBe(false);
+      expect(await store.getRecord(c, 'n')).toBeNull();
+      await store.putRecord(c, 'n', { n: 0, at: null });
+      expect(await store.replaceRecord(c, 'n', { n: 1, at: null }, { n: 2, at: null })).toBe(false);
+      expect((await store.getRecord(c, 'n'))?.data).toEqual({ n: 0, at: null });
+      // Compared as JSON values: the order of keys does not matter.
+      expect(await store.replaceRecord(c, 'n', { at: null, n: 0 }, { n: 0 })).toBe(true);
+      expect((await store.getRecord(c, 'n'))?.data).toEqual({ n: 0 });
+      const increment = async (): Promise<number> => {
+        for (let tries = 1; ; tries++) {
+          const n = (await store.getRecord(c, 'n'))?.data.n as number;
+          if (await store.replaceRecord(c, 'n', { n }, { n: n + 1 })) return tries;
+        }
+      };
+      const tries = await Promise.all(Array.from({ length: 12 }, increment));
+      expect((await store.getRecord(c, 'n'))?.data).toEqual({ n: 12 });
+      // Some lost a race and read again: the races were real, and each was refused.
+      expect(Math.max(...tries)).toBeGreaterThan(1);
+    });
+
     it('keeps every version across a reopen', async () => {
       const n = nextNs();
       const last = await writeVersions(store, { namespace: n, key: 'durable' }, 3);

@@ -14,8 +14,8 @@ export interface ConditionalProxy {
   /** Answer 412 to `If-None-Match: *` PUTs of existing keys (on by default). */
   enforcing: boolean;
   /**
-   * Delete only on a matching `If-Match` ETag, else 412 (404 for a missing key), as AWS S3
-   * does (on by default); off, the header is ignored, as s3rver and some other servers do.
+   * Delete or replace only on a matching `If-Match` ETag, else 412 (404 for a missing key), as
+   * AWS S3 does (on by default); off, the header is ignored, as s3rver and some other servers do.
    */
   enforcingDeletes: boolean;
   /** Requests waiting on a hold right now. */
@@ -181,7 +181,7 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
       return;
     }
     const ifMatch = req.headers['if-match'];
-    if (method === 'DELETE' && typeof ifMatch === 'string' && proxy.enforcingDeletes) {
+    if ((method === 'DELETE' || method === 'PUT') && typeof ifMatch === 'string' && proxy.enforcingDeletes) {
       await withKeyLock(path, async () => {
         const existing = await forward('HEAD', path, { host: req.headers.host ?? target.host });
         if (existing.status === 404) return void res.writeHead(404, { 'content-type': 'application/xml' }).end(NO_SUCH_KEY);

@@ -28,6 +28,15 @@ export interface RecordStore {
   /** Create or replace. */
   putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void>;
   /**
+   * Replace the record's data with `data` only while it holds `expected` (equal as JSON
+   * values); resolves true when it replaced it, false when the record holds anything else or
+   * is gone. For read-modify-write by many replicas (counters, secrets sealed again): of racing
+   * replacers that read the same data, one gets true. Atomic on the filesystem and PostgreSQL,
+   * and on S3 where the server honours `If-Match` on PUT (AWS S3 does); on one that ignores
+   * it, the data is compared just before an unconditional write.
+   */
+  replaceRecord(collection: string, id: string, expected: Record<string, unknown>, data: Record<string, unknown>): Promise<boolean>;
+  /**
    * Remove; resolves false when there was nothing to remove. Of racing deletes of one record
    * through one store, exactly one gets true (across S3 replicas, more than one may).
    */

@@ -2,7 +2,7 @@ import { type Entry, type EntryAddress, isLive } from '../domain/entry.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { VersionConflict } from '../domain/errors.ts';
 import type { ServiceDeps } from './context.ts';
-import { inTurn, turnKey } from './write-turns.ts';
+import { inTurn, turnKey } from '../domain/turns.ts';
 
 /** What one attempt read: the head once, judged at one instant. */
 export interface HeadView {
@@ -66,7 +66,7 @@ const backoff = (attempt: number): Promise<void> => {
  * winner instead of overwriting it; every backend's `append` answers a lost race with
  * `VersionConflict`, which is retried here and nowhere else. A refusal from `decide` (or an
  * error it throws) wins over an `ifVersion` mismatch, so deleting what is gone stays a 404.
- * Writers of the entry in this process take turns (write-turns.ts): the races retried are
+ * Writers of the entry in this process take turns (domain/turns.ts): the races retried are
  * those with other processes.
  */
 export const appendVersion = (
@@ -150,7 +150,7 @@ const requireEachOnce = (items: readonly BatchAppend[]): void => {
  * on an item without `ifVersion` re-derives the whole batch from the new heads, with the same
  * retry policy as single writes. An entry named by two items is refused: their decisions
  * would both be derived from the same head, so one would silently undo the other. The
- * batch takes its turn at each of its entries (write-turns.ts) before its first attempt.
+ * batch takes its turn at each of its entries (domain/turns.ts) before its first attempt.
  */
 export const appendVersions = async (deps: Pick<ServiceDeps, 'store' | 'now'>, items: readonly BatchAppend[]): Promise<Appended[]> => {
   requireEachOnce(items);

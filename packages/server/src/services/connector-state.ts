@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { FreeTextSchema } from './schemas.ts';
 import type { Connector, ConnectorSettings } from '../connectors/connector.ts';
 import { ServiceError, unavailable } from '../domain/errors.ts';
-import { type SealedSecret, isSealed } from './secrets/secret-box.ts';
+import { type SealedSecret, type SecretBox, isSealed } from './secrets/secret-box.ts';
+import { canonicalJson } from '../domain/content-hash.ts';
 import { noteSealed, secretBoxOf } from './secrets/secret-keys.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import type { ServiceDeps } from './context.ts';
@@ -64,16 +65,38 @@ export const secretFor = (connector: Connector, given: string | undefined): stri
 const openSecret = async (deps: ServiceDeps, collection: string, id: string, stored: string | SealedSecret): Promise<string> => {
   const box = secretBoxOf(deps.config);
   if (!isSealed(stored)) {
-    if (box) await deps.store.putRecord(collection, id, { ...(await deps.store.getRecord(collection, id))?.data, secret: box.seal(stored) }).then(() => noteSealed(deps.store, box));
+    if (box) await sealAgain(deps, box, collection, id, stored, stored);
     return stored;
   }
   const plain = box?.open(stored) ?? null;
   if (plain === null) throw unavailable(`the ${id} signing secret cannot be decrypted: CAIRN_SECRET_KEY is not the key it was stored with`);
-  if (box?.isStale(stored)) {
-    await deps.store.putRecord(collection, id, { ...(await deps.store.getRecord(collection, id))?.data, secret: box.seal(plain) });
-    await noteSealed(deps.store, box);
-  }
+  if (box?.isStale(stored)) await sealAgain(deps, box, collection, id, stored, plain);
   return plain;
+};
+
+/** Re-seals under way in this process, by store and record: concurrent readers share one. */
+const sealing = new WeakMap<object, Map<string, Promise<void>>>();
+
+/**
+ * Seal `plain` with the current key over the record, only while the record still holds
+ * `stored` and nothing else has changed (RecordStore.replaceRecord). Written unconditionally,
+ * a re-seal racing a rotation or a disable on another replica undid it: the old secret
+ * verified again, the new one was refused, a disabled connector got its secret back. Readers in
+ * this process share one re-seal, so a burst of deliveries after a key rotation makes one write.
+ */
+const sealAgain = (deps: ServiceDeps, box: SecretBox, collection: string, id: string, stored: string | SealedSecret, plain: string): Promise<void> => {
+  let mine = sealing.get(deps.store);
+  if (!mine) sealing.set(deps.store, (mine = new Map()));
+  const key = `${collection}\u0000${id}`;
+  const running = mine.get(key);
+  if (running) return running;
+  const work = (async () => {
+    const fresh = await deps.store.getRecord(collection, id);
+    if (!fresh || canonicalJson(fresh.data.secret ?? null) !== canonicalJson(stored)) return;
+    if (await deps.store.replaceRecord(collection, id, fresh.data, { ...fresh.data, secret: box.seal(plain) })) await noteSealed(deps.store, box);
+  })().finally(() => mine.delete(key));
+  mine.set(key, work);
+  return work;
 };
 
 export const connectorState = async (deps: ServiceDeps, namespace: string, connector: Connector): Promise<ConnectorState> => {

@@ -9,6 +9,8 @@ export type { DeliveryCounts };
 
 const EMPTY: DeliveryCounts = { received: 0, written: 0, unchanged: 0, duplicates: 0, ignored: 0, rejected: 0, last_event_at: null };
 export const statsCollection = (namespace: string): string => `connector-stats/${namespace}`;
+/** Reads and replaces of the totals per flush before its counts wait for the next one. */
+const FLUSH_ATTEMPTS = 8;
 
 const Count = z.number().int().min(0);
 /** Stored totals as `flush` writes them, which reads add to, a missing one as 0 (import checks archives against it). */
@@ -67,7 +69,7 @@ export class DeliveryCounters {
     return run;
   }
 
-  /** Add this replica's counts to the shared totals (read-modify-write; see class comment). */
+  /** Add this replica's counts to the shared totals (see addTo). */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       const batch = this.pending;
@@ -75,9 +77,7 @@ export class DeliveryCounters {
       for (const [id, delta] of batch) {
         const [namespace, connector] = id.split('\u0000') as [string, string];
         try {
-          const stored = await this.store.getRecord(statsCollection(namespace), connector);
-          const total = add({ ...EMPTY, ...(stored?.data as Partial<DeliveryCounts> | undefined) }, delta);
-          await this.store.putRecord(statsCollection(namespace), connector, { ...total });
+          if (!(await this.addTo(statsCollection(namespace), connector, delta))) this.pending.set(id, add(this.pending.get(id) ?? { ...EMPTY }, delta));
         } catch {
           // Backend down: keep the counts for the next flush rather than lose them.
           this.pending.set(id, add(this.pending.get(id) ?? { ...EMPTY }, delta));
@@ -85,6 +85,21 @@ export class DeliveryCounters {
       }
     });
     return this.flushing;
+  }
+
+  /**
+   * Add `delta` to the stored totals, read and replaced only while no other replica changed
+   * them in between (RecordStore.replaceRecord): written unconditionally, two replicas flushing
+   * at once each wrote their own sum over the same read, and one's counts were lost. False when
+   * the record kept changing (the counts wait for the next flush).
+   */
+  private async addTo(collection: string, connector: string, delta: DeliveryCounts): Promise<boolean> {
+    for (let attempt = 0; attempt < FLUSH_ATTEMPTS; attempt++) {
+      const stored = await this.store.getRecord(collection, connector);
+      const total = { ...add({ ...EMPTY, ...(stored?.data as Partial<DeliveryCounts> | undefined) }, delta) };
+      if (stored ? await this.store.replaceRecord(collection, connector, stored.data, total) : await this.store.createRecord(collection, connector, total)) return true;
+    }
+    return false;
   }
 
   async close(): Promise<void> {

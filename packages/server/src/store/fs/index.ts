@@ -8,6 +8,8 @@ import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import { continuesEarlierItem } from '../batch-runs.ts';
 import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
+import { canonicalJson } from '../../domain/content-hash.ts';
+import { inTurn } from '../../domain/turns.ts';
 import { compactLog, dataBytes } from './compaction.ts';
 import { type DropOp, applyDrop, applyForget, forgetOp } from './forget-ops.ts';
 import { listAsOf, walkBackTo } from '../as-of.ts';
@@ -59,6 +61,8 @@ export class FsStore implements Store {
   /** Record ids being created but not yet durable, so two creators cannot both win. */
   private readonly creating = new Set<string>();
   private readonly deletes = new DeletesInFlight();
+  /** Owner of the record writers' lines (domain/turns.ts), apart from the entries' own. */
+  private readonly recordTurns = {};
   private readonly log: SegmentLog;
   private readonly options: FsStoreOptions;
   private readonly release: () => void;
@@ -332,15 +336,29 @@ export class FsStore implements Store {
     }
   }
 
-  async putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void> {
-    await this.writeRecord({ t: 'r', c: collection, i: id, d: data, u: new Date().toISOString() });
+  // Puts, replaces and deletes of one record take turns (domain/turns.ts), so that a replace
+  // compares what no other write of this process can change before its own lands.
+  putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void> {
+    return inTurn(this.recordTurns, [`${collection}\u0000${id}`], () => this.writeRecord({ t: 'r', c: collection, i: id, d: data, u: new Date().toISOString() }));
   }
 
-  async deleteRecord(collection: string, id: string): Promise<boolean> {
-    return this.deletes.delete(
-      `${collection}\u0000${id}`,
-      () => this.records.get(collection, id) !== undefined,
-      () => this.writeRecord({ t: 'x', c: collection, i: id }),
+  replaceRecord(collection: string, id: string, expected: Record<string, unknown>, data: Record<string, unknown>): Promise<boolean> {
+    return inTurn(this.recordTurns, [`${collection}\u0000${id}`], async () => {
+      const current = await this.getRecord(collection, id);
+      if (!current || canonicalJson(current.data) !== canonicalJson(expected)) return false;
+      await this.writeRecord({ t: 'r', c: collection, i: id, d: data, u: new Date().toISOString() });
+      return true;
+    });
+  }
+
+  deleteRecord(collection: string, id: string): Promise<boolean> {
+    const key = `${collection}\u0000${id}`;
+    return inTurn(this.recordTurns, [key], () =>
+      this.deletes.delete(
+        key,
+        () => this.records.get(collection, id) !== undefined,
+        () => this.writeRecord({ t: 'x', c: collection, i: id }),
+      ),
     );
   }
 

@@ -200,6 +200,10 @@ export class PostgresStore implements Store {
     return this.run('putRecord', () => records.putRecord(this.sql, collection, id, data));
   }
 
+  replaceRecord(collection: string, id: string, expected: Record<string, unknown>, data: Record<string, unknown>): Promise<boolean> {
+    return this.run('replaceRecord', () => records.replaceRecord(this.sql, collection, id, expected, data));
+  }
+
   deleteRecord(collection: string, id: string): Promise<boolean> {
     return this.run('deleteRecord', () => this.recordOps.delete(collection, id));
   }

@@ -14,6 +14,7 @@ export const postgresRecords = (dsn: string): { records: RecordStore; close(): P
       getRecord: (collection, id) => records.getRecord(sql, collection, id),
       createRecord: (collection, id, data) => records.createRecord(sql, collection, id, data),
       putRecord: (collection, id, data) => records.putRecord(sql, collection, id, data),
+      replaceRecord: (collection, id, expected, data) => records.replaceRecord(sql, collection, id, expected, data),
       deleteRecord: (collection, id) => records.deleteRecord(sql, collection, id),
       listRecords: (collection, query) => records.listRecords(sql, collection, query),
     },

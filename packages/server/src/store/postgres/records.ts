@@ -29,6 +29,14 @@ export const putRecord = async (sql: Sql, collection: string, id: string, data: 
     on conflict (collection, id) do update set data = excluded.data, updated_at = now()`;
 };
 
+/** jsonb equality is by value (key order aside), as the port asks. */
+export const replaceRecord = async (sql: Sql, collection: string, id: string, expected: Record<string, unknown>, data: Record<string, unknown>): Promise<boolean> => {
+  const rows = await sql`
+    update cairn_records set data = ${sql.json(data as never)}, updated_at = now()
+     where collection = ${collection} and id = ${id} and data = ${sql.json(expected as never)}::jsonb returning id`;
+  return rows.length === 1;
+};
+
 export const deleteRecord = async (sql: Sql, collection: string, id: string): Promise<boolean> => {
   const rows = await sql`delete from cairn_records where collection = ${collection} and id = ${id} returning id`;
   return rows.length === 1;

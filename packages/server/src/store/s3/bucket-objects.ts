@@ -32,6 +32,8 @@ export class BucketObjects {
    * (conditional-writes.ts); AWS S3 does, some S3-compatible servers ignore the header.
    */
   conditionalDeletes = false;
+  /** Whether the server replaces only on a matching `If-Match` (putIfMatch), found out at start likewise. */
+  conditionalPuts = false;
 
   constructor(client: S3Client, bucket: string) {
     this.client = client;
@@ -50,11 +52,11 @@ export class BucketObjects {
     return (await this.getObject(key, options))?.text ?? null;
   }
 
-  /** The object's body and user metadata in one GET, or null when it does not exist. */
-  async getObject(key: string, options: ReadOptions = {}): Promise<{ text: string; metadata: Record<string, string> } | null> {
+  /** The object's body, user metadata and ETag in one GET, or null when it does not exist. */
+  async getObject(key: string, options: ReadOptions = {}): Promise<{ text: string; metadata: Record<string, string>; etag: string | null } | null> {
     try {
       const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), httpOptions(options));
-      return { text: out.Body ? await out.Body.transformToString('utf8') : '', metadata: out.Metadata ?? {} };
+      return { text: out.Body ? await out.Body.transformToString('utf8') : '', metadata: out.Metadata ?? {}, etag: out.ETag ?? null };
     } catch (error) {
       if (isMissingObject(error)) return null;
       throw s3Unavailable(error, 'GetObject');
@@ -133,6 +135,24 @@ export class BucketObjects {
     try {
       await this.client.send(new PutObjectCommand({ ...putInput(this.bucket, key, body), Metadata: metadata }), httpOptions(options));
     } catch (error) {
+      throw s3Unavailable(error, 'PutObject');
+    }
+  }
+
+  /**
+   * Replace `key` only while it is the object `etag` names (`If-Match`): 'replaced'; 'changed'
+   * when it was replaced since (412); 'gone' when there is none (404); 'busy' when another
+   * conditional request on it is in flight (409). A server that ignores the header replaces
+   * whatever is there (see conditionalPuts).
+   */
+  async putIfMatch(key: string, body: string, etag: string): Promise<'replaced' | 'changed' | 'gone' | 'busy'> {
+    try {
+      await this.client.send(new PutObjectCommand({ ...putInput(this.bucket, key, body), IfMatch: etag }));
+      return 'replaced';
+    } catch (error) {
+      if (isPreconditionFailed(error)) return 'changed';
+      if (isMissingObject(error)) return 'gone';
+      if (isConditionalConflict(error)) return 'busy';
       throw s3Unavailable(error, 'PutObject');
     }
   }

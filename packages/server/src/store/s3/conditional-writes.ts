@@ -42,3 +42,22 @@ export const probeConditionalDeletes = async (objects: BucketObjects, probeKey: 
   if (outcome !== 'deleted') await objects.delete(probeKey);
   return outcome === 'changed';
 };
+
+/**
+ * Whether the server replaces an object only on a matching `If-Match`: a put of a probe object
+ * naming an ETag it does not have must be refused (412). AWS S3 refuses it (since 2024); a
+ * server that ignores the header replaces the probe, one that does not know it may answer an
+ * error: either way records are then replaced after comparing them just before an
+ * unconditional write (RecordObjects.replaceRecord). Checked once at start; the probe is removed after.
+ */
+export const probeConditionalPuts = async (objects: BucketObjects, probeKey: string): Promise<boolean> => {
+  await objects.put(probeKey, JSON.stringify({ purpose: 'checks whether this server enforces If-Match on PUT' }));
+  let outcome: string;
+  try {
+    outcome = await objects.putIfMatch(probeKey, JSON.stringify({ purpose: 'replaced: If-Match was ignored' }), '"00000000000000000000000000000000"');
+  } catch {
+    outcome = 'refused';
+  }
+  await objects.delete(probeKey);
+  return outcome === 'changed';
+};

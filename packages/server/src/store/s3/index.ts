@@ -4,7 +4,7 @@ import { BucketObjects } from './bucket-objects.ts';
 import { ChangeFollower } from './change-follower.ts';
 import { ChangeLogWriter } from './change-log-writer.ts';
 import { ChangeWindow } from './change-window.ts';
-import { assertConditionalWrites, probeConditionalDeletes } from './conditional-writes.ts';
+import { assertConditionalWrites, probeConditionalDeletes, probeConditionalPuts } from './conditional-writes.ts';
 import { HeadIndex } from './head-index.ts';
 import { ObjectKeys } from './object-keys.ts';
 import { createS3Client } from './s3-client.ts';
@@ -52,6 +52,10 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
     await objects.ping();
     await assertConditionalWrites(objects, keys.probeKey);
     objects.conditionalDeletes = await probeConditionalDeletes(objects, `${keys.probeKey}.delete-${replica}`);
+    objects.conditionalPuts = await probeConditionalPuts(objects, `${keys.probeKey}.put-${replica}`);
+    if (!objects.conditionalPuts) {
+      logger.info({ bucket: objects.bucket }, 'the S3 server does not honour If-Match on PUT: a record replaced by two replicas at once (delivery counters, re-sealed secrets) may lose one of the two');
+    }
     if (!objects.conditionalDeletes) {
       logger.info({ bucket: objects.bucket }, 'the S3 server does not honour If-Match on DELETE: records are deleted unconditionally, and replicas deleting one at once may each report it removed');
     }

@@ -424,6 +424,11 @@ export class S3Store implements Store {
     return this.parts.records.putRecord(collection, id, data);
   }
 
+  replaceRecord(collection: string, id: string, expected: Record<string, unknown>, data: Record<string, unknown>): Promise<boolean> {
+    this.assertOpen();
+    return this.parts.records.replaceRecord(collection, id, expected, data);
+  }
+
   deleteRecord(collection: string, id: string): Promise<boolean> {
     this.assertOpen();
     return this.parts.records.deleteRecord(collection, id);

@@ -1,17 +1,19 @@
-import { ServiceError } from '../domain/errors.ts';
-import type { EntryAddress } from '../domain/entry.ts';
+import { ServiceError } from './errors.ts';
+import type { EntryAddress } from './entry.ts';
 
 /**
- * Writers of one entry in this process take turns. Without them, every writer of a hot key
- * read the same head and all but one lost the compare-and-set, then retried against each
- * other: on S3, where an attempt is a round trip of tens of milliseconds, 300 concurrent
- * writers of one key left about 190 of them with a 409 after their 16 attempts. In line, a
- * writer reads the head its predecessor wrote and wins at the first attempt; the retries of
- * append-version.ts remain for writers in other processes (replicas, the Cortex, the CLI).
+ * Writers of one thing in this process take turns: an entry (the write protocol,
+ * services/append-version.ts) or a shared record (the filesystem store's record writes).
+ * Without them, every writer of a hot key read the same head and all but one lost the
+ * compare-and-set, then retried against each other: on S3, where an attempt is a round trip
+ * of tens of milliseconds, 300 concurrent writers of one key left about 190 of them with a 409
+ * after their 16 attempts. In line, a writer reads the head its predecessor wrote and wins at
+ * the first attempt; the retries of append-version.ts remain for writers in other processes
+ * (replicas, the Cortex, the CLI).
  *
- * Lines are kept per store object, so two servers in one process (the tests') are two
- * writers to each other, as two replicas are. A line holds at most MAX_IN_LINE writers: one
- * more is refused with the same 409 as a writer that never won.
+ * Lines are kept per owner object (a store), so two servers in one process (the tests') are
+ * two writers to each other, as two replicas are. A line holds at most MAX_IN_LINE writers:
+ * one more is refused with the same 409 as a writer that never won.
  */
 export const MAX_IN_LINE = 1_000;
 
@@ -33,7 +35,7 @@ const takeTurn = async (lines: Map<string, Line>, key: string): Promise<() => vo
     line = { tail: Promise.resolve(), length: 0 };
     lines.set(key, line);
   }
-  if (line.length >= MAX_IN_LINE) throw new ServiceError('CONFLICT', 'this entry is being written by too many writers at once; retry');
+  if (line.length >= MAX_IN_LINE) throw new ServiceError('CONFLICT', 'this entry or record is being written by too many writers at once; retry');
   const ahead = line.tail;
   let release!: () => void;
   line.tail = new Promise<void>((resolve) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../packages/server/src/domain/errors.ts';
-import { MAX_IN_LINE, inTurn } from '../../packages/server/src/services/write-turns.ts';
+import { MAX_IN_LINE, inTurn } from '../../packages/server/src/domain/turns.ts';
 
 const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1));
 

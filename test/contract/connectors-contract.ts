@@ -326,6 +326,14 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
       // A person's mapping overrides what was learned.
       expect((await cairn.call('PUT', '/api/v1/connectors/jira/settings', { projects: { 'board-42': 'OPS' } })).status).toBe(200);
       expect((await send(sprintEvent('sp-3', 42))).body.entries[0].entity_path).toBe('projects/jira/OPS');
+      // A project id is digits or "board-<id>": anything else is refused naming it, alike on
+      // every backend (PostgreSQL answered a NUL in one with its own error), and nothing changes.
+      for (const id of ['a\u0000', '', 'board 42', '\ud800', 'x'.repeat(65)]) {
+        const refused = await cairn.call('PUT', '/api/v1/connectors/jira/settings', { projects: { [id]: 'OPS' } });
+        expect(refused.status, JSON.stringify(id)).toBe(422);
+        expect(refused.body.error.message, JSON.stringify(id)).toContain('Jira project id');
+      }
+      expect((await cairn.call('GET', '/api/v1/connectors')).body.connectors.find((c: { name: string }) => c.name === 'jira').settings.projects).toEqual({ 'board-42': 'OPS' });
     });
 
     // After the Jira test above: the issue sent here teaches the connector project PAY, which

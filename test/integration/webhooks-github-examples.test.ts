@@ -119,3 +119,30 @@ it('reads a form-encoded delivery (payload=…) whatever the case of its media t
     expect(res.body.entries, type).toMatchObject([{ entity_path: `repos/${repo.owner.login}/${repo.name}`, key: `pr-${number}` }]);
   }
 });
+
+it('refuses an action, state or conclusion that is not a word as a malformed event, naming the field', async () => {
+  const example = (name: string) => examples.find((e) => e.name === name)!.examples.find((x) => name !== 'workflow_run' || x.action === 'completed')!;
+  const send = (event: string, payload: Record<string, unknown>, delivery: string) => {
+    const body = JSON.stringify(payload);
+    return cairn.call('POST', '/api/v1/webhooks/github', body, {
+      'content-type': 'application/json',
+      'x-github-event': event,
+      'x-github-delivery': delivery,
+      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+    });
+  };
+  const pr = example('pull_request');
+  const deploy = example('deployment_status');
+  const run = example('workflow_run');
+  const hostile = [
+    ['pull_request', { ...pr, action: 'opened\u0007' }, 'action'],
+    ['pull_request', { ...pr, action: 'x'.repeat(200) }, 'action'],
+    ['deployment_status', { ...deploy, deployment_status: { ...(deploy.deployment_status as object), state: 'Success' } }, 'deployment_status.state'],
+    ['workflow_run', { ...run, workflow_run: { ...(run.workflow_run as object), conclusion: 'failure\n' } }, 'workflow_run.conclusion'],
+  ] as const;
+  for (const [i, [event, payload, field]] of hostile.entries()) {
+    const res = await send(event, payload, `hostile-word-${i}`);
+    expect(res.status, field).toBe(400);
+    expect(res.body.error.message, field).toMatch(new RegExp(`^malformed event: .*${field.replace('.', '\\.')}`));
+  }
+});

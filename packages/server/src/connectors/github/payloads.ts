@@ -13,10 +13,17 @@ const Repository = z.object({
   default_branch: z.string().nullish(),
 });
 const User = z.object({ login: z.string() }).nullish();
+/**
+ * GitHub's actions, states, statuses and conclusions: lower-case words ("opened",
+ * "timed_out"). They become part of an entry's event_type, so anything else (a control
+ * character, a long string) is a malformed event, refused naming the field, not a bad
+ * event_type the payload never had.
+ */
+const Word = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, { error: 'expected a lower-case word such as "opened"' });
 const Label = z.object({ name: z.string() });
 
 export const PullRequestEvent = z.object({
-  action: z.string(),
+  action: Word,
   number: z.number().int(),
   pull_request: z.object({
     number: z.number().int(),
@@ -43,10 +50,10 @@ export const PullRequestEvent = z.object({
 });
 
 export const DeploymentStatusEvent = z.object({
-  action: z.string().optional(),
+  action: Word.optional(),
   deployment_status: z.object({
     id: z.number().int(),
-    state: z.string(),
+    state: Word,
     environment: z.string().nullish(),
     description: z.string().nullish(),
     target_url: z.string().nullish(),
@@ -64,7 +71,7 @@ export const DeploymentStatusEvent = z.object({
 });
 
 export const IssuesEvent = z.object({
-  action: z.string(),
+  action: Word,
   issue: z.object({
     number: z.number().int(),
     title: z.string().nullish(),
@@ -93,7 +100,7 @@ const HeadCommit = z.object({
 const PullRefs = z.array(z.object({ number: z.number().int(), head: z.object({ ref: z.string() }).nullish(), base: z.object({ ref: z.string() }).nullish() })).max(1000).nullish();
 
 export const WorkflowRunEvent = z.object({
-  action: z.string(),
+  action: Word,
   workflow_run: z.object({
     id: z.number().int(),
     name: z.string().nullish(),
@@ -101,8 +108,8 @@ export const WorkflowRunEvent = z.object({
     run_number: z.number().int().nullish(),
     run_attempt: z.number().int().nullish(),
     event: z.string().nullish(),
-    status: z.string().nullish(),
-    conclusion: z.string().nullish(),
+    status: Word.nullish(),
+    conclusion: Word.nullish(),
     head_branch: z.string().nullish(),
     head_sha: z.string(),
     head_commit: HeadCommit,
@@ -118,11 +125,11 @@ export const WorkflowRunEvent = z.object({
 export type WorkflowRunEvent = z.output<typeof WorkflowRunEvent>;
 
 export const CheckSuiteEvent = z.object({
-  action: z.string(),
+  action: Word,
   check_suite: z.object({
     id: z.number().int(),
-    status: z.string().nullish(),
-    conclusion: z.string().nullish(),
+    status: Word.nullish(),
+    conclusion: Word.nullish(),
     head_branch: z.string().nullish(),
     head_sha: z.string(),
     head_commit: HeadCommit,
@@ -136,7 +143,7 @@ export const CheckSuiteEvent = z.object({
 export type CheckSuiteEvent = z.output<typeof CheckSuiteEvent>;
 
 export const ReleaseEvent = z.object({
-  action: z.string(),
+  action: Word,
   release: z.object({
     id: z.number().int(),
     tag_name: z.string(),

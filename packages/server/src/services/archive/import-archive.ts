@@ -7,6 +7,7 @@ import { AUDIT_COLLECTIONS, auditCollection } from '../audit-log.ts';
 import { noteDedupCollection } from '../retention/dedup-collections.ts';
 import { noteCollection } from '../retention/noted-collections.ts';
 import { type ArchiveSummary, checkArchive, readArchiveLines } from './read-archive.ts';
+import { recordNamespaces } from './collections.ts';
 
 const PARALLEL_BATCHES = 4;
 /**
@@ -207,7 +208,10 @@ export const importArchive = async (store: Store, archive: string | ArchiveSumma
     else report.records_present++;
     // Dedup and audit expiry find their collections through lists of them; an imported one joins its list.
     if (line.collection.startsWith('dedup/')) await noteDedupCollection(store, line.collection);
-    if (line.collection.startsWith(auditCollection(''))) await noteCollection(store, AUDIT_COLLECTIONS, line.collection);
+    // So does the audit log of every namespace the archive holds records of: the next export
+    // finds a namespace that holds records and no entry through that list (export-archive.ts),
+    // and one whose audit batches had expired on the source came with none.
+    for (const ns of recordNamespaces(line.collection, line.id, line.data)) await noteCollection(store, AUDIT_COLLECTIONS, auditCollection(ns));
   }
   return report;
 };

@@ -145,9 +145,9 @@ export class BucketObjects {
    * conditional request on it is in flight (409). A server that ignores the header replaces
    * whatever is there (see conditionalPuts).
    */
-  async putIfMatch(key: string, body: string, etag: string): Promise<'replaced' | 'changed' | 'gone' | 'busy'> {
+  async putIfMatch(key: string, body: string, etag: string, options: ReadOptions = {}): Promise<'replaced' | 'changed' | 'gone' | 'busy'> {
     try {
-      await this.client.send(new PutObjectCommand({ ...putInput(this.bucket, key, body), IfMatch: etag }));
+      await this.client.send(new PutObjectCommand({ ...putInput(this.bucket, key, body), IfMatch: etag }), httpOptions(options));
       return 'replaced';
     } catch (error) {
       if (isPreconditionFailed(error)) return 'changed';

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
+import { s3Unavailable } from './s3-client.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
 export interface SnapshotPolicy {
@@ -29,6 +30,8 @@ export interface LoadedSnapshot {
 // short request timeout.
 const LARGE_OBJECT_TIMEOUT_MS = 120_000;
 const KEEP = 3;
+/** Reads and conditional writes of one snapshot by a forget before it gives up (503; repeating the forget finishes it). */
+const REWRITE_ATTEMPTS = 8;
 
 /**
  * Periodic copies of the head index, so that a starting replica reads one object plus the
@@ -100,24 +103,40 @@ export class Snapshots {
     }
   }
 
-  /**
-   * Rewrite every snapshot without the heads `drop` picks (forget): a snapshot is a copy of
-   * their content. Answers how many snapshots changed.
-   */
+  /** Rewrite every snapshot without the entries `drop` picks (a forget); answers how many changed. */
   async rewrite(drop: (entry: Entry) => boolean | Promise<boolean>): Promise<number> {
     let changed = 0;
-    for (const key of await this.list()) {
-      const text = await this.objects.getText(key, { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
-      if (text === null) continue;
-      const body = JSON.parse(text) as SnapshotBody;
-      if (!Array.isArray(body.entries)) continue;
-      const dropped = await mapLimit(body.entries, 16, async (e) => drop(e));
-      if (!dropped.includes(true)) continue;
-      body.entries = body.entries.filter((_, i) => !dropped[i]);
-      await this.objects.put(key, JSON.stringify(body), { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
-      changed += 1;
-    }
+    for (const key of await this.list()) if (await this.rewriteOne(key, drop)) changed += 1;
     return changed;
+  }
+
+  /**
+   * One snapshot without what `drop` picks. Forgets on two replicas may rewrite one snapshot at
+   * once: each read it, and the later write put back the entries the earlier one removed (the
+   * forgotten content stayed at rest until the snapshot was pruned). Where the server honours
+   * `If-Match` on PUT, a rewrite replaces only the object it read, and reads again when another
+   * rewrite came first; elsewhere it writes as before.
+   */
+  private async rewriteOne(key: string, drop: (entry: Entry) => boolean | Promise<boolean>): Promise<boolean> {
+    const options = { timeoutMs: LARGE_OBJECT_TIMEOUT_MS };
+    for (let attempt = 0; attempt < REWRITE_ATTEMPTS; attempt++) {
+      const read = await this.objects.getObject(key, options);
+      if (read === null) return false;
+      const body = JSON.parse(read.text) as SnapshotBody;
+      if (!Array.isArray(body.entries)) return false;
+      const dropped = await mapLimit(body.entries, 16, async (e) => drop(e));
+      if (!dropped.includes(true)) return false;
+      body.entries = body.entries.filter((_, i) => !dropped[i]);
+      if (!this.objects.conditionalPuts || read.etag === null) {
+        await this.objects.put(key, JSON.stringify(body), options);
+        return true;
+      }
+      const outcome = await this.objects.putIfMatch(key, JSON.stringify(body), read.etag, options);
+      if (outcome === 'replaced') return true;
+      // Pruned meanwhile: nothing left to rewrite.
+      if (outcome === 'gone') return false;
+    }
+    throw s3Unavailable(new Error(`snapshot ${key} kept changing while a forget rewrote it`), 'PutObject');
   }
 
   private async list(): Promise<string[]> {

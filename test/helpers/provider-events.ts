@@ -15,6 +15,13 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 let sequence = 0;
 const nextId = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${++sequence}`;
 
+/** A GitHub delivery of `payload` as event `event` under delivery id `id` (sign it with signDelivery). */
+export const githubDelivery = (event: string, id: string, payload: unknown): Delivery => ({
+  connector: 'github',
+  body: JSON.stringify(payload),
+  headers: { 'x-github-event': event, 'x-github-delivery': id },
+});
+
 export const signDelivery = (d: Delivery, secret: string): Record<string, string> => {
   const base = { 'content-type': 'application/json', ...d.headers };
   if (d.connector === 'pagerduty') return { ...base, 'x-pagerduty-signature': `v1=${hmac(secret, d.body)}` };

@@ -1,9 +1,9 @@
-import { createHmac } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
+import { githubDelivery, signDelivery } from '../helpers/provider-events.ts';
 
 /**
  * GitHub redelivers failed deliveries later, in no guaranteed order, and its signature does not
@@ -28,14 +28,9 @@ const T0 = Date.parse('2026-03-02T09:00:00Z');
 const at = (minutes: number): string => new Date(T0 + minutes * 60_000).toISOString().replace('.000Z', 'Z');
 const repository = (repo: string) => ({ name: repo, full_name: `acme/${repo}`, owner: { login: 'acme' }, default_branch: 'main' });
 
-const send = (event: string, delivery: string, payload: unknown) => {
-  const body = JSON.stringify(payload);
-  return cairn.call('POST', '/api/v1/webhooks/github', body, {
-    'content-type': 'application/json',
-    'x-github-event': event,
-    'x-github-delivery': delivery,
-    'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-  });
+const send = (event: string, id: string, payload: unknown) => {
+  const delivery = githubDelivery(event, id, payload);
+  return cairn.call('POST', '/api/v1/webhooks/github', delivery.body, signDelivery(delivery, secret));
 };
 const entryOf = async (repo: string, key: string) => (await cairn.call('GET', `/api/v1/entries/repos/acme/${repo}/${key}`)).body;
 const versionsOf = async (repo: string, key: string): Promise<number> =>

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
+import { githubDelivery, signDelivery } from '../helpers/provider-events.ts';
 
 /**
  * Every example payload GitHub documents (npm @octokit/webhooks-examples), sent signed to a
@@ -122,14 +123,9 @@ it('reads a form-encoded delivery (payload=…) whatever the case of its media t
 
 it('refuses an action, state or conclusion that is not a word as a malformed event, naming the field', async () => {
   const example = (name: string) => examples.find((e) => e.name === name)!.examples.find((x) => name !== 'workflow_run' || x.action === 'completed')!;
-  const send = (event: string, payload: Record<string, unknown>, delivery: string) => {
-    const body = JSON.stringify(payload);
-    return cairn.call('POST', '/api/v1/webhooks/github', body, {
-      'content-type': 'application/json',
-      'x-github-event': event,
-      'x-github-delivery': delivery,
-      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-    });
+  const send = (event: string, payload: Record<string, unknown>, id: string) => {
+    const delivery = githubDelivery(event, id, payload);
+    return cairn.call('POST', '/api/v1/webhooks/github', delivery.body, signDelivery(delivery, secret));
   };
   const pr = example('pull_request');
   const deploy = example('deployment_status');

@@ -76,6 +76,8 @@ const archive = (lines: (object | string)[]): string => {
 };
 /** The exported entry line with its first version changed by `patch`. */
 const withFirst = (patch: Record<string, unknown>) => ({ ...entryLine, versions: entryLine.versions.map((v: object, i: number) => (i === 0 ? { ...v, ...patch } : v)) });
+/** The exported entry line's versions numbered from `first` on, as a retention-pruned history is. */
+const withVersionsFrom = (first: number) => ({ ...entryLine, versions: entryLine.versions.map((v: object, i: number) => ({ ...v, version: first + i })) });
 /** The same, with the content hash following the new value, as a forger would keep it. */
 const withValue = (value: unknown) => withFirst({ value, content_hash: contentHash(value) });
 /** The exported entry line with its last version made a deletion, changed by `patch` (its content hash following its value). */
@@ -135,6 +137,14 @@ describe('cairn import refuses what no write could have stored', () => {
     ['a value nested past 64 levels', () => [withValue(JSON.parse(`${'{"a":'.repeat(100)}1${'}'.repeat(100)}`))], /value: must not nest deeper than 64 levels/],
     ['a value above 512 KiB', () => [withValue('x'.repeat(600 * 1024))], /value: must be at most 524288 bytes/],
     ['a time that is not one', () => [withFirst({ written_at: 'not a time' })], /written_at: expected an ISO 8601 time/],
+    ['a history beginning at version 3,000,000,000 (PostgreSQL refused it half-way; the filesystem index grew to the version and never opened again)', () => [withVersionsFrom(3_000_000_000)], /line 3: version 1: version: is above 2147483647, the highest version every backend holds/],
+    ['a history that passes version 2,147,483,647 (PostgreSQL\'s integer column)', () => [withVersionsFrom(2_147_483_647)], /line 3: version 2: version: is above 2147483647/],
+    ['a time without milliseconds (PostgreSQL stored it as another text than the archive\'s: a second import refused)', () => [withFirst({ written_at: '2026-01-01T00:00:00Z' })], /line 3: version 1: written_at: expected an ISO 8601 time in UTC as Cairn writes them \(YYYY-MM-DDTHH:MM:SS\.sssZ/],
+    ['a time with one decimal', () => [withFirst({ created_at: '2026-01-01T00:00:00.5Z' })], /line 3: version 1: created_at: expected an ISO 8601 time in UTC as Cairn writes them/],
+    ['a time with microseconds', () => [withFirst({ written_at: '2026-01-01T00:00:01.123456Z' })], /line 3: version 1: written_at: expected an ISO 8601 time in UTC as Cairn writes them/],
+    ['a time in year 0000 (PostgreSQL refused it half-way)', () => [withFirst({ written_at: '0000-01-01T00:00:00.000Z' })], /line 3: version 1: written_at: expected an ISO 8601 time in UTC as Cairn writes them/],
+    ['a date that does not exist', () => [withFirst({ created_at: '2026-02-30T00:00:00.000Z' })], /line 3: version 1: created_at: expected an ISO 8601 time in UTC as Cairn writes them/],
+    ['an expiry with an offset rather than Z', () => [withFirst({ expires_at: '2999-01-01T00:00:00.000+00:00' })], /line 3: version 1: expires_at: expected an ISO 8601 time in UTC as Cairn writes them/],
     ['a confidence that is not a number', () => [withFirst({ confidence: 'high' })], /confidence: .*expected number/],
     ['evidence of the wrong shape', () => [withFirst({ evidence: 7 })], /evidence: .*expected object/],
     ['evidence whose status does not follow from its counts', () => [withFirst({ evidence: { successes: 0, failures: 3, status: 'validated' } })], /evidence: the status does not follow/],

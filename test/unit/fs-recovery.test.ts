@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { loadCheckpoint, writeCheckpoint } from '../../packages/server/src/store/fs/checkpoint.ts';
-import { EntryIndex } from '../../packages/server/src/store/fs/entry-index.ts';
+import { EntryIndex, type EntryState } from '../../packages/server/src/store/fs/entry-index.ts';
 import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
 import { decodeRecords, encodeRecord } from '../../packages/server/src/store/fs/record-codec.ts';
 import { RecordTable } from '../../packages/server/src/store/fs/record-table.ts';
@@ -35,14 +35,19 @@ const writeFormat1 = async (dir: string, index: EntryIndex, records: RecordTable
   const count = states.length + ops.length;
   const parts = [encodeRecord({ t: 'checkpoint', format: 1, seg: at.seg, off: at.off, count, base: at.base })];
   for (const op of ops) parts.push(encodeRecord({ r: op }));
-  for (const { head, locations } of states) parts.push(encodeRecord({ h: head, l: locations.flatMap((l) => (l ? [l.seg, l.off, l.len] : [-1, 0, 0])) }));
+  // That release listed every version from 1: the ones before the base as dropped.
+  const flat = ({ base, locations }: EntryState) => [
+    ...Array.from({ length: base }, () => [-1, 0, 0]).flat(),
+    ...locations.flatMap((l) => (l ? [l.seg, l.off, l.len] : [-1, 0, 0])),
+  ];
+  for (const state of states) parts.push(encodeRecord({ h: state.head, l: flat(state) }));
   parts.push(encodeRecord({ t: 'end', count }));
   await writeFile(join(dir, 'checkpoint'), Buffer.concat(parts));
 };
 
 /** What an index and record table hold, in a comparable order. */
 const contents = ({ index, records }: { index: EntryIndex; records: RecordTable }) => ({
-  entries: [...index.states()].map(({ head, locations }) => ({ head, locations })).sort((a, b) => (a.head.key < b.head.key ? -1 : 1)),
+  entries: [...index.states()].map(({ head, base, locations }) => ({ head, base, locations })).sort((a, b) => (a.head.key < b.head.key ? -1 : 1)),
   records: [...records.ops()],
 });
 
@@ -233,13 +238,13 @@ describe('filesystem store recovery', () => {
     };
     const listed = async (store: FsStore) => (await store.list({ namespace: makeEntry({}).namespace, limit: 10_000, now: Date.now() })).entries.length;
 
-    it('writes blocks of many entries (format 3) that load into the index a full replay builds', async () => {
+    it('writes blocks of many entries (format 4) that load into the index a full replay builds', async () => {
       const store = await open({ checkpointBytes: 1 });
       await fillVaried(store);
       await store.close();
       const recs = await checkpointRecords(dir);
       const [header, ...rest] = recs.map((r) => r.payload);
-      expect(header).toMatchObject({ t: 'checkpoint', format: 3, count: 604 });
+      expect(header).toMatchObject({ t: 'checkpoint', format: 4, count: 604 });
       expect(rest.pop()).toEqual({ t: 'end', count: 604 });
       // Every record after the header is a block: a few hold the 601 entries, one the 3 records.
       const blocks = rest.filter((b) => 'e' in b) as EntryBlock[];
@@ -250,13 +255,13 @@ describe('filesystem store recovery', () => {
       expect(recordBlock).toMatchObject({ r: [{ t: 'r', c: 'notes', i: 'a', d: { n: 1 } }, { t: 'l', c: 'notes', i: 'large' }, { t: 'r', c: 'other', i: 'x' }] });
       expect(recordBlock.r[1]).not.toHaveProperty('d');
       for (const r of recs) expect(r.length).toBeLessThan(BLOCK + 64);
-      // Each head is followed by its locations flat; the two dropped versions are -1 0 0.
+      // Each head is followed by its base, then its locations flat: the two dropped versions are the base.
       const holder = blocks.find((b) => b.e.some((x) => (x as Entry).key === 'multi')) as EntryBlock;
       const at = holder.e.findIndex((x) => (x as Entry).key === 'multi');
       const flat = holder.e[at + 1] as number[];
-      expect(flat).toHaveLength(15);
-      expect(flat.slice(0, 6)).toEqual([-1, 0, 0, -1, 0, 0]);
-      expect(flat[6]).toBeGreaterThan(0);
+      expect(flat).toHaveLength(10);
+      expect(flat[0]).toBe(2);
+      expect(flat[1]).toBeGreaterThan(0);
 
       const reopened = await open();
       expect((await reopened.version(makeEntry({ key: 'multi' }), 4))?.value).toEqual({ v: 4 });
@@ -273,7 +278,7 @@ describe('filesystem store recovery', () => {
       expect(warnings).toEqual([]);
     });
 
-    it('still loads a format 1 checkpoint (an earlier release), and writes format 3 next', async () => {
+    it('still loads a format 1 checkpoint (an earlier release), and writes format 4 next', async () => {
       const store = await open({ checkpointBytes: 1 });
       await fillVaried(store);
       await store.close();
@@ -292,7 +297,7 @@ describe('filesystem store recovery', () => {
       expect(await reopened.version(makeEntry({ key: 'multi' }), 1)).toBeNull();
       await reopened.append(makeEntry({ key: 'after' }), 0);
       await reopened.close();
-      expect((await checkpointRecords(dir))[0]!.payload).toMatchObject({ format: 3, count: 605 });
+      expect((await checkpointRecords(dir))[0]!.payload).toMatchObject({ format: 4, count: 605 });
       expect(warnings).toEqual([]);
       const again = await open();
       expect(await listed(again)).toBe(602);
@@ -314,7 +319,7 @@ describe('filesystem store recovery', () => {
       ['no end record', (file, recs) => file.subarray(0, recs.at(-1)!.offset)],
       ['a header count one short', (file, recs) => reheader(file, recs, { count: (recs[0]!.payload.count as number) - 1 })],
       ['an end count one over', (file, recs) => Buffer.concat([file.subarray(0, recs.at(-1)!.offset), encodeRecord({ t: 'end', count: (recs[0]!.payload.count as number) + 1 })])],
-      ['an unknown format', (file, recs) => reheader(file, recs, { format: 4 })],
+      ['an unknown format', (file, recs) => reheader(file, recs, { format: 5 })],
       ['a record that checks out but is no block', (file, recs) => {
         const block = firstEntryBlock(recs);
         return Buffer.concat([file.subarray(0, block.offset), encodeRecord({ x: 1 }), file.subarray(block.offset + block.length)]);
@@ -329,7 +334,7 @@ describe('filesystem store recovery', () => {
       await more.append(makeEntry({ key: 'late' }), 0);
       await more.close();
       const recs = await checkpointRecords(dir);
-      expect(recs[0]!.payload).toMatchObject({ format: 3 });
+      expect(recs[0]!.payload).toMatchObject({ format: 4 });
       await writeFile(join(dir, 'checkpoint'), damage(await readFile(join(dir, 'checkpoint')), recs));
       expect(await loadCheckpoint(dir, (w) => warnings.push(w))).toBeNull();
       expect(warnings.some((w) => w.includes('checkpoint file is damaged'))).toBe(true);

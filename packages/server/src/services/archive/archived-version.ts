@@ -10,6 +10,22 @@ import { ConfidenceSchema, EntrySchema, LinksSchema, MemoryTypeSchema, Provenanc
 /** A time as Cairn writes them: ISO 8601 in UTC (`2026-11-28T06:14:20.000Z`). */
 export const Instant = z.iso.datetime({ error: 'expected an ISO 8601 time in UTC' });
 
+/**
+ * A version's time exactly as every write stamps it (`toISOString()`: milliseconds, `Z`),
+ * for years 0001–9999. The backends keep versions' times differently (the filesystem and S3
+ * as text, PostgreSQL as timestamptz, normalized to milliseconds and refusing year 0), so a
+ * time of another form would be stored differently on each, and a second import into
+ * PostgreSQL would find the version it wrote "different" from the archive's. One form, a real
+ * date (it reads back as itself), is held the same everywhere.
+ */
+const STORED_TIME = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const isStoredTime = (t: string): boolean => STORED_TIME.test(t) && !Number.isNaN(Date.parse(t)) && new Date(t).toISOString() === t;
+const STORED_TIME_FORM = 'expected an ISO 8601 time in UTC as Cairn writes them (YYYY-MM-DDTHH:MM:SS.sssZ, a real date in years 0001–9999)';
+export const StoredInstant = z.string({ error: STORED_TIME_FORM }).refine(isStoredTime, { error: STORED_TIME_FORM });
+
+/** The highest version number every backend holds (PostgreSQL's version column is an integer). */
+export const MAX_VERSION = 2_147_483_647;
+
 const Count = z.number().int().min(0);
 
 /**
@@ -28,16 +44,16 @@ const ArchivedVersion = EntrySchema.extend({
     const problem = valueSizeProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   }),
-  version: z.number().int().min(1),
+  version: z.number().int().min(1).max(MAX_VERSION, { error: `is above ${MAX_VERSION}, the highest version every backend holds` }),
   confidence: ConfidenceSchema,
   agent_id: AgentIdSchema,
   event_type: EventTypeSchema.nullable(),
   memory_type: MemoryTypeSchema,
   tags: z.array(TagSchema).max(LIMITS.tags),
   provenance: ProvenanceSchema,
-  created_at: Instant,
-  written_at: Instant,
-  expires_at: Instant.nullable(),
+  created_at: StoredInstant,
+  written_at: StoredInstant,
+  expires_at: StoredInstant.nullable(),
   evidence: EntrySchema.shape.evidence.extend({ successes: Count, failures: Count }).strict(),
   links: LinksSchema,
 }).strict();

@@ -1,5 +1,5 @@
 import type { Entry } from '../../domain/entry.ts';
-import type { EntryIndex } from './entry-index.ts';
+import { type EntryIndex, lastPlaced, locationOf } from './entry-index.ts';
 import type { Location } from './segment-log.ts';
 
 export class CorruptDataError extends Error {
@@ -23,9 +23,9 @@ export const versionRecord = (e: Entry, first: boolean): { t: 'v'; e: Entry; s?:
  */
 export const applyVersion = (index: EntryIndex, entry: Entry, location: Location, first = false): void => {
   const state = index.get(entry);
-  const have = state ? state.locations.length : 0;
+  const have = state ? lastPlaced(state) : 0;
   if (entry.version <= have && state) {
-    const known = state.locations[entry.version - 1];
+    const known = locationOf(state, entry.version);
     if (known && known.seg === location.seg && known.off === location.off) return;
     throw new CorruptDataError(
       `version ${entry.version} of ${entry.entity_path} / ${entry.key} appears twice (segment ${location.seg} offset ${location.off})`,
@@ -37,8 +37,8 @@ export const applyVersion = (index: EntryIndex, entry: Entry, location: Location
       `version ${entry.version} of ${entry.entity_path} / ${entry.key} follows version ${have} (segment ${location.seg} offset ${location.off})`,
     );
   }
-  const target = state ?? index.create(entry, entry);
-  while (target.locations.length < entry.version - 1) target.locations.push(null);
+  // The versions before a pruned history's first are counted in the base, never listed.
+  const target = state ?? index.create(entry, entry, entry.version - 1);
   target.locations.push(location);
   index.setHead(target, entry);
 };

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Entry } from '../../domain/entry.ts';
 import { MAX_PAYLOAD, encodeJson, encodeRecord } from './record-codec.ts';
 import { streamRecords } from './record-stream.ts';
-import { EntryIndex } from './entry-index.ts';
+import { EntryIndex, foldDropped } from './entry-index.ts';
 import { type PlacedOp, type RecordOp, RecordTable } from './record-table.ts';
 import { type Location, syncDirectory } from './segment-log.ts';
 
@@ -21,13 +21,20 @@ const FILE = 'checkpoint';
  * a load checks, decodes and parses one record per block rather than per entry. Format 3 is
  * format 2 whose record blocks may also name a large record by its place in the log (`l`
  * ops, see INLINE_BYTES); a release that reads only format 2 would take those for records
- * without data, so the number changed and such a release replays the log instead. Formats 1
- * (one record per entry) and 2 are still read, so a data directory of an earlier release starts
- * from its checkpoint; the next one written is format 3.
+ * without data, so the number changed and such a release replays the log instead. Format 4 is
+ * format 3 whose entries' flat locations begin with the entry's base (the count of oldest
+ * versions it no longer holds, see EntryState) instead of a -1 0 0 per such version: a history
+ * whose first kept version is in the millions was millions of triplets, past the record bound.
+ * An earlier release would take the base for a segment, so the number changed. Formats 1 (one
+ * record per entry), 2 and 3 are still read, their leading dropped versions counted into the
+ * base, so a data directory of an earlier release starts from its checkpoint; the next one
+ * written is format 4.
  */
-const FORMAT = 3;
-const BLOCK_FORMATS = new Set([2, 3]);
+const FORMAT = 4;
+const BLOCK_FORMATS = new Set([2, 3, 4]);
 const FORMAT_1 = 1;
+/** The first format whose flat locations begin with the entry's base. */
+const BASE_FORMAT = 4;
 /**
  * A block's JSON text, at most, in UTF-16 code units (bytes for ASCII, at most 3 bytes each
  * otherwise); a larger item is a block alone. At load the block is one string: at 60 Ki units
@@ -57,9 +64,10 @@ interface End {
   count: number;
 }
 /**
- * Format 2 and 3's blocks. `e`: each entry's head, then its versions' locations flat (seg off
- * len each; a dropped version is -1 0 0), so an entry costs no object beyond its head and one
- * array. `r`: the shared records, as the ops that recreate them or (format 3) their places.
+ * Format 2, 3 and 4's blocks. `e`: each entry's head, then its versions' locations flat (seg off
+ * len each; a dropped version is -1 0 0; from format 4, after the entry's base), so an entry
+ * costs no object beyond its head and one array. `r`: the shared records, as the ops that
+ * recreate them or (format 3 on) their places.
  */
 type Block = { e: Array<Entry | number[]> } | { r: Array<RecordOp | PlacedOp> };
 /** Format 1's records, one per entry or record op. */
@@ -87,9 +95,9 @@ export const writeCheckpoint = async (
   position: { seg: number; off: number },
   base: number | null,
 ): Promise<number> => {
-  const captured: Array<[Entry, (Location | null)[], number]> = [];
+  const captured: Array<[Entry, number, (Location | null)[], number]> = [];
   // Copied, since compaction moves locations in place while this is written.
-  for (const state of index.states()) captured.push([state.head, [...state.locations], state.head.version]);
+  for (const state of index.states()) captured.push([state.head, state.base, [...state.locations], state.head.version]);
   const ops = [...records.ops()];
   const garbage = records.garbageBytes;
   const count = captured.length + ops.length;
@@ -122,9 +130,10 @@ export const writeCheckpoint = async (
   try {
     await put(encodeRecord({ t: 'checkpoint', format: FORMAT, ...position, count, base, garbage } satisfies Header));
     for (const op of ops) await add('r', JSON.stringify(op));
-    for (const [head, locations, versions] of captured) {
-      const flat: number[] = [];
-      for (const loc of locations.slice(0, versions)) flat.push(loc?.seg ?? -1, loc?.off ?? 0, loc?.len ?? 0);
+    // (An entry's base, the versions it does not hold, is no compacted base file.)
+    for (const [head, entryBase, locations, versions] of captured) {
+      const flat: number[] = [entryBase];
+      for (const loc of locations.slice(0, versions - entryBase)) flat.push(loc?.seg ?? -1, loc?.off ?? 0, loc?.len ?? 0);
       // The head and its locations: two items of the block's array, never split between blocks.
       await add('e', `${JSON.stringify(head)},${JSON.stringify(flat)}`);
     }
@@ -139,29 +148,36 @@ export const writeCheckpoint = async (
   return bytes;
 };
 
-/** Put one entry into `index`: its head, and its versions' locations from their flat form. */
-const addEntry = (index: EntryIndex, head: Entry, flat: number[]): void => {
-  const state = index.create(head, head);
-  for (let i = 0; i < flat.length; i += 3) {
+/**
+ * Put one entry into `index`: its head, and its versions' locations from their flat form
+ * (`withBase`: format 4's, the base first). An older format's leading dropped versions are
+ * counted into the base, as an entry of this release holds them.
+ */
+const addEntry = (index: EntryIndex, head: Entry, flat: number[], withBase: boolean): void => {
+  const base = withBase ? flat[0] : 0;
+  if (!Number.isSafeInteger(base) || (base as number) < 0) throw new Error(`the locations of ${head.entity_path} / ${head.key} do not begin with a count`);
+  const state = index.create(head, head, base as number);
+  for (let i = withBase ? 1 : 0; i < flat.length; i += 3) {
     state.locations.push(flat[i] === -1 ? null : { seg: flat[i] as number, off: flat[i + 1] as number, len: flat[i + 2] as number });
   }
+  if (!withBase) foldDropped(state);
 };
 
-/** Load one format 2 block; returns how many entries and record ops it held. */
-const loadBlock = (index: EntryIndex, records: RecordTable, block: Block): number => {
+/** Load one block (format 2 on); returns how many entries and record ops it held. */
+const loadBlock = (index: EntryIndex, records: RecordTable, block: Block, withBase: boolean): number => {
   if ('r' in block) {
     for (const op of block.r) records.apply(op);
     return block.r.length;
   }
   const { e } = block;
-  for (let i = 0; i < e.length; i += 2) addEntry(index, e[i] as Entry, e[i + 1] as number[]);
+  for (let i = 0; i < e.length; i += 2) addEntry(index, e[i] as Entry, e[i + 1] as number[], withBase);
   return e.length / 2;
 };
 
 /** Load one format 1 record: an entry or a record op. */
 const loadItem = (index: EntryIndex, records: RecordTable, item: Item): number => {
   if ('r' in item) records.apply(item.r);
-  else addEntry(index, item.h, item.l);
+  else addEntry(index, item.h, item.l, false);
   return 1;
 };
 
@@ -202,7 +218,10 @@ export const loadCheckpoint = async (
         complete = payload.count === loaded && loaded === header.count;
         break;
       } else {
-        loaded += header.format === FORMAT_1 ? loadItem(index, records, payload as Item) : loadBlock(index, records, payload as Block);
+        loaded +=
+          header.format === FORMAT_1
+            ? loadItem(index, records, payload as Item)
+            : loadBlock(index, records, payload as Block, header.format >= BASE_FORMAT);
       }
     }
   } catch (error) {

@@ -1,7 +1,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
-import type { EntryIndex } from './entry-index.ts';
+import { type EntryIndex, locationOf, moveLocation } from './entry-index.ts';
 import { versionRecord } from './apply-version.ts';
 import { decodeOne, encodeRecord } from './record-codec.ts';
 import { type Held, type RecordTable, isPlaced } from './record-table.ts';
@@ -17,7 +17,7 @@ export interface CompactionParts {
 }
 
 interface Captured {
-  states: { address: EntryAddress; locations: (Location | null)[] }[];
+  states: { address: EntryAddress; base: number; locations: (Location | null)[] }[];
   records: [string, string, Held][];
   garbage: number;
 }
@@ -51,7 +51,7 @@ export const dataBytes = async (dir: string, withCheckpoint = true): Promise<num
  */
 export const compactLog = async ({ dir, log, index, records }: CompactionParts): Promise<void> => {
   const { reserved, captured } = await log.rollAround<Captured>(() => ({
-    states: [...index.states()].map((s) => ({ address: s.head, locations: [...s.locations] })),
+    states: [...index.states()].map((s) => ({ address: s.head, base: s.base, locations: [...s.locations] })),
     records: [...records.entries()],
     garbage: records.garbageBytes,
   }));
@@ -79,15 +79,16 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
       recordMoves.push({ collection: c, id: i, from: held, to: { seg: reserved, off: await put(record), len: record.length } });
     }
     let copied = 0;
-    for (const { address, locations } of captured.states) {
+    for (const { address, base, locations } of captured.states) {
       let first = true;
       for (const [i, from] of locations.entries()) {
         if (!from) continue;
+        const version = base + i + 1;
         const { e } = decodeOne(await log.read(from)) as { e: Entry };
-        const record = encodeRecord(versionRecord(e, first && i > 0));
+        const record = encodeRecord(versionRecord(e, first && version > 1));
         first = false;
         const at = await put(record);
-        moves.push({ address, version: i + 1, from, to: { seg: reserved, off: at, len: record.length } });
+        moves.push({ address, version, from, to: { seg: reserved, off: at, len: record.length } });
         if (++copied % YIELD_EVERY === 0) await yieldTurns();
       }
     }
@@ -97,9 +98,10 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
   const oldBase = log.baseSegment;
   log.adoptBase(reserved);
   for (const { address, version, from, to } of moves) {
+    // By version, not by place in the list: a retention drop since the capture moves the base.
     const state = index.get(address);
-    const now = state?.locations[version - 1];
-    if (state && now && now.seg === from.seg && now.off === from.off) state.locations[version - 1] = to;
+    const now = state && locationOf(state, version);
+    if (state && now && now.seg === from.seg && now.off === from.off) moveLocation(state, version, to);
   }
   for (const { collection, id, from, to } of recordMoves) records.move(collection, id, from, to);
   // What was garbage at the capture is gone with the old segments; what became garbage since is not.

@@ -7,9 +7,41 @@ import type { Location } from './segment-log.ts';
 /** What memory holds per entry: its newest durable version and where every version lies. */
 export interface EntryState {
   head: Entry;
-  /** locations[v - 1] is version v; null where retention dropped that version. */
+  /**
+   * How many of the oldest versions the entry no longer holds (retention dropped them, or an
+   * import began its history past version 1): counted, not listed, so a history whose first
+   * kept version is large costs nothing per version it lacks, in memory or in the checkpoint.
+   */
+  base: number;
+  /** locations[i] is version base + i + 1; null where retention dropped that version. */
   locations: (Location | null)[];
 }
+
+/** Where version `version` lies, or null when the entry does not hold it. */
+export const locationOf = (state: EntryState, version: number): Location | null => {
+  const i = version - state.base - 1;
+  return i >= 0 ? (state.locations[i] ?? null) : null;
+};
+
+/** Move version `version` (one the entry holds) to `location`. */
+export const moveLocation = (state: EntryState, version: number, location: Location): void => {
+  state.locations[version - state.base - 1] = location;
+};
+
+/** The newest version with a place (dropped or not): the base plus the places listed. */
+export const lastPlaced = (state: EntryState): number => state.base + state.locations.length;
+
+/**
+ * Count the leading dropped versions into the base instead, so an entry that retention prunes
+ * as it grows keeps a list of what it holds, not of everything it ever had.
+ */
+export const foldDropped = (state: EntryState): void => {
+  let n = 0;
+  while (n < state.locations.length && state.locations[n] === null) n += 1;
+  if (n === 0) return;
+  state.locations = state.locations.slice(n);
+  state.base += n;
+};
 
 /** The filesystem backend's in-memory index of entries (see HeadTree for the ordering). */
 export class EntryIndex {
@@ -24,12 +56,12 @@ export class EntryIndex {
   }
 
   /**
-   * A new entry's state, with no versions yet (the caller pushes the first). Every head held is
+   * A new entry's state, with no versions yet (the caller pushes the first, version base + 1). Every head held is
    * frozen with its empty parts shared (freezeHead): versions are immutable, freezing lets the
    * HTTP layer cache their JSON, and sharing saves a few objects an entry.
    */
-  create(address: EntryAddress, head: Entry): EntryState {
-    const state: EntryState = { head: freezeHead(head), locations: [] };
+  create(address: EntryAddress, head: Entry, base = 0): EntryState {
+    const state: EntryState = { head: freezeHead(head), base, locations: [] };
     this.tree.set(address, state);
     return state;
   }

@@ -1,5 +1,5 @@
 import type { ForgetTarget } from '../../ports/store.ts';
-import type { EntryIndex, EntryState } from './entry-index.ts';
+import { type EntryIndex, type EntryState, foldDropped } from './entry-index.ts';
 
 /** A forget in the log: names paths only, never content (the content is what goes). */
 export type ForgetOp = { t: 'f'; n: string; p: string; k?: string };
@@ -20,17 +20,21 @@ export const applyForget = (index: EntryIndex, op: ForgetOp): EntryState[] => {
   return states;
 };
 
-/** Mark the dropped versions; the head always stays. Returns how many were newly dropped. */
+/**
+ * Mark the dropped versions, then count them into the entry's base (they are the oldest it
+ * holds); the head always stays. Returns how many were newly dropped.
+ */
 export const applyDrop = (index: EntryIndex, op: DropOp): number => {
   const state = index.get({ namespace: op.n, entity_path: op.p, key: op.k });
   if (!state) return 0;
   const before = Math.min(op.b, state.head.version);
   let dropped = 0;
-  for (let v = 1; v < before; v++) {
-    if (state.locations[v - 1] !== null) {
-      state.locations[v - 1] = null;
+  for (let i = 0; i < before - state.base - 1; i++) {
+    if (state.locations[i] !== null) {
+      state.locations[i] = null;
       dropped += 1;
     }
   }
+  foldDropped(state);
   return dropped;
 };

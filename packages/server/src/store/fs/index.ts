@@ -17,7 +17,7 @@ import { applyVersion, versionRecord } from './apply-version.ts';
 import { startsPrunedHistory } from '../pruned-history.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { lockDirectory } from './dir-lock.ts';
-import type { EntryIndex } from './entry-index.ts';
+import { type EntryIndex, lastPlaced, locationOf } from './entry-index.ts';
 import { decodeOne, encodeRecord } from './record-codec.ts';
 import { type Recovered, recover } from './recovery.ts';
 import { PlacedRecords } from './placed-records.ts';
@@ -118,15 +118,16 @@ export class FsStore implements Store {
 
   async version(address: EntryAddress, version: number): Promise<Entry | null> {
     const state = this.index.get(address);
-    if (!state || version < 1 || version > state.locations.length) return null;
+    if (!state || version < 1 || version > lastPlaced(state)) return null;
     if (version === state.head.version) return state.head;
-    const location = state.locations[version - 1];
+    const location = locationOf(state, version);
     if (!location) return null;
     try {
       return (decodeOne(await this.log.read(location)) as { e: Entry }).e;
     } catch (error) {
       // A compaction may have moved the version (and deleted its old segment) meanwhile.
-      const moved = this.index.get(address)?.locations[version - 1];
+      const now = this.index.get(address);
+      const moved = now && locationOf(now, version);
       if (!moved || moved === location) throw error;
       return (decodeOne(await this.log.read(moved)) as { e: Entry }).e;
     }
@@ -228,7 +229,10 @@ export class FsStore implements Store {
     this.dataSize += bytes;
     this.maybeCheckpoint();
     // A forget that landed right after these versions took them away again: nothing to announce.
-    for (const entry of entries) if (this.index.get(entry)?.locations[entry.version - 1]) this.changes.publish(entry);
+    for (const entry of entries) {
+      const state = this.index.get(entry);
+      if (state && locationOf(state, entry.version)) this.changes.publish(entry);
+    }
   }
 
   /**
@@ -270,7 +274,9 @@ export class FsStore implements Store {
   async dropVersionsBefore(address: EntryAddress, version: number): Promise<number> {
     if (this.closed) throw unavailable('the store is shutting down');
     const state = this.index.get(address);
-    if (!state || state.locations.slice(0, Math.min(version, state.head.version) - 1).every((l) => l === null)) return 0;
+    // How many of its places lie before `version` (never the head's): none held, nothing to drop.
+    const before = state ? Math.min(version, state.head.version) - state.base - 1 : 0;
+    if (!state || before <= 0 || state.locations.slice(0, before).every((l) => l === null)) return 0;
     const op: DropOp = { t: 'd', n: address.namespace, p: address.entity_path, k: address.key, b: version };
     const record = encodeRecord(op);
     let dropped = 0;

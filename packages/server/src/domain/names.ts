@@ -88,3 +88,16 @@ export const labelSchema = (max: number, description: string) => checked(labelPr
 /** Segment-wise prefix test: `repos/acme` covers `repos/acme` and `repos/acme/api`, not `repos/acme-corp`. */
 export const pathHasPrefix = (path: string, prefix: string): boolean =>
   path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 47 /* "/" */);
+
+/**
+ * A namespace as one segment of a shared record's collection name or id, where more
+ * "/"-separated parts follow it (`dedup/<namespace>/<connector>`, a retention policy's
+ * `<namespace>/<path>`). Namespaces are free labels and may hold "/", so `acme/events` +
+ * `github` and `acme` + `events/github` would name the same thing: "%" becomes "%25" and "/"
+ * becomes "%2F", so the segment holds no "/" and two namespaces never share one. A namespace
+ * with neither is itself, so the names a store already holds for it stay as they are.
+ */
+export const namespaceSegment = (namespace: string): string => namespace.replaceAll('%', '%25').replaceAll('/', '%2F');
+
+/** The namespace a segment namespaceSegment made stands for (the inverse: "%2F" is "/", "%25" is "%"). */
+export const namespaceOfSegment = (segment: string): string => segment.replace(/%2F|%25/g, (m) => (m === '%2F' ? '/' : '%'));

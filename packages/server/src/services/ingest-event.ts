@@ -1,4 +1,4 @@
-import { noteDedupCollection } from './retention/dedup-collections.ts';
+import { eventDedupCollection, noteDedupCollection } from './retention/dedup-collections.ts';
 import type { EventResponse } from 'cairn-memory-client';
 import { z } from 'zod';
 import { canonicalJson, contentHash, sha256 } from '../domain/content-hash.ts';
@@ -39,7 +39,7 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
   requireScope(ctx, 'write');
   requirePath(ctx, input.entity_path);
   const address = { namespace: ctx.namespace, entity_path: input.entity_path, key: input.key };
-  const collection = `dedup/${ctx.namespace}/events/${input.source}`;
+  const collection = eventDedupCollection(ctx.namespace, input.source);
   const id = input.event_id !== undefined && input.event_id.length <= 200
     ? `id:${input.event_id}`
     : `sha256:${sha256(canonicalJson([input.event_id ?? null, input.entity_path, input.key, input.event_type, input.value]))}`;

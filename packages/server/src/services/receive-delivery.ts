@@ -1,4 +1,4 @@
-import { noteDedupCollection } from './retention/dedup-collections.ts';
+import { deliveryDedupCollection, noteDedupCollection } from './retention/dedup-collections.ts';
 import { type Connector, type ConnectorSettings, type Delivery, mediaTypeOf } from '../connectors/connector.ts';
 import { sha256 } from '../domain/content-hash.ts';
 import { ServiceError } from '../domain/errors.ts';
@@ -66,7 +66,7 @@ export const receiveDelivery = async (
   if (outcome.kind === 'reply') return { outcome: 'reply', body: outcome.body, why: outcome.why };
   if (outcome.kind === 'ignored') return { outcome: 'ignored', reason: outcome.reason };
 
-  const collection = `dedup/${ctx.namespace}/${name}`;
+  const collection = deliveryDedupCollection(ctx.namespace, name);
   const id = dedupId(outcome.deliveryId);
   const seen = await deps.store.getRecord(collection, id);
   if (seen) return { outcome: 'duplicate', entries: (seen.data.entries as DeliveredEntry[]) ?? [] };

@@ -1,11 +1,12 @@
 import { CONNECTORS } from '../../connectors/registry.ts';
-import { NamespaceSchema } from '../../domain/names.ts';
+import { NamespaceSchema, namespaceOfSegment, namespaceSegment } from '../../domain/names.ts';
 import { COLLECTIONS } from '../../cortex/cortex-records.ts';
 import { auditCollection } from '../audit-log.ts';
 import { settingsCollection } from '../connector-state.ts';
 import { heldCollection, learnedCollection } from '../connector-memory.ts';
 import { teamsCollection } from '../admin/team-records.ts';
 import { KEYS } from '../admin/key-records.ts';
+import { deliveryDedupCollection, eventDedupCollection } from '../retention/dedup-collections.ts';
 import { RETENTION_POLICIES } from '../retention/retention-policies.ts';
 
 /**
@@ -26,10 +27,20 @@ export const namespaceCollections = (namespace: string, eventSources: Iterable<s
     auditCollection(namespace),
     `evidence/${namespace}`,
     `connector-stats/${namespace}`,
-    ...connectors.flatMap((c) => [`dedup/${namespace}/${c}`, `delivery-log/${namespace}/${c}`, learnedCollection(namespace, c), heldCollection(namespace, c)]),
-    ...[...eventSources].sort().map((source) => `dedup/${namespace}/events/${source}`),
+    ...connectors.flatMap((c) => [deliveryDedupCollection(namespace, c), `delivery-log/${namespace}/${c}`, learnedCollection(namespace, c), heldCollection(namespace, c)]),
+    ...[...eventSources].sort().map((source) => eventDedupCollection(namespace, source)),
   ];
 };
+
+/**
+ * The names releases before namespaceSegment gave the dedup collections of a namespace holding
+ * "/" or "%" (none for another: its names are the same). No code reads them any more; an
+ * archive written then still carries them, and is not refused for them (namespacesOf).
+ */
+const legacyDedupCollections = (namespace: string, eventSources: Iterable<string>): string[] =>
+  namespaceSegment(namespace) === namespace
+    ? []
+    : [...[...CONNECTORS.keys()].map((c) => `dedup/${namespace}/${c}`), ...[...eventSources].map((source) => `dedup/${namespace}/events/${source}`)];
 
 /** The Cortex's list of namespaces it has seen, so a restart on the target catches up on them. */
 export const CORTEX_NAMESPACES = COLLECTIONS.namespaces;
@@ -39,27 +50,42 @@ const SHARED_COLLECTIONS: readonly string[] = [KEYS, RETENTION_POLICIES, CORTEX_
 
 /**
  * The namespaces whose records an export writes in `collection`, by its name:
- * `<kind>/<namespace>[/<more>]`, where a namespace may itself hold "/", so a name may be read
- * more than one way (each is answered). None for a collection of no namespace's.
+ * `<kind>/<namespace>[/<more>]`. A name whose namespace is followed by parts of more than one
+ * shape holds it as one segment (namespaceSegment: the dedup collections); the others hold it
+ * as it is, "/" and all, and are followed by at most one fixed part (a connector's name), so
+ * each reads one way. Every reading is checked against the names namespaceCollections makes,
+ * so the answer is the namespaces the name is one of (none for a collection of no namespace's).
  */
 const namespacesOf = (collection: string): string[] => {
-  const found: string[] = [];
+  const found = new Set<string>();
   const start = collection.indexOf('/') + 1;
-  if (start === 0) return found;
-  // Try each place the namespace could end.
+  if (start === 0) return [];
+  // Try each place the namespace could end, read as it is and as one segment.
+  for (let end = collection.length; end > start; end = collection.lastIndexOf('/', end - 1)) {
+    const written = collection.slice(start, end);
+    const rest = collection.slice(end);
+    const sources = rest.startsWith('/events/') ? [rest.slice('/events/'.length)] : [];
+    for (const namespace of new Set([written, namespaceOfSegment(written)])) {
+      if (NamespaceSchema.safeParse(namespace).success && namespaceCollections(namespace, sources).includes(collection)) found.add(namespace);
+    }
+  }
+  if (found.size > 0) return [...found];
+  // An archive written before namespaceSegment: a dedup collection named by the namespace as it
+  // is, unless the name is one of today's (then it is that namespace's).
   for (let end = collection.length; end > start; end = collection.lastIndexOf('/', end - 1)) {
     const namespace = collection.slice(start, end);
     const rest = collection.slice(end);
     const sources = rest.startsWith('/events/') ? [rest.slice('/events/'.length)] : [];
-    if (NamespaceSchema.safeParse(namespace).success && namespaceCollections(namespace, sources).includes(collection)) found.push(namespace);
+    if (NamespaceSchema.safeParse(namespace).success && legacyDedupCollections(namespace, sources).includes(collection)) found.add(namespace);
   }
-  return found;
+  return [...found];
 };
 
 /**
  * Whether an export writes records of `collection`: a shared one or one of a namespace's
- * (above). An import takes no other, so an archive cannot plant records the server's own code
- * would trip over (the Cortex's digests and traces, which it recompiles instead).
+ * (above), or a dedup collection an earlier release named (legacyDedupCollections). An import
+ * takes no other, so an archive cannot plant records the server's own code would trip over
+ * (the Cortex's digests and traces, which it recompiles instead).
  */
 export const isArchivedCollection = (collection: string): boolean => SHARED_COLLECTIONS.includes(collection) || namespacesOf(collection).length > 0;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EntityPathSchema, KeySchema } from '../../domain/names.ts';
+import { EntityPathSchema, KeySchema, namespaceSegment } from '../../domain/names.ts';
 import type { RecordStore } from '../../ports/records.ts';
 import { noteCollection } from './noted-collections.ts';
 
@@ -9,6 +9,15 @@ import { noteCollection } from './noted-collections.ts';
  * listing of collections on every backend.
  */
 export const DEDUP_COLLECTIONS = 'dedup-collections';
+
+/**
+ * A connector's deliveries seen in a namespace, and a `POST /api/v1/events` source's events
+ * seen. The namespace is one segment (namespaceSegment): written as it is, namespace
+ * `acme/events`'s GitHub deliveries and namespace `acme`'s events from source `github` shared
+ * `dedup/acme/events/github`.
+ */
+export const deliveryDedupCollection = (namespace: string, connector: string): string => `dedup/${namespaceSegment(namespace)}/${connector}`;
+export const eventDedupCollection = (namespace: string, source: string): string => `dedup/${namespaceSegment(namespace)}/events/${source}`;
 
 /**
  * A connector delivery seen (receive-delivery.ts): a redelivery answers with its entries (none

@@ -1,7 +1,7 @@
 import type { RetentionPolicy } from 'cairn-memory-client';
 import { z } from 'zod';
 import { ServiceError } from '../../domain/errors.ts';
-import { EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../../domain/names.ts';
+import { EntityPathSchema, NamespaceSchema, namespaceSegment, pathHasPrefix } from '../../domain/names.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import { allRecords } from '../../cortex/cortex-records.ts';
 import type { RecordStore } from '../../ports/records.ts';
@@ -9,7 +9,11 @@ import { recordAudit } from '../audit-log.ts';
 import { namespaceFor, pathVisible, requirePath, requireScope, requireWholeNamespace } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
 
-/** Shared records, so every replica applies the same policies. Id: `<namespace>/<path prefix>` ('' = the whole namespace; namespaces hold no "/"). */
+/**
+ * Shared records, so every replica applies the same policies. Id: `<namespace>/<path prefix>`
+ * ('' = the whole namespace), the namespace as one segment (policyId). Every reader takes a
+ * policy's namespace and path from its data, never from its id.
+ */
 export const RETENTION_POLICIES = 'retention/policies';
 
 export type { RetentionPolicy };
@@ -46,7 +50,23 @@ export const RetentionPolicyRecordSchema: z.ZodType<RetentionPolicy> = z
 
 export const PolicyTargetInput = z.object({ namespace: NamespaceSchema.optional(), entity_path: EntityPathSchema.optional() }).strict();
 
-const policyId = (namespace: string, path: string | null): string => `${namespace}/${path ?? ''}`;
+/**
+ * A policy's record id. The namespace is one segment (namespaceSegment): written as it is,
+ * namespace `acme/b`'s policy for `c` and namespace `acme`'s for `b/c` were both `acme/b/c`,
+ * and either namespace's admin replaced or deleted the other's.
+ */
+const policyId = (namespace: string, path: string | null): string => `${namespaceSegment(namespace)}/${path ?? ''}`;
+
+/**
+ * Where releases before policyId wrote a policy: the namespace as it is. The same id as
+ * policyId's for a namespace holding neither "/" nor "%"; for another, a policy still stored
+ * there is its namespace's only if its data says so (another namespace's may have that id).
+ */
+const legacyPolicyId = (namespace: string, path: string | null): string => `${namespace}/${path ?? ''}`;
+
+/** Whether a stored policy record is `namespace`'s policy for `path`. */
+const isPolicyOf = (data: Record<string, unknown> | undefined, namespace: string, path: string | null): boolean =>
+  data !== undefined && data.namespace === namespace && (data.entity_path ?? null) === path;
 
 /** Every policy, for the retention pass (any replica). */
 export const loadPolicies = async (records: RecordStore): Promise<RetentionPolicy[]> => {
@@ -91,6 +111,16 @@ export const oldestKept = async (
   return keepFrom;
 };
 
+/**
+ * Move a policy found under another namespace's id (an earlier release wrote it under its
+ * legacyPolicyId) to its own id, unless a policy is there already: that one is newer.
+ */
+const rehome = async (records: RecordStore, data: Record<string, unknown>): Promise<void> => {
+  const parsed = RetentionPolicyRecordSchema.safeParse(data);
+  if (!parsed.success) return;
+  await records.createRecord(RETENTION_POLICIES, policyId(parsed.data.namespace, parsed.data.entity_path), { ...parsed.data });
+};
+
 export const setRetentionPolicy = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<RetentionPolicy> => {
   requireScope(ctx, 'admin');
   const input = parseInput(SetPolicyInput, raw);
@@ -104,7 +134,17 @@ export const setRetentionPolicy = async (deps: ServiceDeps, ctx: Context, raw: u
     keep_days: input.keep_days ?? null,
     updated_at: new Date(deps.now()).toISOString(),
   };
-  await deps.store.putRecord(RETENTION_POLICIES, policyId(namespace, policy.entity_path), { ...policy });
+  const id = policyId(namespace, policy.entity_path);
+  // Replace only this namespace's policy: a record another namespace's admin wrote under this
+  // id (the old, ambiguous one: legacyPolicyId) moves to its own namespace's id first.
+  const held = await deps.store.getRecord(RETENTION_POLICIES, id);
+  if (held && !isPolicyOf(held.data, namespace, policy.entity_path)) await rehome(deps.store, held.data);
+  await deps.store.putRecord(RETENTION_POLICIES, id, { ...policy });
+  // The same policy under the id an earlier release gave it would be a second one.
+  const legacy = legacyPolicyId(namespace, policy.entity_path);
+  if (legacy !== id && isPolicyOf((await deps.store.getRecord(RETENTION_POLICIES, legacy))?.data, namespace, policy.entity_path)) {
+    await deps.store.deleteRecord(RETENTION_POLICIES, legacy);
+  }
   await recordAudit(deps, ctx, namespace, {
     action: 'retention.policy_set',
     target: { entity_path: policy.entity_path },
@@ -127,8 +167,14 @@ export const deleteRetentionPolicy = async (deps: ServiceDeps, ctx: Context, raw
   const namespace = namespaceFor(ctx, input.namespace);
   if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
   else requireWholeNamespace(ctx, 'the retention policy without entity_path');
-  if (!(await deps.store.deleteRecord(RETENTION_POLICIES, policyId(namespace, input.entity_path ?? null)))) {
-    throw new ServiceError('NOT_FOUND', `no retention policy for ${input.entity_path ?? 'the whole namespace'}`);
+  const path = input.entity_path ?? null;
+  // Delete only this namespace's policy, under its id or the one an earlier release gave it
+  // (legacyPolicyId), which another namespace's policy may hold: each is checked by its data.
+  let deleted = false;
+  for (const id of new Set([policyId(namespace, path), legacyPolicyId(namespace, path)])) {
+    const held = await deps.store.getRecord(RETENTION_POLICIES, id);
+    if (held && isPolicyOf(held.data, namespace, path) && (await deps.store.deleteRecord(RETENTION_POLICIES, id))) deleted = true;
   }
+  if (!deleted) throw new ServiceError('NOT_FOUND', `no retention policy for ${input.entity_path ?? 'the whole namespace'}`);
   await recordAudit(deps, ctx, namespace, { action: 'retention.policy_deleted', target: { entity_path: input.entity_path ?? null } });
 };

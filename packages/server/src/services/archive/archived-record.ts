@@ -10,7 +10,7 @@ import { DELIVERY_LOGS, DeliveryLineRecordSchema } from '../delivery-log.ts';
 import { dedupSchemaOf } from '../retention/dedup-collections.ts';
 import { ConnectorRecordSchema, settingsCollection } from '../connector-state.ts';
 import { EvidencePointerSchema, evidenceCollection } from '../judged-entries.ts';
-import { RETENTION_POLICIES, RetentionPolicyRecordSchema } from '../retention/retention-policies.ts';
+import { RETENTION_POLICIES, type RetentionPolicy, RetentionPolicyRecordSchema, policyIds } from '../retention/retention-policies.ts';
 import { Instant } from './archived-version.ts';
 import { CORTEX_NAMESPACES, isArchivedCollection } from './collections.ts';
 
@@ -90,6 +90,12 @@ export const recordProblem = (collection: string, id: string, data: object): str
   if (shape && parsed && !parsed.success) {
     const issue = parsed.error.issues[0] as z.core.$ZodIssue;
     return `${shape[0]}: ${issue.path.map(String).join('.')}: ${issue.message}`;
+  }
+  // A policy is put and deleted by its id: under another's, it would replace that namespace's.
+  if (collection === RETENTION_POLICIES && parsed?.success) {
+    const { namespace, entity_path } = parsed.data as RetentionPolicy;
+    const ids = policyIds(namespace, entity_path);
+    if (!ids.includes(id)) return `retention policy: id: must be ${ids[0]}, its namespace's and path's`;
   }
   return null;
 };

@@ -64,6 +64,12 @@ const policyId = (namespace: string, path: string | null): string => `${namespac
  */
 const legacyPolicyId = (namespace: string, path: string | null): string => `${namespace}/${path ?? ''}`;
 
+/**
+ * The ids a policy of `namespace` for `path` may be stored under: its own, and the one an
+ * earlier release gave it (the same for a namespace holding neither "/" nor "%").
+ */
+export const policyIds = (namespace: string, path: string | null): string[] => [...new Set([policyId(namespace, path), legacyPolicyId(namespace, path)])];
+
 /** Whether a stored policy record is `namespace`'s policy for `path`. */
 const isPolicyOf = (data: Record<string, unknown> | undefined, namespace: string, path: string | null): boolean =>
   data !== undefined && data.namespace === namespace && (data.entity_path ?? null) === path;
@@ -171,7 +177,7 @@ export const deleteRetentionPolicy = async (deps: ServiceDeps, ctx: Context, raw
   // Delete only this namespace's policy, under its id or the one an earlier release gave it
   // (legacyPolicyId), which another namespace's policy may hold: each is checked by its data.
   let deleted = false;
-  for (const id of new Set([policyId(namespace, path), legacyPolicyId(namespace, path)])) {
+  for (const id of policyIds(namespace, path)) {
     const held = await deps.store.getRecord(RETENTION_POLICIES, id);
     if (held && isPolicyOf(held.data, namespace, path) && (await deps.store.deleteRecord(RETENTION_POLICIES, id))) deleted = true;
   }

@@ -83,6 +83,10 @@ export const receiveDelivery = async (
   }
   await noteDedupCollection(deps.store, collection);
   const first = await deps.store.createRecord(collection, id, { entries, at: new Date(deps.now()).toISOString() });
-  if (!first) return { outcome: 'duplicate', entries };
+  // Marked first by another replica that took the same delivery at the same moment (a provider's
+  // retry after a timeout): a duplicate, unless this one made the versions (the other then found
+  // them made, and says unchanged). Logged by the mark alone, the delivery that wrote counted as
+  // a duplicate and `written` fell short of the versions made.
+  if (!first && !entries.some((e) => e.created)) return { outcome: 'duplicate', entries };
   return outcome.kind === 'held' ? { outcome: 'written', entries, held: outcome.reason } : { outcome: 'written', entries };
 };

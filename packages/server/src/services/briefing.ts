@@ -17,6 +17,7 @@ import type { Context, ServiceDeps } from './context.ts';
 import { cortexStatus } from './cortex-status.ts';
 import { judgedEntries } from './judged-entries.ts';
 import { digestVisible } from './list-digests.ts';
+import { digestForKey } from './digest-for-key.ts';
 import { AsOfSchema, asOfInstant } from './as-of.ts';
 import { pastScope } from './briefing-as-of.ts';
 import { wholeNumber } from './schemas.ts';
@@ -67,7 +68,7 @@ export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): P
   const past = asOf === undefined ? null : await pastScope(deps, namespace, prefix, under, asOf);
   const by = (at: string | null | undefined): boolean => asOf === undefined || (at != null && Date.parse(at) <= asOf);
 
-  const compiled = past ? past.digests : (await readDigests(deps.store, { namespace, scope: prefix, type: 'path', limit: MAX_DIGESTS, visible })).digests;
+  const compiled = (past ? past.digests : (await readDigests(deps.store, { namespace, scope: prefix, type: 'path', limit: MAX_DIGESTS, visible })).digests).map(digestForKey(ctx));
   const paths = compiled.sort(byTimeDesc((d) => d.summary.last_change?.written_at ?? null)).slice(0, MAX_DIGESTS);
   const whole = prefix === undefined && !past ? (await readDigests(deps.store, { namespace, scope: namespaceScope(namespace), limit: 1, visible })).digests[0] : undefined;
   const overview = whole ?? (paths.length > 1 ? { ...rollupDigest('namespace', namespace, prefix ?? namespace, paths), version: 0, compiled_at: paths[0]?.compiled_at ?? '' } : undefined);

@@ -8,6 +8,7 @@ import { NamespaceSchema, labelSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import type { Expect, SameUnion } from '../domain/type-checks.ts';
 import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
+import { digestForKey } from './digest-for-key.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { wholeNumber } from './schemas.ts';
 
@@ -61,5 +62,5 @@ export const listDigests = async (deps: ServiceDeps, ctx: Context, raw: unknown)
     visible: digestVisible(ctx),
     ...(input.cursor === undefined ? {} : { after: decodeCursor(input.cursor) }),
   });
-  return { digests: page.digests, next_cursor: page.more && page.last ? Buffer.from(page.last).toString('base64url') : null };
+  return { digests: page.digests.map(digestForKey(ctx)), next_cursor: page.more && page.last ? Buffer.from(page.last).toString('base64url') : null };
 };

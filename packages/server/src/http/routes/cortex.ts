@@ -5,6 +5,7 @@ import { namespaceFor, pathVisible, requireScope } from '../../services/authoriz
 import { BriefingInput, briefing } from '../../services/briefing.ts';
 import { cortexStatus } from '../../services/cortex-status.ts';
 import { DIGEST_TYPES, digestVisible, ListDigestsInput, listDigests } from '../../services/list-digests.ts';
+import { digestForKey } from '../../services/digest-for-key.ts';
 import { ListPatternsInput, listPatterns } from '../../services/list-patterns.ts';
 import { ListTracesInput, listTraces } from '../../services/list-traces.ts';
 import { contextOf } from '../context.ts';
@@ -49,6 +50,7 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, k
       const query = parseInput(StreamQuery, request.query);
       const namespace = namespaceFor(ctx, query.namespace);
       const visible = digestVisible(ctx);
+      const asSeen = digestForKey(ctx);
       const removedVisible = (scope: string) => (scope.startsWith('path:') ? pathVisible(ctx, scope.slice('path:'.length)) : (ctx.access?.prefixes ?? null) === null);
       reply.hijack();
       let unsubscribe = (): void => {};
@@ -59,7 +61,7 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, k
       open.add(connection);
       connection.watch(() => stillAdmitted(request, keys), KEY_RECHECK_MS);
       unsubscribe = feed.subscribe(namespace, (event, id) => {
-        if (event.type === 'digest' && visible(event.digest) && digestMatches(event.digest, query.scope, query.type)) connection.send('digest', event.digest, id);
+        if (event.type === 'digest' && visible(event.digest) && digestMatches(event.digest, query.scope, query.type)) connection.send('digest', asSeen(event.digest), id);
         else if (event.type === 'digest_removed' && query.type === undefined && removedVisible(event.scope)) connection.send('digest_removed', { scope: event.scope }, id);
         else if (event.type === 'pattern' && query.scope === undefined && pathVisible(ctx, event.pattern.entity_path)) connection.send('pattern', event.pattern, id);
         else if (event.type === 'pattern_removed' && query.scope === undefined && pathVisible(ctx, event.pattern.entity_path)) {

@@ -155,6 +155,17 @@ export const describeClientContract = (name: string, backend: BackendEnv): void 
 
       await client.deleteTeam(team);
       await expect(client.deleteTeam(team)).rejects.toBeInstanceOf(NotFoundError);
+
+      // A name one character past the longest a team can have names no team: cut to 64
+      // characters, it changed a copy of the team and deleted the team from under its live key.
+      const long = `t${++unique}`.padEnd(64, 'a');
+      await client.createTeam({ name: long, members: ['ann'] });
+      const holder = await client.createKey({ name: 'holder', scopes: ['read'], team: long });
+      await expect(client.setTeamMembers(`${long}x`, ['mallory'])).rejects.toBeInstanceOf(NotFoundError);
+      await expect(client.deleteTeam(`${long}x`)).rejects.toBeInstanceOf(NotFoundError);
+      expect((await client.listTeams()).filter((t) => t.name.startsWith(long))).toEqual([expect.objectContaining({ name: long, members: ['ann'] })]);
+      await client.revokeKey(holder.id);
+      await client.deleteTeam(long);
       const audit = await client.audit({ action: 'key.', limit: 10 });
       expect(audit.events.map((e) => e.action)).toEqual(expect.arrayContaining(['key.created', 'key.revoked']));
     });

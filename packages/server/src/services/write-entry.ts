@@ -127,8 +127,18 @@ export const derivedDecision = (ctx: Context, address: EntryAddress, view: HeadV
   const { evidence, expires_at, ...write } = fields;
   const input = parseInput(WriteEntryInput, { ...write, ...address });
   const hash = requireStorableValue(input.value);
-  requireLinkTargets(ctx, input.links);
+  // Links the entry already has are not the caller's doing: an outcome carries the head's
+  // links, which the Cortex may have pointed beyond a confined key's prefixes (a chat thread
+  // to the incident it discusses), and the key's outcome on its own entry was refused for them.
+  requireLinkTargets(ctx, addedLinks(input.links, view.live?.links));
   return nextVersion(ctx, address, input, view, hash, { evidence, expires_at });
+};
+
+/** The links of `links` that `had` lacks. */
+const addedLinks = <L extends { entity_path: string; key: string; relation?: string }>(links: readonly L[] | undefined, had: readonly L[] | undefined): L[] => {
+  const id = (l: L): string => JSON.stringify([l.entity_path, l.key, l.relation ?? null]);
+  const known = new Set((had ?? []).map(id));
+  return (links ?? []).filter((l) => !known.has(id(l)));
 };
 
 /** A key confined to some prefixes may only point inside them, as it may only write inside them. */

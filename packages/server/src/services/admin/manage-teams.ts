@@ -32,14 +32,26 @@ export const listTeams = async (deps: ServiceDeps, ctx: Context, raw: unknown): 
   return { teams: records.map((r) => r.data as unknown as TeamRecord) };
 };
 
+/**
+ * The team a path names, as stored: a name no team could have (too long, a control character)
+ * names none, so it is 404. Cut to 64 characters instead, as it was, `<name>x` read the team
+ * `<name>` while the write went to a record of its own (two teams listed with one name), and
+ * a delete of `<name>x` passed the live-key check, made under the whole name, and deleted
+ * `<name>` under its live keys.
+ */
+const teamNamed = (name: string): string => {
+  if (!TeamName.safeParse(name).success) throw new ServiceError('NOT_FOUND', `no team "${name.slice(0, 64)}"`);
+  return name;
+};
+
 /** Replace a team's members (the caller sends the full list it wants). */
 export const setTeamMembers = async (deps: ServiceDeps, ctx: Context, name: string, raw: unknown): Promise<TeamRecord> => {
   requireScope(ctx, 'admin');
   requireWholeNamespace(ctx, 'a team');
   const input = parseInput(SetMembersInput, raw);
   const namespace = namespaceFor(ctx, input.namespace);
-  const stored = await deps.store.getRecord(teamsCollection(namespace), name.slice(0, 64));
-  if (!stored) throw new ServiceError('NOT_FOUND', `no team "${name.slice(0, 64)}"`);
+  const stored = await deps.store.getRecord(teamsCollection(namespace), teamNamed(name));
+  if (!stored) throw new ServiceError('NOT_FOUND', `no team "${name}"`);
   const before = stored.data as unknown as TeamRecord;
   const team: TeamRecord = { ...before, members: [...new Set(input.members)] };
   await deps.store.putRecord(teamsCollection(namespace), name, { ...team });
@@ -51,13 +63,14 @@ export const deleteTeam = async (deps: ServiceDeps, ctx: Context, name: string, 
   requireScope(ctx, 'admin');
   requireWholeNamespace(ctx, 'a team');
   const namespace = namespaceFor(ctx, parseInput(z.object({ namespace: NamespaceSchema.optional() }), raw).namespace);
+  teamNamed(name);
   // A key is issued to a team that exists (create-key.ts); deleting the team under a live key
   // would leave the key naming a team no one can find or manage.
   const holders = await liveKeysOfTeam(deps, namespace, name);
   if (holders.length > 0) {
-    throw new ServiceError('CONFLICT', `team "${name.slice(0, 64)}" has ${holders.length} live key(s) (${holders.slice(0, 5).join(', ')}${holders.length > 5 ? ', …' : ''}); revoke them first`);
+    throw new ServiceError('CONFLICT', `team "${name}" has ${holders.length} live key(s) (${holders.slice(0, 5).join(', ')}${holders.length > 5 ? ', …' : ''}); revoke them first`);
   }
-  if (!(await deps.store.deleteRecord(teamsCollection(namespace), name.slice(0, 64)))) throw new ServiceError('NOT_FOUND', `no team "${name.slice(0, 64)}"`);
+  if (!(await deps.store.deleteRecord(teamsCollection(namespace), name))) throw new ServiceError('NOT_FOUND', `no team "${name}"`);
   await recordAudit(deps, ctx, namespace, { action: 'team.deleted', target: { team: name } });
 };
 

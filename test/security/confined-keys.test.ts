@@ -8,10 +8,12 @@ import { type RunningServer, startServer } from '../../packages/server/src/serve
 import { readSse } from '../helpers/sse.ts';
 
 /**
- * A key confined to `comms` may not read the incidents under `incidents/`, but the chat digest
- * of its own path named the open incident its thread discusses, title and status: through the
- * digests, the briefing, their MCP tools and the Cortex stream, the key read what the entry
- * route refused it. It now sees the digest without what quotes entries beyond its prefixes.
+ * Keys confined to `comms`, and what lies beyond their prefixes. The chat digest of their own
+ * path named the open incident its thread discusses, title and status: through the digests,
+ * the briefing, their MCP tools and the Cortex stream, a key read what the entry route refused
+ * it; it now sees the digest without what quotes entries beyond its prefixes. And an outcome
+ * on the key's own entry was refused for links the entry already had (the Cortex's, to that
+ * incident), as if the key had written them.
  */
 const ADMIN = 'static-admin-key-0123456789';
 const SECRET = 'TOPSECRET customer card numbers exposed';
@@ -27,7 +29,7 @@ const call = async (method: string, path: string, body?: unknown, key = ADMIN) =
 };
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'cairn-confined-digests-'));
+  dir = await mkdtemp(join(tmpdir(), 'cairn-confined-keys-'));
   const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', CAIRN_DATA_DIR: dir, CAIRN_RATE_LIMIT_RPM: '0', CAIRN_API_KEYS: ADMIN, CAIRN_CORTEX_DEBOUNCE_MS: '200' });
   server = await startServer(config, pino({ level: 'silent' }), {}, { withCortex: true });
 });
@@ -69,4 +71,17 @@ it('keeps an incident a confined key may not read out of the chat digest it may 
   } finally {
     stream.close();
   }
+});
+
+it('takes a confined key\'s outcome on its own entry whose links, not its own doing, point beyond its prefixes', async () => {
+  const key = JSON.parse((await call('POST', '/api/v1/admin/keys', { name: 'comms-writer', scopes: ['read', 'write'], prefixes: ['comms'] })).text).key as string;
+  // As the Cortex links a chat thread to the incident it discusses.
+  const linked = { entity_path: 'comms/slack/ops', key: 'thread-1', value: { text: 'rolling back' }, links: [{ entity_path: 'incidents/pagerduty/checkout', key: 'incident-PXYZ123', relation: 'discusses' }] };
+  expect((await call('POST', '/api/v1/entries', linked)).status).toBe(201);
+  const outcome = await call('POST', '/api/v1/outcomes', { entries: [{ entity_path: 'comms/slack/ops', key: 'thread-1' }], outcome: 'success' }, key);
+  expect(outcome.status, outcome.text).toBe(200);
+  expect((await call('POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'memory_record_outcome', arguments: { entries: [{ entity_path: 'comms/slack/ops', key: 'thread-1' }], outcome: 'success' } } }, key)).text).not.toContain('isError":true');
+  // A link the key adds itself is still held to its prefixes.
+  const added = await call('POST', '/api/v1/entries', { ...linked, key: 'thread-2', links: [{ entity_path: 'incidents/pagerduty/checkout', key: 'incident-PXYZ123', relation: 'discusses' }] }, key);
+  expect(added.status).toBe(403);
 });

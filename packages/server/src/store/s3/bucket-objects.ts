@@ -157,6 +157,34 @@ export class BucketObjects {
     }
   }
 
+  /**
+   * Read `key` and write what `change` makes of its text, only while the object is still the
+   * one read: with `If-Match` its ETag where the server honours it (conditionalPuts), reading
+   * again when another write came first; elsewhere written unconditionally after the read.
+   * `change` answers null to write nothing. Resolves true when it wrote; false when it wrote
+   * nothing or there is no object. Used by the readers-modify-write of shared records and of a
+   * forget's snapshot rewrite, whose concurrent writers on other replicas would otherwise undo
+   * each other.
+   */
+  async rewrite(key: string, change: (text: string) => string | null | Promise<string | null>, options: ReadOptions = {}, attempts = 20): Promise<boolean> {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const read = await this.getObject(key, options);
+      if (read === null) return false;
+      const next = await change(read.text);
+      if (next === null) return false;
+      if (!this.conditionalPuts || read.etag === null) {
+        await this.put(key, next, options);
+        return true;
+      }
+      const outcome = await this.putIfMatch(key, next, read.etag, options);
+      if (outcome === 'replaced') return true;
+      if (outcome === 'gone') return false;
+      // Another conditional request on it is in flight: let it settle before reading again.
+      if (outcome === 'busy') await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw s3Unavailable(new Error(`${key} kept changing while it was rewritten`), 'PutObject');
+  }
+
   async delete(key: string): Promise<void> {
     try {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));

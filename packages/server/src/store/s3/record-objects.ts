@@ -58,26 +58,10 @@ export class RecordObjects implements RecordStore {
     await this.objects.put(this.key(collection, id), this.body(id, data));
   }
 
-  /**
-   * Compare the record as read with `expected`, then replace exactly the object read
-   * (`If-Match` its ETag): of replicas racing to replace it, one wins, the others meet 412 and
-   * answer false. On a server that ignores the header the compare stands alone (see
-   * conditionalPuts). Busy (another conditional request in flight): read again and retry.
-   */
-  async replaceRecord(collection: string, id: string, expected: Record<string, unknown>, data: Record<string, unknown>): Promise<boolean> {
-    const key = this.key(collection, id);
-    for (let attempt = 0; attempt < BUSY_TRIES; attempt++) {
-      const read = await this.objects.getObject(key);
-      if (read === null || canonicalJson((JSON.parse(read.text) as StoredRecord).data) !== canonicalJson(expected)) return false;
-      if (!this.objects.conditionalPuts || read.etag === null) {
-        await this.objects.put(key, this.body(id, data));
-        return true;
-      }
-      const outcome = await this.objects.putIfMatch(key, this.body(id, data), read.etag);
-      if (outcome !== 'busy') return outcome === 'replaced';
-      await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS));
-    }
-    throw s3Unavailable(new Error(`record ${key} stayed busy while it was replaced`), 'PutObject');
+  /** Replaced only while the record is `expected` and the object the one read (BucketObjects.rewrite). */
+  replaceRecord(collection: string, id: string, expected: Record<string, unknown>, data: Record<string, unknown>): Promise<boolean> {
+    const unchanged = canonicalJson(expected);
+    return this.objects.rewrite(this.key(collection, id), (text) => (canonicalJson((JSON.parse(text) as StoredRecord).data) === unchanged ? this.body(id, data) : null));
   }
 
   async deleteRecord(collection: string, id: string): Promise<boolean> {

@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
-import { s3Unavailable } from './s3-client.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
 export interface SnapshotPolicy {
@@ -113,30 +112,18 @@ export class Snapshots {
   /**
    * One snapshot without what `drop` picks. Forgets on two replicas may rewrite one snapshot at
    * once: each read it, and the later write put back the entries the earlier one removed (the
-   * forgotten content stayed at rest until the snapshot was pruned). Where the server honours
-   * `If-Match` on PUT, a rewrite replaces only the object it read, and reads again when another
-   * rewrite came first; elsewhere it writes as before.
+   * forgotten content stayed at rest until the snapshot was pruned). BucketObjects.rewrite
+   * replaces only the object read, where the server honours `If-Match` on PUT.
    */
-  private async rewriteOne(key: string, drop: (entry: Entry) => boolean | Promise<boolean>): Promise<boolean> {
-    const options = { timeoutMs: LARGE_OBJECT_TIMEOUT_MS };
-    for (let attempt = 0; attempt < REWRITE_ATTEMPTS; attempt++) {
-      const read = await this.objects.getObject(key, options);
-      if (read === null) return false;
-      const body = JSON.parse(read.text) as SnapshotBody;
-      if (!Array.isArray(body.entries)) return false;
+  private rewriteOne(key: string, drop: (entry: Entry) => boolean | Promise<boolean>): Promise<boolean> {
+    return this.objects.rewrite(key, async (text) => {
+      const body = JSON.parse(text) as SnapshotBody;
+      if (!Array.isArray(body.entries)) return null;
       const dropped = await mapLimit(body.entries, 16, async (e) => drop(e));
-      if (!dropped.includes(true)) return false;
+      if (!dropped.includes(true)) return null;
       body.entries = body.entries.filter((_, i) => !dropped[i]);
-      if (!this.objects.conditionalPuts || read.etag === null) {
-        await this.objects.put(key, JSON.stringify(body), options);
-        return true;
-      }
-      const outcome = await this.objects.putIfMatch(key, JSON.stringify(body), read.etag, options);
-      if (outcome === 'replaced') return true;
-      // Pruned meanwhile: nothing left to rewrite.
-      if (outcome === 'gone') return false;
-    }
-    throw s3Unavailable(new Error(`snapshot ${key} kept changing while a forget rewrote it`), 'PutObject');
+      return JSON.stringify(body);
+    }, { timeoutMs: LARGE_OBJECT_TIMEOUT_MS }, REWRITE_ATTEMPTS);
   }
 
   private async list(): Promise<string[]> {

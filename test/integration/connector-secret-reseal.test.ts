@@ -1,15 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { parseConfig } from '../../packages/server/src/config.ts';
 import { connectorNamed } from '../../packages/server/src/connectors/registry.ts';
 import type { RecordStore } from '../../packages/server/src/ports/records.ts';
 import { connectorState, settingsCollection } from '../../packages/server/src/services/connector-state.ts';
 import type { ServiceDeps } from '../../packages/server/src/services/context.ts';
 import { secretBoxOf } from '../../packages/server/src/services/secrets/secret-keys.ts';
-import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
+import { useFsStore } from '../helpers/fs-store.ts';
 
 /**
  * After a CAIRN_SECRET_KEY rotation, the first reader of a connector's secret seals it again
@@ -20,16 +16,7 @@ import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/in
  */
 const OLD_KEY = 'old-secret-key-0123456789abcdef';
 const NEW_KEY = 'new-secret-key-0123456789abcdef';
-let dir: string;
-let store: FsStore;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'cairn-reseal-'));
-  store = await openFsStore({ dir, logger: pino({ level: 'silent' }) });
-});
-afterAll(async () => {
-  await store?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const fs = useFsStore('reseal');
 
 const depsWith = (records: RecordStore, env: Record<string, string>) => ({ config: parseConfig(env), store: records }) as unknown as ServiceDeps;
 
@@ -38,6 +25,7 @@ it.each<[string, Change, { enabled: boolean; secret: string | null }]>([
   ['a secret rotation', (old, sealed) => ({ ...old, secret: sealed }), { enabled: true, secret: 'new-signing-secret-0123' }],
   ['a disable', (old) => ({ ...old, enabled: false, secret: undefined }), { enabled: false, secret: null }],
 ])('never undoes %s that lands while the secret is sealed again', async (_, change, expected) => {
+  const store = fs.store();
   const connector = connectorNamed('pagerduty');
   const collection = settingsCollection('default');
   const before = secretBoxOf(parseConfig({ CAIRN_SECRET_KEY: OLD_KEY }));

@@ -1,13 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pino from 'pino';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { CortexFeed } from '../../packages/server/src/cortex/cortex-feed.ts';
 import type { CortexEvent } from '../../packages/server/src/cortex/cortex-records.ts';
 import { EventLog } from '../../packages/server/src/cortex/event-log.ts';
 import type { RecordStore } from '../../packages/server/src/ports/records.ts';
-import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/index.ts';
+import { useFsStore } from '../helpers/fs-store.ts';
 
 /**
  * The cortex stream of a replica other than the worker's follows the worker's event log with a
@@ -15,18 +12,10 @@ import { type FsStore, openFsStore } from '../../packages/server/src/store/fs/in
  * stamped when queued, so they landed older than the window and were never streamed; they are
  * stamped when written.
  */
-let dir: string;
-let store: FsStore;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'cairn-stream-late-'));
-  store = await openFsStore({ dir, logger: pino({ level: 'silent' }) });
-});
-afterAll(async () => {
-  await store?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const fs = useFsStore('stream-late');
 
 it('streams every event of the log, even those queued behind appends that took seconds', async () => {
+  const store = fs.store();
   // The worker's record store answering each append in 0.8 s, within the stream's look-back:
   // four events queued at once are written over 3.2 s.
   const slow: RecordStore = new Proxy(store, {

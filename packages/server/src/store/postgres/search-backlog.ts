@@ -8,6 +8,8 @@ import { embedderLiteral, vectorLiteral } from './search-vectors.ts';
 
 const PROGRESS_EVERY_MS = 5_000;
 const IDLE_POLL_MS = 5_000;
+/** How soon a pass looks again at rows it counted that another transaction holds. */
+const HELD_POLL_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
 
 /**
@@ -67,6 +69,12 @@ export class EmbeddingBacklog {
     return dimension;
   }
 
+  /** Rows without this embedder's vector. */
+  private async countStale(stale: string): Promise<number> {
+    const [count] = await this.sql.unsafe<{ n: string }[]>(`select count(*) as n from cairn_search where ${stale}`);
+    return Number(count?.n ?? 0);
+  }
+
   private async loop(): Promise<void> {
     const id = embedderLiteral(this.embedder.id);
     const stale = `(embedder is null or embedder <> ${id})`;
@@ -79,8 +87,7 @@ export class EmbeddingBacklog {
       try {
         // Cleared before counting: a row announced from here on is either counted or nudges again.
         this.nudged = false;
-        const [count] = await this.sql.unsafe<{ n: string }[]>(`select count(*) as n from cairn_search where ${stale}`);
-        this.pending = Number(count?.n ?? 0);
+        this.pending = await this.countStale(stale);
         const total = this.pending;
         // The index must exist before rows are claimed: building it takes a lock that the
         // claiming transaction would otherwise wait on while holding its own.
@@ -107,7 +114,18 @@ export class EmbeddingBacklog {
             );
             return rows.length;
           });
-          if (claimed === 0) break;
+          if (claimed === 0) {
+            // Every row still counted is held by another transaction (another replica's pass,
+            // or the indexer's, which gives a local embedder's rows their vectors as it writes
+            // them), or has its vector by now. Count again: the count is what /metrics says,
+            // and a pass that left its first count standing said "pending" for rows long
+            // embedded, until the next write's nudge (never, on an idle server).
+            const waiting = await this.countStale(stale);
+            this.pending = Math.max(this.nudged ? 1 : 0, waiting);
+            if (waiting === 0) break;
+            await sleep(HELD_POLL_MS, undefined, { ref: false });
+            continue;
+          }
           done += claimed;
           // Rows announced during the pass are not in `total`: while one may wait, say so (the
           // count that follows the pass says how many).

@@ -15,6 +15,14 @@ describe('names, order and hashing', () => {
     expect(keyProblem('\u0000')).not.toBeNull();
   });
 
+  // Lengths are UTF-16 code units, as JavaScript counts (and PostgreSQL's index on the names
+  // is sized for); the refusal said "256 characters" of 200 emoji, which was not true as said.
+  it('counts lengths in UTF-16 code units and says so', () => {
+    expect(keyProblem('😀'.repeat(128))).toBeNull();
+    expect(keyProblem('😀'.repeat(129))).toBe('must be at most 256 characters (UTF-16 code units: an emoji counts as two)');
+    expect(entityPathProblem(`a/${'😀'.repeat(65)}`)).toMatch(/^segments must be at most 128 characters \(UTF-16 code units/);
+  });
+
   it('matches prefixes segment by segment', () => {
     expect(pathHasPrefix('repos/acme', 'repos/acme')).toBe(true);
     expect(pathHasPrefix('repos/acme/api', 'repos/acme')).toBe(true);

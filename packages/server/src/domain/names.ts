@@ -5,6 +5,13 @@ import { LIMITS } from './limits.ts';
 // which render invisibly and are a favourite for spoofing paths in logs and UIs.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/;
 
+/**
+ * The bound on a name's length, as counted: in UTF-16 code units, as JavaScript counts a
+ * string, so a character beyond U+FFFF (most emoji) counts as two. Counting code points would
+ * let names twice as long in UTF-8 through, past what PostgreSQL's index on them holds.
+ */
+const atMost = (max: number, what = 'must be'): string => `${what} at most ${max} characters (UTF-16 code units: an emoji counts as two)`;
+
 /** Whether a string holds a lone UTF-16 surrogate, which has no UTF-8 form and breaks storage. */
 const hasLoneSurrogate = (s: string): boolean => !s.isWellFormed();
 
@@ -15,7 +22,7 @@ const hasLoneSurrogate = (s: string): boolean => !s.isWellFormed();
  */
 export const entityPathProblem = (path: string): string | null => {
   if (path.length === 0) return 'must not be empty';
-  if (path.length > LIMITS.entityPathChars) return `must be at most ${LIMITS.entityPathChars} characters`;
+  if (path.length > LIMITS.entityPathChars) return atMost(LIMITS.entityPathChars);
   if (CONTROL.test(path)) return 'must not contain control characters';
   if (hasLoneSurrogate(path)) return 'must be valid Unicode';
   if (path.startsWith('/') || path.endsWith('/')) return 'must not start or end with "/"';
@@ -24,7 +31,7 @@ export const entityPathProblem = (path: string): string | null => {
   for (const segment of segments) {
     if (segment.length === 0) return 'must not contain an empty segment ("//")';
     if (segment === '.' || segment === '..') return 'must not contain "." or ".." segments';
-    if (segment.length > LIMITS.segmentChars) return `segments must be at most ${LIMITS.segmentChars} characters`;
+    if (segment.length > LIMITS.segmentChars) return atMost(LIMITS.segmentChars, 'segments must be');
     if (segment.trim() !== segment) return 'segments must not start or end with whitespace';
   }
   return null;
@@ -33,7 +40,7 @@ export const entityPathProblem = (path: string): string | null => {
 /** Key rules of SPEC §3: 1–256 characters, no control characters. Any key that may be stored. */
 export const keyProblem = (key: string): string | null => {
   if (key.length === 0) return 'must not be empty';
-  if (key.length > LIMITS.keyChars) return `must be at most ${LIMITS.keyChars} characters`;
+  if (key.length > LIMITS.keyChars) return atMost(LIMITS.keyChars);
   if (CONTROL.test(key)) return 'must not contain control characters';
   if (hasLoneSurrogate(key)) return 'must be valid Unicode';
   return null;
@@ -52,7 +59,7 @@ export const newKeyProblem = (key: string): string | null =>
 /** A short label (agent id, namespace, event type, tag): printable, bounded. */
 const labelProblem = (max: number) => (s: string): string | null => {
   if (s.length === 0) return 'must not be empty';
-  if (s.length > max) return `must be at most ${max} characters`;
+  if (s.length > max) return atMost(max);
   if (CONTROL.test(s)) return 'must not contain control characters';
   if (hasLoneSurrogate(s)) return 'must be valid Unicode';
   return null;

@@ -30,14 +30,17 @@ const wellFormed = (doc: unknown, ctx: z.RefinementCtx): void => {
 
 /** Free text up to `max` characters (a reason, a note): any characters every backend can store. */
 /**
- * An instant a request names (`since`, `as_of`): ISO 8601 with an offset, from the year 1 on.
- * The format takes year 0000, which PostgreSQL has no value for (it refused the query, naming
- * no field, where the other backends answered); nothing was written before it anyway.
+ * An instant a request names (`since`, `as_of`): ISO 8601 with an offset, from the year 1 to
+ * 9999 in UTC. The format takes year 0000, and 9999-12-31T23:30:00-01:00 (the year 10000 in
+ * UTC, which toISOString writes `+010000-…`): PostgreSQL has a value for neither (it refused
+ * the query, naming no field, where the other backends answered). Nothing is written outside them.
  */
 export const InstantParamSchema = z.iso
   .datetime({ offset: true })
-  .refine((value) => Date.parse(value) >= YEAR_ONE, { error: 'must be in the year 1 or later' });
+  .refine((value) => Date.parse(value) >= YEAR_ONE, { error: 'must be in the year 1 or later' })
+  .refine((value) => Date.parse(value) < YEAR_TEN_THOUSAND, { error: 'must be before the year 10000 (UTC)' });
 const YEAR_ONE = Date.parse('0001-01-01T00:00:00Z');
+const YEAR_TEN_THOUSAND = Date.parse('+010000-01-01T00:00:00Z');
 
 export const FreeTextSchema = (max: number) =>
   z

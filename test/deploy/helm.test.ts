@@ -338,6 +338,11 @@ describe.runIf(haveHelm || process.env.CI)('deploy/helm/cairn rendered by helm',
     expect(api.spec?.replicas).toBeUndefined();
     expect(container(api).image).toBe('cairn:1.2.3');
     expect(envOf(api).CAIRN_NAMESPACE).toBe('team-a');
+    // Behind the ingress's TLS the webhook URLs start with https and its host.
+    expect(envOf(api).CAIRN_PUBLIC_URL).toBe('https://memory.example.com');
+    const explicit = await render({ 'ingress.enabled': true, 'ingress.tls[0].secretName': 't', 'ingress.tls[0].hosts[0]': 'a.example.com', 'cairn.publicUrl': 'https://b.example.com/cairn' });
+    expect(envOf(find(explicit, 'Deployment', 'rel-cairn')).CAIRN_PUBLIC_URL).toBe('https://b.example.com/cairn');
+    expect(envOf(find(await render({ 'ingress.enabled': true }), 'Deployment', 'rel-cairn'))).not.toHaveProperty('CAIRN_PUBLIC_URL');
     expect(find(objects, 'Service', 'rel-cairn').spec).toMatchObject({ type: 'LoadBalancer', ports: [{ port: 80, targetPort: 'http' }] });
     expect(find(objects, 'Secret', 'rel-cairn').stringData?.CAIRN_API_KEYS).toBe('key-one-12345,key-two-67890');
     expect(kinds(objects)).not.toContain('Deployment/rel-cairn-cortex');

@@ -11,6 +11,9 @@ export interface ConfigFlags {
   dataDir?: string;
 }
 
+/** An address webhook paths can follow: no query, fragment or credentials of its own. */
+const bareAddress = (url: URL): boolean => url.search === '' && url.hash === '' && url.username === '' && url.password === '';
+
 /**
  * Every setting Cairn reads (SPEC §2) but the backends' own, which each backend declares in
  * its folder (store/<name>/backend.ts). Parsed once at start from the environment and the
@@ -22,6 +25,12 @@ const BaseEnv = z.object({
   CAIRN_API_KEYS: list.pipe(z.array(z.string().min(8, { error: 'each key must be at least 8 characters' }))),
   CAIRN_AGENT_ID: z.string().min(1).max(256).default('cairn-server'),
   CAIRN_HTTP_URL: optionalText.pipe(z.url({ error: 'expected an http(s) URL' }).optional()),
+  CAIRN_PUBLIC_URL: optionalText.pipe(
+    z
+      .url({ protocol: /^https?$/, error: 'expected the http(s) address clients reach this server at, such as https://cairn.example.com' })
+      .refine((u) => !URL.canParse(u) || bareAddress(new URL(u)), { error: 'expected an address without query, fragment or credentials' })
+      .optional(),
+  ),
   CAIRN_NAMESPACE: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { error: 'expected letters, digits, ".", "_" or "-"' }).default('default'),
   CAIRN_CORTEX_DEBOUNCE_MS: integer(0, 3_600_000, 3000),
   CAIRN_RATE_LIMIT_RPM: integer(0, 100_000_000, 6000),
@@ -53,6 +62,12 @@ const settingsOf = (e: z.output<typeof BaseEnv>, env: Record<string, string | un
   agentId: e.CAIRN_AGENT_ID,
   /** The server `cairn mcp`, the client commands and `cairn cortex --health` talk to. */
   httpUrl: e.CAIRN_HTTP_URL,
+  /**
+   * The address providers and browsers reach this server at (behind a TLS proxy or an
+   * ingress: https and the public host), which webhook URLs start with; unset, the address
+   * the request came to.
+   */
+  publicUrl: e.CAIRN_PUBLIC_URL?.replace(/\/+$/, ''),
   namespace: e.CAIRN_NAMESPACE,
   cortexDebounceMs: e.CAIRN_CORTEX_DEBOUNCE_MS,
   rateLimitRpm: e.CAIRN_RATE_LIMIT_RPM,

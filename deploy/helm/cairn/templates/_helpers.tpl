@@ -88,6 +88,17 @@ app.kubernetes.io/component: {{ .component }}
   value: {{ .Values.cairn.rateLimitRpm | quote }}
 - name: CAIRN_CORTEX_DEBOUNCE_MS
   value: {{ .Values.cortex.debounceMs | quote }}
+{{- /* Webhook URLs start with the public address: behind the ingress's TLS, https and its host. */}}
+{{- $publicUrl := .Values.cairn.publicUrl }}
+{{- if and (not $publicUrl) .Values.ingress.enabled .Values.ingress.tls }}
+{{- with (first .Values.ingress.tls).hosts }}
+{{- $publicUrl = printf "https://%s" (first .) }}
+{{- end }}
+{{- end }}
+{{- with $publicUrl }}
+- name: CAIRN_PUBLIC_URL
+  value: {{ . | quote }}
+{{- end }}
 {{- if eq .Values.storage.backend "filesystem" }}
 - name: CAIRN_DATA_DIR
   value: /data/.cairn

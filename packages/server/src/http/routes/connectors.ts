@@ -15,27 +15,30 @@ import { ErrorResponse } from './error-schema.ts';
 import type { RoutePlugin } from '../http-context.ts';
 
 /**
- * The webhook URL to paste into the provider: this server's address as the caller reached
- * it, and — for providers that cannot send headers, when keys are on — the caller's key as
- * ?api_key=, as SPEC §6 allows on webhook URLs only.
+ * The webhook URL to paste into the provider: this server's public address (CAIRN_PUBLIC_URL;
+ * behind a TLS proxy the request's own scheme and host are the proxy's inside ones), else the
+ * address the caller reached, and — for providers that cannot send headers, when keys are on
+ * (static or managed) — the caller's key as ?api_key=, as SPEC §6 allows on webhook URLs only.
  */
-const webhookUrl = (request: FastifyRequest, name: string, keyInUrl: boolean, authOn: boolean): string => {
-  const url = `${request.protocol}://${request.host}/api/v1/webhooks/${name}`;
+const webhookUrl = (request: FastifyRequest, publicUrl: string | undefined, name: string, keyInUrl: boolean, authOn: boolean): string => {
+  const url = `${publicUrl ?? `${request.protocol}://${request.host}`}/api/v1/webhooks/${name}`;
   const key = presentedKey(request);
   return keyInUrl && authOn && key ? `${url}?api_key=${encodeURIComponent(key)}` : url;
 };
 
 const NameParams = z.object({ name: z.string() });
 
-export const connectorRoutes: RoutePlugin = async (app, { deps }) => {
-  const authOn = deps.config.apiKeys.length > 0;
+export const connectorRoutes: RoutePlugin = async (app, { deps, keys }) => {
+  // Keys are on once any exists, static or issued since start (open mode ends with the first).
+  const urlOf = async (request: FastifyRequest, name: string, keyInUrl: boolean) =>
+    webhookUrl(request, deps.config.publicUrl, name, keyInUrl, !(await keys.openMode()));
 
   app.get(
     '/api/v1/connectors',
     { schema: { summary: 'Every connector: state, webhook URL, counters', tags: ['connectors'], response: ErrorResponse } },
     async (request) => {
       const connectors = await listConnectors(deps, contextOf(request, deps.config));
-      return { connectors: connectors.map((c) => ({ ...c, webhook_url: webhookUrl(request, c.name, c.key_in_url, authOn) })) };
+      return { connectors: await Promise.all(connectors.map(async (c) => ({ ...c, webhook_url: await urlOf(request, c.name, c.key_in_url) }))) };
     },
   );
 
@@ -47,7 +50,7 @@ export const connectorRoutes: RoutePlugin = async (app, { deps }) => {
         const { name } = request.params as { name: string };
         const result = await run(deps, contextOf(request, deps.config), name, request.body);
         const connector = connectorNamed(name);
-        return { ...result, webhook_url: webhookUrl(request, name, !connector.sendsHeaders, authOn) };
+        return { ...result, webhook_url: await urlOf(request, name, !connector.sendsHeaders) };
       },
     );
   action('enable', 'Enable a connector; answers its webhook URL and signing secret (shown once). One already on keeps its secret: a different signing_secret is 409 (rotate-secret replaces it)', enableConnector);

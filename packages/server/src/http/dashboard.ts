@@ -53,6 +53,12 @@ export const dashboardRoutes: RoutePlugin = async (app, { keys }) => {
 
   await app.register(async (scope) => {
     await scope.register(fastifyStatic, { root, serve: false, preCompressed: true, index: false, dotfiles: 'deny' });
+    // An answer that is not the file (404 for an asset this release does not have: a page of
+    // another release asking a replica of this one, mid-upgrade) must not be kept a year.
+    scope.addHook('onSend', async (_request, reply, payload) => {
+      if (reply.statusCode >= 400) void reply.header('cache-control', 'no-store');
+      return payload;
+    });
     const index = async (_request: unknown, reply: FastifyReply) => noCache(reply).sendFile('index.html', { cacheControl: false });
     scope.get('/dashboard', { config, schema }, index);
     scope.get('/dashboard/', { config, schema }, index);

@@ -78,6 +78,16 @@ describe('repo digest', () => {
     ]);
     expect(trace?.reason).toContain('30m 0s later');
   });
+  // A link's time comes from an entry's value, which any writer sets: "after lunch" reached the
+  // chain as it was, and the dashboard, reading `at` as an instant, threw on it.
+  it('gives every link of a chain an instant or null', () => {
+    const odd = incident('Y', 'resolved', 3.5, 3.4, 1.5);
+    const incidents = digest('incidents/pagerduty/Checkout', [{ ...odd, value: { ...(odd.value as object), resolved_at: 'after lunch' } }]);
+    const [trace] = tracesOf('default', [d, incidents]);
+    expect(trace?.chain.map((l) => [l.role, l.at])).toEqual([
+      ['cause', at(4)], ['effect', at(3.5)], ['fix', at(2)], ['resolution', null],
+    ]);
+  });
 });
 
 describe('comms, projects, roll-ups and key histories', () => {

@@ -24,8 +24,19 @@ const FAILED = new Set(['failure', 'error']);
  */
 export const tracesOf = (namespace: string, digests: Iterable<Digest>): Array<Omit<Trace, 'detected_at'>> => {
   const all = [...digests];
-  return [...deployTraces(namespace, all), ...ciTracesOf(namespace, all)];
+  return [...deployTraces(namespace, all), ...ciTracesOf(namespace, all)].map((trace) => ({ ...trace, chain: timedChain(trace.chain) }));
 };
+
+/**
+ * A chain's times as toISOString writes them, or null: a link's time comes from an entry's
+ * value (an incident's `resolved_at`), which any writer may set to anything ("after lunch"),
+ * and readers (the dashboard) take `at` for an instant.
+ */
+const timedChain = (chain: readonly TraceLink[]): TraceLink[] =>
+  chain.map((link) => {
+    const at = ms(link.at);
+    return { ...link, at: at === null ? null : new Date(at).toISOString() };
+  });
 
 const deployTraces = (namespace: string, digests: readonly Digest[]): Array<Omit<Trace, 'detected_at'>> => {
   const deploys = new Map<string, Array<DeployRef & { repo: string }>>();

@@ -2,10 +2,13 @@ import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
 import type { BucketObjects } from './bucket-objects.ts';
-import type { WithdrawnVersion } from './change-window.ts';
+import { type BatchMark, type WithdrawnVersion, changeBody } from './change-window.ts';
+import { mapLimit } from './map-limit.ts';
 import { type ObjectKeys, addressHash } from './object-keys.ts';
 
 const INLINE_ATTEMPTS = 3;
+/** A batch's change objects written at once (a batch holds up to 100 versions). */
+const BATCH_CONCURRENCY = 16;
 
 /** A change object to write: its body and, for a version's change, what its key names (ObjectKeys.change). */
 interface Change {
@@ -30,6 +33,7 @@ export class ChangeLogWriter {
   private readonly pending: Change[] = [];
   private flushing: Promise<void> | null = null;
   private seq = 0;
+  private batches = 0;
 
   constructor(objects: BucketObjects, keys: ObjectKeys, replica: string, logger: Logger) {
     this.objects = objects;
@@ -44,14 +48,41 @@ export class ChangeLogWriter {
 
   /** Never rejects: a change that cannot be written now is queued. */
   async record(entry: Entry): Promise<void> {
-    const change = { body: JSON.stringify(entry), of: { hash: addressHash(entry), version: entry.version } };
+    const change = changeOf(entry);
     // Behind a backlog, queue rather than overtake it, so the log keeps this replica's order.
     if (this.pending.length === 0 && (await this.write(change, INLINE_ATTEMPTS))) return;
-    this.pending.push(change);
-    if (this.pending.length === 1) {
-      this.logger.warn({ version: entry.version }, 'change log write failed; the version is stored, the change will be retried');
-    }
+    this.queue([change]);
     await this.flush();
+  }
+
+  /**
+   * The versions of one batch: a change object each, as `record` writes, each marked with the
+   * batch (its id, its size, its place: BatchMark), so that other replicas apply them only
+   * together (ChangeWindow.read) and no list shows part of a batch. They are written at once:
+   * their order among themselves does not matter, as they are applied together, and they still
+   * queue behind a backlog, and anything recorded after the batch (a forget notice) waits for
+   * this to resolve, so the log keeps this replica's order. Never rejects, as `record`.
+   */
+  async recordBatch(entries: readonly Entry[]): Promise<void> {
+    // A single write's change stays unmarked, as before batches were marked.
+    if (entries.length < 2) {
+      for (const entry of entries) await this.record(entry);
+      return;
+    }
+    const id = `${this.replica}-${++this.batches}`;
+    const changes = entries.map((entry, at) => changeOf(entry, { id, size: entries.length, at }));
+    const written = this.pending.length === 0 ? await mapLimit(changes, BATCH_CONCURRENCY, (change) => this.write(change, INLINE_ATTEMPTS)) : [];
+    const unwritten = changes.filter((_, i) => !written[i]);
+    if (unwritten.length === 0) return;
+    this.queue(unwritten);
+    await this.flush();
+  }
+
+  private queue(changes: readonly Change[]): void {
+    if (this.pending.length === 0) {
+      this.logger.warn({ changes: changes.length }, 'change log write failed; the version is stored, the change will be retried');
+    }
+    this.pending.push(...changes);
   }
 
   /**
@@ -110,3 +141,6 @@ export class ChangeLogWriter {
     return false;
   }
 }
+
+/** A version's change object; `batch` marks it as a member of a batch (recordBatch). */
+const changeOf = (entry: Entry, batch?: BatchMark): Change => ({ body: changeBody(entry, batch), of: { hash: addressHash(entry), version: entry.version } });

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
+import { forgetNames } from '../../domain/forget-target.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
@@ -7,6 +8,8 @@ import type { ObjectKeys } from './object-keys.ts';
 
 const FETCH_CHUNK = 64;
 const FETCH_CONCURRENCY = 16;
+/** Batches applied remembered, so that a member read after that (late, or a retried put's twin) applies at once. */
+const APPLIED_MEMORY = 1000;
 
 /**
  * Which change objects have been read. Change keys start with the writer's clock, so a
@@ -25,6 +28,10 @@ export class ChangeWindow {
   private startMs: number;
   /** Keys already read inside the window, with their timestamps for pruning. */
   private readonly seen = new Map<string, number>();
+  /** Batches some of whose members have been read, by batch id: held back until all are (see `read`). */
+  private readonly held = new Map<string, HeldBatch>();
+  /** Batches applied, whole or (after a lookback) in part: members read later apply as they come. */
+  private readonly applied = new Set<string>();
   changesRead = 0;
 
   constructor(objects: BucketObjects, keys: ObjectKeys, replica: string, logger: Logger, lookbackMs: number, fromMs: number) {
@@ -41,8 +48,20 @@ export class ChangeWindow {
     return this.startMs;
   }
 
-  /** Read the changes not read yet, in key order; rejects (UNAVAILABLE) on any failure. */
-  async read({ onChange, onForget = () => {}, onWithdrawn = () => {} }: ChangeHandlers): Promise<void> {
+  /**
+   * Read the changes not read yet, in key order; rejects (UNAVAILABLE) on any failure.
+   *
+   * A batch's versions (S3Store.appendBatch) are one change object each, marked with the
+   * batch (BatchMark), and their puts land one by one: applied as read, a list on this replica
+   * could show part of a batch. So a batch's members are held back until all of them have been
+   * read, in this read or a later one, then applied together with no await between them: a
+   * list after a read sees all of them or none. A batch that never completes (its writer died
+   * between its puts, or a put sits in the writer's backlog through an outage) is applied as
+   * far as it was read once its oldest member falls out of the window, the point at which an
+   * unbatched change would count as missed: what was read shows, as before batches were held.
+   */
+  async read(handlers: ChangeHandlers): Promise<void> {
+    const { onChange, onForget = () => {}, onWithdrawn = () => {} } = handlers;
     const startedAt = Date.now();
     const fresh: { key: string; timeMs: number }[] = [];
     for await (const page of this.objects.list(this.keys.changesPrefix, this.keys.changesFrom(this.startMs))) {
@@ -62,21 +81,102 @@ export class ChangeWindow {
         const body = bodies[j] ?? null;
         const forget = parseForget(body);
         const withdrawn = forget ? null : parseWithdrawn(body);
-        const entry = forget || withdrawn ? null : parseEntry(body);
-        if (forget) onForget(forget);
-        // Awaited, so that a read (and the list that waits on it) sees the entries it re-reads.
-        else if (withdrawn) await onWithdrawn(withdrawn);
-        else if (!entry) this.logger.warn({ key: c.key }, 'unreadable change log object skipped');
-        else {
-          this.changesRead += 1;
-          onChange(entry);
+        const change = forget || withdrawn ? null : parseChange(body);
+        if (forget) {
+          this.dropForgotten(forget, c.key);
+          onForget(forget);
         }
+        // Awaited, so that a read (and the list that waits on it) sees the entries it re-reads.
+        // Held members need nothing here: the store refuses a withdrawn version whenever it comes.
+        else if (withdrawn) await onWithdrawn(withdrawn);
+        else if (!change) this.logger.warn({ key: c.key }, 'unreadable change log object skipped');
+        else if (!change.batch || this.applied.has(change.batch.id)) this.apply([change.entry], onChange);
+        else this.hold(c.key, c.timeMs, change.entry, change.batch, onChange);
       }
     }
     this.startMs = Math.max(this.startMs, startedAt - this.lookbackMs);
+    this.releaseOverdue(onChange);
+    // Held members are never pruned: a batch is released before its oldest falls below startMs.
     for (const [key, timeMs] of this.seen) if (timeMs < this.startMs) this.seen.delete(key);
   }
+
+  private apply(entries: readonly Entry[], onChange: ChangeHandlers['onChange']): void {
+    for (const entry of entries) {
+      this.changesRead += 1;
+      onChange(entry);
+    }
+  }
+
+  /** Hold a batch member; the one that completes its batch applies the whole batch. */
+  private hold(key: string, timeMs: number, entry: Entry, mark: BatchMark, onChange: ChangeHandlers['onChange']): void {
+    const batch = this.held.get(mark.id) ?? { size: mark.size, oldestMs: timeMs, members: new Map<number, HeldMember>() };
+    this.held.set(mark.id, batch);
+    batch.oldestMs = Math.min(batch.oldestMs, timeMs);
+    // By place, not by key: a put retried under a new key after the first did land is one member.
+    if (!batch.members.has(mark.at)) batch.members.set(mark.at, { key, entry });
+    if (batch.members.size < batch.size) return;
+    this.applyBatch(mark.id, batch, onChange);
+  }
+
+  /**
+   * A forget notice read while members are held: a member that sorts before the notice would
+   * have been applied and then forgotten, so it must not be applied after it. It keeps its
+   * place in the batch (as read, applied as nothing), so that the rest still complete.
+   */
+  private dropForgotten(target: ForgetTarget, noticeKey: string): void {
+    for (const batch of this.held.values()) {
+      for (const member of batch.members.values()) if (member.entry && member.key < noticeKey && forgetNames(target, member.entry)) member.entry = null;
+    }
+  }
+
+  /** Apply, as far as they were read, the batches whose oldest member is about to leave the window. */
+  private releaseOverdue(onChange: ChangeHandlers['onChange']): void {
+    for (const [id, batch] of this.held) {
+      if (batch.oldestMs >= this.startMs) continue;
+      this.logger.warn({ batch: id, read: batch.members.size, size: batch.size }, 'a batch did not reach the change log whole within the lookback; applying the part read');
+      this.applyBatch(id, batch, onChange);
+    }
+  }
+
+  private applyBatch(id: string, batch: HeldBatch, onChange: ChangeHandlers['onChange']): void {
+    this.held.delete(id);
+    this.applied.add(id);
+    if (this.applied.size > APPLIED_MEMORY) this.applied.delete(this.applied.values().next().value as string);
+    this.apply(membersOf(batch), onChange);
+  }
 }
+
+/**
+ * Which batch a change object belongs to (ChangeLogWriter.recordBatch): its id (unique per
+ * writer), how many versions it holds, and this one's place (0 to size − 1). Stored in the
+ * change object's body as the property BATCH_MARK beside the entry's own, which `parseChange`
+ * takes off, so that it reaches no index, snapshot or response.
+ */
+export interface BatchMark {
+  id: string;
+  size: number;
+  at: number;
+}
+
+export const BATCH_MARK = 'cairn_batch';
+
+interface HeldMember {
+  key: string;
+  /** Null once a forget read after it named it. */
+  entry: Entry | null;
+}
+
+interface HeldBatch {
+  size: number;
+  /** The earliest stamp among the members read (ms, the writer's clock, as the window's). */
+  oldestMs: number;
+  members: Map<number, HeldMember>;
+}
+
+const membersOf = (batch: HeldBatch): Entry[] =>
+  [...batch.members.entries()]
+    .sort(([a], [b]) => a - b)
+    .flatMap(([, member]) => (member.entry ? [member.entry] : []));
 
 /** What a replica does with each kind of object in the change log. */
 export interface ChangeHandlers {
@@ -112,12 +212,27 @@ export const parseForget = (body: string | null): ForgetTarget | null => {
   }
 };
 
-export const parseEntry = (body: string | null): Entry | null => {
+/** A change object's body for `entry`, marked as a member of `batch` when given. */
+export const changeBody = (entry: Entry, batch?: BatchMark): string => JSON.stringify(batch ? { ...entry, [BATCH_MARK]: batch } : entry);
+
+/** A version's change object: its entry (without the mark) and the batch it belongs to, if any. */
+export const parseChange = (body: string | null): { entry: Entry; batch: BatchMark | null } | null => {
   if (body === null) return null;
   try {
-    const value = JSON.parse(body) as Entry;
-    return typeof value === 'object' && value !== null && typeof value.version === 'number' ? value : null;
+    const value = JSON.parse(body) as Entry & { [BATCH_MARK]?: unknown };
+    if (typeof value !== 'object' || value === null || typeof value.version !== 'number') return null;
+    if (!(BATCH_MARK in value)) return { entry: value, batch: null };
+    const { [BATCH_MARK]: mark, ...entry } = value;
+    return { entry, batch: isBatchMark(mark) ? mark : null };
   } catch {
     return null;
   }
+};
+
+/** A version's change object, as forget and compaction read it: the entry alone. */
+export const parseEntry = (body: string | null): Entry | null => parseChange(body)?.entry ?? null;
+
+const isBatchMark = (mark: unknown): mark is BatchMark => {
+  const { id, size, at } = (mark ?? {}) as Partial<BatchMark>;
+  return typeof id === 'string' && Number.isSafeInteger(size) && Number.isSafeInteger(at) && (at as number) >= 0 && (at as number) < (size as number);
 };

@@ -87,9 +87,12 @@ export class S3Store implements Store {
     // never written; one HEAD of the next version object settles it.
     const newest = await this.parts.versions.newest(hash, known?.version ?? 0);
     if (newest === (known?.version ?? 0)) return known ?? null;
-    const entry = await this.parts.versions.read(hash, newest);
-    if (entry) this.applyHead(entry);
-    return entry;
+    const found = await this.parts.versions.readStored(hash, newest);
+    // A batch's version is left to the change log, which applies a batch's versions only
+    // together (ChangeWindow.read): taken into the index here, a list on this replica would show
+    // it beside the old versions of the rest of its batch.
+    if (found && !found.batched) this.applyHead(found.entry);
+    return found?.entry ?? null;
   }
 
   async version(address: EntryAddress, version: number): Promise<Entry | null> {
@@ -229,7 +232,9 @@ export class S3Store implements Store {
     const stored: Entry[] = [];
     for (const entry of written) if (this.applyHead(entry)) stored.push(entry);
     this.parts.snapshots.noteChanges();
-    for (const entry of stored) await this.parts.changeLog.record(entry);
+    // A batch's change objects are marked as one batch, which other replicas apply only whole
+    // (ChangeWindow.read), so that none of them lists part of it; a single write's is not.
+    await this.parts.changeLog.recordBatch(stored);
     for (const entry of stored) this.announcer.announce(entry);
   }
 

@@ -54,11 +54,18 @@ export class VersionObjects {
    * must know whether a version it is about to delete was ever readable.
    */
   async read(hash: string, version: number, { settle = false } = {}): Promise<Entry | null> {
+    return (await this.readStored(hash, version, settle))?.entry ?? null;
+  }
+
+  /** The version, as `read`, and whether a batch wrote it (its metadata names one). */
+  async readStored(hash: string, version: number, settle = false): Promise<{ entry: Entry; batched: boolean } | null> {
     for (let attempt = 0; ; attempt++) {
       const found = await this.objects.getObject(this.keys.version(hash, version, attempt));
       if (found === null) return null;
       const fate = await this.fateOf(found.metadata, settle);
-      if (fate === 'committed') return found.text.startsWith(DROPPED_PREFIX) ? null : (JSON.parse(found.text) as Entry);
+      if (fate === 'committed') {
+        return found.text.startsWith(DROPPED_PREFIX) ? null : { entry: JSON.parse(found.text) as Entry, batched: found.metadata[BATCH_ID] !== undefined };
+      }
       if (fate === 'pending') return null;
     }
   }

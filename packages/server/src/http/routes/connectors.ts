@@ -11,6 +11,13 @@ import { SecretInput } from '../../services/connector-state.ts';
 import { ConnectorSettingsInput, updateConnectorSettings } from '../../services/update-connector-settings.ts';
 import { presentedKey } from '../auth.ts';
 import { contextOf } from '../context.ts';
+import {
+  ConnectorListSchema,
+  ConnectorSettingsAnswerSchema,
+  DisabledConnectorSchema,
+  EnabledConnectorSchema,
+  RotatedConnectorSchema,
+} from './connector-schemas.ts';
 import { ErrorResponse } from './error-schema.ts';
 import type { RoutePlugin } from '../http-context.ts';
 
@@ -35,17 +42,22 @@ export const connectorRoutes: RoutePlugin = async (app, { deps, keys }) => {
 
   app.get(
     '/api/v1/connectors',
-    { schema: { summary: 'Every connector: state, webhook URL, counters', tags: ['connectors'], response: ErrorResponse } },
+    { schema: { summary: 'Every connector: state, webhook URL, counters', tags: ['connectors'], response: { 200: ConnectorListSchema, ...ErrorResponse } } },
     async (request) => {
       const connectors = await listConnectors(deps, contextOf(request, deps.config));
       return { connectors: await Promise.all(connectors.map(async (c) => ({ ...c, webhook_url: await urlOf(request, c.name, c.key_in_url) }))) };
     },
   );
 
-  const action = (path: string, summary: string, run: typeof enableConnector | typeof disableConnector | typeof rotateConnectorSecret) =>
+  const action = (
+    path: string,
+    summary: string,
+    run: typeof enableConnector | typeof disableConnector | typeof rotateConnectorSecret,
+    answer: typeof EnabledConnectorSchema | typeof DisabledConnectorSchema | typeof RotatedConnectorSchema,
+  ) =>
     app.post(
       `/api/v1/connectors/:name/${path}`,
-      { schema: { summary, tags: ['connectors'], params: NameParams, ...(path === 'disable' ? {} : { body: SecretInput.optional() }), response: ErrorResponse } },
+      { schema: { summary, tags: ['connectors'], params: NameParams, ...(path === 'disable' ? {} : { body: SecretInput.optional() }), response: { 200: answer, ...ErrorResponse } } },
       async (request) => {
         const { name } = request.params as { name: string };
         const result = await run(deps, contextOf(request, deps.config), name, request.body);
@@ -53,9 +65,9 @@ export const connectorRoutes: RoutePlugin = async (app, { deps, keys }) => {
         return { ...result, webhook_url: await urlOf(request, name, !connector.sendsHeaders) };
       },
     );
-  action('enable', 'Enable a connector; answers its webhook URL and signing secret (shown once). One already on keeps its secret: a different signing_secret is 409 (rotate-secret replaces it)', enableConnector);
-  action('disable', 'Disable a connector', disableConnector);
-  action('rotate-secret', 'Replace the signing secret; answers the new one (shown once)', rotateConnectorSecret);
+  action('enable', 'Enable a connector; answers its webhook URL and signing secret (shown once). One already on keeps its secret: a different signing_secret is 409 (rotate-secret replaces it)', enableConnector, EnabledConnectorSchema);
+  action('disable', 'Disable a connector', disableConnector, DisabledConnectorSchema);
+  action('rotate-secret', 'Replace the signing secret; answers the new one (shown once)', rotateConnectorSecret, RotatedConnectorSchema);
 
   app.get(
     '/api/v1/connectors/:name/deliveries',
@@ -72,7 +84,7 @@ export const connectorRoutes: RoutePlugin = async (app, { deps, keys }) => {
 
   app.put(
     '/api/v1/connectors/:name/settings',
-    { schema: { summary: 'Set what a connector captures (Slack channels, Jira project map)', tags: ['connectors'], params: NameParams, body: ConnectorSettingsInput, response: ErrorResponse } },
+    { schema: { summary: 'Set what a connector captures (Slack channels, Jira project map)', tags: ['connectors'], params: NameParams, body: ConnectorSettingsInput, response: { 200: ConnectorSettingsAnswerSchema, ...ErrorResponse } } },
     async (request) => updateConnectorSettings(deps, contextOf(request, deps.config), (request.params as { name: string }).name, request.body),
   );
 };

@@ -11,8 +11,10 @@ import { ListTracesInput, listTraces } from '../../services/list-traces.ts';
 import { contextOf } from '../context.ts';
 import { stillAdmitted } from '../auth.ts';
 import { KEY_RECHECK_MS, SseConnection } from '../sse.ts';
+import { BriefingSchema } from './briefing-schema.ts';
 import { CortexStatusSchema, DigestSchema, PatternSchema, TraceSchema } from './cortex-schemas.ts';
 import { ErrorResponse } from './error-schema.ts';
+import { streamedResponse } from './stream-schemas.ts';
 import type { RoutePlugin } from '../http-context.ts';
 
 const StreamQuery = z.object({
@@ -36,14 +38,15 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, k
     async (request) => listPatterns(deps, ctxOf(request), request.query));
   app.get('/api/v1/traces', { schema: { summary: 'Decision traces: causal chains of entries with the reason they were linked', tags: ['cortex'], querystring: ListTracesInput, response: { 200: z.object({ traces: z.array(TraceSchema) }), ...ErrorResponse } } },
     async (request) => listTraces(deps, ctxOf(request), request.query));
-  app.get('/api/v1/briefing', { schema: { summary: 'What an agent should know now about a scope, sized for a prompt', tags: ['cortex'], querystring: BriefingInput, response: ErrorResponse } },
+  app.get('/api/v1/briefing', { schema: { summary: 'What an agent should know now about a scope, sized for a prompt', tags: ['cortex'], querystring: BriefingInput, response: { 200: BriefingSchema, ...ErrorResponse } } },
     async (request) => briefing(deps, ctxOf(request), request.query));
 
   const open = new Set<SseConnection>();
   app.addHook('preClose', async () => {
     for (const connection of open) connection.close();
   });
-  app.get('/api/v1/cortex/stream', { schema: { summary: 'Server-sent events: each digest as it is compiled ("digest"), removals ("digest_removed"), patterns found and withdrawn ("pattern", "pattern_removed") and traces', tags: ['cortex'], querystring: StreamQuery } },
+  app.get('/api/v1/cortex/stream', { schema: { summary: 'Server-sent events: each digest as it is compiled ("digest"), removals ("digest_removed"), patterns found and withdrawn ("pattern", "pattern_removed") and traces', tags: ['cortex'], querystring: StreamQuery,
+    response: { 200: streamedResponse('text/event-stream', 'Server-sent events: `digest` (a Digest), `digest_removed` ({scope}), `pattern` (a Pattern), `pattern_removed` ({id, kind, entity_path}) and `trace` (a Trace), each `data:` as JSON; comment lines keep the connection alive.'), ...ErrorResponse } } },
     async (request, reply) => {
       const ctx = ctxOf(request);
       requireScope(ctx, 'read');

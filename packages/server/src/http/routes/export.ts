@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { exportArchive } from '../../services/archive/export-archive.ts';
 import { ExportInput, auditExport, exportScope } from '../../services/admin/export-scope.ts';
 import { contextOf } from '../context.ts';
-import { ErrorResponse } from './error-schema.ts';
+import { JsonErrorResponse, streamedResponse } from './stream-schemas.ts';
 import type { RoutePlugin } from '../http-context.ts';
 
 /**
@@ -20,7 +20,10 @@ export const exportRoutes: RoutePlugin = async (app, { deps }) => {
         tags: ['admin'],
         querystring: ExportInput,
         produces: ['application/x-ndjson'],
-        response: ErrorResponse,
+        response: {
+          200: streamedResponse('application/x-ndjson', 'The archive (docs/archive-format.md): JSON Lines, one record a line, ending with the trailer line; an export cut short lacks the trailer.'),
+          ...JsonErrorResponse,
+        },
       },
     },
     async (request, reply) => {

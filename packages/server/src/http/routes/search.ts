@@ -1,4 +1,6 @@
+import type { SearchResponse } from 'cairn-memory-client';
 import { z } from 'zod';
+import type { Expect, SameUnion } from '../../domain/type-checks.ts';
 import { EntrySchema } from '../../services/schemas.ts';
 import { SearchInput, searchEntries } from '../../services/search-entries.ts';
 import { contextOf } from '../context.ts';
@@ -20,14 +22,23 @@ const Parts = z.object({
   confidence: z.number().describe('Multiplier for the entry confidence (0.9–1).'),
 });
 
+const SearchResult = z.object({ entry: EntrySchema, score: z.number(), parts: Parts, highlights: z.array(Highlight) });
+
 export const SearchResponseSchema = z.object({
-  results: z.array(z.object({ entry: EntrySchema, score: z.number(), parts: Parts, highlights: z.array(Highlight) })),
+  results: z.array(SearchResult),
+  tried_and_failed: z
+    .array(SearchResult)
+    .optional()
+    .describe('With discredited=apart: matching entries whose recorded outcomes discredit them, ranked the same way, kept out of results.'),
   mode: z.enum(['hybrid', 'text', 'vector']).describe('The rankings used: hybrid answers by text alone while no vector can be had.'),
   corrections: z
     .array(z.object({ typed: z.string(), searched: z.string() }))
     .optional()
     .describe('Words taken for misspellings (unknown to the lexicon, held by no entry), searched as the word of the lexicon one letter away that the most entries hold. Absent when none was.'),
 });
+
+// What is documented is what the client reads: a field added to one and not the other is a type error.
+type _Documented = Expect<SameUnion<z.output<typeof SearchResponseSchema>, SearchResponse>>;
 
 /** POST /api/v1/search (SPEC §5). */
 export const searchRoutes: RoutePlugin = async (app, { deps, config }) => {

@@ -8,6 +8,8 @@ import { contextOf } from '../context.ts';
 import { stillAdmitted } from '../auth.ts';
 import { KEY_RECHECK_MS, SseConnection } from '../sse.ts';
 import type { RoutePlugin } from '../http-context.ts';
+import { ErrorResponse } from './error-schema.ts';
+import { streamedResponse } from './stream-schemas.ts';
 
 const StreamQuery = z.object({
   namespace: NamespaceSchema.optional().describe("The namespace to watch (default: the key's own; another is 403 unless the key may use it)."),
@@ -27,7 +29,8 @@ export const streamRoutes: RoutePlugin = async (app, { store, config, metrics, k
 
   app.get(
     '/api/v1/stream',
-    { schema: { summary: 'Server-sent events: every entry write, live (event "entry")', tags: ['stream'], querystring: StreamQuery } },
+    { schema: { summary: 'Server-sent events: every entry write, live (event "entry")', tags: ['stream'], querystring: StreamQuery,
+      response: { 200: streamedResponse('text/event-stream', 'Server-sent events: `event: entry`, `id: <entity_path>/<key>@<version>`, `data:` the Entry as JSON; comment lines keep the connection alive.'), ...ErrorResponse } } },
     async (request, reply) => {
       const ctx = contextOf(request, config);
       const query = parseInput(StreamQuery, request.query);

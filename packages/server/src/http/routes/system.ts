@@ -3,9 +3,19 @@ import type { Store } from '../../ports/store.ts';
 import { VERSION } from '../../version.ts';
 import { errorBody } from '../error-body.ts';
 import { ErrorSchema } from './error-schema.ts';
+import { streamedResponse } from './stream-schemas.ts';
 import type { RoutePlugin } from '../http-context.ts';
 
 const READY_TIMEOUT_MS = 2000;
+
+const OpenApiDocument = z
+  .looseObject({
+    openapi: z.string(),
+    info: z.looseObject({ title: z.string(), version: z.string() }),
+    paths: z.record(z.string(), z.unknown()),
+    components: z.record(z.string(), z.unknown()).optional(),
+  })
+  .describe('An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0).');
 
 /** A ping that gives up: a hung backend must turn /ready red, not hang it. */
 const pingWithin = (store: Store, ms: number): Promise<void> =>
@@ -75,10 +85,10 @@ export const systemRoutes: RoutePlugin = async (app, { store, metrics, drain, de
     },
   );
 
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics', tags: ['system'] } }, async (_request, reply) => {
+  app.get('/metrics', { schema: { summary: 'Prometheus metrics', tags: ['system'], response: { 200: streamedResponse('text/plain', 'Prometheus text exposition format.') } } }, async (_request, reply) => {
     const text = await metrics.registry.metrics();
     return reply.type(metrics.registry.contentType).send(text);
   });
 
-  app.get('/api/v1/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document', tags: ['system'] } }, async () => app.swagger());
+  app.get('/api/v1/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document', tags: ['system'], response: { 200: OpenApiDocument } } }, async () => app.swagger());
 };

@@ -255,11 +255,15 @@ describe('cairn export, given what it cannot export to or from', () => {
 
   it('removes its partial file and closes the store when stopped by SIGINT', async () => {
     const output = join(dir, 'stopped.jsonl');
+    // The export's own temporary file: `stopped.jsonl.<pid>-<random>.partial`.
+    const partials = async (): Promise<string[]> => (await readdir(dir)).filter((name) => name.startsWith('stopped.jsonl.') && name.endsWith('.partial'));
     const run = startCli(['export', '--all', '-o', output], { CAIRN_DATA_DIR: source });
-    await until(() => existsSync(`${output}.partial`));
+    for (const deadline = Date.now() + 30_000; (await partials()).length === 0; await new Promise((r) => setTimeout(r, 5))) {
+      if (Date.now() > deadline) throw new Error('timed out waiting');
+    }
     run.child.kill('SIGINT');
     expect(await run.exited, run.stderr()).toBe(130);
-    expect(existsSync(`${output}.partial`)).toBe(false);
+    expect(await partials()).toEqual([]);
     expect(existsSync(output)).toBe(false);
     expect(await readdir(source)).not.toContain('LOCK');
   }, 60_000);

@@ -89,6 +89,19 @@ describe('client HTTP layer', () => {
     await expect(client.health()).rejects.toBeInstanceOf(InternalServerError);
   });
 
+  it('maps a foreign body whose code names an Object.prototype member by its status, as a CairnError', async () => {
+    for (const code of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+      const server = await fake(reply(404, error(404, code)), reply(500, error(500, code)));
+      const client = new CairnClient({ url: server.url, retries: 0 });
+      const notFound = await client.read({ entity_path: 'a', key: 'b' }).catch((e: unknown) => e);
+      expect(notFound, code).toBeInstanceOf(NotFoundError);
+      expect(notFound, code).toMatchObject({ code: 'NOT_FOUND', status: 404, message: `${code} happened` });
+      const internal = await client.read({ entity_path: 'a', key: 'b' }).catch((e: unknown) => e);
+      expect(internal, code).toBeInstanceOf(InternalServerError);
+      expect(internal, code).toMatchObject({ code: 'INTERNAL', status: 500 });
+    }
+  });
+
   it('aborts every call of a client by its signal, and some calls by withOptions({ signal }), in flight or waiting to retry', async () => {
     const hang: Handler = () => {};
     const server = await fake(hang, reply(503, error(503, 'UNAVAILABLE'), { 'retry-after': '20' }), reply(200, entry));

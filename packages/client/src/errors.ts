@@ -110,7 +110,9 @@ export const errorFromResponse = (status: number, body: unknown, retryAfter: num
     details: Array.isArray(error?.details) ? (error.details as FieldIssue[]) : undefined,
     retryAfter,
   };
-  const code = rawCode !== undefined && rawCode in BY_CODE ? (rawCode as ErrorCode) : STATUS_CODE[status];
+  // Own keys only: `in` also finds Object.prototype's members, and a foreign body's code
+  // "constructor" or "toString" would pick Object or a function instead of an error class.
+  const code = rawCode !== undefined && Object.hasOwn(BY_CODE, rawCode) ? (rawCode as ErrorCode) : STATUS_CODE[status];
   if (code) return new BY_CODE[code](message, options);
   if (status >= 500) return new InternalServerError(message, options);
   return new BadRequestError(message, options);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { PassThrough, Readable, type Writable } from 'node:stream';
@@ -14,7 +15,7 @@ import { missingPlaceOf, openBackend, placeWithoutDataOf, type StorageConfig, un
 import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import type { OpenBackend } from '../ports/backend.ts';
 import type { Store } from '../ports/store.ts';
-import { checkArchiveFile, checkOutputFile } from './archive-file.ts';
+import { checkArchiveFile, checkOutputFile, refuseOutputInside } from './archive-file.ts';
 import { clientOptionsFrom } from './client-env.ts';
 import { CommandError, EXIT_REFUSED, EXIT_USAGE, reportingFailures, withCleanup } from './command-exit.ts';
 
@@ -92,7 +93,9 @@ const withStore = async <T>(config: Config, whenLocked: string, run: (store: Sto
 /** The archive from a running server's admin endpoint, as a stream of bytes. */
 const fromServer = async (flags: ExportFlags): Promise<Readable> => {
   const client = clientOptionsFrom(process.env, flags.url === undefined ? {} : { url: flags.url });
-  const url = new URL('/api/v1/admin/export', client.url);
+  // Under the address's own path, as the client's requests are: a server behind a proxy at
+  // /cairn answers at /cairn/api/v1/admin/export.
+  const url = new URL(`${client.url.replace(/\/+$/, '')}/api/v1/admin/export`);
   if (flags.all) url.searchParams.set('all', 'true');
   if (flags.namespace !== undefined) url.searchParams.set('namespace', flags.namespace);
   const res = await fetch(url, { headers: client.apiKey ? { 'x-cairn-api-key': client.apiKey } : {} });
@@ -121,49 +124,57 @@ const writeArchive = async (sink: Writable, gzip: boolean, produce: Produce): Pr
 };
 
 /**
- * The archive as the file `output`, written under a temporary name, read back whole, then
- * renamed: a file with the final name is always a whole archive (never a response cut
- * short), and the temporary file is removed however the export fails or is stopped.
+ * The archive as the file `output`, written under a temporary name beside it, read back whole,
+ * then renamed: a file with the final name is always a whole archive (never a response cut
+ * short), and the temporary file is removed however the export fails or is stopped. The
+ * temporary name is this export's own (process id and random, created exclusively): two
+ * exports to one file at once each write their own, and the last to finish is kept.
  */
 const writeToFile = async (output: string, gzip: boolean, produce: Produce): Promise<void> => {
-  const temp = `${output}.partial`;
+  const temp = `${output}.${process.pid}-${randomBytes(6).toString('hex')}.partial`;
   let kept = false;
   const removeTemp = async (): Promise<void> => {
     if (!kept) await rm(temp, { force: true });
   };
   await withCleanup(removeTemp, async () => {
-    await writeArchive(createWriteStream(temp, { mode: 0o600 }), gzip, produce);
+    await writeArchive(createWriteStream(temp, { mode: 0o600, flags: 'wx' }), gzip, produce);
     await checkArchive(temp);
     await rename(temp, output);
     kept = true;
   });
 };
 
-const writeOut = (flags: ExportFlags, produce: Produce): Promise<void> =>
-  flags.output === undefined ? writeArchive(process.stdout, flags.gzip === true, produce) : writeToFile(flags.output, flags.gzip === true, produce);
+/** `output`: checkOutputFile's answer (links followed), or undefined for standard output. */
+const writeOut = (flags: ExportFlags, output: string | undefined, produce: Produce): Promise<void> =>
+  output === undefined ? writeArchive(process.stdout, flags.gzip === true, produce) : writeToFile(output, flags.gzip === true, produce);
 
 const WHEN_LOCKED_EXPORT = 'to export from a running server: CAIRN_HTTP_URL=<its address> CAIRN_API_KEY=<an admin key> cairn export';
 const WHEN_LOCKED_IMPORT = 'a data directory belongs to the one server that runs on it: stop it, import, then start it again';
 
-/** Everything that can be told wrong before reading a byte of the store or the server. */
-const checkExportFlags = async (flags: ExportFlags): Promise<void> => {
+/**
+ * Everything that can be told wrong before reading a byte of the store or the server; answers
+ * the file to write (links followed), or undefined for standard output.
+ */
+const checkExportFlags = async (flags: ExportFlags): Promise<string | undefined> => {
   if (flags.all && flags.namespace !== undefined) throw new CommandError('give either --namespace or --all, not both', EXIT_USAGE);
-  if (flags.output !== undefined) await checkOutputFile(flags.output);
+  return flags.output === undefined ? undefined : checkOutputFile(flags.output);
 };
 
 const exportTo = async (flags: ExportFlags): Promise<void> => {
-  await checkExportFlags(flags);
+  const output = await checkExportFlags(flags);
   const viaServer = flags.url !== undefined || (process.env.CAIRN_HTTP_URL ?? '') !== '';
   if (viaServer) {
     const body = await fromServer(flags);
-    await writeOut(flags, (sink) => pipeline(body, sink, { end: false }));
+    await writeOut(flags, output, (sink) => pipeline(body, sink, { end: false }));
     return;
   }
   const config = parseConfig(process.env);
   await requirePlace(config.storage);
+  // The archive written over one of the store's own files would destroy what it exports.
+  if (output !== undefined && config.storage.backend === 'filesystem') await refuseOutputInside(output, config.storage.dataDir, flags.output as string);
   await withStore(config, WHEN_LOCKED_EXPORT, async (store) => {
     const namespaces = flags.all ? '*' : [flags.namespace ?? config.namespace];
-    await writeOut(flags, async (sink) => {
+    await writeOut(flags, output, async (sink) => {
       const trailer = await exportArchive(store, sink, { namespaces, now: Date.now });
       process.stderr.write(`exported ${trailer.entries} entries (${trailer.versions} versions) and ${trailer.records} records\n`);
     });

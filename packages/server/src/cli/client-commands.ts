@@ -4,7 +4,7 @@ import { CairnError } from 'cairn-memory-client';
 import type { EntryValue, WriteRequest } from 'cairn-memory-client';
 import { ConfigError } from '../config.ts';
 import { clientOptionsFrom } from './client-env.ts';
-import { EXIT_REFUSED, EXIT_USAGE } from './command-exit.ts';
+import { EXIT_REFUSED, EXIT_USAGE, printOut } from './command-exit.ts';
 import { briefingText, entriesTable, entryDetail, oneLine, preview, table, versionsTable } from './render.ts';
 
 const AS_OF_HELP = 'as of this past ISO time: from the versions current then';
@@ -81,13 +81,16 @@ const fail = (error: unknown, json: boolean): void => {
 export const action = <A extends unknown[]>(run: (client: CairnClient, options: CommonOptions & Record<string, unknown>, ...args: A) => Promise<Output>) =>
   async function (this: Command, ...args: unknown[]): Promise<void> {
     const options = this.opts<CommonOptions & Record<string, unknown>>();
+    let output: Output;
     try {
       const client = new CairnClient(clientOptionsFrom(process.env, { url: options.url }));
-      const output = await run(client, options, ...(args.slice(0, this.registeredArguments.length) as A));
-      process.stdout.write(`${options.json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
+      output = await run(client, options, ...(args.slice(0, this.registeredArguments.length) as A));
     } catch (error) {
       fail(error, options.json === true);
+      return;
     }
+    // Outside the try: a failure to print (a closed pipe, a full disk) is printOut's to say.
+    await printOut(`${options.json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
   };
 
 /** What every command that calls a server takes: where it is, and how to print its answer. */

@@ -82,3 +82,32 @@ export const withCleanup = async <T>(cleanup: () => Promise<void>, work: () => P
     await once();
   }
 };
+
+/**
+ * Writes `text` to standard output, resolving once it is written. A reader that went away
+ * (EPIPE: `cairn read … | head -c 10`) ends the command quietly, with exit code 0 as a closed
+ * pipe ends other commands that do not die of SIGPIPE; any other failure to write (ENOSPC, a
+ * full disk) is one line, `cairn: cannot write the output: …`, with exit code 1. Never a stack
+ * trace: unheard, the stream's 'error' event would end the process with one.
+ */
+export const printOut = (text: string): Promise<void> =>
+  new Promise((resolve) => {
+    const failed = (error: unknown): void => {
+      if ((error as NodeJS.ErrnoException).code !== 'EPIPE') {
+        process.stderr.write(`cairn: cannot write the output: ${(error as Error).message}\n`);
+        process.exitCode = EXIT_REFUSED;
+      }
+      process.exit();
+    };
+    process.stdout.on('error', failed);
+    try {
+      process.stdout.write(text, (error) => {
+        if (error) return failed(error);
+        process.stdout.off('error', failed);
+        resolve();
+      });
+    } catch (error) {
+      // A file as standard output is written synchronously: its failure is thrown here.
+      failed(error);
+    }
+  });

@@ -4,9 +4,17 @@ import type { Briefing, Entry, EntryValue, JudgedEntry } from 'cairn-memory-clie
 
 const WIDEST = 60;
 
-/** One line, at most `max` characters: tables must not wrap or break on a newline in a value. */
+/**
+ * Text as a terminal shows it harmlessly: every control character (C0, DEL and C1, U+0080 to
+ * U+009F) but newline and tab written as an escape (`\u001b`), so that what any writer stored
+ * cannot move the cursor, erase lines, retitle the window or set the clipboard (OSC 52).
+ */
+export const visible = (text: string): string =>
+  text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** One line, at most `max` characters: tables must not wrap or break on a newline in a value, nor pass a control character. */
 export const oneLine = (text: string, max = WIDEST): string => {
-  const flat = text.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ');
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
@@ -53,7 +61,8 @@ export const entryDetail = (e: Entry): string => {
     ['expires_at', time(e.expires_at)],
   ];
   const width = Math.max(...fields.map(([k]) => k.length));
-  const value = typeof e.value === 'string' ? e.value : JSON.stringify(e.value, null, 2);
+  // JSON escapes C0 characters itself, but not DEL or C1 ones.
+  const value = visible(typeof e.value === 'string' ? e.value : JSON.stringify(e.value, null, 2));
   return `${fields.map(([k, v]) => `${k.padEnd(width)}  ${oneLine(v, 200)}`).join('\n')}\n\n${value}`;
 };
 
@@ -68,7 +77,7 @@ export const briefingText = (b: Briefing): string => {
   const cortex = b.cortex.compiled ? `cortex ${b.cortex.status}, compiled ${time(b.cortex.last_compiled_at)}` : `cortex ${b.cortex.status}, nothing compiled here yet`;
   const heading = `BRIEFING ${b.entity_path ?? `namespace ${b.namespace}`} ${b.as_of ? `as of ${time(b.as_of)}` : `at ${time(b.generated_at)}`} (${cortex}${b.truncated ? '; trimmed to fit' : ''})`;
   return [
-    heading + (b.overview ? `\n${b.overview}` : ''),
+    visible(heading) + (b.overview ? `\n${visible(b.overview)}` : ''),
     section('DIGESTS', b.digests.map((d) => [String(d.scope), String(d.type), String(d.headline)]), ['scope', 'type', 'headline']),
     section('OPEN ITEMS', b.open_items.map((i) => [i.kind, i.entity_path, i.key, i.status ?? '', time(i.since), i.title]), ['kind', 'entity_path', 'key', 'status', 'since', 'title']),
     section('RECENT CHANGES', b.recent_changes.map((c) => [time(c.written_at), c.agent_id, c.entity_path, c.key, String(c.version), c.summary]), ['written_at', 'agent_id', 'entity_path', 'key', 'version', 'summary']),

@@ -1,10 +1,84 @@
 import { CairnClient } from 'cairn-memory-client';
 import type { ClientOptions } from 'cairn-memory-client';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  type JSONRPCMessage,
+  type RequestId,
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+} from '@modelcontextprotocol/sdk/types.js';
 import { clientOperations } from './client-operations.ts';
 import type { OperationName } from './operations.ts';
 import { ParamsCheckedTransport } from './params-checked-transport.ts';
 import { createMcpServer, offeredTools } from './server.ts';
 import { StdioLines } from './stdio-lines.ts';
+
+/** How long, once standard input has ended, the requests still in flight get to be answered. */
+const DRAIN_MS = 30_000;
+
+/**
+ * A transport in front of another that keeps the ids of the requests received and not yet
+ * answered (nor cancelled by the caller), so that the end of standard input can wait for them:
+ * a client that writes its requests and closes the pipe (`printf … | cairn mcp`) still gets
+ * every answer, and its writes are made.
+ */
+class InFlightTransport implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+
+  private readonly inner: Transport;
+  private readonly open = new Set<RequestId>();
+  private idle: Array<() => void> = [];
+
+  constructor(inner: Transport) {
+    this.inner = inner;
+  }
+
+  get unanswered(): number {
+    return this.open.size;
+  }
+
+  async start(): Promise<void> {
+    this.inner.onmessage = (message, extra) => {
+      if (isJSONRPCRequest(message)) this.open.add(message.id);
+      // A cancelled request is not answered (MCP's cancellation).
+      else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') this.settle((message.params as { requestId?: RequestId } | undefined)?.requestId);
+      this.onmessage?.(message, extra);
+    };
+    this.inner.onclose = () => this.onclose?.();
+    this.inner.onerror = (error) => this.onerror?.(error);
+    await this.inner.start();
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    await this.inner.send(message, options);
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) this.settle(message.id);
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close();
+  }
+
+  /** Resolves once every request received is answered, or after `ms`, whichever comes first. */
+  drained(ms: number): Promise<void> {
+    if (this.open.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.idle.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private settle(id: RequestId | undefined): void {
+    if (id === undefined || !this.open.delete(id) || this.open.size > 0) return;
+    for (const done of this.idle.splice(0)) done();
+  }
+}
 
 /**
  * `cairn mcp`: an MCP server on stdin/stdout for clients that launch a command, forwarding
@@ -21,9 +95,22 @@ export const runStdioMcp = async (options: ClientOptions): Promise<void> => {
   // One caller, the process that launched us: every call runs in the same scope.
   const server = createMcpServer(offeredTools(Object.keys(ops) as OperationName[]), () => scope);
   // Params the caller got wrong are answered -32602, as /mcp answers them, not -32603 by the SDK.
-  const transport = new ParamsCheckedTransport(new StdioLines());
-  // The client closing our stdin is the end of the session.
-  process.stdin.once('end', () => void server.close().finally(() => process.exit(0)));
+  const transport = new InFlightTransport(new ParamsCheckedTransport(new StdioLines()));
+  // The client closing our stdin is the end of the session, once the requests it sent are
+  // answered (within DRAIN_MS): ending at once dropped calls still on their way to Cairn.
+  process.stdin.once('end', () => {
+    void transport
+      .drained(DRAIN_MS)
+      .then(() => {
+        const left = transport.unanswered;
+        if (left > 0) {
+          process.stderr.write(`cairn mcp: standard input ended; ${left} request(s) still unanswered after ${DRAIN_MS / 1000} s, exiting without them\n`);
+          process.exitCode = 1;
+        }
+        return server.close();
+      })
+      .finally(() => process.exit());
+  });
   await server.connect(transport);
   process.stderr.write(`cairn mcp: forwarding to ${options.url}${options.apiKey ? ' with CAIRN_API_KEY' : ' without an API key'}\n`);
 };

@@ -29,9 +29,12 @@ const isGzip = async (path: string): Promise<boolean> => {
  * most archiveLineLimit each (the header a megabyte). `unended` is told the number of a last line the file ends inside.
  */
 const lines = async function* (path: string, unended?: (line: number) => void): AsyncGenerator<string> {
+  // Told before the stream is made: a file gone meanwhile fails here, with no stream left to
+  // emit an 'error' no one hears (which ended the process with a stack trace).
+  const gzip = await isGzip(path);
   const file: Readable = createReadStream(path);
   let input: Readable = file;
-  if (await isGzip(path)) {
+  if (gzip) {
     input = file.pipe(createGunzip());
     // A read error must reach the loop, which reads the gunzip side.
     file.once('error', (error) => input.destroy(error));

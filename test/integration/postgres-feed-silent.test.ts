@@ -4,7 +4,7 @@ import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { openPostgresStore, type PostgresStore } from '../../packages/server/src/store/postgres/index.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
-import { startTcpProxy } from '../helpers/tcp-proxy.ts';
+import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.ts';
 
 /**
  * A replica's LISTEN session can stop delivering while its socket stays open (a proxy whose
@@ -15,7 +15,7 @@ import { startTcpProxy } from '../helpers/tcp-proxy.ts';
  */
 describe('postgres change feed: a LISTEN session gone silent', () => {
   let pg: TestPostgres;
-  let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
+  let proxy: TcpProxy;
   let replica: PostgresStore;
   let writer: PostgresStore;
   const logger = pino({ level: 'silent' });

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, createApi } from './api/client.ts';
 import { Loading, ErrorNote } from './components/states.tsx';
 import { App as AppCtx } from './context.ts';
@@ -25,9 +25,35 @@ export const App = () => {
   const [boot, setBoot] = useState<Boot>({ kind: 'starting' });
   const route = useRoute();
 
+  // While a first key issued in open mode is on screen, refusals do not sign the user out.
+  const holdRefusals = useRef(false);
+  // The key of the session shown (switched before the new session renders, in firstKey).
+  const currentKey = useRef<string | null>(null);
+  if (boot.kind === 'ready') currentKey.current = boot.session.key;
   const signOut = (notice: string | null = null) => {
+    holdRefusals.current = false;
     forgetKey();
     setBoot({ kind: 'login', notice });
+  };
+  // A refusal of a key no longer in use (a request sent just before the session switched to a
+  // first key) is no reason to sign out.
+  const onRefused = (key: string | null) => {
+    if (holdRefusals.current || key !== currentKey.current) return;
+    signOut('The server refused the key (revoked or changed); enter another.');
+  };
+  const firstKey = async (key: string, scopes: string[]): Promise<boolean> => {
+    holdRefusals.current = true;
+    if (!scopes.includes('admin')) return false;
+    try {
+      const session = await probeSession(key);
+      storeKey(key, false);
+      currentKey.current = key;
+      setBoot({ kind: 'ready', session, keyed: true });
+      holdRefusals.current = false;
+      return true;
+    } catch {
+      return false;
+    }
   };
 
   const start = async () => {
@@ -62,7 +88,17 @@ export const App = () => {
       />
     );
   }
-  return <SignedIn session={boot.session} page={route.page} params={route.params} onSignOut={boot.keyed ? () => signOut() : null} onRefused={() => signOut('The server refused the key (revoked or changed); enter another.')} />;
+  return (
+    <SignedIn
+      session={boot.session}
+      page={route.page}
+      params={route.params}
+      onSignOut={boot.keyed ? () => signOut() : null}
+      onRefused={onRefused}
+      firstKey={firstKey}
+      signOut={signOut}
+    />
+  );
 };
 
 const allowedPage = (session: Session, page: Page | null): Page => {
@@ -72,12 +108,22 @@ const allowedPage = (session: Session, page: Page | null): Page => {
   return page;
 };
 
-const SignedIn = ({ session, page, params, onSignOut, onRefused }: { session: Session; page: Page | null; params: URLSearchParams; onSignOut: (() => void) | null; onRefused: () => void }) => {
+interface SignedInProps {
+  session: Session;
+  page: Page | null;
+  params: URLSearchParams;
+  onSignOut: (() => void) | null;
+  onRefused(key: string | null): void;
+  firstKey(key: string, scopes: string[]): Promise<boolean>;
+  signOut(notice?: string | null): void;
+}
+
+const SignedIn = ({ session, page, params, onSignOut, onRefused, firstKey, signOut }: SignedInProps) => {
   const live = useMemo(() => new LiveHub(), []);
   const arrivals = useMemo(() => new Arrivals(live), [live]);
-  const api = useMemo(() => createApi(session.key, onRefused), [session.key]);
+  const api = useMemo(() => createApi(session.key, () => onRefused(session.key)), [session.key]);
   useEffect(() => {
-    if (session.read) live.start(api.headers(), onRefused);
+    if (session.read) live.start(api.headers(), () => onRefused(session.key));
     return () => live.close();
   }, [api]);
   const shown = allowedPage(session, page);
@@ -85,10 +131,20 @@ const SignedIn = ({ session, page, params, onSignOut, onRefused }: { session: Se
     if (shown !== page) redirect(shown, Object.fromEntries(params));
   }, [shown, page]);
   if (!session.read && !session.admin) {
-    return <ErrorNote error={new ApiError(403, 'FORBIDDEN', 'This key may only write. The dashboard needs a key with the read or admin scope.')} />;
+    // Signing out is the way back to the key form: a remembered key would otherwise bring the user here again.
+    return (
+      <div class="write-only">
+        <ErrorNote error={new ApiError(403, 'FORBIDDEN', 'This key may only write. The dashboard needs a key with the read or admin scope.')} />
+        {onSignOut && (
+          <button type="button" class="button" onClick={onSignOut}>
+            Sign out
+          </button>
+        )}
+      </div>
+    );
   }
   return (
-    <AppCtx.Provider value={{ api, session, live, arrivals }}>
+    <AppCtx.Provider value={{ api, session, live, arrivals, firstKey, signOut }}>
       <Shell page={shown} onSignOut={onSignOut}>
         {shown === 'connectors' && <ConnectorsPage />}
         {shown === 'memory' && <MemoryPage params={params} />}

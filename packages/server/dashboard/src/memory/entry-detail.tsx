@@ -5,6 +5,7 @@ import { Confidence } from '../components/confidence.tsx';
 import { Evidence } from '../components/evidence.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { JsonView } from '../components/json-view.tsx';
+import { PathText } from '../components/path-text.tsx';
 import { ErrorNote, Loading } from '../components/states.tsx';
 import { Time } from '../components/time.tsx';
 import { useApp } from '../context.ts';
@@ -25,12 +26,22 @@ const onTabKey = (event: KeyboardEvent, tab: Tab, setTab: (t: Tab) => void): voi
   document.getElementById(`tab-${next}`)?.focus();
 };
 
+/** Versions newest first, each once: pages fetched at different times overlap or leave gaps otherwise. */
+const byVersion = (...pages: Entry[][]): Entry[] => {
+  const all = new Map<number, Entry>();
+  for (const page of pages) for (const v of page) all.set(v.version, v);
+  return [...all.values()].sort((a, b) => b.version - a.version);
+};
+
 /** One entry: its value, metadata and provenance, and its history with diffs; live. */
 export const EntryDetail = ({ path, entryKey, arrivals }: { path: string; entryKey: string; arrivals: Arrivals }) => {
   const { api, live } = useApp();
   const [tab, setTab] = useState<Tab>('value');
   const [shown, setShown] = useState<number | null>(null);
+  // Every version fetched so far (versions never change): a refetched first page then only adds.
   const [older, setOlder] = useState<Entry[]>([]);
+  // Where "Older versions" continues from once it was used (null: nothing older); undefined: not used yet.
+  const [olderNext, setOlderNext] = useState<number | null | undefined>(undefined);
   const [arrived, setArrived] = useState<Set<number>>(new Set());
   const history = useLoad(() => api.get<HistoryResponse>(entryUrl('history', path, entryKey), { limit: 50 }), [api, path, entryKey]);
   const id = addressOf({ entity_path: path, key: entryKey });
@@ -38,6 +49,7 @@ export const EntryDetail = ({ path, entryKey, arrivals }: { path: string; entryK
   useEffect(() => {
     setShown(null);
     setOlder([]);
+    setOlderNext(undefined);
     setArrived(new Set());
     arrivals.seen(id);
   }, [id]);
@@ -51,24 +63,35 @@ export const EntryDetail = ({ path, entryKey, arrivals }: { path: string; entryK
       }),
     [live, id, history.reload],
   );
+  // The stream keeps no backlog: a version written while it was down is fetched on reconnect.
+  useEffect(() => live.onReconnect(() => history.reload(true)), [live, history.reload]);
+  // A refetched first page (after a live version) is added to what was fetched, never replaces it:
+  // the versions between the new first page and the older pages would be lost otherwise.
+  useEffect(() => {
+    const page = history.data?.versions;
+    if (page) setOlder((o) => byVersion(o, page));
+  }, [history.data]);
 
   if (history.loading && !history.data) return <Loading label="Loading the entry…" />;
   if (history.error) return <ErrorNote error={history.error} retry={() => history.reload()} />;
-  const versions = [...(history.data?.versions ?? []), ...older];
+  const versions = byVersion(older, history.data?.versions ?? []);
   const current = versions[0];
   if (!current) return <ErrorNote error={new ApiError(404, 'NOT_FOUND', 'This entry has no versions.')} />;
   const entry = versions.find((v) => v.version === shown) ?? current;
-  const nextBefore = older.length > 0 ? (older.at(-1)?.version ?? null) : (history.data?.next_before ?? null);
+  const nextBefore = olderNext !== undefined ? olderNext : (history.data?.next_before ?? null);
   const loadOlder = async () => {
     const page = await api.get<HistoryResponse>(entryUrl('history', path, entryKey), { limit: 50, before: nextBefore });
-    setOlder((o) => [...o, ...page.versions]);
+    setOlder((o) => byVersion(o, page.versions));
+    setOlderNext(page.next_before);
   };
 
   return (
     <article class="entry-detail" aria-labelledby="entry-title">
       <header class="pane-head">
         <div>
-          <div class="muted small mono">{path}</div>
+          <div class="muted small mono">
+            <PathText path={path} />
+          </div>
           <h2 id="entry-title" class="mono">
             {entryKey}
           </h2>

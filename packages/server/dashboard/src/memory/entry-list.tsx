@@ -1,5 +1,6 @@
 import type { Entry } from 'cairn-memory-client';
 import { Confidence } from '../components/confidence.tsx';
+import { PathText } from '../components/path-text.tsx';
 import { Time } from '../components/time.tsx';
 import { useApp } from '../context.ts';
 import { hrefFor } from '../router.ts';
@@ -18,12 +19,11 @@ interface Props {
 /** The entries at a path (newest first), its sub-paths, and what arrived live, marked. */
 export const EntryList = ({ path, node, entries, selectedKey, arrivals }: Props) => {
   const { session } = useApp();
-  const title = path || 'Recent writes';
   return (
     <section class="entry-list" aria-labelledby="entry-list-title">
       <header class="pane-head">
         <h2 id="entry-list-title" class="path-title">
-          {title}
+          {path ? <PathText path={path} /> : 'Recent writes'}
         </h2>
         <span class="muted small">{path ? `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'} here` : 'across every path, newest first'}</span>
       </header>
@@ -46,7 +46,11 @@ export const EntryList = ({ path, node, entries, selectedKey, arrivals }: Props)
                 <span class="row-main">
                   <span class="key">{e.key}</span>
                   {arrival && <span class={`badge ${arrival.kind}`}>{arrival.kind === 'new' ? 'new' : `v${e.version}`}</span>}
-                  {!path && <span class="muted small path-hint">{e.entity_path}</span>}
+                  {!path && (
+                    <span class="muted small path-hint">
+                      <PathText path={e.entity_path} />
+                    </span>
+                  )}
                 </span>
                 <span class="row-preview">{preview(e)}</span>
                 <span class="row-meta">

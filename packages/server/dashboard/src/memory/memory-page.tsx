@@ -10,6 +10,9 @@ import { useEntries } from './use-entries.ts';
 
 const RECENT = 50;
 
+/** Newest first. ISO times compare as text; localeCompare, far slower, stalled big stores. */
+const newestFirst = (a: { written_at: string }, b: { written_at: string }): number => (a.written_at < b.written_at ? 1 : a.written_at > b.written_at ? -1 : 0);
+
 /** Memory: the path tree, the entries at a path, one entry in detail — all live. */
 export const MemoryPage = ({ params }: { params: URLSearchParams }) => {
   const { arrivals } = useApp();
@@ -18,20 +21,35 @@ export const MemoryPage = ({ params }: { params: URLSearchParams }) => {
   const state = useEntries(path);
   // Re-render when arrivals are marked or seen.
   const [, setTick] = useState(0);
-  useEffect(() => arrivals.subscribe(() => setTick((n) => n + 1)), [arrivals]);
+  // Once per animation frame at most, like the entries (use-entries.ts): a burst of writes marks many.
+  useEffect(() => {
+    let frame: number | null = null;
+    const off = arrivals.subscribe(() => {
+      frame ??= requestAnimationFrame(() => {
+        frame = null;
+        setTick((n) => n + 1);
+      });
+    });
+    return () => {
+      off();
+      if (frame !== null) cancelAnimationFrame(frame);
+    };
+  }, [arrivals]);
 
   const all = [...state.entries.values()];
   const tree = useMemo(() => buildTree(all.map((e) => e.entity_path)), [state.entries]);
   const node = findNode(tree, path);
   const shown = path
-    ? all.filter((e) => e.entity_path === path).sort((a, b) => b.written_at.localeCompare(a.written_at))
-    : all.sort((a, b) => b.written_at.localeCompare(a.written_at)).slice(0, RECENT);
+    ? all.filter((e) => e.entity_path === path).sort(newestFirst)
+    : all.sort(newestFirst).slice(0, RECENT);
+  // Counted once per render, not once per tree node (a thousand nodes, hundreds of arrivals).
+  const unseen = arrivals.countsByPath();
   const partial = [...state.truncated].some((t) => isUnder(path, t) || t === '');
 
   return (
     <section class="page memory" aria-label="Memory">
       <aside class="pane tree-pane">
-        {state.loading && state.entries.size === 0 ? <Loading /> : <PathTree root={tree} selected={path} unseen={(p) => arrivals.countUnder((q) => isUnder(q, p))} />}
+        {state.loading && state.entries.size === 0 ? <Loading /> : <PathTree root={tree} selected={path} unseen={(p) => unseen.get(p) ?? 0} />}
         {partial && <p class="muted small pad">The tree shows the first 5,000 entries; open a path to list all of it.</p>}
       </aside>
       <div class="pane list-pane">

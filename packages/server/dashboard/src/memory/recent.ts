@@ -30,11 +30,17 @@ export class Arrivals {
     return this.unseen.get(id);
   }
 
-  /** Unseen arrivals at or below a path prefix. */
-  countUnder(match: (path: string) => boolean): number {
-    let n = 0;
-    for (const a of this.unseen.values()) if (match(a.entry.entity_path)) n += 1;
-    return n;
+  /** Unseen arrivals at or below each path that has any: one pass, for a whole tree at once. */
+  countsByPath(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const a of this.unseen.values()) {
+      let at = '';
+      for (const segment of a.entry.entity_path.split('/')) {
+        at = at ? `${at}/${segment}` : segment;
+        counts.set(at, (counts.get(at) ?? 0) + 1);
+      }
+    }
+    return counts;
   }
 
   seen(id: string): void {

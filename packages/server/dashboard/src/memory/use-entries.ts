@@ -70,22 +70,39 @@ export const useEntries = (path: string): EntriesState => {
   }, [path, truncated.size]);
 
   useEffect(() => {
-    const offEntry = live.onEntry((entry) =>
+    // Writes arrive one event each, up to hundreds a second: applied once per animation frame,
+    // so the map of every listed entry (thousands) is copied, and the view redrawn, once per
+    // frame rather than once per write. Pending writes are kept by address, newest version.
+    let pending = new Map<string, Entry>();
+    let frame: number | null = null;
+    const flush = () => {
+      frame = null;
+      const arrived = pending;
+      pending = new Map();
       setEntries((old) => {
-        const id = addressOf(entry);
-        const current = old.get(id);
-        if (current && current.version >= entry.version) return old;
-        const next = new Map(old);
-        if (entry.deleted) next.delete(id);
-        else next.set(id, entry);
-        return next;
-      }),
-    );
+        let next: Map<string, Entry> | null = null;
+        for (const [id, entry] of arrived) {
+          const current = old.get(id);
+          if (current && current.version >= entry.version) continue;
+          next ??= new Map(old);
+          if (entry.deleted) next.delete(id);
+          else next.set(id, entry);
+        }
+        return next ?? old;
+      });
+    };
+    const offEntry = live.onEntry((entry) => {
+      const id = addressOf(entry);
+      const waiting = pending.get(id);
+      if (!waiting || waiting.version < entry.version) pending.set(id, entry);
+      frame ??= requestAnimationFrame(flush);
+    });
     // The stream keeps no backlog: whatever was written while it was down is listed again.
     const offReconnect = live.onReconnect(() => void loadRoots());
     return () => {
       offEntry();
       offReconnect();
+      if (frame !== null) cancelAnimationFrame(frame);
     };
   }, [live, loadRoots]);
 

@@ -99,20 +99,29 @@ export const CortexPage = () => {
   useInterval(() => status.reload(true), 5000);
 
   // Each compiled digest, pattern and trace arrives on the Cortex stream: refresh what changed.
-  useEffect(
-    () =>
-      openStream('/api/v1/cortex/stream', api.headers(), {
-        onEvent: (event) => {
-          if (event === 'digest' || event === 'digest_removed') digests.reload(true);
-          if (event === 'pattern' || event === 'pattern_removed') patterns.reload(true);
-          if (event === 'trace') traces.reload(true);
+  // The stream keeps no backlog: after a reconnect, whatever was compiled meanwhile is fetched.
+  useEffect(() => {
+    let wasLive = false;
+    return openStream('/api/v1/cortex/stream', api.headers(), {
+      onEvent: (event) => {
+        if (event === 'digest' || event === 'digest_removed') digests.reload(true);
+        if (event === 'pattern' || event === 'pattern_removed') patterns.reload(true);
+        if (event === 'trace') traces.reload(true);
+        status.reload(true);
+      },
+      onState: (state) => {
+        if (state !== 'live') return;
+        if (wasLive) {
+          digests.reload(true);
+          patterns.reload(true);
+          traces.reload(true);
           status.reload(true);
-        },
-        onState: () => {},
-        onUnauthenticated: () => {},
-      }),
-    [api, digests.reload],
-  );
+        }
+        wasLive = true;
+      },
+      onUnauthenticated: () => {},
+    });
+  }, [api, digests.reload]);
 
   return (
     <section class="page" aria-labelledby="cortex-title">

@@ -9,12 +9,19 @@ import { useLoad } from '../hooks/use-load.ts';
 
 const SCOPES = ['read', 'write', 'admin'] as const;
 
+/** The text that goes with a key issued in open mode, the server's first: it needs a key from now on. */
+const FIRST_KEY_NOTE = {
+  switched: 'The server now needs a key to sign in; this dashboard now uses this one (for this tab; sign in with it elsewhere).',
+  needsKey:
+    'The server now needs a key to sign in, and this key is not an admin key: once you dismiss it, the dashboard asks for a key. Managing keys again takes an admin key (one from CAIRN_API_KEYS).',
+};
+
 const CreateKey = ({ onCreated }: { onCreated(): void }) => {
-  const { api } = useApp();
+  const { api, session, firstKey, signOut } = useApp();
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Set<string>>(new Set(['read']));
   const [prefixes, setPrefixes] = useState('');
-  const [issued, setIssued] = useState<{ name: string; key: string } | null>(null);
+  const [issued, setIssued] = useState<{ name: string; key: string; note: string | null; needsKey: boolean } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -22,9 +29,17 @@ const CreateKey = ({ onCreated }: { onCreated(): void }) => {
     const list = prefixes.split(/[\s,]+/).filter(Boolean);
     try {
       const created = await api.send<IssuedKey>('POST', '/api/v1/admin/keys', { name: name.trim(), scopes: [...scopes], ...(list.length ? { prefixes: list } : {}) });
-      setIssued({ name: created.name, key: created.key });
       setName('');
       setPrefixes('');
+      if (session.key === null) {
+        // Open mode until now: this key turned keys on. The list is reloaded with the new key
+        // when the session switches to it; reloading it now, without one, would be refused.
+        setIssued({ name: created.name, key: created.key, note: null, needsKey: true });
+        const switched = await firstKey(created.key, created.scopes);
+        setIssued({ name: created.name, key: created.key, note: switched ? FIRST_KEY_NOTE.switched : FIRST_KEY_NOTE.needsKey, needsKey: !switched });
+        return;
+      }
+      setIssued({ name: created.name, key: created.key, note: null, needsKey: false });
       onCreated();
     } catch (err) {
       setError(err instanceof ApiError ? [err.message, ...err.details.map((d) => `${d.field}: ${d.message}`)].join(' — ') : String(err));
@@ -38,10 +53,19 @@ const CreateKey = ({ onCreated }: { onCreated(): void }) => {
           <p>
             Key for <strong>{issued.name}</strong>: copy it now, it is shown this once.
           </p>
+          {issued.note && <p>{issued.note}</p>}
           <div class="field-row">
             <code class="secret" data-field="issued-key">{issued.key}</code>
             <CopyButton text={issued.key} label="Copy the new key" />
           </div>
+          <button
+            type="button"
+            class="button small ghost"
+            aria-label="Dismiss the new key"
+            onClick={() => (issued.needsKey ? signOut('The server now needs a key to sign in; enter one.') : setIssued(null))}
+          >
+            Done, I copied it
+          </button>
         </div>
       )}
       <form class="stack" onSubmit={submit}>

@@ -49,14 +49,16 @@ const fill = async (store: Store, progress: (d: string) => void): Promise<number
     for (let i = start; i < Math.min(ENTRIES, start + 200); i++) {
       const address = { namespace: 'default', entity_path: `services/svc-${i % 500}/notes`, key: `note-${i}` };
       for (let v = 1; v <= 1 + (i % 3); v++) {
-        const value = { summary: `note ${i} version ${v}: the deploy pipeline for this service needs the staging gate before production`, owner: `team-${i % 17}`, v };
+        // Every thirtieth entry's third version a delete, as deleteEntry writes one: no value (import refuses others).
+        const deleted = v === 3 && i % 30 === 2;
+        const value = deleted ? '' : { summary: `note ${i} version ${v}: the deploy pipeline for this service needs the staging gate before production`, owner: `team-${i % 17}`, v };
         const written = new Date(at + i * 10 + v).toISOString();
         // As a write makes them: every version keeps the created_at of the first (import refuses other histories).
         const created = new Date(at + i * 10 + 1).toISOString();
         const entry: Entry = {
           namespace: address.namespace, entity_path: address.entity_path, key: address.key, value, version: v, confidence: 0.9, agent_id: `agent-${i % 7}`,
           event_type: null, memory_type: 'fact', shared: false, tags: ['bench'], provenance: {}, content_hash: contentHash(value), created_at: created,
-          written_at: written, expires_at: null, deleted: v === 3 && i % 30 === 2, evidence: { successes: 0, failures: 0, status: 'untested' }, links: [],
+          written_at: written, expires_at: null, deleted, evidence: { successes: 0, failures: 0, status: 'untested' }, links: [],
         };
         items.push({ entry, expectedHead: v - 1 });
         versions++;

@@ -11,7 +11,7 @@ import { importArchive } from '../services/archive/import-archive.ts';
 import { checkArchive } from '../services/archive/read-archive.ts';
 import { type Config, ConfigError, parseConfig } from '../config.ts';
 import { createLogger } from '../http/logger.ts';
-import { missingPlaceOf, openBackend, placeWithoutDataOf, type StorageConfig, unusablePlaceOf } from '../store/backends.ts';
+import { localDirectoryOf, missingPlaceOf, openBackend, placeWithoutDataOf, type StorageConfig, unusablePlaceOf } from '../store/backends.ts';
 import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import type { OpenBackend } from '../ports/backend.ts';
 import type { Store } from '../ports/store.ts';
@@ -171,7 +171,8 @@ const exportTo = async (flags: ExportFlags): Promise<void> => {
   const config = parseConfig(process.env);
   await requirePlace(config.storage);
   // The archive written over one of the store's own files would destroy what it exports.
-  if (output !== undefined && config.storage.backend === 'filesystem') await refuseOutputInside(output, config.storage.dataDir, flags.output as string);
+  const ownDirectory = localDirectoryOf(config.storage);
+  if (output !== undefined && ownDirectory !== null) await refuseOutputInside(output, ownDirectory, flags.output as string);
   await withStore(config, WHEN_LOCKED_EXPORT, async (store) => {
     const namespaces = flags.all ? '*' : [flags.namespace ?? config.namespace];
     await writeOut(flags, output, async (sink) => {

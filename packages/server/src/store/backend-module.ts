@@ -46,6 +46,11 @@ export interface BackendModule<N extends string, E extends z.ZodRawShape, S> {
    * restored).
    */
   placeWithoutData?(settings: S): Promise<PlaceWithoutData | null>;
+  /**
+   * The directory on this machine the backend keeps its files in, when it has one (the
+   * filesystem backend's data directory): an export's output there would overwrite them.
+   */
+  localDirectory?(settings: S): string;
 }
 
 

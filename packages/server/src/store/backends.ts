@@ -57,6 +57,9 @@ export const unusablePlaceOf = async (storage: StorageConfig): Promise<string | 
 /** What is missing where `storage` keeps its data, in words, or null (BackendModule.missingPlace). */
 export const missingPlaceOf = async (storage: StorageConfig): Promise<string | null> => (await moduleOf(storage).missingPlace?.(storage)) ?? null;
 
+/** The directory on this machine the configured backend keeps its files in, or null (BackendModule.localDirectory). */
+export const localDirectoryOf = (storage: StorageConfig): string | null => moduleOf(storage).localDirectory?.(storage) ?? null;
+
 /** What the configured backend's place is when it is there but holds none of its data, or null (BackendModule.placeWithoutData). */
 export const placeWithoutDataOf = async (storage: StorageConfig): Promise<PlaceWithoutData | null> => (await moduleOf(storage).placeWithoutData?.(storage)) ?? null;
 

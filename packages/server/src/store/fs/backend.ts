@@ -42,4 +42,5 @@ export const filesystemBackend = defineBackend({
   unusablePlace: ({ dataDir }) => unusableDataDir(dataDir),
   missingPlace: ({ dataDir }) => missingDataDir(dataDir),
   placeWithoutData: ({ dataDir }) => dataDirWithoutStore(dataDir),
+  localDirectory: ({ dataDir }) => dataDir,
 });

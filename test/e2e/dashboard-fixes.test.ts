@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { COLLECTIONS, recordId } from '../../packages/server/src/cortex/cortex-records.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -121,15 +122,15 @@ describe('dashboard fixes in a browser', { timeout: 60_000 }, () => {
   });
 
   it('shows a time that is not a date as its text, and the Cortex page keeps working', async () => {
-    await withRig({ env: { CAIRN_API_KEYS: KEY } }, async ({ page, b }) => {
-      // Stored data can hold any text where a time is expected (the server now keeps such a
-      // text out of traces, but the dashboard must not rely on it): a trace answered with one.
+    await withRig({ env: { CAIRN_API_KEYS: KEY } }, async ({ page, b, server }) => {
+      // A trace as a release before the server checked its times stored it: a link's time as
+      // the entry said it. Stored in the real store, answered by the real route.
       const link = (step: number, role: string, at: string | null) => ({ step, role, entity_path: 'incidents/pagerduty/checkout', key: 'incident-1', version: 1, event: 'incident.resolved', at, summary: `step ${step}` });
       const trace = {
         id: 't1', kind: 'failed_deploy_then_incident', namespace: 'default', service: 'checkout', title: 'Deploy then incident on checkout', reason: 'a failed deploy then an incident',
-        chain: [link(1, 'cause', new Date().toISOString()), link(2, 'effect', 'after lunch'), link(3, 'resolution', null)], window_ms: 600_000, detected_at: 'not a date either',
+        chain: [link(1, 'cause', new Date().toISOString()), link(2, 'effect', 'after lunch'), link(3, 'resolution', null)], window_ms: 600_000, detected_at: new Date().toISOString(),
       };
-      await page.route('**/api/v1/traces', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ traces: [trace] }) }));
+      await server.store.putRecord(COLLECTIONS.traces('default'), recordId(trace.id), trace);
       await signIn(page, KEY);
       await page.getByRole('link', { name: 'Cortex', exact: true }).click();
       await page.getByRole('heading', { name: 'Cortex' }).waitFor();

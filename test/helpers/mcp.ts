@@ -32,6 +32,24 @@ export const connectStdio = async (baseUrl: string, key?: string, stderr?: strin
 };
 
 /**
+ * An official SDK client that launches `cairn mcp` with no server address, so that the
+ * process opens the backend `env` names and serves it itself; `args` follow `mcp`.
+ */
+export const connectLocalStdio = async (env: Record<string, string>, args: readonly string[] = [], stderr?: string[]): Promise<Client> => {
+  const client = new Client({ name: 'cairn-test', version: '1.0.0' });
+  const aws = Object.fromEntries(Object.entries(process.env).filter(([name, value]) => name.startsWith('AWS_') && value !== undefined)) as Record<string, string>;
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...CLI_ARGS, 'mcp', ...args],
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...aws, CAIRN_LOG_LEVEL: 'warn', ...env },
+    stderr: 'pipe',
+  });
+  transport.stderr?.on('data', (chunk: Buffer) => stderr?.push(chunk.toString()));
+  await client.connect(transport);
+  return client;
+};
+
+/**
  * `cairn mcp` (stdio) launched as connectStdio does, spoken to in raw JSON-RPC: `ask` sends one
  * request as given, which the SDK's client would refuse to send, and resolves with its answer;
  * `askLine` sends one line as it is (not JSON, say) and resolves with the next answer that no

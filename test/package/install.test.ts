@@ -222,4 +222,29 @@ describe.each([22, 24])('installed in a project, on Node %i', (major) => {
       await client.close();
     }
   });
+
+  it('cairn mcp with no server address keeps memory itself, under the user\'s data home, across launches', async () => {
+    // What an MCP client configured with `npx -y cairn-memory mcp` and no variables runs.
+    const home = join(scratch, `xdg-${major}`);
+    const launch = async () => {
+      const client = new Client({ name: 'install-test', version: '1.0.0' });
+      await client.connect(new StdioClientTransport({ command: cairnBin(), args: ['mcp'], env: { ...env(), XDG_DATA_HOME: home, CAIRN_LOG_LEVEL: 'warn' }, stderr: 'ignore' }));
+      return client;
+    };
+    const first = await launch();
+    try {
+      const write = await first.callTool({ name: 'memory_write', arguments: { entity_path: 'services/billing', key: `local-${major}`, value: 'the invoice queue drains before each deploy' } });
+      expect(write.isError).toBeFalsy();
+    } finally {
+      await first.close();
+    }
+    const second = await launch();
+    try {
+      const search = await second.callTool({ name: 'memory_search', arguments: { query: 'invoice queue deploy' } });
+      expect(JSON.stringify(search.structuredContent)).toContain(`local-${major}`);
+    } finally {
+      await second.close();
+    }
+    expect(await readdir(join(home, 'cairn'))).toContain('checkpoint');
+  });
 });

@@ -33,9 +33,10 @@ describe('versions and the MCP registry description', () => {
     const [pkg] = registry.packages;
     expect(pkg).toMatchObject({ registryType: 'npm', identifier: server.name, transport: { type: 'stdio' }, runtimeHint: 'npx' });
     expect(pkg.packageArguments).toEqual([{ type: 'positional', value: 'mcp' }]);
-    expect(pkg.environmentVariables.map((v: { name: string }) => v.name).sort()).toEqual(Object.keys(ClientEnv.shape).sort());
+    // Forwarding, it reads the client's variables; with no server address, it keeps memory in a data directory.
+    expect(pkg.environmentVariables.map((v: { name: string }) => v.name).sort()).toEqual([...Object.keys(ClientEnv.shape), 'CAIRN_DATA_DIR'].sort());
     const required = pkg.environmentVariables.filter((v: { isRequired: boolean }) => v.isRequired).map((v: { name: string }) => v.name);
-    expect(required).toEqual(['CAIRN_HTTP_URL']);
+    expect(required).toEqual([]);
     expect(pkg.environmentVariables.find((v: { name: string }) => v.name === 'CAIRN_API_KEY').isSecret).toBe(true);
   });
 

@@ -1,23 +1,102 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import type { Command } from 'commander';
-import { ConfigError } from '../config.ts';
-import { runStdioMcp } from '../mcp/stdio.ts';
+import pino from 'pino';
+import { type Config, ConfigError, parseConfig } from '../config.ts';
+import { createLogger } from '../http/logger.ts';
+import { serveStdioMcp } from '../mcp/stdio.ts';
+import { forwardingSession } from '../mcp/stdio-forward.ts';
+import { localSession } from '../mcp/stdio-local.ts';
+import { createRuntime } from '../runtime.ts';
+import { localDirectoryOf, unusablePlaceOf } from '../store/backends.ts';
+import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import { clientOptionsFrom } from './client-env.ts';
 
-/** `cairn mcp`: the local stdio MCP server, forwarding to CAIRN_HTTP_URL with CAIRN_API_KEY. */
+interface McpFlags {
+  url?: string;
+  dataDir?: string;
+  withCortex?: boolean;
+}
+
+/**
+ * Where `cairn mcp` keeps memory when nothing names a place: a directory of the user's own
+ * (XDG's data home), since a client launches the command from wherever it runs, and the
+ * server's default (/data/.cairn, a container's volume) is rarely writable on a workstation.
+ */
+export const userDataDir = (env: Record<string, string | undefined>): string => join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'cairn');
+
+const usage = (message: string): never => {
+  process.stderr.write(`cairn mcp: ${message}\n`);
+  process.exit(2);
+};
+
+/** The configuration of a `cairn mcp` that serves memory itself; a bad one exits 2. */
+const localConfig = async (flags: McpFlags): Promise<Config> => {
+  try {
+    const dataDir = flags.dataDir ?? (process.env.CAIRN_DATA_DIR ? undefined : userDataDir(process.env));
+    const config = parseConfig(process.env, dataDir === undefined ? {} : { dataDir });
+    const unusable = await unusablePlaceOf(config.storage);
+    if (unusable) throw new ConfigError(unusable);
+    return config;
+  } catch (error) {
+    if (error instanceof ConfigError) return usage(error.message);
+    throw error;
+  }
+};
+
+/** `cairn mcp` with no server address: open the configured backend here and serve it. */
+const serveLocally = async (flags: McpFlags): Promise<void> => {
+  const config = await localConfig(flags);
+  // stdout carries the protocol alone: the log goes to stderr, which MCP clients keep.
+  const logger = createLogger(config.logLevel, pino.destination({ dest: 2, sync: true }));
+  let runtime;
+  try {
+    runtime = await createRuntime(config, logger, { withCortex: flags.withCortex === true });
+  } catch (error) {
+    const hint =
+      error instanceof DirectoryLockedError
+        ? '\n  one process at a time opens a data directory: to share it between MCP clients, run `cairn serve --data-dir <dir>` once and give each client CAIRN_HTTP_URL (and CAIRN_API_KEY) instead'
+        : '';
+    process.stderr.write(`cairn mcp: cannot open the ${config.storage.backend} backend: ${(error as Error).message}${hint}\n`);
+    process.exit(1);
+  }
+  const opened = runtime;
+  const dir = localDirectoryOf(config.storage);
+  const serving = `the ${config.storage.backend} backend${dir === null ? '' : ` in ${dir}`}`;
+  await serveStdioMcp(localSession({ deps: opened.deps, logger, serving, close: () => opened.close() }));
+  // The word table takes about 0.1 s to read: now, rather than inside the first call.
+  setImmediate(() => {
+    try {
+      opened.search.embedder.warm?.();
+    } catch (error) {
+      logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
+    }
+  });
+};
+
+/**
+ * `cairn mcp`: the local stdio MCP server. With a server address (CAIRN_HTTP_URL or --url) it
+ * forwards every call to that server; without one it opens the configured backend itself.
+ */
 export const registerMcpCommand = (program: Command): void => {
   program
     .command('mcp')
-    .description('run an MCP server on stdin/stdout that forwards to CAIRN_HTTP_URL (with CAIRN_API_KEY)')
-    .option('--url <url>', 'server address (default CAIRN_HTTP_URL)')
+    .description('run an MCP server on stdin/stdout: forwarding to CAIRN_HTTP_URL (with CAIRN_API_KEY) when set, else serving the configured backend itself')
+    .option('--url <url>', 'server address to forward to (default CAIRN_HTTP_URL)')
+    .option('--data-dir <dir>', 'without a server address: the data directory (CAIRN_DATA_DIR, default $XDG_DATA_HOME/cairn or ~/.local/share/cairn)')
+    .option('--with-cortex', 'without a server address: also run the Cortex worker in this process')
     .action(async function (this: Command) {
+      const flags = this.opts<McpFlags>();
+      const forwarding = flags.url !== undefined || Boolean(process.env.CAIRN_HTTP_URL);
+      if (!forwarding) return serveLocally(flags);
+      if (flags.dataDir !== undefined || flags.withCortex) usage('--data-dir and --with-cortex serve memory in this process: leave out CAIRN_HTTP_URL and --url to use them');
       let options;
       try {
-        options = clientOptionsFrom(process.env, { url: this.opts<{ url?: string }>().url });
+        options = clientOptionsFrom(process.env, { url: flags.url });
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
-        process.stderr.write(`cairn mcp: ${error.message}\n`);
-        process.exit(2);
+        return usage(error.message);
       }
-      await runStdioMcp(options);
+      await serveStdioMcp(forwardingSession(options));
     });
 };

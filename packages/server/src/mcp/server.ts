@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type RequestId, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { VERSION } from '../version.ts';
 import { type CallScope, callTool } from './call-tool.ts';
@@ -12,7 +12,7 @@ import { TOOLS } from './tools.ts';
  * The scope of the call being handled. One server may serve many callers (`/mcp` keeps one
  * for every request): the transport hands each message's scope over in `authInfo.extra`.
  */
-export type ScopeOf = (extra: { authInfo?: { extra?: Record<string, unknown> } }) => CallScope;
+export type ScopeOf = (extra: { authInfo?: { extra?: Record<string, unknown> }; requestId?: RequestId }) => CallScope;
 
 /** Drop what only costs a model tokens: the dialect URI and zod's "safe integer" bounds. */
 const tidy = (node: unknown): unknown => {

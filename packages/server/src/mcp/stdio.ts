@@ -1,5 +1,3 @@
-import { CairnClient } from 'cairn-memory-client';
-import type { ClientOptions } from 'cairn-memory-client';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   type JSONRPCMessage,
@@ -9,7 +7,7 @@ import {
   isJSONRPCRequest,
   isJSONRPCResultResponse,
 } from '@modelcontextprotocol/sdk/types.js';
-import { clientOperations } from './client-operations.ts';
+import type { CallScope } from './call-tool.ts';
 import type { OperationName } from './operations.ts';
 import { ParamsCheckedTransport } from './params-checked-transport.ts';
 import { createMcpServer, offeredTools } from './server.ts';
@@ -81,36 +79,52 @@ class InFlightTransport implements Transport {
 }
 
 /**
- * `cairn mcp`: an MCP server on stdin/stdout for clients that launch a command, forwarding
- * every tool call to a Cairn server over its REST API. It offers the same tools as `/mcp` and
- * answers the same results; stdout carries only protocol messages, diagnostics go to stderr.
+ * Where the calls of a `cairn mcp` process go: to a server over its REST API
+ * (stdio-forward.ts), or to the services over a backend this process opened (stdio-local.ts).
  */
-export const runStdioMcp = async (options: ClientOptions): Promise<void> => {
-  const client = new CairnClient(options);
-  const ops = clientOperations(client);
-  const scope = {
-    ops,
-    onBug: (error: unknown) => process.stderr.write(`cairn mcp: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
-  };
-  // One caller, the process that launched us: every call runs in the same scope.
-  const server = createMcpServer(offeredTools(Object.keys(ops) as OperationName[]), () => scope);
+export interface StdioSession {
+  /** The operations this session serves (the tools offered are theirs). */
+  readonly operations: readonly OperationName[];
+  /** The scope of one call; `requestId` is its JSON-RPC id. */
+  scopeOf(requestId: RequestId | undefined): CallScope;
+  /** One line for stderr once serving: where the calls go. */
+  readonly banner: string;
+  /** Ends the session once its calls are answered (closes the store this process opened). */
+  close(): Promise<void>;
+}
+
+/**
+ * `cairn mcp`: an MCP server on stdin/stdout for clients that launch a command, offering the
+ * same tools as `/mcp` with the same answers; stdout carries only protocol messages,
+ * diagnostics go to stderr. It ends when standard input does (once the calls in flight are
+ * answered) or at SIGINT/SIGTERM, closing the session either way.
+ */
+export const serveStdioMcp = async (session: StdioSession): Promise<void> => {
+  const server = createMcpServer(offeredTools(session.operations), (extra) => session.scopeOf(extra.requestId));
   // Params the caller got wrong are answered -32602, as /mcp answers them, not -32603 by the SDK.
   const transport = new InFlightTransport(new ParamsCheckedTransport(new StdioLines()));
-  // The client closing our stdin is the end of the session, once the requests it sent are
-  // answered (within DRAIN_MS): ending at once dropped calls still on their way to Cairn.
-  process.stdin.once('end', () => {
-    void transport
-      .drained(DRAIN_MS)
-      .then(() => {
-        const left = transport.unanswered;
-        if (left > 0) {
-          process.stderr.write(`cairn mcp: standard input ended; ${left} request(s) still unanswered after ${DRAIN_MS / 1000} s, exiting without them\n`);
-          process.exitCode = 1;
-        }
-        return server.close();
-      })
-      .finally(() => process.exit());
-  });
+  let ending: Promise<void> | null = null;
+  const end = (wait: boolean): Promise<void> => {
+    ending ??= (async () => {
+      // The client closing our stdin is the end of the session, once the requests it sent are
+      // answered (within DRAIN_MS): ending at once dropped calls still on their way.
+      if (wait) await transport.drained(DRAIN_MS);
+      const left = transport.unanswered;
+      if (wait && left > 0) {
+        process.stderr.write(`cairn mcp: standard input ended; ${left} request(s) still unanswered after ${DRAIN_MS / 1000} s, exiting without them\n`);
+        process.exitCode = 1;
+      }
+      await server.close().catch(() => {});
+      await session.close().catch((error: unknown) => {
+        process.stderr.write(`cairn mcp: closing failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exitCode = 1;
+      });
+    })().finally(() => process.exit());
+    return ending;
+  };
+  process.stdin.once('end', () => void end(true));
+  // A signal is someone who will not wait for the calls in flight; what was acknowledged is durable.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void end(false));
   await server.connect(transport);
-  process.stderr.write(`cairn mcp: forwarding to ${options.url}${options.apiKey ? ' with CAIRN_API_KEY' : ' without an API key'}\n`);
+  process.stderr.write(`cairn mcp: ${session.banner}\n`);
 };

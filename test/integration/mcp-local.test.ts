@@ -1,0 +1,141 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
+import { startCairn } from '../helpers/cairn.ts';
+import { CLI_ARGS } from '../helpers/cli-args.ts';
+import { callTool, connectHttp, connectLocalStdio } from '../helpers/mcp.ts';
+import { mcpScenarios } from './mcp-scenarios.ts';
+
+// `cairn mcp` with no server address opens the configured backend itself: what an MCP client
+// configured with `npx -y cairn-memory mcp` and nothing else runs. The same scenarios as over
+// /mcp, on each backend, with the Cortex in the process for the briefing's digests.
+const backends: Array<[label: string, name: string, BackendEnv]> = [
+  ['filesystem', 'filesystem', filesystemBackend('mcp-local')],
+  ['PostgreSQL', 'postgres', postgresBackend('mcp_local')],
+  ['S3', 's3', s3Backend('mcp-local')],
+];
+
+for (const [label, name, backend] of backends) {
+  describe(`cairn mcp serving the ${label} backend itself`, () => {
+    let client: Client;
+    const stderr: string[] = [];
+    beforeAll(async () => {
+      client = await connectLocalStdio({ ...(await backend.env()), CAIRN_CORTEX_DEBOUNCE_MS: '100' }, ['--with-cortex'], stderr);
+    }, 60_000);
+    afterAll(async () => {
+      await client?.close();
+      await backend.cleanup();
+    });
+
+    mcpScenarios(() => client);
+
+    it('says on stderr which backend it serves (stdout carries only protocol messages)', () => {
+      expect(stderr.join('')).toContain(`cairn mcp: serving the ${name} backend`);
+    });
+  });
+}
+
+/** `cairn mcp` as a client launches it, spoken to in JSON-RPC lines; its exit code and stderr kept. */
+const launch = (env: Record<string, string>, args: readonly string[] = []) => {
+  const child = spawn(process.execPath, [...CLI_ARGS, 'mcp', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', CAIRN_LOG_LEVEL: 'warn', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const answers = new Map<number, (answer: any) => void>();
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const message = JSON.parse(line) as { id: number };
+    answers.get(message.id)?.(message);
+  });
+  let next = 0;
+  const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  const ask = (method: string, params: object): Promise<any> => {
+    const id = ++next;
+    const answer = new Promise((resolve) => answers.set(id, resolve));
+    send({ jsonrpc: '2.0', id, method, params });
+    return answer;
+  };
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return {
+    child,
+    ask,
+    send,
+    stderr: () => stderr,
+    exited,
+    initialize: async () => {
+      await ask('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } });
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    },
+    call: async (tool: string, args: object) => (await ask('tools/call', { name: tool, arguments: args })).result,
+  };
+};
+
+describe('cairn mcp on a data directory of its own', () => {
+  let scratch: string;
+  beforeAll(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'cairn-mcp-local-'));
+  });
+  afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+  it('keeps memory under the user\'s data home when nothing names a place, and keeps what it acknowledged when its input ends at once', async () => {
+    const home = join(scratch, 'xdg');
+    const first = launch({ XDG_DATA_HOME: home });
+    await first.initialize();
+    // Written and the pipe closed at once, as `printf … | cairn mcp` does: the call is answered and kept.
+    const written = first.ask('tools/call', { name: 'memory_write', arguments: { entity_path: 'repos/acme/api', key: 'pr-42', value: 'retry storm fixed with jitter' } });
+    first.child.stdin.end();
+    expect((await written).result.structuredContent.entry).toMatchObject({ version: 1, key: 'pr-42' });
+    expect(await first.exited).toBe(0);
+    expect(await readdir(join(home, 'cairn'))).toContain('checkpoint');
+
+    const second = launch({ XDG_DATA_HOME: home });
+    await second.initialize();
+    expect((await second.call('memory_read', { entity_path: 'repos/acme/api', key: 'pr-42' })).structuredContent).toMatchObject({ value: 'retry storm fixed with jitter', version: 1 });
+    const found = (await second.call('memory_search', { query: 'jitter retries' })).structuredContent.results;
+    expect(found.map((r: { entry: { key: string } }) => r.entry.key)).toEqual(['pr-42']);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+
+  it('refuses a data directory another process has open, saying how to share one, and leaves that process serving', async () => {
+    const dir = join(scratch, 'shared');
+    const owner = launch({ CAIRN_DATA_DIR: dir });
+    await owner.initialize();
+    const other = launch({ CAIRN_DATA_DIR: dir });
+    expect(await other.exited).toBe(1);
+    expect(other.stderr()).toMatch(new RegExp(`cairn mcp: cannot open the filesystem backend: data directory ${dir} is in use by process ${owner.child.pid}`));
+    expect(other.stderr()).toContain('run `cairn serve --data-dir <dir>` once and give each client CAIRN_HTTP_URL');
+    expect((await owner.call('memory_write', { entity_path: 'notes', key: 'k', value: 'still here' })).isError).toBeFalsy();
+    owner.child.stdin.end();
+    expect(await owner.exited).toBe(0);
+
+    // Closed, the directory is free: a server opens it and answers what the MCP process wrote.
+    const server = await startCairn({ CAIRN_DATA_DIR: dir });
+    try {
+      const http = await connectHttp(server.url);
+      expect((await callTool(http, 'memory_read', { entity_path: 'notes', key: 'k' })).body).toMatchObject({ value: 'still here', agent_id: 'cairn-server' });
+      await http.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses a data directory that cannot be one, and server-only flags when it forwards, as usage errors', async () => {
+    const file = join(scratch, 'a-file');
+    await writeFile(file, 'not a directory');
+    const onFile = launch({ CAIRN_DATA_DIR: file });
+    expect(await onFile.exited).toBe(2);
+    expect(onFile.stderr()).toContain(`cairn mcp: the data directory ${file} (CAIRN_DATA_DIR) is a file, not a directory`);
+
+    const both = launch({ CAIRN_HTTP_URL: 'http://127.0.0.1:9' }, ['--data-dir', join(scratch, 'unused')]);
+    expect(await both.exited).toBe(2);
+    expect(both.stderr()).toContain('leave out CAIRN_HTTP_URL and --url');
+  });
+});

@@ -153,6 +153,23 @@ describe('cairn export from a server', () => {
     expect(proxied.filter((url) => url.includes('admin/export'))).toEqual(['/cairn/api/v1/admin/export?all=true', '/cairn/api/v1/admin/export?all=true']);
   }, 60_000);
 
+  it('says when a namespace named on the command line holds nothing (a misspelt name), offline and from a server, and keeps the archive', async () => {
+    const warning = 'cairn export: namespace "defualt" holds no entries and no records: the archive is empty (is the name right?)';
+    const viaServer = join(dir, 'typo-server.jsonl');
+    const served = await runCli(['export', '--namespace', 'defualt', '-o', viaServer], { CAIRN_HTTP_URL: server.url, CAIRN_API_KEY: ADMIN });
+    expect(served.code, served.stderr).toBe(0);
+    expect(served.stderr).toContain(warning);
+    expect(await isArchive(viaServer)).toBe(true);
+    const named = await runCli(['export', '--namespace', 'default', '-o', join(dir, 'named-server.jsonl')], { CAIRN_HTTP_URL: server.url, CAIRN_API_KEY: ADMIN });
+    expect(named.code, named.stderr).toBe(0);
+    expect(named.stderr).not.toContain('holds no entries');
+    // Offline, to standard output: the same word, the archive written.
+    const offline = await runCli(['export', '--namespace', 'defualt'], { CAIRN_DATA_DIR: source });
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(offline.stderr).toContain(warning);
+    expect(offline.stdout).toContain('"cairn-archive"');
+  }, 60_000);
+
   it('runs two exports to one file at once, each under its own temporary name: both succeed, a whole archive is kept', async () => {
     const env = { CAIRN_HTTP_URL: server.url, CAIRN_API_KEY: ADMIN };
     for (let round = 0; round < 4; round++) {

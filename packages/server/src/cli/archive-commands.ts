@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Command } from 'commander';
 import { exportArchive } from '../services/archive/export-archive.ts';
-import { ArchiveError } from '../services/archive/format.ts';
+import { ArchiveError, type ArchiveTrailer } from '../services/archive/format.ts';
 import { importArchive } from '../services/archive/import-archive.ts';
 import { checkArchive } from '../services/archive/read-archive.ts';
 import { type Config, ConfigError, parseConfig } from '../config.ts';
@@ -108,6 +108,17 @@ const fromServer = async (flags: ExportFlags): Promise<Readable> => {
 
 type Produce = (sink: Writable) => Promise<void>;
 
+/**
+ * An archive of a namespace named on the command line that holds nothing is still a valid
+ * archive (a namespace with nothing yet in it is backed up so), but more often a misspelt
+ * name: said on stderr, the export kept and exit 0, so a backup job over many namespaces
+ * goes on.
+ */
+const warnIfEmpty = (flags: ExportFlags, trailer: ArchiveTrailer): void => {
+  if (flags.namespace === undefined || trailer.entries > 0 || trailer.records > 0) return;
+  process.stderr.write(`cairn export: namespace "${flags.namespace}" holds no entries and no records: the archive is empty (is the name right?)\n`);
+};
+
 /** `produce`'s archive into `sink`, gzipped on request; fails if either side fails. */
 const writeArchive = async (sink: Writable, gzip: boolean, produce: Produce): Promise<void> => {
   const text = new PassThrough();
@@ -130,23 +141,27 @@ const writeArchive = async (sink: Writable, gzip: boolean, produce: Produce): Pr
  * temporary name is this export's own (process id and random, created exclusively): two
  * exports to one file at once each write their own, and the last to finish is kept.
  */
-const writeToFile = async (output: string, gzip: boolean, produce: Produce): Promise<void> => {
+const writeToFile = async (output: string, gzip: boolean, produce: Produce): Promise<ArchiveTrailer> => {
   const temp = `${output}.${process.pid}-${randomBytes(6).toString('hex')}.partial`;
   let kept = false;
   const removeTemp = async (): Promise<void> => {
     if (!kept) await rm(temp, { force: true });
   };
-  await withCleanup(removeTemp, async () => {
+  return withCleanup(removeTemp, async () => {
     await writeArchive(createWriteStream(temp, { mode: 0o600, flags: 'wx' }), gzip, produce);
-    await checkArchive(temp);
+    const { trailer } = await checkArchive(temp);
     await rename(temp, output);
     kept = true;
+    return trailer;
   });
 };
 
-/** `output`: checkOutputFile's answer (links followed), or undefined for standard output. */
-const writeOut = (flags: ExportFlags, output: string | undefined, produce: Produce): Promise<void> =>
-  output === undefined ? writeArchive(process.stdout, flags.gzip === true, produce) : writeToFile(output, flags.gzip === true, produce);
+/**
+ * `output`: checkOutputFile's answer (links followed), or undefined for standard output.
+ * Answers the trailer of a file written (read back), null for standard output.
+ */
+const writeOut = async (flags: ExportFlags, output: string | undefined, produce: Produce): Promise<ArchiveTrailer | null> =>
+  output === undefined ? writeArchive(process.stdout, flags.gzip === true, produce).then(() => null) : writeToFile(output, flags.gzip === true, produce);
 
 const WHEN_LOCKED_EXPORT = 'to export from a running server: CAIRN_HTTP_URL=<its address> CAIRN_API_KEY=<an admin key> cairn export';
 const WHEN_LOCKED_IMPORT = 'a data directory belongs to the one server that runs on it: stop it, import, then start it again';
@@ -165,7 +180,9 @@ const exportTo = async (flags: ExportFlags): Promise<void> => {
   const viaServer = flags.url !== undefined || (process.env.CAIRN_HTTP_URL ?? '') !== '';
   if (viaServer) {
     const body = await fromServer(flags);
-    await writeOut(flags, output, (sink) => pipeline(body, sink, { end: false }));
+    const trailer = await writeOut(flags, output, (sink) => pipeline(body, sink, { end: false }));
+    // Streamed to standard output, the server's archive passes through unread.
+    if (trailer) warnIfEmpty(flags, trailer);
     return;
   }
   const config = parseConfig(process.env);
@@ -178,6 +195,7 @@ const exportTo = async (flags: ExportFlags): Promise<void> => {
     await writeOut(flags, output, async (sink) => {
       const trailer = await exportArchive(store, sink, { namespaces, now: Date.now });
       process.stderr.write(`exported ${trailer.entries} entries (${trailer.versions} versions) and ${trailer.records} records\n`);
+      warnIfEmpty(flags, trailer);
     });
   });
 };

@@ -1,15 +1,14 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
-import { startCairn } from '../helpers/cairn.ts';
 import { CLI_ARGS } from '../helpers/cli-args.ts';
-import { callTool, connectHttp, connectLocalStdio } from '../helpers/mcp.ts';
+import { connectLocalStdio } from '../helpers/mcp.ts';
 import { mcpScenarios } from './mcp-scenarios.ts';
 
 // `cairn mcp` with no server address opens the configured backend itself: what an MCP client
@@ -35,8 +34,8 @@ for (const [label, name, backend] of backends) {
 
     mcpScenarios(() => client);
 
-    it('says on stderr which backend it serves (stdout carries only protocol messages)', () => {
-      expect(stderr.join('')).toContain(`cairn mcp: serving the ${name} backend`);
+    it('says on stderr what it serves (stdout carries only protocol messages)', () => {
+      expect(stderr.join('')).toContain(name === 'filesystem' ? 'cairn mcp: serving the data directory' : `cairn mcp: serving the ${name} backend`);
     });
   });
 }
@@ -104,26 +103,59 @@ describe('cairn mcp on a data directory of its own', () => {
     expect(await second.exited).toBe(0);
   });
 
-  it('refuses a data directory another process has open, saying how to share one, and leaves that process serving', async () => {
+  it('shares one data directory between the processes launched on it: later ones forward to the first, and carry on when it ends', async () => {
     const dir = join(scratch, 'shared');
-    const owner = launch({ CAIRN_DATA_DIR: dir });
-    await owner.initialize();
-    const other = launch({ CAIRN_DATA_DIR: dir });
-    expect(await other.exited).toBe(1);
-    expect(other.stderr()).toMatch(new RegExp(`cairn mcp: cannot open the filesystem backend: data directory ${dir} is in use by process ${owner.child.pid}`));
-    expect(other.stderr()).toContain('run `cairn serve --data-dir <dir>` once and give each client CAIRN_HTTP_URL');
-    expect((await owner.call('memory_write', { entity_path: 'notes', key: 'k', value: 'still here' })).isError).toBeFalsy();
-    owner.child.stdin.end();
-    expect(await owner.exited).toBe(0);
+    const first = launch({ CAIRN_DATA_DIR: dir, CAIRN_AGENT_ID: 'session-a' });
+    await first.initialize();
+    const second = launch({ CAIRN_DATA_DIR: dir, CAIRN_AGENT_ID: 'session-b' });
+    const third = launch({ CAIRN_DATA_DIR: dir, CAIRN_AGENT_ID: 'session-c' });
+    await Promise.all([second.initialize(), third.initialize()]);
+    await expect.poll(() => second.stderr()).toContain(`cairn mcp: forwarding to process ${first.child.pid}, which has the data directory ${dir} open`);
+    expect(first.stderr()).toContain(`cairn mcp: serving the data directory ${dir}`);
 
-    // Closed, the directory is free: a server opens it and answers what the MCP process wrote.
-    const server = await startCairn({ CAIRN_DATA_DIR: dir });
+    // One memory: what each writes, the others read, each write under its own writer's name.
+    expect((await second.call('memory_write', { entity_path: 'notes', key: 'from-b', value: 'written by the second session' })).structuredContent.entry).toMatchObject({ version: 1, agent_id: 'session-b' });
+    expect((await first.call('memory_read', { entity_path: 'notes', key: 'from-b' })).structuredContent).toMatchObject({ value: 'written by the second session' });
+    await first.call('memory_write', { entity_path: 'notes', key: 'from-a', value: 'written by the first session' });
+    expect((await third.call('memory_read', { entity_path: 'notes', key: 'from-a' })).structuredContent).toMatchObject({ value: 'written by the first session', agent_id: 'session-a' });
+
+    // The first ends; the next calls of the other two, at once, find one of them serving the directory.
+    first.child.stdin.end();
+    expect(await first.exited).toBe(0);
+    const [b, c] = await Promise.all([
+      second.call('memory_write', { entity_path: 'notes', key: 'after-b', value: 'after the first left' }),
+      third.call('memory_read', { entity_path: 'notes', key: 'from-b' }),
+    ]);
+    expect(b.isError).toBeFalsy();
+    expect(c.structuredContent).toMatchObject({ value: 'written by the second session' });
+    expect((await third.call('memory_read', { entity_path: 'notes', key: 'after-b' })).structuredContent).toMatchObject({ value: 'after the first left', agent_id: 'session-b' });
+
+    // Killed outright, the one serving leaves its lock; the other takes it over and has every acknowledged write.
+    const owner = JSON.parse(await readFile(join(dir, 'mcp-owner.json'), 'utf8')) as { pid: number };
+    const serving = owner.pid === second.child.pid ? second : third;
+    expect(serving.child.pid).toBe(owner.pid);
+    const other = serving === second ? third : second;
+    serving.child.kill('SIGKILL');
+    await serving.exited;
+    expect((await other.call('memory_list', { entity_path: 'notes' })).structuredContent.entries.map((e: { key: string }) => e.key).sort()).toEqual(['after-b', 'from-a', 'from-b']);
+    other.child.stdin.end();
+    expect(await other.exited).toBe(0);
+    expect(await readdir(dir)).not.toContain('mcp-owner.json');
+  });
+
+  it('refuses a data directory another kind of process holds (a cairn serve), naming it and saying what to do instead', async () => {
+    const dir = join(scratch, 'held');
+    await mkdir(dir, { recursive: true });
+    // A live process holding the lock for a while, with no word on where it serves.
+    const holder = spawn('sleep', ['60']);
     try {
-      const http = await connectHttp(server.url);
-      expect((await callTool(http, 'memory_read', { entity_path: 'notes', key: 'k' })).body).toMatchObject({ value: 'still here', agent_id: 'cairn-server' });
-      await http.close();
+      await writeFile(join(dir, 'LOCK'), JSON.stringify({ pid: holder.pid, host: hostname(), since: new Date(Date.now() - 120_000).toISOString() }));
+      const other = launch({ CAIRN_DATA_DIR: dir });
+      expect(await other.exited).toBe(1);
+      expect(other.stderr()).toContain(`cairn mcp: cannot open the filesystem backend: data directory ${dir} is in use by process ${holder.pid}, which serves no \`cairn mcp\` processes`);
+      expect(other.stderr()).toContain('if that is a `cairn serve`, give this client its address instead: CAIRN_HTTP_URL');
     } finally {
-      await server.close();
+      holder.kill();
     }
   });
 

@@ -6,11 +6,10 @@ import { type Config, ConfigError, parseConfig } from '../config.ts';
 import { createLogger } from '../http/logger.ts';
 import { serveStdioMcp } from '../mcp/stdio.ts';
 import { forwardingSession } from '../mcp/stdio-forward.ts';
-import { localSession } from '../mcp/stdio-local.ts';
-import { createRuntime } from '../runtime.ts';
-import { localDirectoryOf, unusablePlaceOf } from '../store/backends.ts';
+import { unusablePlaceOf } from '../store/backends.ts';
 import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import { clientOptionsFrom } from './client-env.ts';
+import { openLocalMemory } from './mcp-local.ts';
 
 interface McpFlags {
   url?: string;
@@ -44,34 +43,23 @@ const localConfig = async (flags: McpFlags): Promise<Config> => {
   }
 };
 
-/** `cairn mcp` with no server address: open the configured backend here and serve it. */
+/** `cairn mcp` with no server address: serve the configured backend from this process (mcp-local.ts). */
 const serveLocally = async (flags: McpFlags): Promise<void> => {
   const config = await localConfig(flags);
   // stdout carries the protocol alone: the log goes to stderr, which MCP clients keep.
   const logger = createLogger(config.logLevel, pino.destination({ dest: 2, sync: true }));
-  let runtime;
+  let session;
   try {
-    runtime = await createRuntime(config, logger, { withCortex: flags.withCortex === true });
+    session = await openLocalMemory(config, logger, { withCortex: flags.withCortex === true });
   } catch (error) {
     const hint =
       error instanceof DirectoryLockedError
-        ? '\n  one process at a time opens a data directory: to share it between MCP clients, run `cairn serve --data-dir <dir>` once and give each client CAIRN_HTTP_URL (and CAIRN_API_KEY) instead'
+        ? '\n  if that is a `cairn serve`, give this client its address instead: CAIRN_HTTP_URL (and CAIRN_API_KEY)'
         : '';
     process.stderr.write(`cairn mcp: cannot open the ${config.storage.backend} backend: ${(error as Error).message}${hint}\n`);
     process.exit(1);
   }
-  const opened = runtime;
-  const dir = localDirectoryOf(config.storage);
-  const serving = `the ${config.storage.backend} backend${dir === null ? '' : ` in ${dir}`}`;
-  await serveStdioMcp(localSession({ deps: opened.deps, logger, serving, close: () => opened.close() }));
-  // The word table takes about 0.1 s to read: now, rather than inside the first call.
-  setImmediate(() => {
-    try {
-      opened.search.embedder.warm?.();
-    } catch (error) {
-      logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
-    }
-  });
+  await serveStdioMcp(session);
 };
 
 /**

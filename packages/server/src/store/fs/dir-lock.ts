@@ -2,10 +2,22 @@ import { closeSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync 
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
+/** Who holds a data directory's lock, as its LOCK file says. */
+export interface LockHolder {
+  pid: number;
+  host?: string;
+  /** When it took the lock (ISO 8601). */
+  since?: string;
+}
+
 export class DirectoryLockedError extends Error {
-  constructor(message: string) {
+  /** The live process holding the lock, when the LOCK file names one. */
+  readonly holder: LockHolder | null;
+
+  constructor(message: string, holder: LockHolder | null = null) {
     super(message);
     this.name = 'DirectoryLockedError';
+    this.holder = holder;
   }
 }
 
@@ -21,6 +33,27 @@ const alive = (pid: number): boolean => {
 
 /** Directories this process holds, so that a LOCK naming our own pid can be told apart. */
 const heldHere = new Set<string>();
+
+/** What a LOCK file says; nothing when it is missing, unreadable or half-written (its writer died first). */
+const readLock = (path: string): Partial<LockHolder> => {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Partial<LockHolder>;
+  } catch {
+    return {};
+  }
+};
+
+/**
+ * The live process on this host that holds `dir`'s lock, or null (no lock, or one left by a
+ * dead process, which the next lockDirectory takes over). Looking takes no lock: by the time
+ * the answer is used, the holder may have gone.
+ */
+export const lockHolder = (dir: string): LockHolder | null => {
+  const owner = readLock(join(dir, 'LOCK'));
+  const pid = owner.pid ?? 0;
+  if (pid <= 0 || owner.host !== hostname() || !alive(pid)) return null;
+  return { pid, host: owner.host, ...(owner.since ? { since: owner.since } : {}) };
+};
 
 /**
  * An exclusive lock on the data directory: a LOCK file created with O_EXCL, holding the
@@ -51,21 +84,18 @@ export const lockDirectory = (dir: string): (() => void) => {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    let owner: { pid?: number; host?: string } = {};
-    try {
-      owner = JSON.parse(readFileSync(path, 'utf8')) as typeof owner;
-    } catch {
-      // Unreadable or half-written lock: the writer died before finishing it.
-    }
+    const owner = readLock(path);
     const pid = owner.pid ?? 0;
     if (pid > 0 && pid !== process.pid && owner.host === hostname() && alive(pid)) {
       throw new DirectoryLockedError(
         `data directory ${dir} is in use by process ${pid}; stop that server or choose another --data-dir`,
+        { pid, host: owner.host, ...(owner.since ? { since: owner.since } : {}) },
       );
     }
     if (pid > 0 && owner.host !== undefined && owner.host !== hostname()) {
       throw new DirectoryLockedError(
         `data directory ${dir} is locked by process ${pid} on host ${owner.host}; if that server is gone, remove ${path}`,
+        { pid, host: owner.host, ...(owner.since ? { since: owner.since } : {}) },
       );
     }
     try {

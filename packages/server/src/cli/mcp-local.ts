@@ -1,0 +1,243 @@
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CairnError } from 'cairn-memory-client';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { CallScope } from '../mcp/call-tool.ts';
+import type { MemoryOperations, OperationName } from '../mcp/operations.ts';
+import { SERVED_OPERATIONS } from '../mcp/service-operations.ts';
+import type { StdioSession } from '../mcp/stdio.ts';
+import { forwardingSession } from '../mcp/stdio-forward.ts';
+import { localSession } from '../mcp/stdio-local.ts';
+import { createRuntime } from '../runtime.ts';
+import { startServer } from '../server.ts';
+import { capabilitiesOf, localDirectoryOf } from '../store/backends.ts';
+import { DirectoryLockedError, type LockHolder, lockHolder } from '../store/fs/dir-lock.ts';
+
+/**
+ * `cairn mcp` with no server address, serving memory itself.
+ *
+ * A backend several processes may open at once (PostgreSQL, S3): each `cairn mcp` opens it.
+ *
+ * A data directory, which one process at a time opens: the first `cairn mcp` on it opens it,
+ * and also listens on a loopback port behind a key it makes up, and says where in a file in the
+ * directory (readable by its user alone). Each later `cairn mcp` on that directory forwards
+ * its calls there: several sessions of an agent, or several agents, share one memory with
+ * nothing else to run. When the first process ends, a forwarder's next call finds it gone, and
+ * the forwarder opens the directory itself (or finds who did) and carries on with the call.
+ */
+
+/** Where the process that opened a data directory says how to reach it. */
+const OWNER_NOTE = 'mcp-owner.json';
+
+interface OwnerNote {
+  pid: number;
+  url: string;
+  key: string;
+}
+
+/** How long to wait for a data directory's owner that is starting or stopping, and for a call to find the next one. */
+const OWNER_WAIT_MS = 30_000;
+/** A lock taken this recently may belong to a `cairn mcp` still opening the directory (its note not yet written). */
+const STARTING_MS = 30_000;
+const RETRY_EVERY_MS = 100;
+
+/** Calls that may run again after a connection was lost mid-call: reads, and a write (an unchanged value makes no new version). */
+const REPEATABLE: ReadonlySet<OperationName> = new Set(['read', 'list', 'history', 'neighbours', 'search', 'briefing', 'digests', 'write']);
+
+const readNote = async (dir: string): Promise<OwnerNote | null> => {
+  try {
+    const note = JSON.parse(await readFile(join(dir, OWNER_NOTE), 'utf8')) as Partial<OwnerNote>;
+    return typeof note.pid === 'number' && typeof note.url === 'string' && typeof note.key === 'string' ? (note as OwnerNote) : null;
+  } catch {
+    // Missing, or half-written by an owner that died: no owner to forward to.
+    return null;
+  }
+};
+
+/** Written whole (a reader never sees half of it), readable by this user alone: it holds a key. */
+const writeNote = async (dir: string, note: OwnerNote): Promise<void> => {
+  const temp = join(dir, `${OWNER_NOTE}.${process.pid}.tmp`);
+  await writeFile(temp, JSON.stringify(note), { mode: 0o600 });
+  await rename(temp, join(dir, OWNER_NOTE));
+};
+
+/** Removes the note if it is still this process's (a later owner may have written its own). */
+const removeNote = async (dir: string): Promise<void> => {
+  if ((await readNote(dir))?.pid === process.pid) await rm(join(dir, OWNER_NOTE), { force: true });
+};
+
+/** Lost on the way to the owner, or the owner stopping: worth finding the owner again. */
+const ownerGone = (error: unknown): boolean => error instanceof CairnError && (error.code === 'NETWORK' || error.code === 'UNAVAILABLE');
+
+/** The request never reached a server, so any call may be sent again. */
+const neverSent = (error: unknown): boolean => (error as { cause?: { cause?: { code?: string } } }).cause?.cause?.code === 'ECONNREFUSED';
+
+interface Delegate {
+  readonly session: StdioSession;
+  /** The process forwarded to; null when this process serves the calls. */
+  readonly ownerPid: number | null;
+}
+
+/** A data directory shared by the `cairn mcp` processes on it (see the top of this file). */
+class SharedDirectory implements StdioSession {
+  readonly operations = SERVED_OPERATIONS;
+  private current!: Delegate;
+  private finding: Promise<void> | null = null;
+
+  private readonly config: Readonly<Config>;
+  private readonly logger: Logger;
+  private readonly dir: string;
+  private readonly withCortex: boolean;
+
+  constructor(config: Readonly<Config>, logger: Logger, dir: string, withCortex: boolean) {
+    this.config = config;
+    this.logger = logger;
+    this.dir = dir;
+    this.withCortex = withCortex;
+  }
+
+  get banner(): string {
+    return this.current.session.banner;
+  }
+
+  async start(): Promise<void> {
+    this.current = await this.openOrFind(null);
+  }
+
+  scopeOf(requestId: Parameters<StdioSession['scopeOf']>[0]): CallScope {
+    const ops: Partial<MemoryOperations> = {};
+    for (const name of this.operations) (ops as Record<string, unknown>)[name] = (raw: unknown) => this.call(name, raw, requestId);
+    return { ops, onBug: (error) => this.current.session.scopeOf(requestId).onBug(error) };
+  }
+
+  async close(): Promise<void> {
+    await this.finding?.catch(() => {});
+    await this.current.session.close();
+  }
+
+  /** One call on whoever serves the directory now; if the owner went away, on the next one. */
+  private async call(name: OperationName, raw: unknown, requestId: Parameters<StdioSession['scopeOf']>[0]): Promise<unknown> {
+    const deadline = Date.now() + OWNER_WAIT_MS;
+    for (;;) {
+      const delegate = this.current;
+      const run = delegate.session.scopeOf(requestId).ops[name] as (raw: unknown) => Promise<unknown>;
+      try {
+        return await run(raw);
+      } catch (error) {
+        if (delegate.ownerPid === null || !ownerGone(error) || Date.now() > deadline) throw error;
+        // Lost mid-call: the owner may have made the change; only what may run twice runs again.
+        const again = REPEATABLE.has(name) || neverSent(error) || (error as CairnError).code === 'UNAVAILABLE';
+        await this.findOwner(delegate);
+        if (!again) throw error;
+      }
+    }
+  }
+
+  /** Replaces `failed` (once, however many calls found it gone) with whoever serves the directory now. */
+  private findOwner(failed: Delegate): Promise<void> {
+    if (this.current !== failed) return Promise.resolve();
+    this.finding ??= (async () => {
+      try {
+        await sleep(RETRY_EVERY_MS);
+        await failed.session.close();
+        this.current = await this.openOrFind(failed.ownerPid);
+        this.logger.info({ dir: this.dir }, this.current.ownerPid === null ? 'the data directory\'s owner went away: serving it here' : 'the data directory\'s owner went away: forwarding to the next');
+      } finally {
+        this.finding = null;
+      }
+    })();
+    return this.finding;
+  }
+
+  /**
+   * Forwards to the process that has the directory open, or opens it and serves it. Waits while
+   * that process is starting (its lock new, its note not yet written) or is `stopping` (the owner
+   * that just left), up to OWNER_WAIT_MS; a holder that is neither is another kind of process
+   * (a `cairn serve`), and the DirectoryLockedError says which. The lock is looked at before
+   * opening: an attempt to open starts reading the data directory's saved search index.
+   */
+  private async openOrFind(stopping: number | null): Promise<Delegate> {
+    const deadline = Date.now() + OWNER_WAIT_MS;
+    for (;;) {
+      const holder = lockHolder(this.dir);
+      if (holder === null) {
+        try {
+          return await this.open();
+        } catch (error) {
+          // Another process took the lock first: look again (a lock from another host is not ours to wait for).
+          if (!(error instanceof DirectoryLockedError) || Date.now() > deadline || (error.holder?.host ?? hostname()) !== hostname()) throw error;
+          await sleep(RETRY_EVERY_MS);
+          continue;
+        }
+      }
+      const note = await readNote(this.dir);
+      if (note?.pid === holder.pid) return this.forwardTo(note);
+      if (!this.mayBeOwner(holder, stopping) || Date.now() > deadline) {
+        throw new DirectoryLockedError(`data directory ${this.dir} is in use by process ${holder.pid}, which serves no \`cairn mcp\` processes`, holder);
+      }
+      await sleep(RETRY_EVERY_MS);
+    }
+  }
+
+  private mayBeOwner(holder: LockHolder, stopping: number | null): boolean {
+    const since = holder.since === undefined ? Number.NaN : Date.parse(holder.since);
+    return holder.pid === stopping || Date.now() - since < STARTING_MS;
+  }
+
+  /** Open the directory: a server on a loopback port of its own, behind a key made up here, for the other processes. */
+  private async open(): Promise<Delegate> {
+    const key = randomBytes(24).toString('base64url');
+    const config: Config = { ...this.config, host: '127.0.0.1', port: 0, apiKeys: [key], rateLimitRpm: 0 };
+    const server = await startServer(config, this.logger, {}, { withCortex: this.withCortex });
+    try {
+      await writeNote(this.dir, { pid: process.pid, url: server.url, key });
+    } catch (error) {
+      await server.close();
+      throw error;
+    }
+    const session = localSession({
+      deps: server.runtime.deps,
+      logger: this.logger,
+      serving: `the data directory ${this.dir} (other \`cairn mcp\` processes on it forward to this one)`,
+      close: async () => {
+        // Said gone first, so that no one starts forwarding to a server that is stopping.
+        await removeNote(this.dir);
+        await server.close();
+      },
+    });
+    return { session, ownerPid: null };
+  }
+
+  private forwardTo(note: OwnerNote): Delegate {
+    // No retries of its own: a refused connection means the owner left, which call() handles.
+    const session = forwardingSession({ url: note.url, apiKey: note.key, agentId: this.config.agentId, retries: 0 });
+    return {
+      session: { ...session, banner: `forwarding to process ${note.pid}, which has the data directory ${this.dir} open (at ${note.url})` },
+      ownerPid: note.pid,
+    };
+  }
+}
+
+/** The session of a `cairn mcp` with no server address, on the backend `config` names. */
+export const openLocalMemory = async (config: Readonly<Config>, logger: Logger, options: { withCortex: boolean }): Promise<StdioSession> => {
+  const dir = localDirectoryOf(config.storage);
+  if (dir !== null && !capabilitiesOf(config.storage).sharedAcrossReplicas) {
+    const shared = new SharedDirectory(config, logger, dir, options.withCortex);
+    await shared.start();
+    return shared;
+  }
+  const runtime = await createRuntime(config, logger, { withCortex: options.withCortex });
+  // The word table takes about 0.1 s to read: now, rather than inside the first call.
+  setImmediate(() => {
+    try {
+      runtime.search.embedder.warm?.();
+    } catch (error) {
+      logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
+    }
+  });
+  return localSession({ deps: runtime.deps, logger, serving: `the ${config.storage.backend} backend`, close: () => runtime.close() });
+};

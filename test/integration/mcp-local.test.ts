@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
 import { CLI_ARGS } from '../helpers/cli-args.ts';
 import { connectLocalStdio } from '../helpers/mcp.ts';
+import { runCli } from '../helpers/run-cli.ts';
 import { mcpScenarios } from './mcp-scenarios.ts';
 
 // `cairn mcp` with no server address opens the configured backend itself: what an MCP client
@@ -119,6 +120,13 @@ describe('cairn mcp on a data directory of its own', () => {
     await first.call('memory_write', { entity_path: 'notes', key: 'from-a', value: 'written by the first session' });
     expect((await third.call('memory_read', { entity_path: 'notes', key: 'from-a' })).structuredContent).toMatchObject({ value: 'written by the first session', agent_id: 'session-a' });
 
+    // The client commands (a coding agent's hooks) reach the same memory by its data directory alone.
+    const written = await runCli(['write', 'notes', 'from-hook', 'written by a hook', '--json'], { CAIRN_DATA_DIR: dir, CAIRN_AGENT_ID: 'hook' });
+    expect(written.code, written.stderr).toBe(0);
+    expect((await first.call('memory_read', { entity_path: 'notes', key: 'from-hook' })).structuredContent).toMatchObject({ value: 'written by a hook', agent_id: 'hook' });
+    const read = await runCli(['read', 'notes', 'from-a', '--json'], { CAIRN_DATA_DIR: dir });
+    expect(JSON.parse(read.stdout)).toMatchObject({ value: 'written by the first session' });
+
     // The first ends; the next calls of the other two, at once, find one of them serving the directory.
     first.child.stdin.end();
     expect(await first.exited).toBe(0);
@@ -137,10 +145,12 @@ describe('cairn mcp on a data directory of its own', () => {
     const other = serving === second ? third : second;
     serving.child.kill('SIGKILL');
     await serving.exited;
-    expect((await other.call('memory_list', { entity_path: 'notes' })).structuredContent.entries.map((e: { key: string }) => e.key).sort()).toEqual(['after-b', 'from-a', 'from-b']);
+    expect((await other.call('memory_list', { entity_path: 'notes' })).structuredContent.entries.map((e: { key: string }) => e.key).sort()).toEqual(['after-b', 'from-a', 'from-b', 'from-hook']);
     other.child.stdin.end();
     expect(await other.exited).toBe(0);
     expect(await readdir(dir)).not.toContain('mcp-owner.json');
+    // With no one serving it, a client command says what it needs, as without a directory.
+    expect((await runCli(['read', 'notes', 'from-a'], { CAIRN_DATA_DIR: dir })).stderr).toContain('CAIRN_HTTP_URL: not set');
   });
 
   it('refuses a data directory another kind of process holds (a cairn serve), naming it and saying what to do instead', async () => {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ClientOptions } from 'cairn-memory-client';
 import { ConfigError } from '../config.ts';
 import { AgentIdSchema } from '../domain/names.ts';
+import { servingProcess, userDataDir } from './mcp-owner-note.ts';
 
 /**
  * The settings of the commands that talk to a running server (`cairn mcp`, `cairn read`, …):
@@ -13,15 +14,26 @@ export const ClientEnv = z.object({
   CAIRN_AGENT_ID: AgentIdSchema.optional(),
 });
 
+/**
+ * The options of a command that talks to a server: CAIRN_HTTP_URL (or --url) with CAIRN_API_KEY;
+ * with no address, the `cairn mcp` that has the data directory open (CAIRN_DATA_DIR, else the
+ * one `cairn mcp` uses by default), with the key it made up, so that a coding agent's hooks
+ * reach the memory its MCP server keeps.
+ */
 export const clientOptionsFrom = (env: Record<string, string | undefined>, flags: { url?: string } = {}): ClientOptions => {
   const merged: Record<string, string | undefined> = { ...env };
   if (flags.url !== undefined) merged.CAIRN_HTTP_URL = flags.url;
   for (const [k, v] of Object.entries(merged)) if (v === '') delete merged[k];
+  const local = merged.CAIRN_HTTP_URL === undefined ? servingProcess(merged.CAIRN_DATA_DIR ?? userDataDir(merged)) : null;
+  if (local) {
+    merged.CAIRN_HTTP_URL = local.url;
+    merged.CAIRN_API_KEY = local.key;
+  }
   const parsed = ClientEnv.safeParse(merged);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) =>
       issue.path[0] === 'CAIRN_HTTP_URL' && merged.CAIRN_HTTP_URL === undefined
-        ? 'CAIRN_HTTP_URL: not set; give the address of a running server, e.g. CAIRN_HTTP_URL=http://127.0.0.1:8080 (or --url); `cairn serve` starts one'
+        ? 'CAIRN_HTTP_URL: not set; give the address of a running server, e.g. CAIRN_HTTP_URL=http://127.0.0.1:8080 (or --url); `cairn serve` starts one (a `cairn mcp` that keeps memory itself is found by its data directory, CAIRN_DATA_DIR)'
         : `${String(issue.path[0] ?? '?')}: ${issue.message}`,
     );
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);

@@ -1,5 +1,3 @@
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { type Config, ConfigError, parseConfig } from '../config.ts';
@@ -10,19 +8,13 @@ import { unusablePlaceOf } from '../store/backends.ts';
 import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import { clientOptionsFrom } from './client-env.ts';
 import { openLocalMemory } from './mcp-local.ts';
+import { userDataDir } from './mcp-owner-note.ts';
 
 interface McpFlags {
   url?: string;
   dataDir?: string;
   withCortex?: boolean;
 }
-
-/**
- * Where `cairn mcp` keeps memory when nothing names a place: a directory of the user's own
- * (XDG's data home), since a client launches the command from wherever it runs, and the
- * server's default (/data/.cairn, a container's volume) is rarely writable on a workstation.
- */
-export const userDataDir = (env: Record<string, string | undefined>): string => join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'cairn');
 
 const usage = (message: string): never => {
   process.stderr.write(`cairn mcp: ${message}\n`);

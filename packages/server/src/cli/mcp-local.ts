@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CairnError } from 'cairn-memory-client';
 import type { Logger } from 'pino';
@@ -16,6 +14,7 @@ import { createRuntime } from '../runtime.ts';
 import { startServer } from '../server.ts';
 import { capabilitiesOf, localDirectoryOf } from '../store/backends.ts';
 import { DirectoryLockedError, type LockHolder, lockHolder } from '../store/fs/dir-lock.ts';
+import { type OwnerNote, readNote, removeNote, writeNote } from './mcp-owner-note.ts';
 
 /**
  * `cairn mcp` with no server address, serving memory itself.
@@ -30,15 +29,6 @@ import { DirectoryLockedError, type LockHolder, lockHolder } from '../store/fs/d
  * the forwarder opens the directory itself (or finds who did) and carries on with the call.
  */
 
-/** Where the process that opened a data directory says how to reach it. */
-const OWNER_NOTE = 'mcp-owner.json';
-
-interface OwnerNote {
-  pid: number;
-  url: string;
-  key: string;
-}
-
 /** How long to wait for a data directory's owner that is starting or stopping, and for a call to find the next one. */
 const OWNER_WAIT_MS = 30_000;
 /** A lock taken this recently may belong to a `cairn mcp` still opening the directory (its note not yet written). */
@@ -47,28 +37,6 @@ const RETRY_EVERY_MS = 100;
 
 /** Calls that may run again after a connection was lost mid-call: reads, and a write (an unchanged value makes no new version). */
 const REPEATABLE: ReadonlySet<OperationName> = new Set(['read', 'list', 'history', 'neighbours', 'search', 'briefing', 'digests', 'write']);
-
-const readNote = async (dir: string): Promise<OwnerNote | null> => {
-  try {
-    const note = JSON.parse(await readFile(join(dir, OWNER_NOTE), 'utf8')) as Partial<OwnerNote>;
-    return typeof note.pid === 'number' && typeof note.url === 'string' && typeof note.key === 'string' ? (note as OwnerNote) : null;
-  } catch {
-    // Missing, or half-written by an owner that died: no owner to forward to.
-    return null;
-  }
-};
-
-/** Written whole (a reader never sees half of it), readable by this user alone: it holds a key. */
-const writeNote = async (dir: string, note: OwnerNote): Promise<void> => {
-  const temp = join(dir, `${OWNER_NOTE}.${process.pid}.tmp`);
-  await writeFile(temp, JSON.stringify(note), { mode: 0o600 });
-  await rename(temp, join(dir, OWNER_NOTE));
-};
-
-/** Removes the note if it is still this process's (a later owner may have written its own). */
-const removeNote = async (dir: string): Promise<void> => {
-  if ((await readNote(dir))?.pid === process.pid) await rm(join(dir, OWNER_NOTE), { force: true });
-};
 
 /** Lost on the way to the owner, or the owner stopping: worth finding the owner again. */
 const ownerGone = (error: unknown): boolean => error instanceof CairnError && (error.code === 'NETWORK' || error.code === 'UNAVAILABLE');
@@ -174,7 +142,7 @@ class SharedDirectory implements StdioSession {
           continue;
         }
       }
-      const note = await readNote(this.dir);
+      const note = readNote(this.dir);
       if (note?.pid === holder.pid) return this.forwardTo(note);
       if (!this.mayBeOwner(holder, stopping) || Date.now() > deadline) {
         throw new DirectoryLockedError(`data directory ${this.dir} is in use by process ${holder.pid}, which serves no \`cairn mcp\` processes`, holder);

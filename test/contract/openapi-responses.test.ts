@@ -87,8 +87,9 @@ describe('OpenAPI document: success responses', () => {
       const response = operation?.responses?.[String(res.status)];
       if (res.status < 200 || res.status > 299) problems.push(`${op} (${url}): answered ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
       else if (!response) problems.push(`${op}: answered ${res.status}, which the document does not list (${Object.keys(operation?.responses ?? {}).join(', ')})`);
-      else if (res.status === 204) {
-        if (res.body !== null) problems.push(`${op}: 204 with a body`);
+      else if (res.status === 204 || response.content === undefined) {
+        // No body documented (204, or /mcp's 202 for notifications alone): none sent.
+        if (res.body !== null && res.body !== '') problems.push(`${op}: ${res.status} with a body, which the document does not describe`);
       } else {
         const schema = response.content?.['application/json']?.schema;
         if (!schema) problems.push(`${op}: ${res.status} documents no application/json schema`);
@@ -198,6 +199,17 @@ describe('OpenAPI document: success responses', () => {
     await call('POST /api/v1/admin/forget', '/api/v1/admin/forget', { entity_path: 'repos/acme/api', key: 'owner', reason: 'test' });
     await call('DELETE /api/v1/entries/{entity_path}/{key}', '/api/v1/entries/incidents/api/INC-1');
     await call('GET /api/v1/admin/audit', '/api/v1/admin/audit?limit=20');
+
+    // MCP over HTTP: not under /api/v1, but documented, and held to it when it is called.
+    const mcp = { accept: 'application/json, text/event-stream' };
+    const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'openapi-test', version: '1' } };
+    await call('POST /mcp', '/mcp', { jsonrpc: '2.0', id: 1, method: 'initialize', params: init }, mcp);
+    await call('POST /mcp', '/mcp', { jsonrpc: '2.0', method: 'notifications/initialized' }, mcp);
+    await call('POST /mcp', '/mcp', [
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'memory_read', arguments: { entity_path: 'incidents/api', key: 'INC-1' } } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 4, method: 'no/such/method' },
+    ], mcp);
 
     expect(problems).toEqual([]);
     const uncalled = operationsOf(doc).map(({ op }) => op).filter((op) => !called.has(op));

@@ -1,13 +1,31 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { contextOf } from '../http/context.ts';
 import { answerError, isBodyNotJson } from '../http/errors.ts';
 import type { RoutePlugin } from '../http/http-context.ts';
+import { ErrorResponse } from '../http/routes/error-schema.ts';
 import { mcpAnswerJson } from './answer-json.ts';
 import { McpDispatcher } from './http-dispatch.ts';
 import { parseErrorAnswer } from './malformed.ts';
 import type { CallScope } from './call-tool.ts';
 import { createMcpServer, offeredTools } from './server.ts';
 import { SERVED_OPERATIONS, serviceOperations } from './service-operations.ts';
+
+/** A JSON-RPC 2.0 answer: a result, or an error (-32700/-32600/-32601/-32602/-32603, -32001 for a refused key). */
+const RpcAnswer = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]),
+  result: z.record(z.string(), z.unknown()).optional().describe('initialize, tools/list or tools/call (a tool error is a result with isError: true)'),
+  error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }).optional(),
+});
+
+/** What POST /mcp answers: one answer per request, an array for a batch; 202 and no body when it held only notifications or responses. */
+const MCP_ANSWERS = {
+  200: z.union([RpcAnswer, z.array(RpcAnswer)]).describe('The answer to a request, or the answers to a batch in order.'),
+  202: z.null().describe('Only notifications or responses were sent: nothing to answer.'),
+  400: RpcAnswer.describe('A body that is not JSON: a JSON-RPC error -32700 with id null.'),
+  ...ErrorResponse,
+};
 
 /**
  * MCP over Streamable HTTP at `/mcp`, stateless: no session id is issued, so any replica
@@ -32,7 +50,7 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
   const errorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
     isBodyNotJson(error) ? reply.status(400).type('application/json').send(parseErrorAnswer()) : answerError(error, request, reply);
 
-  app.post('/mcp', { errorHandler, schema: { summary: 'MCP over Streamable HTTP (stateless; JSON-RPC messages)', tags: ['mcp'] } }, async (request, reply) => {
+  app.post('/mcp', { errorHandler, schema: { summary: 'MCP over Streamable HTTP (stateless; JSON-RPC messages)', tags: ['mcp'], response: MCP_ANSWERS } }, async (request, reply) => {
     const ctx = contextOf(request, deps.config);
     const scope: CallScope = {
       ops: serviceOperations(deps, ctx),

@@ -23,6 +23,10 @@ const answerOf = (outcome: WebhookOutcome): { status: 200 | 202; body: Record<st
   }
 };
 
+/** One entry a delivery wrote (or found holding its content already: created false, no new version). */
+const DeliveredEntry = z.object({ entity_path: z.string(), key: z.string(), version: z.number().int().min(1), created: z.boolean() });
+const WebhookAnswer = z.object({ accepted: z.boolean(), duplicate: z.boolean(), entries: z.array(DeliveredEntry) });
+
 /**
  * POST /api/v1/webhooks/<connector>. Registered in its own scope, whose only body parser
  * keeps the raw bytes: provider signatures are computed over exactly what was sent, and any
@@ -45,8 +49,13 @@ export const webhookRoutes: RoutePlugin = async (app, { deps }) => {
           // refused for them (http/known-query.ts).
           querystring: z.looseObject({ api_key: z.string().optional().describe('The API key, for providers that cannot send headers.') }),
           response: {
-            200: z.object({ accepted: z.boolean(), duplicate: z.boolean(), entries: z.array(z.unknown()) }).passthrough(),
-            202: z.object({ accepted: z.boolean(), duplicate: z.boolean(), entries: z.array(z.unknown()), reason: z.string().optional() }),
+            200: WebhookAnswer.extend({
+              ping: z.literal(true).optional().describe("A provider's test delivery (GitHub ping, PagerDuty pagey.ping), answered; nothing stored."),
+              challenge: z.string().optional().describe("Slack's url_verification handshake: the challenge it sent, given back."),
+            }).describe('A replay of a delivery already stored (duplicate: true, the entries it wrote), or a handshake.'),
+            202: WebhookAnswer.extend({ reason: z.string().optional().describe('Why a verified delivery wrote nothing (accepted: false).') }).describe(
+              'A first delivery: the entries it wrote (accepted: true), or none, with the reason (accepted: false).',
+            ),
             ...ErrorResponse,
           },
         },

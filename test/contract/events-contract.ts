@@ -68,6 +68,26 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       expect((await cairn.call('GET', `/api/v1/entries/${path}/cpu`)).status).toBe(404);
     });
 
+    it('answers a replay with its own version only, not another one written at its number after a forget', async () => {
+      const path = `alerts/${name}/f${++unique}`;
+      const event = (id: string, level: string) => ({ source: 'datadog', entity_path: path, key: 'cpu', value: { level }, event_type: 'alert', event_id: `${id}-${unique}` });
+      expect((await cairn.call('POST', '/api/v1/events', event('fe-1', 'critical'))).body).toMatchObject({ status: 'created', entry: { version: 1 } });
+      expect((await cairn.call('POST', '/api/v1/admin/forget', { entity_path: path })).status).toBe(200);
+      // Written again directly: version 1 is someone else's now.
+      const direct = await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'cpu', value: 'written by hand', agent_id: 'ops-person' });
+      expect(direct.body).toMatchObject({ entry: { version: 1, agent_id: 'ops-person' } });
+      const replay = await cairn.call('POST', '/api/v1/events', event('fe-1', 'critical'));
+      expect(replay.status).toBe(200);
+      expect(replay.body).toEqual({ status: 'duplicate', entry: null });
+      // Forgotten again and written by another event of the same source: still not the replay's.
+      expect((await cairn.call('POST', '/api/v1/admin/forget', { entity_path: path })).status).toBe(200);
+      expect((await cairn.call('POST', '/api/v1/events', event('fe-2', 'resolved'))).body).toMatchObject({ status: 'created', entry: { version: 1 } });
+      expect((await cairn.call('POST', '/api/v1/events', event('fe-1', 'critical'))).body).toEqual({ status: 'duplicate', entry: null });
+      // The event that did write version 1 is answered with it.
+      expect((await cairn.call('POST', '/api/v1/events', event('fe-2', 'resolved'))).body).toMatchObject({ status: 'duplicate', entry: { version: 1, value: { level: 'resolved' } } });
+      expect((await cairn.call('GET', `/api/v1/history/${path}/cpu`)).body.versions).toHaveLength(1);
+    });
+
     it('answers unchanged, making no version, for an event that repeats the current version under a new id', async () => {
       const path = `alerts/${name}/u${++unique}`;
       const event = { source: 'datadog', entity_path: path, key: 'disk', value: { level: 'high' }, event_type: 'alert.triggered', tags: ['disk'], event_id: `u-${unique}-1` };

@@ -42,7 +42,8 @@ export const registerBatchCommand = (program: Command): void => {
   common(program.command('write-batch').description(`write up to ${MAX_LINES} entries atomically from a JSON-lines file (all or none)`))
     .argument('[file]', 'one write per line ({"entity_path", "key", "value", …}); "-" or nothing reads standard input')
     .action(action(async (client, o, file: string | undefined) => {
-      const result = await client.writeBatch({ entries: parseLines(await readWrites(file)), ...(o.namespace ? { namespace: o.namespace } : {}) });
+      // Given empty, the namespace is sent for the server to refuse, not dropped (the default one).
+      const result = await client.writeBatch({ entries: parseLines(await readWrites(file)), ...(o.namespace !== undefined ? { namespace: o.namespace } : {}) });
       const stored = result.results.filter((r) => !r.unchanged).length;
       const lines = result.results.map((r) => `${r.unchanged ? 'unchanged' : 'wrote'} ${r.entry.entity_path} / ${r.entry.key} version ${r.entry.version}`);
       return { json: result, text: [...lines, `${stored} of ${result.results.length} entries stored`].join('\n') };

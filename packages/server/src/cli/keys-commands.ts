@@ -14,6 +14,12 @@ const scopes = (value: string, previous: Scope[] = []): Scope[] => {
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
+/** A filter applied here, not by the server: an empty one would match no key, and is refused instead. */
+const nonEmpty = (value: string): string => {
+  if (value === '') throw new InvalidArgumentError('must not be empty');
+  return value;
+};
+
 const prefixesOf = (k: ManagedKey): string => (k.prefixes ? k.prefixes.join(', ') : '(all)');
 
 const keysTable = (keys: readonly ManagedKey[]): string =>
@@ -48,11 +54,11 @@ export const registerKeysCommands = (program: Command): void => {
   const keys = program.command('keys').description('managed API keys: issue, list and revoke them (admin)');
 
   serverCommand(keys.command('list').description('the managed keys this key administers, revoked ones too (never their secrets)'))
-    .option('--namespace <name>', 'only the keys of this namespace')
+    .option('--namespace <name>', 'only the keys of this namespace', nonEmpty)
     .action(action(async (client, o) => {
       const all = await client.listKeys();
       // The API lists every namespace the caller may use; narrowing is for reading, done here.
-      const listed = o.namespace ? all.filter((k) => k.namespace === o.namespace) : all;
+      const listed = o.namespace !== undefined ? all.filter((k) => k.namespace === o.namespace) : all;
       return { json: { keys: listed }, text: keysTable(listed) };
     }));
 
@@ -66,9 +72,11 @@ export const registerKeysCommands = (program: Command): void => {
       const issued = await client.createKey({
         name,
         scopes: [...new Set(o.scope as Scope[])],
-        ...(o.prefix ? { prefixes: o.prefix as string[] } : {}),
-        ...(o.namespace ? { namespace: o.namespace } : {}),
-        ...(o.team ? { team: o.team as string } : {}),
+        // Every option given is sent, an empty one too, for the server to refuse (422): dropped,
+        // `--namespace ""` issued a key to the default namespace and `--team ""` one of no team.
+        ...(o.prefix !== undefined ? { prefixes: o.prefix as string[] } : {}),
+        ...(o.namespace !== undefined ? { namespace: o.namespace as string } : {}),
+        ...(o.team !== undefined ? { team: o.team as string } : {}),
       });
       return { json: issued, text: issuedText(issued) };
     }));

@@ -2,7 +2,7 @@ import { eventDedupCollection, noteDedupCollection } from './retention/dedup-col
 import type { EventResponse } from 'cairn-memory-client';
 import { z } from 'zod';
 import { canonicalJson, contentHash, sha256 } from '../domain/content-hash.ts';
-import type { Entry } from '../domain/entry.ts';
+import type { Entry, EntryAddress } from '../domain/entry.ts';
 import { LIMITS } from '../domain/limits.ts';
 import { EntityPathSchema, EventTypeSchema, NewKeySchema, TagSchema, labelSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
@@ -31,6 +31,20 @@ export const IngestEventInput = z
 export type IngestEventResult = EventResponse;
 
 /**
+ * The version a seen event made (or found unchanged), for the answer to a replay: while it is
+ * stored and is still that version, else null. After a forget the same number may be another
+ * writer's version (the address written again starts at 1), which the replay must not answer.
+ * The dedup record keeps the version's written_at; a record an earlier release wrote keeps
+ * only its number, and then the version must be the source's and hold the event's content.
+ */
+const eventVersion = async (deps: ServiceDeps, address: EntryAddress, source: string, seen: Record<string, unknown>, valueHash: string): Promise<Entry | null> => {
+  const version = await deps.store.version(address, Number(seen.version));
+  if (version === null || version.agent_id !== `external/${source}`) return null;
+  if (typeof seen.written_at === 'string') return Date.parse(version.written_at) === Date.parse(seen.written_at) ? version : null;
+  return version.content_hash === valueHash ? version : null;
+};
+
+/**
  * An event from any system, stored as a shared entry. Deduplicated by `event_id`, or without
  * one by a hash of its content, so a sender's retry never makes a second version.
  */
@@ -49,10 +63,10 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
   // content, and after a forget it brought the forgotten entry back. The answer carries that
   // version while it is stored, else null (not the entry's newest version: a write-only key
   // would read what others wrote).
-  const seen = await deps.store.getRecord(collection, id);
-  if (seen) return { status: 'duplicate', entry: await deps.store.version(address, Number(seen.data.version)) };
   const tags = input.tags ?? [];
   const valueHash = contentHash(input.value);
+  const seen = await deps.store.getRecord(collection, id);
+  if (seen) return { status: 'duplicate', entry: await eventVersion(deps, address, input.source, seen.data, valueHash) };
   // The same content as the current version, from the same source: unchanged, whatever the
   // event's own id (§5). A confidence the event leaves out is not a change: outcomes may have
   // moved the current one.
@@ -68,7 +82,9 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
   ]);
   const { entry, created } = written as { entry: Entry; created: boolean };
   await noteDedupCollection(deps.store, collection);
-  const first = await deps.store.createRecord(collection, id, { version: entry.version, at: new Date(deps.now()).toISOString() });
+  // The version's written_at too: the number alone names another version once the entry was
+  // forgotten and written again (eventVersion).
+  const first = await deps.store.createRecord(collection, id, { version: entry.version, written_at: entry.written_at, at: new Date(deps.now()).toISOString() });
   if (!first) return { status: 'duplicate', entry };
   return { status: created ? 'created' : 'unchanged', entry };
 };

@@ -13,9 +13,9 @@ import { RETENTION_POLICIES } from '../retention/retention-policies.ts';
  * The record collections of one namespace that an archive carries: what makes the deployment
  * what it is. The record port has no listing of collections (S3 names a collection's folder
  * by its hash), so they are named here; event sources are known from the entries' writers
- * (`external/<source>`). A connector's held deliveries are carried: the sender was answered
- * 202 and never sends them again, while the archive carries their delivery ids, so a held
- * item left behind would be lost for good. Left out, on purpose: the Cortex's digests,
+ * (`external/<source>`) and from the list of dedup collections (eventDedupOf). A connector's
+ * held deliveries are carried: the sender was answered 202 and never sends them again, while
+ * the archive carries their delivery ids, so a held item left behind would be lost for good. Left out, on purpose: the Cortex's digests,
  * patterns, traces and logs (it recompiles them), its worker heartbeats and the search
  * index's notes.
  */
@@ -98,6 +98,23 @@ export const recordNamespaces = (collection: string, id: string, data: Record<st
   if (collection === KEYS || collection === RETENTION_POLICIES) return typeof data.namespace === 'string' ? [data.namespace] : [];
   if (collection === CORTEX_NAMESPACES) return [id];
   return namespacesOf(collection);
+};
+
+/** A source's name as `POST /api/v1/events` takes it (ingest-event.ts). */
+const EVENT_SOURCE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/**
+ * The namespace and source of an event dedup collection (eventDedupCollection), by its name as
+ * the list of dedup collections holds it; null for any other name. The list names a source
+ * whose versions forget or retention removed, which the entries' writers no longer do.
+ */
+export const eventDedupOf = (collection: string): { namespace: string; source: string } | null => {
+  const match = /^dedup\/([^/]+)\/events\/([^/]+)$/.exec(collection);
+  if (!match) return null;
+  const namespace = namespaceOfSegment(match[1] as string);
+  const source = match[2] as string;
+  if (!EVENT_SOURCE.test(source) || !NamespaceSchema.safeParse(namespace).success || eventDedupCollection(namespace, source) !== collection) return null;
+  return { namespace, source };
 };
 
 /** The event source of an agent id written by `POST /api/v1/events`, else null. */

@@ -4,8 +4,9 @@ import type { Store } from '../../ports/store.ts';
 import { KEYS } from '../admin/key-records.ts';
 import { AUDIT_COLLECTIONS, auditCollection } from '../audit-log.ts';
 import { VERSION } from '../../version.ts';
+import { DEDUP_COLLECTIONS } from '../retention/dedup-collections.ts';
 import { RETENTION_POLICIES } from '../retention/retention-policies.ts';
-import { CORTEX_NAMESPACES, eventSourceOf, namespaceCollections } from './collections.ts';
+import { CORTEX_NAMESPACES, eventDedupOf, eventSourceOf, namespaceCollections } from './collections.ts';
 import { historyUpToCut } from './export-history.ts';
 import type { ArchiveTrailer } from './format.ts';
 import { ArchiveWriter } from './write-archive.ts';
@@ -81,6 +82,19 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
       after = page[page.length - 1]?.id;
     }
   };
+
+  // Every source whose events a namespace has seen, from the list of dedup collections
+  // (ingest-event.ts notes each): once forget or retention removed every version a source
+  // wrote, its writers no longer name it, and an archive without its event ids let a replayed
+  // event write again after the import (the forgotten entry back, or an entry rolled back to
+  // an old event's content). The writers stay a source too: a store older than the list.
+  for await (const r of records(DEDUP_COLLECTIONS)) {
+    const found = eventDedupOf(r.id);
+    if (found === null || (wanted && !wanted.has(found.namespace))) continue;
+    const seen = sources.get(found.namespace) ?? new Set<string>();
+    seen.add(found.source);
+    sources.set(found.namespace, seen);
+  }
 
   const namespaces = new Set(wanted ?? sources.keys());
   // A namespace may hold records and no entry yet (a connector enabled, a team made): every

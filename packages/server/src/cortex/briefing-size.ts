@@ -3,7 +3,9 @@ import type { Briefing } from 'cairn-memory-client';
 /**
  * Fitting a briefing into a prompt budget: measured as the length of its JSON, trimmed from
  * the least essential end. Digest facts go first (their headlines stay), then each list loses
- * its oldest items in turn, longest list first, until the whole fits.
+ * its oldest items in turn, longest list first, and last the overview is cut short, until the
+ * whole fits: it always does, unless the answer's identification alone (a long namespace,
+ * entity path and agent id, echoed as asked) is longer than the cap.
  */
 
 /** The two fields fitting adds to the answer (declared with the rest of `Briefing`, in the client). */
@@ -11,7 +13,7 @@ export type Sized = Pick<Briefing, 'truncated' | 'size_chars'>;
 
 const size = (value: unknown): number => JSON.stringify(value).length;
 
-export const fitToBudget = <T extends { digests: Array<Record<string, unknown>> }>(briefing: T, maxChars: number, lists: Array<keyof T & string>): T & Sized => {
+export const fitToBudget = <T extends { digests: Array<Record<string, unknown>>; overview?: string | null }>(briefing: T, maxChars: number, lists: Array<keyof T & string>): T & Sized => {
   let truncated = false;
   // Measured with a six-digit size in place, the widest the cap allows, so the final figure fits too.
   const measure = () => size({ ...briefing, truncated, size_chars: 100_000 });
@@ -28,6 +30,23 @@ export const fitToBudget = <T extends { digests: Array<Record<string, unknown>> 
     }
     if (longest === null) break;
     (briefing[longest] as unknown as unknown[]).pop();
+  }
+  // Lists empty and still too long: the overview headline is all of the rest that is not the
+  // answer's own identification (namespace, path, times), so it is cut short, with an
+  // ellipsis, to the most whole characters (code points) that fit, escapes counted as JSON
+  // counts them; left out when not one fits.
+  if (measure() > maxChars && typeof briefing.overview === 'string') {
+    const points = [...briefing.overview];
+    const cut = (keep: number): string => `${points.slice(0, keep).join('')}…`;
+    let low = 0;
+    let high = points.length - 1;
+    while (low < high) {
+      const mid = Math.ceil((low + high) / 2);
+      briefing.overview = cut(mid);
+      if (measure() <= maxChars) low = mid;
+      else high = mid - 1;
+    }
+    briefing.overview = low > 0 ? cut(low) : null;
   }
   const out = { ...briefing, truncated, size_chars: 0 };
   const bare = size(out) - 1;

@@ -5,6 +5,7 @@ import { sha256 } from '../domain/content-hash.ts';
 import { type Entry, isLive } from '../domain/entry.ts';
 import { shortText } from '../cortex/fields.ts';
 import type { ServiceDeps } from './context.ts';
+import { allRecords } from '../cortex/cortex-records.ts';
 
 /**
  * Entries that outcomes have called into question (contested or discredited), per namespace:
@@ -17,8 +18,8 @@ export const evidenceCollection = (namespace: string): string => `evidence/${nam
 /** A stored pointer as noteEvidence writes it (import checks archives against it). */
 export const EvidencePointerSchema = z.object({ entity_path: EntityPathSchema, key: KeySchema }).strict();
 const idOf = (e: { entity_path: string; key: string }): string => sha256(JSON.stringify([e.entity_path, e.key]));
-/** Records read per briefing: bounded, since each is checked against its entry. */
-const MAX_READ = 200;
+/** Entries read at once to check records against: a briefing's reads stay bounded in flight. */
+const READ_AHEAD = 16;
 
 /** Keep the pointer in step with an entry whose evidence an outcome just changed. */
 export const noteEvidence = async (deps: Pick<ServiceDeps, 'store'>, entry: Entry): Promise<void> => {
@@ -27,23 +28,42 @@ export const noteEvidence = async (deps: Pick<ServiceDeps, 'store'>, entry: Entr
   else await deps.store.deleteRecord(evidenceCollection(entry.namespace), idOf(entry));
 };
 
-/** The contested and discredited entries visible through `under`, as they are now. */
+/**
+ * The contested and discredited entries visible through `under`, as they are now: every one.
+ * A record names its entry by a hash, so records are listed in no order of paths, and a
+ * scope's are found among the namespace's only by reading them all (a page at a time); only
+ * those under the scope are checked against their entry, READ_AHEAD at a time. Reading the
+ * first 200 records alone left a scope's judged entries out once the namespace held more:
+ * discredited ones came back in recent changes, and were missing from tried_and_failed.
+ */
 export const judgedEntries = async (
   deps: Pick<ServiceDeps, 'store' | 'now'>,
   namespace: string,
   under: (path: string) => boolean,
 ): Promise<JudgedEntry[]> => {
-  const records = await deps.store.listRecords(evidenceCollection(namespace), { limit: MAX_READ });
   const now = deps.now();
   const judged: JudgedEntry[] = [];
-  for (const record of records) {
-    const { entity_path, key } = record.data as { entity_path: string; key: string };
-    if (!under(entity_path)) continue;
+  const check = async ({ entity_path, key }: { entity_path: string; key: string }): Promise<JudgedEntry | null> => {
     const head = await deps.store.head({ namespace, entity_path, key });
     // Versions written before evidence existed (filesystem, S3) carry none: untested.
-    if (!head?.evidence || !isLive(head, now) || head.evidence.status === 'untested' || head.evidence.status === 'validated') continue;
+    if (!head?.evidence || !isLive(head, now) || head.evidence.status === 'untested' || head.evidence.status === 'validated') return null;
     const { successes, failures, status } = head.evidence;
-    judged.push({ entity_path, key, version: head.version, status, successes, failures, written_at: head.written_at, summary: shortText(head.value) });
+    return { entity_path, key, version: head.version, status, successes, failures, written_at: head.written_at, summary: shortText(head.value) };
+  };
+  // In the records' order (by id), whichever read finishes first.
+  const flush = async (batch: { entity_path: string; key: string }[]) => {
+    for (const j of await Promise.all(batch.map(check))) if (j) judged.push(j);
+  };
+  let batch: { entity_path: string; key: string }[] = [];
+  for await (const record of allRecords(deps.store, evidenceCollection(namespace))) {
+    const pointer = record.data as { entity_path: string; key: string };
+    if (!under(pointer.entity_path)) continue;
+    batch.push(pointer);
+    if (batch.length === READ_AHEAD) {
+      await flush(batch);
+      batch = [];
+    }
   }
+  await flush(batch);
   return judged;
 };

@@ -36,9 +36,11 @@ const wellFormed = (doc: unknown, ctx: z.RefinementCtx): void => {
  * the query, naming no field, where the other backends answered). Nothing is written outside them.
  */
 export const InstantParamSchema = z.iso
-  .datetime({ offset: true })
-  .refine((value) => Date.parse(value) >= YEAR_ONE, { error: 'must be in the year 1 or later' })
-  .refine((value) => Date.parse(value) < YEAR_TEN_THOUSAND, { error: 'must be before the year 10000 (UTC)' });
+  .datetime({ offset: true, error: 'must be an ISO 8601 date and time with an offset, e.g. 2026-11-20T09:00:00Z' })
+  // Text that is no instant at all ("yesterday") was already refused by the format: the year
+  // checks would add two more errors about a year it does not have.
+  .refine((value) => !(Date.parse(value) < YEAR_ONE), { error: 'must be in the year 1 or later' })
+  .refine((value) => !(Date.parse(value) >= YEAR_TEN_THOUSAND), { error: 'must be before the year 10000 (UTC)' });
 const YEAR_ONE = Date.parse('0001-01-01T00:00:00Z');
 const YEAR_TEN_THOUSAND = Date.parse('+010000-01-01T00:00:00Z');
 

@@ -48,6 +48,8 @@ export type { SearchResponse, SearchResult } from 'cairn-memory-client';
 /** Each ranking offers this many candidates per result asked for (fusion needs depth), and at least as many as fusion rescales by. */
 const DEPTH = 5;
 const MIN_CANDIDATES = SCALE_DEPTH;
+/** The most candidates each ranking offers when discredited entries crowd out the results (see searchEntries). */
+const MAX_CANDIDATES = 10_000;
 /** Weight of the vector ranking in reciprocal rank fusion (search profile v1), relative to text (1). */
 const VECTOR_WEIGHT = 1;
 const QUERY_EMBED_TIMEOUT_MS = 2_000;
@@ -83,53 +85,90 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   // averaged vector reads the query as typed (there "go", "get" still carry some meaning).
   const questions = deps.config.searchProfile !== 'v1';
   // A misspelt word is searched as the word of the caller's entries it most likely meant.
-  const { text: searched, corrections } = questions ? await spellingOf(deps, input.query, filter) : { text: input.query, corrections: [] };
+  const { text: searched, corrections } = questions ? await spellingOf(deps, index, input.query, filter) : { text: input.query, corrections: [] };
   const query = parseQuery(searched, { questions });
   if (input.mode !== 'vector' && deps.embedder?.relatedWords) query.expansions = expandQuery(query, deps.embedder.relatedWords(query.text));
-  const depth = Math.max(MIN_CANDIDATES, input.limit * DEPTH);
-  const wantText = input.mode !== 'vector';
-  const wantVector = input.mode !== 'text';
+  const wantText = input.mode !== 'vector' && hasTextTerms(query);
+  // The query is embedded once, however many rounds of candidates the search reads.
+  const queryVector = input.mode !== 'text' ? vectorOf(deps, index, query.text, input.mode === 'vector') : Promise.resolve(null);
+  const hidden = (r: Ranked): boolean => input.discredited !== 'include' && r.entry.evidence?.status === 'discredited';
 
-  const textRun = wantText && hasTextTerms(query) ? index.textCandidates(query, filter, depth) : Promise.resolve({ candidates: [], ceiling: 0 });
-  const vectorRun = wantVector ? vectorCandidates(deps, index, query.text, filter, depth, input.mode === 'vector') : Promise.resolve(null);
-  const [{ candidates: text, ceiling: textCeiling }, vector] = await Promise.all([textRun, vectorRun]);
-  const mode = vector === null ? 'text' : input.mode;
-  const words = mode === 'hybrid' && text !== null && vector !== null ? await wordRanking(deps, questions ? withoutFrame(query.text) : query.text, text, vector) : null;
-  // Room for the discredited ones to be set aside without leaving the page short.
-  const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: input.limit * (input.discredited === 'include' ? 1 : 2), vectorWeight: VECTOR_WEIGHT, words, textCeiling, by: deps.config.searchProfile === 'v1' ? 'ranks' : 'scores' });
-
-  const terms = new Set(query.terms);
-  const prefixes = query.prefixes.flat();
-  const matches = (term: string): boolean => terms.has(term) || prefixes.some((p) => term.startsWith(p));
-  // Highlights cost an analysis of every field: only for the results answered.
-  const answer = (page: Ranked[]) => page.map((r) => ({ entry: r.entry, score: round(r.score), parts: r.parts, highlights: highlight(r.entry, matches) }));
-  // A confined key never sees paths outside its prefixes, whatever the index returned.
-  const visible = ranked.filter((r) => pathVisible(ctx, r.entry.entity_path));
-  const spelled = corrections.length > 0 ? { corrections } : {};
-  if (input.discredited === 'include') return { results: answer(visible.slice(0, input.limit)), mode, ...spelled };
-  const discredited = (r: Ranked): boolean => r.entry.evidence?.status === 'discredited';
-  const results = answer(visible.filter((r) => !discredited(r)).slice(0, input.limit));
-  if (input.discredited === 'hide') return { results, mode, ...spelled };
-  return { results, mode, ...spelled, tried_and_failed: answer(visible.filter(discredited).slice(0, input.limit)) };
+  // Discredited entries are set aside after fusion, so the best candidates may all be
+  // discredited (a failed approach tried over and over): the page would come back short, or
+  // empty. The rankings are then read deeper, four times as deep each round, until `limit`
+  // results are found, the rankings run out, or MAX_CANDIDATES are read. The first round reads
+  // what a search always read; scores do not depend on the depth (fuse.ts rescales over its
+  // first SCALE_DEPTH candidates, the word-by-word ranking re-reads the first WORD_POOL).
+  let depth = Math.max(MIN_CANDIDATES, input.limit * DEPTH);
+  let words: Candidate[] | null | undefined;
+  for (;;) {
+    const textRun = wantText ? index.textCandidates(query, filter, depth) : Promise.resolve({ candidates: [], ceiling: 0 });
+    const vectorRun = queryVector.then((v) => (v === null ? null : v === 'none' ? [] : index.vectorCandidates(v, filter, depth)));
+    const [{ candidates: text, ceiling: textCeiling }, vector] = await Promise.all([textRun, vectorRun]);
+    const mode = vector === null ? 'text' : input.mode;
+    if (words === undefined) words = mode === 'hybrid' && vector !== null ? await wordRanking(deps, questions ? withoutFrame(query.text) : query.text, text, vector) : null;
+    const ranked = fuse(mode === 'vector' ? null : text, vector, { now: filter.now, limit: Number.MAX_SAFE_INTEGER, vectorWeight: VECTOR_WEIGHT, words, textCeiling, by: deps.config.searchProfile === 'v1' ? 'ranks' : 'scores' });
+    // A confined key never sees paths outside its prefixes, whatever the index returned.
+    const visible = ranked.filter((r) => pathVisible(ctx, r.entry.entity_path));
+    const shown = visible.filter((r) => !hidden(r));
+    const exhausted = text.length < depth && (vector === null || vector.length < depth);
+    if (shown.length < input.limit && !exhausted && depth < MAX_CANDIDATES) {
+      depth = Math.min(MAX_CANDIDATES, depth * 4);
+      continue;
+    }
+    const terms = new Set(query.terms);
+    const prefixes = query.prefixes.flat();
+    const matches = (term: string): boolean => terms.has(term) || prefixes.some((p) => term.startsWith(p));
+    // Highlights cost an analysis of every field: only for the results answered.
+    const answer = (page: Ranked[]) => page.map((r) => ({ entry: r.entry, score: round(r.score), parts: r.parts, highlights: highlight(r.entry, matches) }));
+    const spelled = corrections.length > 0 ? { corrections } : {};
+    const results = answer(shown.slice(0, input.limit));
+    if (input.discredited !== 'apart') return { results, mode, ...spelled };
+    // What was tried and failed: the discredited entries ranked among the results answered,
+    // or among the first 2 × limit candidates, whichever reaches further.
+    const last = shown[input.limit - 1];
+    const reach = Math.max(input.limit * 2, last === undefined ? visible.length : visible.indexOf(last) + 1);
+    return { results, mode, ...spelled, tried_and_failed: answer(visible.slice(0, reach).filter((r) => r.entry.evidence?.status === 'discredited').slice(0, input.limit)) };
+  }
 };
 
 /**
- * The query with its misspellings corrected (spelling.ts), by the embedder's lexicon and the
- * live entries `filter` lets the caller search; as typed where either is missing.
+ * The query spelt as the caller most likely meant it (spelling.ts): misspelt words corrected
+ * by the embedder's lexicon and the entries `filter` lets the caller search in `index` (the
+ * past's versions, for a search as of an instant); as typed where either is missing.
  */
-const spellingOf = async (deps: ServiceDeps, query: string, filter: SearchFilter): Promise<{ text: string; corrections: Correction[] }> => {
-  const index = deps.search;
+const spellingOf = async (deps: ServiceDeps, index: SearchIndex, query: string, filter: SearchFilter): Promise<{ text: string; corrections: Correction[] }> => {
   const embedder = deps.embedder;
-  if (!index?.termsHeld || !embedder?.knowsWord) return { text: query, corrections: [] };
+  if (!embedder?.knowsWord) return { text: query, corrections: [] };
   return correctSpelling(query, {
     knowsWord: (word) => embedder.knowsWord?.(word) ?? true,
-    held: (terms) => index.termsHeld?.(terms, filter, HELD_CAP) ?? Promise.resolve(new Map()),
+    held: (terms) => (index.termsHeld ? index.termsHeld(terms, filter, HELD_CAP) : heldByRanking(index, terms, filter)),
     knownHeld: (term) => index.holdsTerm?.(term) ?? false,
   });
 };
 
-/** Vector candidates, or null when vectors cannot be had (then hybrid answers by text alone). */
-const vectorCandidates = async (deps: ServiceDeps, index: SearchIndex, text: string, filter: SearchFilter, n: number, required: boolean): Promise<Candidate[] | null> => {
+/**
+ * termsHeld for an index without it (the past's, AsOfIndex): a term's text ranking, of up to
+ * HELD_CAP candidates, counts the entries holding it that `filter` lets through. Spelling asks
+ * about a dozen terms, and only for a word no entry holds.
+ */
+const heldByRanking = async (index: SearchIndex, terms: readonly string[], filter: SearchFilter): Promise<Map<string, number>> => {
+  const held = new Map<string, number>();
+  for (const term of terms) {
+    const { candidates } = await index.textCandidates({ terms: [term], phrases: [], prefixes: [], text: term }, filter, HELD_CAP);
+    held.set(term, candidates.length);
+  }
+  return held;
+};
+
+/**
+ * The query's vector; null when vectors cannot be had (then hybrid answers by text alone),
+ * 'none' for a query of no word the embedder knows (only emoji or punctuation), which has no
+ * direction: nothing is nearer to it than anything else. PostgreSQL would answer arbitrary
+ * rows at a similarity of NaN (null in JSON), which fusion ranked first; the in-process
+ * index answered none.
+ */
+const vectorOf = async (deps: ServiceDeps, index: SearchIndex, text: string, required: boolean): Promise<Float32Array | 'none' | null> => {
   const embedder = deps.embedder;
   const status = index.status();
   if (!embedder || !status?.vectors) {
@@ -146,11 +185,7 @@ const vectorCandidates = async (deps: ServiceDeps, index: SearchIndex, text: str
     return null;
   }
   if (!vector) return null;
-  // A query of no word the embedder knows (only emoji or punctuation) has no direction: nothing
-  // is nearer to it than anything else. PostgreSQL would answer arbitrary rows at a similarity
-  // of NaN (null in JSON), which fusion ranked first; the in-process index answered none.
-  if (!vector.some((x) => x !== 0)) return [];
-  return index.vectorCandidates(vector, filter, n);
+  return vector.some((x) => x !== 0) ? vector : 'none';
 };
 
 /** Per-word similarity of the best candidates of both rankings, where the embedder offers it. */

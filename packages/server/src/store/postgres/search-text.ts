@@ -145,8 +145,11 @@ type TextRow = KeyRow & { terms: string; doc_length: number; part: number };
 export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery, filter: SearchFilter, n: number): Promise<{ key: KeyRow; score: number }[]> => {
   await stats.current();
   const expansions = new Map<string, number>();
+  // A related word the query's own prefix matches (`physic*` beside "doctor", which expands to
+  // "physician") is the caller's own word, at its full weight, as the in-process index weighs it.
+  const prefixed = (term: string): boolean => query.prefixes.some((group) => group.some((p) => term.startsWith(p)));
   for (const { term, weight } of query.expansions ?? []) {
-    if (!query.terms.includes(term) && worthExpanding(stats.docFrequency(term), stats.docCount)) expansions.set(term, weight);
+    if (!query.terms.includes(term) && !prefixed(term) && worthExpanding(stats.docFrequency(term), stats.docCount)) expansions.set(term, weight);
   }
   const own = tsqueryOf({ ...query, terms: selective(query.terms, stats) });
   const expanded = tsqueryOf({ ...query, terms: selective([...expansions.keys()], stats), prefixes: [] });

@@ -275,6 +275,23 @@ export const describeSearchContract = (server: () => Cairn): void => {
       }
     });
 
+    it('expands a prefix among the words of the entries it may return, not the commonest words of other paths and namespaces', async () => {
+      const { path, word } = fresh();
+      const stem = word.slice(0, -1);
+      // 70 words of the prefix elsewhere, each more common than the one word in the searched path.
+      const many = Array.from({ length: 70 }, (_, i) => `${stem}w${i.toString(36)}`);
+      const batch = (namespace?: string) => ({
+        ...(namespace ? { namespace } : {}),
+        entries: Array.from({ length: 3 }, (_, copy) => ({ entity_path: `${path}/busy`, key: `busy-${copy}`, value: many.join(' ') })),
+      });
+      expect((await server().call('POST', '/api/v1/entries/batch', batch())).status).toBe(200);
+      expect((await server().call('POST', '/api/v1/entries/batch', batch('search-other'))).status).toBe(200);
+      await write({ entity_path: `${path}/quiet`, key: 'rare', value: `${stem}rare once` });
+      await write({ namespace: 'search-prefix', entity_path: path, key: 'alone', value: `${stem}zz alone here` });
+      await expect.poll(() => keys({ query: `${stem}*`, mode: 'text', entity_path: `${path}/quiet` }), { timeout: 5000 }).toEqual(['rare']);
+      expect(await keys({ query: `${stem}*`, mode: 'text', namespace: 'search-prefix' })).toEqual(['alone']);
+    });
+
     it('never returns deleted, expired or superseded content, and filters by path, agent, type, confidence and time', async () => {
       const { path, word } = fresh();
       const old = await write({ entity_path: `${path}/a`, key: 'one', value: `${word} first words`, agent_id: 'bot-a', event_type: 'x.y', confidence: 0.4 });

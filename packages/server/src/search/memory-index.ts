@@ -224,7 +224,10 @@ export class MemorySearchIndex implements SearchIndex {
     await this.whenReady();
     const ceiling = queryCeiling(query.terms, (term) => this.text.docFrequency(term), Math.max(1, this.text.docCount));
     const terms = [...query.terms];
-    for (const prefixes of query.prefixes) terms.push(...this.text.expandPrefix(prefixes));
+    // A prefix stands for the words the entries this search may return hold, not the whole index's.
+    const scoped = this.acceptor(filter);
+    const inScope = (term: string): boolean => this.text.holders(term, 1, this.slots.alive, scoped) > 0;
+    for (const prefixes of query.prefixes) terms.push(...this.text.expandPrefix(prefixes, inScope));
     if (terms.length === 0) return { candidates: [], ceiling };
     const weights = new Map<string, number>();
     for (const { term, weight } of query.expansions ?? []) {

@@ -16,6 +16,8 @@ const postingScore = (gain: number, stored: number, length: number, base: number
   return (gain * tf) / (tf + base + perLength * length);
 };
 const MAX_PREFIX_TERMS = 64;
+/** Prefix terms looked at for whether the search's scope holds them (expandPrefix). */
+const MAX_PREFIX_CHECKS = 4_096;
 /**
  * Slots a search adds up at once (see `search`): their scores take 128 KiB, within the
  * second-level cache. Measured at 1M entries against 4,096 (32 KiB, the first-level cache):
@@ -184,15 +186,27 @@ export class TextIndex {
     return found;
   }
 
-  /** Vocabulary terms starting with any of `prefixes`, most frequent first. */
-  expandPrefix(prefixes: readonly string[]): string[] {
+  /**
+   * Vocabulary terms starting with any of `prefixes`, most frequent first, at most
+   * MAX_PREFIX_TERMS of those `inScope` keeps (a term some entry the search may return holds):
+   * counted over the whole index, the commonest words of other namespaces and paths took every
+   * place, and a prefix found nothing in a scope whose words were rarer. At most
+   * MAX_PREFIX_CHECKS terms are looked at for their scope.
+   */
+  expandPrefix(prefixes: readonly string[], inScope: (term: string) => boolean = () => true): string[] {
     const found: [string, number][] = [];
     for (const [term, held] of this.postings) {
       if (!prefixes.some((x) => term.startsWith(x))) continue;
       const current = this.current(term, held);
       if (current !== undefined) found.push([term, this.liveOf(current)]);
     }
-    return found.sort((a, b) => b[1] - a[1]).slice(0, MAX_PREFIX_TERMS).map(([t]) => t);
+    found.sort((a, b) => b[1] - a[1]);
+    const kept: string[] = [];
+    for (let i = 0; i < found.length && i < MAX_PREFIX_CHECKS && kept.length < MAX_PREFIX_TERMS; i++) {
+      const term = (found[i] as [string, number])[0];
+      if (inScope(term)) kept.push(term);
+    }
+    return kept;
   }
 
   /**

@@ -83,7 +83,10 @@ describe('empty CLI options are refused, not dropped', () => {
 
   it('write and write-batch: an empty --namespace, --agent-id, --memory-type or --event-type writes nothing', async () => {
     for (const [option, field] of [['--namespace', 'namespace'], ['--agent-id', 'agent_id'], ['--memory-type', 'memory_type'], ['--event-type', 'event_type']] as const) {
-      expectRefused(await cli('write', 'empty/opts', 'k', 'v', option, ''), field);
+      const refused = await cli('write', 'empty/opts', 'k', 'v', option, '');
+      expectRefused(refused, field);
+      // One reason per field: an empty memory type was also said not to match its pattern.
+      expect(refused.stderr.match(new RegExp(`^ {2}${field}: `, 'gm')), refused.stderr).toHaveLength(1);
     }
     // write-batch's namespace too: dropped, the batch went to the default namespace.
     const batch = await runCli(['write-batch', '-', '--namespace', ''], { CAIRN_HTTP_URL: cairn.url, CAIRN_API_KEY: ADMIN }, '{"entity_path":"empty/batch","key":"k","value":"v"}\n');

@@ -78,7 +78,8 @@ export const ConfidenceSchema = z
 
 export const MemoryTypeSchema = z
   .string()
-  .min(1)
+  // One error for an empty one (as other names say it), not a length and a pattern error both.
+  .min(1, { error: 'must not be empty', abort: true })
   .max(64)
   .regex(/^[a-z][a-z0-9_-]*$/, { error: 'expected a lower-case word such as "fact", "decision", "observation"' })
   .describe('Kind of memory: "fact" (default), "decision", "observation", …');

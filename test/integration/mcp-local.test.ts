@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
 import { CLI_ARGS } from '../helpers/cli-args.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { connectLocalStdio } from '../helpers/mcp.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { mcpScenarios } from './mcp-scenarios.ts';
@@ -164,6 +165,54 @@ describe('cairn mcp on a data directory of its own', () => {
       expect(await other.exited).toBe(1);
       expect(other.stderr()).toContain(`cairn mcp: cannot open the filesystem backend: data directory ${dir} is in use by process ${holder.pid}, which serves no \`cairn mcp\` processes`);
       expect(other.stderr()).toContain('if that is a `cairn serve`, give this client its address instead: CAIRN_HTTP_URL');
+    } finally {
+      holder.kill();
+    }
+  });
+
+  it('forwards only within one namespace, and passes the owner\'s own refusals back at once', async () => {
+    const dir = join(scratch, 'namespaces');
+    // An embedding endpoint that is down: a vector search is refused (503) by whichever process serves it.
+    const down = { CAIRN_EMBEDDINGS_URL: 'http://127.0.0.1:9/v1', CAIRN_EMBEDDINGS_MODEL: 'unreachable' };
+    const first = launch({ CAIRN_DATA_DIR: dir, CAIRN_NAMESPACE: 'alpha', ...down });
+    await first.initialize();
+    const other = launch({ CAIRN_DATA_DIR: dir, CAIRN_NAMESPACE: 'beta' });
+    expect(await other.exited).toBe(1);
+    expect(other.stderr()).toContain(`working in namespace "alpha", and this one is set to "beta" (CAIRN_NAMESPACE)`);
+
+    const second = launch({ CAIRN_DATA_DIR: dir, CAIRN_NAMESPACE: 'alpha', ...down });
+    await second.initialize();
+    await expect.poll(() => second.stderr()).toContain('cairn mcp: forwarding to process');
+    const started = Date.now();
+    const refused = await second.call('memory_search', { query: 'anything', mode: 'vector' });
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent.error.code).toBe('UNAVAILABLE');
+    // Not taken for the owner gone, and retried for 30 s.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    for (const p of [first, second]) p.child.stdin.end();
+    expect(await Promise.all([first.exited, second.exited])).toEqual([0, 0]);
+  });
+
+  it('takes no note for the truth that names a process which does not answer, or that is not a file of its own', async () => {
+    const dir = join(scratch, 'stale');
+    await mkdir(dir, { recursive: true });
+    const holder = spawn('sleep', ['60']);
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    try {
+      // A process killed outright left LOCK and note; its pid now belongs to another program.
+      await writeFile(join(dir, 'LOCK'), JSON.stringify({ pid: holder.pid, host: hostname(), since: new Date(Date.now() - 120_000).toISOString() }));
+      await writeFile(join(dir, 'mcp-owner.json'), JSON.stringify({ pid: holder.pid, url: closed, key: 'k', namespace: 'default' }), { mode: 0o600 });
+      const stale = launch({ CAIRN_DATA_DIR: dir });
+      expect(await stale.exited).toBe(1);
+      expect(stale.stderr()).toContain(`name process ${holder.pid}, which does not answer at ${closed}; if no cairn runs on this directory, remove ${join(dir, 'LOCK')}`);
+      // A note that is a link (to a file someone else wrote) is no note.
+      const elsewhere = join(scratch, 'elsewhere.json');
+      await writeFile(elsewhere, JSON.stringify({ pid: holder.pid, url: closed, key: 'k', namespace: 'default' }));
+      await rm(join(dir, 'mcp-owner.json'));
+      await symlink(elsewhere, join(dir, 'mcp-owner.json'));
+      const linked = launch({ CAIRN_DATA_DIR: dir });
+      expect(await linked.exited).toBe(1);
+      expect(linked.stderr()).toContain('which serves no `cairn mcp` processes');
     } finally {
       holder.kill();
     }

@@ -5,7 +5,6 @@ import { createLogger } from '../http/logger.ts';
 import { serveStdioMcp } from '../mcp/stdio.ts';
 import { forwardingSession } from '../mcp/stdio-forward.ts';
 import { unusablePlaceOf } from '../store/backends.ts';
-import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import { clientOptionsFrom } from './client-env.ts';
 import { openLocalMemory } from './mcp-local.ts';
 import { userDataDir } from './mcp-owner-note.ts';
@@ -44,11 +43,7 @@ const serveLocally = async (flags: McpFlags): Promise<void> => {
   try {
     session = await openLocalMemory(config, logger, { withCortex: flags.withCortex === true });
   } catch (error) {
-    const hint =
-      error instanceof DirectoryLockedError
-        ? '\n  if that is a `cairn serve`, give this client its address instead: CAIRN_HTTP_URL (and CAIRN_API_KEY)'
-        : '';
-    process.stderr.write(`cairn mcp: cannot open the ${config.storage.backend} backend: ${(error as Error).message}${hint}\n`);
+    process.stderr.write(`cairn mcp: cannot open the ${config.storage.backend} backend: ${(error as Error).message}\n`);
     process.exit(1);
   }
   await serveStdioMcp(session);

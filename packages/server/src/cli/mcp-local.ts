@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CairnError } from 'cairn-memory-client';
 import type { Logger } from 'pino';
@@ -14,7 +15,8 @@ import { createRuntime } from '../runtime.ts';
 import { startServer } from '../server.ts';
 import { capabilitiesOf, localDirectoryOf } from '../store/backends.ts';
 import { DirectoryLockedError, type LockHolder, lockHolder } from '../store/fs/dir-lock.ts';
-import { type OwnerNote, readNote, removeNote, writeNote } from './mcp-owner-note.ts';
+import { loopbackFetch } from './loopback-fetch.ts';
+import { OWNER_NOTE, type OwnerNote, readNote, removeNote, writeNote } from './mcp-owner-note.ts';
 
 /**
  * `cairn mcp` with no server address, serving memory itself.
@@ -34,12 +36,32 @@ const OWNER_WAIT_MS = 30_000;
 /** A lock taken this recently may belong to a `cairn mcp` still opening the directory (its note not yet written). */
 const STARTING_MS = 30_000;
 const RETRY_EVERY_MS = 100;
+/** How long the owner named in a note gets to answer /health before the note is taken for stale. */
+const ANSWER_MS = 2_000;
 
 /** Calls that may run again after a connection was lost mid-call: reads, and a write (an unchanged value makes no new version). */
 const REPEATABLE: ReadonlySet<OperationName> = new Set(['read', 'list', 'history', 'neighbours', 'search', 'briefing', 'digests', 'write']);
 
-/** Lost on the way to the owner, or the owner stopping: worth finding the owner again. */
-const ownerGone = (error: unknown): boolean => error instanceof CairnError && (error.code === 'NETWORK' || error.code === 'UNAVAILABLE');
+/** Whether running a call twice changes nothing; a compare-and-set write would conflict with itself. */
+export const repeatable = (name: OperationName, raw: unknown): boolean =>
+  REPEATABLE.has(name) && !(name === 'write' && (raw as { if_version?: unknown } | null)?.if_version !== undefined);
+
+/**
+ * The owner could not be reached, or went away mid-call: worth finding the owner again. Its
+ * own answers (a 503 from an embedding endpoint that is down) are the caller's to read.
+ */
+const ownerGone = (error: unknown): boolean => error instanceof CairnError && error.code === 'NETWORK';
+
+/** Whether the process at `url` answers at all (the note may name a process long gone, its pid since reused). */
+const answers = async (url: string): Promise<boolean> => {
+  try {
+    const res = await loopbackFetch(`${url}/health`, { signal: AbortSignal.timeout(ANSWER_MS) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+};
 
 /** The request never reached a server, so any call may be sent again. */
 const neverSent = (error: unknown): boolean => (error as { cause?: { cause?: { code?: string } } }).cause?.cause?.code === 'ECONNREFUSED';
@@ -98,7 +120,7 @@ class SharedDirectory implements StdioSession {
       } catch (error) {
         if (delegate.ownerPid === null || !ownerGone(error) || Date.now() > deadline) throw error;
         // Lost mid-call: the owner may have made the change; only what may run twice runs again.
-        const again = REPEATABLE.has(name) || neverSent(error) || (error as CairnError).code === 'UNAVAILABLE';
+        const again = repeatable(name, raw) || neverSent(error);
         await this.findOwner(delegate);
         if (!again) throw error;
       }
@@ -113,7 +135,9 @@ class SharedDirectory implements StdioSession {
         await sleep(RETRY_EVERY_MS);
         await failed.session.close();
         this.current = await this.openOrFind(failed.ownerPid);
-        this.logger.info({ dir: this.dir }, this.current.ownerPid === null ? 'the data directory\'s owner went away: serving it here' : 'the data directory\'s owner went away: forwarding to the next');
+        if (this.current.ownerPid !== failed.ownerPid) {
+          this.logger.info({ dir: this.dir }, this.current.ownerPid === null ? 'the data directory\'s owner went away: serving it here' : 'the data directory\'s owner went away: forwarding to the next');
+        }
       } finally {
         this.finding = null;
       }
@@ -143,9 +167,20 @@ class SharedDirectory implements StdioSession {
         }
       }
       const note = readNote(this.dir);
-      if (note?.pid === holder.pid) return this.forwardTo(note);
+      if (note?.pid === holder.pid) {
+        // Written once it listens, removed before it stops: a note whose process does not answer
+        // was left by a process that died, its pid now another's.
+        if (await answers(note.url)) return this.forwardTo(note);
+        throw new DirectoryLockedError(
+          `data directory ${this.dir}: its LOCK and ${OWNER_NOTE} name process ${holder.pid}, which does not answer at ${note.url}; if no cairn runs on this directory, remove ${join(this.dir, 'LOCK')}`,
+          holder,
+        );
+      }
       if (!this.mayBeOwner(holder, stopping) || Date.now() > deadline) {
-        throw new DirectoryLockedError(`data directory ${this.dir} is in use by process ${holder.pid}, which serves no \`cairn mcp\` processes`, holder);
+        throw new DirectoryLockedError(
+          `data directory ${this.dir} is in use by process ${holder.pid}, which serves no \`cairn mcp\` processes\n  if that is a \`cairn serve\`, give this client its address instead: CAIRN_HTTP_URL (and CAIRN_API_KEY)`,
+          holder,
+        );
       }
       await sleep(RETRY_EVERY_MS);
     }
@@ -162,7 +197,7 @@ class SharedDirectory implements StdioSession {
     const config: Config = { ...this.config, host: '127.0.0.1', port: 0, apiKeys: [key], rateLimitRpm: 0 };
     const server = await startServer(config, this.logger, {}, { withCortex: this.withCortex });
     try {
-      await writeNote(this.dir, { pid: process.pid, url: server.url, key });
+      await writeNote(this.dir, { pid: process.pid, url: server.url, key, namespace: this.config.namespace });
     } catch (error) {
       await server.close();
       throw error;
@@ -181,8 +216,17 @@ class SharedDirectory implements StdioSession {
   }
 
   private forwardTo(note: OwnerNote): Delegate {
+    // The owner's key works in the owner's namespace: forwarded, this process's calls would
+    // land in another namespace than CAIRN_NAMESPACE says.
+    if (note.namespace !== this.config.namespace) {
+      throw new DirectoryLockedError(
+        `data directory ${this.dir} is open in process ${note.pid}, working in namespace "${note.namespace}", and this one is set to "${this.config.namespace}" (CAIRN_NAMESPACE): the \`cairn mcp\` processes sharing a data directory work in one namespace`,
+        null,
+      );
+    }
     // No retries of its own: a refused connection means the owner left, which call() handles.
-    const session = forwardingSession({ url: note.url, apiKey: note.key, agentId: this.config.agentId, retries: 0 });
+    // A connection per call (loopbackFetch): a stopping owner then refuses, and never cuts a call off.
+    const session = forwardingSession({ url: note.url, apiKey: note.key, agentId: this.config.agentId, retries: 0, fetch: loopbackFetch });
     return {
       session: { ...session, banner: `forwarding to process ${note.pid}, which has the data directory ${this.dir} open (at ${note.url})` },
       ownerPid: note.pid,

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { userInfo } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { lockHolder } from '../store/fs/dir-lock.ts';
 
 /**
@@ -14,37 +14,64 @@ export interface OwnerNote {
   pid: number;
   url: string;
   key: string;
+  /** The namespace its calls work in (CAIRN_NAMESPACE): the others forward only in the same one. */
+  namespace: string;
 }
 
-const NOTE_FILE = 'mcp-owner.json';
+export const OWNER_NOTE = 'mcp-owner.json';
 
 /**
  * Where `cairn mcp` keeps memory when nothing names a place: a directory of the user's own
  * (XDG's data home), since a client launches the command from wherever it runs, and the
  * server's default (/data/.cairn, a container's volume) is rarely writable on a workstation.
  */
-export const userDataDir = (env: Record<string, string | undefined>): string => join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'cairn');
+export const userDataDir = (env: Record<string, string | undefined>): string => {
+  // XDG: a relative XDG_DATA_HOME is ignored. An empty or relative HOME would put memory under
+  // whatever directory the client launched the command from: the account's own home instead.
+  if (env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME)) return join(env.XDG_DATA_HOME, 'cairn');
+  const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : userInfo().homedir;
+  return join(home, '.local', 'share', 'cairn');
+};
 
+/** A loopback address: the note names a process on this machine, never another host. */
+const loopback = (url: string): boolean => {
+  if (!URL.canParse(url)) return false;
+  const { protocol, hostname } = new URL(url);
+  return protocol === 'http:' && (hostname === '127.0.0.1' || hostname === '[::1]' || hostname === 'localhost');
+};
+
+/**
+ * The note, when it is one this user's `cairn mcp` wrote: a regular file of this user's (not a
+ * link), naming a loopback address. A note someone else could write (a data directory made
+ * under /tmp by another user) would send this user's memory wherever it said.
+ */
 export const readNote = (dir: string): OwnerNote | null => {
+  let fd: number | undefined;
   try {
-    const note = JSON.parse(readFileSync(join(dir, NOTE_FILE), 'utf8')) as Partial<OwnerNote>;
-    return typeof note.pid === 'number' && typeof note.url === 'string' && typeof note.key === 'string' ? (note as OwnerNote) : null;
+    fd = openSync(join(dir, OWNER_NOTE), constants.O_RDONLY | constants.O_NOFOLLOW);
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || (process.getuid !== undefined && stats.uid !== process.getuid())) return null;
+    const note = JSON.parse(readFileSync(fd, 'utf8')) as Partial<OwnerNote>;
+    const whole = typeof note.pid === 'number' && typeof note.url === 'string' && typeof note.key === 'string' && typeof note.namespace === 'string';
+    return whole && loopback(note.url as string) ? (note as OwnerNote) : null;
   } catch {
     // Missing, or half-written by an owner that died: no owner to forward to.
     return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 };
 
 /** Written whole (a reader never sees half of it), readable by this user alone: it holds a key. */
 export const writeNote = async (dir: string, note: OwnerNote): Promise<void> => {
-  const temp = join(dir, `${NOTE_FILE}.${process.pid}.tmp`);
+  const temp = join(dir, `${OWNER_NOTE}.${process.pid}.tmp`);
   await writeFile(temp, JSON.stringify(note), { mode: 0o600 });
-  await rename(temp, join(dir, NOTE_FILE));
+  await rename(temp, join(dir, OWNER_NOTE));
 };
 
 /** Removes the note if it is still this process's (a later owner may have written its own). */
 export const removeNote = async (dir: string): Promise<void> => {
-  if (readNote(dir)?.pid === process.pid) await rm(join(dir, NOTE_FILE), { force: true });
+  if (readNote(dir)?.pid === process.pid) await rm(join(dir, OWNER_NOTE), { force: true });
 };
 
 /** The `cairn mcp` serving `dir` now: the live holder of its lock, when its note is that process's. */

@@ -45,13 +45,14 @@ const readLock = (path: string): Partial<LockHolder> => {
 
 /**
  * The live process on this host that holds `dir`'s lock, or null (no lock, or one left by a
- * dead process, which the next lockDirectory takes over). Looking takes no lock: by the time
+ * dead process or under this process's own pid, which the next lockDirectory takes over). Looking takes no lock: by the time
  * the answer is used, the holder may have gone.
  */
 export const lockHolder = (dir: string): LockHolder | null => {
   const owner = readLock(join(dir, 'LOCK'));
   const pid = owner.pid ?? 0;
-  if (pid <= 0 || owner.host !== hostname() || !alive(pid)) return null;
+  // Our own pid in a lock this process does not hold is stale, as lockDirectory takes it.
+  if (pid <= 0 || pid === process.pid || owner.host !== hostname() || !alive(pid)) return null;
   return { pid, host: owner.host, ...(owner.since ? { since: owner.since } : {}) };
 };
 

@@ -1,10 +1,38 @@
 import type { IncomingMessage } from 'node:http';
 import pino, { type Logger } from 'pino';
 
-/** Query parameters that carry secrets and must never reach a log line. */
-const SECRET_PARAMS = /([?&](?:api_key|token|secret)=)[^&#]*/gi;
+/** Query parameters that carry secrets and must never reach a log line, by their decoded name. */
+const SECRET_NAME = /^(api_key|token|secret)(?:=|$)/i;
 
-export const redactUrl = (url: string | undefined): string | undefined => url?.replace(SECRET_PARAMS, '$1[redacted]');
+/** A query parameter's name as the query parser reads it: percent-decoded, "+" a space. */
+const decoded = (text: string): string => {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
+};
+
+/**
+ * The URL with the value of every secret parameter replaced. Names are judged as the query
+ * parser decodes them: `?api%5Fkey=` is the `api_key` the webhook routes accept, and a name
+ * that swallowed its value (`?api_key%3D<key>`, an encoded "=") is cut at the secret's name.
+ */
+export const redactUrl = (url: string | undefined): string | undefined => {
+  const start = url?.indexOf('?') ?? -1;
+  if (url === undefined || start < 0) return url;
+  const hash = url.indexOf('#', start);
+  const end = hash < 0 ? url.length : hash;
+  const params = url
+    .slice(start + 1, end)
+    .split('&')
+    .map((param) => {
+      const eq = param.indexOf('=');
+      const secret = SECRET_NAME.exec(decoded(eq < 0 ? param : param.slice(0, eq)));
+      return secret ? `${secret[1]}=[redacted]` : param;
+    });
+  return `${url.slice(0, start + 1)}${params.join('&')}${url.slice(end)}`;
+};
 
 /**
  * The process logger: JSON lines (pino), with secrets kept out. Every request's lines carry

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { redactUrl } from '../../packages/server/src/http/logger.ts';
+
+describe('redactUrl: no key or secret reaches a log line', () => {
+  it('redacts api_key, token and secret however the name is spelt on the wire', () => {
+    const key = 'ck_0123456789abcdef';
+    expect(redactUrl(`/api/v1/webhooks/github?api_key=${key}`)).toBe('/api/v1/webhooks/github?api_key=[redacted]');
+    // Percent-encoded names, which the query parser decodes (and the webhook routes then accept).
+    expect(redactUrl(`/api/v1/webhooks/github?api%5Fkey=${key}`)).toBe('/api/v1/webhooks/github?api_key=[redacted]');
+    expect(redactUrl(`/api/v1/webhooks/github?%61pi_key=${key}&x=1`)).toBe('/api/v1/webhooks/github?api_key=[redacted]&x=1');
+    // An encoded "=" puts the key into the name.
+    expect(redactUrl(`/api/v1/webhooks/github?api_key%3D${key}`)).toBe('/api/v1/webhooks/github?api_key=[redacted]');
+    expect(redactUrl(`/p?a=1&TOKEN=${key}&secret=s#frag`)).toBe('/p?a=1&TOKEN=[redacted]&secret=[redacted]#frag');
+    for (const url of [redactUrl(`/x?api%5Fkey=${key}`), redactUrl(`/x?api_key%3D${key}`)]) expect(url).not.toContain(key);
+  });
+
+  it('leaves other parameters, and URLs without a query, as they are', () => {
+    expect(redactUrl('/api/v1/entries?entity_path=a%2Fb&limit=5')).toBe('/api/v1/entries?entity_path=a%2Fb&limit=5');
+    expect(redactUrl('/api/v1/entries/a/%?api_key=k')).toBe('/api/v1/entries/a/%?api_key=[redacted]');
+    expect(redactUrl('/health')).toBe('/health');
+    expect(redactUrl('/p?tokens=1&api_keys=2&bad%zz=3')).toBe('/p?tokens=1&api_keys=2&bad%zz=3');
+    expect(redactUrl(undefined)).toBeUndefined();
+  });
+});

@@ -66,7 +66,10 @@ export interface Summary {
   entries: number;
   keys: string[];
   keys_truncated: boolean;
+  /** The ten writers with the most entries. */
   writers: Array<{ agent_id: string; entries: number }>;
+  /** Every source writer (`external/<source>`) with its count, when there are more than ten writers. */
+  sources?: Array<{ agent_id: string; entries: number }>;
   confidence: { min: number; max: number; mean: number; below_half: number } | null;
   last_change: { entity_path: string; key: string; version: number; agent_id: string; event_type: string | null; written_at: string } | null;
 }

@@ -98,7 +98,10 @@ export class Compiler {
     };
     check();
     const st = await this.state(ns);
-    const changes: Changes = { changed: [], removed: [] };
+    // A compile of this namespace failed after writing digests: what it did not get to sync
+    // (patterns, traces, roll-ups) is synced whole this time, from the digests held.
+    const resync = st.unsynced;
+    const changes: Changes = { changed: [], removed: [], kept: [] };
     const ordered = [...new Set(paths)].sort((a, b) => digestTypeOf(a).order - digestTypeOf(b).order);
     const linking = ordered.filter((p) => digestTypeOf(p).readsOpenIncidents);
     const before = st.openIncidents();
@@ -117,7 +120,7 @@ export class Compiler {
       await this.apply(st, path, await this.entriesAt(ns, path), changes);
     }
     check();
-    await this.finish(st, changes, false);
+    await this.finish(st, resync ? { ...changes, changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), kept: [] } : changes, resync);
   }
 
   /** Catch-up: every path of the namespace from one scan, and digests of vanished paths removed. */
@@ -127,7 +130,7 @@ export class Compiler {
     };
     check();
     const st = await this.state(ns);
-    const changes: Changes = { changed: [], removed: [] };
+    const changes: Changes = { changed: [], removed: [], kept: [] };
     const before = st.openIncidents();
     const seen = new Set<string>();
     for await (const group of pathGroups(this.deps.store, ns, this.deps.now)) {
@@ -150,7 +153,7 @@ export class Compiler {
       await this.apply(st, path, await this.entriesAt(ns, path), changes);
     }
     check();
-    await this.finish(st, { changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), removed: changes.removed }, true);
+    await this.finish(st, { changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), removed: changes.removed, kept: [] }, true);
   }
 
   private async apply(st: NamespaceState, path: string, entries: Entry[], changes: Changes): Promise<void> {
@@ -162,6 +165,7 @@ export class Compiler {
     this.onExpiry?.(st.namespace, path, earliestExpiry(entries));
     if (entries.length === 0) {
       if (!previous) return;
+      st.unsynced = true;
       await records.deleteDigest(st.namespace, scope);
       st.removeDigest(scope);
       changes.removed.push(previous);
@@ -173,21 +177,33 @@ export class Compiler {
     const draft = pathDigest(st.namespace, path, entries, findings, { now, openIncidents: st.openIncidents(), tokens });
     if (digestTypeOf(path).readsOpenIncidents) st.tokens.set(scope, tokens);
     const { digest, changed } = numbered(draft, previous, now);
-    if (!changed) return;
+    if (!changed) {
+      changes.kept.push(digest);
+      return;
+    }
+    st.unsynced = true;
     await records.putDigest(digest);
     st.setDigest(digest);
     changes.changed.push({ digest, previous });
     publish({ type: 'digest', namespace: st.namespace, digest });
   }
 
+  /**
+   * What follows from the path digests a compile wrote: patterns (looked at again for every
+   * path compiled, written or not: their rules count over time windows), traces, thread
+   * links and roll-ups. `all`: every one of them, from every digest held. Until this has run
+   * to the end, the namespace is marked unsynced (set as a digest is written), so a compile
+   * that fails on the way leaves the next compile of the namespace to sync it whole.
+   */
   private async finish(st: NamespaceState, changes: Changes, all: boolean): Promise<void> {
     const now = this.deps.now();
+    await syncPatterns(this.deps, st, changes, now, all);
     if (changes.changed.length === 0 && changes.removed.length === 0 && !all) return;
-    await syncPatterns(this.deps, st, changes, now);
     const crossScope = (d: Digest): boolean => definitionOf(d.type)?.crossScope === true;
     if (all || [...changes.changed.map((c) => c.digest), ...changes.removed].some(crossScope)) await syncTraces(this.deps, st, now, all);
     await syncThreadLinks(this.deps, st, changes, all);
     await syncRollups(this.deps, st, changes, now, all);
+    st.unsynced = false;
   }
 }
 

@@ -11,6 +11,36 @@ export const objOf = (value: EntryValue | unknown): Obj | null =>
 
 export const str = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 
+/**
+ * How much of a writer's free text a digest quotes: a digest is sized for a prompt (and a
+ * record) whatever its entries hold, so titles, names and labels are cut like notes are.
+ */
+export const TEXT_CHARS = { title: 200, name: 100, note: 500 } as const;
+
+/** `text` cut to `max` characters, an ellipsis marking the cut. */
+export const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** A non-empty string field, cut to `max` characters (a title by default). */
+export const clipped = (value: unknown, max: number = TEXT_CHARS.title): string | null => {
+  const s = str(value);
+  return s === null ? null : cut(s, max);
+};
+
+/** The string items of a list, at most `items` of them, each cut to a name's length. */
+export const clippedStrings = (value: unknown, items: number): string[] => strings(value).slice(0, items).map((s) => cut(s, TEXT_CHARS.name));
+
+/**
+ * A value a digest passes on as it came (an author, a priority): kept when small, else cut to
+ * a line of its text, so one writer's payload cannot swell a digest.
+ */
+export const small = (value: unknown, max: number = TEXT_CHARS.name): unknown => {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return cut(value, max);
+  if (typeof value !== 'object') return value;
+  const json = JSON.stringify(value);
+  return json.length <= max ? value : cut(json, max);
+};
+
 export const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 
 export const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((x): x is string => typeof x === 'string') : []);

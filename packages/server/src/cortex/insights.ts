@@ -2,11 +2,12 @@ import { canonicalJson } from '../domain/content-hash.ts';
 import { numbered } from './assemble.ts';
 import type { CortexEvent, CortexRecords } from './cortex-records.ts';
 import type { Digest } from './digest-types.ts';
+import { sourceWriters } from './digests/summary.ts';
 import { type LinkWriter, linkOfTrace, linksOfComms } from './known-links.ts';
 import type { NamespaceState } from './namespace-state.ts';
 import { type Pattern, patternsOf } from './patterns.ts';
 import { rollupDigest } from './rollup.ts';
-import { isSourceWriter, namespaceScope, sourceScope } from './scopes.ts';
+import { namespaceScope, sourceScope } from './scopes.ts';
 import { type Trace, tracesOf } from './traces.ts';
 
 export interface InsightDeps {
@@ -21,18 +22,28 @@ export interface Changes {
   changed: Array<{ digest: Digest; previous: Digest | undefined }>;
   /** Path digests removed (their path has no live entries left). */
   removed: Digest[];
+  /**
+   * Path digests recompiled to the same content. Their patterns are looked at again all the
+   * same: pattern rules count over time windows (7 days), so a pattern can end with no write.
+   */
+  kept: Digest[];
 }
 
 const sameContent = <T extends { detected_at: string }>(a: T | undefined, b: Omit<T, 'detected_at'>): boolean =>
   a !== undefined && canonicalJson({ ...a, detected_at: null }) === canonicalJson({ ...b, detected_at: null });
 
-/** Publish the patterns the changed scopes show now; withdraw the ones they no longer show. */
-export const syncPatterns = async (deps: InsightDeps, st: NamespaceState, changes: Changes, now: number): Promise<void> => {
+/**
+ * Publish the patterns the compiled scopes show now; withdraw the ones they no longer show.
+ * `all` (a catch-up, or the re-sync after a failed compile): also withdraw every pattern
+ * whose path digest is gone.
+ */
+export const syncPatterns = async (deps: InsightDeps, st: NamespaceState, changes: Changes, now: number, all = false): Promise<void> => {
   const at = new Date(now).toISOString();
   for (const d of changes.removed) {
     for (const p of [...st.patterns.values()]) if (p.scope === d.scope) await withdraw(deps, st, p);
   }
-  for (const { digest } of changes.changed) {
+  if (all) for (const p of [...st.patterns.values()]) if (st.digests.get(p.scope)?.kind !== 'path') await withdraw(deps, st, p);
+  for (const digest of [...changes.changed.map((c) => c.digest), ...changes.kept]) {
     const found = patternsOf(digest, now);
     const ids = new Set(found.map((p) => p.id));
     for (const p of [...st.patterns.values()]) if (p.scope === digest.scope && !ids.has(p.id)) await withdraw(deps, st, p);
@@ -77,7 +88,8 @@ export const syncTraces = async (deps: InsightDeps, st: NamespaceState, now: num
   }
 };
 
-const sourcesOf = (d: Digest | undefined): string[] => (d ? d.summary.writers.map((w) => w.agent_id).filter(isSourceWriter) : []);
+/** Every source that wrote to a path (not only those among its top 10 writers). */
+const sourcesOf = (d: Digest | undefined): string[] => (d ? sourceWriters(d.summary).map((w) => w.agent_id) : []);
 
 /** Recompile the source digests the change touched and the namespace digest. */
 export const syncRollups = async (deps: InsightDeps, st: NamespaceState, changes: Changes, now: number, all = false): Promise<void> => {
@@ -88,7 +100,7 @@ export const syncRollups = async (deps: InsightDeps, st: NamespaceState, changes
   for (const d of changes.removed) for (const s of sourcesOf(d)) sources.add(s);
   if (all) for (const d of st.digests.values()) if (d.kind === 'source') sources.add(d.scope.slice('source:'.length));
   for (const source of sources) {
-    const mine = paths.filter((d) => d.summary.writers.some((w) => w.agent_id === source));
+    const mine = paths.filter((d) => sourcesOf(d).includes(source));
     await put(deps, st, mine.length === 0 ? null : rollupDigest('source', st.namespace, source, mine), sourceScope(source), now);
   }
   await put(deps, st, paths.length === 0 ? null : rollupDigest('namespace', st.namespace, st.namespace, paths), namespaceScope(st.namespace), now);

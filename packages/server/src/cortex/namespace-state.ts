@@ -18,6 +18,11 @@ export class NamespaceState {
   readonly patterns = new Map<string, Pattern>();
   readonly traces = new Map<string, Trace>();
   readonly tokens = new Map<string, Set<string>>();
+  /**
+   * A compile wrote digests here and has not synced what follows from them (patterns,
+   * traces, roll-ups) yet: set while it runs, still set when it failed on the way.
+   */
+  unsynced = false;
   private open: Map<string, IncidentRef> | null = null;
 
   constructor(namespace: string) {

@@ -1,4 +1,4 @@
-import type { Digest, DigestKind, OpenItem } from './digest-types.ts';
+import type { ConfidenceDrop, Digest, DigestKind, OpenItem, RecentChange, Summary } from './digest-types.ts';
 import { DIGEST_LIMITS } from './digest-types.ts';
 import { DIGEST_TYPE_DEFS } from './digests/registry.ts';
 import { mergeSummaries, summaryHeadline } from './digests/summary.ts';
@@ -6,38 +6,71 @@ import type { DigestDraft } from './assemble.ts';
 import { byTimeDesc } from './fields.ts';
 import { namespaceScope, sourceScope } from './scopes.ts';
 
+const newest = <T>(items: T[], time: (item: T) => string | null, limit: number): T[] => items.sort(byTimeDesc(time)).slice(0, limit);
+
 /**
  * The digest of many paths as one: a source (every path an `external/<source>` writer wrote
- * to) or a whole namespace. Each type's facts are merged by its own rollup, under its name, in
- * registry order. Counts and sums are exact (means are recomputed from sums); lists keep their
- * newest items.
+ * to), a whole namespace, or a briefing's scope. Each type's facts are merged by its own
+ * rollup, under its name, in registry order. Counts and sums are exact (means are recomputed
+ * from sums); lists keep their newest items. Paths may be added a page at a time: what is
+ * kept between pages is the merged facts and lists, not the pages (a roll-up's own top-N
+ * lists, such as responders, are then kept per page, and approximate past the first).
  */
-export const rollupDigest = (kind: Exclude<DigestKind, 'path'>, namespace: string, name: string, paths: Digest[]): DigestDraft => {
-  const types: Record<string, number> = {};
-  for (const d of paths) types[d.type] = (types[d.type] ?? 0) + 1;
-  const facts: Record<string, unknown> = { paths: paths.length, types };
-  const headlines: string[] = [];
-  for (const def of DIGEST_TYPE_DEFS) {
-    const mine = paths.filter((d) => d.type === def.type).map((d) => d.facts);
-    if (def.rollup === null || mine.length === 0) continue;
-    const merged = def.rollup(mine);
-    facts[def.type] = merged.facts;
-    headlines.push(merged.headline);
+export class Rollup {
+  paths = 0;
+  private readonly types: Record<string, number> = {};
+  private readonly merged = new Map<string, { facts: unknown; headline: string }>();
+  private summary: Summary | null = null;
+  private openItems: OpenItem[] = [];
+  private recentChanges: RecentChange[] = [];
+  private confidenceDrops: ConfidenceDrop[] = [];
+  private contested: Digest['contested'] = [];
+
+  add(page: readonly Digest[]): this {
+    if (page.length === 0) return this;
+    this.paths += page.length;
+    for (const d of page) this.types[d.type] = (this.types[d.type] ?? 0) + 1;
+    for (const def of DIGEST_TYPE_DEFS) {
+      const mine = page.filter((d) => d.type === def.type).map((d) => d.facts);
+      if (def.rollup === null || mine.length === 0) continue;
+      const before = this.merged.get(def.type);
+      this.merged.set(def.type, def.rollup(before ? [before.facts as Record<string, unknown>, ...mine] : mine));
+    }
+    this.summary = mergeSummaries([...(this.summary ? [this.summary] : []), ...page.map((d) => d.summary)]);
+    this.openItems = newest([...this.openItems, ...page.flatMap((d) => d.open_items)], (i) => i.since, DIGEST_LIMITS.openItems);
+    this.recentChanges = newest([...this.recentChanges, ...page.flatMap((d) => d.recent_changes)], (c) => c.written_at, DIGEST_LIMITS.recent);
+    this.confidenceDrops = newest([...this.confidenceDrops, ...page.flatMap((d) => d.confidence_drops)], (c) => c.at, DIGEST_LIMITS.drops);
+    this.contested = newest([...this.contested, ...page.flatMap((d) => d.contested)], (c) => c.last_at, DIGEST_LIMITS.contested);
+    return this;
   }
-  const summary = mergeSummaries(paths.map((d) => d.summary));
-  const newest = <T>(items: T[], time: (item: T) => string | null, limit: number): T[] => items.sort(byTimeDesc(time)).slice(0, limit);
-  return {
-    scope: kind === 'source' ? sourceScope(name) : namespaceScope(name),
-    kind,
-    type: kind,
-    namespace,
-    entity_path: null,
-    headline: [`${paths.length} paths`, ...headlines, summaryHeadline(summary)].join(' · '),
-    summary,
-    facts,
-    open_items: newest<OpenItem>(paths.flatMap((d) => d.open_items), (i) => i.since, DIGEST_LIMITS.openItems),
-    recent_changes: newest(paths.flatMap((d) => d.recent_changes), (c) => c.written_at, DIGEST_LIMITS.recent),
-    confidence_drops: newest(paths.flatMap((d) => d.confidence_drops), (c) => c.at, DIGEST_LIMITS.drops),
-    contested: newest(paths.flatMap((d) => d.contested), (c) => c.last_at, DIGEST_LIMITS.contested),
-  };
-};
+
+  draft(kind: Exclude<DigestKind, 'path'>, namespace: string, name: string): DigestDraft {
+    const facts: Record<string, unknown> = { paths: this.paths, types: { ...this.types } };
+    const headlines: string[] = [];
+    for (const def of DIGEST_TYPE_DEFS) {
+      const merged = this.merged.get(def.type);
+      if (!merged) continue;
+      facts[def.type] = merged.facts;
+      headlines.push(merged.headline);
+    }
+    const summary = this.summary ?? mergeSummaries([]);
+    return {
+      scope: kind === 'source' ? sourceScope(name) : namespaceScope(name),
+      kind,
+      type: kind,
+      namespace,
+      entity_path: null,
+      headline: [`${this.paths} paths`, ...headlines, summaryHeadline(summary)].join(' · '),
+      summary,
+      facts,
+      open_items: [...this.openItems],
+      recent_changes: [...this.recentChanges],
+      confidence_drops: [...this.confidenceDrops],
+      contested: [...this.contested],
+    };
+  }
+}
+
+/** The roll-up of `paths`, all at once. */
+export const rollupDigest = (kind: Exclude<DigestKind, 'path'>, namespace: string, name: string, paths: readonly Digest[]): DigestDraft =>
+  new Rollup().add(paths).draft(kind, namespace, name);

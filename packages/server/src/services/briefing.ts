@@ -7,7 +7,7 @@ import { INDEX_FACTS } from '../cortex/digests/registry.ts';
 import { byTimeDesc, shortText } from '../cortex/fields.ts';
 import type { Pattern } from '../cortex/patterns.ts';
 import { readDigests } from '../cortex/read-digests.ts';
-import { rollupDigest } from '../cortex/rollup.ts';
+import { Rollup } from '../cortex/rollup.ts';
 import { namespaceScope } from '../cortex/scopes.ts';
 import type { Trace } from '../cortex/traces.ts';
 import { AgentIdSchema, EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../domain/names.ts';
@@ -38,8 +38,45 @@ export const BriefingInput = z
   .strict();
 export type BriefingInput = z.input<typeof BriefingInput>;
 
-/** Path digests read for one briefing; a broader scope is summarized by its top paths. */
+/** Path digests a briefing draws its items from: the most recently changed under the scope. */
 const MAX_DIGESTS = 200;
+/** Path digests read from the store at a time. */
+const PAGE = 500;
+
+const changedAt = (d: Digest): string | null => d.summary.last_change?.written_at ?? null;
+
+/**
+ * Every path digest under a briefing's scope, folded in a page at a time so that memory stays
+ * bounded however many paths there are: the MAX_DIGESTS most recently changed, and the
+ * overview's roll-up of all of them.
+ */
+class PathScan {
+  readonly rollup = new Rollup();
+  newest: Digest[] = [];
+
+  add(page: Digest[]): void {
+    this.rollup.add(page);
+    this.newest = [...this.newest, ...page].sort(byTimeDesc(changedAt)).slice(0, MAX_DIGESTS);
+  }
+}
+
+/** The path digests under the scope, compiled ones read a page at a time. */
+const scanPaths = async (deps: ServiceDeps, ctx: Context, namespace: string, prefix: string | undefined, past: Digest[] | null): Promise<PathScan> => {
+  const scan = new PathScan();
+  const asSeen = digestForKey(ctx);
+  if (past) {
+    for (let i = 0; i < past.length; i += PAGE) scan.add(past.slice(i, i + PAGE).map(asSeen));
+    return scan;
+  }
+  const visible = digestVisible(ctx);
+  let after: string | undefined;
+  do {
+    const page = await readDigests(deps.store, { namespace, scope: prefix, type: 'path', limit: PAGE, visible, ...(after === undefined ? {} : { after }) });
+    scan.add(page.digests.map(asSeen));
+    after = page.more && page.last !== null ? page.last : undefined;
+  } while (after !== undefined);
+  return scan;
+};
 
 /** A digest without its per-item indexes (every incident, every deploy): the headline and counts are what a prompt needs. */
 const compact = (d: Digest): BriefingDigest => {
@@ -68,10 +105,11 @@ export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): P
   const past = asOf === undefined ? null : await pastScope(deps, namespace, prefix, under, asOf);
   const by = (at: string | null | undefined): boolean => asOf === undefined || (at != null && Date.parse(at) <= asOf);
 
-  const compiled = (past ? past.digests : (await readDigests(deps.store, { namespace, scope: prefix, type: 'path', limit: MAX_DIGESTS, visible })).digests).map(digestForKey(ctx));
-  const paths = compiled.sort(byTimeDesc((d) => d.summary.last_change?.written_at ?? null)).slice(0, MAX_DIGESTS);
+  // Every path digest under the scope counts toward the overview; items come from the most recently changed.
+  const scan = await scanPaths(deps, ctx, namespace, prefix, past ? past.digests : null);
+  const paths = scan.newest;
   const whole = prefix === undefined && !past ? (await readDigests(deps.store, { namespace, scope: namespaceScope(namespace), limit: 1, visible })).digests[0] : undefined;
-  const overview = whole ?? (paths.length > 1 ? { ...rollupDigest('namespace', namespace, prefix ?? namespace, paths), version: 0, compiled_at: paths[0]?.compiled_at ?? '' } : undefined);
+  const overview = whole ?? (scan.rollup.paths > 1 ? { ...scan.rollup.draft('namespace', namespace, prefix ?? namespace), version: 0, compiled_at: paths[0]?.compiled_at ?? '' } : undefined);
 
   const patterns: Pattern[] = [];
   for await (const r of allRecords(deps.store, COLLECTIONS.patterns(namespace))) {

@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { DAY_MS, type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts } from '../digest-types.ts';
-import { byTimeDesc, ms, num, objOf, objects, str, strings, topCounts } from '../fields.ts';
+import { byTimeDesc, clipped, cut, ms, num, objOf, objects, str, strings, TEXT_CHARS, topCounts } from '../fields.ts';
 import type { IncidentRef } from './incident-ref.ts';
 
 export interface CommsFacts {
@@ -40,7 +40,7 @@ const compileComms = (entries: Entry[], now: number, openIncidents: ReadonlyMap<
       facts.messages.total += 1;
       if (isBot) facts.messages.bots += 1;
       if (now - (ms(v.posted_at) ?? ms(e.created_at) ?? 0) <= DAY_MS) facts.messages.last_24h += 1;
-      const user = str(v.user);
+      const user = clipped(v.user, TEXT_CHARS.name);
       if (user && !isBot) {
         authors.push(user);
         users.add(user);
@@ -53,7 +53,7 @@ const compileComms = (entries: Entry[], now: number, openIncidents: ReadonlyMap<
     facts.threads.total += 1;
     const last = str(v.last_reply_at) ?? str(v.started_at);
     if (now - (ms(last) ?? 0) <= DAY_MS) facts.threads.active += 1;
-    for (const user of strings(v.participants)) users.add(user);
+    for (const user of strings(v.participants)) users.add(cut(user, TEXT_CHARS.name));
     const parent = objOf(messagesByTs.get(String(v.thread_ts ?? t.key.slice(7)))?.value ?? null);
     const texts = [str(parent?.text) ?? '', ...objects(v.replies).map((r) => str(r.text) ?? '')];
     const named = mentionTokens(texts.join('\n'));
@@ -62,7 +62,7 @@ const compileComms = (entries: Entry[], now: number, openIncidents: ReadonlyMap<
     if (incident) {
       facts.incident_threads.push({ entity_path: t.entity_path, key: t.key, incident: { entity_path: incident.entity_path, key: incident.key, id: incident.id, title: incident.title, status: incident.status } });
     }
-    facts.busiest_threads.push({ entity_path: t.entity_path, key: t.key, replies: num(v.reply_count) ?? 0, participants: strings(v.participants).length, last_reply_at: str(v.last_reply_at) });
+    facts.busiest_threads.push({ entity_path: t.entity_path, key: t.key, replies: num(v.reply_count) ?? 0, participants: strings(v.participants).length, last_reply_at: clipped(v.last_reply_at, TEXT_CHARS.name) });
   }
   // Standalone messages can name an incident too; they count toward the tokens only.
   for (const e of messagesByTs.values()) for (const token of mentionTokens(str(objOf(e.value)?.text) ?? '')) tokens.add(token);
@@ -70,7 +70,7 @@ const compileComms = (entries: Entry[], now: number, openIncidents: ReadonlyMap<
   facts.participants = participantsOf(users, topCounts(authors, 10));
   const open_items: OpenItem[] = facts.incident_threads.slice(0, DIGEST_LIMITS.openItems).map((t) => ({
     kind: 'incident_thread', entity_path: t.entity_path, key: t.key, title: `thread about ${t.incident.id}: ${t.incident.title}`, status: t.incident.status,
-    since: str(objOf(threads.find((x) => x.key === t.key)?.value ?? null)?.started_at), detail: { incident: t.incident },
+    since: clipped(objOf(threads.find((x) => x.key === t.key)?.value ?? null)?.started_at, TEXT_CHARS.name), detail: { incident: t.incident },
   }));
   return { facts: { ...facts }, open_items, headline: headlineOf(facts) };
 };

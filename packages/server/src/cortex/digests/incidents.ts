@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
-import { byTimeDesc, humanDuration, mean, ms, objOf, str, strings, topCounts } from '../fields.ts';
+import { byTimeDesc, clipped, clippedStrings, humanDuration, mean, ms, objOf, str, TEXT_CHARS, topCounts } from '../fields.ts';
 import { type IncidentRef, unresolved } from './incident-ref.ts';
 
 export interface IncidentFacts {
@@ -23,29 +23,34 @@ const refOf = (entry: Entry): IncidentRef | null => {
     entity_path: entry.entity_path,
     key: entry.key,
     version: entry.version,
-    id: str(v.id) ?? entry.key.slice('incident-'.length),
-    title: str(v.title) ?? entry.key,
-    status: str(v.status) ?? 'unknown',
-    service: str(service?.name) ?? entry.entity_path.split('/').at(-1) ?? entry.entity_path,
-    urgency: str(v.urgency),
-    assignees: strings(v.assignees),
-    triggered_at: str(v.triggered_at) ?? str(v.created_at),
-    acknowledged_at: str(v.acknowledged_at),
-    resolved_at: str(v.resolved_at),
+    id: clipped(v.id, TEXT_CHARS.name) ?? entry.key.slice('incident-'.length),
+    title: clipped(v.title) ?? entry.key,
+    status: clipped(v.status, TEXT_CHARS.name) ?? 'unknown',
+    service: clipped(service?.name, TEXT_CHARS.name) ?? entry.entity_path.split('/').at(-1) ?? entry.entity_path,
+    urgency: clipped(v.urgency, TEXT_CHARS.name),
+    assignees: clippedStrings(v.assignees, ASSIGNEES),
+    triggered_at: clipped(v.triggered_at, TEXT_CHARS.name) ?? clipped(v.created_at, TEXT_CHARS.name),
+    acknowledged_at: clipped(v.acknowledged_at, TEXT_CHARS.name),
+    resolved_at: clipped(v.resolved_at, TEXT_CHARS.name),
     ...notesOf(v.notes),
     resolution_note: str(v.resolution_note)?.slice(0, NOTE_CHARS) ?? null,
   };
 };
 
-/** Digests carry the gist of the notes, never all of them: the entry has the full list. */
-const NOTE_CHARS = 500;
+/**
+ * Digests carry the gist of the notes, never all of them: the entry has the full list. Titles
+ * and names are cut too (TEXT_CHARS), and an incident lists its first few assignees, so the
+ * index of 200 incidents stays small whatever the entries hold.
+ */
+const NOTE_CHARS = TEXT_CHARS.note;
+const ASSIGNEES = 10;
 
 const notesOf = (value: unknown): Pick<IncidentRef, 'notes' | 'last_note'> => {
   const notes = Array.isArray(value) ? value.map(objOf).filter((n) => n !== null && str(n.content) !== null) : [];
   const last = notes.at(-1);
   return {
     notes: notes.length,
-    last_note: last ? { at: str(last.at) ?? '', by: str(last.by), content: (str(last.content) ?? '').slice(0, NOTE_CHARS) } : null,
+    last_note: last ? { at: clipped(last.at, TEXT_CHARS.name) ?? '', by: clipped(last.by, TEXT_CHARS.name), content: (str(last.content) ?? '').slice(0, NOTE_CHARS) } : null,
   };
 };
 

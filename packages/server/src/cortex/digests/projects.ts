@@ -1,6 +1,8 @@
 import type { Entry } from '../../domain/entry.ts';
 import { DAY_MS, type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts } from '../digest-types.ts';
-import { byTimeDesc, ms, objOf, percent, ratio, str } from '../fields.ts';
+import { byTimeDesc, clipped, ms, objOf, percent, ratio, small, TEXT_CHARS } from '../fields.ts';
+
+const name = (value: unknown): string | null => clipped(value, TEXT_CHARS.name);
 
 interface SprintRef {
   entity_path: string;
@@ -37,7 +39,7 @@ const sprintOf = (e: Entry, now: number): SprintRef => {
   const v = objOf(e.value) ?? {};
   const [start, end] = [ms(v.start_date), ms(v.end_date)];
   return {
-    entity_path: e.entity_path, key: e.key, name: str(v.name) ?? e.key, start_date: str(v.start_date), end_date: str(v.end_date),
+    entity_path: e.entity_path, key: e.key, name: name(v.name) ?? e.key, start_date: name(v.start_date), end_date: name(v.end_date),
     time_elapsed_pct: start !== null && end !== null && end > start ? Math.round(Math.min(1, Math.max(0, (now - start) / (end - start))) * 100) : null,
     days_left: end !== null ? Math.max(0, Math.ceil((end - now) / DAY_MS)) : null,
   };
@@ -63,18 +65,18 @@ const compileProjects = (entries: Entry[], now: number): TypedFacts => {
       if (v.state === 'active') facts.sprint.active.push(sprintOf(e, now));
       else if (v.state === 'closed') facts.sprint.closed += 1;
     } else if (e.key.startsWith('release-')) {
-      const ref = { key: e.key, name: str(v.name) ?? e.key, release_date: str(v.release_date) };
+      const ref = { key: e.key, name: name(v.name) ?? e.key, release_date: name(v.release_date) };
       (v.released === true ? released : pending).push(ref);
     } else if ('status' in v) {
-      const status = str(v.status) ?? 'Unknown';
-      const category = str(v.status_category);
+      const status = name(v.status) ?? 'Unknown';
+      const category = name(v.status_category);
       facts.issues.total += 1;
       facts.issues.by_status[status] = (facts.issues.by_status[status] ?? 0) + 1;
       facts.issues.by_category[category ?? 'Unknown'] = (facts.issues.by_category[category ?? 'Unknown'] ?? 0) + 1;
       if (isDone(category, status)) facts.sprint.issues_done += 1;
       else {
         facts.issues.open += 1;
-        open_items.push({ kind: 'issue', entity_path: e.entity_path, key: e.key, title: str(v.summary) ?? e.key, status, since: str(v.created) ?? e.created_at, detail: { assignee: v.assignee ?? null, priority: v.priority ?? null, category } });
+        open_items.push({ kind: 'issue', entity_path: e.entity_path, key: e.key, title: clipped(v.summary) ?? e.key, status, since: name(v.created) ?? e.created_at, detail: { assignee: small(v.assignee), priority: small(v.priority), category } });
       }
     }
   }

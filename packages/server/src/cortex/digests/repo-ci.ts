@@ -1,6 +1,9 @@
 import type { Entry } from '../../domain/entry.ts';
 import { DIGEST_LIMITS } from '../digest-types.ts';
-import { byTimeDesc, ms, num, objOf, str } from '../fields.ts';
+import { byTimeDesc, clipped, ms, num, objOf, TEXT_CHARS } from '../fields.ts';
+
+/** Names, shas, branches and times as a digest quotes them: cut, whatever the entry holds. */
+const str = (value: unknown): string | null => clipped(value, TEXT_CHARS.name);
 
 /** Conclusions that mean CI found a problem (cancelled, skipped and neutral do not). */
 export const CI_FAILED = new Set(['failure', 'timed_out', 'startup_failure']);
@@ -43,8 +46,8 @@ export const runOf = (e: Entry): RunRef | null => {
   return {
     entity_path: e.entity_path, key: e.key, version: e.version, kind: v.kind === 'check_suite' ? 'check_suite' : 'workflow_run',
     name: str(v.name) ?? e.key, conclusion: str(v.conclusion) ?? 'unknown', branch: str(v.branch), on_default_branch: v.on_default_branch === true,
-    sha: str(commit?.sha), pull_requests: Array.isArray(v.pull_requests) ? v.pull_requests.filter((n): n is number => num(n) !== null) : [],
-    url: str(v.url), at: str(v.completed_at) ?? e.written_at,
+    sha: str(commit?.sha), pull_requests: Array.isArray(v.pull_requests) ? v.pull_requests.filter((n): n is number => num(n) !== null).slice(0, 20) : [],
+    url: clipped(v.url), at: str(v.completed_at) ?? e.written_at,
   };
 };
 

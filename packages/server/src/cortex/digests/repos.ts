@@ -1,6 +1,9 @@
 import type { Entry } from '../../domain/entry.ts';
 import { type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
-import { byTimeDesc, ms, num, objOf, percent, ratio, str } from '../fields.ts';
+import { byTimeDesc, clipped, ms, num, objOf, percent, ratio, small, TEXT_CHARS } from '../fields.ts';
+
+/** Environments, states, ids, shas and times as a digest quotes them: cut, whatever the entry holds. */
+const str = (value: unknown): string | null => clipped(value, TEXT_CHARS.name);
 import { CI_FAILED, type CiFacts, ciHeadline, emptyCi, finishCi, mergeCi, type RunRef, runOf, tallyCode } from './repo-ci.ts';
 
 /** One deployment as the digest indexes it (flapping patterns and deploy → incident traces read it). */
@@ -46,7 +49,7 @@ const deployOf = (e: Entry): DeployRef | null => {
   const v = objOf(e.value);
   if (!e.key.startsWith('deployment-') || v === null) return null;
   return {
-    entity_path: e.entity_path, key: e.key, version: e.version, id: String(v.id ?? e.key.slice('deployment-'.length)),
+    entity_path: e.entity_path, key: e.key, version: e.version, id: clipped(String(v.id ?? ''), TEXT_CHARS.name) ?? e.key.slice('deployment-'.length),
     environment: str(v.environment) ?? 'unknown', state: str(v.state) ?? 'unknown', sha: str(v.sha),
     at: str(v.updated_at) ?? str(v.created_at) ?? e.written_at,
   };
@@ -85,11 +88,11 @@ const compileRepos = (entries: Entry[], now: number): TypedFacts => {
     if (e.key.startsWith('pr-')) {
       const bucket = v.state === 'open' ? facts.prs.open : v.state === 'merged' && now - (ms(v.merged_at) ?? Number.NEGATIVE_INFINITY) <= WEEK_MS ? facts.prs.merged_7d : null;
       if (bucket) Object.assign(bucket, { count: bucket.count + 1, additions: bucket.additions + (num(v.additions) ?? 0), deletions: bucket.deletions + (num(v.deletions) ?? 0) });
-      if (v.state === 'open') open_items.push({ kind: 'pull_request', entity_path: e.entity_path, key: e.key, title: str(v.title) ?? e.key, status: 'open', since: str(v.created_at) ?? e.created_at, detail: { author: v.author ?? null, additions: v.additions ?? null, deletions: v.deletions ?? null } });
+      if (v.state === 'open') open_items.push({ kind: 'pull_request', entity_path: e.entity_path, key: e.key, title: clipped(v.title) ?? e.key, status: 'open', since: str(v.created_at) ?? e.created_at, detail: { author: small(v.author), additions: small(v.additions), deletions: small(v.deletions) } });
     } else if (e.key.startsWith('issue-')) {
       if (v.state === 'open') facts.issues.open += 1;
       else facts.issues.closed += 1;
-      if (v.state === 'open') open_items.push({ kind: 'issue', entity_path: e.entity_path, key: e.key, title: str(v.title) ?? e.key, status: 'open', since: str(v.created_at) ?? e.created_at });
+      if (v.state === 'open') open_items.push({ kind: 'issue', entity_path: e.entity_path, key: e.key, title: clipped(v.title) ?? e.key, status: 'open', since: str(v.created_at) ?? e.created_at });
     } else {
       const d = deployOf(e);
       if (d) deploys.push(d);

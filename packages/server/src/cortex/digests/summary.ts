@@ -1,14 +1,34 @@
 import type { Entry } from '../../domain/entry.ts';
 import { DIGEST_LIMITS, type RecentChange, type Summary } from '../digest-types.ts';
-import { byTimeDesc, shortText, topCounts } from '../fields.ts';
+import { byTimeDesc, shortText } from '../fields.ts';
+import { isSourceWriter } from '../scopes.ts';
 
 const round = (n: number): number => Math.round(n * 10_000) / 10_000;
+
+type WriterCount = { agent_id: string; entries: number };
+
+const byCount = (a: [string, number], b: [string, number]): number => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+
+/**
+ * `writers` (top 10) and, when it leaves some out, `sources` (every source writer,
+ * `external/<source>`, with its count) of these counts: source digests roll up every path
+ * their source wrote to, however many busier agents wrote there too.
+ */
+const writerFields = (counts: Map<string, number>): { writers: WriterCount[]; sources?: WriterCount[] } => {
+  const all = [...counts].sort(byCount).map(([agent_id, entries]) => ({ agent_id, entries }));
+  const writers = all.slice(0, DIGEST_LIMITS.writers);
+  return all.length > writers.length ? { writers, sources: all.filter((w) => isSourceWriter(w.agent_id)) } : { writers };
+};
+
+/** Every source writer of a summary with its count, including those the top 10 leaves out. */
+export const sourceWriters = (s: Summary): WriterCount[] => s.sources ?? s.writers.filter((w) => isSourceWriter(w.agent_id));
 
 /**
  * What every digest carries, whatever its type (and all a generic path gets): how many live
  * entries, their keys, who wrote them, how much they are trusted, and the latest change.
  */
 export const summarize = (entries: Entry[]): Summary => {
+  const counts = new Map<string, number>();
   let min = 1;
   let max = 0;
   let sum = 0;
@@ -20,14 +40,17 @@ export const summarize = (entries: Entry[]): Summary => {
     sum += e.confidence;
     if (e.confidence < 0.5) belowHalf += 1;
     if (last === null || e.written_at > last.written_at) last = e;
+    counts.set(e.agent_id, (counts.get(e.agent_id) ?? 0) + 1);
   }
+  const { writers, sources } = writerFields(counts);
   return {
     entries: entries.length,
     keys: entries.slice(0, DIGEST_LIMITS.keys).map((e) => e.key),
     keys_truncated: entries.length > DIGEST_LIMITS.keys,
-    writers: topCounts(entries.map((e) => e.agent_id), DIGEST_LIMITS.writers).map(([agent_id, n]) => ({ agent_id, entries: n })),
+    writers,
     confidence: entries.length === 0 ? null : { min: round(min), max: round(max), mean: round(sum / entries.length), below_half: belowHalf },
     last_change: last === null ? null : { entity_path: last.entity_path, key: last.key, version: last.version, agent_id: last.agent_id, event_type: last.event_type, written_at: last.written_at },
+    ...(sources ? { sources } : {}),
   };
 };
 
@@ -38,7 +61,10 @@ export const recentChanges = (entries: Entry[]): RecentChange[] =>
     written_at: e.written_at, confidence: e.confidence, summary: shortText(e.value),
   }));
 
-/** Summaries of several scopes as one; keys become `<path>/<key>`-free counts only. */
+/**
+ * Summaries of several scopes as one; keys become `<path>/<key>`-free counts only. Source
+ * writers count exactly (from `sources` where a scope's top 10 left them out).
+ */
 export const mergeSummaries = (all: Summary[]): Summary => {
   const writers = new Map<string, number>();
   let entries = 0;
@@ -49,7 +75,8 @@ export const mergeSummaries = (all: Summary[]): Summary => {
   let last: Summary['last_change'] = null;
   for (const s of all) {
     entries += s.entries;
-    for (const w of s.writers) writers.set(w.agent_id, (writers.get(w.agent_id) ?? 0) + w.entries);
+    const listed = new Set(s.writers.map((w) => w.agent_id));
+    for (const w of [...s.writers, ...sourceWriters(s).filter((w) => !listed.has(w.agent_id))]) writers.set(w.agent_id, (writers.get(w.agent_id) ?? 0) + w.entries);
     if (s.confidence) {
       weighted += s.confidence.mean * s.entries;
       belowHalf += s.confidence.below_half;
@@ -58,13 +85,15 @@ export const mergeSummaries = (all: Summary[]): Summary => {
     }
     if (s.last_change && (last === null || s.last_change.written_at > last.written_at)) last = s.last_change;
   }
+  const { writers: top, sources } = writerFields(writers);
   return {
     entries,
     keys: [],
     keys_truncated: entries > 0,
-    writers: [...writers].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, DIGEST_LIMITS.writers).map(([agent_id, n]) => ({ agent_id, entries: n })),
+    writers: top,
     confidence: entries === 0 ? null : { min: round(min), max: round(max), mean: round(weighted / entries), below_half: belowHalf },
     last_change: last,
+    ...(sources ? { sources } : {}),
   };
 };
 

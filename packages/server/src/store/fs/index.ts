@@ -2,7 +2,7 @@ import { DeletesInFlight } from '../deletes-in-flight.ts';
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
-import { VersionConflict, unavailable } from '../../domain/errors.ts';
+import { ServiceError, VersionConflict, unavailable } from '../../domain/errors.ts';
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import { continuesEarlierItem } from '../batch-runs.ts';
@@ -18,7 +18,7 @@ import { startsPrunedHistory } from '../pruned-history.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { lockDirectory } from './dir-lock.ts';
 import { type EntryIndex, lastPlaced, locationOf } from './entry-index.ts';
-import { decodeOne, encodeRecord } from './record-codec.ts';
+import { decodeOne, encodeRecord, MAX_PAYLOAD, RecordTooLarge } from './record-codec.ts';
 import { type Recovered, recover } from './recovery.ts';
 import { PlacedRecords } from './placed-records.ts';
 import type { RecordOp, RecordTable } from './record-table.ts';
@@ -376,7 +376,7 @@ export class FsStore implements Store {
 
   private async writeRecord(op: RecordOp): Promise<void> {
     if (this.closed) throw unavailable('the store is shutting down');
-    const record = encodeRecord(op);
+    const record = encodeRecordOp(op);
     await this.durably(this.log.append(record, (at) => this.records.apply(op, at)));
     this.bytesSinceCheckpoint += record.length;
     this.dataSize += record.length;
@@ -456,5 +456,19 @@ export class FsStore implements Store {
     this.release();
   }
 }
+
+/**
+ * A shared record as a log record. One the reader would refuse (over MAX_PAYLOAD as JSON) is
+ * refused here instead, as PAYLOAD_TOO_LARGE: appended, it would make every later read of it
+ * fail and start-up take the log for damaged.
+ */
+const encodeRecordOp = (op: RecordOp): Buffer => {
+  try {
+    return encodeRecord(op);
+  } catch (error) {
+    if (!(error instanceof RecordTooLarge)) throw error;
+    throw new ServiceError('PAYLOAD_TOO_LARGE', `record ${op.i} of ${op.c} is ${error.bytes} bytes as JSON; the filesystem backend stores records of at most ${MAX_PAYLOAD} bytes`, { cause: error });
+  }
+};
 
 export const openFsStore = (options: FsStoreOptions): Promise<FsStore> => FsStore.open(options);

@@ -5,12 +5,27 @@ import { crc32 } from 'node:zlib';
  * The checksum lets start-up tell a torn or rotten record from a good one.
  */
 const HEADER = 8;
-/** Records are bounded by the request body limit; anything larger is corruption. */
+/**
+ * Entries are bounded by the request body limit, far below this; a length above it on disk is
+ * corruption. Writers are held to it too (`encodeJson` refuses more), so the log never holds a
+ * record its own reader would refuse.
+ */
 export const MAX_PAYLOAD = 16 * 1024 * 1024;
+
+/** A record the reader would take for corruption, refused before it reaches the log. */
+export class RecordTooLarge extends Error {
+  readonly bytes: number;
+  constructor(bytes: number) {
+    super(`a record of ${bytes} bytes passes the record bound of ${MAX_PAYLOAD}`);
+    this.name = 'RecordTooLarge';
+    this.bytes = bytes;
+  }
+}
 
 /** A record of JSON text already made, for a writer that builds the text itself (checkpoint blocks). */
 export const encodeJson = (json: string): Buffer => {
   const body = Buffer.from(json, 'utf8');
+  if (body.length > MAX_PAYLOAD) throw new RecordTooLarge(body.length);
   const record = Buffer.allocUnsafe(HEADER + body.length);
   record.writeUInt32LE(body.length, 0);
   record.writeUInt32LE(crc32(body), 4);

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson, sha256 } from '../../packages/server/src/domain/content-hash.ts';
 import { eventDedupCollection } from '../../packages/server/src/services/retention/dedup-collections.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 
@@ -22,11 +23,16 @@ afterAll(async () => {
 
 const path = 'alerts/legacy';
 const event = (id: string, level: string) => ({ source: 'datadog', entity_path: path, key: 'cpu', value: { level }, event_type: 'alert', event_id: id });
-/** Rewrite the event's dedup record as an earlier release wrote it: the version's number, no written_at. */
+/**
+ * Rewrite the event's dedup record as an earlier release wrote it: under `id:<event_id>` (not
+ * yet keyed by the address), with the version's number and no written_at.
+ */
 const makeLegacy = async (id: string): Promise<void> => {
   const collection = eventDedupCollection('default', 'datadog');
-  const record = await cairn.server.store.getRecord(collection, `id:${id}`);
+  const current = `at:${sha256(canonicalJson([id, path, 'cpu']))}`;
+  const record = await cairn.server.store.getRecord(collection, current);
   expect(record?.data.written_at).toEqual(expect.any(String));
+  await cairn.server.store.deleteRecord(collection, current);
   await cairn.server.store.putRecord(collection, `id:${id}`, { version: record?.data.version, at: record?.data.at });
 };
 

@@ -54,9 +54,15 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
   requirePath(ctx, input.entity_path);
   const address = { namespace: ctx.namespace, entity_path: input.entity_path, key: input.key };
   const collection = eventDedupCollection(ctx.namespace, input.source);
-  const id = input.event_id !== undefined && input.event_id.length <= 200
-    ? `id:${input.event_id}`
+  // An event id names one event at one address: the address is part of the record's id, so a
+  // key confined to some paths can neither take an id another writer's event uses elsewhere
+  // (that event, when it came, was answered "duplicate" and dropped) nor test which ids were
+  // used there. Records a release before this one wrote (`id:<event_id>`) still count.
+  const named = input.event_id !== undefined && input.event_id.length <= 200;
+  const id = named
+    ? `at:${sha256(canonicalJson([input.event_id, input.entity_path, input.key]))}`
     : `sha256:${sha256(canonicalJson([input.event_id ?? null, input.entity_path, input.key, input.event_type, input.value]))}`;
+  const legacyId = named ? `id:${input.event_id}` : null;
 
   // A replay writes nothing, whatever became of the version the event made: written again
   // after retention dropped that version, it rolled the entry back to the event's (stale)
@@ -65,7 +71,7 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
   // would read what others wrote).
   const tags = input.tags ?? [];
   const valueHash = contentHash(input.value);
-  const seen = await deps.store.getRecord(collection, id);
+  const seen = (await deps.store.getRecord(collection, id)) ?? (legacyId === null ? null : await deps.store.getRecord(collection, legacyId));
   if (seen) return { status: 'duplicate', entry: await eventVersion(deps, address, input.source, seen.data, valueHash) };
   // The same content as the current version, from the same source: unchanged, whatever the
   // event's own id (§5). A confidence the event leaves out is not a change: outcomes may have

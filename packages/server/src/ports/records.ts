@@ -17,6 +17,12 @@ export interface RecordListQuery {
   limit: number;
 }
 
+/**
+ * Small shared records (keys, teams, settings, dedup ids, counters, digests). Keep each one
+ * small: the filesystem backend refuses data over 16 MiB as JSON (PAYLOAD_TOO_LARGE), which
+ * its log could not read back; PostgreSQL and S3 take more, so the callers bound what they
+ * store (the Cortex cuts quoted text) rather than rely on a backend's refusal.
+ */
 export interface RecordStore {
   getRecord(collection: string, id: string): Promise<StoredRecord | null>;
   /**

@@ -1,5 +1,4 @@
 import { DeletesInFlight } from '../deletes-in-flight.ts';
-import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { ServiceError, VersionConflict, unavailable } from '../../domain/errors.ts';
@@ -17,6 +16,7 @@ import { applyVersion, versionRecord } from './apply-version.ts';
 import { startsPrunedHistory } from '../pruned-history.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { lockDirectory } from './dir-lock.ts';
+import { makeDirectory } from './make-directory.ts';
 import { type EntryIndex, lastPlaced, locationOf } from './entry-index.ts';
 import { decodeOne, encodeRecord, MAX_PAYLOAD, RecordTooLarge } from './record-codec.ts';
 import { type Recovered, recover } from './recovery.ts';
@@ -96,7 +96,7 @@ export class FsStore implements Store {
   }
 
   static async open(options: FsStoreOptions): Promise<FsStore> {
-    await mkdir(options.dir, { recursive: true, mode: 0o700 });
+    await makeDirectory(options.dir, 0o700);
     const release = lockDirectory(options.dir);
     try {
       const started = performance.now();

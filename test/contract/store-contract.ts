@@ -289,6 +289,20 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
       expect(await store.listRecords(`${c}-empty`, { limit: 10 })).toEqual([]);
     });
 
+    it('keeps and lists long record ids (a retention policy of a long path, a digest of one) in id order', async () => {
+      const c = `retention/${nextNs()}`;
+      // Hex of 200, 202 and 600 characters, and 900 for CJK: around and past one key segment's worth.
+      const ids = [`p:${'a'.repeat(98)}`, `p:${'a'.repeat(99)}`, `p:${'a'.repeat(99)}b`, `p:${'a'.repeat(298)}`, `p:${'b'.repeat(10)}`, '語'.repeat(150)];
+      for (const id of [...ids].reverse()) expect(await store.createRecord(c, id, { id }), id.slice(0, 20)).toBe(true);
+      for (const id of ids) expect((await store.getRecord(c, id))?.data, id.slice(0, 20)).toEqual({ id });
+      const sorted = [...ids].sort((a, b) => (a < b ? -1 : 1));
+      const listed = (await store.listRecords(c, { limit: 100 })).map((r) => r.id);
+      expect(listed).toEqual(sorted);
+      for (let i = 0; i < ids.length; i++) expect((await store.listRecords(c, { limit: 1, after: sorted[i] })).map((r) => r.id)).toEqual(sorted.slice(i + 1, i + 2));
+      expect(await store.deleteRecord(c, `p:${'a'.repeat(99)}`)).toBe(true);
+      expect((await store.listRecords(c, { limit: 100 })).map((r) => r.id)).toEqual(sorted.filter((id) => id !== `p:${'a'.repeat(99)}`));
+    });
+
     it('replaces a record only while it holds what the replacer read, so racing increments all count', async () => {
       const c = `connector-stats/${nextNs()}`;
       expect(await store.replaceRecord(c, 'n', { n: 0 }, { n: 1 })).toBe(false);

@@ -9,11 +9,32 @@ import { s3Unavailable } from './s3-client.ts';
 const BUSY_WAIT_MS = 100;
 const BUSY_TRIES = 20;
 
+/** Characters of an id's hex in one segment of its key. */
+const SEGMENT_CHARS = 200;
+
 /**
- * Shared records as objects: `<prefix>v1/records/<sha256(collection)>/<hex(id)>.json`. The id
- * is hex-encoded UTF-8, which keeps S3's byte order equal to the ids' code point order (so a
- * listing is already sorted) while allowing any characters. Creation uses the same
- * conditional put as versions, so exactly one replica wins a race.
+ * An id in a key: its UTF-8 in hex, cut into segments of SEGMENT_CHARS, the last one shorter
+ * (empty when the hex fills its segments). S3 servers that keep objects as files (MinIO,
+ * s3rver) refuse a segment over 255 bytes, and ids come from entity paths (a retention
+ * policy's, a digest's): a 124-character path made a key they answered 500, for good.
+ * The keys still list in the ids' order, as S3 lists (by bytes: "." of ".json" < "/" < the hex
+ * digits) and as a server walking its directories does (names in a directory: a full segment,
+ * or a shorter last one ending ".json", never a directory's name followed by ".json").
+ */
+const idPath = (id: string): string => {
+  const hex = Buffer.from(id, 'utf8').toString('hex');
+  const segments: string[] = [];
+  for (let at = 0; at + SEGMENT_CHARS <= hex.length; at += SEGMENT_CHARS) segments.push(hex.slice(at, at + SEGMENT_CHARS));
+  segments.push(hex.slice(segments.length * SEGMENT_CHARS));
+  return segments.join('/');
+};
+
+/**
+ * Shared records as objects: `<prefix>v1/records/<sha256(collection)>/<hex(id)>.json`, the hex
+ * in segments (idPath). The id is hex-encoded UTF-8, which keeps S3's byte order equal to the
+ * ids' code point order (so a listing is already sorted) while allowing any characters.
+ * Creation uses the same conditional put as versions, so exactly one replica wins a race.
+ * A key is at most 1,024 bytes on AWS: ids up to about 450 bytes of UTF-8 fit.
  */
 export class RecordObjects implements RecordStore {
   private readonly objects: BucketObjects;
@@ -30,7 +51,7 @@ export class RecordObjects implements RecordStore {
   }
 
   private key(collection: string, id: string): string {
-    return `${this.folder(collection)}${Buffer.from(id, 'utf8').toString('hex')}.json`;
+    return `${this.folder(collection)}${idPath(id)}.json`;
   }
 
   private body(id: string, data: Record<string, unknown>): string {
@@ -108,7 +129,7 @@ export class RecordObjects implements RecordStore {
 
   async listRecords(collection: string, query: RecordListQuery): Promise<StoredRecord[]> {
     const folder = this.folder(collection);
-    const after = query.after === undefined ? undefined : `${folder}${Buffer.from(query.after, 'utf8').toString('hex')}.json`;
+    const after = query.after === undefined ? undefined : this.key(collection, query.after);
     const keys: string[] = [];
     for await (const page of this.objects.list(folder, after)) {
       keys.push(...page);

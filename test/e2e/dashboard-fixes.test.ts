@@ -65,8 +65,11 @@ const signIn = async (page: Page, key: string, remember = false): Promise<void> 
   await page.getByLabel('API key').fill(key);
   if (remember) await page.getByLabel('Remember on this device').check();
   await page.getByRole('button', { name: 'Open the dashboard' }).click();
-  // Signed in once the key is kept (it is kept only once the server accepted it).
-  await page.waitForFunction('sessionStorage.getItem("cairn.api-key") !== null');
+  // Signed in once the sign-in form has given way (the server accepted the key) and the key is
+  // kept. Not waitForFunction: its polling evaluates the text inside the page, which the
+  // dashboard's CSP (no 'unsafe-eval') refuses whenever its first look finds nothing yet.
+  await page.getByLabel('API key').waitFor({ state: 'detached' });
+  await expect.poll(() => page.evaluate('sessionStorage.getItem("cairn.api-key")'), { timeout: 10_000 }).not.toBeNull();
 };
 
 const until = async (done: () => Promise<boolean>, ms = 10_000): Promise<void> => {

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CairnError } from 'cairn-memory-client';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { unavailable } from '../domain/errors.ts';
 import type { CallScope } from '../mcp/call-tool.ts';
 import type { MemoryOperations, OperationName } from '../mcp/operations.ts';
 import { SERVED_OPERATIONS } from '../mcp/service-operations.ts';
@@ -121,7 +122,10 @@ class SharedDirectory implements StdioSession {
         if (delegate.ownerPid === null || !ownerGone(error) || Date.now() > deadline) throw error;
         // Lost mid-call: the owner may have made the change; only what may run twice runs again.
         const again = repeatable(name, raw) || neverSent(error);
-        await this.findOwner(delegate);
+        await this.findOwner(delegate).catch((failure: unknown) => {
+          // Said to the model as the tool error it is, not as a bug of ours.
+          throw unavailable(`the process serving the data directory went away, and no other could take it over: ${(failure as Error).message}`, failure);
+        });
         if (!again) throw error;
       }
     }

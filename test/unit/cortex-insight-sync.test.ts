@@ -141,13 +141,18 @@ describe('source digests', () => {
 });
 
 describe('a compile that failed after writing path digests', () => {
-  it('is retried into an up-to-date namespace digest', async () => {
+  /** Two incidents compiled, a third written, and its compile failing at the `failing` write. */
+  const failThirdIncident = async (failing: typeof records.failNext): Promise<void> => {
     await store.append(incident('A1', T0 - 30 * 60_000), 0);
     await store.append(incident('A2', T0 - 20 * 60_000), 0);
     await compiler.compilePaths('ns', ['incidents/pd/api']);
     await store.append(incident('A3', T0 - 10 * 60_000), 0);
-    records.failNext = 'namespace';
+    records.failNext = failing;
     await expect(compiler.compilePaths('ns', ['incidents/pd/api'])).rejects.toThrow('simulated backend blip');
+  };
+
+  it('is retried into an up-to-date namespace digest', async () => {
+    await failThirdIncident('namespace');
     // What the loop does after its retry delay: the same paths again.
     await compiler.compilePaths('ns', ['incidents/pd/api']);
     expect((await records.getDigest('ns', 'path:incidents/pd/api'))?.summary.entries).toBe(3);
@@ -158,12 +163,7 @@ describe('a compile that failed after writing path digests', () => {
   });
 
   it('is retried into the patterns it did not get to publish', async () => {
-    await store.append(incident('A1', T0 - 30 * 60_000), 0);
-    await store.append(incident('A2', T0 - 20 * 60_000), 0);
-    await compiler.compilePaths('ns', ['incidents/pd/api']);
-    await store.append(incident('A3', T0 - 10 * 60_000), 0);
-    records.failNext = 'pattern';
-    await expect(compiler.compilePaths('ns', ['incidents/pd/api'])).rejects.toThrow('simulated backend blip');
+    await failThirdIncident('pattern');
     expect(await patternIds()).toEqual([]);
     await compiler.compilePaths('ns', ['incidents/pd/api']);
     expect(await patternIds()).toEqual(['recurring_incidents:incidents/pd/api:api']);

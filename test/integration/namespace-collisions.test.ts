@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { canonicalJson, sha256 } from '../../packages/server/src/domain/content-hash.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type BackendEnv, filesystemBackend, postgresBackend } from '../helpers/backend-env.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
@@ -123,7 +124,8 @@ describe.each(backends)('namespaces holding "/" (%s)', (_label, backend) => {
     const event = (event_id: string, key: string) =>
       cairn.call('POST', '/api/v1/events', { source: 'github', entity_path: 'alerts/x', key, value: { key }, event_type: 'e', event_id }, acme);
 
-    // An event's dedup id is `id:<event_id>`: a delivery of that id is no duplicate of it, nor the other way round.
+    // An event's dedup id was `id:<event_id>` (still looked up), now `at:` and a hash of the id and
+    // its address: a delivery of such an id is no duplicate of it, nor the other way round.
     expect((await deliver('id:evt-1')).body.duplicate).toBe(false);
     expect((await event('evt-1', 'k1')).body.status).toBe('created');
     expect((await event('evt-2', 'k2')).body.status).toBe('created');
@@ -140,7 +142,8 @@ describe.each(backends)('namespaces holding "/" (%s)', (_label, backend) => {
     };
     const acmeLines = await exported(acme);
     expect(JSON.stringify(acmeLines)).not.toContain('private-repo');
-    expect(acmeLines.filter((l) => l.collection === 'dedup/acme/events/github').map((l) => l.id).sort()).toEqual(['id:evt-1', 'id:evt-2']);
+    const eventIds = [['evt-1', 'k1'], ['evt-2', 'k2']].map(([id, key]) => `at:${sha256(canonicalJson([id, 'alerts/x', key]))}`).sort();
+    expect(acmeLines.filter((l) => l.collection === 'dedup/acme/events/github').map((l) => l.id).sort()).toEqual(eventIds);
     const theirLines = await exported(acmeEvents);
     expect(theirLines.filter((l) => l.collection?.startsWith('dedup/')).map((l) => l.id).sort()).toEqual(['id:evt-1', 'id:evt-2']);
     expect(JSON.stringify(theirLines.filter((l) => l.collection?.startsWith('dedup/')))).toContain('private-repo');

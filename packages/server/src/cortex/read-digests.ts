@@ -1,3 +1,4 @@
+import { digestTypeOf } from './digests/registry.ts';
 import { entityPathProblem, pathHasPrefix } from '../domain/names.ts';
 import { compareCodePoints } from '../domain/order.ts';
 import type { RecordStore } from '../ports/records.ts';
@@ -79,4 +80,29 @@ export const digestMatches = (d: Digest, scope: string | undefined, type: string
   if (KINDS.some((k) => scope.startsWith(k))) return d.scope === scope;
   if (d.kind === 'source') return d.scope === `source:external/${scope}` || d.scope === `source:${scope}`;
   return d.entity_path !== null && pathHasPrefix(d.entity_path, scope);
+};
+
+/** What a `digest_removed` event's scope id says of the digest it removed: enough to filter it as the digest was. */
+const removedDigest = (scope: string): Digest => {
+  if (scope.startsWith('path:')) {
+    const path = scope.slice('path:'.length);
+    return { scope, kind: 'path', type: digestTypeOf(path).type, entity_path: path } as Digest;
+  }
+  const kind = scope.startsWith('source:') ? 'source' : 'namespace';
+  return { scope, kind, type: kind, entity_path: null } as Digest;
+};
+
+/** Whether a removed digest (`digest_removed`, by its scope id) falls under a stream's `scope` and `type`, as digestMatches says of a digest. */
+export const removedMatches = (scopeId: string, scope: string | undefined, type: string | undefined): boolean => digestMatches(removedDigest(scopeId), scope, type);
+
+/**
+ * Whether an entity path falls under a stream's `scope`, for the events that name paths
+ * (patterns, trace links): an entity path prefix, or a path scope id (`path:<path>`, that path).
+ * A namespace scope id spans the namespace; a source scope names no paths.
+ */
+export const pathMatches = (path: string, scope: string | undefined): boolean => {
+  if (scope === undefined || scope.startsWith('namespace:')) return true;
+  if (scope.startsWith('path:')) return path === scope.slice('path:'.length);
+  if (scope.startsWith('source:')) return false;
+  return pathHasPrefix(path, scope);
 };

@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import type { Digest } from '../../cortex/digest-types.ts';
-import { digestTypeOf } from '../../cortex/digests/registry.ts';
-import { digestMatches } from '../../cortex/read-digests.ts';
-import { pathHasPrefix } from '../../domain/names.ts';
+import { digestMatches, pathMatches, removedMatches } from '../../cortex/read-digests.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import { namespaceFor, pathVisible, requireScope } from '../../services/authorize.ts';
 import { BriefingInput, briefing } from '../../services/briefing.ts';
@@ -25,28 +22,6 @@ const StreamQuery = z.object({
   scope: ListDigestsInput.shape.scope,
   type: z.enum(DIGEST_TYPES).optional(),
 });
-
-/** What a `digest_removed` event's scope id says of the digest it removed: enough to filter it as the digest was. */
-const removedDigest = (scope: string): Pick<Digest, 'scope' | 'kind' | 'type' | 'entity_path'> => {
-  if (scope.startsWith('path:')) {
-    const path = scope.slice('path:'.length);
-    return { scope, kind: 'path', type: digestTypeOf(path).type, entity_path: path };
-  }
-  const kind = scope.startsWith('source:') ? 'source' : 'namespace';
-  return { scope, kind, type: kind, entity_path: null };
-};
-
-/**
- * Whether an entity path falls under a stream's `scope`, for the events that name paths
- * (patterns, trace links): an entity path prefix, or a path scope id (`path:<path>`, that path).
- * A namespace scope id spans the namespace; a source scope names no paths.
- */
-const pathInScope = (path: string, scope: string | undefined): boolean => {
-  if (scope === undefined || scope.startsWith('namespace:')) return true;
-  if (scope.startsWith('path:')) return path === scope.slice('path:'.length);
-  if (scope.startsWith('source:')) return false;
-  return pathHasPrefix(path, scope);
-};
 
 /**
  * The Cortex over HTTP (SPEC §5, §8): status, digests and their live stream, patterns,
@@ -91,14 +66,14 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, k
       unsubscribe = feed.subscribe(namespace, (event, id) => {
         // `scope` and `type` filter digests and their removals alike; patterns and traces by the paths they name.
         if (event.type === 'digest' && visible(event.digest) && digestMatches(event.digest, query.scope, query.type)) connection.send('digest', asSeen(event.digest), id);
-        else if (event.type === 'digest_removed' && removedVisible(event.scope) && digestMatches(removedDigest(event.scope) as Digest, query.scope, query.type)) {
+        else if (event.type === 'digest_removed' && removedVisible(event.scope) && removedMatches(event.scope, query.scope, query.type)) {
           connection.send('digest_removed', { scope: event.scope }, id);
         }
-        else if (event.type === 'pattern' && pathInScope(event.pattern.entity_path, query.scope) && pathVisible(ctx, event.pattern.entity_path)) connection.send('pattern', event.pattern, id);
-        else if (event.type === 'pattern_removed' && pathInScope(event.pattern.entity_path, query.scope) && pathVisible(ctx, event.pattern.entity_path)) {
+        else if (event.type === 'pattern' && pathMatches(event.pattern.entity_path, query.scope) && pathVisible(ctx, event.pattern.entity_path)) connection.send('pattern', event.pattern, id);
+        else if (event.type === 'pattern_removed' && pathMatches(event.pattern.entity_path, query.scope) && pathVisible(ctx, event.pattern.entity_path)) {
           connection.send('pattern_removed', { id: event.pattern.id, kind: event.pattern.kind, entity_path: event.pattern.entity_path }, id);
         }
-        else if (event.type === 'trace' && event.trace.chain.some((l) => pathInScope(l.entity_path, query.scope)) && event.trace.chain.every((l) => pathVisible(ctx, l.entity_path))) connection.send('trace', event.trace, id);
+        else if (event.type === 'trace' && event.trace.chain.some((l) => pathMatches(l.entity_path, query.scope)) && event.trace.chain.every((l) => pathVisible(ctx, l.entity_path))) connection.send('trace', event.trace, id);
       });
     },
   );

@@ -106,6 +106,20 @@ export class AsOfIndex implements SearchIndex {
     return { candidates: top.sorted().map((h) => ({ entry: this.docs[h.slot] as Entry, score: h.score })), ceiling };
   }
 
+  /** The versions holding each term that `filter` lets through, counted up to `cap` (spelling: the words of the past). */
+  async termsHeld(terms: readonly string[], filter: SearchFilter, cap: number): Promise<Map<string, number>> {
+    const analysed = await this.analyse();
+    const held = new Map<string, number>();
+    for (const term of terms) {
+      let found = 0;
+      for (let i = 0; i < analysed.length && found < cap; i++) {
+        if (analysed[i]?.tf.has(term) && passesFilter(this.docs[i] as Entry, filter)) found += 1;
+      }
+      held.set(term, found);
+    }
+    return held;
+  }
+
   async vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]> {
     const vectors = await this.embedAll();
     vector = unit(vector);

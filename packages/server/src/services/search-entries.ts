@@ -142,23 +142,9 @@ const spellingOf = async (deps: ServiceDeps, index: SearchIndex, query: string, 
   if (!embedder?.knowsWord) return { text: query, corrections: [] };
   return correctSpelling(query, {
     knowsWord: (word) => embedder.knowsWord?.(word) ?? true,
-    held: (terms) => (index.termsHeld ? index.termsHeld(terms, filter, HELD_CAP) : heldByRanking(index, terms, filter)),
+    held: (terms) => index.termsHeld?.(terms, filter, HELD_CAP) ?? Promise.resolve(new Map()),
     knownHeld: (term) => index.holdsTerm?.(term) ?? false,
   });
-};
-
-/**
- * termsHeld for an index without it (the past's, AsOfIndex): a term's text ranking, of up to
- * HELD_CAP candidates, counts the entries holding it that `filter` lets through. Spelling asks
- * about a dozen terms, and only for a word no entry holds.
- */
-const heldByRanking = async (index: SearchIndex, terms: readonly string[], filter: SearchFilter): Promise<Map<string, number>> => {
-  const held = new Map<string, number>();
-  for (const term of terms) {
-    const { candidates } = await index.textCandidates({ terms: [term], phrases: [], prefixes: [], text: term }, filter, HELD_CAP);
-    held.set(term, candidates.length);
-  }
-  return held;
 };
 
 /**

@@ -155,8 +155,16 @@ describe('a scripted week of PagerDuty, GitHub, Slack and Jira through the Corte
 
   // Last: issuing a key ends open mode.
   it('refuses a key confined to some paths the traces, patterns and digests of others, as their entries', async () => {
-    const issued = await httpCall(server.url, 'POST', '/api/v1/admin/keys', { name: 'incident-reader', scopes: ['read'], prefixes: ['incidents'] });
-    expect(issued.status).toBe(201);
+    // The first key must be an admin key over every path; it issues the confined one.
+    const admin = await httpCall(server.url, 'POST', '/api/v1/admin/keys', { name: 'admin', scopes: ['admin'] });
+    expect(admin.status).toBe(201);
+    const res = await fetch(`${server.url}/api/v1/admin/keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-cairn-api-key': admin.body.key },
+      body: JSON.stringify({ name: 'incident-reader', scopes: ['read'], prefixes: ['incidents'] }),
+    });
+    expect(res.status).toBe(201);
+    const issued = { body: (await res.json()) as { key: string } };
     const as = async (path: string) => {
       const res = await fetch(`${server.url}${path}`, { headers: { 'x-cairn-api-key': issued.body.key } });
       return { status: res.status, body: (await res.json()) as any };

@@ -12,14 +12,16 @@ const SCOPES = ['read', 'write', 'admin'] as const;
 /** The text that goes with a key issued in open mode, the server's first: it needs a key from now on. */
 const FIRST_KEY_NOTE = {
   switched: 'The server now needs a key to sign in; this dashboard now uses this one (for this tab; sign in with it elsewhere).',
-  needsKey:
-    'The server now needs a key to sign in, and this key is not an admin key: once you dismiss it, the dashboard asks for a key. Managing keys again takes an admin key (one from CAIRN_API_KEYS).',
+  needsKey: 'The server now needs a key to sign in: once you dismiss this, the dashboard asks for one; enter this key.',
 };
+
+/** Why the form starts at `admin` in open mode: the server refuses any other first key. */
+const OPEN_MODE_HINT = 'This is the server’s first key: from now on every request needs a key, so the first must be an admin key over every path. Issue the others with it.';
 
 const CreateKey = ({ onCreated }: { onCreated(): void }) => {
   const { api, session, firstKey, signOut } = useApp();
   const [name, setName] = useState('');
-  const [scopes, setScopes] = useState<Set<string>>(new Set(['read']));
+  const [scopes, setScopes] = useState<Set<string>>(new Set([session.key === null ? 'admin' : 'read']));
   const [prefixes, setPrefixes] = useState('');
   const [issued, setIssued] = useState<{ name: string; key: string; note: string | null; needsKey: boolean } | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -69,6 +71,7 @@ const CreateKey = ({ onCreated }: { onCreated(): void }) => {
         </div>
       )}
       <form class="stack" onSubmit={submit}>
+        {session.key === null && <p class="muted">{OPEN_MODE_HINT}</p>}
         <label for="key-name">Name</label>
         <input id="key-name" required maxLength={128} value={name} placeholder="triage-bot" onInput={(e) => setName(e.currentTarget.value)} />
         <fieldset>

@@ -37,6 +37,7 @@ export const createKey = async (deps: ServiceDeps, ctx: Context, raw: unknown) =
   }
   if (!input.prefixes && ctx.access?.prefixes) throw new ServiceError('FORBIDDEN', 'a confined key can only issue keys confined to its prefixes');
   if (ctx.access && !input.scopes.every((s) => hasScope(ctx.access!, s))) throw new ServiceError('FORBIDDEN', 'cannot grant scopes this key does not have');
+  if (ctx.access?.keyId === null && !(input.scopes.includes('admin') && !input.prefixes)) await refuseLockout(deps);
   if (input.team && !(await deps.store.getRecord(teamsCollection(namespace), input.team))) {
     throw new ServiceError('VALIDATION_FAILED', `no team "${input.team}" in namespace ${namespace}`, { details: [{ field: 'team', message: 'create the team first' }] });
   }
@@ -54,4 +55,17 @@ export const createKey = async (deps: ServiceDeps, ctx: Context, raw: unknown) =
   await deps.store.putRecord(KEYS, id, { ...record });
   await recordAudit(deps, ctx, namespace, { action: 'key.created', target: { key_id: id }, changes: { name: record.name, scopes: record.scopes, prefixes: record.prefixes, team: record.team } });
   return { ...keyView(id, record), key };
+};
+
+/**
+ * In open mode the first managed key ends it: every later request needs a key. Were that key
+ * unable to manage keys (no `admin`, or confined to prefixes), nothing could issue or revoke
+ * keys over HTTP any more and the dashboard would be locked, until an operator set
+ * CAIRN_API_KEYS and restarted. So the first key must be an admin key over the whole namespace.
+ */
+const refuseLockout = async (deps: ServiceDeps): Promise<void> => {
+  if ((await deps.store.listRecords(KEYS, { limit: 1 })).length > 0) return;
+  throw new ServiceError('VALIDATION_FAILED', 'the first key ends open mode, so it must be an admin key over every path: issue one with scopes ["admin"] and no prefixes, then the others with it', {
+    details: [{ field: 'scopes', message: 'the first key must have the admin scope and no prefixes' }],
+  });
 };

@@ -8,6 +8,7 @@ import { openLocalModel } from './embed/local-model.ts';
 import { OpenAiEmbedder } from './embed/openai-embedder.ts';
 import { WithLexicon } from './embed/with-lexicon.ts';
 import { countBackendErrors } from './http/backend-errors.ts';
+import { registerCortexMetrics } from './http/cortex-metrics.ts';
 import { type Metrics, createMetrics } from './http/metrics.ts';
 import type { OpenBackend } from './ports/backend.ts';
 import type { Embedder } from './ports/embedder.ts';
@@ -96,6 +97,7 @@ export const createRuntime = async (config: Readonly<Config>, logger: Logger, op
     const cortexFeed = new CortexFeed(store, { poll: backend.capabilities.sharedAcrossReplicas, logger });
     parts.push(async () => cortexFeed.close());
     if (options.withCortex) cortex = await startCortex(config, backend, store, logger, (ns, known) => writeKnownLink({ store, now }, ns, known), (event) => cortexFeed.publishLocal(event));
+    if (cortex) registerCortexMetrics(metrics, cortex);
     const embedder = await openEmbedder(config, logger);
     const index = await backend.openSearch(embedder).catch(async (error: unknown) => {
       await embedder.close?.();

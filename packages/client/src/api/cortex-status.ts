@@ -18,10 +18,23 @@ export interface CortexState {
   heartbeat_at: string | null;
   /** How long the oldest write not yet compiled has waited. */
   lag_ms: number;
-  /** Scopes waiting for their debounce or for the compile under way. */
-  queue_depth: number;
-  digests: number;
+  /** Scopes waiting for their debounce or for the compile under way; null for keys without the `admin` scope. */
+  queue_depth: number | null;
+  /** Digests the worker holds over every namespace; null for keys without the `admin` scope. */
+  digests: number | null;
   last_compiled_at: string | null;
+  /** The compile the worker keeps retrying, while it fails; null while all is well. */
+  failing: CortexFailure | null;
+}
+
+/** A Cortex compile that keeps failing: retried with a growing delay until it works. */
+export interface CortexFailure {
+  /** When it first failed (ISO 8601): cleared by the next compile that works. */
+  since: string;
+  /** Attempts that failed so far. */
+  attempts: number;
+  /** The last error's message (no stack, at most 500 characters); only keys with the `admin` scope see it. */
+  error?: string;
 }
 
 /** One live worker, from its heartbeat. */
@@ -35,6 +48,9 @@ export interface WorkerSummary {
 }
 
 export interface CortexStatusResult extends CortexState {
-  /** Every live worker (active and standing by); on the filesystem backend, this server's own. */
+  /**
+   * Every live worker (active and standing by); on the filesystem backend, this server's own.
+   * Empty for keys without the `admin` scope.
+   */
   workers: WorkerSummary[];
 }

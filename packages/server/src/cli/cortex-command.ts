@@ -21,7 +21,7 @@ const configOrExit = (): Readonly<Config> => {
   }
 };
 
-/** `cairn cortex --health`: exit 0 only while the active worker's heartbeat is fresh. */
+/** `cairn cortex --health`: exit 0 only while the active worker's heartbeat is fresh and it is not failing for minutes. */
 const health = async (config: Config): Promise<never> => {
   const apiKey = process.env.CAIRN_API_KEY || config.apiKeys[0];
   const verdict = await cortexHealth(config, Date.now, apiKey);
@@ -67,7 +67,7 @@ export const registerCortexCommand = (program: Command): void => {
   program
     .command('cortex')
     .description('run the Cortex worker alone, on a backend shared across replicas (otherwise: `cairn serve --with-cortex`)')
-    .option('--health', 'exit 0 if the active Cortex worker\'s heartbeat is fresh, 1 otherwise')
+    .option('--health', 'exit 0 if the active Cortex worker\'s heartbeat is fresh and it has not been failing for more than 5 minutes, 1 otherwise')
     .action(async (options: { health?: boolean }) => {
       const config = configOrExit();
       if (options.health) await health(config);

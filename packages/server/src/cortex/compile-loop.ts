@@ -8,7 +8,12 @@ import { type ForgetNotice, markApplied, unapplied } from './forget-journal.ts';
 import { purgeQuoting } from './forget-purge.ts';
 import { ScopeQueue } from './scope-queue.ts';
 
+/** The first retry of a failing compile or job waits this long; each next one twice as long... */
 const RETRY_MS = 2000;
+/** ...up to this: a permanent failure does not spin, a backend that comes back is picked up within it. */
+const MAX_RETRY_MS = 30_000;
+/** A failure's message is kept (and shown to admin keys) cut to this many characters. */
+const ERROR_CHARS = 500;
 /** How often digests with time-window facts are recompiled even without writes. */
 const REFRESH_MS = 10 * 60_000;
 /** How often the forget journal is read, for forgets whose change-feed notice never came. */
@@ -17,6 +22,20 @@ const JOURNAL_POLL_MS = 1000;
 const EXPIRY_MARGIN_MS = 50;
 /** setTimeout's longest delay. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The compile or job the loop keeps retrying: since when, how many attempts, the last error. */
+export interface LoopFailure {
+  /** Epoch ms of the first failed attempt. */
+  since: number;
+  attempts: number;
+  /** The last error's message, without its stack, cut to ERROR_CHARS. */
+  error: string;
+}
+
+const messageOf = (error: unknown): string => {
+  const text = error instanceof Error ? error.message || error.name : String(error);
+  return text.length > ERROR_CHARS ? `${text.slice(0, ERROR_CHARS - 1)}…` : text;
+};
 
 /** A forget to apply: heard from the change feed, or found in the journal (with its id). */
 interface PendingForget {
@@ -37,6 +56,8 @@ export interface LoopOptions {
   id: string;
   /** Resolves once the compile events appended so far are stored (so a purge finds them). */
   flushEvents: () => Promise<void>;
+  /** Told of every failed attempt (the worker counts them for /metrics). */
+  onFailure?: () => void;
 }
 
 /**
@@ -64,6 +85,12 @@ export class CompileLoop {
   private journalTimer: NodeJS.Timeout | null = null;
   private readonly expiries = new Map<string, NodeJS.Timeout>();
   lastCompiledAt: string | null = null;
+  /** The failure under way: set by a failed attempt, cleared by the next job that works. */
+  private failure: LoopFailure | null = null;
+  /** Failed attempts since this loop started. */
+  private failedAttempts = 0;
+  /** Ends the retry wait under way early (the loop stops, or a forget waits). */
+  private wake: (() => void) | null = null;
 
   constructor(options: LoopOptions) {
     this.o = options;
@@ -95,8 +122,10 @@ export class CompileLoop {
   private heardForget(forget: PendingForget): void {
     if (!this.running) return;
     this.forgets.push(forget);
+    // A forget does not wait out a long retry delay: it is applied before the retry.
+    this.wake?.();
     // An empty job: the queue applies pending forgets before running any job.
-    this.enqueue(async () => {});
+    this.enqueue(async () => 'idle');
   }
 
   /** Forgets recorded by the API that this worker has not applied: missed notices, or made before it led. */
@@ -128,7 +157,8 @@ export class CompileLoop {
    * done, then compile each namespace whole again from the reloaded state, which writes back
    * whatever still derives from the entries left and is missing from the records.
    */
-  private async applyForgets(): Promise<void> {
+  private async applyForgets(): Promise<boolean> {
+    let applied = false;
     while (this.running && (this.forgets.length > 0 || this.rebuild.size > 0)) {
       if (this.forgets.length > 0) {
         const batch = [...this.forgets];
@@ -147,7 +177,9 @@ export class CompileLoop {
       const [ns] = this.rebuild as Set<string>;
       await this.catchUp(ns as string);
       this.rebuild.delete(ns as string);
+      applied = true;
     }
+    return applied;
   }
 
   /** Recompile a path once its earliest entry expires, so its digest stops quoting it. */
@@ -175,6 +207,7 @@ export class CompileLoop {
   /** Stops taking work; resolves when the compile under way has finished. */
   async stop(): Promise<void> {
     this.running = false;
+    this.wake?.();
     this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
     if (this.refresher) clearInterval(this.refresher);
@@ -197,6 +230,35 @@ export class CompileLoop {
 
   get queueDepth(): number {
     return this.queue.size;
+  }
+
+  /** The failure under way, if any: a copy. */
+  get failing(): LoopFailure | null {
+    return this.failure ? { ...this.failure } : null;
+  }
+
+  /**
+   * Note a failed attempt and wait before the next: RETRY_MS after the first, twice as long
+   * after each next one, at most MAX_RETRY_MS. The wait ends early if the loop stops or a
+   * forget arrives.
+   */
+  private async failed(error: unknown, what: string, fields: Record<string, unknown>): Promise<void> {
+    const attempts = (this.failure?.attempts ?? 0) + 1;
+    this.failure = { since: this.failure?.since ?? this.o.now(), attempts, error: messageOf(error) };
+    this.failedAttempts += 1;
+    this.o.onFailure?.();
+    const delay = Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(attempts - 1, 20));
+    this.o.logger.warn({ err: error, ...fields, attempts, failing_since: new Date(this.failure.since).toISOString(), retry_in_ms: delay }, `${what}; retrying`);
+    if (!this.running) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, delay);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+    this.wake = null;
   }
 
   private async catchUp(ns: string): Promise<void> {
@@ -232,7 +294,7 @@ export class CompileLoop {
     }, wait);
   }
 
-  private async flush(): Promise<void> {
+  private async flush(): Promise<'idle' | undefined> {
     const due = this.queue.takeDue(this.o.now());
     if (due.length > 0) {
       this.inflightSince = Math.min(...due.map((d) => d.first));
@@ -247,32 +309,35 @@ export class CompileLoop {
           for (const d of due) if (this.running) this.queue.touch(d.namespace, d.entityPath, d.first);
           throw error;
         }
-        this.o.logger.warn({ err: error, scopes: due.length }, 'cortex compile failed; retrying');
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+        await this.failed(error, 'cortex compile failed', { scopes: due.length });
         for (const d of due) if (this.running) this.queue.touch(d.namespace, d.entityPath, this.o.now());
       } finally {
         this.inflightSince = null;
       }
     }
     if (this.running) this.arm();
+    return due.length === 0 ? 'idle' : undefined;
   }
 
   /**
    * Jobs run in order, each after the forgets heard of so far are applied; one that fails
-   * (backend down) is retried until it works or the loop stops, one a forget interrupted at
-   * once (after the forget is applied).
+   * (backend down) is retried, with a growing delay, until it works or the loop stops, one a
+   * forget interrupted at once (after the forget is applied). A job that did work (not
+   * 'idle') without a failed attempt on the way (flush notes its own) ends the failure under way.
    */
-  private enqueue(job: () => Promise<void>): void {
+  private enqueue(job: () => Promise<void | 'idle'>): void {
     this.work = this.work.then(async () => {
       for (let attempt = 0; this.running; attempt++) {
+        const failedBefore = this.failedAttempts;
         try {
-          await this.applyForgets();
+          const applied = await this.applyForgets();
           if (!this.running) return;
-          return await job();
+          const outcome = await job();
+          if (this.failedAttempts === failedBefore && (applied || outcome !== 'idle')) this.failure = null;
+          return;
         } catch (error) {
           if (error instanceof CompileInterrupted) continue;
-          this.o.logger.warn({ err: error, attempt }, 'cortex job failed; retrying');
-          await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+          await this.failed(error, 'cortex job failed', { attempt });
         }
       }
     });

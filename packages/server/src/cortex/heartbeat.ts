@@ -29,7 +29,7 @@ export const isFresh = (beat: { heartbeat_at: string | null }, now: number): boo
   return !Number.isNaN(at) && now - at <= FRESH_MS;
 };
 
-export const STOPPED: CortexStatus = { status: 'stopped', worker_id: null, heartbeat_at: null, lag_ms: 0, queue_depth: 0, digests: 0, last_compiled_at: null };
+export const STOPPED: CortexStatus = { status: 'stopped', worker_id: null, heartbeat_at: null, lag_ms: 0, queue_depth: 0, digests: 0, last_compiled_at: null, failing: null };
 
 /** Write one worker's heartbeat where every replica and `cairn cortex --health` can read it. */
 export const writeHeartbeat = async (records: RecordStore, beat: Heartbeat): Promise<void> => {
@@ -55,6 +55,8 @@ export const readSharedStatus = async (records: RecordStore, now: number): Promi
 const pick = (b: CortexStatus): CortexStatus => ({
   status: b.status, worker_id: b.worker_id, heartbeat_at: b.heartbeat_at, lag_ms: b.lag_ms,
   queue_depth: b.queue_depth, digests: b.digests, last_compiled_at: b.last_compiled_at,
+  // A heartbeat from a worker older than `failing` has none: it reported no failure.
+  failing: b.failing ?? null,
 });
 
 /** Remove heartbeats of workers dead for a while, so the list stays short. */

@@ -54,6 +54,8 @@ export class CortexWorker {
   private heartbeatAt: string | null = null;
   private lastCompiledAt: string | null = null;
   private stopped = false;
+  /** Compiles and jobs that failed since the worker started (cairn_cortex_failures_total). */
+  failures = 0;
 
   constructor(options: WorkerOptions) {
     this.o = options;
@@ -84,7 +86,20 @@ export class CortexWorker {
       status: this.role, worker_id: this.id, heartbeat_at: this.heartbeatAt,
       lag_ms: this.loop?.lagMs(now) ?? 0, queue_depth: this.loop?.queueDepth ?? 0,
       digests: this.compiler.digestCount(), last_compiled_at: this.loop?.lastCompiledAt ?? this.lastCompiledAt,
+      failing: this.failing(),
     };
+  }
+
+  /** The compile the active worker keeps retrying, if any (SPEC §5 `failing`). */
+  failing(): CortexStatus['failing'] {
+    const failure = this.loop?.failing;
+    return failure ? { since: new Date(failure.since).toISOString(), attempts: failure.attempts, error: failure.error } : null;
+  }
+
+  /** How long the worker has been failing without a break, in seconds; 0 while all is well. */
+  failingSeconds(): number {
+    const failure = this.loop?.failing;
+    return failure ? Math.max(0, (this.now() - failure.since) / 1000) : 0;
   }
 
   /** Resolves once the compiles queued so far are done, and their stream events written. */
@@ -109,7 +124,7 @@ export class CortexWorker {
   private lead(): void {
     this.role = 'active';
     this.o.logger.info({ worker_id: this.id }, 'cortex worker is active: catching up');
-    this.loop = new CompileLoop({ ...this.o, records: this.records, compiler: this.compiler, now: this.now, flushEvents: () => this.log.flush() });
+    this.loop = new CompileLoop({ ...this.o, records: this.records, compiler: this.compiler, now: this.now, flushEvents: () => this.log.flush(), onFailure: () => void (this.failures += 1) });
     this.loop.start();
   }
 

@@ -1,5 +1,6 @@
 import type { CortexStatusResult } from 'cairn-memory-client';
 import { readSharedStatus, STOPPED } from '../cortex/heartbeat.ts';
+import { hasScope, unrestricted } from '../domain/access.ts';
 import { requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 
@@ -7,12 +8,31 @@ import type { Context, ServiceDeps } from './context.ts';
 export type { CortexStatusResult, WorkerSummary } from 'cairn-memory-client';
 
 /**
+ * What a key without the `admin` scope is told: whether the Cortex works and how far behind
+ * it is, and whether it is failing, but not the figures over every namespace (digests, queue
+ * depth), the workers' hosts and pids, or the failure's text (it may quote another namespace).
+ */
+const forReaders = (answer: CortexStatusResult): CortexStatusResult => ({
+  ...answer,
+  digests: null,
+  queue_depth: null,
+  failing: answer.failing ? { since: answer.failing.since, attempts: answer.failing.attempts } : null,
+  workers: [],
+});
+
+/**
  * GET /api/v1/cortex/status. The Cortex may run in any process: on a backend shared across
  * replicas the answer comes from the workers' shared heartbeats, so every replica gives the
  * same one; otherwise the worker can only be embedded in this server, and answers itself.
+ * Keys with the `admin` scope see it all; other keys what `forReaders` leaves.
  */
 export const cortexStatus = async (deps: ServiceDeps, ctx: Context): Promise<CortexStatusResult> => {
   requireScope(ctx, 'read');
+  const answer = await fullStatus(deps);
+  return hasScope(ctx.access ?? unrestricted(null), 'admin') ? answer : forReaders(answer);
+};
+
+const fullStatus = async (deps: ServiceDeps): Promise<CortexStatusResult> => {
   const local = deps.cortex?.status() ?? null;
   if (!deps.capabilities.sharedAcrossReplicas) {
     const status = local ?? STOPPED;

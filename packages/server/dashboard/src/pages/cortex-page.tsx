@@ -27,15 +27,25 @@ const StatusCard = ({ status }: { status: CortexStatus }) => (
       </span>
     </header>
     <p class="muted small">{STATUS_TEXT[status.status]}</p>
+    {status.failing && (
+      <p class="failing small" role="alert" data-failing-since={status.failing.since}>
+        Failing since <Time iso={status.failing.since} fallback="unknown" /> ({status.failing.attempts} attempts, retried with a growing delay)
+        {status.failing.error !== undefined && <span class="mono">: {status.failing.error}</span>}
+      </p>
+    )}
     <dl class="counters">
-      <div>
-        <dt>digests</dt>
-        <dd>{status.digests}</dd>
-      </div>
-      <div>
-        <dt>queue</dt>
-        <dd>{status.queue_depth}</dd>
-      </div>
+      {status.digests !== null && (
+        <div>
+          <dt>digests</dt>
+          <dd>{status.digests}</dd>
+        </div>
+      )}
+      {status.queue_depth !== null && (
+        <div>
+          <dt>queue</dt>
+          <dd>{status.queue_depth}</dd>
+        </div>
+      )}
       <div>
         <dt>lag</dt>
         <dd>{status.lag_ms < 1000 ? `${status.lag_ms} ms` : `${(status.lag_ms / 1000).toFixed(1)} s`}</dd>

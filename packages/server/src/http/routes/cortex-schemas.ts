@@ -64,9 +64,17 @@ export const CortexStatusSchema = z
     worker_id: z.string().nullable(),
     heartbeat_at: z.string().nullable(),
     lag_ms: z.number(),
-    queue_depth: z.number(),
-    digests: z.number(),
+    queue_depth: z.number().nullable().describe('Scopes waiting to be compiled; null for keys without the admin scope.'),
+    digests: z.number().nullable().describe('Digests the worker holds over every namespace; null for keys without the admin scope.'),
     last_compiled_at: z.string().nullable(),
-    workers: z.array(Item),
+    failing: z
+      .object({
+        since: z.string().describe('When the compile the worker keeps retrying first failed.'),
+        attempts: z.number().describe('Failed attempts so far (retried with a delay doubling up to 30 s).'),
+        error: z.string().optional().describe('The last error\'s message, at most 500 characters; for keys with the admin scope only.'),
+      })
+      .nullable()
+      .describe('The compile the active worker keeps retrying; null while every compile works.'),
+    workers: z.array(Item).describe('Every live worker; empty for keys without the admin scope.'),
   })
   .meta({ id: 'CortexStatus' });

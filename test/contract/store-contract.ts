@@ -303,6 +303,105 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
       expect((await store.listRecords(c, { limit: 100 })).map((r) => r.id)).toEqual(sorted.filter((id) => id !== `p:${'a'.repeat(99)}`));
     });
 
+    it('keeps record ids of 300, 600 and 2,000 bytes (multi-byte too, sharing long heads, among short ones) and pages them in id order', async () => {
+      // Ids come from entity paths (512 characters of up to 4 bytes, and a namespace): on S3 the
+      // hex of one past about 450 bytes made a key over AWS's 1,024 bytes (the test proxy refuses
+      // one, as AWS does).
+      const c = `retention/${nextNs()}`;
+      const head = 'h'.repeat(400);
+      const ids = [
+        'a', 'z', '\uE000', '𝒳',
+        'p'.repeat(300), 'p'.repeat(600), 'p'.repeat(2000), `${'p'.repeat(600)}q`,
+        'é'.repeat(150), '語'.repeat(200), '😀'.repeat(500), `${'語'.repeat(200)}😀`,
+        // Sharing their first 319, 320 and 400 bytes: plain and long ids interleave in id order.
+        'h'.repeat(319), 'h'.repeat(320), 'h'.repeat(350), head, `${head}a`, `${head}${'a'.repeat(599)}`, `${head}${'a'.repeat(600)}`,
+        `${head}b`, `${head}${'b'.repeat(600)}`, `${head}${'c'.repeat(1600)}`, `${head}ü${'x'.repeat(700)}`, `${head}${'😀'.repeat(150)}`,
+        `${'h'.repeat(319)}i${'x'.repeat(700)}`, `${'h'.repeat(319)}g${'x'.repeat(700)}`,
+      ];
+      const sorted = [...ids].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+      const label = (id: string) => `${id.slice(0, 12)}… (${Buffer.byteLength(id)} bytes)`;
+      for (const id of [...ids].reverse()) expect(await store.createRecord(c, id, { id }), label(id)).toBe(true);
+      for (const id of ids) {
+        expect((await store.getRecord(c, id))?.data, label(id)).toEqual({ id });
+        expect((await store.getRecord(c, id))?.id, label(id)).toBe(id);
+        expect(await store.createRecord(c, id, { again: true }), label(id)).toBe(false);
+      }
+      // Near misses of long ids are other records.
+      expect(await store.getRecord(c, `${head}${'a'.repeat(601)}`)).toBeNull();
+      expect(await store.getRecord(c, 'p'.repeat(1999))).toBeNull();
+      expect((await store.listRecords(c, { limit: 100 })).map((r) => r.id)).toEqual(sorted);
+      for (const limit of [1, 2]) {
+        const paged: string[] = [];
+        let after: string | undefined;
+        for (;;) {
+          const page = await store.listRecords(c, { limit, ...(after === undefined ? {} : { after }) });
+          expect(page.length, `page after ${after && label(after)}`).toBeLessThanOrEqual(limit);
+          if (page.length === 0) break;
+          paged.push(...page.map((r) => r.id));
+          after = page.at(-1)!.id;
+        }
+        expect(paged.map(label), `pages of ${limit}`).toEqual(sorted.map(label));
+      }
+      // After an id that is not a record, too: the next ones in id order.
+      expect((await store.listRecords(c, { limit: 2, after: `${head}${'a'.repeat(599)}0` })).map((r) => r.id)).toEqual([`${head}${'a'.repeat(600)}`, `${head}b`]);
+      expect((await store.listRecords(c, { limit: 2, after: `${'h'.repeat(319)}h${'x'.repeat(700)}` })).map((r) => r.id)).toEqual([`${'h'.repeat(319)}i${'x'.repeat(700)}`, 'p'.repeat(300)]);
+      // Replace, put and delete a long id in the middle of a group; racing creators of a new one.
+      const long = `${head}${'a'.repeat(600)}`;
+      expect(await store.replaceRecord(c, long, { id: 'other' }, { n: 1 })).toBe(false);
+      expect(await store.replaceRecord(c, long, { id: long }, { n: 1 })).toBe(true);
+      await store.putRecord(c, long, { n: 2 });
+      expect((await store.getRecord(c, long))?.data).toEqual({ n: 2 });
+      const racing = `${head}${'d'.repeat(900)}`;
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => store.createRecord(c, racing, { i })));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect((await store.getRecord(c, racing))?.data).toEqual({ i: results.indexOf(true) });
+      for (const id of [long, racing, 'p'.repeat(2000), `${head}a`]) {
+        expect(await store.deleteRecord(c, id), label(id)).toBe(true);
+        expect(await store.deleteRecord(c, id), label(id)).toBe(false);
+        expect(await store.getRecord(c, id), label(id)).toBeNull();
+      }
+      const left = sorted.filter((id) => id !== long && id !== 'p'.repeat(2000) && id !== `${head}a`);
+      expect((await store.listRecords(c, { limit: 100 })).map((r) => r.id).map(label)).toEqual(left.map(label));
+      expect((await store.listRecords(c, { limit: 3, after: `${head}` })).map((r) => r.id).map(label)).toEqual(
+        left.slice(left.indexOf(head) + 1, left.indexOf(head) + 4).map(label),
+      );
+    });
+
+    it('refuses a record over 16 MiB less 1 KiB (data, id and collection as JSON) on every backend, writing nothing, and keeps one of that size', async () => {
+      const c = `big/${nextNs()}`;
+      const max = 16 * 1024 * 1024 - 1024;
+      const bytesOf = (id: string, data: unknown) => Buffer.byteLength(JSON.stringify(data)) + Buffer.byteLength(JSON.stringify(id)) + Buffer.byteLength(JSON.stringify(c));
+      // Data making the record exactly `bytes` bytes: {"s":"…"} with `char` repeated.
+      const sized = (id: string, bytes: number, char = 'x') => {
+        const room = bytes - bytesOf(id, { s: '' });
+        const n = Math.floor(room / Buffer.byteLength(char));
+        return { s: char.repeat(n) + 'x'.repeat(room - n * Buffer.byteLength(char)) };
+      };
+      const refusal = (id: string, bytes: number) => ({
+        code: 'PAYLOAD_TOO_LARGE',
+        message: `record ${id} of ${c} is ${bytes} bytes as JSON with its id and collection; a record is at most ${max} bytes (16 MiB less 1 KiB)`,
+      });
+      expect(bytesOf('over', sized('over', max + 2, 'é'))).toBe(max + 2);
+      expect(bytesOf('over', sized('over', 16 * 1024 * 1024 + 1))).toBe(16 * 1024 * 1024 + 1);
+      await expect(store.createRecord(c, 'over', sized('over', max + 1))).rejects.toMatchObject(refusal('over', max + 1));
+      await expect(store.putRecord(c, 'over', sized('over', 16 * 1024 * 1024 + 1))).rejects.toMatchObject(refusal('over', 16 * 1024 * 1024 + 1));
+      // Counted in bytes: half as many characters of two bytes each.
+      await expect(store.putRecord(c, 'over', sized('over', max + 2, 'é'))).rejects.toMatchObject(refusal('over', max + 2));
+      expect(await store.getRecord(c, 'over')).toBeNull();
+      await store.putRecord(c, 'small', { n: 0 });
+      await expect(store.replaceRecord(c, 'small', { n: 0 }, sized('small', max + 1))).rejects.toMatchObject(refusal('small', max + 1));
+      expect((await store.getRecord(c, 'small'))?.data).toEqual({ n: 0 });
+      // At the limit: kept, read back, listed, and still there after a reopen.
+      expect(await store.createRecord(c, 'max', sized('max', max))).toBe(true);
+      expect(await store.replaceRecord(c, 'small', { n: 0 }, sized('small', max - 1, 'é'))).toBe(true);
+      store = await h.reopen();
+      expect(bytesOf('max', (await store.getRecord(c, 'max'))?.data)).toBe(max);
+      expect((await store.getRecord(c, 'small'))?.data).toEqual(sized('small', max - 1, 'é'));
+      expect((await store.listRecords(c, { limit: 10 })).map((r) => r.id)).toEqual(['max', 'small']);
+      await store.deleteRecord(c, 'max');
+      await store.deleteRecord(c, 'small');
+    });
+
     it('replaces a record only while it holds what the replacer read, so racing increments all count', async () => {
       const c = `connector-stats/${nextNs()}`;
       expect(await store.replaceRecord(c, 'n', { n: 0 }, { n: 1 })).toBe(false);

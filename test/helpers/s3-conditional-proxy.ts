@@ -25,6 +25,14 @@ export interface ConditionalProxy {
   /** Faults injected so far. */
   injected: number;
   /**
+   * Refuse a request for a key longer than this many bytes of UTF-8 (URL-decoded, without the
+   * bucket) with 400 KeyTooLongError, as AWS S3 does at 1,024 (the default); s3rver takes any
+   * length. null: no limit.
+   */
+  maxKeyBytes: number | null;
+  /** Requests refused with KeyTooLongError so far. */
+  keysTooLong: number;
+  /**
    * While true, every new request is dropped unanswered, as by an unreachable endpoint;
    * requests already forwarded finish normally.
    */
@@ -61,6 +69,23 @@ const preconditionFailed = (condition: 'If-None-Match' | 'If-Match'): Buffer =>
 const NO_SUCH_KEY = Buffer.from(
   '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>',
 );
+const KEY_TOO_LONG = Buffer.from(
+  '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>KeyTooLongError</Code><Message>Your key is too long</Message></Error>',
+);
+/** AWS S3's limit on a key, in bytes of UTF-8. */
+const AWS_MAX_KEY_BYTES = 1024;
+
+/** The object key of a path-style request path (`/<bucket>/<key>`), URL-decoded; null for the bucket itself. */
+const keyOfPath = (path: string): string | null => {
+  const slash = path.indexOf('/', 1);
+  if (slash < 0 || slash === path.length - 1) return null;
+  const raw = path.slice(slash + 1);
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+};
 const INTERNAL_ERROR = Buffer.from(
   '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code><Message>injected fault</Message></Error>',
 );
@@ -69,7 +94,7 @@ const INTERNAL_ERROR = Buffer.from(
  * An HTTP proxy in front of s3rver that adds what s3rver lacks: `If-None-Match: *` on PUT and
  * `If-Match` on DELETE are enforced (writes are serialized per key, the object is checked,
  * then the request is forwarded), so replicas racing for a version or a delete are really
- * tested. It also injects faults. When s3rver is
+ * tested. It refuses keys over 1,024 bytes, as AWS does (maxKeyBytes). It also injects faults. When s3rver is
  * down, client connections are dropped, as an unreachable server would do.
  */
 export async function startConditionalProxy(upstream: string): Promise<ConditionalProxy> {
@@ -117,6 +142,8 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
     held: 0,
     refused: 0,
     injected: 0,
+    maxKeyBytes: AWS_MAX_KEY_BYTES,
+    keysTooLong: 0,
     offline: false,
     settled: () => (inFlight === 0 ? Promise.resolve() : new Promise((resolve) => onSettled.push(resolve))),
     failNext(match, count, mode = 'error') {
@@ -153,6 +180,12 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
       proxy.held += 1;
       await held.released;
       proxy.held -= 1;
+    }
+    const key = keyOfPath(path);
+    if (key !== null && proxy.maxKeyBytes !== null && Buffer.byteLength(key, 'utf8') > proxy.maxKeyBytes) {
+      proxy.keysTooLong += 1;
+      res.writeHead(400, { 'content-type': 'application/xml' }).end(method === 'HEAD' ? undefined : KEY_TOO_LONG);
+      return;
     }
     const fault = faults.find((f) => f.remaining > 0 && matches(f, method, path));
     if (fault?.mode === 'error') {

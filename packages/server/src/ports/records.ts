@@ -19,9 +19,11 @@ export interface RecordListQuery {
 
 /**
  * Small shared records (keys, teams, settings, dedup ids, counters, digests). Keep each one
- * small: the filesystem backend refuses data over 16 MiB as JSON (PAYLOAD_TOO_LARGE), which
- * its log could not read back; PostgreSQL and S3 take more, so the callers bound what they
- * store (the Cortex cuts quoted text) rather than rely on a backend's refusal.
+ * small: every backend refuses data over 16 MiB as JSON on create, put and replace
+ * (PAYLOAD_TOO_LARGE, the same message everywhere, nothing written: store/record-size.ts), so
+ * a record one backend keeps another can restore; the callers bound what they store (the
+ * Cortex cuts quoted text) rather than meet that refusal. Ids may be long (entity paths of
+ * 512 characters and a namespace: 2 KiB of UTF-8 and more); each backend keeps them whole.
  */
 export interface RecordStore {
   getRecord(collection: string, id: string): Promise<StoredRecord | null>;

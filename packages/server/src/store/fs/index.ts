@@ -23,6 +23,7 @@ import { type Recovered, recover } from './recovery.ts';
 import { PlacedRecords } from './placed-records.ts';
 import type { RecordOp, RecordTable } from './record-table.ts';
 import { type Location, SegmentLog } from './segment-log.ts';
+import { assertRecordSize } from '../record-size.ts';
 
 export interface FsStoreOptions {
   dir: string;
@@ -331,6 +332,7 @@ export class FsStore implements Store {
   }
 
   async createRecord(collection: string, id: string, data: Record<string, unknown>): Promise<boolean> {
+    assertRecordSize(collection, id, data);
     const key = `${collection}\u0000${id}`;
     if (this.records.get(collection, id) || this.creating.has(key)) return false;
     this.creating.add(key);
@@ -344,11 +346,13 @@ export class FsStore implements Store {
 
   // Puts, replaces and deletes of one record take turns (domain/turns.ts), so that a replace
   // compares what no other write of this process can change before its own lands.
-  putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void> {
+  async putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void> {
+    assertRecordSize(collection, id, data);
     return inTurn(this.recordTurns, [`${collection}\u0000${id}`], () => this.writeRecord({ t: 'r', c: collection, i: id, d: data, u: new Date().toISOString() }));
   }
 
-  replaceRecord(collection: string, id: string, expected: Record<string, unknown>, data: Record<string, unknown>): Promise<boolean> {
+  async replaceRecord(collection: string, id: string, expected: Record<string, unknown>, data: Record<string, unknown>): Promise<boolean> {
+    assertRecordSize(collection, id, data);
     return inTurn(this.recordTurns, [`${collection}\u0000${id}`], async () => {
       const current = await this.getRecord(collection, id);
       if (!current || canonicalJson(current.data) !== canonicalJson(expected)) return false;
@@ -458,9 +462,10 @@ export class FsStore implements Store {
 }
 
 /**
- * A shared record as a log record. One the reader would refuse (over MAX_PAYLOAD as JSON) is
- * refused here instead, as PAYLOAD_TOO_LARGE: appended, it would make every later read of it
- * fail and start-up take the log for damaged.
+ * A shared record as a log record. The record was held to MAX_RECORD_BYTES already (record-size.ts,
+ * as on every backend), which leaves room in MAX_PAYLOAD for the rest of the log record; one the
+ * reader would still refuse is refused here too, as PAYLOAD_TOO_LARGE: appended, it would make
+ * every later read of it fail and start-up take the log for damaged.
  */
 const encodeRecordOp = (op: RecordOp): Buffer => {
   try {

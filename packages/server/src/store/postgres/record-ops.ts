@@ -1,4 +1,5 @@
 import type { StoredRecord } from '../../ports/records.ts';
+import { assertRecordSize } from '../record-size.ts';
 import type { Sql } from './client.ts';
 import { textArrayLiteral } from './entry-row.ts';
 import * as records from './records.ts';
@@ -93,7 +94,9 @@ export class RecordOps {
     return this.gets.run({ collection, id });
   }
 
-  create(collection: string, id: string, data: Record<string, unknown>): Promise<boolean> {
+  /** Held to the record size (record-size.ts) before it joins a statement, as a create alone is. */
+  async create(collection: string, id: string, data: Record<string, unknown>): Promise<boolean> {
+    assertRecordSize(collection, id, data);
     return this.creates.run({ collection, id, data });
   }
 

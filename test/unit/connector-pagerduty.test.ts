@@ -14,7 +14,8 @@ const sign = (secret: string, body: string | Buffer): string => `v1=${createHmac
 const delivery = (body: string | Buffer, headers: Record<string, string> = {}): Delivery => ({
   headers: { 'content-type': 'application/json', ...headers },
   body: Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8'),
-  now: Date.parse('2026-11-21T10:00:00Z'),
+  // Received after every event below: a time past the receipt (plus 5 min) counts as that bound (lifecycle.ts).
+  now: Date.parse('2026-11-23T00:00:00Z'),
 });
 
 /** An `incident` event shaped like the example in PagerDuty's "Webhooks v3 Overview". */

@@ -243,6 +243,9 @@ export interface ConnectorChange {
   enabled: boolean;
   /** Shown on enable and rotate only; null when enabling one already on. */
   signing_secret?: string | null;
+  /** With a signing secret: the connector's `enabled_at` and `rotated_at` (as listed) while that secret is in use. */
+  enabled_at?: string | null;
+  rotated_at?: string | null;
   webhook_url: string;
 }
 

@@ -39,6 +39,12 @@ export interface ConnectorView {
   /** Whether the webhook URL must carry ?api_key= (the provider cannot send headers). */
   key_in_url: boolean;
   enabled_at: string | null;
+  /**
+   * When its signing secret was last rotated since it was enabled; null if never. A secret
+   * shown on enable or rotate is the one in use while `enabled_at` and `rotated_at` are the
+   * ones that answer carried.
+   */
+  rotated_at: string | null;
   /** What it captures: Slack's monitored channels, Jira's project map (for the dashboard's form). */
   settings: ConnectorSettings;
   last_event_at: string | null;

@@ -18,6 +18,22 @@ export interface LifecycleEvent {
   mark?: { list: string; entry: Fields & { id: string; at: string } };
 }
 
+/**
+ * How far ahead of Cairn's receipt a provider's time may be and still order an object's events
+ * as given: 5 minutes, for clocks that disagree (Slack's request window is as wide). A later
+ * time is taken as the receipt time plus this, so that a signed event from the far future
+ * (`occurred_at: 9999-12-31`, a provider's clock set wrong) cannot hold an entry in its state
+ * against every real event after it: once that allowance has passed, later events win again.
+ */
+export const CLOCK_SKEW_ALLOWANCE_MS = 5 * 60_000;
+
+/** A provider's time (ISO 8601) bounded by the receipt time (ms) plus CLOCK_SKEW_ALLOWANCE_MS; not a time: as given. */
+export const notAfterReceipt = (at: string, receivedMs: number): string => {
+  const limit = receivedMs + CLOCK_SKEW_ALLOWANCE_MS;
+  const ms = Date.parse(at);
+  return Number.isFinite(ms) && ms > limit ? new Date(limit).toISOString() : at;
+};
+
 /** Timelines are bounded so that an incident paged for weeks cannot outgrow the value limit. */
 export const MAX_TIMELINE = 500;
 

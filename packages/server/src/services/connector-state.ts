@@ -21,6 +21,7 @@ export const ConnectorRecordSchema = z.object({
   enabled: z.boolean().optional(),
   secret: z.union([z.string(), z.object({ alg: z.literal('A256GCM'), kid: z.string(), iv: z.string(), tag: z.string(), ct: z.string() })]).optional(),
   enabled_at: z.string().optional(),
+  rotated_at: z.string().optional(),
   channels: z.array(z.string()).optional(),
   projects: z.record(z.string(), z.string()).optional(),
 });
@@ -32,6 +33,8 @@ export interface ConnectorState {
   managedBy: 'config' | 'api' | null;
   settings: ConnectorSettings;
   enabled_at: string | null;
+  /** When its secret was last rotated since it was enabled; null when it never was (or not on through the API). */
+  rotated_at: string | null;
 }
 
 /** A new signing secret: 32 random bytes, URL-safe, as providers accept any string. */
@@ -107,10 +110,47 @@ export const connectorState = async (deps: ServiceDeps, namespace: string, conne
     channels: connector.name === 'slack' && deps.config.slackChannels.length > 0 ? [...deps.config.slackChannels] : (data.channels ?? []),
     projects: data.projects ?? {},
   };
-  if (fromConfig) return { enabled: true, secret: fromConfig, managedBy: 'config', settings, enabled_at: null };
+  if (fromConfig) return { enabled: true, secret: fromConfig, managedBy: 'config', settings, enabled_at: null, rotated_at: null };
   if (data.enabled && data.secret) {
     const secret = await openSecret(deps, settingsCollection(namespace), connector.name, data.secret);
-    return { enabled: true, secret, managedBy: 'api', settings, enabled_at: data.enabled_at ?? null };
+    return { enabled: true, secret, managedBy: 'api', settings, enabled_at: data.enabled_at ?? null, rotated_at: data.rotated_at ?? null };
   }
-  return { enabled: false, secret: null, managedBy: null, settings, enabled_at: null };
+  return { enabled: false, secret: null, managedBy: null, settings, enabled_at: null, rotated_at: null };
+};
+
+/** The plain secret of a settings record as read (sealed again with the current key if stale), or null when it is off. */
+export const secretOf = async (deps: ServiceDeps, namespace: string, name: string, data: ConnectorRecord): Promise<string | null> =>
+  data.enabled && data.secret ? openSecret(deps, settingsCollection(namespace), name, data.secret) : null;
+
+export type ConnectorRecord = z.output<typeof ConnectorRecordSchema> & Record<string, unknown>;
+
+/** Attempts of `changeConnectorRecord` before it gives up with 503 (each lost one re-reads). */
+const CHANGE_ATTEMPTS = 16;
+
+/**
+ * Read a connector's settings record, compute its next data, and write it only while the record
+ * still holds what was read (RecordStore.replaceRecord; createRecord when there is none); a
+ * change made meanwhile — a disable, a rotation, settings, on this replica or another — is read
+ * again and `next` computed over it, never overwritten. `next` answers null to write nothing.
+ * Resolves the data written, or null when `next` wrote nothing. Written with putRecord, each of
+ * these changes undid the others: a settings change turned a disabled connector back on, or
+ * brought back the secret a rotation had replaced.
+ */
+export const changeConnectorRecord = async (
+  deps: ServiceDeps,
+  namespace: string,
+  name: string,
+  next: (data: ConnectorRecord) => ConnectorRecord | null | Promise<ConnectorRecord | null>,
+): Promise<ConnectorRecord | null> => {
+  const collection = settingsCollection(namespace);
+  for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt++) {
+    const read = await deps.store.getRecord(collection, name);
+    const written = await next((read?.data ?? {}) as ConnectorRecord);
+    if (written === null) return null;
+    const done = read ? await deps.store.replaceRecord(collection, name, read.data, written) : await deps.store.createRecord(collection, name, written);
+    if (done) return written;
+    // Lost to another change: back off a little (jittered) so replicas racing do not collide again.
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 5 * (attempt + 1))));
+  }
+  throw unavailable(`the ${name} connector's settings kept changing while this change was written; try again`);
 };

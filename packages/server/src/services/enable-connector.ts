@@ -5,13 +5,16 @@ import { recordAudit } from './audit-log.ts';
 import { requireScope, requireWholeNamespace } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { noteSealed, requireSecretBox } from './secrets/secret-keys.ts';
-import { connectorState, givenSecret, secretFor, settingsCollection } from './connector-state.ts';
+import { changeConnectorRecord, givenSecret, secretFor, secretOf } from './connector-state.ts';
 
 export interface EnabledConnector {
   name: string;
   enabled: true;
   /** Shown here and on rotate only; store it in the provider now. */
   signing_secret: string;
+  /** The `enabled_at` and `rotated_at` the connectors listing shows while this secret is the one in use. */
+  enabled_at: string | null;
+  rotated_at: string | null;
 }
 
 /**
@@ -20,6 +23,8 @@ export interface EnabledConnector {
  * The body is checked first, so a body gets the same answer whether the connector is on or
  * off; a secret given for one that is already on must be the one it has (a setup script run
  * again), since enable never replaces it: rotate-secret does, and says so in the audit log.
+ * Of enables racing (two admins, two replicas), only the one whose write turned it on answers
+ * the secret; the others find it on and answer `signing_secret: null`, as for one already on.
  */
 export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: string, raw?: unknown): Promise<EnabledConnector | { name: string; enabled: true; signing_secret: null }> => {
   requireScope(ctx, 'admin');
@@ -27,26 +32,27 @@ export const enableConnector = async (deps: ServiceDeps, ctx: Context, name: str
   requireWholeNamespace(ctx, "a connector's settings");
   const connector = connectorNamed(name);
   const given = givenSecret(raw);
-  const state = await connectorState(deps, ctx.namespace, connector);
-  if (state.managedBy === 'config') {
+  if (deps.config.connectorSecrets[connector.name]) {
     throw new ServiceError('CONFLICT', `${name} is enabled by CAIRN_CONNECTOR_${name.toUpperCase()}_SECRET; change it there`);
   }
-  if (state.enabled) {
-    if (given !== undefined && !sameSecret(given, state.secret ?? '')) throw otherSecret(name);
-    return { name, enabled: true, signing_secret: null };
-  }
-  const secret = secretFor(connector, given);
-  const box = requireSecretBox(deps.config);
-  const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
-  await deps.store.putRecord(settingsCollection(ctx.namespace), name, {
-    ...record?.data,
-    enabled: true,
-    secret: box.seal(secret),
-    enabled_at: new Date(deps.now()).toISOString(),
+  let secret: string | undefined;
+  let box: ReturnType<typeof requireSecretBox> | undefined;
+  const written = await changeConnectorRecord(deps, ctx.namespace, name, async (data) => {
+    const current = await secretOf(deps, ctx.namespace, name, data);
+    if (current !== null) {
+      if (given !== undefined && !sameSecret(given, current)) throw otherSecret(name);
+      return null;
+    }
+    secret ??= secretFor(connector, given);
+    box ??= requireSecretBox(deps.config);
+    // A fresh secret: the rotation time of an earlier life does not describe it.
+    const { rotated_at: _rotated, ...rest } = data;
+    return { ...rest, enabled: true, secret: box.seal(secret), enabled_at: new Date(deps.now()).toISOString() };
   });
+  if (written === null || secret === undefined || box === undefined) return { name, enabled: true, signing_secret: null };
   await noteSealed(deps.store, box);
   await recordAudit(deps, ctx, ctx.namespace, { action: 'connector.enabled', target: { connector: name } });
-  return { name, enabled: true, signing_secret: secret };
+  return { name, enabled: true, signing_secret: secret, enabled_at: written.enabled_at!, rotated_at: null };
 };
 
 /** Compared by digest, so the time taken tells nothing about either secret. */

@@ -28,6 +28,7 @@ export const listConnectors = async (deps: ServiceDeps, ctx: Context): Promise<C
         has_signing_secret: state.secret !== null,
         key_in_url: !connector.sendsHeaders,
         enabled_at: state.enabled_at,
+        rotated_at: state.rotated_at,
         settings: { ...state.settings, ...learned },
         last_event_at,
         counts,

@@ -3,7 +3,7 @@ import { connectorNamed } from '../connectors/registry.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { recordAudit } from './audit-log.ts';
 import { requireScope, requireWholeNamespace } from './authorize.ts';
-import { settingsCollection } from './connector-state.ts';
+import { changeConnectorRecord } from './connector-state.ts';
 import type { Context, ServiceDeps } from './context.ts';
 
 /** A Jira project id (digits) or "board-<id>": stored as a record key on every backend alike. */
@@ -25,16 +25,21 @@ export const ConnectorSettingsInput = z
   })
   .strict();
 
-/** Change what a connector captures; its switch and secret are untouched. */
+/**
+ * Change what a connector captures; its switch and secret are untouched: written over the
+ * record as read (changeConnectorRecord), so a disable or rotation racing it is kept.
+ */
 export const updateConnectorSettings = async (deps: ServiceDeps, ctx: Context, name: string, raw: unknown) => {
   requireScope(ctx, 'admin');
   // Its events become entries anywhere in the namespace.
   requireWholeNamespace(ctx, "a connector's settings");
   connectorNamed(name);
   const input = parseInput(ConnectorSettingsInput, raw);
-  const record = await deps.store.getRecord(settingsCollection(ctx.namespace), name);
-  const data = { ...record?.data, ...(input.channels ? { channels: input.channels } : {}), ...(input.projects ? { projects: input.projects } : {}) };
-  await deps.store.putRecord(settingsCollection(ctx.namespace), name, data);
+  const data = (await changeConnectorRecord(deps, ctx.namespace, name, (read) => ({
+    ...read,
+    ...(input.channels ? { channels: input.channels } : {}),
+    ...(input.projects ? { projects: input.projects } : {}),
+  })))!;
   await recordAudit(deps, ctx, ctx.namespace, { action: 'connector.settings_changed', target: { connector: name }, changes: input });
   return { name, channels: (data.channels as string[] | undefined) ?? [], projects: (data.projects as Record<string, string> | undefined) ?? {} };
 };

@@ -10,7 +10,8 @@ import { ConnectorSettings } from './connector-settings.tsx';
 interface Props {
   connector: Connector;
   secret: string | null;
-  onSecret(secret: string): void;
+  /** A secret just issued, with the enabled_at / rotated_at it is in use under. */
+  onSecret(answer: ConnectorChange & { signing_secret: string }): void;
   onChanged(): void;
 }
 
@@ -41,7 +42,7 @@ export const ConnectorCard = ({ connector: c, secret, onSecret, onChanged }: Pro
     setError(null);
     try {
       const answer = await api.send<ConnectorChange>('POST', `/api/v1/connectors/${c.name}/${action}`, body);
-      if (answer?.signing_secret) onSecret(answer.signing_secret);
+      if (answer?.signing_secret) onSecret({ ...answer, signing_secret: answer.signing_secret });
       setAsking(null);
       setGiven('');
       onChanged();

@@ -1,16 +1,40 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Connector } from 'cairn-memory-client';
+import type { Connector, ConnectorChange } from 'cairn-memory-client';
 import { ErrorNote, Loading } from '../components/states.tsx';
 import { useApp } from '../context.ts';
 import { useInterval, useLoad } from '../hooks/use-load.ts';
 import { ConnectorCard } from './connector-card.tsx';
 
+/** A signing secret as issued, with the connector's times it was issued under. */
+interface Issued {
+  secret: string;
+  enabled_at: string | null;
+  rotated_at: string | null;
+}
+
+/**
+ * Whether the listing still describes the connector a secret was issued for: on, and neither
+ * enabled again nor rotated since (here or by anyone else, through the API or another tab).
+ */
+const stillInUse = (issued: Issued, c: Connector | undefined): boolean =>
+  c !== undefined && c.enabled && c.managed_by === 'api' && c.enabled_at === issued.enabled_at && c.rotated_at === issued.rotated_at;
+
 /** The four connectors; counters refresh on every webhook-written entry and every 10 s. */
 export const ConnectorsPage = () => {
   const { api, live } = useApp();
   const list = useLoad(() => api.get<{ connectors: Connector[] }>('/api/v1/connectors'), [api]);
-  // Secrets are shown once: kept here (not refetched) until the user leaves the page.
-  const [secrets, setSecrets] = useState<Record<string, string>>({});
+  // Secrets are shown once: kept here (not refetched) while the listing shows the connector as
+  // it was when the secret was issued; a rotation, a disable or a re-enable elsewhere drops it,
+  // rather than leave a secret on screen that no longer verifies.
+  const [secrets, setSecrets] = useState<Record<string, Issued>>({});
+  const connectors = list.data?.connectors;
+  useEffect(() => {
+    if (!connectors) return;
+    setSecrets((kept) => {
+      const left = Object.entries(kept).filter(([name, issued]) => stillInUse(issued, connectors.find((c) => c.name === name)));
+      return left.length === Object.keys(kept).length ? kept : Object.fromEntries(left);
+    });
+  }, [connectors]);
 
   useInterval(() => list.reload(true), 10_000);
   useEffect(() => {
@@ -41,8 +65,10 @@ export const ConnectorsPage = () => {
             <ConnectorCard
               key={c.name}
               connector={c}
-              secret={secrets[c.name] ?? null}
-              onSecret={(secret) => setSecrets((s) => ({ ...s, [c.name]: secret }))}
+              secret={secrets[c.name] && stillInUse(secrets[c.name]!, c) ? secrets[c.name]!.secret : null}
+              onSecret={(answer: ConnectorChange & { signing_secret: string }) =>
+                setSecrets((s) => ({ ...s, [c.name]: { secret: answer.signing_secret, enabled_at: answer.enabled_at ?? null, rotated_at: answer.rotated_at ?? null } }))
+              }
               onChanged={() => list.reload(true)}
             />
           ))}

@@ -26,7 +26,7 @@ const where = (branch: string | null | undefined, defaultBranch: string | null |
  * its workflow, conclusion, branch, head commit and pull requests. Runs that are only
  * requested or in progress are not results yet, so they are not captured.
  */
-export const workflowRunWrite = (e: WorkflowRunEvent): MappedWrite | string => {
+export const workflowRunWrite = (e: WorkflowRunEvent, now: number): MappedWrite | string => {
   if (e.action !== 'completed') return `GitHub workflow_run ${e.action.slice(0, 32)} is not captured (only completed runs are)`;
   const run = e.workflow_run;
   const result = run.conclusion ?? 'unknown';
@@ -44,14 +44,14 @@ export const workflowRunWrite = (e: WorkflowRunEvent): MappedWrite | string => {
       commit: commitOf(run.head_sha, run.head_commit), pull_requests: pullsOf(run.pull_requests), url: run.html_url ?? null,
       started_at: run.run_started_at ?? run.created_at ?? null, completed_at: run.updated_at ?? null,
     },
-  }, 'completed_at');
+  }, 'completed_at', now);
 };
 
 /**
  * A finished check suite (any CI app: GitHub Actions, CircleCI, Buildkite…) →
  * `check-suite-<id>`: the app, conclusion, branch, head commit and pull requests.
  */
-export const checkSuiteWrite = (e: CheckSuiteEvent): MappedWrite | string => {
+export const checkSuiteWrite = (e: CheckSuiteEvent, now: number): MappedWrite | string => {
   if (e.action !== 'completed') return `GitHub check_suite ${e.action.slice(0, 32)} is not captured (only completed suites are)`;
   const suite = e.check_suite;
   const result = suite.conclusion ?? 'unknown';
@@ -67,5 +67,5 @@ export const checkSuiteWrite = (e: CheckSuiteEvent): MappedWrite | string => {
       commit: commitOf(suite.head_sha, suite.head_commit), pull_requests: pullsOf(suite.pull_requests),
       started_at: suite.created_at ?? null, completed_at: suite.updated_at ?? null,
     },
-  }, 'completed_at');
+  }, 'completed_at', now);
 };

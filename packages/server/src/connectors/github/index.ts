@@ -28,7 +28,7 @@ export const github: Connector = {
 
   peek: (delivery: Delivery) => {
     const event = delivery.headers['x-github-event'] ?? null;
-    const action = event === null ? null : peekJson(delivery.body)?.action;
+    const action = event === null ? null : peekJson(peekableBody(delivery))?.action;
     return { event: event !== null && typeof action === 'string' ? `${event}.${action}` : event, deliveryId: delivery.headers['x-github-delivery'] ?? null };
   },
 
@@ -48,10 +48,21 @@ export const github: Connector = {
       parseJsonBody(body, z.unknown());
       return { kind: 'reply', body: { accepted: true, entries: [], duplicate: false, ping: true }, why: 'ping: answered, nothing stored' };
     }
-    const writes = mapEvent(event, body);
+    const writes = mapEvent(event, body, delivery.now);
     if (typeof writes === 'string') return { kind: 'ignored', deliveryId, reason: writes };
     return { kind: 'writes', deliveryId, writes };
   },
+};
+
+/**
+ * The JSON the delivery log reads the action from: a form-encoded delivery's `payload` (else
+ * it was logged as `issues`, not `issues.opened`). Never throws: refused deliveries are logged
+ * too, and one without a payload (or not UTF-8) just has no action to show.
+ */
+const peekableBody = (delivery: Delivery): Buffer => {
+  if (mediaTypeOf(delivery) !== 'application/x-www-form-urlencoded') return delivery.body;
+  const payload = new URLSearchParams(delivery.body.toString('utf8')).get('payload');
+  return Buffer.from(payload ?? '', 'utf8');
 };
 
 /** GitHub's "application/x-www-form-urlencoded" delivery wraps the JSON in `payload=`. */
@@ -71,18 +82,19 @@ export const closedIssues = (text: string): number[] =>
   [...new Set([...text.matchAll(CLOSING)].map((m) => Number(m[1])))].slice(0, 32);
 
 /** Events whose mapping lives beside this file; each says why when it captures nothing. */
-const ONE_WRITE: Record<string, (body: Buffer) => MappedWrite | string> = {
-  workflow_run: (body) => workflowRunWrite(parseJsonBody(body, WorkflowRunEvent)),
-  check_suite: (body) => checkSuiteWrite(parseJsonBody(body, CheckSuiteEvent)),
+const ONE_WRITE: Record<string, (body: Buffer, now: number) => MappedWrite | string> = {
+  workflow_run: (body, now) => workflowRunWrite(parseJsonBody(body, WorkflowRunEvent), now),
+  check_suite: (body, now) => checkSuiteWrite(parseJsonBody(body, CheckSuiteEvent), now),
   release: (body) => releaseWrite(parseJsonBody(body, ReleaseEvent)),
   push: (body) => pushWrite(parseJsonBody(body, PushEvent)),
 };
 
 /** The writes of a captured event, or why Cairn does not capture it. */
-const mapEvent = (event: string, body: Buffer): MappedWrite[] | string => {
+/** `now`: the receipt time, which bounds the provider's times that order an object's deliveries (unlessOlder). */
+const mapEvent = (event: string, body: Buffer, now: number): MappedWrite[] | string => {
   const one = Object.hasOwn(ONE_WRITE, event) ? ONE_WRITE[event] : undefined;
   if (one) {
-    const write = one(body);
+    const write = one(body, now);
     return typeof write === 'string' ? write : [write];
   }
   if (event === 'pull_request') {
@@ -109,7 +121,7 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | string => {
       links: closedIssues(pr.body ?? '').map((n) => ({ entity_path: repoPath(e.repository), key: `issue-${n}`, relation: 'closes' })),
       // An edited body that no longer closes an issue drops that link.
       linkRelations: ['closes'],
-    }, 'updated_at')];
+    }, 'updated_at', now)];
   }
   if (event === 'deployment_status') {
     const e = parseJsonBody(body, DeploymentStatusEvent);
@@ -126,7 +138,7 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | string => {
         url: status.target_url ?? null, creator: e.deployment.creator?.login ?? null,
         created_at: e.deployment.created_at ?? null, updated_at: status.created_at ?? null,
       },
-    }, 'updated_at')];
+    }, 'updated_at', now)];
   }
   if (event === 'issues') {
     const e = parseJsonBody(body, IssuesEvent);
@@ -141,7 +153,7 @@ const mapEvent = (event: string, body: Buffer): MappedWrite[] | string => {
         url: issue.html_url ?? null, labels: (issue.labels ?? []).map((l) => l.name),
         created_at: issue.created_at ?? null, closed_at: issue.closed_at ?? null, updated_at: issue.updated_at ?? null,
       },
-    }, 'updated_at')];
+    }, 'updated_at', now)];
   }
   return `GitHub event ${event.slice(0, 64)} is not captured`;
 };

@@ -1,6 +1,6 @@
 import type { EntryValue } from '../../domain/entry.ts';
 import type { MappedWrite } from '../connector.ts';
-import { fieldsOf } from '../lifecycle.ts';
+import { fieldsOf, notAfterReceipt } from '../lifecycle.ts';
 
 /** An ISO time's milliseconds, or null when absent or not a time. */
 const instant = (iso: unknown): number | null => {
@@ -16,10 +16,14 @@ const instant = (iso: unknown): number | null => {
  * value keeps it as `field`. A delivery older than the entry answers the current value, and
  * deliverWrites makes no version of it. An equal time still writes, so a second change within
  * the same second lands (the same content again makes no version). A payload without a time
- * writes as it always did.
+ * writes as it always did. A time past the receipt time `now` plus the skew allowance is kept
+ * (and compared) as that bound, so a far-future one cannot hold the entry (notAfterReceipt).
  */
-export const unlessOlder = (write: MappedWrite, field: string): MappedWrite => {
-  const { value, ...rest } = write;
+export const unlessOlder = (write: MappedWrite, field: string, now: number): MappedWrite => {
+  const { value: given, ...rest } = write;
+  const fields = fieldsOf(given ?? null);
+  const stated = fields?.[field];
+  const value = fields && typeof stated === 'string' ? { ...fields, [field]: notAfterReceipt(stated, now) } : given;
   const at = instant(fieldsOf(value ?? null)?.[field]);
   if (value === undefined || at === null) return write;
   return {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { parseInput } from '../../domain/parse-input.ts';
 import { type Connector, type ConnectorSettings, type Delivery, type MappedWrite, NOTHING_RECALLED, type Outcome, type Recollection, type Remembered } from '../connector.ts';
-import { isoOf } from '../lifecycle.ts';
+import { isoOf, notAfterReceipt } from '../lifecycle.ts';
 import { objectOr, parseJsonBody, peekJson, stringOr } from '../parse-json.ts';
 import { verifySha256Header } from '../signatures.ts';
 import { issueWrite, projectKeyOf } from './issue.ts';
@@ -48,9 +48,10 @@ export const jira: Connector = {
     const deliveryId = deliveryIdOf(delivery);
     const raw = parseJsonBody(delivery.body, z.record(z.string(), z.unknown()));
     const base = parseInput(Base, raw);
-    // Jira's clock orders events that arrive out of order; our receipt time is the fallback.
-    const at = isoOf(base.timestamp) ?? new Date(delivery.now).toISOString();
-    const mapped = mapEvent(base.webhookEvent, raw, settings, recalled, deliveryId, at);
+    // Jira's clock orders events that arrive out of order; our receipt time is the fallback,
+    // and the bound (a time far ahead of receipt would hold the entry against later events).
+    const at = notAfterReceipt(isoOf(base.timestamp) ?? new Date(delivery.now).toISOString(), delivery.now);
+    const mapped = mapEvent(base.webhookEvent, raw, settings, recalled, deliveryId, at, delivery.now);
     if (!mapped) return { kind: 'ignored', deliveryId, reason: `Jira event ${JSON.stringify(base.webhookEvent.slice(0, 64))} is not captured` };
     return { kind: 'writes', deliveryId, writes: [mapped.write], learn: mapped.learn };
   },
@@ -58,11 +59,11 @@ export const jira: Connector = {
   learnedSettings: (facts) => ({ learned_projects: learnedProjects(facts) }),
 };
 
-const mapEvent = (name: string, raw: Record<string, unknown>, settings: ConnectorSettings, recalled: Recollection, eventId: string, at: string): { write: MappedWrite; learn: Remembered[] } | null => {
+const mapEvent = (name: string, raw: Record<string, unknown>, settings: ConnectorSettings, recalled: Recollection, eventId: string, at: string, now: number): { write: MappedWrite; learn: Remembered[] } | null => {
   if (ISSUE_EVENTS.has(name)) {
     const e = parseInput(IssueEvent, raw);
     const boards = boardsOf(objectOr(objectOr(raw.issue)?.fields));
-    return { write: issueWrite(e, eventId, isoOf(e.timestamp) ?? isoOf(e.issue.fields.updated) ?? at), learn: issueFacts(e.issue.fields.project?.id ?? null, projectKeyOf(e), boards, recalled) };
+    return { write: issueWrite(e, eventId, notAfterReceipt(isoOf(e.timestamp) ?? isoOf(e.issue.fields.updated) ?? at, now)), learn: issueFacts(e.issue.fields.project?.id ?? null, projectKeyOf(e), boards, recalled) };
   }
   if (isSprintEvent(name)) return { write: sprintWrite(parseInput(SprintEvent, raw), settings, recalled, eventId, at), learn: [] };
   if (isVersionEvent(name)) return { write: versionWrite(parseInput(VersionEvent, raw), settings, recalled, eventId, at), learn: [] };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseInput } from '../../domain/parse-input.ts';
 import type { Connector, Delivery, Outcome, Recollection, Wants } from '../connector.ts';
 import { NOTHING_RECALLED } from '../connector.ts';
+import { notAfterReceipt } from '../lifecycle.ts';
 import { objectOr, parseJsonBody, peekJson, stringOr } from '../parse-json.ts';
 import { incidentWrite } from './incident.ts';
 import { applyNotes, isNote, noteOf } from './notes.ts';
@@ -67,7 +68,8 @@ export const pagerduty: Connector = {
     const { data } = parseInput(IncidentEvent, { event }).event;
     const object = objectOf(data.id);
     const held = (recalled.held.get(object) ?? []).filter((h) => isNote(h.data));
-    const write = incidentWrite(event, data, held.map((h) => h.data).filter(isNote));
+    // occurred_at orders the incident's events: bounded by the receipt time (notAfterReceipt).
+    const write = incidentWrite({ ...event, occurred_at: notAfterReceipt(event.occurred_at, delivery.now) }, data, held.map((h) => h.data).filter(isNote));
     const known = recalled.facts.get(object)?.entity_path === write.entity_path;
     return {
       kind: 'writes', deliveryId: event.id, writes: [write],

@@ -19,6 +19,7 @@ export const ConnectorSchema = z
     has_signing_secret: z.boolean(),
     key_in_url: z.boolean().describe('Whether the webhook URL must carry ?api_key= (the provider cannot send headers).'),
     enabled_at: z.string().nullable(),
+    rotated_at: z.string().nullable().describe('When the signing secret was last rotated since the connector was enabled; null if never. A secret shown on enable or rotate is in use while enabled_at and rotated_at are the ones that answer carried.'),
     settings: z.object({
       channels: z.array(z.string()).optional().describe('Slack: channel ids to monitor; empty = every channel.'),
       projects: z.record(z.string(), z.string()).optional().describe('Jira: project id or "board-<id>" → project key.'),
@@ -43,6 +44,8 @@ export const EnabledConnectorSchema = z.object({
   name: z.string(),
   enabled: z.literal(true),
   signing_secret: z.string().nullable().describe('Shown once; null when the connector was already on (it keeps its secret).'),
+  enabled_at: z.string().nullable().optional().describe('With a signing secret: the enabled_at the connectors listing shows while it is in use.'),
+  rotated_at: z.string().nullable().optional().describe('With a signing secret: null (a fresh enable has not been rotated).'),
   webhook_url: WebhookUrl,
 });
 
@@ -52,6 +55,8 @@ export const RotatedConnectorSchema = z.object({
   name: z.string(),
   enabled: z.literal(true),
   signing_secret: z.string().describe('The new secret, shown once.'),
+  enabled_at: z.string().nullable().describe('The enabled_at the connectors listing shows while this secret is in use.'),
+  rotated_at: z.string().describe('The rotated_at the connectors listing shows while this secret is in use.'),
   webhook_url: WebhookUrl,
 });
 

@@ -98,6 +98,32 @@ it('ships settings that run these hooks: Claude Code hooks and MCP, Cursor MCP, 
   for (const file of ['claude-code/mcp.json', 'cursor/mcp.json']) expect(JSON.parse(await text(file)).mcpServers.cairn.args).toEqual(['-y', 'cairn-memory', 'mcp']);
   // Claude Code reports an unset ${VAR} as missing: a server in open mode has no key to give.
   expect(JSON.parse(await text('claude-code/mcp.json')).mcpServers.cairn.env.CAIRN_API_KEY).toBe('${CAIRN_API_KEY:-}');
+  // And with no CAIRN_HTTP_URL, `cairn mcp` must get an empty one (local mode), not the literal "${CAIRN_HTTP_URL}".
+  expect(JSON.parse(await text('claude-code/mcp.json')).mcpServers.cairn.env.CAIRN_HTTP_URL).toBe('${CAIRN_HTTP_URL:-}');
   expect(JSON.parse(await text('cursor/hooks.json')).hooks.stop[0].command).toContain('session-end');
   expect(await text('cursor/rules/cairn.mdc')).toContain('memory_briefing');
 });
+
+/** Claude Code's expansion of an MCP server's env: `${VAR}` and `${VAR:-default}`; an unset `${VAR}` stays as written. */
+const expandAsClaudeCode = (value: string, env: Record<string, string | undefined>): string =>
+  value.replace(/\$\{([A-Z_]+)(?::-([^}]*))?\}/g, (whole, name: string, fallback: string | undefined) => env[name] ?? fallback ?? whole);
+
+it('runs `cairn mcp` as Claude Code launches it from mcp.json with nothing set: serving memory itself', async () => {
+  const server = JSON.parse(await readFile(fileURLToPath(new URL('../../integrations/claude-code/mcp.json', import.meta.url)), 'utf8')).mcpServers.cairn;
+  const env = Object.fromEntries(Object.entries(server.env as Record<string, string>).map(([name, value]) => [name, expandAsClaudeCode(value, {})]));
+  expect(env).toEqual({ CAIRN_HTTP_URL: '', CAIRN_API_KEY: '', CAIRN_AGENT_ID: 'claude-code' });
+  const child = spawn(process.execPath, [...CLI_ARGS, 'mcp'], { env: { PATH: process.env.PATH ?? '', HOME: dir, CAIRN_DATA_DIR: join(dir, 'mcp-json-data'), CAIRN_LOG_LEVEL: 'warn', ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end(
+    `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n` +
+      `${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'memory_write', arguments: { entity_path: 'repos/acme/mcp-json', key: 'k', value: 'v' } } })}\n`,
+  );
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  expect(stderr).toContain('in this process');
+  expect(code).toBe(0);
+  const answers = stdout.trim().split('\n').map((line) => JSON.parse(line));
+  expect(answers[1]).toMatchObject({ id: 2, result: { structuredContent: { entry: { version: 1, agent_id: 'claude-code' } } } });
+}, 60_000);

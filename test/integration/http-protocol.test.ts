@@ -46,7 +46,7 @@ describe('a request that stalls while it is sent', () => {
     try {
       // Headers and half a body, then nothing: each holds one of the two request slots.
       const stalled = await Promise.all(
-        [1, 2].map(() => openRaw(cairn.url, 'POST /api/v1/entries HTTP/1.1\r\nHost: cairn\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"entity_path":')),
+        [1, 2].map(() => openRaw(cairn.url, 'POST /api/v1/entries HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"entity_path":')),
       );
       const sentAt = Date.now();
       await expect.poll(async () => (await cairn.call('GET', '/health')).status).toBe(503);
@@ -92,7 +92,7 @@ describe('an event stream whose client stops reading', () => {
 
   it('is cut off once 8 MiB wait unsent, letting go of them at once, while the client still holds its end open', async () => {
     const idle = await inFlight();
-    const stalled = await openRaw(cairn.url, 'GET /api/v1/stream?entity_path=flood HTTP/1.1\r\nHost: cairn\r\n\r\n');
+    const stalled = await openRaw(cairn.url, 'GET /api/v1/stream?entity_path=flood HTTP/1.1\r\nHost: localhost\r\n\r\n');
     stalled.socket.pause();
     try {
       await expect.poll(inFlight).toBe(idle + 1);
@@ -117,7 +117,7 @@ describe('requests over raw HTTP/1.1', () => {
   afterAll(() => cairn?.close());
 
   const raw = (requestLine: string, headers = ''): Promise<RawResponse[]> =>
-    rawExchange(cairn.url, `${requestLine} HTTP/1.1\r\nHost: cairn\r\nConnection: close\r\n${headers}\r\n`);
+    rawExchange(cairn.url, `${requestLine} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n${headers}\r\n`);
 
   it('reads and deletes the entry an absolute-form request target names, whatever its host', async () => {
     // Cutting the prefix's length off "http://a/api/v1/entries/one/two/k" names entries/one/two/k.
@@ -151,7 +151,7 @@ describe('requests over raw HTTP/1.1', () => {
     // A Content-Length shorter than the body: the rest is read as a request, and is not one.
     const short = await rawExchange(
       cairn.url,
-      `POST /api/v1/entries HTTP/1.1\r\nHost: cairn\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n${body}`,
+      `POST /api/v1/entries HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n${body}`,
     );
     expect(short.length).toBeGreaterThan(0);
     for (const answer of short) expectEnvelope(answer, 400, 'BAD_REQUEST');
@@ -168,7 +168,7 @@ describe('requests over raw HTTP/1.1', () => {
   it('answers an Expect it does not meet 417 in the error envelope, storing nothing, and meets 100-continue', async () => {
     const body = '{"entity_path":"expect/refused","key":"k","value":"v"}';
     const post = (expect: string) =>
-      rawExchange(cairn.url, `POST /api/v1/entries HTTP/1.1\r\nHost: cairn\r\nX-Request-Id: expect-1\r\nExpect: ${expect}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      rawExchange(cairn.url, `POST /api/v1/entries HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: expect-1\r\nExpect: ${expect}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
     const [refused] = await post('foo');
     expectEnvelope(refused, 417, 'BAD_REQUEST');
     expect(refused!.body.error).toMatchObject({ message: expect.stringContaining('"foo"'), request_id: 'expect-1' });
@@ -188,10 +188,10 @@ describe('requests refused before routing', () => {
   afterAll(() => cairn?.close());
 
   it('are counted in the request metrics (under one route label, or their route when it was found), and written to the access log in its shape', async () => {
-    const [badUrl] = await rawExchange(cairn.url, 'GET /api/v1/entries/a/%?api_key=hush-hush HTTP/1.1\r\nHost: cairn\r\nConnection: close\r\n\r\n');
+    const [badUrl] = await rawExchange(cairn.url, 'GET /api/v1/entries/a/%?api_key=hush-hush HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
     const [garbled] = await rawExchange(cairn.url, 'NOT AN HTTP REQUEST\r\n\r\n');
-    const [tooLarge] = await rawExchange(cairn.url, `GET /health HTTP/1.1\r\nHost: cairn\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`);
-    const stalled = await openRaw(cairn.url, 'POST /api/v1/entries?token=hush-hush HTTP/1.1\r\nHost: cairn\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+    const [tooLarge] = await rawExchange(cairn.url, `GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`);
+    const stalled = await openRaw(cairn.url, 'POST /api/v1/entries?token=hush-hush HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
     await stalled.closed;
     const [timedOut] = parseResponses(stalled.received());
     expect([badUrl, garbled, tooLarge, timedOut].map((answer) => answer?.status)).toEqual([400, 400, 431, 408]);

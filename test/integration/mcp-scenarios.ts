@@ -30,6 +30,10 @@ export const mcpScenarios = (client: () => Client): void => {
     expect(props.confidence?.description).toMatch(/0–1/);
     expect(tools.find((t) => t.name === 'memory_read')!.annotations).toMatchObject({ readOnlyHint: true });
     expect(tools.find((t) => t.name === 'memory_delete')!.annotations).toMatchObject({ destructiveHint: true });
+    // A batch item takes what memory_write takes but `similar`, which the batch refuses.
+    const batchItem = (tools.find((t) => t.name === 'memory_write_batch')!.inputSchema.properties as { entries: { items: { properties: object } } }).entries.items;
+    expect(batchItem.properties).toHaveProperty('if_version');
+    expect(batchItem.properties).not.toHaveProperty('similar');
   });
 
   it('writes, re-writes unchanged, reads, lists and walks the history', async () => {
@@ -132,6 +136,44 @@ export const mcpScenarios = (client: () => Client): void => {
     await callTool(client(), 'memory_write', { entity_path: path, key: 'k', value: 'one' });
     const conflict = await callTool(client(), 'memory_write', { entity_path: path, key: 'k', value: 'two', if_version: 5 });
     expect(conflict.body.error).toMatchObject({ code: 'CONFLICT', hint: expect.stringContaining('if_version') });
+  });
+
+  it('refuses an argument a tool does not take, in every tool, with a tool error naming it, and changes nothing', async () => {
+    const path = freshPath();
+    await callTool(client(), 'memory_write', { entity_path: path, key: 'k', value: 'one' });
+    await callTool(client(), 'memory_write', { entity_path: path, key: 'k', value: 'two' });
+    // A misspelt if_version must not delete unconditionally.
+    const typo = await callTool(client(), 'memory_delete', { entity_path: path, key: 'k', ifVersion: 1 });
+    expect(typo.isError).toBe(true);
+    expect(typo.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'ifVersion', message: 'is not a known field' }] });
+    const valid: Record<string, Record<string, unknown>> = {
+      memory_briefing: {},
+      memory_search: { query: 'two' },
+      memory_read: { entity_path: path, key: 'k' },
+      memory_list: { entity_path: path },
+      memory_history: { entity_path: path, key: 'k' },
+      memory_neighbours: { entity_path: path, key: 'k' },
+      memory_write: { entity_path: path, key: 'new', value: 'v' },
+      memory_write_batch: { entries: [{ entity_path: path, key: 'batched', value: 'v' }] },
+      memory_delete: { entity_path: path, key: 'k' },
+      memory_record_outcome: { entries: [{ entity_path: path, key: 'k' }], outcome: 'failure' },
+      cortex_digests: {},
+    };
+    const { tools } = await client().listTools();
+    for (const tool of tools) {
+      expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
+      const args = valid[tool.name];
+      expect(args, `a call of ${tool.name} in this test`).toBeDefined();
+      for (const wrong of ['as0f', 'entityPath']) {
+        const answer = await callTool(client(), tool.name, { ...args, [wrong]: 'x' });
+        expect(answer.isError, `${tool.name} with ${wrong}`).toBe(true);
+        expect(answer.body.error, `${tool.name} with ${wrong}`).toMatchObject({ code: 'VALIDATION_FAILED', details: expect.arrayContaining([{ field: wrong, message: 'is not a known field' }]) });
+      }
+    }
+    const read = await callTool(client(), 'memory_read', { entity_path: path, key: 'k' });
+    expect(read.body).toMatchObject({ version: 2, value: 'two', confidence: 1 });
+    const list = await callTool(client(), 'memory_list', { entity_path: path });
+    expect(list.body.entries.map((e: { key: string }) => e.key)).toEqual(['k']);
   });
 
   it('refuses an unknown tool at the protocol level', async () => {

@@ -253,7 +253,7 @@ describe('cairn mcp (stdio, forwarding to CAIRN_HTTP_URL)', () => {
     const path = `repos/acme/both-${Date.now()}`;
     await callTool(client, 'memory_write', { entity_path: path, key: 'k', value: 'v' });
     for (const [name, args] of [['memory_read', { entity_path: path, key: 'k' }], ['memory_read', { entity_path: path, key: 'missing' }], ['memory_list', { entity_path: path }], ['memory_write', { entity_path: '', key: 'k', value: 'v' }],
-      // An argument the tool does not take is dropped on both (it must not reach the REST API as a query parameter).
+      // An argument the tool does not take is refused on both, naming it (a misspelt filter must not be ignored).
       ['memory_list', { entity_path: path, sort: 'newest' }], ['memory_read', { entity_path: path, key: 'k', verbose: true }]] as const) {
       const viaStdio = await callTool(client, name, args);
       const viaHttp = await callTool(http, name, args);
@@ -344,10 +344,12 @@ describe('cairn mcp (stdio, forwarding to CAIRN_HTTP_URL)', () => {
       ];
       for (const [line, id, code, message] of malformed) {
         const answer = await raw.askLine(line);
-        expect(answer, line).toEqual({ jsonrpc: '2.0', id, error: { code, message: expect.stringMatching(message) } });
+        const expected = { jsonrpc: '2.0', id, error: { code, message: expect.stringMatching(message) } };
+        // A batch is answered with an array, on stdio as on /mcp.
+        expect(answer, line).toEqual(line === '[1, 2]' ? [expected, expected] : expected);
         const http = await viaHttp(line);
         expect(http.status, line).toBe(400);
-        expect(http.answer, line).toEqual(line === '[1, 2]' ? [answer, answer] : answer);
+        expect(http.answer, line).toEqual(answer);
       }
       // Still serving; and in a batch, a malformed message is answered beside the others.
       expect(await raw.ask({ jsonrpc: '2.0', id: 9, method: 'ping' })).toEqual({ jsonrpc: '2.0', id: 9, result: {} });

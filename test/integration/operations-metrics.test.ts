@@ -47,7 +47,7 @@ describe('/metrics for operations', () => {
     const stalled = async (): Promise<Socket> => {
       const socket = connect(Number(port), hostname);
       await once(socket, 'connect');
-      socket.write('POST /api/v1/entries HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+      socket.write('POST /api/v1/entries HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
       return socket;
     };
     const metrics = async () => (await cairn.call('GET', '/metrics')).body as string;

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { TOOLS } from '../../packages/server/src/mcp/tools.ts';
 import { BriefingInput } from '../../packages/server/src/services/briefing.ts';
@@ -42,6 +42,19 @@ describe('MCP tool definitions', () => {
 
   it.each(Object.entries(SERVICE_INPUTS))('%s documents exactly the fields its service takes', (name, input) => {
     expect(keys(tool(name).input)).toEqual(keys(input));
+  });
+
+  it.each(Object.entries(SERVICE_INPUTS))('%s: the tool and its service refuse a field they do not name', (name, input) => {
+    expect(tool(name).input._zod.def.catchall?._zod.def.type, name).toBe('never');
+    expect(input._zod.def.catchall?._zod.def.type, name).toBe('never');
+  });
+
+  it('memory_write_batch documents the fields a batch item takes: no `similar`, which the service refuses', () => {
+    const items = (schema: z.ZodObject) => (schema.shape.entries as z.ZodArray<z.ZodObject>).element;
+    expect(keys(items(tool('memory_write_batch').input))).toEqual(keys(items(WriteBatchInput)));
+    const listed = z.toJSONSchema(tool('memory_write_batch').input, { io: 'input', unrepresentable: 'any' }) as unknown as { properties: { entries: { items: { properties: object; additionalProperties: unknown } } } };
+    expect(listed.properties.entries.items.properties).not.toHaveProperty('similar');
+    expect(listed.properties.entries.items.additionalProperties).toBe(false);
   });
 
   it('mark what only reads as read-only and what deletes as destructive', () => {

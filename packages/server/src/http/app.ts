@@ -16,6 +16,7 @@ import { RequestMetrics } from './request-metrics.ts';
 import { requestTimeoutOptions } from './request-timeout.ts';
 import { registerJsonBodies } from './json-body.ts';
 import { refuseUnknownQuery } from './known-query.ts';
+import { registerOriginCheck } from './origin-check.ts';
 import { collectRoutes } from './route-table.ts';
 import { serializeJson } from './serialize.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -114,6 +115,8 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
   const keys = new KeyResolver(runtime.store, config.apiKeys);
   if (await keys.openMode()) app.log.warn('no API key is configured (CAIRN_API_KEYS) or issued: running in open mode, every request is allowed without a key');
   registerRequestHooks(app, requests, keys, new LoadLimits(config.rateLimitRpm, config.maxConcurrent));
+  // After the request hooks, so that a refusal is counted and logged as any other answer is.
+  registerOriginCheck(app, config);
   const http: HttpContext = { config, deps: runtime.deps, store: runtime.store, metrics, cortexFeed: runtime.cortexFeed, keys, drain };
   for (const routes of ROUTES) await app.register(routes, http);
   await app.ready();

@@ -1,4 +1,5 @@
 import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { validationFailed } from '../domain/errors.ts';
 import { RpcError } from './rpc-error.ts';
 import type { MemoryOperations } from './operations.ts';
 import type { ToolDefinition } from './tool.ts';
@@ -22,6 +23,11 @@ export const callTool = async (tools: readonly ToolDefinition[], name: string, a
   const tool = tools.find((t) => t.name === name);
   if (!tool) throw new RpcError(ErrorCode.InvalidParams, `unknown tool "${name}"; tools: ${tools.map((t) => t.name).join(', ')}`);
   try {
+    // tools/list says `additionalProperties: false`: an argument the tool does not take (a
+    // misspelt `ifVersion`) is refused here, the same on every transport, before any service
+    // or server sees it, rather than ignored (a delete without its version check).
+    const unknown = Object.keys(args).filter((name) => !Object.hasOwn(tool.input.shape, name));
+    if (unknown.length > 0) throw validationFailed(unknown.slice(0, 20).map((name) => ({ field: name.slice(0, 100), message: 'is not a known field' })));
     // A server offers a tool only when every scope it serves has the tool's operation.
     return toolSuccess(await tool.call(scope.ops as MemoryOperations, args));
   } catch (error) {

@@ -11,9 +11,9 @@ import type { MemoryOperations, OperationName } from './operations.ts';
 import { SERVED_OPERATIONS } from './service-operations.ts';
 
 /**
- * Check the raw arguments with the service's own schema first, then call with those it names,
- * as they were given (the server applies defaults): `/mcp` drops an argument a tool does not
- * take, so this does too, rather than send it on as a query parameter the route refuses.
+ * Check the raw arguments with the service's own schema first (strict: an argument the tool
+ * does not take is refused, as `/mcp` refuses it), then call with them as they were given (the
+ * server applies defaults).
  */
 const checked = <R>(schema: z.ZodObject, call: (raw: unknown) => Promise<R>) =>
   async (raw: unknown): Promise<R> => {

@@ -1,11 +1,12 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema, type JSONRPCRequest, McpError, SUPPORTED_PROTOCOL_VERSIONS, isInitializeRequest, isJSONRPCRequest,
+  ErrorCode, type JSONRPCMessage, type JSONRPCRequest, McpError, SUPPORTED_PROTOCOL_VERSIONS, isInitializeRequest, isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type CallScope, callTool } from './call-tool.ts';
 import { refuseInvalidParams } from './invalid-params.ts';
-import { INVALID_REQUEST, malformedAnswer } from './malformed.ts';
+import { INVALID_REQUEST } from './malformed.ts';
+import { sortMessages } from './messages.ts';
 import type { ToolDefinition } from './tool.ts';
 
 /** What an HTTP POST to `/mcp` is answered: a status and a JSON body (none for 202). */
@@ -13,9 +14,6 @@ export interface McpAnswer {
   status: number;
   body: unknown;
 }
-
-/** As the SDK's Streamable HTTP transport bounds a batch. */
-const MAX_BATCH = 100;
 
 const refusal = (status: number, code: number, message: string): McpAnswer => ({ status, body: { jsonrpc: '2.0', error: { code, message }, id: null } });
 
@@ -95,19 +93,11 @@ export class McpDispatcher implements Transport {
     }
     const type = String(headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (type !== 'application/json') return refusal(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-    if (Array.isArray(body) && body.length > MAX_BATCH) return refusal(400, INVALID_REQUEST, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
     // A message that is not one is answered by what is wrong with it (malformed.ts), beside the
-    // batch's others; a POST of nothing else is a 400.
-    const batch = Array.isArray(body);
-    const raw = batch ? body : [body];
-    if (raw.length === 0) return refusal(400, INVALID_REQUEST, 'Invalid Request: an empty batch');
-    const malformed: JSONRPCMessage[] = [];
-    const messages: JSONRPCMessage[] = [];
-    for (const m of raw) {
-      const parsed = JSONRPCMessageSchema.safeParse(m);
-      if (parsed.success) messages.push(parsed.data);
-      else malformed.push(malformedAnswer(m));
-    }
+    // batch's others; a POST of nothing else is a 400. Stdio sorts its lines the same way.
+    const sorted = sortMessages(body);
+    if (typeof sorted === 'string') return refusal(400, INVALID_REQUEST, sorted);
+    const { batch, messages, malformed } = sorted;
     // A batch is answered with an array, whatever it holds (JSON-RPC 2.0 §6); one message, with it.
     const reply = <T>(answers: T[]): T | T[] => (batch ? answers : (answers[0] as T));
     if (messages.length === 0) return { status: 400, body: reply(malformed) };

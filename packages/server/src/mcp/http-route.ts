@@ -6,7 +6,8 @@ import type { RoutePlugin } from '../http/http-context.ts';
 import { ErrorResponse } from '../http/routes/error-schema.ts';
 import { mcpAnswerJson } from './answer-json.ts';
 import { McpDispatcher } from './http-dispatch.ts';
-import { parseErrorAnswer } from './malformed.ts';
+import { INVALID_REQUEST, errorAnswer, parseErrorAnswer } from './malformed.ts';
+import { tooLargeMessage } from './messages.ts';
 import type { CallScope } from './call-tool.ts';
 import { createMcpServer, offeredTools } from './server.ts';
 import { SERVED_OPERATIONS, serviceOperations } from './service-operations.ts';
@@ -25,6 +26,7 @@ const MCP_ANSWERS = {
   202: z.null().describe('Only notifications or responses were sent: nothing to answer.'),
   400: RpcAnswer.describe('A body that is not JSON: a JSON-RPC error -32700 with id null.'),
   ...ErrorResponse,
+  413: RpcAnswer.describe('A body over 1 MiB: a JSON-RPC error -32600 with id null, naming its size (the limit of a message on every transport).'),
 };
 
 /**
@@ -45,10 +47,18 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
   const dispatcher = await McpDispatcher.connect(server, tools);
   app.addHook('onClose', async () => server.close());
 
-  // A body that is not JSON is answered as JSON-RPC says (-32700), which an MCP client reads;
-  // every other refusal keeps the shape of the rest of the API.
-  const errorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
-    isBodyNotJson(error) ? reply.status(400).type('application/json').send(parseErrorAnswer()) : answerError(error, request, reply);
+  // A body that is not JSON is answered as JSON-RPC says (-32700), and one over 1 MiB with the
+  // refusal `cairn mcp` gives a line over 1 MiB (-32600, naming its size), which an MCP client
+  // reads; every other refusal keeps the shape of the rest of the API.
+  const errorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (isBodyNotJson(error)) return reply.status(400).type('application/json').send(parseErrorAnswer());
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      const length = Number(request.headers['content-length']);
+      const message = tooLargeMessage(Number.isSafeInteger(length) && length > 0 ? length : undefined);
+      return reply.status(413).type('application/json').send(errorAnswer(null, INVALID_REQUEST, message));
+    }
+    return answerError(error, request, reply);
+  };
 
   app.post('/mcp', { errorHandler, schema: { summary: 'MCP over Streamable HTTP (stateless; JSON-RPC messages)', tags: ['mcp'], response: MCP_ANSWERS } }, async (request, reply) => {
     const ctx = contextOf(request, deps.config);

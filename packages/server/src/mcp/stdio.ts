@@ -78,6 +78,18 @@ class InFlightTransport implements Transport {
   }
 }
 
+/** Resolves once everything written to `out` so far has been handed to the system, or after `ms`. */
+const flushed = (out: NodeJS.WriteStream, ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    // Writes are done in order: the callback of an empty one runs once those before it are.
+    out.write('', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
 /**
  * Where the calls of a `cairn mcp` process go: to a server over its REST API
  * (stdio-forward.ts), or to the services over a backend this process opened (stdio-local.ts).
@@ -102,7 +114,8 @@ export interface StdioSession {
 export const serveStdioMcp = async (session: StdioSession): Promise<void> => {
   const server = createMcpServer(offeredTools(session.operations), (extra) => session.scopeOf(extra.requestId));
   // Params the caller got wrong are answered -32602, as /mcp answers them, not -32603 by the SDK.
-  const transport = new InFlightTransport(new ParamsCheckedTransport(new StdioLines()));
+  const lines = new StdioLines();
+  const transport = new InFlightTransport(new ParamsCheckedTransport(lines));
   let ending: Promise<void> | null = null;
   const end = (wait: boolean): Promise<void> => {
     ending ??= (async () => {
@@ -119,10 +132,15 @@ export const serveStdioMcp = async (session: StdioSession): Promise<void> => {
         process.stderr.write(`cairn mcp: closing failed: ${error instanceof Error ? error.message : String(error)}\n`);
         process.exitCode = 1;
       });
+      // The answers written last may still be on their way to a reader slower than us: exiting
+      // now dropped them, or cut the last one short.
+      await flushed(process.stdout, wait ? DRAIN_MS : 2_000);
     })().finally(() => process.exit());
     return ending;
   };
-  process.stdin.once('end', () => void end(true));
+  // Told by the transport once it has handled the last line (one without a newline too), so
+  // that the request on it is among those waited for.
+  lines.onend = () => void end(true);
   // A signal is someone who will not wait for the calls in flight; what was acknowledged is durable.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void end(false));
   await server.connect(transport);

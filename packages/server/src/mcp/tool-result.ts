@@ -12,7 +12,7 @@ const HINTS: Record<string, string> = {
   BAD_REQUEST: 'Fix the arguments and call again.',
   NOT_FOUND: 'Nothing live at that entity_path and key: check both (memory_list shows the keys under a path).',
   CONFLICT: 'The entry changed since you read it: read it again, then retry with its current version as if_version.',
-  PAYLOAD_TOO_LARGE: 'Store less: a value is at most 512 KiB; split it or keep a summary.',
+  PAYLOAD_TOO_LARGE: 'Send less: the message says what is too large (a value is at most 512 KiB, a whole call at most 1 MiB); split it or keep a summary.',
   FORBIDDEN: 'Your API key does not allow this (scope or entity path prefix).',
   RATE_LIMITED: 'Too many requests: wait retry_after_s seconds, then retry.',
   UNAVAILABLE: 'The storage backend is not answering: wait retry_after_s seconds, then retry.',

@@ -11,7 +11,10 @@ export interface ToolDefinition {
   title: string;
   /** Written for a model: what it does, when to use it rather than another tool, what comes back. */
   description: string;
-  /** Documents the arguments in tools/list; the service behind the tool does the validating. */
+  /**
+   * Documents the arguments in tools/list; the service behind the tool does the validating, with
+   * a strict schema, so an argument not listed here is refused (test/unit/mcp-strict-args.test.ts).
+   */
   input: z.ZodObject;
   annotations: ToolAnnotations;
   operation: OperationName;

@@ -9,9 +9,10 @@ import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { AddressSchema, wholeNumber } from './schemas.ts';
 
+/** Strict, as every service input: a misspelt argument (`ifVersion` for `if_version`) is refused, not ignored. */
 export const DeleteEntryInput = AddressSchema.extend({
   if_version: wholeNumber(1).optional().describe('Delete only if the entry is at this version; otherwise 409.'),
-});
+}).strict();
 export type DeleteEntryInput = z.input<typeof DeleteEntryInput>;
 
 const EMPTY_HASH = contentHash('');

@@ -7,10 +7,11 @@ import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import { AddressSchema, wholeNumber } from './schemas.ts';
 
+/** Strict, as every service input: a misspelt argument (`befor` for `before`) is refused, not ignored. */
 export const EntryHistoryInput = AddressSchema.extend({
   limit: wholeNumber(1, LIMITS.historyLimitMax).default(100),
   before: wholeNumber(2).optional().describe('Only versions older than this one (paging back).'),
-});
+}).strict();
 export type EntryHistoryInput = z.input<typeof EntryHistoryInput>;
 
 /** A page of versions, as GET /api/v1/history/… answers it (declared once, in the client). */

@@ -10,6 +10,7 @@ import { listPrefixFor, namespaceFor, requireScope } from './authorize.ts';
 import { InstantParamSchema, wholeNumber } from './schemas.ts';
 import { AsOfSchema, asOfInstant } from './as-of.ts';
 
+/** Strict, as every service input: a misspelt argument (`entityPath` for `entity_path`) is refused, not ignored. */
 export const ListEntriesInput = z.object({
   namespace: NamespaceSchema.optional(),
   entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment ("repos/acme" matches "repos/acme/api", not "repos/acme-corp").'),
@@ -18,7 +19,7 @@ export const ListEntriesInput = z.object({
   limit: wholeNumber(1, LIMITS.listLimitMax).default(LIMITS.listLimitDefault),
   cursor: z.string().max(4096).optional().describe('The `next_cursor` of the previous page.'),
   as_of: AsOfSchema.optional(),
-});
+}).strict();
 export type ListEntriesInput = z.input<typeof ListEntriesInput>;
 
 /** A page of entries, as GET /api/v1/entries answers it (declared once, in the client). */

@@ -7,10 +7,11 @@ import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import { AddressSchema, wholeNumber } from './schemas.ts';
 
+/** Strict, as every service input: a misspelt argument (`asOf` for `as_of`) is refused, not ignored. */
 export const ReadEntryInput = AddressSchema.extend({
   version: wholeNumber(1).optional().describe('Read this past version instead of the current one.'),
   as_of: AsOfSchema.optional(),
-});
+}).strict();
 export type ReadEntryInput = z.input<typeof ReadEntryInput>;
 
 /**

@@ -17,7 +17,8 @@ export const memoryWriteBatch: ToolDefinition = {
   input: WriteBatchInput.extend({
     namespace,
     entries: z
-      .array(memoryWrite.input)
+      // An item is a memory_write call without `similar`, which a batch does not take.
+      .array(memoryWrite.input.omit({ similar: true }))
       .min(1)
       .max(MAX_BATCH_ENTRIES)
       .describe('The writes, each with entity_path, key and value like memory_write; each (entity_path, key) at most once.'),

@@ -1,0 +1,43 @@
+import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LIMITS } from '../domain/limits.ts';
+import { malformedAnswer } from './malformed.ts';
+
+/** As the SDK's Streamable HTTP transport bounds a batch. */
+export const MAX_BATCH = 100;
+
+/** The most one JSON-RPC message (a line on stdio, a POST body on /mcp) may hold: REST's body limit, on every transport. */
+export const MAX_MESSAGE_BYTES = LIMITS.bodyBytes;
+
+/** The refusal of a message over MAX_MESSAGE_BYTES, naming its size (`bytes`, or a floor of it when not read whole). */
+export const tooLargeMessage = (bytes: number | undefined, whole = true): string =>
+  `Invalid Request: the message is ${bytes === undefined ? 'larger than the limit' : `${whole ? '' : 'more than '}${bytes} bytes`}; a message is at most ${MAX_MESSAGE_BYTES} bytes (1 MiB): split a batch into smaller calls`;
+
+/** One body or line sorted: the messages to handle, and the answers to what is not a message. */
+export interface SortedMessages {
+  /** A JSON-RPC batch (an array), answered with an array whatever it holds (JSON-RPC 2.0 §6). */
+  batch: boolean;
+  messages: JSONRPCMessage[];
+  /** In the order met, an answer to each element that is not a JSON-RPC message (malformed.ts). */
+  malformed: JSONRPCMessage[];
+}
+
+/**
+ * A parsed body (/mcp) or line (stdio) as the messages it holds: one, or a batch of up to
+ * MAX_BATCH, each element that is not a message answered by what is wrong with it. A refusal
+ * (a string, the error's message) for an empty or overlong batch. Both transports take batches
+ * whatever protocol version was negotiated, the same way.
+ */
+export const sortMessages = (value: unknown): SortedMessages | string => {
+  const batch = Array.isArray(value);
+  if (batch && value.length > MAX_BATCH) return `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`;
+  const raw: unknown[] = batch ? value : [value];
+  if (raw.length === 0) return 'Invalid Request: an empty batch';
+  const messages: JSONRPCMessage[] = [];
+  const malformed: JSONRPCMessage[] = [];
+  for (const m of raw) {
+    const parsed = JSONRPCMessageSchema.safeParse(m);
+    if (parsed.success) messages.push(parsed.data);
+    else malformed.push(malformedAnswer(m));
+  }
+  return { batch, messages, malformed };
+};

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
@@ -303,12 +304,16 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
       expect((await store.listRecords(c, { limit: 100 })).map((r) => r.id)).toEqual(sorted.filter((id) => id !== `p:${'a'.repeat(99)}`));
     });
 
-    it('keeps record ids of 300, 600 and 2,000 bytes (multi-byte too, sharing long heads, among short ones) and pages them in id order', async () => {
+    it('keeps record ids of 300, 600, 2,000, 4,000 and 8,000 bytes (multi-byte too, sharing long heads, among short ones) and pages them in id order', async () => {
       // Ids come from entity paths (512 characters of up to 4 bytes, and a namespace): on S3 the
       // hex of one past about 450 bytes made a key over AWS's 1,024 bytes (the test proxy refuses
-      // one, as AWS does).
+      // one, as AWS does); on PostgreSQL one past about 2.7 KB was over a btree entry's 2,704
+      // bytes (SQLSTATE 54000), refused for good but answered "unavailable; retry shortly".
       const c = `retention/${nextNs()}`;
       const head = 'h'.repeat(400);
+      // `bytes` hex digits, the same for the same seed (an id must be known again to be read).
+      const hexOf = (bytes: number, seed: number) =>
+        Array.from({ length: Math.ceil(bytes / 64) }, (_, i) => createHash('sha256').update(`${seed}/${i}`).digest('hex')).join('').slice(0, bytes);
       const ids = [
         'a', 'z', '\uE000', '𝒳',
         'p'.repeat(300), 'p'.repeat(600), 'p'.repeat(2000), `${'p'.repeat(600)}q`,
@@ -317,6 +322,9 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
         'h'.repeat(319), 'h'.repeat(320), 'h'.repeat(350), head, `${head}a`, `${head}${'a'.repeat(599)}`, `${head}${'a'.repeat(600)}`,
         `${head}b`, `${head}${'b'.repeat(600)}`, `${head}${'c'.repeat(1600)}`, `${head}ü${'x'.repeat(700)}`, `${head}${'😀'.repeat(150)}`,
         `${'h'.repeat(319)}i${'x'.repeat(700)}`, `${'h'.repeat(319)}g${'x'.repeat(700)}`,
+        // Past a btree entry (random-looking, so not compressed under it), sharing heads too.
+        'p'.repeat(4000), 'p'.repeat(8000), `${'p'.repeat(4000)}q`, hexOf(4000, 1), hexOf(8000, 2), `${head}${hexOf(4000, 3)}`, `${head}${hexOf(4000, 4)}`,
+        `${head}${'語'.repeat(1300)}`, '😀'.repeat(2000), `${'😀'.repeat(1999)}a`,
       ];
       const sorted = [...ids].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
       const label = (id: string) => `${id.slice(0, 12)}… (${Buffer.byteLength(id)} bytes)`;
@@ -329,6 +337,8 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
       // Near misses of long ids are other records.
       expect(await store.getRecord(c, `${head}${'a'.repeat(601)}`)).toBeNull();
       expect(await store.getRecord(c, 'p'.repeat(1999))).toBeNull();
+      expect(await store.getRecord(c, 'p'.repeat(7999))).toBeNull();
+      expect(await store.getRecord(c, `${hexOf(8000, 2).slice(0, -1)}g`)).toBeNull();
       expect((await store.listRecords(c, { limit: 100 })).map((r) => r.id)).toEqual(sorted);
       for (const limit of [1, 2]) {
         const paged: string[] = [];
@@ -355,12 +365,21 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
       const results = await Promise.all(Array.from({ length: 6 }, (_, i) => store.createRecord(c, racing, { i })));
       expect(results.filter(Boolean)).toHaveLength(1);
       expect((await store.getRecord(c, racing))?.data).toEqual({ i: results.indexOf(true) });
-      for (const id of [long, racing, 'p'.repeat(2000), `${head}a`]) {
+      const racingLong = `${head}${hexOf(6000, 5)}`;
+      const racers = await Promise.all(Array.from({ length: 6 }, (_, i) => store.createRecord(c, racingLong, { i })));
+      expect(racers.filter(Boolean)).toHaveLength(1);
+      expect((await store.getRecord(c, racingLong))?.data).toEqual({ i: racers.indexOf(true) });
+      const long8k = hexOf(8000, 2);
+      expect(await store.replaceRecord(c, long8k, { id: 'other' }, { n: 1 })).toBe(false);
+      expect(await store.replaceRecord(c, long8k, { id: long8k }, { n: 1 })).toBe(true);
+      await store.putRecord(c, long8k, { n: 2 });
+      expect((await store.getRecord(c, long8k))?.data).toEqual({ n: 2 });
+      for (const id of [long, racing, racingLong, 'p'.repeat(2000), `${head}a`, 'p'.repeat(8000)]) {
         expect(await store.deleteRecord(c, id), label(id)).toBe(true);
         expect(await store.deleteRecord(c, id), label(id)).toBe(false);
         expect(await store.getRecord(c, id), label(id)).toBeNull();
       }
-      const left = sorted.filter((id) => id !== long && id !== 'p'.repeat(2000) && id !== `${head}a`);
+      const left = sorted.filter((id) => id !== long && id !== 'p'.repeat(2000) && id !== `${head}a` && id !== 'p'.repeat(8000));
       expect((await store.listRecords(c, { limit: 100 })).map((r) => r.id).map(label)).toEqual(left.map(label));
       expect((await store.listRecords(c, { limit: 3, after: `${head}` })).map((r) => r.id).map(label)).toEqual(
         left.slice(left.indexOf(head) + 1, left.indexOf(head) + 4).map(label),

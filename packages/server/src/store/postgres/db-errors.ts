@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import postgres from 'postgres';
 import { ServiceError, unavailable } from '../../domain/errors.ts';
 
 /** The fields the driver puts on its errors: SQLSTATE for server errors, errno-style for sockets. */
@@ -6,14 +7,20 @@ interface DriverError {
   code?: unknown;
   message?: unknown;
   detail?: unknown;
+  severity?: unknown;
 }
 
 const asDriverError = (error: unknown): DriverError => (typeof error === 'object' && error !== null ? (error as DriverError) : {});
 
-/** SQLSTATE of a server error (five characters), or undefined for socket and client errors. */
+/**
+ * SQLSTATE of a server error, or undefined for socket and client errors. Only an error the
+ * server sent has one (the driver's PostgresError, which carries the message's severity): a
+ * socket error's errno name can look like one too (EPIPE, EPERM, EBADF are five capitals).
+ */
 const sqlState = (error: unknown): string | undefined => {
-  const code = asDriverError(error).code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  const { code, severity } = asDriverError(error);
+  const fromServer = error instanceof postgres.PostgresError || typeof severity === 'string';
+  return fromServer && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 };
 
 export const isUniqueViolation = (error: unknown): boolean => sqlState(error) === '23505';
@@ -24,6 +31,12 @@ export const isUniqueViolation = (error: unknown): boolean => sqlState(error) ==
  * help, so they are the caller's to fix, not an outage.
  */
 const isDataException = (state: string | undefined): boolean => state?.startsWith('22') === true;
+
+/**
+ * Program limits (class 54, e.g. 54000 "index row size … exceeds btree maximum 2704"): the
+ * statement is too big for the database, every time it runs.
+ */
+const isProgramLimit = (state: string | undefined): boolean => state?.startsWith('54') === true;
 
 /**
  * Classes that mean "the database cannot serve us right now": connection failures (08),
@@ -71,7 +84,7 @@ export const retryingRollbacks = async <T>(work: () => Promise<T>): Promise<T> =
 
 /**
  * Turns whatever the driver threw into the errors the Store port promises: data problems
- * become VALIDATION_FAILED, everything else UNAVAILABLE (retryable, 503). A raw driver error
+ * become VALIDATION_FAILED, program limits PAYLOAD_TOO_LARGE, everything else UNAVAILABLE (retryable, 503). A raw driver error
  * never leaves the store. Errors that are not plain outages (a missing table, a failed login,
  * a bug of ours) are logged loudly while the caller still gets a 503.
  */
@@ -85,6 +98,16 @@ export const toServiceError = (error: unknown, operation: string, logger: Logger
     const field = operation === 'append' ? 'entry' : 'query';
     return new ServiceError('VALIDATION_FAILED', `the database refused the ${field}: ${why}`, {
       details: [{ field, message: why }],
+      cause: error,
+    });
+  }
+  // Program limits (class 54): an index entry over the btree's 2,704 bytes (a value too long to
+  // index), a statement too complex. The same request fails the same way every time, so it is
+  // the request's size, not an outage a retry would get past.
+  if (isProgramLimit(state)) {
+    const field = operation === 'append' ? 'entry' : 'request';
+    return new ServiceError('PAYLOAD_TOO_LARGE', `the database refused the ${field} as beyond its limits: ${text}`, {
+      details: [{ field, message: text }],
       cause: error,
     });
   }

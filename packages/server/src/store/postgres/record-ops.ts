@@ -27,14 +27,14 @@ const getMany = async (sql: Sql, at: readonly RecordAt[]): Promise<(StoredRecord
     select a.i, c.id, c.data, c.updated_at
       from unnest(${textArrayLiteral(at.map((a) => a.collection))}::text[],
                   ${textArrayLiteral(at.map((a) => a.id))}::text[]) with ordinality as a(collection, id, i)
-      join cairn_records c on c.collection = a.collection and c.id = a.id`;
+      join cairn_records c on c.collection = a.collection and c.id_hash = cairn_record_id_hash(a.id) and c.id = a.id`;
   const found: (StoredRecord | null)[] = at.map(() => null);
   for (const row of rows) found[Number(row.i) - 1] = { id: row.id, data: row.data, updated_at: row.updated_at.toISOString() };
   return found;
 };
 
 /**
- * Many creates in one statement (one commit). The primary key still decides between racing
+ * Many creates in one statement (one commit). The primary key (collection, id_hash) still decides between racing
  * creators on every replica; within the batch the first to ask for an id is its creator and
  * the others are told it exists, as they would have been one after another.
  */
@@ -47,7 +47,7 @@ const createMany = async (sql: Sql, items: readonly (RecordAt & { data: Record<s
   const rows = await sql<RecordAt[]>`
     insert into cairn_records (collection, id, data)
     select r.collection, r.id, r.data from json_to_recordset(${JSON.stringify(unique)}::text::json) as r(collection text, id text, data jsonb)
-    on conflict (collection, id) do nothing returning collection, id`;
+    on conflict (collection, id_hash) do nothing returning collection, id`;
   const created = new Set(rows.map(keyOf));
   return items.map((item, i) => first.get(keyOf(item)) === i && created.has(keyOf(item)));
 };
@@ -58,7 +58,7 @@ const deleteMany = async (sql: Sql, at: readonly RecordAt[]): Promise<boolean[]>
     delete from cairn_records c
      using unnest(${textArrayLiteral(at.map((a) => a.collection))}::text[],
                   ${textArrayLiteral(at.map((a) => a.id))}::text[]) as a(collection, id)
-     where c.collection = a.collection and c.id = a.id
+     where c.collection = a.collection and c.id_hash = cairn_record_id_hash(a.id) and c.id = a.id
     returning c.collection, c.id`;
   const deleted = new Set(rows.map(keyOf));
   const told = new Set<string>();

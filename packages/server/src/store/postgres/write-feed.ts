@@ -30,8 +30,8 @@ export interface Listening {
   connect: () => Sql;
   /**
    * After this long without a notification, the feed notifies itself on a channel of its own,
-   * and when that has not arrived this long later, replaces the session: at most about three
-   * times this from a session going silent to the catch-up. Default 5 s.
+   * and when that has not arrived this long after it was sent, replaces the session: about
+   * twice this from the last notification heard on a silent session to the new one. Default 5 s.
    */
   checkMs?: number;
 }
@@ -50,6 +50,11 @@ const DEFAULT_CHECK_MS = 5_000;
  * So the feed checks its session: quiet for `checkMs`, it sends itself a notification on a
  * channel only it listens to, and when that does not come back within another `checkMs`, it
  * drops the session for a new one, whose LISTEN starts a catch-up.
+ *
+ * Each ping carries a number, and only its own notification (or a later ping's) answers it: the
+ * notification often arrives on the session before the pg_notify statement's answer on the
+ * pool, so the ping is marked out before it is sent, never after. One timer, set for the next
+ * moment a decision is due (quiet for `checkMs`, or a ping out for `checkMs`), does the checking.
  */
 export class WriteFeed {
   readonly changes: LocalChangeFeed;
@@ -83,8 +88,10 @@ export class WriteFeed {
   private readonly selfChannel = `cairn_feed_${randomBytes(8).toString('hex')}`;
   /** When anything was last heard on the session (or it was last set up). */
   private lastHeard = Date.now();
-  /** When the feed sent itself a notification not heard since; null when none is out. */
-  private pingedAt: number | null = null;
+  /** The notification the feed sent itself and has not heard since (`sentAt`: when its pg_notify returned); null when none is out. */
+  private ping: { id: number; sentAt: number | null } | null = null;
+  /** The number of the last ping sent: a self-notification carries it, and answers pings up to it. */
+  private pings = 0;
   /** A session whose set-up failed: the next check sets one up again. */
   private unlistened = false;
   private checking = false;
@@ -128,36 +135,65 @@ export class WriteFeed {
     } finally {
       started();
     }
-    this.checkTimer = setInterval(() => void this.check(), this.checkMs).unref();
+    this.lastHeard = Date.now();
+    this.scheduleCheck(this.checkMs);
+  }
+
+  /** The next check, in `ms` (one timer at a time). */
+  private scheduleCheck(ms: number): void {
+    if (this.closed) return;
+    if (this.checkTimer) clearTimeout(this.checkTimer);
+    this.checkTimer = setTimeout(() => void this.check(), Math.max(1, ms)).unref();
   }
 
   private async listenOn(listener: Sql): Promise<void> {
     const heard = () => (this.lastHeard = Date.now());
     await listener.listen(FORGET_CHANNEL, (payload) => (heard(), this.onForget(payload)));
     await listener.listen(CHANNEL, (payload) => (heard(), this.onPayload(payload)), () => (heard(), this.onListen()));
-    await listener.listen(this.selfChannel, () => {
+    await listener.listen(this.selfChannel, (payload) => {
       heard();
-      this.pingedAt = null;
+      const id = Number(payload);
+      if (this.ping && Number.isSafeInteger(id) && id >= this.ping.id) this.ping = null;
     });
   }
 
-  /** One look at the session (see the class comment); never two at once. */
+  /**
+   * One look at the session (see the class comment); never two at once. Then the next check is
+   * set for when a decision will be due: the ping out for `checkMs`, or the session quiet for it.
+   */
   private async check(): Promise<void> {
     if (this.closed || this.checking) return;
     this.checking = true;
+    let next = this.checkMs;
     try {
-      const now = Date.now();
-      if (this.unlistened || (this.pingedAt !== null && now - this.pingedAt >= this.checkMs)) await this.replaceSession();
-      else if (this.pingedAt === null && now - this.lastHeard >= this.checkMs) {
-        // Sent on the pool, not the session: only the session's hearing is in question.
-        await this.timed(this.sql`select pg_notify(${this.selfChannel}, '')`);
-        this.pingedAt = Date.now();
+      const ping = this.ping;
+      if (this.unlistened || (ping?.sentAt != null && Date.now() - ping.sentAt >= this.checkMs)) await this.replaceSession();
+      else if (ping) next = ping.sentAt === null ? this.checkMs : ping.sentAt + this.checkMs - Date.now();
+      else if (Date.now() - this.lastHeard < this.checkMs) next = this.lastHeard + this.checkMs - Date.now();
+      else {
+        // Marked out before it is sent: its notification can come back before the statement does.
+        const sent = { id: ++this.pings, sentAt: null as number | null };
+        this.ping = sent;
+        try {
+          // Sent on the pool, not the session: only the session's hearing is in question.
+          await this.timed(this.sql`select pg_notify(${this.selfChannel}, ${String(sent.id)})`);
+        } catch (error) {
+          // Never sent (or not known to be): nothing to wait for.
+          if (this.ping === sent) this.ping = null;
+          throw error;
+        }
+        // Committed now: from here it has `checkMs` to arrive, unless it did already.
+        if (this.ping === sent) {
+          sent.sentAt = Date.now();
+          next = this.checkMs;
+        } else next = this.lastHeard + this.checkMs - Date.now();
       }
     } catch (error) {
       // The database is unreachable: the driver's own reconnection is what is needed then.
       this.logger.debug({ err: error }, 'change feed could not check its LISTEN session');
     } finally {
       this.checking = false;
+      this.scheduleCheck(next);
     }
   }
 
@@ -165,7 +201,7 @@ export class WriteFeed {
     this.logger.warn({ silent_ms: Date.now() - this.lastHeard }, 'LISTEN cairn_write stopped delivering (a notification sent to itself never came); opening a new session');
     const old = this.listener;
     this.listener = this.connect();
-    this.pingedAt = null;
+    this.ping = null;
     void old.end({ timeout: 0 }).catch(() => {});
     try {
       await this.listenOn(this.listener);
@@ -194,7 +230,7 @@ export class WriteFeed {
   close(): Promise<void> {
     this.closed = true;
     this.jobs.length = 0;
-    if (this.checkTimer) clearInterval(this.checkTimer);
+    if (this.checkTimer) clearTimeout(this.checkTimer);
     void this.listener.end({ timeout: 0 }).catch(() => {});
     return this.draining ?? Promise.resolve();
   }

@@ -3,6 +3,7 @@ import { VersionConflict } from '../../domain/errors.ts';
 import { compareAddresses } from '../../domain/order.ts';
 import { type AppendRow, type Appended, appendEntry, appendStatement, appendedOf, currentVersion } from './append-entry.ts';
 import type { Sql } from './client.ts';
+import type { WriteGuard } from './deadline.ts';
 import { pipelined } from './pipelined.ts';
 import { StatementBatcher } from './statement-batcher.ts';
 
@@ -36,21 +37,24 @@ export class AppendBatcher {
     this.batcher = new StatementBatcher({
       maxBatch: MAX_BATCH,
       maxInFlight,
-      alone: ({ entry, expectedHead }) => appendEntry(sql, entry, expectedHead),
-      together: (appends) => commitTogether(sql, appends),
+      alone: ({ entry, expectedHead }, guard) => appendEntry(sql, entry, expectedHead, guard),
+      together: (appends, guard) => commitTogether(sql, appends, guard),
     });
   }
 
-  /** Resolves with the version's global sequence number (and kept vector) once it is committed. */
-  append(entry: Entry, expectedHead: number): Promise<Appended> {
-    return this.batcher.run({ entry, expectedHead });
+  /**
+   * Resolves with the version's global sequence number (and kept vector) once it is committed.
+   * Under a `guard` (deadline.ts), a cancel leaves it unstored and rejected.
+   */
+  append(entry: Entry, expectedHead: number, guard?: WriteGuard): Promise<Appended> {
+    return this.batcher.run({ entry, expectedHead }, guard);
   }
 }
 
 /** One transaction, in one round trip (pipelined.ts), its head-row locks taken in address order. */
-const commitTogether = async (sql: Sql, appends: Append[]): Promise<(Appended | Promise<Appended>)[]> => {
+const commitTogether = async (sql: Sql, appends: Append[], guard?: WriteGuard): Promise<(Appended | Promise<Appended>)[]> => {
   const order = appends.map((_, i) => i).sort((i, j) => byAddress(appends[i] as Append, appends[j] as Append));
-  const results = await pipelined(sql, (tx) => order.map((i) => appendStatement(tx, (appends[i] as Append).entry, (appends[i] as Append).expectedHead)));
+  const results = await pipelined(sql, (tx) => order.map((i) => appendStatement(tx, (appends[i] as Append).entry, (appends[i] as Append).expectedHead)), guard);
   const rows: (AppendRow | undefined)[] = [];
   order.forEach((i, at) => (rows[i] = results[at]?.[0]));
   // A statement without a row lost its race: the version that won is looked up for its answer.

@@ -3,6 +3,7 @@ import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { VersionConflict } from '../../domain/errors.ts';
 import type { Sql } from './client.ts';
 import { isUniqueViolation } from './db-errors.ts';
+import type { WriteGuard } from './deadline.ts';
 import { ENTRY_CASTS, ENTRY_COLUMNS, entryParams } from './entry-row.ts';
 import { ANALYSIS_VERSION } from '../../search-rules/analyzer.ts';
 import { textStamp, tsvectorOf } from './search-terms.ts';
@@ -126,12 +127,14 @@ export const currentVersion = async (sql: Sql, a: EntryAddress): Promise<number>
 
 /**
  * Appends `entry` in its own transaction if the entry's head is still `expectedHead`;
- * otherwise throws VersionConflict with the version found.
+ * otherwise throws VersionConflict with the version found. Under a `guard` (deadline.ts) the
+ * statement is cancelled with it, and not sent once it is.
  */
-export const appendEntry = async (sql: Sql, entry: Entry, expectedHead: number): Promise<Appended> => {
+export const appendEntry = async (sql: Sql, entry: Entry, expectedHead: number, guard?: WriteGuard): Promise<Appended> => {
   let rows: AppendRow[];
   try {
-    rows = await appendStatement(sql, entry, expectedHead);
+    const statement = appendStatement(sql, entry, expectedHead);
+    rows = await (guard ? guard.track(statement) : statement);
   } catch (error) {
     // Only reachable if the versions table holds a version the head row does not know of
     // (edited by hand): the primary key still refuses a second version N.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntryAddress } from '../../domain/entry.ts';
 import type { CompactionResult, ForgetTarget } from '../../ports/store.ts';
 import type { Sql } from './client.ts';
+import type { CancellableQuery, WriteGuard } from './deadline.ts';
 
 /** Channel that tells every replica what was forgotten (paths only, never content). */
 export const FORGET_CHANNEL = 'cairn_forget';
@@ -56,49 +57,52 @@ const ENTRY_TABLES = ['cairn_heads', 'cairn_versions', 'cairn_search'] as const;
  * skip its own notification and log row. Entity paths under a prefix: the prefix itself, or
  * starting with `prefix/` (starts_with, so `%` and `_` in a path mean nothing special).
  */
-export const forgetRows = async (sql: Sql, target: ForgetTarget, id: string = randomUUID()): Promise<ForgetResult> =>
+export const forgetRows = async (sql: Sql, target: ForgetTarget, id: string = randomUUID(), guard?: WriteGuard): Promise<ForgetResult> =>
   sql.begin(async (tx) => {
+    // Under a guard (deadline.ts) each statement is sent under it: a cancel rolls all of it back.
+    const sent = <Q extends CancellableQuery>(q: Q): Q => (guard ? guard.track(q) : q);
     const { namespace, prefix } = target;
     const key = target.key ?? null;
     let seq: number | null = null;
-    const heads = await tx<EntryAddress[]>`
+    const heads = await sent(tx<EntryAddress[]>`
       delete from cairn_heads
        where namespace = ${namespace}
          and (${key}::text is null or key = ${key})
          and (entity_path = ${prefix} or (${key}::text is null and starts_with(entity_path, ${`${prefix}/`})))
-      returning namespace, entity_path, key`;
+      returning namespace, entity_path, key`);
     for (const table of ENTRY_TABLES.slice(1)) {
-      await tx`
+      await sent(tx`
         delete from ${tx(table)}
          where namespace = ${namespace}
            and (${key}::text is null or key = ${key})
-           and (entity_path = ${prefix} or (${key}::text is null and starts_with(entity_path, ${`${prefix}/`})))`;
+           and (entity_path = ${prefix} or (${key}::text is null and starts_with(entity_path, ${`${prefix}/`})))`);
     }
     if (heads.length > 0) {
       // A saved in-process search index (migration 010) holds the entries' words and vectors:
       // it goes too, whichever search this server uses, and replicas with an in-process index
       // save theirs again once they hear of the forget. Rows a save is replacing right now are
       // skipped, not waited for: that save is followed by the replica's own after the forget.
-      await tx`delete from cairn_search_snapshot where part in (select part from cairn_search_snapshot for update skip locked)`;
+      await sent(tx`delete from cairn_search_snapshot where part in (select part from cairn_search_snapshot for update skip locked)`);
       // Last, so the lock (which orders the log's rows by commit) is held only until the commit.
-      await tx`select pg_advisory_xact_lock(${FORGET_LOG_LOCK.toString()}::int8)`;
-      const [logged] = await tx<{ seq: string }[]>`
-        insert into cairn_forget_log (id, namespace, prefix, key) values (${id}, ${namespace}, ${prefix}, ${key}) returning seq`;
-      await tx`delete from cairn_forget_log where forgotten_at < now() - ${FORGET_LOG_KEEP}::interval`;
+      await sent(tx`select pg_advisory_xact_lock(${FORGET_LOG_LOCK.toString()}::int8)`);
+      const [logged] = await sent(tx<{ seq: string }[]>`
+        insert into cairn_forget_log (id, namespace, prefix, key) values (${id}, ${namespace}, ${prefix}, ${key}) returning seq`);
+      await sent(tx`delete from cairn_forget_log where forgotten_at < now() - ${FORGET_LOG_KEEP}::interval`);
       seq = Number(logged?.seq);
-      await tx`select pg_notify(${FORGET_CHANNEL}, ${JSON.stringify({ id, target, seq })})`;
+      await sent(tx`select pg_notify(${FORGET_CHANNEL}, ${JSON.stringify({ id, target, seq })})`);
     }
     return { removed: heads.map((h) => ({ namespace: h.namespace, entity_path: h.entity_path, key: h.key })), seq };
   }) as Promise<ForgetResult>;
 
 /** Delete versions older than `version` (never the head, and only below it). */
-export const dropVersionRows = async (sql: Sql, a: EntryAddress, version: number): Promise<number> => {
-  const rows = await sql`
+export const dropVersionRows = async (sql: Sql, a: EntryAddress, version: number, guard?: WriteGuard): Promise<number> => {
+  const sent = <Q extends CancellableQuery>(q: Q): Q => (guard ? guard.track(q) : q);
+  const rows = await sent(sql`
     delete from cairn_versions v
      using cairn_heads h
      where h.namespace = ${a.namespace} and h.entity_path = ${a.entity_path} and h.key = ${a.key}
        and v.namespace = h.namespace and v.entity_path = h.entity_path and v.key = h.key
-       and v.version < least(${version}::integer, h.version)`;
+       and v.version < least(${version}::integer, h.version)`);
   return rows.count;
 };
 

@@ -14,7 +14,8 @@ import { AppendBatcher } from './append-batcher.ts';
 import { RecordOps } from './record-ops.ts';
 import type { Sql } from './client.ts';
 import { retryingRollbacks, toServiceError } from './db-errors.ts';
-import { withDeadline } from './deadline.ts';
+import { type WriteGuard, guardedWrite, withDeadline } from './deadline.ts';
+import { boundLines, outsideTurn, turnDeadline } from '../../domain/turns.ts';
 import { listEntries } from './list-entries.ts';
 import { listEntriesAsOf } from './list-as-of.ts';
 import { SCHEMA_LOCK } from './migrate.ts';
@@ -33,6 +34,8 @@ const SCAN_PAGE = 1000;
 const HEAD_READS_IN_FLIGHT = 4;
 /** Statements of each kind of record operation out at once; more share statements (record-ops.ts). */
 const RECORD_OPS_IN_FLIGHT = 4;
+/** How long before its deadline a write's statements are cancelled, so its answer (what the database did) comes by the deadline. */
+const cancelMargin = (timeoutMs: number): number => Math.min(1_000, timeoutMs / 10);
 
 /**
  * The Store port over PostgreSQL (schema in migrations/). Every method is one indexed
@@ -72,6 +75,8 @@ export class PostgresStore implements Store {
     this.vectors = options.vectors;
     this.logger = options.logger;
     this.timeoutMs = options.timeoutMs;
+    // A write's deadline starts when it joins its entry's line (domain/turns.ts), not at its turn.
+    boundLines(this, options.timeoutMs);
   }
 
   head(a: EntryAddress): Promise<Entry | null> {
@@ -113,18 +118,19 @@ export class PostgresStore implements Store {
 
   async append(entry: Entry, expectedHead: number): Promise<void> {
     const mark = this.feed.forgets.mark();
-    const appended = await this.run('append', () => retryingRollbacks(() => this.appends.append(entry, expectedHead)));
+    const appended = await this.write('append', (guard) => retryingRollbacks(() => this.appends.append(entry, expectedHead, guard)));
     this.noteKept(entry, appended);
-    this.feed.appended([{ seq: appended.seq, entry }], mark);
+    // Listeners (the search indexer) read on their own time, not what is left of this write's.
+    outsideTurn(() => this.feed.appended([{ seq: appended.seq, entry }], mark));
   }
 
   async appendBatch(items: readonly BatchItem[]): Promise<void> {
     // A malformed batch is the caller's mistake, not an outage: refuse it before the database.
     continuesEarlierItem(items);
     const mark = this.feed.forgets.mark();
-    const appended = await this.run('append batch', () => retryingRollbacks(() => appendBatch(this.sql, items)));
+    const appended = await this.write('append batch', (guard) => retryingRollbacks(() => appendBatch(this.sql, items, guard)));
     items.forEach(({ entry }, i) => this.noteKept(entry, appended[i] as Appended));
-    this.feed.appended(items.map(({ entry }, i) => ({ seq: (appended[i] as Appended).seq, entry })), mark);
+    outsideTurn(() => this.feed.appended(items.map(({ entry }, i) => ({ seq: (appended[i] as Appended).seq, entry })), mark));
   }
 
   /**
@@ -145,13 +151,13 @@ export class PostgresStore implements Store {
   async forget(target: ForgetTarget): Promise<EntryAddress[]> {
     const id = randomUUID();
     this.feed.expectForget(id);
-    const { removed, seq } = await this.run('forget', () => retryingRollbacks(() => forgetRows(this.sql, target, id)));
+    const { removed, seq } = await this.write('forget', (guard) => retryingRollbacks(() => forgetRows(this.sql, target, id, guard)));
     if (removed.length > 0) this.feed.forgotten(target, seq);
     return removed;
   }
 
   dropVersionsBefore(a: EntryAddress, version: number): Promise<number> {
-    return this.run('drop versions', () => dropVersionRows(this.sql, a, version));
+    return this.write('drop versions', (guard) => dropVersionRows(this.sql, a, version, guard));
   }
 
   /** VACUUM takes as long as the tables need; no deadline. */
@@ -212,10 +218,37 @@ export class PostgresStore implements Store {
     return this.run('listRecords', () => records.listRecords(this.sql, collection, query));
   }
 
-  /** Runs one operation under the deadline and turns failures into the port's errors. */
+  /**
+   * Runs one operation under the deadline and turns failures into the port's errors. Within a
+   * write's turn (domain/turns.ts), a read gets what is left of the write's time.
+   */
   private async run<T>(operation: string, work: () => Promise<T>, timeoutMs = this.timeoutMs): Promise<T> {
     if (this.closing) throw unavailable('the store is closed');
-    const running = timeoutMs > 0 ? withDeadline(work(), timeoutMs, operation) : work();
+    const left = timeoutMs > 0 ? Math.min(timeoutMs, (turnDeadline() ?? Infinity) - performance.now()) : 0;
+    if (timeoutMs > 0 && left <= 0) throw unavailable(`the database did not answer in time (${operation})`);
+    return this.settle(operation, timeoutMs > 0 ? withDeadline(work(), left, operation) : work());
+  }
+
+  /**
+   * Runs one write under its deadline (deadline.ts, guardedWrite): answered by what the database
+   * did, so a write answered UNAVAILABLE stored nothing and one stored is not answered so, save
+   * when the connection fails mid-commit. The deadline starts at the write's place in line
+   * (turnDeadline) when it has one, else now.
+   */
+  private write<T>(operation: string, work: (guard: WriteGuard | undefined) => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(unavailable('the store is closed'));
+    if (this.timeoutMs <= 0) return this.settle(operation, work(undefined));
+    const deadline = Math.min(performance.now() + this.timeoutMs, turnDeadline() ?? Infinity);
+    const running = guardedWrite(work, {
+      deadline,
+      margin: cancelMargin(this.timeoutMs),
+      what: operation,
+      onUnknown: () => this.logger.warn({ operation }, 'postgres write unanswered even after its cancel; its outcome is unknown'),
+    });
+    return this.settle(operation, running);
+  }
+
+  private async settle<T>(operation: string, running: Promise<T>): Promise<T> {
     this.running.add(running);
     try {
       return await running;

@@ -1,5 +1,6 @@
 import { unavailable } from '../../domain/errors.ts';
 import { isOutage } from './db-errors.ts';
+import { WriteGuard } from './deadline.ts';
 
 /** How one kind of operation runs alone and in a batch. */
 export interface BatchedWork<I, O> {
@@ -12,19 +13,25 @@ export interface BatchedWork<I, O> {
    * answered by the store's deadline already. Omit for operations that must run regardless.
    */
   abandonMs?: number;
-  alone(item: I): Promise<O>;
+  /** `guard`: the operation's own (deadline.ts), for writes run under one. */
+  alone(item: I, guard?: WriteGuard): Promise<O>;
   /**
    * Two or more operations in one statement or transaction, which fails as a whole or
    * answers each operation, in the order given: with its result, or with a promise of its
    * own outcome when that needs more work (a lost race looking up the version that won).
+   * `guard`, when the operations have guards, is cancelled as soon as any of theirs is: they
+   * share one transaction, which then rolls back for all of them (each answered UNAVAILABLE,
+   * none stored), so the batch is bounded by its most pressing deadline.
    */
-  together(items: I[]): Promise<(O | Promise<O>)[]>;
+  together(items: I[], guard?: WriteGuard): Promise<(O | Promise<O>)[]>;
 }
 
 interface Pending<I, O> {
   item: I;
   /** performance.now() when asked. */
   asked: number;
+  /** The operation's guard, for writes under a deadline. */
+  guard: WriteGuard | undefined;
   resolve(value: O): void;
   reject(error: unknown): void;
 }
@@ -48,9 +55,20 @@ export class StatementBatcher<I, O> {
     this.work = { ...work, maxInFlight: Math.max(1, work.maxInFlight) };
   }
 
-  run(item: I): Promise<O> {
+  /**
+   * Queues `item`. Under a `guard`, an operation whose guard is cancelled while it waits
+   * leaves the queue at once, unstarted (its caller is answered UNAVAILABLE, nothing stored).
+   */
+  run(item: I, guard?: WriteGuard): Promise<O> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ item, asked: performance.now(), resolve, reject });
+      const p: Pending<I, O> = { item, asked: performance.now(), guard, resolve, reject };
+      this.queue.push(p);
+      guard?.onCancel(() => {
+        const at = this.queue.indexOf(p);
+        if (at < 0) return;
+        this.queue.splice(at, 1);
+        reject(guard.error());
+      });
       this.pump();
     });
   }
@@ -82,23 +100,30 @@ export class StatementBatcher<I, O> {
 
   private async send(batch: Pending<I, O>[]): Promise<void> {
     if (batch.length === 1) return this.alone(batch[0] as Pending<I, O>);
+    const guards = batch.flatMap((p) => (p.guard ? [p.guard] : []));
+    const guard = guards.length > 0 ? WriteGuard.anyOf(guards, 'a group commit') : undefined;
     let outcomes: (O | Promise<O>)[];
     try {
-      outcomes = await this.work.together(batch.map((p) => p.item));
+      outcomes = await this.work.together(batch.map((p) => p.item), guard);
     } catch (error) {
-      if (isOutage(error)) {
+      // Cancelled by a deadline, the batch rolled back: every operation fails with it (run
+      // alone after the deadline, one could commit after its caller was answered).
+      if (isOutage(error) || guard?.cancelled) {
         for (const p of batch) p.reject(error);
         return;
       }
       for (const p of batch) await this.alone(p);
       return;
+    } finally {
+      guard?.dispose();
     }
     await Promise.all(batch.map((p, i) => Promise.resolve(outcomes[i] as O | Promise<O>).then(p.resolve, p.reject)));
   }
 
   private async alone(p: Pending<I, O>): Promise<void> {
     try {
-      p.resolve(await this.work.alone(p.item));
+      p.guard?.check();
+      p.resolve(await this.work.alone(p.item, p.guard));
     } catch (error) {
       p.reject(error);
     }

@@ -48,10 +48,10 @@ USER 1000:1000
 WORKDIR /data
 VOLUME ["/data/.cairn"]
 EXPOSE 8080
-# No curl in a slim image; node's fetch does the same. The Cortex container (same image)
-# replaces this with `cairn cortex --health` (deploy/docker-compose.yml, the Helm chart).
+# Follows the container's command: `cairn cortex` (the same image) is checked as
+# `cairn cortex --health` does, anything else by the server's GET /health on its port.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.CAIRN_PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["cairn", "healthcheck"]
 # SIGTERM (Docker's default stop signal) starts cairn's graceful stop; node handles it as PID 1.
 ENTRYPOINT ["cairn"]
 CMD ["serve"]

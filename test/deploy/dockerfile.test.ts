@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
@@ -8,7 +8,11 @@ import { promisify } from 'node:util';
 import { DockerfileParser, Healthcheck, type Instruction } from 'dockerfile-ast';
 import { validate } from 'dockerfile-utils';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startCairn } from '../helpers/cairn.ts';
+import { createServer } from 'node:net';
+import { cairnCommandOf, containerCommand } from '../../packages/server/src/cli/healthcheck-command.ts';
+import { CLI_ARGS } from '../helpers/cli-args.ts';
+import { startPostgres } from '../helpers/postgres.ts';
+import { spawnCairn } from '../helpers/spawn-cairn.ts';
 
 // No container engine here: these tests check what can be checked without one — the
 // Dockerfile's syntax (the parser and validator behind VS Code's Docker support), what its
@@ -35,6 +39,24 @@ const one = (keyword: string): Instruction => {
   return found[0] as Instruction;
 };
 const jsonArgs = (instruction: Instruction): string[] => JSON.parse(instruction.getArgumentsContent() ?? 'null') as string[];
+/** A port nothing listens on, for now. */
+const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+/** The HEALTHCHECK's command, checked as the image has it: `cairn healthcheck`, run here from the sources. */
+const healthcheck = (): string[] => {
+  const health = one('HEALTHCHECK');
+  expect(health).toBeInstanceOf(Healthcheck);
+  const flags = Object.fromEntries((health as Healthcheck).getFlags().map((f) => [f.getName(), f.getValue()]));
+  expect(flags).toMatchObject({ interval: expect.any(String), timeout: '5s', retries: expect.any(String) });
+  const [program, ...command] = JSON.parse((health.getArgumentsContent() ?? '').replace(/^CMD\s+/, '')) as string[];
+  expect(program).toBe('cairn');
+  return command;
+};
 
 describe('Dockerfile', () => {
   it('is valid Dockerfile syntax', () => {
@@ -114,20 +136,45 @@ describe('Dockerfile', () => {
   });
 
   it('the HEALTHCHECK command passes against a running server and fails against none', async () => {
-    const health = one('HEALTHCHECK');
-    expect(health).toBeInstanceOf(Healthcheck);
-    const flags = Object.fromEntries((health as Healthcheck).getFlags().map((f) => [f.getName(), f.getValue()]));
-    expect(flags).toMatchObject({ interval: expect.any(String), timeout: expect.any(String), retries: expect.any(String) });
-    const [program, ...command] = JSON.parse((health.getArgumentsContent() ?? '').replace(/^CMD\s+/, '')) as string[];
-    expect(program).toBe('node');
-    expect(command.join(' ')).toContain('/health');
-    const cairn = await startCairn({ CAIRN_DATA_DIR: join(scratch, 'data') });
-    const port = new URL(cairn.url).port;
+    const command = healthcheck();
+    const port = await freePort();
+    const cairn = await spawnCairn({ CAIRN_DATA_DIR: join(scratch, 'data') }, ['--port', String(port)]);
     try {
-      await expect(run(process.execPath, command, { env: { ...process.env, CAIRN_PORT: port } })).resolves.toBeDefined();
+      // The image's own environment says 8080: the port the server was given on its command line wins.
+      const env = { ...process.env, CAIRN_PORT: '8080' };
+      await expect(run(process.execPath, [...CLI_ARGS, ...command, '--pid', String(cairn.child.pid)], { env })).resolves.toMatchObject({ stdout: expect.stringContaining('/health answered 200') });
     } finally {
-      await cairn.close();
+      await cairn.stop();
     }
-    await expect(run(process.execPath, command, { env: { ...process.env, CAIRN_PORT: port } })).rejects.toMatchObject({ code: 1 });
+    await expect(run(process.execPath, [...CLI_ARGS, ...command, '--pid', String(cairn.child.pid)], { env: { ...process.env, CAIRN_PORT: String(port) } })).rejects.toMatchObject({ code: 1 });
+  });
+
+  it('the HEALTHCHECK follows a `cairn cortex` container: the Cortex\'s own check, not the absent HTTP server', async () => {
+    const command = healthcheck();
+    const pg = await startPostgres();
+    // The image's environment: CAIRN_PORT=8080 (where a cortex container serves nothing).
+    const env = { PATH: process.env.PATH ?? '', HOME: scratch, NODE_ENV: 'production', CAIRN_HOST: '0.0.0.0', CAIRN_PORT: String(await freePort()), CAIRN_DATA_DIR: join(scratch, 'cortex-data'), CAIRN_DB_DSN: pg.dsn };
+    const cortex = spawn(process.execPath, [...CLI_ARGS, 'cortex'], { env, stdio: 'ignore' });
+    try {
+      const check = () => run(process.execPath, [...CLI_ARGS, ...command, '--pid', String(cortex.pid)], { env });
+      await expect.poll(() => check().then(() => true, () => false), { timeout: 20_000, interval: 500 }).toBe(true);
+      await expect(check()).resolves.toMatchObject({ stdout: expect.stringContaining('cortex active') });
+      // The server's check (what a process other than `cairn cortex` gets, and what this image
+      // used to run everywhere) can never pass here.
+      await expect(run(process.execPath, [...CLI_ARGS, ...command, '--pid', String(2 ** 30)], { env })).rejects.toMatchObject({ code: 1 });
+    } finally {
+      cortex.kill('SIGTERM');
+      await new Promise((done) => (cortex.exitCode === null ? cortex.once('exit', done) : done(null)));
+      await pg.stop();
+    }
+  }, 60_000);
+
+  it('tells a cairn command line from others, under an init too', async () => {
+    expect(cairnCommandOf(['node', '/usr/local/bin/cairn', 'cortex'])).toEqual({ command: 'cortex', args: [] });
+    expect(cairnCommandOf(['node', '--conditions=cairn-source', '/src/packages/server/src/cli.ts', 'serve', '--port', '9000'])).toEqual({ command: 'serve', args: ['--port', '9000'] });
+    expect(cairnCommandOf(['/sbin/docker-init', '--', 'cairn', 'cortex'])).toEqual({ command: 'cortex', args: [] });
+    expect(cairnCommandOf(['postgres', '-D', '/data'])).toBeNull();
+    // No /proc entry: the image's default command, serve.
+    expect(await containerCommand(2 ** 30)).toBeNull();
   });
 });

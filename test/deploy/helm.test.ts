@@ -3,7 +3,10 @@ import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { pino } from 'pino';
 import { parse, parseAllDocuments } from 'yaml';
+import { parseConfig } from '../../packages/server/src/config.ts';
+import { createClient } from '../../packages/server/src/store/postgres/client.ts';
 import { describe, expect, it } from 'vitest';
 
 // The chart is rendered by helm itself (scripts/setup.sh installs it), so what is checked
@@ -358,5 +361,38 @@ describe.runIf(haveHelm || process.env.CI)('deploy/helm/cairn rendered by helm',
     await refused({ 'postgres.external': true }, /set postgres.dsn/);
     await refused({ 'postgres.searchIndex': 'ram' }, /postgres.searchIndex must be postgres or memory/);
     await refused({ 'storage.backend': 'filesystem', replicaCount: 2 }, /belongs to one server pod/);
+  });
+
+  it('takes the public URL from a TLS host that is an address, never a wildcard', async () => {
+    const publicUrl = async (set: Record<string, string | boolean>) => {
+      // --set on a list item replaces the list: a host given here needs its path again.
+      const path: Record<string, string> = 'ingress.hosts[0].host' in set ? { 'ingress.hosts[0].paths[0].path': '/', 'ingress.hosts[0].paths[0].pathType': 'Prefix' } : {};
+      return envOf(find(await render({ 'ingress.enabled': true, ...path, ...set }), 'Deployment', 'rel-cairn')).CAIRN_PUBLIC_URL;
+    };
+    // A wildcard certificate: the ingress host it covers (the default values' cairn.example.com).
+    expect(await publicUrl({ 'ingress.tls[0].secretName': 'wild', 'ingress.tls[0].hosts[0]': '*.example.com' })).toBe('https://cairn.example.com');
+    // A named TLS host wins over a wildcard, in whichever entry it is.
+    expect(await publicUrl({
+      'ingress.tls[0].secretName': 'wild', 'ingress.tls[0].hosts[0]': '*.example.com',
+      'ingress.tls[1].secretName': 'named', 'ingress.tls[1].hosts[0]': 'api.corp.io',
+    })).toBe('https://api.corp.io');
+    // A wildcard covers one label only, and no ingress host it covers: no public URL at all.
+    expect(await publicUrl({ 'ingress.hosts[0].host': 'a.b.example.com', 'ingress.tls[0].secretName': 'wild', 'ingress.tls[0].hosts[0]': '*.example.com' })).toBeUndefined();
+    expect(await publicUrl({ 'ingress.hosts[0].host': 'cairn.other.org', 'ingress.tls[0].secretName': 'wild', 'ingress.tls[0].hosts[0]': '*.example.com' })).toBeUndefined();
+    // And whatever it sets, the server accepts as its CAIRN_PUBLIC_URL.
+    expect(parseConfig({ CAIRN_PUBLIC_URL: 'https://cairn.example.com' }).publicUrl).toBe('https://cairn.example.com');
+    expect(() => parseConfig({ CAIRN_PUBLIC_URL: 'https://*.example.com' })).toThrow(/CAIRN_PUBLIC_URL: expected one host, not a wildcard/);
+  });
+
+  it.each(['pa ss/w+rd', 'p@ss#w?rd:%20=&', 'plain'])('percent-encodes the built-in database password %j in the DSN', async (password) => {
+    const objects = await render({ 'postgres.password': password });
+    expect(find(objects, 'Secret', 'rel-cairn-postgres').stringData?.password).toBe(password);
+    const dsn = find(objects, 'Secret', 'rel-cairn').stringData?.CAIRN_DB_DSN as string;
+    expect(parseConfig({ CAIRN_DB_DSN: dsn }).storage).toMatchObject({ backend: 'postgres', dsn });
+    // What the PostgreSQL client would send (it connects lazily: nothing is opened).
+    const sql = createClient({ dsn, logger: pino({ level: 'silent' }), max: 1, connectTimeoutS: 1, statementTimeoutMs: 1000 });
+    expect(sql.options.pass).toBe(password);
+    expect(sql.options.user).toBe('cairn');
+    expect(sql.options.host).toEqual(['rel-cairn-postgres']);
   });
 });

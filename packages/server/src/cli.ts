@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, type ConfigFlags, parseConfig } from './config.ts';
-import { createLogger } from './http/logger.ts';
+import { createLogger, redactCredentials } from './http/logger.ts';
 import { startServer } from './server.ts';
 import { unusablePlaceOf } from './store/backends.ts';
 import { registerArchiveCommands } from './cli/archive-commands.ts';
@@ -11,6 +11,7 @@ import { registerKeysCommands } from './cli/keys-commands.ts';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { registerMcpCommand } from './cli/mcp-command.ts';
 import { registerCortexCommand } from './cli/cortex-command.ts';
+import { registerHealthcheckCommand } from './cli/healthcheck-command.ts';
 import { registerModelCommand } from './cli/model-command.ts';
 import { VERSION } from './version.ts';
 
@@ -49,7 +50,8 @@ const serve = async (flags: ConfigFlags & { withCortex?: boolean }): Promise<voi
       logger.flush(() => process.exit(2));
       return;
     }
-    logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
+    // The logger's error serializer drops an invalid URL's `input` and masks URL passwords.
+    logger.fatal({ err: error }, `cannot start: ${redactCredentials((error as Error).message)}`);
     logger.flush(() => process.exit(1));
     return;
   }
@@ -102,6 +104,7 @@ program
 
 registerMcpCommand(program);
 registerCortexCommand(program);
+registerHealthcheckCommand(program);
 registerClientCommands(program);
 registerBatchCommand(program);
 registerModelCommand(program);

@@ -88,11 +88,36 @@ app.kubernetes.io/component: {{ .component }}
   value: {{ .Values.cairn.rateLimitRpm | quote }}
 - name: CAIRN_CORTEX_DEBOUNCE_MS
   value: {{ .Values.cortex.debounceMs | quote }}
-{{- /* Webhook URLs start with the public address: behind the ingress's TLS, https and its host. */}}
+{{- /* Webhook URLs start with the public address: behind the ingress's TLS, https and its host:
+  the first TLS host that is not a wildcard, else the first ingress host a wildcard TLS host
+  covers (*.example.com covers a.example.com, one label), else none (the address each request
+  came to). A wildcard is never an address. */}}
 {{- $publicUrl := .Values.cairn.publicUrl }}
 {{- if and (not $publicUrl) .Values.ingress.enabled .Values.ingress.tls }}
-{{- with (first .Values.ingress.tls).hosts }}
-{{- $publicUrl = printf "https://%s" (first .) }}
+{{- $tlsHost := "" }}
+{{- $wildcards := list }}
+{{- range .Values.ingress.tls }}
+{{- range .hosts }}
+{{- if hasPrefix "*." . }}
+{{- $wildcards = append $wildcards (trimPrefix "*" .) }}
+{{- else if and (not $tlsHost) (not (contains "*" .)) }}
+{{- $tlsHost = . }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if not $tlsHost }}
+{{- range .Values.ingress.hosts }}
+{{- $host := .host | default "" }}
+{{- range $suffix := $wildcards }}
+{{- $label := trimSuffix $suffix $host }}
+{{- if and (not $tlsHost) (hasSuffix $suffix $host) $label (not (contains "." $label)) (not (contains "*" $label)) }}
+{{- $tlsHost = $host }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- with $tlsHost }}
+{{- $publicUrl = printf "https://%s" . }}
 {{- end }}
 {{- end }}
 {{- with $publicUrl }}

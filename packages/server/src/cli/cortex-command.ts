@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError, type Config, parseConfig } from '../config.ts';
 import { cortexHealth } from '../cortex/health.ts';
 import { startCortex } from '../cortex/start-cortex.ts';
-import { createLogger } from '../http/logger.ts';
+import { createLogger, redactCredentials } from '../http/logger.ts';
 import { writeKnownLink } from '../services/write-known-link.ts';
 import { capabilitiesOf, openBackend, sharedBackends } from '../store/backends.ts';
 
@@ -24,7 +24,11 @@ const configOrExit = (): Readonly<Config> => {
 /** `cairn cortex --health`: exit 0 only while the active worker's heartbeat is fresh and it is not failing for minutes. */
 const health = async (config: Config): Promise<never> => {
   const apiKey = process.env.CAIRN_API_KEY || config.apiKeys[0];
-  const verdict = await cortexHealth(config, Date.now, apiKey);
+  // Whatever fails, one line and exit 1: never a stack trace, which may repeat a secret.
+  const verdict = await cortexHealth(config, Date.now, apiKey).catch((error: unknown) => ({
+    ok: false,
+    message: `cannot check the Cortex: ${redactCredentials(error instanceof Error ? error.message : String(error))}`,
+  }));
   (verdict.ok ? process.stdout : process.stderr).write(`${verdict.message}\n`);
   process.exit(verdict.ok ? 0 : 1);
 };
@@ -41,7 +45,7 @@ const run = async (config: Config): Promise<void> => {
   try {
     backend = await openBackend(config.storage, logger);
   } catch (error) {
-    logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
+    logger.fatal({ err: error }, `cannot start: ${redactCredentials((error as Error).message)}`);
     exit(1);
     return;
   }

@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import { COLLECTIONS } from './cortex-records.ts';
 import { type CortexStatus, isFresh } from './heartbeat.ts';
 import { openSharedRecords } from '../store/backends.ts';
+import { redactCredentials } from '../http/logger.ts';
 
 export interface HealthVerdict {
   ok: boolean;
@@ -45,7 +46,13 @@ const verdict = (status: CortexStatus | null, now: number, where: string, failin
  * the Cortex lives inside the server, so its status is asked of CAIRN_HTTP_URL.
  */
 export const cortexHealth = async (config: Config, now: () => number = Date.now, apiKey?: string, failingLimitMs = FAILING_LIMIT_MS): Promise<HealthVerdict> => {
-  const shared = await openSharedRecords(config.storage);
+  let shared;
+  try {
+    shared = await openSharedRecords(config.storage);
+  } catch (error) {
+    // The connection settings were refused before any connection: say so without repeating them.
+    return { ok: false, message: `cannot open the ${config.storage.backend} backend: ${redactCredentials((error as Error).message)}` };
+  }
   if (shared) {
     try {
       const record = await Promise.race([
@@ -54,7 +61,7 @@ export const cortexHealth = async (config: Config, now: () => number = Date.now,
       ]);
       return verdict(record ? (record.data as unknown as CortexStatus) : null, now(), `the ${config.storage.backend} backend`, failingLimitMs);
     } catch (error) {
-      return { ok: false, message: `cannot read the Cortex heartbeat from ${config.storage.backend}: ${(error as Error).message}` };
+      return { ok: false, message: `cannot read the Cortex heartbeat from ${config.storage.backend}: ${redactCredentials((error as Error).message)}` };
     } finally {
       await shared.close().catch(() => {});
     }

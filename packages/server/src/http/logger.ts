@@ -34,6 +34,29 @@ export const redactUrl = (url: string | undefined): string | undefined => {
   return `${url.slice(0, start + 1)}${params.join('&')}${url.slice(end)}`;
 };
 
+/** Credentials in a URL (`scheme://user:password@`), wherever they appear in a text. */
+const URL_CREDENTIALS = /([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@"']*):[^\s"']*@/gi;
+
+/** The text with the password of every URL in it masked: `postgres://cairn:***@host/db`. */
+export const redactCredentials = (text: string): string => text.replace(URL_CREDENTIALS, '$1:***@');
+
+/** Fields Node's errors carry that repeat their input verbatim (ERR_INVALID_URL's `input`). */
+const INPUT_FIELDS = new Set(['input', 'base']);
+
+const scrub = (value: unknown, depth: number): unknown => {
+  if (typeof value === 'string') return redactCredentials(value);
+  if (value === null || typeof value !== 'object' || depth > 4) return value;
+  if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
+  return Object.fromEntries(Object.entries(value).filter(([key]) => !INPUT_FIELDS.has(key)).map(([key, item]) => [key, scrub(item, depth + 1)]));
+};
+
+/**
+ * An error as a log line holds it (pino's serializer), without what may carry a secret: an
+ * invalid URL's `input` (a connection string with its password) is dropped, and URL
+ * credentials in the message, the stack or any other field are masked.
+ */
+export const serializeError = (error: unknown): unknown => (error instanceof Error ? scrub(pino.stdSerializers.err(error), 0) : error);
+
 /**
  * The process logger: JSON lines (pino), with secrets kept out. Every request's lines carry
  * its `request_id` (set by the HTTP app on the child logger).
@@ -49,7 +72,7 @@ export const createLogger = (level: string, destination?: pino.DestinationStream
         censor: '[redacted]',
       },
       serializers: {
-        err: pino.stdSerializers.err,
+        err: serializeError,
         req: (req: IncomingMessage) => ({ method: req.method, url: redactUrl(req.url) }),
       },
     },

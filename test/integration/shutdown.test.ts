@@ -168,7 +168,7 @@ describe('graceful shutdown', () => {
     // Headers of a write whose body never comes: in flight until the server gives up on it.
     const stuck = connect(Number(port), '127.0.0.1');
     await new Promise((resolve) => stuck.once('connect', resolve));
-    stuck.write(`POST /api/v1/entries HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"entity_path"`);
+    stuck.write(`POST /api/v1/entries HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"entity_path"`);
     const cut = new Promise((resolve) => stuck.once('close', resolve));
     await new Promise((resolve) => setTimeout(resolve, 100));
 

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, readlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir, userInfo } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -33,12 +33,23 @@ describe('cairn mcp on a shared data directory: the small rules', () => {
     for (const name of ['delete', 'writeBatch', 'recordOutcome'] as const) expect(repeatable(name, {}), name).toBe(false);
   });
 
-  it("takes a lock under this process's own pid for stale, as opening does", async () => {
+  it("judges a lock as opening does: this process's own pid stale, a live pid live, one it cannot judge by its freshness", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'cairn-lock-holder-'));
     dirs.push(dir);
-    writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }));
+    const since = new Date().toISOString();
+    // Written in this pid namespace on this boot, under our pid: a process that had it before us.
+    const here = { boot: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), pidns: readlinkSync('/proc/self/ns/pid') };
+    writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: process.pid, host: hostname(), since, ...here }));
     expect(lockHolder(dir)).toBeNull();
-    writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: process.ppid, host: hostname(), since: new Date().toISOString() }));
+    writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: process.ppid, host: hostname(), since, ...here }));
     expect(lockHolder(dir)).toMatchObject({ pid: process.ppid });
+    // Another pid namespace (a container, pid 1), or another host: live while it is refreshed.
+    for (const other of [{ ...here, pidns: 'pid:[1]' }, { host: 'another-host' }]) {
+      writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: process.pid, host: hostname(), since, ...other }));
+      expect(lockHolder(dir), JSON.stringify(other)).toMatchObject({ pid: process.pid });
+      const old = new Date(Date.now() - 60_000);
+      utimesSync(join(dir, 'LOCK'), old, old);
+      expect(lockHolder(dir), JSON.stringify(other)).toBeNull();
+    }
   });
 });

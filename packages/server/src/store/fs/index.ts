@@ -15,7 +15,7 @@ import { listAsOf, walkBackTo } from '../as-of.ts';
 import { applyVersion, versionRecord } from './apply-version.ts';
 import { startsPrunedHistory } from '../pruned-history.ts';
 import { writeCheckpoint } from './checkpoint.ts';
-import { lockDirectory } from './dir-lock.ts';
+import { type DirectoryLock, lockDirectory } from './dir-lock.ts';
 import { makeDirectory } from './make-directory.ts';
 import { type EntryIndex, lastPlaced, locationOf } from './entry-index.ts';
 import { decodeOne, encodeRecord, MAX_PAYLOAD, RecordTooLarge } from './record-codec.ts';
@@ -37,6 +37,12 @@ export interface FsStoreOptions {
   segmentBytes?: number;
   /** Garbage of replaced and deleted records that starts a compaction, at the least (see maybeCompact). */
   garbageBytes?: number;
+  /**
+   * What to do once another process has taken the data directory's lock over (this one was
+   * stopped or blocked past the lock's window): by default a fatal log and exit(1), as the
+   * writes already queued must not land beside the new owner's.
+   */
+  onLockLost?: (error: Error) => void;
 }
 
 /** Log bytes that trigger a checkpoint, at the least (see `maybeCheckpoint`). */
@@ -66,7 +72,7 @@ export class FsStore implements Store {
   private readonly recordTurns = {};
   private readonly log: SegmentLog;
   private readonly options: FsStoreOptions;
-  private readonly release: () => void;
+  private readonly lock: DirectoryLock;
   /** The newest version accepted per entry but not yet durable, so concurrent appends see it. */
   private readonly inflight = new Map<string, { version: number; done: Promise<unknown> }>();
   private bytesSinceCheckpoint: number;
@@ -82,15 +88,17 @@ export class FsStore implements Store {
   /** Forgets whose log record is not yet durable: appends to what they name wait for them. */
   private readonly forgetting = new Set<{ target: ForgetTarget; done: Promise<unknown> }>();
   private closed = false;
+  /** Set when the lock was taken over: every later write fails, and the process exits. */
+  private lost: Error | null = null;
 
-  private constructor(options: FsStoreOptions, recovered: Recovered, log: SegmentLog, release: () => void, dataSize: number) {
+  private constructor(options: FsStoreOptions, recovered: Recovered, log: SegmentLog, lock: DirectoryLock, dataSize: number) {
     this.dataSize = dataSize;
     this.options = options;
     this.index = recovered.index;
     this.records = recovered.records;
     this.log = log;
     this.placed = new PlacedRecords(log, recovered.records);
-    this.release = release;
+    this.lock = lock;
     this.bytesSinceCheckpoint = recovered.replayedBytes;
     this.lastCheckpointBytes = recovered.checkpointBytes;
     this.changes = new LocalChangeFeed((error) => options.logger.error({ err: error }, 'change listener failed'));
@@ -98,18 +106,43 @@ export class FsStore implements Store {
 
   static async open(options: FsStoreOptions): Promise<FsStore> {
     await makeDirectory(options.dir, 0o700);
-    const release = lockDirectory(options.dir);
+    let store: FsStore | undefined;
+    const lock = await lockDirectory(options.dir, {
+      info: (message) => options.logger.info({ dir: options.dir }, message),
+      onLost: (error) => (store ? store.lose(error) : lockLost(options, error)),
+    });
     try {
       const started = performance.now();
       const recovered = await recover(options.dir, (msg) => options.logger.warn(msg));
       const log = await SegmentLog.open(options.dir, recovered.seg, recovered.off, options.segmentBytes, recovered.base);
       options.logger.info({ entries: recovered.index.size, ms: Math.round(performance.now() - started) }, 'filesystem store ready');
-      const store = new FsStore(options, recovered, log, release, await dataBytes(options.dir, false));
-      store.maybeCheckpoint();
-      return store;
+      const opened = new FsStore(options, recovered, log, lock, await dataBytes(options.dir, false));
+      if (lock.lost) throw lock.lost;
+      store = opened;
+      opened.maybeCheckpoint();
+      return opened;
     } catch (error) {
-      release();
+      lock.release();
       throw error;
+    }
+  }
+
+  /** The lock was taken over: no write of this process may land from now on. */
+  private lose(error: Error): void {
+    if (this.lost) return;
+    this.lost = error;
+    this.closed = true;
+    lockLost(this.options, error);
+  }
+
+  /** Throws when this process may not write: closing, or its lock lost (found so now, if the timer has not run for long). */
+  private writable(): void {
+    if (this.lost) throw unavailable(this.lost.message);
+    if (this.closed) throw unavailable('the store is shutting down');
+    try {
+      this.lock.assertHeld();
+    } catch (error) {
+      throw unavailable((error as Error).message);
     }
   }
 
@@ -166,7 +199,7 @@ export class FsStore implements Store {
   }
 
   async append(entry: Entry, expectedHead: number): Promise<void> {
-    if (this.closed) throw unavailable('the store is shutting down');
+    this.writable();
     await this.afterForgets([entry]);
     const id = addressId(entry);
     const pending = this.inflight.get(id);
@@ -189,7 +222,7 @@ export class FsStore implements Store {
    * Consecutive versions of one entry apply in the batch's order.
    */
   async appendBatch(items: readonly BatchItem[]): Promise<void> {
-    if (this.closed) throw unavailable('the store is shutting down');
+    this.writable();
     await this.afterForgets(items.map((item) => item.entry));
     const ids = items.map(({ entry }) => addressId(entry));
     const continues = continuesEarlierItem(items);
@@ -249,7 +282,7 @@ export class FsStore implements Store {
   }
 
   async forget(target: ForgetTarget): Promise<EntryAddress[]> {
-    if (this.closed) throw unavailable('the store is shutting down');
+    this.writable();
     const op = forgetOp(target);
     const record = encodeRecord(op);
     let removed: EntryAddress[] = [];
@@ -273,7 +306,7 @@ export class FsStore implements Store {
   }
 
   async dropVersionsBefore(address: EntryAddress, version: number): Promise<number> {
-    if (this.closed) throw unavailable('the store is shutting down');
+    this.writable();
     const state = this.index.get(address);
     // How many of its places lie before `version` (never the head's): none held, nothing to drop.
     const before = state ? Math.min(version, state.head.version) - state.base - 1 : 0;
@@ -296,7 +329,11 @@ export class FsStore implements Store {
    * be in the base that one is writing. Callers arriving before it starts share it.
    */
   compact(): Promise<CompactionResult> {
-    if (this.closed) return Promise.reject(unavailable('the store is shutting down'));
+    try {
+      this.writable();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (this.queuedCompaction) return this.queuedCompaction;
     const run = this.compacting.catch(() => {}).then(async () => {
       this.queuedCompaction = null;
@@ -379,7 +416,7 @@ export class FsStore implements Store {
   }
 
   private async writeRecord(op: RecordOp): Promise<void> {
-    if (this.closed) throw unavailable('the store is shutting down');
+    this.writable();
     const record = encodeRecordOp(op);
     await this.durably(this.log.append(record, (at) => this.records.apply(op, at)));
     this.bytesSinceCheckpoint += record.length;
@@ -424,11 +461,13 @@ export class FsStore implements Store {
    */
   private maybeCheckpoint(): void {
     const threshold = Math.max(this.options.checkpointBytes ?? CHECKPOINT_BYTES, this.lastCheckpointBytes);
-    if (this.checkpointing || this.bytesSinceCheckpoint < threshold) return;
+    if (this.lost || this.checkpointing || this.bytesSinceCheckpoint < threshold) return;
     this.checkpoint();
   }
 
   private checkpoint(): Promise<void> {
+    // The directory is another process's now: its checkpoint is not ours to replace.
+    if (this.lost) return Promise.resolve();
     this.bytesSinceCheckpoint = 0;
     const started = performance.now();
     this.checkpointing = writeCheckpoint(this.options.dir, this.index, this.records, this.log.position, this.log.baseSegment)
@@ -450,14 +489,17 @@ export class FsStore implements Store {
    * costs it about what reading the same bytes of checkpoint would.
    */
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.closed) {
+      if (this.lost) this.lock.release();
+      return;
+    }
     this.closed = true;
     await this.compacting.catch(() => {});
     await this.checkpointing;
     await this.log.close();
     const worthIt = Math.min(this.options.checkpointBytes ?? CHECKPOINT_BYTES, this.lastCheckpointBytes / CLOSE_CHECKPOINT_SHARE);
     if (this.bytesSinceCheckpoint > 0 && this.bytesSinceCheckpoint >= worthIt) await this.checkpoint();
-    this.release();
+    this.lock.release();
   }
 }
 
@@ -474,6 +516,17 @@ const encodeRecordOp = (op: RecordOp): Buffer => {
     if (!(error instanceof RecordTooLarge)) throw error;
     throw new ServiceError('PAYLOAD_TOO_LARGE', `record ${op.i} of ${op.c} is ${error.bytes} bytes as JSON; the filesystem backend stores records of at most ${MAX_PAYLOAD} bytes`, { cause: error });
   }
+};
+
+/** A lost lock: the store's own handler, or a fatal log and exit(1) as soon as the log is out. */
+const lockLost = (options: FsStoreOptions, error: Error): void => {
+  if (options.onLockLost) {
+    options.onLockLost(error);
+    return;
+  }
+  options.logger.fatal({ err: error, dir: options.dir }, error.message);
+  setTimeout(() => process.exit(1), 1_000);
+  options.logger.flush(() => process.exit(1));
 };
 
 export const openFsStore = (options: FsStoreOptions): Promise<FsStore> => FsStore.open(options);

@@ -42,6 +42,8 @@ const BaseEnv = z.object({
   CAIRN_CONNECTOR_SLACK_CHANNELS: list,
   CAIRN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CAIRN_SSE_KEEPALIVE_MS: integer(100, 600_000, 15_000),
+  CAIRN_MAX_STREAMS: integer(1, 1_000_000, 1000),
+  CAIRN_MAX_STREAMS_PER_KEY: integer(1, 1_000_000, 32),
   CAIRN_EMBEDDINGS_URL: optionalText.pipe(z.url({ error: 'expected an http(s) URL such as http://localhost:11434/v1' }).optional()),
   CAIRN_EMBEDDINGS_MODEL: optionalText.pipe(z.string().max(256).optional()),
   CAIRN_EMBEDDINGS_API_KEY: optionalText,
@@ -80,6 +82,10 @@ const settingsOf = (e: z.output<typeof BaseEnv>, env: Record<string, string | un
   slackChannels: Object.freeze(e.CAIRN_CONNECTOR_SLACK_CHANNELS) as readonly string[],
   logLevel: e.CAIRN_LOG_LEVEL,
   sseKeepAliveMs: e.CAIRN_SSE_KEEPALIVE_MS,
+  /** Event streams (entry and Cortex streams together) open at once beyond which a new one is answered 503. */
+  maxStreams: e.CAIRN_MAX_STREAMS,
+  /** Event streams one key may hold open at once beyond which a new one is answered 429. */
+  maxStreamsPerKey: e.CAIRN_MAX_STREAMS_PER_KEY,
   /** OpenAI-compatible embeddings endpoint; unset = a local model (embeddingsModel), else the built-in offline embedder. */
   embeddingsUrl: e.CAIRN_EMBEDDINGS_URL,
   /** The endpoint's model name; without an endpoint, a local model directory or a model id to fetch. */

@@ -69,7 +69,8 @@ const checkImportPlace = async (storage: StorageConfig): Promise<void> => {
 /**
  * The backend `config` names, opened for this command alone (quiet logs), and closed however
  * `run` ends, a signal included: closing releases a data directory's lock, which would
- * otherwise outlive the command (and, from another host, refuse the next server).
+ * otherwise outlive the command (and keep the next server from another host or container
+ * waiting for it to go stale).
  */
 const withStore = async <T>(config: Config, whenLocked: string, run: (store: Store, backend: string) => Promise<T>): Promise<T> => {
   let opening: Promise<OpenBackend> | undefined;

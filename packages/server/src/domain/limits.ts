@@ -15,5 +15,12 @@ export const LIMITS = {
   listLimitMax: 1000,
   listLimitDefault: 100,
   historyLimitMax: 1000,
+  /**
+   * The most characters of entries' JSON a page answers (list, history, search, neighbours):
+   * a page of `limit` entries near the value limit would be hundreds of megabytes (1,000 of
+   * them: past the longest string V8 can build, a 500). A page that reaches it ends early,
+   * with its cursor; one entry is always answered (an entry's JSON is at most a few MiB).
+   */
+  pageJsonChars: 16 * 1024 * 1024,
   namespaceChars: 128,
 } as const;

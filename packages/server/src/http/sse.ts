@@ -1,10 +1,62 @@
 import type { ServerResponse } from 'node:http';
+import type { Config } from '../config.ts';
+import { ServiceError } from '../domain/errors.ts';
 
 /** How often an open stream asks whether its key is still admitted. */
 export const KEY_RECHECK_MS = 500;
 
-/** A client that stops reading is cut off past this much unsent data; it can reconnect. */
-const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/**
+ * A client that stops reading is cut off past this much unsent data; it can reconnect. Each
+ * open stream may make the server hold this much (with CAIRN_MAX_STREAMS open: 1 GiB at most);
+ * at 8 MiB, 100 stalled readers and a burst of writes took 840 MB.
+ */
+export const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/**
+ * The event streams open on this server, entry and Cortex streams together: at most
+ * `maxStreamsPerKey` per key (429 past it) and `maxStreams` in all (503). Streams take no
+ * request slot (request-hooks.ts), so without these a client could hold any number open.
+ */
+export class StreamSlots {
+  private total = 0;
+  private readonly perKey = new Map<string, number>();
+  private readonly maxStreams: number;
+  private readonly maxPerKey: number;
+  constructor(maxStreams: number, maxPerKey: number) {
+    this.maxStreams = maxStreams;
+    this.maxPerKey = maxPerKey;
+  }
+
+  /** Take a slot for `key` (the caller's key id; open access shares one), or throw 429/503. */
+  take(key: string): () => void {
+    const held = this.perKey.get(key) ?? 0;
+    if (held >= this.maxPerKey) {
+      throw new ServiceError('RATE_LIMITED', `this key already has ${held} event streams open (CAIRN_MAX_STREAMS_PER_KEY); close one, or retry later`, { retryAfter: 5 });
+    }
+    if (this.total >= this.maxStreams) {
+      throw new ServiceError('UNAVAILABLE', `this server has ${this.total} event streams open (CAIRN_MAX_STREAMS); retry later`, { retryAfter: 5 });
+    }
+    this.total++;
+    this.perKey.set(key, held + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.total--;
+      const left = (this.perKey.get(key) ?? 1) - 1;
+      if (left <= 0) this.perKey.delete(key);
+      else this.perKey.set(key, left);
+    };
+  }
+}
+
+/** One StreamSlots per server (per config object): the entry and Cortex stream routes share it. */
+const slotsByConfig = new WeakMap<object, StreamSlots>();
+export const streamSlots = (config: Readonly<Config>): StreamSlots => {
+  let slots = slotsByConfig.get(config);
+  if (!slots) slotsByConfig.set(config, (slots = new StreamSlots(config.maxStreams, config.maxStreamsPerKey)));
+  return slots;
+};
 
 /**
  * One server-sent-events connection: the framing (a `data:` line per line of payload, so

@@ -6,6 +6,7 @@ import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { AddressSchema, LinkSchema, wholeNumber } from './schemas.ts';
+import { fitInPage } from './page-budget.ts';
 
 export const NeighboursInput = AddressSchema.extend({
   depth: wholeNumber(1, 3).default(1).describe('How many links away to walk (1–3, default 1).'),
@@ -39,16 +40,20 @@ export const entryNeighbours = async (deps: ServiceDeps, ctx: Context, raw: unkn
   const follows = (relation: string) => input.relation === undefined || relation === input.relation;
   const usable = (entry: Entry | null): entry is Entry => entry !== null && isLive(entry, now) && pathVisible(ctx, entry.entity_path);
   let truncated = false;
+  // At most LIMITS.pageJsonChars of entries' JSON: past it the walk stops, truncated.
+  let used = fitInPage([root]).size;
   let frontier: Entry[] = [root];
   for (let depth = 1; depth <= input.depth && frontier.length > 0 && !truncated; depth++) {
     const next: Entry[] = [];
     const meet = (entry: Entry, edge: NeighbourEdge): void => {
       edges.set(JSON.stringify([idOf(edge.from), idOf(edge.to), edge.relation]), edge);
       if (reached.has(idOf(entry))) return;
-      if (reached.size > input.limit) {
+      const fit = reached.size > input.limit ? null : fitInPage([entry], used);
+      if (!fit || fit.count === 0) {
         truncated = true;
         return;
       }
+      used = fit.size;
       reached.set(idOf(entry), { entry, depth });
       next.push(entry);
     };

@@ -4,6 +4,8 @@ import { cursorNotIssued } from '../domain/errors.ts';
 import { LIMITS } from '../domain/limits.ts';
 import { AgentIdSchema, EntityPathSchema, NamespaceSchema, entityPathProblem, keyProblem } from '../domain/names.ts';
 import type { ListPosition } from '../ports/store.ts';
+import type { Entry } from '../domain/entry.ts';
+import { fitInPage, nextRead } from './page-budget.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { listPrefixFor, namespaceFor, requireScope } from './authorize.ts';
@@ -16,7 +18,7 @@ export const ListEntriesInput = z.object({
   entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment ("repos/acme" matches "repos/acme/api", not "repos/acme-corp").'),
   agent_id: AgentIdSchema.optional(),
   since: InstantParamSchema.optional().describe('Only entries written at or after this time (ISO 8601).'),
-  limit: wholeNumber(1, LIMITS.listLimitMax).default(LIMITS.listLimitDefault),
+  limit: wholeNumber(1, LIMITS.listLimitMax).default(LIMITS.listLimitDefault).describe('Most entries per page (1–1000, default 100). A page whose entries reach 16 MiB of JSON ends sooner, with its next_cursor: follow next_cursor until it is null, whatever the length of a page.'),
   cursor: z.string().max(4096).optional().describe('The `next_cursor` of the previous page.'),
   as_of: AsOfSchema.optional(),
 }).strict();
@@ -42,21 +44,37 @@ const decodeCursor = (cursor: string): ListPosition => {
   throw cursorNotIssued();
 };
 
-/** Live entries under a path prefix, in (entity_path, key) order, a page at a time; with `as_of`, those live then, as they were then. */
+/**
+ * Live entries under a path prefix, in (entity_path, key) order, a page at a time; with `as_of`,
+ * those live then, as they were then. A page ends early, with its cursor, once its entries' JSON
+ * reaches LIMITS.pageJsonChars, and is read from the store a part at a time (page-budget.ts), so
+ * a page of large entries is neither read nor answered whole.
+ */
 export const listEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<ListResult> => {
   const input = parseInput(ListEntriesInput, raw);
   requireScope(ctx, 'read');
   const asOf = asOfInstant(deps, input.as_of);
-  const page = await deps.store.list({
+  const query = {
     namespace: namespaceFor(ctx, input.namespace),
     prefix: listPrefixFor(ctx, input.entity_path),
     agentId: input.agent_id,
     since: input.since === undefined ? undefined : new Date(input.since).toISOString(),
-    after: input.cursor === undefined ? undefined : decodeCursor(input.cursor),
-    limit: input.limit,
     // As of a past instant, expiry is judged then too.
     now: asOf ?? deps.now(),
     ...(asOf === undefined ? {} : { asOf }),
-  });
-  return { entries: page.entries, next_cursor: page.next ? encodeCursor(page.next) : null };
+  };
+  const entries: Entry[] = [];
+  let after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+  let used = 0;
+  for (;;) {
+    const page = await deps.store.list({ ...query, after, limit: nextRead(input.limit - entries.length, entries.length, used) });
+    const fit = fitInPage(page.entries, used);
+    for (let i = 0; i < fit.count; i++) entries.push(page.entries[i] as Entry);
+    used = fit.size;
+    const last = entries[entries.length - 1];
+    // Cut by the budget: the page resumes after its last entry.
+    if (fit.count < page.entries.length) return { entries, next_cursor: last ? encodeCursor(last) : null };
+    if (!page.next || entries.length >= input.limit || page.entries.length === 0) return { entries, next_cursor: page.next ? encodeCursor(page.next) : null };
+    after = page.next;
+  }
 };

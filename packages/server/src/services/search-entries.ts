@@ -17,6 +17,7 @@ import { AsOfSchema, asOfInstant } from './as-of.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { entryMemo } from '../search-rules/entry-memo.ts';
 import { InstantParamSchema } from './schemas.ts';
+import { fitInPage } from './page-budget.ts';
 import { type Correction, correctSpelling } from '../search-rules/spelling.ts';
 
 export const SearchInput = z
@@ -122,15 +123,20 @@ export const searchEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
     // Highlights cost an analysis of every field: only for the results answered.
     const answer = (page: Ranked[]) => page.map((r) => ({ entry: r.entry, score: round(r.score), parts: r.parts, highlights: highlight(r.entry, matches) }));
     const spelled = corrections.length > 0 ? { corrections } : {};
-    const results = answer(shown.slice(0, input.limit));
+    // At most LIMITS.pageJsonChars of entries: a page of large entries ends early.
+    const results = answer(withinBudget(shown.slice(0, input.limit)));
     if (input.discredited !== 'apart') return { results, mode, ...spelled };
     // What was tried and failed: the discredited entries ranked among the results answered,
     // or among the first 2 × limit candidates, whichever reaches further.
     const last = shown[input.limit - 1];
     const reach = Math.max(input.limit * 2, last === undefined ? visible.length : visible.indexOf(last) + 1);
-    return { results, mode, ...spelled, tried_and_failed: answer(visible.slice(0, reach).filter((r) => r.entry.evidence?.status === 'discredited').slice(0, input.limit)) };
+    const used = fitInPage(results.map((r) => r.entry)).size;
+    return { results, mode, ...spelled, tried_and_failed: answer(withinBudget(visible.slice(0, reach).filter((r) => r.entry.evidence?.status === 'discredited').slice(0, input.limit), used)) };
   }
 };
+
+/** The first of `ranked` whose entries' JSON fits in what is left of a page's budget. */
+const withinBudget = (ranked: Ranked[], used = 0): Ranked[] => ranked.slice(0, fitInPage(ranked.map((r) => r.entry), used, undefined, true).count);
 
 /**
  * The query spelt as the caller most likely meant it (spelling.ts): misspelt words corrected

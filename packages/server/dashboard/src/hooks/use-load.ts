@@ -12,25 +12,57 @@ export interface Loaded<T> {
 const asApiError = (error: unknown): ApiError =>
   error instanceof ApiError ? error : new ApiError(0, 'ERROR', error instanceof Error ? error.message : String(error));
 
-/** Load data for a view; answers that arrive after a newer request started are dropped. */
+/**
+ * Load data for a view; answers that arrive after a newer request started are dropped.
+ * Quiet reloads (background refreshes, one per live event) are coalesced: while a request is
+ * in flight, any number of them make one more request once it is answered, so a burst of
+ * events costs two requests at a time at most, and every answer is shown (none is overtaken).
+ */
 export const useLoad = <T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> => {
   const [state, setState] = useState<{ data: T | null; error: ApiError | null; loading: boolean }>({ data: null, error: null, loading: true });
   const generation = useRef(0);
+  // The generation of the request in flight (null: none), and whether a quiet reload waits for it.
+  const inFlight = useRef<number | null>(null);
+  const queued = useRef(false);
   const run = useCallback(load, deps);
   const reload = useCallback(
     (quiet = false) => {
+      if (quiet && inFlight.current === generation.current) {
+        queued.current = true;
+        return;
+      }
       const mine = ++generation.current;
+      inFlight.current = mine;
+      queued.current = false;
       if (!quiet) setState((s) => ({ ...s, loading: true, error: null }));
+      const settle = () => {
+        if (mine !== generation.current) return;
+        inFlight.current = null;
+        if (queued.current) {
+          queued.current = false;
+          reload(true);
+        }
+      };
       run().then(
-        (data) => mine === generation.current && setState({ data, error: null, loading: false }),
-        (error: unknown) => mine === generation.current && setState((s) => ({ data: quiet ? s.data : null, error: asApiError(error), loading: false })),
+        (data) => {
+          if (mine === generation.current) setState({ data, error: null, loading: false });
+          settle();
+        },
+        (error: unknown) => {
+          if (mine === generation.current) setState((s) => ({ data: quiet ? s.data : null, error: asApiError(error), loading: false }));
+          settle();
+        },
       );
     },
     [run],
   );
   useEffect(() => {
     reload();
-    return () => void ++generation.current;
+    return () => {
+      ++generation.current;
+      inFlight.current = null;
+      queued.current = false;
+    };
   }, [reload]);
   return { ...state, reload };
 };

@@ -50,7 +50,7 @@ export const MemoryPage = ({ params }: { params: URLSearchParams }) => {
     <section class="page memory" aria-label="Memory">
       <aside class="pane tree-pane">
         {state.loading && state.entries.size === 0 ? <Loading /> : <PathTree root={tree} selected={path} unseen={(p) => unseen.get(p) ?? 0} />}
-        {partial && <p class="muted small pad">The tree shows the first 5,000 entries; open a path to list all of it.</p>}
+        {partial && <p class="muted small pad">The tree shows the first 5,000 entries (fewer when they are large); open a path to list more of it.</p>}
       </aside>
       <div class="pane list-pane">
         {state.error && <ErrorNote error={state.error} retry={state.reload} />}

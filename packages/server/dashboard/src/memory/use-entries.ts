@@ -4,14 +4,27 @@ import type { Entry, ListResponse } from 'cairn-memory-client';
 import { useApp } from '../context.ts';
 import { addressOf, isUnder } from './address.ts';
 
-/** Pages of 1,000 fetched for one view; past this the view says it is partial. */
-const MAX_PAGES = 5;
+/**
+ * One view lists pages of PAGE entries, up to MAX_ENTRIES entries or MAX_CHARS characters of
+ * their JSON, whichever comes first; past either the view says it is partial, and a path opened
+ * is listed on its own. Pages of 1,000 large entries were hundreds of megabytes each (the
+ * server now ends a page at 16 MiB, services/page-budget.ts), five of them per view.
+ */
+const PAGE = 250;
+const MAX_ENTRIES = 5000;
+const MAX_CHARS = 32 * 1024 * 1024;
+
+/** An entry's size as JSON, roughly: its value and provenance, which are most of it. */
+const sizeOf = (entry: Entry): number => {
+  const { value } = entry;
+  return 512 + (typeof value === 'string' ? value.length : JSON.stringify(value ?? null).length) + JSON.stringify(entry.provenance ?? {}).length;
+};
 
 export interface EntriesState {
   entries: Map<string, Entry>;
   loading: boolean;
   error: ApiError | null;
-  /** Prefixes whose listing stopped at MAX_PAGES. */
+  /** Prefixes whose listing stopped at MAX_ENTRIES or MAX_CHARS. */
   truncated: Set<string>;
   reload(): void;
 }
@@ -35,12 +48,13 @@ export const useEntries = (path: string): EntriesState => {
       try {
         const found: Entry[] = [];
         let cursor: string | null = null;
-        let pages = 0;
+        let chars = 0;
         do {
-          const page: ListResponse = await api.get('/api/v1/entries', { entity_path: prefix || undefined, limit: 1000, cursor });
+          const page: ListResponse = await api.get('/api/v1/entries', { entity_path: prefix || undefined, limit: Math.min(PAGE, MAX_ENTRIES - found.length), cursor });
           found.push(...page.entries);
+          for (const e of page.entries) chars += sizeOf(e);
           cursor = page.next_cursor;
-        } while (cursor && ++pages < MAX_PAGES);
+        } while (cursor && found.length < MAX_ENTRIES && chars < MAX_CHARS);
         setEntries((old) => {
           const next = new Map([...old].filter(([, e]) => !isUnder(e.entity_path, prefix)));
           for (const e of found) next.set(addressOf(e), e);

@@ -10,7 +10,7 @@ import { ListPatternsInput, listPatterns } from '../../services/list-patterns.ts
 import { ListTracesInput, listTraces } from '../../services/list-traces.ts';
 import { contextOf } from '../context.ts';
 import { stillAdmitted } from '../auth.ts';
-import { KEY_RECHECK_MS, SseConnection } from '../sse.ts';
+import { KEY_RECHECK_MS, SseConnection, streamSlots } from '../sse.ts';
 import { BriefingSchema } from './briefing-schema.ts';
 import { CortexStatusSchema, DigestSchema, PatternSchema, TraceSchema } from './cortex-schemas.ts';
 import { ErrorResponse } from './error-schema.ts';
@@ -28,7 +28,7 @@ const StreamQuery = z.object({
  * decision traces and the briefing. Every answer comes from shared records, so any replica
  * serves it wherever the active worker runs.
  */
-export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, keys }) => {
+export const cortexRoutes: RoutePlugin = async (app, { deps, config, cortexFeed: feed, keys }) => {
   const ctxOf = (request: Parameters<typeof contextOf>[0]) => contextOf(request, deps.config);
   app.get('/api/v1/cortex/status', { schema: { summary: 'Whether a Cortex worker is active, its heartbeat, lag and queue', tags: ['cortex'], response: { 200: CortexStatusSchema, ...ErrorResponse } } },
     async (request) => cortexStatus(deps, ctxOf(request)));
@@ -42,6 +42,8 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, k
     async (request) => briefing(deps, ctxOf(request), request.query));
 
   const open = new Set<SseConnection>();
+  // Shared with the entry stream (routes/stream.ts): the caps count both.
+  const slots = streamSlots(config);
   app.addHook('preClose', async () => {
     for (const connection of open) connection.close();
   });
@@ -55,9 +57,12 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, cortexFeed: feed, k
       const visible = digestVisible(ctx);
       const asSeen = digestForKey(ctx);
       const removedVisible = (scope: string) => (scope.startsWith('path:') ? pathVisible(ctx, scope.slice('path:'.length)) : (ctx.access?.prefixes ?? null) === null);
+      // 429 past the key's streams, 503 past the server's (sse.ts).
+      const release = slots.take(ctx.access?.keyId ?? 'open');
       reply.hijack();
       let unsubscribe = (): void => {};
       const connection = new SseConnection(reply.raw, deps.config.sseKeepAliveMs, () => {
+        release();
         unsubscribe();
         open.delete(connection);
       });

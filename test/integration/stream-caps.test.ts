@@ -97,4 +97,12 @@ describe('event stream caps', () => {
 
     for (const s of [...mine.slice(1), ...theirs, again]) await close(s);
   });
+
+  it('holds a static key, shared by whoever has it (a team\'s dashboards), to the server\'s cap alone', { timeout: 60_000 }, async () => {
+    const shared = Array.from({ length: 5 }, (_, i) => open(i % 2 ? '/api/v1/cortex/stream' : '/api/v1/stream', ADMIN));
+    expect(await Promise.all(shared.map((s) => s.status))).toEqual([200, 200, 200, 200, 200]);
+    const full = open('/api/v1/stream', ADMIN);
+    expect(await full.head).toMatch(/^HTTP\/1\.1 503/);
+    for (const s of [...shared, full]) await close(s);
+  });
 });

@@ -27,22 +27,28 @@ export class StreamSlots {
     this.maxPerKey = maxPerKey;
   }
 
-  /** Take a slot for `key` (the caller's key id; open access shares one), or throw 429/503. */
-  take(key: string): () => void {
-    const held = this.perKey.get(key) ?? 0;
-    if (held >= this.maxPerKey) {
+  /**
+   * Take a slot for the caller's managed key `key`, or throw 429/503. Static keys
+   * (CAIRN_API_KEYS: `static`) and open access (null) are shared by whoever holds them, a team's
+   * dashboards and agents alike: they are held to the server's cap alone.
+   */
+  take(keyId: string | null): () => void {
+    const key = keyId === null || keyId === 'static' ? null : keyId;
+    const held = key === null ? 0 : (this.perKey.get(key) ?? 0);
+    if (key !== null && held >= this.maxPerKey) {
       throw new ServiceError('RATE_LIMITED', `this key already has ${held} event streams open (CAIRN_MAX_STREAMS_PER_KEY); close one, or retry later`, { retryAfter: 5 });
     }
     if (this.total >= this.maxStreams) {
       throw new ServiceError('UNAVAILABLE', `this server has ${this.total} event streams open (CAIRN_MAX_STREAMS); retry later`, { retryAfter: 5 });
     }
     this.total++;
-    this.perKey.set(key, held + 1);
+    if (key !== null) this.perKey.set(key, held + 1);
     let given = false;
     return () => {
       if (given) return;
       given = true;
       this.total--;
+      if (key === null) return;
       const left = (this.perKey.get(key) ?? 1) - 1;
       if (left <= 0) this.perKey.delete(key);
       else this.perKey.set(key, left);

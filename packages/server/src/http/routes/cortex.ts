@@ -58,7 +58,7 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, config, cortexFeed:
       const asSeen = digestForKey(ctx);
       const removedVisible = (scope: string) => (scope.startsWith('path:') ? pathVisible(ctx, scope.slice('path:'.length)) : (ctx.access?.prefixes ?? null) === null);
       // 429 past the key's streams, 503 past the server's (sse.ts).
-      const release = slots.take(ctx.access?.keyId ?? 'open');
+      const release = slots.take(ctx.access?.keyId ?? null);
       reply.hijack();
       let unsubscribe = (): void => {};
       const connection = new SseConnection(reply.raw, deps.config.sseKeepAliveMs, () => {

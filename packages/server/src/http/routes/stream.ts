@@ -38,7 +38,7 @@ export const streamRoutes: RoutePlugin = async (app, { store, config, metrics, k
       const namespace = namespaceFor(ctx, query.namespace);
       if (query.entity_path !== undefined) requirePath(ctx, query.entity_path);
       // 429 past the key's streams, 503 past the server's (sse.ts).
-      const release = slots.take(ctx.access?.keyId ?? 'open');
+      const release = slots.take(ctx.access?.keyId ?? null);
       reply.hijack();
       let unsubscribe = (): void => {};
       const connection = new SseConnection(reply.raw, config.sseKeepAliveMs, () => {

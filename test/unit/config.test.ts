@@ -17,6 +17,9 @@ describe('configuration', () => {
       backend: 's3', bucket: 'my-bucket', endpoint: undefined, prefix: 'team-a/', region: 'us-east-1',
     });
     expect(() => parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db', CAIRN_OBJECT_BUCKET: 'my-bucket' })).toThrow(/both set/);
+    // A prefix that would make a long record's key pass AWS's 1,024 bytes (record-objects.ts).
+    expect(parseConfig({ CAIRN_OBJECT_BUCKET: 'my-bucket', CAIRN_OBJECT_PREFIX: 'é'.repeat(117) }).storage).toMatchObject({ backend: 's3' });
+    expect(() => parseConfig({ CAIRN_OBJECT_BUCKET: 'my-bucket', CAIRN_OBJECT_PREFIX: 'a'.repeat(235) })).toThrow(/CAIRN_OBJECT_PREFIX: expected at most 234 bytes/);
   });
 
   it('names every bad variable and what it expects', () => {

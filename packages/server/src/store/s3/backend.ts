@@ -17,7 +17,12 @@ export const s3Backend = defineBackend({
   env: {
     CAIRN_OBJECT_BUCKET: optionalText.pipe(z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'expected an S3 bucket name' }).optional()),
     CAIRN_OBJECT_ENDPOINT: optionalText.pipe(z.url({ error: 'expected an http(s) URL' }).optional()),
-    CAIRN_OBJECT_PREFIX: z.string().default('cairn/'),
+    // Keys must stay within AWS's 1,024 bytes: the longest Cairn makes (a record of a long id,
+    // record-objects.ts) is 789 bytes past the prefix and its "/".
+    CAIRN_OBJECT_PREFIX: z
+      .string()
+      .refine((p) => Buffer.byteLength(p, 'utf8') <= 234, { error: 'expected at most 234 bytes (object keys stay within S3\'s 1,024)' })
+      .default('cairn/'),
     AWS_REGION: z.string().regex(/^[a-z0-9-]{2,32}$/, { error: 'expected an AWS region such as us-east-1' }).default('us-east-1'),
   },
   settings: (env) => ({

@@ -38,6 +38,8 @@ describe('a malformed CAIRN_DB_DSN', () => {
       const { code, output } = await runCli(args, dsn);
       expect(code, output).not.toBe(0);
       expect(code, output).not.toBeNull();
+      // A health check's 2 means "reserved" to Docker: unhealthy is 1.
+      if (args.includes('--health')) expect(code, output).toBe(1);
       expect(output).toContain('CAIRN_DB_DSN');
       expect(output).toContain('percent-encode');
       expect(output).not.toContain(PASSWORD);

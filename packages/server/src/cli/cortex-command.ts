@@ -11,13 +11,14 @@ const notShared = (backend: string): string =>
   'so the Cortex cannot run as a separate worker beside it. Run it embedded: `cairn serve --with-cortex`. ' +
   `For a separate worker, use a backend shared across replicas: ${sharedBackends().join(' or ')}.\n`;
 
-const configOrExit = (): Readonly<Config> => {
+/** The configuration, or exit `code` saying what is wrong with it. */
+const configOrExit = (code: number): Readonly<Config> => {
   try {
     return parseConfig(process.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`cairn: ${error.message}\n`);
-    process.exit(2);
+    process.exit(code);
   }
 };
 
@@ -73,7 +74,8 @@ export const registerCortexCommand = (program: Command): void => {
     .description('run the Cortex worker alone, on a backend shared across replicas (otherwise: `cairn serve --with-cortex`)')
     .option('--health', 'exit 0 if the active Cortex worker\'s heartbeat is fresh and it has not been failing for more than 5 minutes, 1 otherwise')
     .action(async (options: { health?: boolean }) => {
-      const config = configOrExit();
+      // A health check's 2 is reserved to Docker: a configuration it cannot read is unhealthy (1).
+      const config = configOrExit(options.health ? 1 : 2);
       if (options.health) await health(config);
       else await run(config);
     });

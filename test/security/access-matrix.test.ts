@@ -58,6 +58,7 @@ describe('every route', () => {
         const res = await cairn.call(route.method, url, route.method === 'GET' || route.method === 'DELETE' ? undefined : {}, as(key));
         bodies.push(JSON.stringify(res.body));
         expect(res.status, `${label} with ${key ? 'a bad key' : 'no key'}`).toBe(401);
+        expect(res.headers.get('www-authenticate'), label).toBe('Bearer realm="cairn"');
         expect(res.body.error.code).toBe('UNAUTHENTICATED');
       }
       const scope = requiredScope(route.method, route.url, undefined);

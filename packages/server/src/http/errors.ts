@@ -31,6 +31,9 @@ export const isBodyNotJson = (error: FastifyError): boolean =>
 export const answerError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
   if (error instanceof ServiceError) {
     if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
+    // HTTP asks a 401 to say how to authenticate (RFC 9110 §11.6.1): a key as a bearer token,
+    // or X-Cairn-API-Key. Bearer never makes a browser prompt, as Basic would.
+    if (error.code === 'UNAUTHENTICATED') void reply.header('www-authenticate', 'Bearer realm="cairn"');
     if (error.code === 'UNAVAILABLE') request.log.warn({ err: error.cause ?? error }, error.message);
     return reply.status(ERROR_STATUS[error.code]).send(errorBody(error.code, error.message, request.id, error.details));
   }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../packages/server/src/config.ts';
 import { cortexHealth } from '../../packages/server/src/cortex/health.ts';
-import { redactCredentials, serializeError } from '../../packages/server/src/http/logger.ts';
+import { redactCredentials } from '../../packages/server/src/domain/redact-credentials.ts';
+import { serializeError } from '../../packages/server/src/http/logger.ts';
 
 // A connection string is a secret: a malformed one is refused at start with a message that
 // says what is wrong and never repeats its password, and errors logged at start-up do not

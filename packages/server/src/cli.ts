@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, type ConfigFlags, parseConfig } from './config.ts';
-import { createLogger, redactCredentials } from './http/logger.ts';
+import { redactCredentials } from './domain/redact-credentials.ts';
+import { createLogger } from './http/logger.ts';
 import { startServer } from './server.ts';
 import { unusablePlaceOf } from './store/backends.ts';
 import { registerArchiveCommands } from './cli/archive-commands.ts';

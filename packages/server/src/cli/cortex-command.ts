@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { ConfigError, type Config, parseConfig } from '../config.ts';
 import { cortexHealth } from '../cortex/health.ts';
 import { startCortex } from '../cortex/start-cortex.ts';
-import { createLogger, redactCredentials } from '../http/logger.ts';
+import { redactCredentials } from '../domain/redact-credentials.ts';
+import { createLogger } from '../http/logger.ts';
 import { writeKnownLink } from '../services/write-known-link.ts';
 import { capabilitiesOf, openBackend, sharedBackends } from '../store/backends.ts';
 

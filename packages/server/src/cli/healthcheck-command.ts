@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { type Command, Option } from 'commander';
 import { ConfigError, parseConfig } from '../config.ts';
 import { cortexHealth } from '../cortex/health.ts';
-import { redactCredentials } from '../http/logger.ts';
+import { redactCredentials } from '../domain/redact-credentials.ts';
 
 /** The container engine gives the check 5 s; answer well within it. */
 const BUDGET_MS = 4000;

@@ -2,7 +2,7 @@ import type { Config } from '../config.ts';
 import { COLLECTIONS } from './cortex-records.ts';
 import { type CortexStatus, isFresh } from './heartbeat.ts';
 import { openSharedRecords } from '../store/backends.ts';
-import { redactCredentials } from '../http/logger.ts';
+import { redactCredentials } from '../domain/redact-credentials.ts';
 
 export interface HealthVerdict {
   ok: boolean;

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { redactCredentials } from '../domain/redact-credentials.ts';
 import pino, { type Logger } from 'pino';
 
 /** Query parameters that carry secrets and must never reach a log line, by their decoded name. */
@@ -34,11 +35,6 @@ export const redactUrl = (url: string | undefined): string | undefined => {
   return `${url.slice(0, start + 1)}${params.join('&')}${url.slice(end)}`;
 };
 
-/** Credentials in a URL (`scheme://user:password@`), wherever they appear in a text. */
-const URL_CREDENTIALS = /([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@"']*):[^\s"']*@/gi;
-
-/** The text with the password of every URL in it masked: `postgres://cairn:***@host/db`. */
-export const redactCredentials = (text: string): string => text.replace(URL_CREDENTIALS, '$1:***@');
 
 /** Fields Node's errors carry that repeat their input verbatim (ERR_INVALID_URL's `input`). */
 const INPUT_FIELDS = new Set(['input', 'base']);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { optionalText } from '../../domain/env-values.ts';
 import type { BackendCapabilities, OpenBackend } from '../../ports/backend.ts';
 import { defineBackend } from '../backend-module.ts';
+import { dsnProblem } from './dsn-problem.ts';
 
 /**
  * PostgreSQL: the scale-out backend. Every replica shares the database, search runs in SQL
@@ -16,7 +17,17 @@ export const postgresBackend = defineBackend({
   capabilities: CAPABILITIES,
   selectedBy: 'CAIRN_DB_DSN',
   env: {
-    CAIRN_DB_DSN: optionalText.pipe(z.string().regex(/^postgres(ql)?:\/\//, { error: 'expected a postgres:// connection string' }).optional()),
+    CAIRN_DB_DSN: optionalText.pipe(
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, { error: 'expected a postgres:// connection string' })
+        // Read as the client reads it, and said what is wrong without repeating its password.
+        .superRefine((dsn, ctx) => {
+          const problem = dsnProblem(dsn);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .optional(),
+    ),
     CAIRN_SEARCH_INDEX: z.enum(['postgres', 'memory'], { error: 'expected postgres (the default: search in the database) or memory (an index in each server process)' }).default('postgres'),
   },
   // Selected only when the DSN is set, so it is there whenever these settings are used.

@@ -109,6 +109,32 @@ export const describeEventsContract = (name: string, backendEnv: () => Promise<R
       expect((await cairn.call('GET', `/api/v1/history/${path}/disk`)).body.versions).toHaveLength(6);
     });
 
+    it('writes one version for concurrent deliveries of one event id, answering the others duplicate of it', async () => {
+      const path = `alerts/${name}/race${++unique}`;
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          cairn.call('POST', '/api/v1/events', { source: 'datadog', entity_path: path, key: 'k', value: { attempt: i }, event_type: 'alert.x', event_id: `race-${unique}` }),
+        ),
+      );
+      const statuses = answers.map((a) => a.body.status).sort();
+      expect(statuses, JSON.stringify(answers.map((a) => a.body))).toEqual(['created', ...Array(11).fill('duplicate')]);
+      const created = answers.find((a) => a.body.status === 'created');
+      for (const a of answers) expect(a.body.entry).toMatchObject({ version: 1, value: created?.body.entry.value });
+      expect((await cairn.call('GET', `/api/v1/history/${path}/k`)).body.versions).toHaveLength(1);
+    });
+
+    it('deduplicates by id an event whose id is up to 256 characters long', async () => {
+      const path = `alerts/${name}/long${++unique}`;
+      for (const length of [201, 256]) {
+        const event_id = `${unique}-`.padEnd(length, 'x');
+        const send = (level: string) => cairn.call('POST', '/api/v1/events', { source: 'datadog', entity_path: path, key: `k${length}`, value: { level }, event_type: 'alert', event_id });
+        expect((await send('high')).body).toMatchObject({ status: 'created', entry: { version: 1 } });
+        // The sender's retry, its payload rebuilt: still the same event.
+        expect((await send('higher')).body).toMatchObject({ status: 'duplicate', entry: { version: 1, value: { level: 'high' } } });
+        expect((await cairn.call('GET', `/api/v1/history/${path}/k${length}`)).body.versions).toHaveLength(1);
+      }
+    });
+
     it('rejects malformed events naming the field, storing nothing', async () => {
       const path = `alerts/${name}/bad${++unique}`;
       const cases: Array<[string, unknown]> = [

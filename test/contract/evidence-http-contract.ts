@@ -44,6 +44,16 @@ export const describeEvidenceHttpContract = (server: () => Cairn): void => {
       expect(history.at(-1).evidence.status).toBe('untested');
     });
 
+    it('takes an outcome on an entry whose own provenance is near the 64 KiB limit', async () => {
+      const path = `evidence/prov${Date.now().toString(36)}`;
+      const provenance = { note: 'p'.repeat(64 * 1024 - 20) };
+      expect((await server().call('POST', '/api/v1/entries', { entity_path: path, key: 'big', value: { x: 1 }, provenance })).status).toBeLessThan(300);
+      const res = await server().call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key: 'big' }], outcome: 'failure' });
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+      const entry = await read(path, 'big');
+      expect(entry).toMatchObject({ version: 2, evidence: { failures: 1 }, provenance });
+    });
+
     it('keeps the entry\'s expiry through outcomes', async () => {
       // An outcome's version used to carry the time left as a new ttl_seconds, rounded up to
       // a second and counted from the outcome: each outcome put the expiry off a little, and

@@ -62,6 +62,35 @@ export const describeForgetHttpContract = (server: () => Cairn, dump: () => Prom
       for (const hash of hashes) expect(bytes).not.toContain(hash.replace(/^sha256:/, ''));
     });
 
+    it('forgets the evidence pointers of judged entries: neither an export nor the backend keeps their paths', async () => {
+      const stamp = Date.now().toString(36);
+      const whole = `forget-evidence-${stamp}/path`;
+      const single = `forget-evidence-${stamp}/single`;
+      for (const [path, key] of [[whole, 'a'], [`${whole}/deep`, 'b'], [single, 'c'], [single, 'kept']]) {
+        expect((await server().call('POST', '/api/v1/entries', { entity_path: path, key, value: { v: 1 } })).status).toBeLessThan(300);
+        for (let i = 0; i < 2; i++) {
+          const res = await server().call('POST', '/api/v1/outcomes', { entries: [{ entity_path: path, key }], outcome: 'failure' });
+          expect(res.status, JSON.stringify(res.body)).toBe(200);
+        }
+      }
+      // The pointers an export carries (the audit log keeps paths by design: not looked at).
+      const pointers = async () => {
+        const res = await server().call('GET', '/api/v1/admin/export');
+        const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
+        return text
+          .split('\n')
+          .filter((line) => line.includes('"collection":"evidence/'))
+          .map((line) => JSON.parse(line).data as { entity_path: string; key: string })
+          .filter((p) => p.entity_path.startsWith(`forget-evidence-${stamp}/`))
+          .map((p) => `${p.entity_path}#${p.key}`)
+          .sort();
+      };
+      expect(await pointers()).toEqual([`${whole}#a`, `${whole}/deep#b`, `${single}#c`, `${single}#kept`]);
+      expect((await server().call('POST', '/api/v1/admin/forget', { entity_path: whole })).status).toBe(200);
+      expect((await server().call('POST', '/api/v1/admin/forget', { entity_path: single, key: 'c' })).status).toBe(200);
+      expect(await pointers()).toEqual([`${single}#kept`]);
+    });
+
     it('refuses a forget without a path with a 422, and answers an empty list when nothing matches', async () => {
       expect((await server().call('POST', '/api/v1/admin/forget', {})).status).toBe(422);
       expect((await server().call('POST', '/api/v1/admin/forget', { entity_path: 'x', unknown: 1 })).status).toBe(422);

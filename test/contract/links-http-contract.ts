@@ -74,6 +74,29 @@ export const describeLinksHttpContract = (backend: BackendEnv): void => {
       expect(outward.status).toBe(403);
     });
 
+    it('caps the sources read per entry after filtering them, and says truncated when the cap cuts', async () => {
+      const n = ++unique;
+      const hub = { entity_path: `incidents/hub${n}`, key: 'hub' };
+      await write({ ...hub, value: 'linked from everywhere' });
+      // Over the cap (1,000 sources per entry) of see_also links from a path the confined key cannot see.
+      for (let b = 0; b < 11; b++) {
+        const res = await cairn.call('POST', '/api/v1/entries/batch', {
+          entries: Array.from({ length: 100 }, (_, j) => ({ entity_path: `hidden/hub${n}`, key: `s${b * 100 + j}`, value: { n: j }, links: [{ ...hub, relation: 'see_also' }] })),
+        }, as(ADMIN));
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+      }
+      for (let i = 0; i < 5; i++) await write({ entity_path: `incidents/hub${n}`, key: `cause${i}`, value: { i }, links: [{ ...hub, relation: 'caused_by' }] });
+      const byRelation = await walk(hub.entity_path, hub.key, '?relation=caused_by&limit=200');
+      expect(byRelation.body.neighbours).toHaveLength(5);
+      expect(byRelation.body.truncated).toBe(false);
+      const confinedWalk = await walk(hub.entity_path, hub.key, '?limit=200', confined);
+      expect(confinedWalk.body.neighbours).toHaveLength(5);
+      expect(confinedWalk.body.truncated).toBe(false);
+      const all = await walk(hub.entity_path, hub.key, '?limit=200');
+      expect(all.body.neighbours).toHaveLength(200);
+      expect(all.body.truncated).toBe(true);
+    });
+
     it('refuses bad links and walks with 422 naming the field', async () => {
       const path = `incidents/bad${++unique}`;
       const cases: [Record<string, unknown>, string][] = [

@@ -3,6 +3,28 @@ import type { ForgetTarget } from '../domain/forget-target.ts';
 import type { ChangeFeed } from './change-feed.ts';
 import type { RecordStore } from './records.ts';
 
+/**
+ * Which of the entries linking to a target `Store.linkedTo` answers: filtered in the store, so
+ * that a cap applies to what the caller keeps, not to sources it would have dropped.
+ */
+export interface LinkedToQuery {
+  /** Only sources that link to the target with this relation. */
+  relation?: string;
+  /** Only sources live at this time (ms since the epoch): neither a tombstone nor expired. */
+  liveAt?: number;
+  /** Only sources whose entity path is under one of these (segment-wise, `pathHasPrefix`); null or absent: any. */
+  prefixes?: readonly string[] | null;
+  /** At most this many (the ones kept are the backend's choice). */
+  limit?: number;
+}
+
+/**
+ * The most sources a walk reads per entry, on every backend: a hub linked from everywhere must
+ * not pull the whole table (or block the event loop); the walk asks for one more to know the
+ * cap cut, and answers truncated.
+ */
+export const MAX_LINKED_SOURCES = 1000;
+
 /** A position in the (entity_path, key) order; lists resume strictly after it. */
 export interface ListPosition {
   entity_path: string;
@@ -91,9 +113,10 @@ export interface Store extends RecordStore {
   /**
    * The newest version of every entry in `target`'s namespace whose newest version links to
    * `target` (any relation), tombstones and expired ones included, in no particular order:
-   * the reverse of `Entry.links`, for walking links both ways.
+   * the reverse of `Entry.links`, for walking links both ways. `query` narrows them (by
+   * relation, liveness, path prefixes) and caps them.
    */
-  linkedTo(target: EntryAddress): Promise<Entry[]>;
+  linkedTo(target: EntryAddress, query?: LinkedToQuery): Promise<Entry[]>;
   /**
    * The newest version of every entry in every namespace, tombstones and expired ones
    * included, in no particular order; for indexes built beside the store (search). Each

@@ -5,6 +5,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { namespaceFor, pathVisible, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
+import { MAX_LINKED_SOURCES } from '../ports/store.ts';
 import { AddressSchema, LinkSchema, wholeNumber } from './schemas.ts';
 import { fitInPage } from './page-budget.ts';
 
@@ -39,41 +40,62 @@ export const entryNeighbours = async (deps: ServiceDeps, ctx: Context, raw: unkn
   const edges = new Map<string, NeighbourEdge>();
   const follows = (relation: string) => input.relation === undefined || relation === input.relation;
   const usable = (entry: Entry | null): entry is Entry => entry !== null && isLive(entry, now) && pathVisible(ctx, entry.entity_path);
+  // The sources of each node are filtered in the store (relation, liveness, the key's paths)
+  // and capped there, one cap on every backend: one more than the cap is asked for, so a cut
+  // is known and answered as truncated.
+  const sourcesQuery = { relation: input.relation, liveAt: now, prefixes: ctx.access?.prefixes ?? null, limit: MAX_LINKED_SOURCES + 1 };
   let truncated = false;
+  /** A node had more sources than the cap: the ones past it were not walked. */
+  let capped = false;
   // At most LIMITS.pageJsonChars of entries' JSON: past it the walk stops, truncated.
   let used = fitInPage([root]).size;
-  let frontier: Entry[] = [root];
+  let frontier: Array<{ entry: Entry; id: string }> = [{ entry: root, id: idOf(root) }];
   for (let depth = 1; depth <= input.depth && frontier.length > 0 && !truncated; depth++) {
-    const next: Entry[] = [];
-    const meet = (entry: Entry, edge: NeighbourEdge): void => {
-      edges.set(JSON.stringify([idOf(edge.from), idOf(edge.to), edge.relation]), edge);
-      if (reached.has(idOf(entry))) return;
-      const fit = reached.size > input.limit ? null : fitInPage([entry], used);
-      if (!fit || fit.count === 0) {
-        truncated = true;
-        return;
+    const next: Array<{ entry: Entry; id: string }> = [];
+    /** Reach `entry` (id `id`) through `edge`; the edge is kept only when both its ends are reached. */
+    const meet = (entry: Entry, id: string, edge: NeighbourEdge, fromId: string, toId: string): void => {
+      if (!reached.has(id)) {
+        const fit = reached.size > input.limit ? null : fitInPage([entry], used);
+        if (!fit || fit.count === 0) {
+          truncated = true;
+          return;
+        }
+        used = fit.size;
+        reached.set(id, { entry, depth });
+        next.push({ entry, id });
       }
-      used = fit.size;
-      reached.set(idOf(entry), { entry, depth });
-      next.push(entry);
+      edges.set(`${fromId}\u0000${toId}\u0000${edge.relation}`, edge);
     };
-    for (const node of frontier) {
+    walk: for (const { entry: node, id: nodeId } of frontier) {
       // Versions written before links existed (filesystem, S3) carry none.
       for (const link of node.links ?? []) {
         // Checked before reading, so a hidden entry is not even fetched.
         if (!follows(link.relation) || !pathVisible(ctx, link.entity_path)) continue;
-        const target = reached.get(idOf(link))?.entry ?? (await deps.store.head({ namespace, ...keyOf(link) } as EntryAddress));
-        if (usable(target)) meet(target, { from: keyOf(node), to: keyOf(link), relation: link.relation });
+        const linkId = idOf(link);
+        const target = reached.get(linkId)?.entry ?? (await deps.store.head({ namespace, ...keyOf(link) } as EntryAddress));
+        if (usable(target)) meet(target, linkId, { from: keyOf(node), to: keyOf(link), relation: link.relation }, nodeId, linkId);
+        if (truncated) break walk;
       }
-      for (const source of await deps.store.linkedTo({ namespace, ...keyOf(node) })) {
+      const sources = await deps.store.linkedTo({ namespace, ...keyOf(node) }, sourcesQuery);
+      if (sources.length > MAX_LINKED_SOURCES) {
+        capped = true;
+        sources.length = MAX_LINKED_SOURCES;
+      }
+      for (const source of sources) {
         if (!usable(source)) continue;
+        const sourceId = idOf(source);
         for (const link of source.links ?? []) {
-          if (idOf(link) === idOf(node) && follows(link.relation)) meet(source, { from: keyOf(source), to: keyOf(node), relation: link.relation });
+          if (link.key === node.key && link.entity_path === node.entity_path && follows(link.relation)) {
+            meet(source, sourceId, { from: keyOf(source), to: keyOf(node), relation: link.relation }, sourceId, nodeId);
+            if (truncated) break walk;
+          }
         }
       }
+      if (truncated) break;
     }
     frontier = next;
   }
+  truncated ||= capped;
   const neighbours = [...reached.values()].filter((n) => n.depth > 0).sort((a, b) => a.depth - b.depth);
   // Only links between entries the answer shows: a dropped (truncated) entry's links go with it.
   const shown = (k: { entity_path: string; key: string }) => reached.has(idOf(k));

@@ -1,5 +1,6 @@
 import { eventDedupCollection, noteDedupCollection } from './retention/dedup-collections.ts';
 import type { EventResponse } from 'cairn-memory-client';
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson, contentHash, sha256 } from '../domain/content-hash.ts';
 import type { Entry, EntryAddress } from '../domain/entry.ts';
@@ -45,6 +46,12 @@ const eventVersion = async (deps: ServiceDeps, address: EntryAddress, source: st
 };
 
 /**
+ * How long a claimed event id may stay pending before another delivery takes it over: far
+ * longer than one write takes, short enough that a sender's retry after a crash is written.
+ */
+export const STALE_CLAIM_MS = 15_000;
+
+/**
  * An event from any system, stored as a shared entry. Deduplicated by `event_id`, or without
  * one by a hash of its content, so a sender's retry never makes a second version.
  */
@@ -58,11 +65,13 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
   // key confined to some paths can neither take an id another writer's event uses elsewhere
   // (that event, when it came, was answered "duplicate" and dropped) nor test which ids were
   // used there. Records a release before this one wrote (`id:<event_id>`) still count.
-  const named = input.event_id !== undefined && input.event_id.length <= 200;
+  // Every event id is hashed with its address (SHA-256), so an id of any allowed length (256)
+  // is deduplicated by id; only the legacy lookup keeps the old 200-character bound.
+  const named = input.event_id !== undefined;
   const id = named
     ? `at:${sha256(canonicalJson([input.event_id, input.entity_path, input.key]))}`
     : `sha256:${sha256(canonicalJson([input.event_id ?? null, input.entity_path, input.key, input.event_type, input.value]))}`;
-  const legacyId = named ? `id:${input.event_id}` : null;
+  const legacyId = named && (input.event_id as string).length <= 200 ? `id:${input.event_id}` : null;
 
   // A replay writes nothing, whatever became of the version the event made: written again
   // after retention dropped that version, it rolled the entry back to the event's (stale)
@@ -71,8 +80,40 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
   // would read what others wrote).
   const tags = input.tags ?? [];
   const valueHash = contentHash(input.value);
-  const seen = (await deps.store.getRecord(collection, id)) ?? (legacyId === null ? null : await deps.store.getRecord(collection, legacyId));
-  if (seen) return { status: 'duplicate', entry: await eventVersion(deps, address, input.source, seen.data, valueHash) };
+  const duplicateOf = async (data: Record<string, unknown>): Promise<IngestEventResult> => ({
+    status: 'duplicate',
+    entry: await eventVersion(deps, address, input.source, data, valueHash),
+  });
+  const legacy = legacyId === null ? null : await deps.store.getRecord(collection, legacyId);
+  if (legacy) return duplicateOf(legacy.data);
+
+  // Claim the id before writing: of concurrent deliveries of one event (a sender's retry
+  // after a timeout, several replicas), exactly one creates the claim and writes; the others
+  // wait for its version and answer duplicate, writing nothing. A claim whose writer died
+  // between claiming and writing goes stale and the next delivery takes it over, so a crash
+  // never loses the event.
+  await noteDedupCollection(deps.store, collection);
+  const claim = { pending: true, claim: randomUUID(), at: new Date(deps.now()).toISOString() };
+  let claimed = await deps.store.createRecord(collection, id, claim);
+  const started = Date.now();
+  for (let wait = 10; !claimed; wait = Math.min(wait * 2, 250)) {
+    const seen = await deps.store.getRecord(collection, id);
+    if (seen === null) {
+      // Released by a writer that failed (or a creation not yet readable): claim it again,
+      // after a pause, so that a store answering at once does not starve the winner's write.
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      claimed = await deps.store.createRecord(collection, id, claim);
+      continue;
+    }
+    if (seen.data.pending !== true) return duplicateOf(seen.data);
+    const claimedAt = Date.parse(String(seen.data.at));
+    if (!(deps.now() - claimedAt < STALE_CLAIM_MS) || Date.now() - started >= STALE_CLAIM_MS) {
+      claimed = await deps.store.replaceRecord(collection, id, seen.data, claim);
+      continue;
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+
   // The same content as the current version, from the same source: unchanged, whatever the
   // event's own id (§5). A confidence the event leaves out is not a change: outcomes may have
   // moved the current one.
@@ -83,14 +124,22 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
     current.tags.length === tags.length &&
     current.tags.every((tag, i) => tag === tags[i]) &&
     (input.confidence === undefined || input.confidence === current.confidence);
-  const [written] = await deliverWrites(deps, ctx, input.source, input.event_id ? { event_id: input.event_id } : {}, [
-    { entity_path: input.entity_path, key: input.key, value: input.value, event_type: input.event_type, confidence: input.confidence ?? 0.9, tags, repeats },
-  ]);
+  let written;
+  try {
+    [written] = await deliverWrites(deps, ctx, input.source, input.event_id ? { event_id: input.event_id } : {}, [
+      { entity_path: input.entity_path, key: input.key, value: input.value, event_type: input.event_type, confidence: input.confidence ?? 0.9, tags, repeats },
+    ]);
+  } catch (error) {
+    // Nothing written: release the claim (while it is still this one), so the sender's retry
+    // writes the event instead of being told it is a duplicate.
+    const held = await deps.store.getRecord(collection, id).catch(() => null);
+    if (held?.data.claim === claim.claim) await deps.store.deleteRecord(collection, id).catch(() => false);
+    throw error;
+  }
   const { entry, created } = written as { entry: Entry; created: boolean };
-  await noteDedupCollection(deps.store, collection);
   // The version's written_at too: the number alone names another version once the entry was
-  // forgotten and written again (eventVersion).
-  const first = await deps.store.createRecord(collection, id, { version: entry.version, written_at: entry.written_at, at: new Date(deps.now()).toISOString() });
-  if (!first) return { status: 'duplicate', entry };
+  // forgotten and written again (eventVersion). Replaced only while it is still this claim: one
+  // that took over a claim it thought stale completes the record itself.
+  await deps.store.replaceRecord(collection, id, claim, { version: entry.version, written_at: entry.written_at, at: new Date(deps.now()).toISOString() });
   return { status: created ? 'created' : 'unchanged', entry };
 };

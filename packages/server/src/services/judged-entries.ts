@@ -1,6 +1,8 @@
 import type { JudgedEntry } from 'cairn-memory-client';
 import { z } from 'zod';
-import { EntityPathSchema, KeySchema } from '../domain/names.ts';
+import { EntityPathSchema, KeySchema, pathHasPrefix } from '../domain/names.ts';
+import type { ForgetTarget } from '../domain/forget-target.ts';
+import type { RecordStore } from '../ports/records.ts';
 import { sha256 } from '../domain/content-hash.ts';
 import { type Entry, isLive } from '../domain/entry.ts';
 import { shortText } from '../cortex/fields.ts';
@@ -26,6 +28,28 @@ export const noteEvidence = async (deps: Pick<ServiceDeps, 'store'>, entry: Entr
   const judged = entry.evidence.status === 'contested' || entry.evidence.status === 'discredited';
   if (judged) await deps.store.putRecord(evidenceCollection(entry.namespace), idOf(entry), { entity_path: entry.entity_path, key: entry.key });
   else await deps.store.deleteRecord(evidenceCollection(entry.namespace), idOf(entry));
+};
+
+/**
+ * Remove the pointers of the entries a forget names (`target`: one key at a path, or every
+ * entry at or under a path): a pointer holds the entry's path and key, which a forget must not
+ * leave behind, nor an export carry. One entry's by id; a path's found among the namespace's
+ * records, a page at a time (ids are hashes, in no order of paths). Resolves to how many went.
+ */
+export const forgetEvidence = async (store: RecordStore, target: ForgetTarget): Promise<number> => {
+  const collection = evidenceCollection(target.namespace);
+  if (target.key !== undefined) return (await store.deleteRecord(collection, idOf({ entity_path: target.prefix, key: target.key }))) ? 1 : 0;
+  let removed = 0;
+  let after: string | undefined;
+  for (;;) {
+    const page = await store.listRecords(collection, { limit: 500, ...(after === undefined ? {} : { after }) });
+    for (const record of page) {
+      const path = record.data.entity_path;
+      if (typeof path === 'string' && pathHasPrefix(path, target.prefix) && (await store.deleteRecord(collection, record.id))) removed += 1;
+    }
+    if (page.length < 500) return removed;
+    after = page[page.length - 1]?.id;
+  }
 };
 
 /**

@@ -5,11 +5,25 @@ import { ServiceError } from '../domain/errors.ts';
 import { UNTESTED, withOutcome } from '../domain/evidence.ts';
 import { EntityPathSchema, KeySchema, NamespaceSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
+import { LIMITS } from '../domain/limits.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { noteEvidence } from './judged-entries.ts';
 import { type Appended, type HeadView, appendVersions } from './append-version.ts';
 import { type DerivedWrite, audited, derivedDecision } from './write-entry.ts';
+
+/**
+ * The entry's provenance with the outcome noted as `last_outcome`. Never past the provenance
+ * limit (64 KiB of JSON) the derived write checks: an entry whose own provenance is near it
+ * still takes the outcome (confidence and evidence), its provenance kept without the note (and
+ * without an older note, which would misname the last outcome).
+ */
+const withLastOutcome = (provenance: Record<string, unknown>, last: Record<string, unknown>): Record<string, unknown> => {
+  const noted = { ...provenance, last_outcome: last };
+  if (Buffer.byteLength(JSON.stringify(noted)) <= LIMITS.provenanceBytes) return noted;
+  const { last_outcome: _older, ...own } = provenance;
+  return own;
+};
 
 export const RecordOutcomeInput = z
   .object({
@@ -100,7 +114,7 @@ const outcomeWrite = (
     confidence: Math.round(moved * 1e6) / 1e6,
     // Versions written before evidence existed (filesystem, S3) carry none: untested.
     evidence: withOutcome(current.evidence ?? UNTESTED, outcome),
-    provenance: { ...provenance, last_outcome: { outcome, by: ctx.agentId, request_id: ctx.requestId } },
+    provenance: withLastOutcome(provenance, { outcome, by: ctx.agentId, request_id: ctx.requestId }),
     expires_at,
   };
 };

@@ -1,7 +1,8 @@
 import type { Entry, EntryAddress } from '../domain/entry.ts';
 import { pathHasPrefix } from '../domain/names.ts';
 import { compareCodePoints } from '../domain/order.ts';
-import type { ListPage, ListQuery } from '../ports/store.ts';
+import type { LinkedToQuery, ListPage, ListQuery } from '../ports/store.ts';
+import { isLive } from '../domain/entry.ts';
 import { listFilter } from './list-filter.ts';
 import { SortedStrings, lowerBound } from './sorted-strings.ts';
 
@@ -97,12 +98,25 @@ export class HeadTree<S> {
   }
 
   /** Entries whose head links to `target` (see Store.linkedTo). */
-  linkedTo(target: EntryAddress): S[] {
+  linkedTo(target: EntryAddress, query: LinkedToQuery = {}): S[] {
     const sources = this.incoming.get(idOf(target.namespace, target.entity_path, target.key));
-    return [...(sources?.values() ?? [])].flatMap((a) => {
-      const state = this.get(a);
-      return state === undefined ? [] : [state];
-    });
+    const found: S[] = [];
+    const limit = query.limit ?? Number.POSITIVE_INFINITY;
+    if (!sources || limit <= 0) return found;
+    const { relation, liveAt, prefixes } = query;
+    for (const address of sources.values()) {
+      if (prefixes && !prefixes.some((prefix) => pathHasPrefix(address.entity_path, prefix))) continue;
+      const state = this.get(address);
+      if (state === undefined) continue;
+      if (liveAt !== undefined || relation !== undefined) {
+        const head = this.headOf(state);
+        if (liveAt !== undefined && !isLive(head, liveAt)) continue;
+        if (relation !== undefined && !(head.links ?? []).some((l) => l.relation === relation && l.key === target.key && l.entity_path === target.entity_path)) continue;
+      }
+      found.push(state);
+      if (found.length >= limit) break;
+    }
+    return found;
   }
 
   private noteLinks(address: EntryAddress, head: Entry): void {

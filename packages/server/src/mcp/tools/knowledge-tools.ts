@@ -66,9 +66,9 @@ export const memoryRecordOutcome: ToolDefinition = {
   description:
     'After acting on entries, say whether it worked: success moves each entry\'s confidence toward 1, failure toward 0 ' +
     '(by weight of the remaining distance), so later readers trust good memories more and bad ones less. ' +
-    'Each outcome is also counted in the entry\'s evidence: one success makes it validated; mixed results make it ' +
-    'contested (briefings name it); two or more failures outweighing successes make it discredited (left out of search and ' +
-    'briefings unless asked for). Give the version you read of each entry: an entry that changed since is reported stale ' +
+    'Each outcome is also counted in the entry\'s evidence: validated once successes are at least 2 × failures + 1 ' +
+    '(1–0, 3–1); discredited once failures are at least 2 and at least 2 × successes + 1 (0–2, 1–3, 2–5; left out of ' +
+    'search and briefings unless asked for); contested otherwise (1–1, 1–2, 2–1; briefings name it). Give the version you read of each entry: an entry that changed since is reported stale ' +
     'and left as it is.',
   input: RecordOutcomeInput.extend({
     namespace,

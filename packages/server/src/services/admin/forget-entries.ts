@@ -9,6 +9,7 @@ import { recordAudit } from '../audit-log.ts';
 import { namespaceFor, requirePath, requireScope } from '../authorize.ts';
 import type { Context, ServiceDeps } from '../context.ts';
 import { FreeTextSchema } from '../schemas.ts';
+import { forgetEvidence } from '../judged-entries.ts';
 import { purgeDerived } from './purge-derived.ts';
 import { scrubAudit } from './scrub-audit.ts';
 
@@ -46,6 +47,9 @@ export const forgetEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
   // forget, deletes them itself before it answers (cortexApplied); without one, a second
   // sweep does. One more compaction takes the bytes the racing writes left.
   let derived_removed = await purgeDerived(deps.store, target);
+  // The evidence pointers (path and key of each judged entry) too, before and after the forget:
+  // an outcome racing it may have written one again.
+  await forgetEvidence(deps.store, target);
   // The audit log's content hashes too, before the forget, so that its compaction takes the
   // batches' old bytes; writes racing the forget are scrubbed by the second pass.
   const scrubbedAt = deps.now();
@@ -57,6 +61,7 @@ export const forgetEntries = async (deps: ServiceDeps, ctx: Context, raw: unknow
     // sweep would delete again (a key's path digest cites the path).
     const late = applied ? 0 : await purgeDerived(deps.store, target);
     const lateHashes = await scrubAudit(deps, target, scrubbedAt);
+    await forgetEvidence(deps.store, target);
     if (late > 0 || lateHashes > 0 || applied || deps.cortex) await deps.store.compact();
     derived_removed += late;
   }

@@ -1,5 +1,5 @@
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
-import type { ListPage, ListQuery } from '../../ports/store.ts';
+import type { LinkedToQuery, ListPage, ListQuery } from '../../ports/store.ts';
 import { HeadTree } from '../head-tree.ts';
 import { freezeHead } from '../shared-parts.ts';
 import type { Location } from './segment-log.ts';
@@ -83,8 +83,8 @@ export class EntryIndex {
     return [...this.tree.under(namespace, prefix, key)];
   }
 
-  linkedTo(target: EntryAddress): Entry[] {
-    return this.tree.linkedTo(target).map((s) => s.head);
+  linkedTo(target: EntryAddress, query?: LinkedToQuery): Entry[] {
+    return this.tree.linkedTo(target, query).map((s) => s.head);
   }
 
   finishBulk(): void {

@@ -5,7 +5,7 @@ import { ServiceError, VersionConflict, unavailable } from '../../domain/errors.
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import { continuesEarlierItem } from '../batch-runs.ts';
-import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, LinkedToQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
 import { canonicalJson } from '../../domain/content-hash.ts';
 import { inTurn } from '../../domain/turns.ts';
@@ -185,8 +185,8 @@ export class FsStore implements Store {
     return versions;
   }
 
-  async linkedTo(target: EntryAddress): Promise<Entry[]> {
-    return this.index.linkedTo(target);
+  async linkedTo(target: EntryAddress, query?: LinkedToQuery): Promise<Entry[]> {
+    return this.index.linkedTo(target, query);
   }
 
   async list(query: ListQuery): Promise<ListPage> {

@@ -4,7 +4,7 @@ import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { ChangeFeed } from '../../ports/change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import { continuesEarlierItem } from '../batch-runs.ts';
-import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, LinkedToQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { randomUUID } from 'node:crypto';
 import { dropVersionRows, forgetRows, vacuumTables } from './forget.ts';
 import { appendBatch } from './append-batch.ts';
@@ -101,8 +101,8 @@ export class PostgresStore implements Store {
     return this.run('list', () => (q.asOf === undefined ? listEntries(this.sql, q) : listEntriesAsOf(this.sql, { ...q, asOf: q.asOf })));
   }
 
-  linkedTo(target: EntryAddress): Promise<Entry[]> {
-    return this.run('linkedTo', () => readLinkedTo(this.sql, target));
+  linkedTo(target: EntryAddress, query?: LinkedToQuery): Promise<Entry[]> {
+    return this.run('linkedTo', () => readLinkedTo(this.sql, target, query));
   }
 
   /** Pages through cairn_heads, one short query per page, so a long scan pins nothing. */

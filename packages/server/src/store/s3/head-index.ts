@@ -1,5 +1,5 @@
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
-import type { ForgetTarget, ListPage, ListQuery } from '../../ports/store.ts';
+import type { ForgetTarget, LinkedToQuery, ListPage, ListQuery } from '../../ports/store.ts';
 import { HeadTree } from '../head-tree.ts';
 import { freezeHead } from '../shared-parts.ts';
 
@@ -37,8 +37,8 @@ export class HeadIndex {
     return heads;
   }
 
-  linkedTo(target: EntryAddress): Entry[] {
-    return this.tree.linkedTo(target);
+  linkedTo(target: EntryAddress, query?: LinkedToQuery): Entry[] {
+    return this.tree.linkedTo(target, query);
   }
 
   finishBulk(): void {

@@ -5,7 +5,7 @@ import { VersionConflict, unavailable } from '../../domain/errors.ts';
 import type { LocalChangeFeed } from '../local-change-feed.ts';
 import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import { continuesEarlierItem } from '../batch-runs.ts';
-import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
+import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, LinkedToQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
 import { ForgetFence } from './forget-fence.ts';
 import { WithdrawnVersions } from './withdrawn-versions.ts';
@@ -126,10 +126,10 @@ export class S3Store implements Store {
   }
 
   /** From this replica's index, after catching up with the change log, as lists are. */
-  async linkedTo(target: EntryAddress): Promise<Entry[]> {
+  async linkedTo(target: EntryAddress, query?: LinkedToQuery): Promise<Entry[]> {
     this.assertOpen();
     await this.follower?.sync();
-    return this.parts.index.linkedTo(target);
+    return this.parts.index.linkedTo(target, query);
   }
 
   async *scanHeads(): AsyncGenerator<Entry> {

@@ -99,13 +99,17 @@ describe('the data directory lock', () => {
   }, 60_000);
 
   it.skipIf(!canUnshare)('takes over, after the window, the lock of a SIGKILLed pod (pid 1, another hostname, or the same one restarted)', async () => {
+    // A window longer than a start under load (the lock goes stale at least 6 s after the
+    // kill, its last refresh at most 2 s before it), so the next pod meets it still fresh.
+    const window = 8_000;
+    const podEnv = () => ({ ...env(), CAIRN_TEST_LOCK_STALE_MS: String(window) });
     for (const [before, after] of [['r-cairn-aaaa', 'r-cairn-bbbb'], ['r-cairn-bbbb', 'r-cairn-bbbb']] as const) {
-      const pod = await spawnCairn(env(), [], 20_000, asPid1(before));
+      const pod = await spawnCairn(podEnv(), [], 20_000, asPid1(before));
       expect((await put(pod, before)).status).toBe(201);
       signal(pod, 'SIGKILL');
       await pod.exited;
       expect(JSON.parse(await readFile(join(dir, 'LOCK'), 'utf8'))).toMatchObject({ pid: 1, host: before });
-      const next = await spawnCairn(env(), [], 20_000, asPid1(after));
+      const next = await spawnCairn(podEnv(), [], 30_000, asPid1(after));
       running.push(next);
       if (before !== after) expect(next.output()).toMatch(/waiting up to \d+ s for the LOCK of .* \(held by process 1 on host r-cairn-aaaa\) to go stale/);
       expect((await fetch(`${next.url}/api/v1/entries/p/${before}`)).status).toBe(200);

@@ -12,7 +12,6 @@ import { entryJson } from '../services/page-budget.ts';
  * the entry was current: a server whose reads went over all of its entries held each of them
  * twice, as objects and as text (100k entries of 1 KiB, each read once: 113 MiB more heap).
  */
-const storedJson = entryJson;
 
 /**
  * How deep into an answer stored versions are looked for: a list's `{ entries: [entry] }` is
@@ -37,7 +36,7 @@ export const serializeJson = (data: unknown): string => write(data, ENTRY_DEPTH)
  */
 const write = (value: unknown, depth: number): string | undefined => {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (isStoredVersion(value)) return storedJson(value as Entry);
+  if (isStoredVersion(value)) return entryJson(value as Entry);
   if (depth === 0 || !isPlain(value) || !holdsStoredVersion(value, depth)) return JSON.stringify(value);
   if (Array.isArray(value)) {
     let out = '[';

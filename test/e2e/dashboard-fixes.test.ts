@@ -144,6 +144,27 @@ describe('dashboard fixes in a browser', { timeout: 60_000 }, () => {
     });
   });
 
+  it('keeps a page opened between sign-in and its first redirect', async () => {
+    // The redirect to the default page ran after paint with the address of the render before
+    // it: a page opened in that gap (a link, a test's goto) was sent back to Connectors.
+    await withRig({ env: { CAIRN_API_KEYS: KEY } }, async ({ page, write }) => {
+      expect((await write({ entity_path: 'svc/a', key: 'k', value: 'x' })).status).toBe(201);
+      await page.goto('/dashboard/');
+      await page.getByLabel('API key').fill(KEY);
+      // Opens Memory in the microtask after the sign-in form leaves the DOM: before any effect.
+      await page.evaluate(`new MutationObserver((_, observer) => {
+        if (document.querySelector('input[type="password"]')) return;
+        observer.disconnect();
+        location.hash = '#/memory';
+      }).observe(document.body, { childList: true, subtree: true })`);
+      await page.getByRole('button', { name: 'Open the dashboard' }).click();
+      await page.locator('nav.tree').waitFor({ timeout: 20_000 });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await page.evaluate('location.hash')).toBe('#/memory');
+      expect(await page.locator('nav.tree').count()).toBe(1);
+    });
+  });
+
   it('offers a write-only key a way to sign out', async () => {
     await withRig({ env: { CAIRN_API_KEYS: KEY } }, async ({ page, server }) => {
       const res = await fetch(`${server.url}/api/v1/admin/keys`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-cairn-api-key': KEY }, body: JSON.stringify({ name: 'webhook', scopes: ['write'] }) });

@@ -11,7 +11,7 @@ import { KeysPage } from './pages/keys-page.tsx';
 import { LoginPage } from './pages/login-page.tsx';
 import { MemoryPage } from './memory/memory-page.tsx';
 import { SearchPage } from './pages/search-page.tsx';
-import { type Page, redirect, useRoute } from './router.ts';
+import { type Page, currentRoute, redirect, useRoute } from './router.ts';
 import { type Session, forgetKey, keyRequired, probeSession, storeKey, storedKey } from './session.ts';
 import { Shell } from './shell.tsx';
 
@@ -128,7 +128,11 @@ const SignedIn = ({ session, page, params, onSignOut, onRefused, firstKey, signO
   }, [api]);
   const shown = allowedPage(session, page);
   useEffect(() => {
-    if (shown !== page) redirect(shown, Object.fromEntries(params));
+    // From the address as it is now, not as it was at this render: effects run after paint,
+    // and a page opened in between (a link, a typed address) must not be sent back.
+    const now = currentRoute();
+    const allowed = allowedPage(session, now.page);
+    if (allowed !== now.page) redirect(allowed, Object.fromEntries(now.params));
   }, [shown, page]);
   if (!session.read && !session.admin) {
     // Signing out is the way back to the key form: a remembered key would otherwise bring the user here again.

@@ -10,7 +10,7 @@ export interface Route {
 
 // Hash routes (#/memory?path=…) keep every dashboard URL a request for the same static
 // index.html, so the server needs no per-page fallback route.
-const parse = (): Route => {
+export const currentRoute = (): Route => {
   const hash = location.hash.replace(/^#\/?/, '');
   const [name = '', query = ''] = hash.split('?');
   return { page: (PAGES as readonly string[]).includes(name) ? (name as Page) : null, params: new URLSearchParams(query) };
@@ -33,9 +33,9 @@ export const redirect = (page: Page, params: Record<string, string | number | un
 };
 
 export const useRoute = (): Route => {
-  const [route, setRoute] = useState(parse);
+  const [route, setRoute] = useState(currentRoute);
   useEffect(() => {
-    const update = () => setRoute(parse());
+    const update = () => setRoute(currentRoute());
     addEventListener('hashchange', update);
     return () => removeEventListener('hashchange', update);
   }, []);

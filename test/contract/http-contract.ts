@@ -634,7 +634,7 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
     });
     describeEventsContract(name, () => backend.env());
     describeConnectorsContract(name, () => backend.env());
-    describeSearchContract(() => cairn);
+    describeSearchContract(() => cairn, { sampledStatistics: name === 'postgres' });
     describeForgetHttpContract(() => cairn, () => dumpBackend(env));
     describeAsOfHttpContract(() => cairn);
     describeSimilarHttpContract(() => cairn);

@@ -20,7 +20,13 @@ const fresh = () => {
  * write is searchable by text once acknowledged; vectors may come a moment later (a remote
  * embedder, PostgreSQL's indexer), so expectations on them poll.
  */
-export const describeSearchContract = (server: () => Cairn): void => {
+/**
+ * `sampledStatistics`: the backend's search reads its BM25 statistics now and then rather than
+ * on every write (PostgreSQL's SQL search: search-stats.ts), so a score may move between two
+ * searches whenever they are read again; tests comparing scores across writes check those
+ * statistics directly instead (test/integration/postgres-search-same-text.test.ts).
+ */
+export const describeSearchContract = (server: () => Cairn, { sampledStatistics = false } = {}): void => {
   const search = async (body: Record<string, unknown>): Promise<Hit[]> => {
     const res = await server().call('POST', '/api/v1/search', body);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -350,7 +356,7 @@ export const describeSearchContract = (server: () => Cairn): void => {
       expect(hybrid[0]?.parts.vector?.rank).toBe(1);
     });
 
-    it('scores by the current versions alone, however often an entry was rewritten', async () => {
+    it.skipIf(sampledStatistics)('scores by the current versions alone, however often an entry was rewritten', async () => {
       const { path, word } = fresh();
       const texts = { a: `${word} rollback procedure for the api`, b: `${word} rollback procedure for the web`, c: `${word} notes` };
       for (const [key, value] of Object.entries(texts)) await write({ entity_path: path, key, value, confidence: 0.9 });

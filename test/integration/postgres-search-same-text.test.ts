@@ -131,6 +131,22 @@ describe('postgres search rows: a version of the same text', () => {
     expect(await row('reanalysed')).toMatchObject({ version: 2, embedder: null });
   });
 
+  it('counts current versions alone in the search statistics, however often an entry was rewritten', async () => {
+    // The HTTP contract checks this by scores on the backends whose statistics are exact; here
+    // they are read with ts_stat when enough rows changed, so the check reads them directly.
+    const stats = new SearchStats(sql, logger);
+    const texts = { a: 'zqstat rollback procedure for the api', b: 'zqstat rollback procedure for the web', c: 'zqstat notes' };
+    for (const [key, value] of Object.entries(texts)) await store.append(at(`stats-${key}`, 1, { value }), 0);
+    await stats.refresh();
+    const figures = () => ({ rows: stats.docCount, length: stats.averageLength, df: ['zqstat', 'rollback', 'procedur'].map((t) => stats.docFrequency(t)) });
+    const before = figures();
+    expect(before.df).toEqual([3, 2, 2]);
+    for (let v = 2; v <= 7; v++) await store.append(at('stats-a', v, { value: texts.a, confidence: 0.5 + v / 20 }), v - 1);
+    await stats.refresh();
+    expect(figures()).toEqual(before);
+    stats.close();
+  });
+
   /**
    * An indexer over `over`'s change feed, without the embedding backlog (which gives rows of
    * other embedders, and rows without a vector, theirs): what it asks the embedder for is what

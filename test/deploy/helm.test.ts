@@ -277,6 +277,8 @@ describe.runIf(haveHelm || process.env.CI)('deploy/helm/cairn rendered by helm',
     expect(many.spec?.replicas).toBe(3);
     expect(pod(many).spec.volumes).toContainEqual({ name: 'data', emptyDir: {} });
     expect(kinds(spread)).not.toContain('PersistentVolumeClaim/rel-cairn-data');
+    // Each of those pods holds data of its own: no disruption budget to block a drain.
+    expect(kinds(spread)).not.toContain('PodDisruptionBudget/rel-cairn');
   });
 
   it('s3: bucket, prefix, region and endpoint in the env, credentials in the Secret, Cortex deployment', async () => {
@@ -334,6 +336,11 @@ describe.runIf(haveHelm || process.env.CI)('deploy/helm/cairn rendered by helm',
         },
       ],
     });
+    // Autoscaled replicas over shared data: at most one evicted at a time, the API pods alone.
+    const pdb = find(objects, 'PodDisruptionBudget', 'rel-cairn');
+    expect(pdb.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: find(objects, 'Deployment', 'rel-cairn').spec?.selector?.matchLabels } });
+    expect(kinds(await render({ replicaCount: 3, 'podDisruptionBudget.maxUnavailable': 2 }))).toContain('PodDisruptionBudget/rel-cairn');
+    expect(kinds(await render({ replicaCount: 3, 'podDisruptionBudget.enabled': false }))).not.toContain('PodDisruptionBudget/rel-cairn');
     const hpa = find(objects, 'HorizontalPodAutoscaler', 'rel-cairn');
     expect(hpa.spec).toMatchObject({ minReplicas: 2, maxReplicas: 7, scaleTargetRef: { kind: 'Deployment', name: 'rel-cairn' } });
     expect(hpa.spec?.metrics?.[0]?.resource.target.averageUtilization).toBe(65);

@@ -51,6 +51,7 @@ describe('dashboard files', () => {
     expect(br.status).toBe(200);
     expect(br.headers.get('content-encoding')).toBe('br');
     expect(br.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(br.headers.get('x-content-type-options')).toBe('nosniff');
     expect(br.headers.get('content-type')).toMatch(/javascript/);
     const gz = await get(`/dashboard/assets/${asset}`, { 'accept-encoding': 'gzip' });
     expect(gz.headers.get('content-encoding')).toBe('gzip');

@@ -47,7 +47,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(((await raw.json()) as { error: { code: string } }).error.code).toBe('UNAUTHENTICATED');
   });
 
-  it('accepts the key as a bearer token too, and is stateless: no session id, GET and DELETE answer 405', async () => {
+  it('accepts the key as a bearer token too, and is stateless: no session id, every other method answers 405 Allow: POST', async () => {
     const bearer = await connectHttp(cairn.url, undefined, { authorization: `Bearer ${KEY}` });
     expect((await bearer.listTools()).tools.length).toBeGreaterThan(0);
     await bearer.close();
@@ -62,9 +62,10 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const body = (await init.json()) as { result: { serverInfo: { name: string }; instructions: string } };
     expect(body.result.serverInfo.name).toBe('cairn');
     expect(body.result.instructions).toContain('entity_path');
-    for (const method of ['GET', 'DELETE']) {
+    for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
       const res = await fetch(`${cairn.url}/mcp`, { method, headers: { 'x-cairn-api-key': KEY, accept: 'text/event-stream' } });
-      expect(res.status).toBe(405);
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get('allow'), method).toBe('POST');
     }
   });
 

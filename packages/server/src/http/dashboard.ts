@@ -64,7 +64,7 @@ export const dashboardRoutes: RoutePlugin = async (app, { keys }) => {
     scope.get('/dashboard/', { config, schema }, index);
     scope.get('/dashboard/*', { config, schema }, async (request, reply) => {
       const file = (request.params as { '*': string })['*'];
-      if (file.startsWith('assets/')) return reply.header('cache-control', IMMUTABLE).sendFile(file, { cacheControl: false });
+      if (file.startsWith('assets/')) return reply.headers({ 'cache-control': IMMUTABLE, 'x-content-type-options': 'nosniff' }).sendFile(file, { cacheControl: false });
       // Unhashed files (the icon) may change with any release: revalidate by ETag.
       return noCache(reply).sendFile(file, { cacheControl: false });
     });

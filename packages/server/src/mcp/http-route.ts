@@ -72,17 +72,16 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
     return answer.status === 202 ? reply.send() : reply.type('application/json').send(mcpAnswerJson(answer.body));
   });
 
-  const notAllowed = (method: string) =>
-    app.route({
-      method,
-      url: '/mcp',
-      schema: { hide: true },
-      handler: async (_request, reply) =>
-        reply
-          .status(405)
-          .header('allow', 'POST')
-          .send({ jsonrpc: '2.0', error: { code: -32000, message: `${method} is not served: this MCP endpoint is stateless; POST JSON-RPC messages` }, id: null }),
-    });
-  notAllowed('GET');
-  notAllowed('DELETE');
+  // Every other method gets the same answer here, not the app's 405 for unrouted methods, which
+  // would list these refusals as methods the path serves.
+  app.route({
+    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+    url: '/mcp',
+    schema: { hide: true },
+    handler: async (request, reply) =>
+      reply
+        .status(405)
+        .header('allow', 'POST')
+        .send({ jsonrpc: '2.0', error: { code: -32000, message: `${request.method} is not served: this MCP endpoint is stateless; POST JSON-RPC messages` }, id: null }),
+  });
 };

@@ -147,6 +147,22 @@ describe('postgres search rows: a version of the same text', () => {
     stats.close();
   });
 
+  it('reads the statistics again in the background once the last read is old, however few rows changed', async () => {
+    // A tenth of the rows of a large store may take days to change; a word new to the store
+    // would count as rare all that time, however many entries came to hold it.
+    const stats = new SearchStats(sql, logger, { staleAfterMs: 300 });
+    await stats.refresh();
+    stats.startCounting(100);
+    try {
+      for (const key of ['late-a', 'late-b']) await store.append(at(`stats-${key}`, 1, { value: 'zqlate arrival' }), 0);
+      stats.noteChanges(2);
+      expect(stats.lists('zqlate')).toBe(false);
+      await expect.poll(() => stats.docFrequency('zqlate'), { timeout: 5000 }).toBe(2);
+    } finally {
+      stats.close();
+    }
+  });
+
   /**
    * An indexer over `over`'s change feed, without the embedding backlog (which gives rows of
    * other embedders, and rows without a vector, theirs): what it asks the embedder for is what

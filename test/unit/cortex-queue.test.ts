@@ -25,6 +25,18 @@ describe('per-scope debounce', () => {
     expect(compiled).toBe(2);
     expect(q.oldestWaitMs(30_000)).toBeLessThanOrEqual(10_000);
   });
+
+  it('keeps a failing scope waiting out its retry delay, whatever its writes, until released', () => {
+    const q = new ScopeQueue(100);
+    q.touch('default', 'poison', 0, 5000);
+    q.touch('default', 'poison', 200);
+    q.touch('default', 'fine', 200);
+    expect(q.takeDue(300).map((s) => s.entityPath)).toEqual(['fine']);
+    expect(q.nextDueIn(300)).toBe(4700);
+    expect(q.takeDue(4999)).toEqual([]);
+    q.release('default', 'poison');
+    expect(q.takeDue(4999)).toEqual([{ namespace: 'default', entityPath: 'poison', first: 0 }]);
+  });
 });
 
 describe('briefing budget', () => {

@@ -6,7 +6,9 @@ import { CompileInterrupted, type Compiler } from './compiler.ts';
 import type { CortexRecords } from './cortex-records.ts';
 import { type ForgetNotice, markApplied, unapplied } from './forget-journal.ts';
 import { purgeQuoting } from './forget-purge.ts';
-import { ScopeQueue } from './scope-queue.ts';
+import { digestTypeOf } from './digests/registry.ts';
+import { pathGroups } from './path-entries.ts';
+import { type PendingScope, ScopeQueue } from './scope-queue.ts';
 
 /** The first retry of a failing compile or job waits this long; each next one twice as long... */
 const RETRY_MS = 2000;
@@ -37,6 +39,22 @@ const messageOf = (error: unknown): string => {
   return text.length > ERROR_CHARS ? `${text.slice(0, ERROR_CHARS - 1)}…` : text;
 };
 
+/** A scope taken from the queue, with when its first waiting write came. */
+type Due = PendingScope & { first: number };
+
+const scopeId = (ns: string, path: string): string => `${ns}\u0000${path}`;
+
+/** The retry delay after `attempts` failed attempts: RETRY_MS doubling, at most MAX_RETRY_MS. */
+const retryDelay = (attempts: number): number => Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(Math.max(attempts, 1) - 1, 20));
+
+/** Paths in the order compilePaths compiles them: by type, and chat scopes (which read open incidents) last. */
+const compileOrder = <T extends PendingScope>(items: T[]): T[] =>
+  [...items].sort((a, b) => {
+    const ta = digestTypeOf(a.entityPath);
+    const tb = digestTypeOf(b.entityPath);
+    return Number(ta.readsOpenIncidents) - Number(tb.readsOpenIncidents) || ta.order - tb.order;
+  });
+
 /** A forget to apply: heard from the change feed, or found in the journal (with its id). */
 interface PendingForget {
   target: ForgetTarget;
@@ -63,7 +81,8 @@ export interface LoopOptions {
 /**
  * What the active worker does while it leads: follow the change feed, catch up with a full
  * compile of every known namespace, then compile each changed scope once its debounce has
- * passed. Compiles run one at a time, in order. Stopped (and dropped) when leadership ends.
+ * passed. Compiles run one at a time, in order; a path that fails is retried alone (flush,
+ * singly). Stopped (and dropped) when leadership ends.
  */
 export class CompileLoop {
   private readonly o: LoopOptions;
@@ -89,6 +108,15 @@ export class CompileLoop {
   private failure: LoopFailure | null = null;
   /** Failed attempts since this loop started. */
   private failedAttempts = 0;
+  /** Failed attempts of the whole loop in a row (the backend down): the shared retry delay grows with them. */
+  private sharedAttempts = 0;
+  /** A compile worked since the last failure of the whole loop: a failing path alone is then that path's failure. */
+  private upSinceShared = false;
+  /**
+   * Paths whose single compile failed (a poison path), by namespace and path: each waits out
+   * its own retry delay in the queue, is compiled alone, and holds no other path back.
+   */
+  private readonly pathFailures = new Map<string, { namespace: string; path: string; attempts: number }>();
   /** Ends the retry wait under way early (the loop stops, or a forget waits). */
   private wake: (() => void) | null = null;
 
@@ -247,7 +275,9 @@ export class CompileLoop {
     this.failure = { since: this.failure?.since ?? this.o.now(), attempts, error: messageOf(error) };
     this.failedAttempts += 1;
     this.o.onFailure?.();
-    const delay = Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(attempts - 1, 20));
+    this.sharedAttempts += 1;
+    this.upSinceShared = false;
+    const delay = retryDelay(this.sharedAttempts);
     this.o.logger.warn({ err: error, ...fields, attempts, failing_since: new Date(this.failure.since).toISOString(), retry_in_ms: delay }, `${what}; retrying`);
     if (!this.running) return;
     await new Promise<void>((resolve) => {
@@ -261,11 +291,135 @@ export class CompileLoop {
     this.wake = null;
   }
 
+  /** A compile worked: the backend is up, the shared retry delay starts over. */
+  private compiled(): void {
+    this.upSinceShared = true;
+    this.sharedAttempts = 0;
+    this.lastCompiledAt = new Date(this.o.now()).toISOString();
+  }
+
+  /**
+   * One path's single compile failed while others work: note the attempt (status, metrics),
+   * and queue the path again after its own retry delay (RETRY_MS doubling to MAX_RETRY_MS).
+   * No wait here: the other paths go on compiling.
+   */
+  private pathFailed(d: PendingScope, error: unknown): void {
+    const id = scopeId(d.namespace, d.entityPath);
+    const known = this.pathFailures.get(id) ?? { namespace: d.namespace, path: d.entityPath, attempts: 0 };
+    known.attempts += 1;
+    this.pathFailures.set(id, known);
+    const now = this.o.now();
+    const attempts = (this.failure?.attempts ?? 0) + 1;
+    this.failure = { since: this.failure?.since ?? now, attempts, error: messageOf(`path ${d.entityPath}: ${messageOf(error)}`) };
+    this.failedAttempts += 1;
+    this.o.onFailure?.();
+    const delay = retryDelay(known.attempts);
+    this.o.logger.warn(
+      { err: error, namespace: d.namespace, entity_path: d.entityPath, path_attempts: known.attempts, attempts, failing_since: new Date(this.failure.since).toISOString(), retry_in_ms: delay },
+      'cortex compile of one path failed; retrying it alone',
+    );
+    if (!this.running) return;
+    this.queue.touch(d.namespace, d.entityPath, now, now + delay);
+    this.arm();
+  }
+
+  /** A path failed when the whole loop did: noted as failing (tried last next round), retried with the rest. */
+  private suspect(d: PendingScope): void {
+    const id = scopeId(d.namespace, d.entityPath);
+    const known = this.pathFailures.get(id) ?? { namespace: d.namespace, path: d.entityPath, attempts: 0 };
+    known.attempts += 1;
+    this.pathFailures.set(id, known);
+  }
+
+  /** A path compiled: it is no longer failing, and no longer waits out a retry delay. */
+  private pathWorked(d: PendingScope): void {
+    if (this.pathFailures.delete(scopeId(d.namespace, d.entityPath))) this.queue.release(d.namespace, d.entityPath);
+  }
+
+  /**
+   * Compile `items` one path at a time (compilePaths with one path: it still recompiles the chat
+   * scopes naming an incident whose state changed), in compile order, paths already failing
+   * last. A path that fails is retried alone after its own delay (pathFailed). But a failure
+   * before any path of the round worked, of a path not known to fail or with nothing compiled
+   * since the loop last failed whole, is taken as the backend failing: the round stops, and
+   * that is returned (the failing path is noted as failing, so the next round tries it last).
+   * `pending` loses each item attempted.
+   */
+  private async singly(items: Due[], pending: Set<Due>): Promise<{ error: unknown; at: Due } | null> {
+    let worked = false;
+    const known = (d: Due): boolean => this.pathFailures.has(scopeId(d.namespace, d.entityPath));
+    const ordered = [...compileOrder(items.filter((d) => !known(d))), ...compileOrder(items.filter(known))];
+    for (const d of ordered) {
+      if (!this.running) return null;
+      try {
+        await this.o.compiler.compilePaths(d.namespace, [d.entityPath], this.interrupted);
+        pending.delete(d);
+        worked = true;
+        this.pathWorked(d);
+        this.compiled();
+      } catch (error) {
+        if (error instanceof CompileInterrupted) throw error;
+        pending.delete(d);
+        if (!worked && (!known(d) || !this.upSinceShared)) {
+          this.suspect(d);
+          return { error, at: d };
+        }
+        this.pathFailed(d, error);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Catch up with a namespace: one scan of it (compileNamespace). If that fails, its paths are
+   * compiled one at a time, so one path that cannot compile does not keep the namespace from
+   * being caught up: it is left to its own retries. On a failure of the whole loop (see singly)
+   * the paths left are queued after the shared delay; one while listing the paths throws (the
+   * job is retried with the shared delay).
+   */
   private async catchUp(ns: string): Promise<void> {
     this.known.add(ns);
     await this.o.records.rememberNamespace(ns);
-    await this.o.compiler.compileNamespace(ns, this.interrupted);
-    this.lastCompiledAt = new Date(this.o.now()).toISOString();
+    try {
+      await this.o.compiler.compileNamespace(ns, this.interrupted);
+    } catch (error) {
+      if (error instanceof CompileInterrupted) throw error;
+      this.o.logger.warn({ err: error, namespace: ns }, 'cortex catch-up failed; compiling its paths one at a time');
+      await this.catchUpSingly(ns);
+      return;
+    }
+    // Every path of the namespace compiled: none of them is failing now.
+    for (const [id, f] of this.pathFailures) {
+      if (f.namespace !== ns) continue;
+      this.pathFailures.delete(id);
+      this.queue.release(f.namespace, f.path);
+    }
+    this.compiled();
+  }
+
+  private async catchUpSingly(ns: string): Promise<void> {
+    const paths = new Set<string>();
+    for await (const group of pathGroups(this.o.store, ns, this.o.now)) {
+      if (this.interrupted(ns)) throw new CompileInterrupted();
+      paths.add((group[0] as Entry).entity_path);
+    }
+    const st = await this.o.compiler.state(ns);
+    // Digests of paths with no live entry left are removed; failing paths forgotten since are compiled (to nothing) and let go.
+    for (const d of st.pathDigests()) if (d.entity_path !== null) paths.add(d.entity_path);
+    for (const f of this.pathFailures.values()) if (f.namespace === ns) paths.add(f.path);
+    // As the scan would: patterns, traces and roll-ups are synced whole, from every digest, by the first compile that works.
+    st.unsynced = true;
+    const now = this.o.now();
+    const items = [...paths].map((entityPath) => ({ namespace: ns, entityPath, first: now }));
+    const pending = new Set(items);
+    const whole = await this.singly(items, pending);
+    if (!whole) return;
+    // The backend failed: wait the shared delay, and leave the paths not compiled to the queue
+    // (so a path that fails alone does not hold this job, and every job after it, for ever).
+    await this.failed(whole.error, 'cortex catch-up failed', { namespace: ns, paths: pending.size + 1 });
+    if (!this.running) return;
+    for (const d of items) if (pending.has(d) || d === whole.at) this.queue.touch(d.namespace, d.entityPath, this.o.now());
+    this.arm();
   }
 
   private onWrite(entry: Entry): void {
@@ -294,23 +448,52 @@ export class CompileLoop {
     }, wait);
   }
 
+  /**
+   * Compile the scopes due: the paths not known to fail as one job; if that fails, each path
+   * alone (singly), so the paths that compile are done and only the failing ones wait, each on
+   * its own retry delay. Paths already failing are always compiled alone. When the backend
+   * itself fails (see singly) the loop waits the shared delay, as for a failed job, and every
+   * scope not compiled is queued again.
+   */
   private async flush(): Promise<'idle' | undefined> {
     const due = this.queue.takeDue(this.o.now());
     if (due.length > 0) {
       this.inflightSince = Math.min(...due.map((d) => d.first));
-      const byNamespace = new Map<string, string[]>();
-      for (const d of due) byNamespace.set(d.namespace, [...(byNamespace.get(d.namespace) ?? []), d.entityPath]);
+      const pending = new Set(due);
       try {
-        for (const [ns, paths] of byNamespace) if (this.running) await this.o.compiler.compilePaths(ns, paths, this.interrupted);
-        this.lastCompiledAt = new Date(this.o.now()).toISOString();
+        const fresh = due.filter((d) => !this.pathFailures.has(scopeId(d.namespace, d.entityPath)));
+        let alone = due.filter((d) => this.pathFailures.has(scopeId(d.namespace, d.entityPath)));
+        let whole: { error: unknown; at: Due } | null = null;
+        if (fresh.length > 0) {
+          try {
+            const byNamespace = new Map<string, string[]>();
+            for (const d of fresh) byNamespace.set(d.namespace, [...(byNamespace.get(d.namespace) ?? []), d.entityPath]);
+            for (const [ns, paths] of byNamespace) if (this.running) await this.o.compiler.compilePaths(ns, paths, this.interrupted);
+            for (const d of fresh) pending.delete(d);
+            this.compiled();
+          } catch (error) {
+            if (error instanceof CompileInterrupted) throw error;
+            // One path's compile may have failed: try each alone. A job of one path was that try,
+            // the round's first: its failure is the backend's (see singly).
+            const [only] = fresh;
+            if (fresh.length === 1 && only) {
+              pending.delete(only);
+              this.suspect(only);
+              whole = { error, at: only };
+            } else alone = [...fresh, ...alone];
+          }
+        }
+        if (!whole && this.running) whole = await this.singly(alone, pending);
+        if (whole) {
+          await this.failed(whole.error, 'cortex compile failed', { scopes: due.length });
+          for (const d of due) if (this.running && (pending.has(d) || d === whole.at)) this.queue.touch(d.namespace, d.entityPath, this.o.now());
+        }
       } catch (error) {
         if (error instanceof CompileInterrupted) {
           // A forget waits (compiled again after it, from fresh reads) or the loop stopped.
-          for (const d of due) if (this.running) this.queue.touch(d.namespace, d.entityPath, d.first);
-          throw error;
+          for (const d of pending) if (this.running) this.queue.touch(d.namespace, d.entityPath, d.first);
         }
-        await this.failed(error, 'cortex compile failed', { scopes: due.length });
-        for (const d of due) if (this.running) this.queue.touch(d.namespace, d.entityPath, this.o.now());
+        throw error;
       } finally {
         this.inflightSince = null;
       }
@@ -333,7 +516,8 @@ export class CompileLoop {
           const applied = await this.applyForgets();
           if (!this.running) return;
           const outcome = await job();
-          if (this.failedAttempts === failedBefore && (applied || outcome !== 'idle')) this.failure = null;
+          // While a path keeps failing (retried alone), the failure is still under way.
+          if (this.failedAttempts === failedBefore && (applied || outcome !== 'idle') && this.pathFailures.size === 0) this.failure = null;
           return;
         } catch (error) {
           if (error instanceof CompileInterrupted) continue;

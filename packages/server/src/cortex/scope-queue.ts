@@ -9,6 +9,8 @@ interface Pending extends PendingScope {
   first: number;
   /** When the latest write arrived. */
   last: number;
+  /** Not due before this (epoch ms): a path whose compile failed waits out its own retry delay. */
+  notBefore?: number;
 }
 
 /**
@@ -26,15 +28,26 @@ export class ScopeQueue {
     this.maxWaitMs = maxWaitMs;
   }
 
-  touch(namespace: string, entityPath: string, at: number): void {
+  /**
+   * A write (or a retry) at `at`. `notBefore`: the scope is not due before then, whatever its
+   * writes (a failing path's retry delay); later writes keep it.
+   */
+  touch(namespace: string, entityPath: string, at: number, notBefore?: number): void {
     const id = `${namespace}\u0000${entityPath}`;
     const known = this.pending.get(id);
-    if (known) known.last = at;
-    else this.pending.set(id, { namespace, entityPath, first: at, last: at });
+    if (known) {
+      known.last = at;
+      if (notBefore !== undefined) known.notBefore = Math.max(known.notBefore ?? notBefore, notBefore);
+    } else this.pending.set(id, { namespace, entityPath, first: at, last: at, ...(notBefore === undefined ? {} : { notBefore }) });
+  }
+
+  /** Drop a scope's retry delay (it compiled after all): it is due on its writes' clock again. */
+  release(namespace: string, entityPath: string): void {
+    delete this.pending.get(`${namespace}\u0000${entityPath}`)?.notBefore;
   }
 
   private dueAt(p: Pending): number {
-    return Math.min(p.last + this.debounceMs, p.first + this.maxWaitMs);
+    return Math.max(p.notBefore ?? Number.NEGATIVE_INFINITY, Math.min(p.last + this.debounceMs, p.first + this.maxWaitMs));
   }
 
   /** Scopes due at `now`, removed from the queue, with when their first waiting write came. */

@@ -1,11 +1,11 @@
 import type { BatchResult, Entry } from './api/entry.ts';
-import { ValidationFailedError } from './errors.ts';
+import { InternalServerError, ValidationFailedError } from './errors.ts';
 import { type ClientOptions, HttpTransport, requireObject } from './http.ts';
 import type {
   AuditPage, AuditQuery, Briefing, BriefingQuery, Connector, ConnectorChange, ConnectorSettings, CortexStatus, DeleteRequest, DeliveryLog,
   DigestList, DigestQuery, EntryRef, EventRequest, EventResponse, Health, HistoryRequest, HistoryResponse, IssuedKey,
   KeyRequest, ListQuery, ListResponse, ManagedKey, NeighboursRequest, NeighboursResponse, OutcomeRequest, OutcomeResponse, Pattern, PatternQuery, ReadRequest,
-  SearchRequest, SearchResponse, Team, Trace, TraceQuery, WriteBatchRequest, WriteRequest, WriteResponse,
+  SearchRequest, SearchResponse, Team, Trace, TraceQuery, Whoami, WriteBatchRequest, WriteRequest, WriteResponse,
 } from './types.ts';
 import type { ForgetRequest, ForgetResult, RetentionPolicy, RetentionPolicyRequest, RetentionRun } from './api/forget.ts';
 import { type WatchOptions, watchEntries } from './watch.ts';
@@ -83,6 +83,11 @@ export class CairnClient {
     return this.http.json('GET', '/ready');
   }
 
+  /** What the calling key may do: its scopes, path prefixes, namespace and team. */
+  async whoami(): Promise<Whoami> {
+    return this.http.json('GET', '/api/v1/whoami');
+  }
+
   /** A new version, or `unchanged: true` when identical to the current one. */
   async write(request: WriteRequest): Promise<WriteResponse> {
     return this.http.json('POST', '/api/v1/entries', { body: request });
@@ -110,13 +115,24 @@ export class CairnClient {
     return this.http.json('GET', '/api/v1/entries', { query: params(query) });
   }
 
-  /** Every live entry matching `query`, following `next_cursor` page by page. */
+  /**
+   * Every live entry matching `query`, following `next_cursor` page by page. A server that
+   * answers a cursor already followed (not Cairn's doing: a proxy's cache, say) would page
+   * forever: that throws `InternalServerError` instead.
+   */
   async *listAll(query: Omit<ListQuery, 'cursor'> = {}): AsyncGenerator<Entry, void, undefined> {
+    const followed = new Set<string>();
     let cursor: string | undefined;
     do {
       const page = await this.list({ ...params(query), cursor });
       yield* page.entries;
       cursor = page.next_cursor ?? undefined;
+      if (cursor !== undefined) {
+        if (followed.has(cursor)) {
+          throw new InternalServerError(`the server answered a next_cursor already followed (${cursor}): paging would never end`, { status: 200 });
+        }
+        followed.add(cursor);
+      }
     } while (cursor !== undefined);
   }
 
@@ -197,7 +213,7 @@ export class CairnClient {
 
   /** Replaces the members with exactly `members`. */
   async setTeamMembers(name: string, members: string[], namespace?: string): Promise<Team> {
-    return this.http.json('PUT', `/api/v1/admin/teams/${segment(name, 'name')}/members`, { body: { members, ...(namespace ? { namespace } : {}) } });
+    return this.http.json('PUT', `/api/v1/admin/teams/${segment(name, 'name')}/members`, { body: { members, ...(namespace !== undefined ? { namespace } : {}) } });
   }
 
   async deleteTeam(name: string, namespace?: string): Promise<void> {

@@ -15,6 +15,12 @@ export class CairnError extends Error {
   readonly details: FieldIssue[] | undefined;
   /** Seconds the server asked us to wait (429, 503). */
   readonly retryAfter: number | undefined;
+  /**
+   * True on a 503 whose write may or may not have been stored (the server's deadline passed
+   * with no answer from its database; the body's details name `outcome: unknown`). The client
+   * does not resend such a write: read the entry to learn whether it was stored.
+   */
+  readonly outcomeUnknown: boolean;
 
   constructor(
     code: CairnError['code'],
@@ -28,6 +34,7 @@ export class CairnError extends Error {
     this.requestId = options.requestId;
     this.details = options.details;
     this.retryAfter = options.retryAfter;
+    this.outcomeUnknown = this.status === 503 && (options.details ?? []).some((d) => d.field === 'outcome' && d.message === 'unknown');
   }
 }
 

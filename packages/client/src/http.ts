@@ -8,7 +8,10 @@ export interface ClientOptions {
   apiKey?: string;
   /** Sent as `X-Cairn-Agent-Id`: the writer identity when a write names none. */
   agentId?: string;
-  /** Retries after a 429 or 503 (or a refused connection); default 3. */
+  /**
+   * Retries after a 429 or 503 (or a refused connection); default 3. A write answered 503 with
+   * its outcome unknown (`CairnError.outcomeUnknown`) is never resent.
+   */
   retries?: number;
   /**
    * Backoff ceiling of the first retry when the server gives no Retry-After; doubles each retry.
@@ -69,6 +72,23 @@ const anyOf = (...signals: (AbortSignal | undefined)[]): AbortSignal | undefined
 const refused = (error: unknown): boolean => (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
 
 /**
+ * When `url` holds user info (`http://user:secret@host`), the address with it redacted
+ * (`http://***@host/`) for a message; undefined when it holds none or is not a URL.
+ */
+export const userInfoOf = (url: string): string | undefined => {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (parsed.username === '' && parsed.password === '') return undefined;
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.href.replace('//', '//***@');
+};
+
+/**
  * Throws a TypeError saying `expected` and what `value` is instead, unless it is a plain
  * object: callers from JavaScript, where nothing checked the types, pass strings and arrays.
  */
@@ -92,6 +112,12 @@ export class HttpTransport {
     // "cannot read properties of undefined (reading 'replace')".
     if (typeof options !== 'object' || options === null || typeof options.url !== 'string') {
       throw new TypeError("CairnClient takes options such as { url: 'http://127.0.0.1:8080', apiKey }");
+    }
+    // Credentials in the address are not how Cairn authenticates (fetch refuses such a URL, and
+    // its message would carry them): the key goes in `apiKey`. Refused, without echoing them.
+    const credentials = userInfoOf(options.url);
+    if (credentials !== undefined) {
+      throw new TypeError(`CairnClient's url must not hold a user name or password (${credentials}); pass the API key as apiKey`);
     }
     this.base = options.url.replace(/\/+$/, '');
     this.options = options;
@@ -125,7 +151,10 @@ export class HttpTransport {
       if (res.ok) return res;
       const body: unknown = await res.json().catch(() => null);
       const failure = errorFromResponse(res.status, body, parseRetryAfter(res.headers.get('retry-after')), res.headers.get('x-request-id') ?? undefined);
-      const wait = res.status === 429 || res.status === 503 ? this.delay(attempt, failure.retryAfter) : null;
+      // A write whose outcome the server does not know may have been stored: resending it could
+      // store it twice (an outcome counted twice, a compare-and-set refused by its own write).
+      const resendable = !(failure.outcomeUnknown && method !== 'GET' && method !== 'HEAD');
+      const wait = (res.status === 429 || res.status === 503) && resendable ? this.delay(attempt, failure.retryAfter) : null;
       if (wait === null || attempt >= retries) throw failure;
       await sleep(wait, signal);
     }

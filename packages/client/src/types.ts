@@ -2,7 +2,7 @@ import type { AuditEvent, Scope, TeamRecord } from './api/admin.ts';
 import type { ConnectorView } from './api/connectors.ts';
 import type { CortexStatusResult } from './api/cortex-status.ts';
 import type { Digest, DigestTypeFilter } from './api/digest.ts';
-import type { Entry, EntryValue } from './api/entry.ts';
+import type { Entry, EntryLink, EntryValue } from './api/entry.ts';
 import type { OutcomeResult } from './api/outcomes.ts';
 import type { PatternKind } from './api/patterns.ts';
 import type { DiscreditedMode, Highlight, SearchMode, SearchResult } from './api/search.ts';
@@ -42,6 +42,8 @@ export interface WriteRequest extends EntryRef {
   shared?: boolean;
   tags?: string[];
   provenance?: Record<string, unknown>;
+  /** Links to other entries (`relation` names how they relate), walked by `neighbours`. */
+  links?: EntryLink[];
   /** Compare-and-set: write only if the entry is at this version (0 = must not exist). */
   if_version?: number;
   ttl_seconds?: number;

@@ -165,7 +165,8 @@ export const registerClientCommands = (program: Command): void => {
     .option('--since <time>', 'only entries written at or after this ISO time')
     .option('--limit <n>', 'entries per page (default 100, at most 1000)', integer(1))
     .option('--cursor <cursor>', 'the next cursor of a previous page')
-    .option('--all', 'follow the cursor to the end')
+    // --all pages from the start: with --cursor it would ignore it.
+    .addOption(new Option('--all', 'follow the cursor to the end, from the first page').conflicts('cursor'))
     .option('--as-of <time>', AS_OF_HELP)
     .action(action(async (client, o, entityPath: string | undefined) => {
       const query = { entity_path: entityPath, agent_id: o.agentId as string | undefined, since: o.since as string | undefined, limit: o.limit as number | undefined, as_of: o.asOf as string | undefined, namespace: o.namespace };

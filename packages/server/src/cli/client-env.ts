@@ -9,7 +9,14 @@ import { servingProcess, userDataDir } from './mcp-owner-note.ts';
  * only these variables, so a client command never fails over a server setting it ignores.
  */
 export const ClientEnv = z.object({
-  CAIRN_HTTP_URL: z.url({ protocol: /^https?$/, error: 'expected the server address, e.g. http://127.0.0.1:8080' }),
+  CAIRN_HTTP_URL: z
+    .url({ protocol: /^https?$/, error: 'expected the server address, e.g. http://127.0.0.1:8080' })
+    // A password there is not how Cairn authenticates (fetch refuses such a URL), and would be
+    // printed by every message naming the address: the key goes in CAIRN_API_KEY.
+    .refine((url) => {
+      const { username, password } = new URL(url);
+      return username === '' && password === '';
+    }, 'must not hold a user name or password (user:secret@); put the API key in CAIRN_API_KEY'),
   CAIRN_API_KEY: z.string().min(1).optional(),
   CAIRN_AGENT_ID: AgentIdSchema.optional(),
 });

@@ -129,6 +129,15 @@ export class WriteGuard {
   }
 }
 
+/**
+ * The 503 of a write that may have been stored: marked `details: [{ field: 'outcome', message:
+ * 'unknown' }]` and sent without Retry-After, so a client does not resend it blindly (a second
+ * outcome report would count twice, a compare-and-set retry would conflict with its own write).
+ * The caller reads the entry to learn what happened.
+ */
+export const outcomeUnknown = (message: string): ServiceError =>
+  new ServiceError('UNAVAILABLE', message, { details: [{ field: 'outcome', message: 'unknown' }] });
+
 export interface GuardedWrite {
   /** performance.now() by which the write must be answered. */
   deadline: number;
@@ -171,7 +180,7 @@ export const guardedWrite = <T>(work: (guard: WriteGuard) => Promise<T>, options
     ceilingTimer = setTimeout(() => {
       guard.cancel();
       options.onUnknown();
-      reject(unavailable(`the database did not answer in time (${options.what}); the write's outcome is unknown`));
+      reject(outcomeUnknown(`the database did not answer in time (${options.what}); the write's outcome is unknown`));
     }, Math.max(0, options.deadline + options.margin - now));
   });
   void settled.finally(() => guard.dispose()).catch(() => {});

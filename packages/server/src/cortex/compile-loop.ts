@@ -9,6 +9,7 @@ import { purgeQuoting } from './forget-purge.ts';
 import { digestTypeOf } from './digests/registry.ts';
 import { pathGroups } from './path-entries.ts';
 import { type PendingScope, ScopeQueue } from './scope-queue.ts';
+import { clipWithEllipsis } from '../domain/clip-text.ts';
 
 /** The first retry of a failing compile or job waits this long; each next one twice as long... */
 const RETRY_MS = 2000;
@@ -36,7 +37,7 @@ export interface LoopFailure {
 
 const messageOf = (error: unknown): string => {
   const text = error instanceof Error ? error.message || error.name : String(error);
-  return text.length > ERROR_CHARS ? `${text.slice(0, ERROR_CHARS - 1)}…` : text;
+  return clipWithEllipsis(text, ERROR_CHARS);
 };
 
 /** A scope taken from the queue, with when its first waiting write came. */

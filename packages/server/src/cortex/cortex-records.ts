@@ -3,6 +3,7 @@ import type { RecordStore, StoredRecord } from '../ports/records.ts';
 import type { Digest } from './digest-types.ts';
 import type { Pattern } from './patterns.ts';
 import type { Trace } from './traces.ts';
+import { clipText } from '../domain/clip-text.ts';
 
 /**
  * Where the Cortex keeps what it compiles: shared records (never entries, so it cannot feed
@@ -29,7 +30,7 @@ export const COLLECTIONS = {
  * keys end at 1024 bytes. Long ids keep their first 180 characters, so they still sort next
  * to their path, and a hash makes them unique.
  */
-export const recordId = (id: string): string => (id.length <= 200 ? id : `${id.slice(0, 180)}~${sha256(id).slice(0, 32)}`);
+export const recordId = (id: string): string => (id.length <= 200 ? id : `${clipText(id, 180)}~${sha256(id).slice(0, 32)}`);
 
 /** A compile event as the stream carries it. */
 export type CortexEvent =

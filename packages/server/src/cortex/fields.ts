@@ -1,4 +1,5 @@
 import type { EntryValue } from '../domain/entry.ts';
+import { clipWithEllipsis } from '../domain/clip-text.ts';
 
 /**
  * Reading connector values defensively: an entry's value is whatever its writer sent, so a
@@ -18,7 +19,7 @@ export const str = (value: unknown): string | null => (typeof value === 'string'
 export const TEXT_CHARS = { title: 200, name: 100, note: 500 } as const;
 
 /** `text` cut to `max` characters, an ellipsis marking the cut. */
-export const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+export const cut = (text: string, max: number): string => clipWithEllipsis(text, max);
 
 /** A non-empty string field, cut to `max` characters (a title by default). */
 export const clipped = (value: unknown, max: number = TEXT_CHARS.title): string | null => {
@@ -89,5 +90,5 @@ export const shortText = (value: EntryValue, max = 120): string => {
   const o = objOf(value);
   const raw = o === null ? String(value) : (str(o.title) ?? str(o.summary) ?? str(o.text) ?? str(o.name) ?? str(o.status) ?? str(o.state) ?? JSON.stringify(o));
   const line = raw.replace(/\s+/g, ' ').trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  return clipWithEllipsis(line, max);
 };

@@ -4,6 +4,7 @@ import { compareCodePoints } from '../domain/order.ts';
 import type { RecordStore } from '../ports/records.ts';
 import { COLLECTIONS, recordId } from './cortex-records.ts';
 import type { Digest } from './digest-types.ts';
+import { clipText } from '../domain/clip-text.ts';
 
 export interface DigestQuery {
   namespace: string;
@@ -54,7 +55,7 @@ export const readDigests = async (records: RecordStore, q: DigestQuery): Promise
   const prefix = scope === undefined || entityPathProblem(scope) !== null ? null : scope;
   if (scope !== undefined && prefix === null) return { digests: out, last: null, more: false };
   // Long ids are cut at 180 characters (recordId), so the range starts at most that deep.
-  const rangeStart = prefix === null ? '' : `path:${prefix}`.slice(0, 180);
+  const rangeStart = prefix === null ? '' : clipText(`path:${prefix}`, 180);
   let after = q.after ?? (prefix === null ? undefined : rangeStart.slice(0, -1));
   for (;;) {
     const page = await records.listRecords(collection, { limit: Math.min(500, q.limit + 1), ...(after === undefined ? {} : { after }) });

@@ -1,5 +1,6 @@
 import type { Entry, EntryValue } from '../domain/entry.ts';
 import { analyze } from './analyzer.ts';
+import { clipText } from '../domain/clip-text.ts';
 
 /**
  * What of an entry is searchable, by field: its address (entity path and key), the text of
@@ -109,5 +110,5 @@ export const embeddingText = (entry: Entry, maxChars = 4000): string => {
   for (const f of entryFields(entry)) if (f.cls === 'value') parts.push(f.text);
   if (entry.tags.length > 0) parts.push(entry.tags.join(' '));
   const text = parts.join('\n');
-  return text.length > maxChars ? text.slice(0, maxChars) : text;
+  return clipText(text, maxChars);
 };

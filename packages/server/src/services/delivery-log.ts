@@ -2,6 +2,7 @@ import type { DeliveryLine, DeliveryOutcomeName } from 'cairn-memory-client';
 import { z } from 'zod';
 import type { Expect, SameUnion } from '../domain/type-checks.ts';
 import type { RecordStore, StoredRecord } from '../ports/records.ts';
+import { clipText } from '../domain/clip-text.ts';
 
 // A line of the recent-deliveries log: declared once, in the client.
 export type { DeliveryLine };
@@ -48,7 +49,7 @@ const seqOf = (record: StoredRecord): number => Number(record.id);
 
 /** Log text comes from unverified input: keep it one short printable line. */
 const printable = (text: string | null, max: number): string | null =>
-  text === null ? null : text.toWellFormed().replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ').slice(0, max);
+  text === null ? null : clipText(text.toWellFormed().replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' '), max);
 
 /**
  * The last deliveries of each connector, shared by every replica through the RecordStore.

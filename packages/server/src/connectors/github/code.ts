@@ -1,6 +1,7 @@
 import type { MappedWrite } from '../connector.ts';
 import type { PushEvent, ReleaseEvent } from './payloads.ts';
 import { repoPath, subjectOf } from './repo-path.ts';
+import { clipText } from '../../domain/clip-text.ts';
 
 /** Commits a push entry lists; GitHub itself sends at most 20 per push event. */
 const MAX_COMMITS = 50;
@@ -19,7 +20,7 @@ export const releaseWrite = (e: ReleaseEvent): MappedWrite | string => {
     value: {
       kind: 'release', id: r.id, tag: r.tag_name, name: r.name ?? r.tag_name, target: r.target_commitish ?? null,
       prerelease: r.prerelease ?? false, author: r.author?.login ?? null, url: r.html_url ?? null,
-      notes: r.body ? r.body.slice(0, NOTES_CHARS) : null, created_at: r.created_at ?? null, published_at: r.published_at ?? null,
+      notes: r.body ? clipText(r.body, NOTES_CHARS) : null, created_at: r.created_at ?? null, published_at: r.published_at ?? null,
     },
   };
 };

@@ -1,5 +1,6 @@
 import { VALUE_BUDGET, bytesOf, keepWholeNewestFirst } from '../value-budget.ts';
 import type { Fields } from '../lifecycle.ts';
+import { clipText } from '../../domain/clip-text.ts';
 
 /**
  * Keeping an incident's value within one entry's size (SPEC §3: 512 KiB). PagerDuty bounds a
@@ -43,10 +44,7 @@ export const isAmongOmitted = (item: Fields, kept: readonly Fields[], omitted: n
 const previewOf = (note: Fields): Fields => {
   const content = note.content;
   if (typeof content !== 'string' || content.length <= NOTE_PREVIEW_CHARS) return note;
-  const head = content.slice(0, NOTE_PREVIEW_CHARS);
-  // Never half of a surrogate pair: no backend stores a lone surrogate.
-  const cut = /[\ud800-\udbff]$/.test(head) ? head.slice(0, -1) : head;
-  return { ...note, content: cut, content_truncated: true, content_chars: content.length };
+  return { ...note, content: clipText(content, NOTE_PREVIEW_CHARS), content_truncated: true, content_chars: content.length };
 };
 
 /**

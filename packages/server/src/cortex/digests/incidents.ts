@@ -2,6 +2,7 @@ import type { Entry } from '../../domain/entry.ts';
 import { type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
 import { byTimeDesc, clipped, clippedStrings, humanDuration, mean, ms, objOf, str, TEXT_CHARS, topCounts } from '../fields.ts';
 import { type IncidentRef, unresolved } from './incident-ref.ts';
+import { clipText } from '../../domain/clip-text.ts';
 
 export interface IncidentFacts {
   counts: { open: number; acknowledged: number; resolved: number; total: number };
@@ -19,6 +20,7 @@ const refOf = (entry: Entry): IncidentRef | null => {
   const v = objOf(entry.value);
   if (!entry.key.startsWith('incident-') || v === null) return null;
   const service = objOf(v.service);
+  const resolution = str(v.resolution_note);
   return {
     entity_path: entry.entity_path,
     key: entry.key,
@@ -33,7 +35,7 @@ const refOf = (entry: Entry): IncidentRef | null => {
     acknowledged_at: clipped(v.acknowledged_at, TEXT_CHARS.name),
     resolved_at: clipped(v.resolved_at, TEXT_CHARS.name),
     ...notesOf(v.notes),
-    resolution_note: str(v.resolution_note)?.slice(0, NOTE_CHARS) ?? null,
+    resolution_note: resolution === null ? null : clipText(resolution, NOTE_CHARS),
   };
 };
 
@@ -50,7 +52,7 @@ const notesOf = (value: unknown): Pick<IncidentRef, 'notes' | 'last_note'> => {
   const last = notes.at(-1);
   return {
     notes: notes.length,
-    last_note: last ? { at: clipped(last.at, TEXT_CHARS.name) ?? '', by: clipped(last.by, TEXT_CHARS.name), content: (str(last.content) ?? '').slice(0, NOTE_CHARS) } : null,
+    last_note: last ? { at: clipped(last.at, TEXT_CHARS.name) ?? '', by: clipped(last.by, TEXT_CHARS.name), content: clipText(str(last.content) ?? '', NOTE_CHARS) } : null,
   };
 };
 

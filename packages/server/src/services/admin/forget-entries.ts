@@ -84,6 +84,19 @@ const APPLY_WAIT_MS = 30_000;
  * nothing it writes afterwards was read before the forget. True when a worker did; false when
  * none is active (or it did not answer in time), and the caller sweeps again instead.
  */
+/** Whether the Cortex in this process finished the work queued so far within `ms`. */
+const idleWithin = async (cortex: { idle(): Promise<void> }, ms: number): Promise<boolean> => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([cortex.idle().then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
 const cortexApplied = async (deps: ServiceDeps, target: ForgetTarget): Promise<boolean> => {
   let id: string;
   try {
@@ -91,13 +104,15 @@ const cortexApplied = async (deps: ServiceDeps, target: ForgetTarget): Promise<b
     // Notices are trimmed here too, in case no worker ever runs to trim them.
     await unapplied(deps.store, deps.now());
   } catch {
-    await deps.cortex?.idle();
+    if (deps.cortex) await idleWithin(deps.cortex, APPLY_WAIT_MS);
     return false;
   }
   const embedded = deps.cortex;
   if (embedded && embedded.status().status === 'active') {
-    // Told by the change feed, in this process: its queue applies the forget first.
-    await embedded.idle();
+    // Told by the change feed, in this process: its queue applies the forget first. Its queue
+    // never empties while a compile keeps failing and being retried, so the wait is bounded
+    // as for a worker elsewhere; the caller then sweeps again.
+    if (!(await idleWithin(embedded, APPLY_WAIT_MS))) return false;
     await markApplied(deps.store, id, target, embedded.status().worker_id ?? 'embedded', deps.now()).catch(() => {});
     return true;
   }

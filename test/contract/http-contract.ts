@@ -551,6 +551,35 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect(res.body.error.details[0].field).toBe('X-Cairn-Agent-Id');
       });
 
+      it('refuses a body on a route that takes none (422 naming body) rather than ignore it, and still takes an empty one', async () => {
+        const path = freshPath('nobody');
+        await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'k', value: 'v' });
+        // Ignored, the if_version made this delete unconditional.
+        const conditional = await cairn.call('DELETE', `/api/v1/entries/${path}/k`, { if_version: 7 });
+        expect(conditional.status).toBe(422);
+        expect(conditional.body.error.details).toEqual([{ field: 'body', message: expect.stringContaining('takes no body') }]);
+        expect((await cairn.call('GET', `/api/v1/entries/${path}/k`)).body.version).toBe(1);
+        const revoke = await cairn.call('DELETE', '/api/v1/admin/keys/0123456789ab', 'x', { 'content-type': 'text/plain' });
+        expect(revoke.status).toBe(422);
+        expect(revoke.body.error.details[0].field).toBe('body');
+        // An empty body (Content-Length: 0) is no body.
+        expect((await fetch(`${cairn.url}/api/v1/entries/${path}/k`, { method: 'DELETE', body: new Uint8Array(0) })).status).toBe(204);
+      });
+
+      it('refuses a malformed percent-encoding in the query (400) rather than read it as written', async () => {
+        const path = freshPath('pct');
+        await cairn.call('POST', '/api/v1/entries', { entity_path: `${path}/%C0%AF`, key: 'k', value: 'literal' });
+        for (const bad of ['%C0%AF', '%ZZ', '%FF', '%ED%A0%80', '%']) {
+          const res = await cairn.call('GET', `/api/v1/entries?entity_path=${path}/${bad}`);
+          expect(res.status, bad).toBe(400);
+          expect(res.body.error).toMatchObject({ code: 'BAD_REQUEST', message: 'malformed percent-encoding in the query' });
+        }
+        expect((await cairn.call('GET', `/api/v1/entries?entity_path=${enc(`${path}/%C0%AF`)}`)).body.entries).toHaveLength(1);
+        // "+" is still a space, as before.
+        await cairn.call('POST', '/api/v1/entries', { entity_path: `${path}/a b`, key: 'k', value: 'spaced' });
+        expect((await cairn.call('GET', `/api/v1/entries?entity_path=${path}/a+b`)).body.entries.map((e: { value: string }) => e.value)).toEqual(['spaced']);
+      });
+
       it('answers a method a path does not serve 405 with Allow, and a path nothing serves 404', async () => {
         const put = await cairn.call('PUT', '/api/v1/search', { query: 'x' });
         expect(put.status).toBe(405);

@@ -236,3 +236,90 @@ describe('requests refused before routing', () => {
     expect(lines.join('\n')).not.toContain('refused by the HTTP parser');
   });
 });
+
+describe('HEAD, OPTIONS, repeated headers and secrets in the URL', () => {
+  const ADMIN = 'surface-admin-key';
+  const lines: string[] = [];
+  let cairn: Cairn;
+  const admin = { 'x-cairn-api-key': ADMIN };
+  beforeAll(async () => {
+    cairn = await start({ CAIRN_API_KEYS: ADMIN, CAIRN_MAX_STREAMS_PER_KEY: '4' }, { logLines: lines });
+  });
+  afterAll(() => cairn?.close());
+
+  const head = async (path: string, key: string) => {
+    const started = Date.now();
+    const res = await fetch(cairn.url + path, { method: 'HEAD', headers: { 'x-cairn-api-key': key }, signal: AbortSignal.timeout(1000) });
+    return { res, ms: Date.now() - started };
+  };
+
+  it('answers HEAD on the event streams at once with their headers, holding no stream slot', async () => {
+    const issued = await cairn.call('POST', '/api/v1/admin/keys', { name: 'heads', scopes: ['read'] }, admin);
+    const key = issued.body.key as string;
+    for (const path of ['/api/v1/stream', '/api/v1/cortex/stream']) {
+      const { res, ms } = await head(path, key);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      expect(ms).toBeLessThan(1000);
+    }
+    for (let i = 0; i < 40; i++) expect((await head(i % 2 ? '/api/v1/stream' : '/api/v1/cortex/stream', key)).res.status).toBe(200);
+    const stream = await readSse(`${cairn.url}/api/v1/stream`, { 'x-cairn-api-key': key });
+    stream.close();
+  });
+
+  it('answers HEAD on the export with its headers alone: no export is run, none audited', async () => {
+    const { res } = await head('/api/v1/admin/export', ADMIN);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+    expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="cairn-/);
+    // A whole export, after it: audited once, its own (the audit is written once an export ends).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await fetch(`${cairn.url}/api/v1/admin/export`, { headers: admin }).then((r) => r.text())).length).toBeGreaterThan(0);
+    const exported = async () =>
+      (await cairn.call('GET', '/api/v1/admin/audit?limit=100', undefined, admin)).body.events.filter((e: { action: string }) => e.action === 'archive.exported').length;
+    await expect.poll(exported).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await exported()).toBe(1);
+  });
+
+  it('answers OPTIONS /mcp as the other refused methods: 405, Allow: POST', async () => {
+    const res = await cairn.call('OPTIONS', '/mcp', undefined, admin);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
+  it('refuses X-Cairn-Agent-Id sent twice rather than join the two into one id, and a body on GET', async () => {
+    const body = JSON.stringify({ entity_path: 'twice', key: 'k', value: 'v' });
+    const [twice] = await rawExchange(
+      cairn.url,
+      `POST /api/v1/entries HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Cairn-API-Key: ${ADMIN}\r\nContent-Type: application/json\r\nX-Cairn-Agent-Id: a\r\nX-Cairn-Agent-Id: b\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    expect(twice?.status).toBe(422);
+    expect(twice?.body.error.details[0].field).toBe('X-Cairn-Agent-Id');
+    expect((await cairn.call('GET', '/api/v1/entries/twice/k', undefined, admin)).status).toBe(404);
+    const [getBody] = await rawExchange(
+      cairn.url,
+      `GET /api/v1/entries/twice/k HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Cairn-API-Key: ${ADMIN}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    );
+    expect(getBody?.status).toBe(422);
+    expect(getBody?.body.error.details[0].field).toBe('body');
+  });
+
+  it('keeps keys out of the log when sent in a query parameter of any key-like name, or anywhere in the URL', async () => {
+    const issued = await cairn.call('POST', '/api/v1/admin/keys', { name: 'leaky', scopes: ['read'] }, admin);
+    const managed = issued.body.key as string;
+    const names = ['api_key[]', 'apikey', 'access_token', 'key', 'x-cairn-api-key', 'API-KEY', 'password', 'signature'];
+    const query = names.map((name, i) => `${name}=hush-${i}`).join('&');
+    await cairn.call('GET', `/api/v1/entries?${query}&api_key%5B%5D=hush-encoded&api_key%3Dhush-swallowed`, undefined, admin);
+    await cairn.call('GET', `/api/v1/entries?entity_path=${managed}`, undefined, admin);
+    await cairn.call('GET', `/api/v1/entries/${managed}/k`, undefined, admin);
+    expect((await cairn.call('POST', `/api/v1/webhooks/github?api_key=${ADMIN}`, '{}')).status).not.toBe(401);
+    const logged = lines.join('\n');
+    expect(logged).not.toContain('hush');
+    expect(logged).not.toContain(managed.split('_')[2]);
+    expect(logged).not.toContain(ADMIN + '"');
+    expect(logged).toContain('access_token=[redacted]');
+    expect(logged).toContain('api_key[]=[redacted]');
+    expect(logged).toContain(`${managed.split('_').slice(0, 2).join('_')}_[redacted]`);
+  });
+});

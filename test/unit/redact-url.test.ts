@@ -14,11 +14,23 @@ describe('redactUrl: no key or secret reaches a log line', () => {
     for (const url of [redactUrl(`/x?api%5Fkey=${key}`), redactUrl(`/x?api_key%3D${key}`)]) expect(url).not.toContain(key);
   });
 
+  it('redacts every parameter whose name holds key, token, secret, auth, password or signature, and a managed key anywhere', () => {
+    const names = ['api_key[]', 'api_key%5B%5D', 'apikey', 'access_token', 'key', 'x-cairn-api-key', 'Authorization', 'password', 'X-Signature', 'tokens', 'api_keys'];
+    for (const name of names) {
+      const shown = decodeURIComponent(name);
+      expect(redactUrl(`/api/v1/entries?${name}=hush&limit=5`), name).toBe(`/api/v1/entries?${shown}=[redacted]&limit=5`);
+    }
+    const managed = `ck_0123456789ab_${'Ab9_-'.repeat(8)}xyz`;
+    expect(redactUrl(`/api/v1/entries/${managed}/k?entity_path=${managed}&x=${encodeURIComponent(managed).replace('_', '%5F')}`)).toBe(
+      '/api/v1/entries/ck_0123456789ab_[redacted]/k?entity_path=ck_0123456789ab_[redacted]&x=ck%5F0123456789ab_[redacted]',
+    );
+  });
+
   it('leaves other parameters, and URLs without a query, as they are', () => {
     expect(redactUrl('/api/v1/entries?entity_path=a%2Fb&limit=5')).toBe('/api/v1/entries?entity_path=a%2Fb&limit=5');
     expect(redactUrl('/api/v1/entries/a/%?api_key=k')).toBe('/api/v1/entries/a/%?api_key=[redacted]');
     expect(redactUrl('/health')).toBe('/health');
-    expect(redactUrl('/p?tokens=1&api_keys=2&bad%zz=3')).toBe('/p?tokens=1&api_keys=2&bad%zz=3');
+    expect(redactUrl('/p?limit=1&cursor=2&bad%zz=3')).toBe('/p?limit=1&cursor=2&bad%zz=3');
     expect(redactUrl(undefined)).toBeUndefined();
   });
 });

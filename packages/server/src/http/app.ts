@@ -16,6 +16,8 @@ import { RequestMetrics } from './request-metrics.ts';
 import { requestTimeoutOptions } from './request-timeout.ts';
 import { registerJsonBodies } from './json-body.ts';
 import { refuseUnknownQuery } from './known-query.ts';
+import { refuseUnexpectedBody } from './known-body.ts';
+import { parseQuery } from './query-string.ts';
 import { registerOriginCheck } from './origin-check.ts';
 import { collectRoutes } from './route-table.ts';
 import { serializeJson } from './serialize.ts';
@@ -71,7 +73,8 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
     // the rest (SPEC §4), and are counted and logged as the rest are.
     frameworkErrors: frameworkErrorAnswerer(requests),
     clientErrorHandler: clientErrorAnswerer(config.requestTimeoutMs, requests),
-    routerOptions: { maxParamLength: 4096 },
+    // Strict about percent-encoding in the query (query-string.ts; refused in request-hooks.ts).
+    routerOptions: { maxParamLength: 4096, querystringParser: parseQuery },
     // While closing, a request arriving on an open connection is served (with Connection:
     // close) rather than refused with fastify's own 503 body: it is already here, the store is
     // still open, and a client that sent it before seeing the close must not lose it.
@@ -79,6 +82,7 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
   });
   collectRoutes(app);
   refuseUnknownQuery(app);
+  refuseUnexpectedBody(app);
   app.server.on('checkExpectation', unmetExpectationAnswerer(app, requests));
   const drain = new HttpDrain(app.server);
   registerInFlight(metrics, () => drain.inFlightCount);

@@ -18,6 +18,10 @@ const utf8Header = (value: string): string => {
 
 /** The service Context for an HTTP request: its id, namespace, writer identity and access. */
 export const contextOf = (request: FastifyRequest, config: Config): Context => {
+  // Node joins a header sent twice into "a, b", which would be taken as one agent's id.
+  if ((request.raw.headersDistinct['x-cairn-agent-id']?.length ?? 0) > 1) {
+    throw validationFailed([{ field: 'X-Cairn-Agent-Id', message: 'sent more than once; send one agent id' }]);
+  }
   const header = request.headers['x-cairn-agent-id'];
   let agentId = config.agentId;
   if (header !== undefined) {

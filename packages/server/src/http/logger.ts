@@ -2,8 +2,17 @@ import type { IncomingMessage } from 'node:http';
 import { redactCredentials } from '../domain/redact-credentials.ts';
 import pino, { type Logger } from 'pino';
 
-/** Query parameters that carry secrets and must never reach a log line, by their decoded name. */
-const SECRET_NAME = /^(api_key|token|secret)(?:=|$)/i;
+/**
+ * Query parameters that may carry secrets, by their decoded name: any that names a key, token,
+ * secret, auth, password or signature (`api_key`, `api_key[]`, `apikey`, `access_token`,
+ * `key`, `x-cairn-api-key`, `X-Signature`…), not the exact names alone, so a misspelt key
+ * parameter is not logged with its key.
+ */
+const SECRET_NAME = /key|token|secret|auth|passw|signature/i;
+
+/** A managed key (key-records.ts: `ck_<id>_<secret>`) wherever it appears: its id is kept. */
+const MANAGED_KEY = /(ck_[0-9a-f]{12}_)[A-Za-z0-9_-]+/gi;
+const MANAGED_KEY_ENCODED = /(ck(?:_|%5f)[0-9a-f]{12}(?:_|%5f))(?:[A-Za-z0-9_-]|%[0-9a-f]{2})+/gi;
 
 /** A query parameter's name as the query parser reads it: percent-decoded, "+" a space. */
 const decoded = (text: string): string => {
@@ -14,27 +23,33 @@ const decoded = (text: string): string => {
   }
 };
 
-/**
- * The URL with the value of every secret parameter replaced. Names are judged as the query
- * parser decodes them: `?api%5Fkey=` is the `api_key` the webhook routes accept, and a name
- * that swallowed its value (`?api_key%3D<key>`, an encoded "=") is cut at the secret's name.
- */
-export const redactUrl = (url: string | undefined): string | undefined => {
-  const start = url?.indexOf('?') ?? -1;
-  if (url === undefined || start < 0) return url;
-  const hash = url.indexOf('#', start);
-  const end = hash < 0 ? url.length : hash;
-  const params = url
-    .slice(start + 1, end)
-    .split('&')
-    .map((param) => {
-      const eq = param.indexOf('=');
-      const secret = SECRET_NAME.exec(decoded(eq < 0 ? param : param.slice(0, eq)));
-      return secret ? `${secret[1]}=[redacted]` : param;
-    });
-  return `${url.slice(0, start + 1)}${params.join('&')}${url.slice(end)}`;
+const redactParam = (param: string): string => {
+  const eq = param.indexOf('=');
+  const name = decoded(eq < 0 ? param : param.slice(0, eq));
+  // A name that swallowed its value (`?api_key%3D<key>`, an encoded "=") is cut at the "=".
+  const cut = name.indexOf('=');
+  const shown = cut < 0 ? name : name.slice(0, cut);
+  if (!SECRET_NAME.test(shown)) return param;
+  return `${shown}=[redacted]`;
 };
 
+/**
+ * The URL with the value of every secret parameter replaced, its name kept, and every managed
+ * key masked wherever it appears (a path, a parameter of another name). Names are judged as the
+ * query parser decodes them: `?api%5Fkey=` is the `api_key` the webhook routes accept.
+ */
+export const redactUrl = (url: string | undefined): string | undefined => {
+  if (url === undefined) return url;
+  const start = url.indexOf('?');
+  let out = url;
+  if (start >= 0) {
+    const hash = url.indexOf('#', start);
+    const end = hash < 0 ? url.length : hash;
+    const params = url.slice(start + 1, end).split('&').map(redactParam);
+    out = `${url.slice(0, start + 1)}${params.join('&')}${url.slice(end)}`;
+  }
+  return out.replace(MANAGED_KEY_ENCODED, '$1[redacted]').replace(MANAGED_KEY, '$1[redacted]');
+};
 
 /** Fields Node's errors carry that repeat their input verbatim (ERR_INVALID_URL's `input`). */
 const INPUT_FIELDS = new Set(['input', 'base']);

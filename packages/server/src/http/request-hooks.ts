@@ -6,6 +6,7 @@ import { logAccess } from './access-log.ts';
 import { authenticate, knownOpenAccess } from './auth.ts';
 import { refusedMidway } from './client-errors.ts';
 import type { LoadLimits } from './load-limits.ts';
+import { queryMalformed } from './query-string.ts';
 import type { RequestMetrics, RouteSeries } from './request-metrics.ts';
 
 /** Streams stay open for as long as a client listens; they do not take a request slot. */
@@ -58,6 +59,8 @@ export const registerRequestHooks = (app: FastifyInstance, requests: RequestMetr
     }
     // RFC 9112: a server must refuse an HTTP/1.1 request without a Host (app.ts lets it reach here).
     if (request.headers.host === undefined && request.raw.httpVersion === '1.1') return done(new ServiceError('BAD_REQUEST', 'an HTTP/1.1 request must carry a Host header'));
+    // As entry-url.ts refuses one in the path: read literally, `%C0%AF` named another path.
+    if (queryMalformed(request.query)) return done(new ServiceError('BAD_REQUEST', 'malformed percent-encoding in the query'));
     if (route.config?.public) return done();
     const admit = (access: Access): void => {
       request.access = access;

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../domain/errors.ts';
 
@@ -64,6 +65,24 @@ export const streamSlots = (config: Readonly<Config>): StreamSlots => {
   return slots;
 };
 
+/** The headers an event stream is answered with. */
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
+
+/**
+ * The answer to HEAD on an event stream: the stream's status and headers, ended at once, with
+ * no slot taken. Fastify's HEAD runs the GET handler, which took a slot and held it open with
+ * nothing written (Node sends no body on HEAD), so HEADs alone used up a key's streams.
+ */
+export const answerStreamHead = (reply: FastifyReply): FastifyReply => {
+  const { connection: _, ...headers } = SSE_HEADERS;
+  return reply.status(200).headers(headers).send();
+};
+
 /**
  * One server-sent-events connection: the framing (a `data:` line per line of payload, so
  * no payload can break a frame), a keep-alive comment, and a bound on what a slow client
@@ -78,12 +97,7 @@ export class SseConnection {
   constructor(res: ServerResponse, keepAliveMs: number, onClose: () => void) {
     this.res = res;
     this.onClose = onClose;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
+    res.writeHead(200, SSE_HEADERS);
     res.write('retry: 3000\n\n');
     this.timer = setInterval(() => this.write(': keep-alive\n\n'), keepAliveMs);
     res.on('close', () => this.close());

@@ -72,10 +72,11 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
     return answer.status === 202 ? reply.send() : reply.type('application/json').send(mcpAnswerJson(answer.body));
   });
 
-  // Every other method gets the same answer here, not the app's 405 for unrouted methods, which
-  // would list these refusals as methods the path serves.
+  // Every other method (OPTIONS too: no CORS preflight is served) gets the same answer here,
+  // not the app's 405 for unrouted methods, which would list these refusals as methods the
+  // path serves.
   app.route({
-    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+    method: ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
     url: '/mcp',
     schema: { hide: true },
     handler: async (request, reply) =>

@@ -10,7 +10,7 @@ import { ListPatternsInput, listPatterns } from '../../services/list-patterns.ts
 import { ListTracesInput, listTraces } from '../../services/list-traces.ts';
 import { contextOf } from '../context.ts';
 import { stillAdmitted } from '../auth.ts';
-import { KEY_RECHECK_MS, SseConnection, streamSlots } from '../sse.ts';
+import { KEY_RECHECK_MS, SseConnection, answerStreamHead, streamSlots } from '../sse.ts';
 import { BriefingSchema } from './briefing-schema.ts';
 import { CortexStatusSchema, DigestSchema, PatternSchema, TraceSchema } from './cortex-schemas.ts';
 import { ErrorResponse } from './error-schema.ts';
@@ -57,6 +57,7 @@ export const cortexRoutes: RoutePlugin = async (app, { deps, config, cortexFeed:
       const visible = digestVisible(ctx);
       const asSeen = digestForKey(ctx);
       const removedVisible = (scope: string) => (scope.startsWith('path:') ? pathVisible(ctx, scope.slice('path:'.length)) : (ctx.access?.prefixes ?? null) === null);
+      if (request.method === 'HEAD') return answerStreamHead(reply);
       // 429 past the key's streams, 503 past the server's (sse.ts).
       const release = slots.take(ctx.access?.keyId ?? null);
       reply.hijack();

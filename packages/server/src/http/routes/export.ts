@@ -29,6 +29,13 @@ export const exportRoutes: RoutePlugin = async (app, { deps }) => {
     async (request, reply) => {
       const ctx = contextOf(request, deps.config);
       const namespaces = exportScope(ctx, request.query);
+      const stamp = new Date(deps.now()).toISOString().replace(/[:.]/g, '-');
+      void reply
+        .type('application/x-ndjson; charset=utf-8')
+        .header('content-disposition', `attachment; filename="cairn-${namespaces === '*' ? 'all' : 'namespace'}-${stamp}.jsonl"`);
+      // HEAD (fastify runs this handler for it) answers the headers alone: no export is read,
+      // and none is audited as taken.
+      if (request.method === 'HEAD') return reply.send();
       const out = new PassThrough();
       exportArchive(deps.store, out, { namespaces, now: deps.now }).then(
         (trailer) => {
@@ -40,11 +47,7 @@ export const exportRoutes: RoutePlugin = async (app, { deps }) => {
           out.destroy(error as Error);
         },
       );
-      const stamp = new Date(deps.now()).toISOString().replace(/[:.]/g, '-');
-      return reply
-        .type('application/x-ndjson; charset=utf-8')
-        .header('content-disposition', `attachment; filename="cairn-${namespaces === '*' ? 'all' : 'namespace'}-${stamp}.jsonl"`)
-        .send(out);
+      return reply.send(out);
     },
   );
 };

@@ -6,7 +6,7 @@ import { namespaceFor, pathVisible, requirePath } from '../../services/authorize
 import { EntityPathSchema, NamespaceSchema } from '../../domain/names.ts';
 import { contextOf } from '../context.ts';
 import { stillAdmitted } from '../auth.ts';
-import { KEY_RECHECK_MS, SseConnection, streamSlots } from '../sse.ts';
+import { KEY_RECHECK_MS, SseConnection, answerStreamHead, streamSlots } from '../sse.ts';
 import type { RoutePlugin } from '../http-context.ts';
 import { ErrorResponse } from './error-schema.ts';
 import { streamedResponse } from './stream-schemas.ts';
@@ -37,6 +37,7 @@ export const streamRoutes: RoutePlugin = async (app, { store, config, metrics, k
       const query = parseInput(StreamQuery, request.query);
       const namespace = namespaceFor(ctx, query.namespace);
       if (query.entity_path !== undefined) requirePath(ctx, query.entity_path);
+      if (request.method === 'HEAD') return answerStreamHead(reply);
       // 429 past the key's streams, 503 past the server's (sse.ts).
       const release = slots.take(ctx.access?.keyId ?? null);
       reply.hijack();

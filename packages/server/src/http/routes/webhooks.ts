@@ -39,7 +39,7 @@ export const webhookRoutes: RoutePlugin = async (app, { deps }) => {
     scope.post(
       '/api/v1/webhooks/:connector',
       {
-        config: { keyInQuery: true },
+        config: { keyInQuery: true, rawBody: true },
         schema: {
           summary: 'Receive a provider webhook (pagerduty, github, slack, jira)',
           tags: ['connectors'],

@@ -1,13 +1,9 @@
 import type { Entry } from '../../domain/entry.ts';
 import { type EntryIndex, lastPlaced, locationOf } from './entry-index.ts';
 import type { Location } from './segment-log.ts';
+import { CorruptDataError } from './corrupt-data.ts';
 
-export class CorruptDataError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CorruptDataError';
-  }
-}
+export { CorruptDataError };
 
 /**
  * A version's log record. `first`: the oldest kept version of an entry whose older ones

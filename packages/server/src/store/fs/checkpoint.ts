@@ -1,11 +1,12 @@
-import { open, rename, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Entry } from '../../domain/entry.ts';
 import { MAX_PAYLOAD, encodeJson, encodeRecord } from './record-codec.ts';
 import { streamRecords } from './record-stream.ts';
 import { EntryIndex, foldDropped } from './entry-index.ts';
 import { type PlacedOp, type RecordOp, RecordTable } from './record-table.ts';
-import { type Location, syncDirectory } from './segment-log.ts';
+import type { Location } from './segment-log.ts';
+import { writeAtomically } from './atomic-file.ts';
 
 /**
  * A checkpoint is the index written to disk: every entry's head and version locations, the
@@ -16,6 +17,12 @@ import { type Location, syncDirectory } from './segment-log.ts';
  * into: a checkpoint of an older base is stale, and start-up ignores it.
  */
 const FILE = 'checkpoint';
+
+/**
+ * Remove a checkpoint.tmp an interrupted write left (a crash, or a full disk before it could
+ * be removed): start-up calls it, so no partial file lingers in the data directory.
+ */
+export const removeCheckpointLeftover = (dir: string): Promise<void> => rm(join(dir, `${FILE}.tmp`), { force: true });
 /**
  * Format 2 writes blocks: each record after the header holds many entries (or record ops), so
  * a load checks, decodes and parses one record per block rather than per entry. Format 3 is
@@ -101,33 +108,33 @@ export const writeCheckpoint = async (
   const ops = [...records.ops()];
   const garbage = records.garbageBytes;
   const count = captured.length + ops.length;
-  const tmp = join(dir, `${FILE}.tmp`);
-  const file = await open(tmp, 'w', 0o600);
   let bytes = 0;
-  const put = async (record: Buffer): Promise<void> => {
-    bytes += record.length;
-    await file.write(record);
-  };
-  // The block being gathered: its kind and its items' JSON text.
-  let kind = '';
-  let items: string[] = [];
-  let chars = 0;
-  const flush = async (): Promise<void> => {
-    if (items.length === 0) return;
-    const record = encodeJson(`{"${kind}":[${items.join(',')}]}`);
-    const length = record.readUInt32LE(0);
-    if (length > MAX_PAYLOAD) throw new Error(`a checkpoint item of ${length} bytes passes the record bound of ${MAX_PAYLOAD}`);
-    items = [];
-    chars = 0;
-    await put(record);
-  };
-  const add = async (k: 'e' | 'r', item: string): Promise<void> => {
-    if (k !== kind || chars + item.length > BLOCK_CHARS) await flush();
-    kind = k;
-    items.push(item);
-    chars += item.length;
-  };
-  try {
+  // Written to checkpoint.tmp and renamed over the checkpoint once whole and checked; a
+  // failure (a full disk) removes checkpoint.tmp (atomic-file.ts).
+  await writeAtomically(join(dir, FILE), async (file) => {
+    const put = async (record: Buffer): Promise<void> => {
+      bytes += record.length;
+      await file.write(record);
+    };
+    // The block being gathered: its kind and its items' JSON text.
+    let kind = '';
+    let items: string[] = [];
+    let chars = 0;
+    const flush = async (): Promise<void> => {
+      if (items.length === 0) return;
+      const record = encodeJson(`{"${kind}":[${items.join(',')}]}`);
+      const length = record.readUInt32LE(0);
+      if (length > MAX_PAYLOAD) throw new Error(`a checkpoint item of ${length} bytes passes the record bound of ${MAX_PAYLOAD}`);
+      items = [];
+      chars = 0;
+      await put(record);
+    };
+    const add = async (k: 'e' | 'r', item: string): Promise<void> => {
+      if (k !== kind || chars + item.length > BLOCK_CHARS) await flush();
+      kind = k;
+      items.push(item);
+      chars += item.length;
+    };
     await put(encodeRecord({ t: 'checkpoint', format: FORMAT, ...position, count, base, garbage } satisfies Header));
     for (const op of ops) await add('r', JSON.stringify(op));
     // (An entry's base, the versions it does not hold, is no compacted base file.)
@@ -139,12 +146,7 @@ export const writeCheckpoint = async (
     }
     await flush();
     await put(encodeRecord({ t: 'end', count } satisfies End));
-    await file.datasync();
-  } finally {
-    await file.close();
-  }
-  await rename(tmp, join(dir, FILE));
-  await syncDirectory(dir);
+  });
   return bytes;
 };
 

@@ -5,7 +5,7 @@ import { type EntryIndex, locationOf, moveLocation } from './entry-index.ts';
 import { versionRecord } from './apply-version.ts';
 import { decodeOne, encodeRecord } from './record-codec.ts';
 import { type Held, type RecordTable, isPlaced } from './record-table.ts';
-import { writeAtomically } from './atomic-file.ts';
+import { type OpenFile, writeAtomically } from './atomic-file.ts';
 import { type Location, type SegmentLog, baseName, syncDirectory } from './segment-log.ts';
 import { yieldTurns } from '../../event-loop.ts';
 
@@ -14,6 +14,8 @@ export interface CompactionParts {
   log: SegmentLog;
   index: EntryIndex;
   records: RecordTable;
+  /** How the base file is opened (tests pass a wrapper that fills the disk); node's `open` by default. */
+  openFile?: OpenFile;
 }
 
 interface Captured {
@@ -43,13 +45,16 @@ export const dataBytes = async (dir: string, withCheckpoint = true): Promise<num
  * 1. Between two flushes the log starts a new segment, leaving the number before it (an empty
  *    segment) for the base, and the index is captured in that tick: the capture covers exactly
  *    the segments before. Writes go on into the new segment throughout.
- * 2. Every record and version still held is copied into `<n>.base.tmp`, synced, and renamed to
- *    `<n>.base`: that rename is the commit. A crash before it leaves the old log, whole; after
- *    it, start-up takes the newest base and deletes what it replaced (recovery.ts).
+ * 2. Every record and version still held is copied into `<n>.base.tmp` (every byte, or the
+ *    compaction fails: a short write on a full disk is never taken for the end), synced, read
+ *    back and checked against what was written (size and checksum, atomic-file.ts), and renamed
+ *    to `<n>.base`: that rename is the commit, and no segment is deleted before it. A crash
+ *    before it leaves the old log, whole; after it, start-up takes the newest base and deletes
+ *    what it replaced (recovery.ts).
  * 3. The index moves each copied version to its place in the base, unless it changed meanwhile
  *    (dropped, forgotten), then the old segments are deleted.
  */
-export const compactLog = async ({ dir, log, index, records }: CompactionParts): Promise<void> => {
+export const compactLog = async ({ dir, log, index, records, openFile }: CompactionParts): Promise<void> => {
   const { reserved, captured } = await log.rollAround<Captured>(() => ({
     states: [...index.states()].map((s) => ({ address: s.head, base: s.base, locations: [...s.locations] })),
     records: [...records.entries()],
@@ -67,7 +72,8 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
       off += record.length;
       buffered += record.length;
       if (buffered >= CHUNK_BYTES) {
-        await file.writev(parts);
+        // Every byte or a failure (a short write on a full disk is not the end of the base).
+        await file.write(Buffer.concat(parts, buffered));
         parts = [];
         buffered = 0;
       }
@@ -92,8 +98,10 @@ export const compactLog = async ({ dir, log, index, records }: CompactionParts):
         if (++copied % YIELD_EVERY === 0) await yieldTurns();
       }
     }
-    if (parts.length > 0) await file.writev(parts);
-  });
+    if (parts.length > 0) await file.write(Buffer.concat(parts, buffered));
+    // The base must end where the last copied record does, or it is not committed.
+    if (file.size !== off) throw new Error(`the compacted base holds ${file.size} bytes where ${off} were copied`);
+  }, { openFile, readBack: true });
   // From here on reads of `reserved` go to the base; then, in the same tick, the index moves.
   const oldBase = log.baseSegment;
   log.adoptBase(reserved);

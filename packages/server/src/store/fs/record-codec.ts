@@ -85,3 +85,27 @@ export const decodeOne = (buf: Buffer): unknown => {
   if (!first || first.kind !== 'record') throw new Error(`unreadable record: ${first?.kind === 'bad' ? first.reason : 'empty'}`);
   return first.payload;
 };
+
+/**
+ * The first offset at or after `from` where an intact record starts (a plausible length that
+ * fits, a matching checksum, a JSON object), or null. Recovery asks it after a bad record at
+ * the end of the log: a write torn by a crash is the log's last bytes, so a good record after
+ * the bad one makes the bad one damage, not a torn tail. A record's payload is JSON text,
+ * which never holds a record's binary header unescaped, so no record is found inside one.
+ */
+export const followsRecord = (buf: Buffer, from: number): number | null => {
+  for (let offset = from; offset + HEADER < buf.length; offset++) {
+    const length = buf.readUInt32LE(offset);
+    // An empty payload is no JSON (and every zero-filled stretch would pass its checksum).
+    if (length < 2 || length > MAX_PAYLOAD || offset + HEADER + length > buf.length) continue;
+    const body = buf.subarray(offset + HEADER, offset + HEADER + length);
+    if (crc32(body) !== buf.readUInt32LE(offset + 4)) continue;
+    try {
+      const payload: unknown = JSON.parse(body.toString('utf8'));
+      if (payload !== null && typeof payload === 'object') return offset;
+    } catch {
+      // Not a record after all.
+    }
+  }
+  return null;
+};

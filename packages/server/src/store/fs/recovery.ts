@@ -2,9 +2,9 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Entry } from '../../domain/entry.ts';
 import { CorruptDataError, applyVersion } from './apply-version.ts';
-import { loadCheckpoint } from './checkpoint.ts';
+import { loadCheckpoint, removeCheckpointLeftover } from './checkpoint.ts';
 import { EntryIndex } from './entry-index.ts';
-import { decodeRecords } from './record-codec.ts';
+import { decodeRecords, followsRecord } from './record-codec.ts';
 import { streamRecords } from './record-stream.ts';
 import { type RecordOp, RecordTable } from './record-table.ts';
 import { BASE_FILE, SEGMENT_FILE } from './store-files.ts';
@@ -24,6 +24,8 @@ export interface Recovered {
   base: number | null;
 }
 
+const segmentFile = (dir: string, seg: number): string => join(dir, `${String(seg).padStart(8, '0')}.log`);
+
 const numbered = (names: string[], pattern: RegExp): number[] =>
   names
     .map((name) => pattern.exec(name)?.[1])
@@ -42,6 +44,8 @@ const settleBases = async (dir: string): Promise<{ segments: number[]; base: num
   const base = bases.at(-1) ?? null;
   let segments = numbered(names, SEGMENT_FILE);
   for (const name of names) if (name.endsWith('.base.tmp')) await rm(join(dir, name), { force: true });
+  // A checkpoint write cut short (a crash, a full disk) is never loaded: remove what it left.
+  await removeCheckpointLeftover(dir);
   if (base !== null) {
     for (const n of bases.slice(0, -1)) await rm(join(dir, `${String(n).padStart(8, '0')}.base`), { force: true });
     for (const n of segments.filter((s) => s <= base)) await rm(join(dir, `${String(n).padStart(8, '0')}.log`), { force: true });
@@ -71,9 +75,12 @@ interface OpenGroup {
 
 /**
  * Rebuild the index from the checkpoint plus the log after it. A bad record at the end of
- * the newest segment is a write torn by a crash (never acknowledged: its fsync had not
- * returned) and is dropped with a warning. A bad record anywhere else is damage, and
- * start-up stops rather than serve wrong data.
+ * the newest segment, with no good record after it, is a write torn by a crash (never
+ * acknowledged: its synchronous write had not returned) and is dropped with a warning. A bad
+ * record anywhere else (in an older segment, or in the newest one with a good record after
+ * it: a flipped bit, not a torn write) is damage, and start-up stops, naming the file and
+ * byte, rather than serve wrong data or cut away the acknowledged writes after it. So does a
+ * segment the checkpoint (or the compacted base) says should be there and is not.
  */
 export const recover = async (dir: string, warn: (msg: string) => void): Promise<Recovered> => {
   const { segments, base } = await settleBases(dir);
@@ -96,23 +103,36 @@ export const recover = async (dir: string, warn: (msg: string) => void): Promise
   }
   const from = checkpoint ?? { seg: base !== null ? base + 1 : (segments[0] ?? 1), off: 0 };
   const toReplay = segments.filter((s) => s >= from.seg);
-  if (segments.length > 0 && toReplay[0] !== from.seg) {
-    throw new CorruptDataError(`segment ${from.seg} named by the checkpoint is missing from ${dir}`);
+  // Only an empty store (no checkpoint, base or segment) has no segment to start from.
+  const empty = !checkpoint && base === null && segments.length === 0;
+  if (!empty && toReplay[0] !== from.seg) {
+    const namer = checkpoint ? 'the checkpoint' : base !== null ? `compacted base ${base}` : 'the log';
+    throw new CorruptDataError(`segment ${from.seg} named by ${namer} is missing from ${dir} (${segmentFile(dir, from.seg)})`);
   }
   let end = { seg: from.seg, off: from.off };
   let group: OpenGroup | null = null;
   for (const [i, seg] of toReplay.entries()) {
     if (i > 0 && seg !== (toReplay[i - 1] as number) + 1) throw new CorruptDataError(`segment ${seg - 1} is missing from ${dir}`);
     const last = i === toReplay.length - 1;
-    const buf = await readFile(join(dir, `${String(seg).padStart(8, '0')}.log`));
+    const path = segmentFile(dir, seg);
+    const buf = await readFile(path);
     const start = seg === from.seg ? from.off : 0;
-    if (start > buf.length) throw new CorruptDataError(`segment ${seg} is shorter than the checkpoint says`);
+    if (start > buf.length) throw new CorruptDataError(`segment ${seg} (${path}) is shorter than the checkpoint says: ${buf.length} bytes, not ${start}`);
     for (const rec of decodeRecords(buf, start)) {
       if (rec.kind === 'end' || rec.kind === 'bad') {
         // A batch cut short by the crash was never acknowledged: drop all of it, not the part on disk.
         const cut = group ? group.offset : rec.offset;
         if (rec.kind === 'bad' || group) {
-          if (!last) throw new CorruptDataError(`segment ${seg} is damaged at byte ${rec.offset}: ${rec.kind === 'bad' ? rec.reason : 'a batch is cut short'}`);
+          const reason = rec.kind === 'bad' ? rec.reason : 'a batch is cut short';
+          if (!last) throw new CorruptDataError(`segment ${seg} is damaged at byte ${rec.offset}: ${reason} (${path})`);
+          // A torn write is the log's last bytes: a good record after the bad one means the bad
+          // one is damage, and cutting there would destroy the acknowledged writes after it.
+          const after = rec.kind === 'bad' ? followsRecord(buf, rec.offset + 1) : null;
+          if (after !== null) {
+            throw new CorruptDataError(
+              `segment ${seg} is damaged at byte ${rec.offset}: ${reason}, with an intact record at byte ${after} after it (${path})`,
+            );
+          }
           warn(`dropping a torn write at the end of segment ${seg}: ${buf.length - cut} bytes from byte ${cut} (${rec.kind === 'bad' ? rec.reason : 'an incomplete batch'})`);
         }
         end = { seg, off: cut };

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CorruptDataError } from './corrupt-data.ts';
 
 /** Where a record lives: segment number, byte offset, byte length. */
 export interface Location {
@@ -15,8 +16,9 @@ export const SEGMENT_BYTES = 64 * 1024 * 1024;
 // Not O_APPEND: on Linux it ignores the write position, and we must be able to overwrite a
 // failed batch's leftovers at the known end of the log. O_DSYNC: a write returns once its data
 // (and the size needed to read it) is on disk, what write + fdatasync gave in two trips
-// through libuv's thread pool instead of one.
-const WRITE_FLAGS = constants.O_RDWR | constants.O_CREAT | constants.O_DSYNC;
+// through libuv's thread pool instead of one. O_NOFOLLOW: a symbolic link planted at a segment's
+// name is refused (ELOOP), never written through to a file outside the data directory.
+const WRITE_FLAGS = constants.O_RDWR | constants.O_DSYNC | constants.O_NOFOLLOW;
 
 export const segmentName = (seg: number): string => `${String(seg).padStart(8, '0')}.log`;
 /** A compacted base: the whole store as of a compaction, standing in for every segment below it. */
@@ -78,11 +80,25 @@ export class SegmentLog {
 
   /** Open segment `seg` for appending at `size` (the end of its last good record). */
   static async open(dir: string, seg: number, size: number, segmentBytes = SEGMENT_BYTES, base: number | null = null): Promise<SegmentLog> {
-    const handle = await open(join(dir, segmentName(seg)), WRITE_FLAGS, 0o600);
-    // Anything past the last good record is a torn tail the caller chose to drop.
-    await handle.truncate(size);
-    await handle.datasync();
-    await syncDirectory(dir);
+    const path = join(dir, segmentName(seg));
+    // Only a segment still to be written from its start may be created: one that should hold
+    // `size` bytes and is not there is missing, and creating it would hide that.
+    const handle = await open(path, size === 0 ? WRITE_FLAGS | constants.O_CREAT : WRITE_FLAGS, 0o600).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') throw new CorruptDataError(`segment ${seg} (${path}) is missing: it should hold ${size} bytes`);
+      throw error;
+    });
+    try {
+      const { size: onDisk } = await handle.stat();
+      // Never extend: truncate past the end would fill the gap with zeros, where records were.
+      if (onDisk < size) throw new CorruptDataError(`segment ${seg} (${path}) holds ${onDisk} bytes, fewer than the ${size} it should`);
+      // Anything past the last good record is a torn tail the caller chose to drop.
+      if (onDisk > size) await handle.truncate(size);
+      await handle.datasync();
+      await syncDirectory(dir);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
     return new SegmentLog(dir, handle, seg, size, segmentBytes, base);
   }
 
@@ -210,6 +226,7 @@ export class SegmentLog {
     let written = 0;
     while (written < data.length) {
       const { bytesWritten } = await this.handle.write(data, written, data.length - written, position + written);
+      if (bytesWritten <= 0) throw new Error(`a write to segment ${this.seg} at byte ${position + written} wrote nothing`);
       written += bytesWritten;
     }
   }
@@ -218,7 +235,7 @@ export class SegmentLog {
     await this.handle.close();
     this.seg += 1;
     this.size = 0;
-    this.handle = await open(join(this.dir, segmentName(this.seg)), WRITE_FLAGS, 0o600);
+    this.handle = await open(join(this.dir, segmentName(this.seg)), WRITE_FLAGS | constants.O_CREAT, 0o600);
     await syncDirectory(this.dir);
   }
 

@@ -149,8 +149,17 @@ export const openOnnxModel = async (dir: string): Promise<OnnxModel> => {
   };
 
   // Two texts of different lengths, one at a time: a sentence vector's size never follows the length.
-  const [short] = await embed(['probe']);
-  const [long] = await embed(['a longer probe of the model, to see that its vectors keep one size']);
+  let short: Float32Array | undefined;
+  let long: Float32Array | undefined;
+  try {
+    [short] = await embed(['probe']);
+    [long] = await embed(['a longer probe of the model, to see that its vectors keep one size']);
+  } catch (error) {
+    // Most often a tokenizer.json of another model: its token ids run past the graph's vocabulary.
+    const message = (error as Error).message;
+    if (message.startsWith(where)) throw error;
+    throw new Error(`the model in ${dir} does not run: ${join(dir, MODEL_FILES.tokenizer)} does not match the graph ${graph.name} (is it the same model's tokenizer?): ${message}`);
+  }
   if (!short || !long || short.length === 0 || short.length !== long.length) {
     throw new Error(`${where}: output "${output}" changes size with the text's length (${short?.length} and ${long?.length}); not a sentence embedding model`);
   }

@@ -8,14 +8,78 @@ export interface OpenAiEmbedderOptions {
   timeoutMs?: number;
   /** Texts per request; servers such as TEI refuse large batches. */
   batch?: number;
+  /** The largest answer read, in bytes (tests lower it); past it the request is aborted. */
+  maxAnswerBytes?: number;
 }
 
 interface EmbeddingsAnswer {
-  data?: { embedding?: unknown; index?: number }[];
+  data?: { embedding?: unknown; index?: unknown }[];
 }
 
 /** Many models take about 8k tokens; cut long texts rather than have the request refused. */
 const MAX_CHARS = 8_000;
+/**
+ * An answer of 32 texts of 3,072 dimensions written as JSON is about 2 MB: 64 MiB is room for
+ * any model, and keeps an endpoint gone wrong (an endless or enormous body) from filling memory.
+ */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+/** Of an error answer, only the start is quoted in the log. */
+const MAX_ERROR_BYTES = 4_096;
+const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+/**
+ * An error the same texts will meet again, however often they are sent: the endpoint refused
+ * them (a 4xx other than 408 and 429, such as TEI's 413 for too many tokens) or answered
+ * numbers that are not finite. `refused` tells the callers (the search index's queues) to
+ * send the texts one by one and set aside the one refused alone, rather than retry for ever.
+ */
+export class EmbeddingRefusedError extends Error {
+  readonly refused = true;
+}
+
+/** A transient failure; `retryAfterMs` when the endpoint said how long to wait (Retry-After on 429 or 503). */
+export class EmbeddingUnavailableError extends Error {
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, retryAfterMs?: number) {
+    super(message);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** Retry-After as seconds or an HTTP date, in milliseconds from now; undefined when absent or unreadable. */
+export const retryAfterMs = (header: string | null, now = Date.now()): number | undefined => {
+  if (!header) return undefined;
+  const text = header.trim();
+  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : Date.parse(text) - now;
+  return Number.isFinite(ms) ? Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms)) : undefined;
+};
+
+/**
+ * Reads a body up to `cap` bytes; past it the rest is cancelled, never read: `throw` rejects
+ * (an answer), `truncate` keeps the start (an error answer, quoted in the log).
+ */
+const readCapped = async (response: Response, cap: number, over: 'throw' | 'truncate'): Promise<string> => {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > cap) {
+        if (over === 'throw') throw new Error(`embeddings endpoint answered more than ${cap} bytes; answer abandoned`);
+        chunks.push(value.subarray(0, value.byteLength - (size - cap)));
+        break;
+      }
+      chunks.push(value);
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).toString('utf8');
+};
 
 /**
  * Any server speaking OpenAI's `POST /embeddings` (OpenAI, Ollama, vLLM, Hugging Face TEI,
@@ -47,6 +111,14 @@ export class OpenAiEmbedder implements Embedder {
     return out;
   }
 
+  /** The endpoint's words without the key: some quote the Authorization header they refused. */
+  private redacted(detail: string): string {
+    let out = detail.replace(/Bearer\s+[^\s"'\\,}]+/gi, 'Bearer [redacted]');
+    const key = this.options.apiKey;
+    if (key) out = out.split(key).join('[redacted]');
+    return out;
+  }
+
   private async request(texts: readonly string[]): Promise<Float32Array[]> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
@@ -57,26 +129,52 @@ export class OpenAiEmbedder implements Embedder {
       signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
     });
     if (!response.ok) {
-      const detail = (await response.text().catch(() => '')).slice(0, 300);
-      throw new Error(`embeddings endpoint answered ${response.status}: ${detail}`);
+      const detail = this.redacted((await readCapped(response, MAX_ERROR_BYTES, 'truncate').catch(() => '')).slice(0, 300));
+      const message = `embeddings endpoint answered ${response.status}: ${detail}`;
+      const status = response.status;
+      // 4xx but a timeout or rate limit: these texts would be refused again, whenever sent.
+      if (status >= 400 && status < 500 && status !== 408 && status !== 429) throw new EmbeddingRefusedError(message);
+      throw new EmbeddingUnavailableError(message, status === 429 || status === 503 ? retryAfterMs(response.headers.get('retry-after')) : undefined);
     }
-    const answer = (await response.json()) as EmbeddingsAnswer;
-    const data = answer.data;
-    if (!Array.isArray(data) || data.length !== texts.length) throw new Error(`embeddings endpoint answered ${data?.length ?? 'no'} vectors for ${texts.length} texts`);
-    const vectors: Float32Array[] = new Array(texts.length);
-    data.forEach((item, position) => {
-      const embedding = item.embedding;
-      if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((x) => typeof x === 'number')) {
-        throw new Error('embeddings endpoint answered something other than arrays of numbers (base64 encoding is not supported)');
-      }
-      vectors[typeof item.index === 'number' ? item.index : position] = Float32Array.from(embedding as number[]);
-    });
+    const body = await readCapped(response, this.options.maxAnswerBytes ?? MAX_ANSWER_BYTES, 'throw');
+    const answer = JSON.parse(body) as EmbeddingsAnswer;
+    const vectors = this.vectorsOf(answer, texts.length);
     const dimension = (vectors[0] as Float32Array).length;
-    if (vectors.some((v) => !v || v.length !== dimension)) throw new Error('embeddings endpoint answered vectors of different sizes');
     if (this.learned !== undefined && this.learned !== dimension) {
       throw new Error(`the model now answers ${dimension} dimensions, not ${this.learned}; restart to re-embed`);
     }
     this.learned = dimension;
     return vectors;
+  }
+
+  /**
+   * The answer's vectors in the order of the texts: each position 0…n-1 holds exactly one
+   * vector (by its `index`, or its place when there is none), all of one length, of finite
+   * numbers. Anything else is refused whole: a hole or a repeated index once let an array with
+   * holes through, which crashed the server as it applied them.
+   */
+  private vectorsOf(answer: EmbeddingsAnswer, n: number): Float32Array[] {
+    const data = answer?.data;
+    if (!Array.isArray(data) || data.length !== n) throw new Error(`embeddings endpoint answered ${Array.isArray(data) ? data.length : 'no'} vectors for ${n} texts`);
+    const vectors: (Float32Array | undefined)[] = new Array(n).fill(undefined);
+    let dimension = -1;
+    let infinite = false;
+    data.forEach((item, position) => {
+      const embedding = item?.embedding;
+      if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((x) => typeof x === 'number')) {
+        throw new Error('embeddings endpoint answered something other than arrays of numbers (base64 encoding is not supported)');
+      }
+      const at = item.index === undefined || item.index === null ? position : item.index;
+      if (typeof at !== 'number' || !Number.isInteger(at) || at < 0 || at >= n) throw new Error(`embeddings endpoint answered a vector for index ${String(at)} of ${n} texts`);
+      if (vectors[at]) throw new Error(`embeddings endpoint answered two vectors for index ${at}`);
+      if (dimension === -1) dimension = embedding.length;
+      else if (embedding.length !== dimension) throw new Error('embeddings endpoint answered vectors of different sizes');
+      if (!embedding.every((x) => Number.isFinite(x))) infinite = true;
+      vectors[at] = Float32Array.from(embedding as number[]);
+    });
+    // Numbers past float range (1e999) or NaN would give every search NaN scores, and
+    // PostgreSQL refuses them: the texts are refused, as a 4xx would refuse them.
+    if (infinite || vectors.some((v) => v!.some((x) => !Number.isFinite(x)))) throw new EmbeddingRefusedError('embeddings endpoint answered numbers that are not finite');
+    return vectors as Float32Array[];
   }
 }

@@ -70,6 +70,10 @@ export interface SearchIndexStatus {
   embedded: number;
   /** Entries waiting for a vector (new writes, or re-embedding after an embedder change). */
   pendingEmbeddings: number;
+  /** Optional: texts the embedder refused alone since start, set aside (found by text search only). */
+  unembeddable?: number;
+  /** Optional: another embedder that another server of the same database recorded since this one started (they re-embed each other's entries). */
+  embedderConflict?: string | null;
   /** Whether vector search can answer at all (PostgreSQL without pgvector cannot). */
   vectors: boolean;
   /**

@@ -3,6 +3,32 @@ import type { Logger } from 'pino';
 import type { Embedder } from '../ports/embedder.ts';
 import { yieldTurns } from '../event-loop.ts';
 
+/** A failure the same texts meet again however often sent (the embedder marks it `refused`; embed/openai-embedder.ts). */
+const isRefusal = (error: unknown): boolean => (error as { refused?: unknown } | null)?.refused === true;
+
+/** How long the embedder asked to be left alone (Retry-After), in ms; 0 when it did not say. */
+const retryAfterOf = (error: unknown): number => {
+  const ms = (error as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof ms === 'number' && Number.isFinite(ms) ? ms : 0;
+};
+
+/**
+ * One vector per text, all of one length, of finite numbers: what any embedder must answer.
+ * Numbers that are not finite are refused as the endpoint's refusal is (the text is then set
+ * aside); a wrong count or mixed lengths are a failure to retry.
+ */
+const checkedVectors = (vectors: Float32Array[], n: number): Float32Array[] => {
+  if (!Array.isArray(vectors) || vectors.length !== n) throw new Error(`embedder answered ${Array.isArray(vectors) ? vectors.length : 'no'} vectors for ${n} texts`);
+  const dimension = vectors[0]?.length ?? 0;
+  for (const v of vectors) {
+    if (!(v instanceof Float32Array) || v.length !== dimension || dimension === 0) throw new Error('embedder answered vectors of different sizes');
+    for (let i = 0; i < v.length; i++) {
+      if (!Number.isFinite(v[i])) throw Object.assign(new Error('embedder answered numbers that are not finite'), { refused: true });
+    }
+  }
+  return vectors;
+};
+
 export interface EmbedJob<T> {
   item: T;
   text: string;
@@ -35,6 +61,8 @@ export class EmbedQueue<T> {
   private done = 0;
   private total = 0;
   failures = 0;
+  /** Texts the embedder refused alone (cairn_search_unembeddable_total). */
+  unembeddable = 0;
 
   constructor(embedder: Embedder, apply: (items: T[], vectors: Float32Array[]) => void, logger: Logger) {
     this.embedder = embedder;
@@ -75,26 +103,49 @@ export class EmbedQueue<T> {
     let backoff = 500;
     let lastReport = performance.now();
     const started = lastReport;
+    /** Jobs at the head still to send one at a time: their batch held a text the embedder refuses. */
+    let singly = 0;
     while (this.jobs.length > 0 && !this.closed) {
-      const batch = this.jobs.slice(0, batchSize);
+      const batch = this.jobs.slice(0, singly > 0 ? 1 : batchSize);
       let vectors: Float32Array[];
       try {
         const texts = batch.map((j) => j.text);
-        vectors = await (this.embedder.embedInBackground?.(texts) ?? this.embedder.embed(texts));
-        if (vectors.length !== batch.length) throw new Error(`embedder answered ${vectors.length} vectors for ${batch.length} texts`);
+        vectors = checkedVectors(await (this.embedder.embedInBackground?.(texts) ?? this.embedder.embed(texts)), batch.length);
       } catch (error) {
         // Closing stops the embedder under a batch in flight: nothing to retry or report.
         if (this.closed) break;
+        if (isRefusal(error)) {
+          if (batch.length > 1) {
+            // One of these texts is refused whatever the batch: find it by sending them one by one.
+            singly = batch.length;
+            this.logger.warn({ err: error, texts: batch.length }, 'the embedder refused a batch; sending its texts one at a time');
+            continue;
+          }
+          // Refused alone: set aside, or it would hold every later text for ever.
+          this.jobs.shift();
+          singly = Math.max(0, singly - 1);
+          this.unembeddable += 1;
+          this.logger.warn({ err: error, embedder: this.embedder.id, chars: batch[0]?.text.length }, 'the embedder refuses this entry\u2019s text: text search alone finds it');
+          continue;
+        }
         this.failures += 1;
-        this.logger.warn({ err: error, pending: this.jobs.length, retry_ms: backoff }, 'embedding failed; text search still serves these entries, retrying');
-        await sleep(backoff);
+        const wait = Math.min(MAX_BACKOFF_MS, Math.max(backoff, retryAfterOf(error)));
+        this.logger.warn({ err: error, pending: this.jobs.length, retry_ms: wait }, 'embedding failed; text search still serves these entries, retrying');
+        await sleep(wait);
         backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
         continue;
       }
       backoff = 500;
+      singly = Math.max(0, singly - batch.length);
       this.jobs.splice(0, batch.length);
       this.done += batch.length;
-      this.apply(batch.map((j) => j.item), vectors);
+      try {
+        this.apply(batch.map((j) => j.item), vectors);
+      } catch (error) {
+        // Never out of the loop: an error escaping it crashed the server, and again at each start.
+        this.failures += 1;
+        this.logger.error({ err: error, embedder: this.embedder.id, entries: batch.length }, 'applying embeddings failed; these entries are found by text search alone');
+      }
       const now = performance.now();
       if (now - lastReport >= PROGRESS_EVERY_MS) {
         lastReport = now;

@@ -252,6 +252,8 @@ export class MemorySearchIndex implements SearchIndex {
     if (!this.queue) return [];
     if (this.embedder?.local && this.queue.pending < WAIT_FOR_EMBEDDINGS_BELOW) await this.queue.idle();
     if (!this.vectors) return [];
+    // The query's vector is the remote model's answer now: of another length, the saved vectors are another model's.
+    if (this.embedder && !this.embedder.local && vector.length > 0 && vector.length !== this.vectors.dimension) this.redimension(vector.length, new Set());
     return this.candidates(this.vectors.search(vector, n, this.slots.alive, this.acceptor(filter)));
   }
 
@@ -263,6 +265,7 @@ export class MemorySearchIndex implements SearchIndex {
       dimension: this.vectors?.dimension ?? null,
       embedded: this.vectors?.size ?? 0,
       pendingEmbeddings: this.queue?.pending ?? 0,
+      unembeddable: this.queue?.unembeddable ?? 0,
       vectors: this.queue !== null,
       saving: this.saver?.saving ?? false,
     };
@@ -306,8 +309,11 @@ export class MemorySearchIndex implements SearchIndex {
     const dimension = vectors[0]?.length ?? 0;
     if (!this.vectors && this.embedder && dimension > 0) this.vectors = new VectorIndex(this.embedder.id, dimension);
     if (this.vectors && dimension !== this.vectors.dimension) {
-      this.logger.error({ embedder: this.embedder?.id, expected: this.vectors.dimension, got: dimension }, 'the embedder changed dimension while running; vectors ignored until restart');
-      return;
+      if (!this.embedder || this.embedder.local || dimension === 0) {
+        this.logger.error({ embedder: this.embedder?.id, expected: this.vectors.dimension, got: dimension }, 'the embedder changed dimension while running; vectors ignored until restart');
+        return;
+      }
+      this.redimension(dimension, new Set(entries));
     }
     entries.forEach((entry, i) => {
       // The entry may have been replaced or deleted, or moved by a compaction, meanwhile.
@@ -315,6 +321,23 @@ export class MemorySearchIndex implements SearchIndex {
       if (slot !== undefined && this.slots.entry(slot) === entry) this.vectors?.set(slot, vectors[i] as Float32Array);
     });
     this.saver?.changed(entries.length, this.state === 'ready');
+  }
+
+  /**
+   * A remote model answering another dimension under the same name than the saved index's
+   * vectors (the model behind it changed between two runs): they cannot be compared with its
+   * answers. They are dropped and every entry (but `coming`, whose vectors are here) is
+   * embedded again.
+   */
+  private redimension(dimension: number, coming: ReadonlySet<Entry>): void {
+    if (!this.embedder || !this.queue) return;
+    this.logger.warn({ embedder: this.embedder.id, from: this.vectors?.dimension, to: dimension }, 'the embedding model answers another dimension than the saved vectors: every entry is embedded again');
+    this.vectors = new VectorIndex(this.embedder.id, dimension);
+    const alive = this.slots.alive;
+    for (let slot = 0; slot < this.slots.size; slot++) {
+      const entry = this.slots.entry(slot);
+      if (entry && alive[slot] === 1 && !coming.has(entry)) this.queue.push({ item: entry, text: embeddingText(entry) });
+    }
   }
 
   private async whenReady(): Promise<void> {

@@ -206,6 +206,9 @@ export class VectorIndex {
 
   search(query: Float32Array, n: number, alive: Uint8Array, accept: (slot: number) => boolean): { slot: number; score: number }[] {
     const dim = this.dimension;
+    // A query of another length (the model changed dimension under the same name) has no
+    // similarity with these vectors: nothing rather than nonsense from its first components.
+    if (query.length !== dim) return [];
     const q = new Float32Array(dim);
     let norm = 0;
     for (let d = 0; d < dim; d++) norm += (query[d] as number) ** 2;

@@ -15,7 +15,7 @@ import { countHolders } from './search-holders.ts';
 import { filterSql } from './search-sql.ts';
 import { SearchStats } from './search-stats.ts';
 import { type KeyRow, rankText } from './search-text.ts';
-import { embedderLiteral, prepareSearchVectors, vectorLiteral } from './search-vectors.ts';
+import { prepareSearchVectors, recordedDimension, vectorLiteral, vectorsOf } from './search-vectors.ts';
 
 /**
  * The HNSW walk's breadth for `n` candidates. Measured at 100k entries of the bench corpus
@@ -40,6 +40,7 @@ export class PostgresSearchIndex implements SearchIndex {
   readonly indexer: SearchIndexer;
   private readonly backlog: EmbeddingBacklog | null;
   private indexedDimension: number | null = null;
+  private preparing: Promise<void> | null = null;
 
   constructor(sql: Sql, store: PostgresStore, embedder: Embedder, vectors: boolean, logger: Logger) {
     this.sql = sql;
@@ -48,6 +49,7 @@ export class PostgresSearchIndex implements SearchIndex {
     this.logger = logger;
     this.stats = new SearchStats(sql, logger);
     this.backlog = vectors ? new EmbeddingBacklog(sql, embedder, logger, (d) => this.ensureVectorIndex(d)) : null;
+    if (this.backlog) this.backlog.recordedOurs = () => this.indexedDimension !== null;
     this.indexer = new SearchIndexer({
       sql, store, embedder, vectors, stats: this.stats, logger,
       vectorsReady: () => this.indexedDimension !== null,
@@ -58,6 +60,10 @@ export class PostgresSearchIndex implements SearchIndex {
 
   async start(): Promise<void> {
     if (this.vectors && this.embedder.dimension) await this.ensureVectorIndex(this.embedder.dimension);
+    // A remote model's dimension is known from its first answer; until then, the one recorded
+    // for it serves its rows' vectors (they were searched with no index at all after a restart,
+    // until the next write). A query vector of another length sets it right (vectorCandidates).
+    else if (this.vectors) this.indexedDimension = await recordedDimension(this.sql, this.embedder.id);
     this.indexer.start();
     this.backlog?.start();
     this.stats.startCounting();
@@ -65,9 +71,18 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   async ensureVectorIndex(dimension: number): Promise<void> {
+    if (this.indexedDimension === dimension && !this.preparing) return;
+    // One preparation at a time (the backlog and a search may both learn the dimension).
+    while (this.preparing) await this.preparing.catch(() => {});
     if (this.indexedDimension === dimension) return;
-    await prepareSearchVectors(this.sql, { id: this.embedder.id, dimension }, this.logger);
-    this.indexedDimension = dimension;
+    this.preparing = prepareSearchVectors(this.sql, { id: this.embedder.id, dimension }, this.logger).then(() => {
+      this.indexedDimension = dimension;
+    });
+    try {
+      await this.preparing;
+    } finally {
+      this.preparing = null;
+    }
   }
 
   async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<TextRanking> {
@@ -79,8 +94,22 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   async vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]> {
+    if (!this.vectors) return [];
+    if (!this.embedder.local && vector.length !== this.indexedDimension) {
+      // The query's vector is the model's answer now: its length is the dimension (unknown
+      // after a restart with nothing recorded, or another than recorded when the model behind
+      // the name changed: the rows are then embedded again).
+      const changed = this.indexedDimension !== null;
+      try {
+        await this.ensureVectorIndex(vector.length);
+      } catch (error) {
+        this.logger.warn({ err: error, dimension: vector.length }, 'the embedding model answers vectors that cannot be indexed');
+        return [];
+      }
+      if (changed) this.backlog?.nudge();
+    }
     const dim = this.indexedDimension;
-    if (!this.vectors || dim === null || vector.length !== dim) return [];
+    if (dim === null || vector.length !== dim) return [];
     return this.guard(async () => {
       const f = filterSql(filter, 2);
       const distance = `embedding::vector(${dim}) <=> $1::vector(${dim})`;
@@ -90,7 +119,7 @@ export class PostgresSearchIndex implements SearchIndex {
         await tx.unsafe(`set local hnsw.ef_search = ${efSearch(n)}; set local hnsw.iterative_scan = relaxed_order`).simple();
         return tx.unsafe<(KeyRow & { distance: number })[]>(
           `select namespace, entity_path, key, version, ${distance} as distance from cairn_search
-            where embedder = ${embedderLiteral(this.embedder.id)} and ${f.where}
+            where ${vectorsOf({ id: this.embedder.id, dimension: dim })} and ${f.where}
             order by ${distance} limit ${Math.trunc(n)}`,
           [vectorLiteral(vector), ...f.values],
         );
@@ -121,6 +150,8 @@ export class PostgresSearchIndex implements SearchIndex {
       dimension: this.indexedDimension,
       embedded: Math.max(0, this.stats.docCount - pending),
       pendingEmbeddings: pending,
+      unembeddable: this.backlog?.unembeddable ?? 0,
+      embedderConflict: this.backlog?.conflict ?? null,
       vectors: this.vectors,
       saving: false,
     };

@@ -23,8 +23,29 @@ export const vectorLiteral = (v: Float32Array): string => {
   return `${out}]`;
 };
 
+/** The embedder recorded as this store's (cairn_meta `search_embedder`): the last server to start with vectors records its own. */
+export const recordedEmbedder = async (sql: Sql): Promise<SearchEmbedder | null> => {
+  const [row] = await sql<{ value: SearchEmbedder }[]>`select value from cairn_meta where name = 'search_embedder'`;
+  return row?.value ?? null;
+};
+
+/** The dimension recorded for `embedderId`, or null when another embedder's, or none, is. */
+export const recordedDimension = async (sql: Sql, embedderId: string): Promise<number | null> => {
+  const value = await recordedEmbedder(sql);
+  return value && value.id === embedderId && Number.isInteger(value.dimension) && value.dimension > 0 ? value.dimension : null;
+};
+
 /** The embedder id as an SQL string literal (it is written into index predicates and queries). */
 export const embedderLiteral = (id: string): string => `'${id.replaceAll("'", "''")}'`;
+
+/**
+ * The rows whose vectors the embedder's index holds. The dimension is part of it: the rows of a
+ * model that answered another dimension under the same name are set aside in the transaction
+ * that builds the new index, but their old row versions are still indexed by it (another
+ * transaction may see them), and their vectors do not fit its cast. Searches say the same
+ * (search-index.ts), for the planner to use the index.
+ */
+export const vectorsOf = (embedder: SearchEmbedder): string => `embedder = ${embedderLiteral(embedder.id)} and vector_dims(embedding) = ${Math.trunc(embedder.dimension)}`;
 
 const indexName = (e: SearchEmbedder): string => `cairn_search_hnsw_${createHash('sha256').update(`${e.id}/${e.dimension}`).digest('hex').slice(0, 12)}`;
 
@@ -48,6 +69,12 @@ export const prepareSearchVectors = async (sql: Sql, embedder: SearchEmbedder, l
     if (!same) {
       if (previous) {
         await tx.unsafe(`drop index if exists ${indexName(previous)}`);
+        // The same model name answering another dimension (a remote model replaced under its
+        // name): its rows' vectors cannot be compared with the new ones, nor fit the new index's
+        // cast. They are embedded again, as after any change of embedder.
+        if (previous.id === embedder.id) {
+          await tx.unsafe(`update cairn_search set embedder = null where embedder = ${embedderLiteral(embedder.id)} and vector_dims(embedding) <> ${embedder.dimension}`);
+        }
         logger.info({ from: previous, to: embedder }, 'search embedder changed: every entry is embedded again in the background');
       }
       await tx`insert into cairn_meta (name, value) values ('search_embedder', ${tx.json({ id: embedder.id, dimension: embedder.dimension })})
@@ -55,7 +82,7 @@ export const prepareSearchVectors = async (sql: Sql, embedder: SearchEmbedder, l
     }
     await tx.unsafe(
       `create index if not exists ${indexName(embedder)} on cairn_search
-         using hnsw ((embedding::vector(${embedder.dimension})) vector_cosine_ops) where embedder = ${embedderLiteral(embedder.id)}`,
+         using hnsw ((embedding::vector(${embedder.dimension})) vector_cosine_ops) where ${vectorsOf(embedder)}`,
     );
     return { previous: same ? null : previous };
   });

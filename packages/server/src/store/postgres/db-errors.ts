@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import postgres from 'postgres';
 import { ServiceError, unavailable } from '../../domain/errors.ts';
+import { DamagedRowError, SchemaMismatchError } from './damaged-row.ts';
 
 /** The fields the driver puts on its errors: SQLSTATE for server errors, errno-style for sockets. */
 interface DriverError {
@@ -117,4 +118,34 @@ export const toServiceError = (error: unknown, operation: string, logger: Logger
   if (isExpectedOutage(error)) logger.debug({ err: error, operation }, 'postgres unavailable');
   else logger.error({ err: error, operation, sqlState: state }, 'unexpected postgres error');
   return unavailable(`the database is unavailable (${operation}); retry shortly`, error);
+};
+
+/**
+ * SQLSTATE 42P01 (undefined table) and 42703 (undefined column): the schema lacks what this
+ * release's migrations create (a table dropped by hand, a database restored without it).
+ */
+const isMissingSchema = (state: string | undefined): boolean => state === '42P01' || state === '42703';
+
+/**
+ * What a store operation's failure leaves as: damage (DamagedRowError) and a schema this
+ * release cannot use (SchemaMismatchError) as themselves, since a retry meets them again and
+ * an answer "unavailable; retry shortly" would hide them; every other failure as toServiceError.
+ */
+export const storeError = (error: unknown, operation: string, logger: Logger): Error => {
+  if (error instanceof DamagedRowError || error instanceof SchemaMismatchError) {
+    logger.error({ err: error, operation }, error.message);
+    return error;
+  }
+  const state = sqlState(error);
+  if (isMissingSchema(state)) {
+    const { message } = asDriverError(error);
+    const mismatch = new SchemaMismatchError(
+      `the database schema is missing part of what this release needs (${operation}: ${typeof message === 'string' ? message : String(error)}): ` +
+        'its migrations were not applied, or a table or column was removed since; restore the database from a backup (Cairn does not make again what a recorded migration made)',
+      { cause: error },
+    );
+    logger.error({ err: error, operation, sqlState: state }, mismatch.message);
+    return mismatch;
+  }
+  return toServiceError(error, operation, logger);
 };

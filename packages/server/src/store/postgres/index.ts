@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { createClient, redactDsn } from './client.ts';
-import { toServiceError } from './db-errors.ts';
+import { storeError } from './db-errors.ts';
 import { migrate } from './migrate.ts';
 import { PostgresStore } from './postgres-store.ts';
 import { WriteFeed } from './write-feed.ts';
@@ -25,7 +25,8 @@ export interface PostgresStoreOptions {
 /**
  * Connects, migrates the schema (serialized across servers by an advisory lock), starts the
  * LISTEN feed and returns the store. Rejects with UNAVAILABLE when the database cannot be
- * reached, so the caller can report it and exit or retry.
+ * reached, so the caller can report it and exit or retry, and with SchemaMismatchError when
+ * its schema is not one this release can use (newer, or missing a table or column).
  */
 export const openPostgresStore = async (options: PostgresStoreOptions): Promise<PostgresStore> => {
   const logger = options.logger.child({ component: 'postgres' });
@@ -62,6 +63,6 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
     await feed?.close();
     await probe.end({ timeout: 0 }).catch(() => {});
     await sql.end({ timeout: 0 }).catch(() => {});
-    throw toServiceError(error, `opening ${redactDsn(options.dsn)}`, logger);
+    throw storeError(error, `opening ${redactDsn(options.dsn)}`, logger);
   }
 };

@@ -1,6 +1,7 @@
 import type { ListPage, ListQuery } from '../../ports/store.ts';
 import type { Sql } from './client.ts';
-import { ENTRY_COLUMNS, type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
+import { ENTRY_COLUMNS, selectEntryColumns } from './entry-row.ts';
+import { HEAD_COLUMNS, type HeadPageRow, headRowToEntry } from './read-entries.ts';
 
 const COLUMNS = selectEntryColumns('v');
 
@@ -25,7 +26,9 @@ export const placeWhere = (q: Pick<ListQuery, 'prefix' | 'after'>, p: (value: st
  * One query: walk cairn_heads in (namespace, entity_path, key) order from the cursor, filter
  * on the columns heads carry, and fetch the versions rows of the page only (the lateral
  * LIMIT 1 keeps the planner from joining the whole versions table). One row beyond `limit`
- * tells whether another page exists without a count.
+ * tells whether another page exists without a count. The join is a left one: a head whose
+ * version row is missing still counts towards the page (a page is never cut short, and the
+ * cursor never taken for the last) and is refused as damage, naming its address.
  *
  * Paths under a segment-wise prefix p are p itself and p/…; under COLLATE "C" they all sort
  * inside [p, p || '0') ('0' is the byte after '/'), so the prefix is a range on the heads
@@ -43,19 +46,19 @@ export const listEntries = async (sql: Sql, q: ListQuery): Promise<ListPage> => 
   if (q.agentId !== undefined) where.push(`h.agent_id = ${p(q.agentId)}`);
   if (q.since !== undefined) where.push(`h.written_at >= ${p(q.since)}`);
   const text = `
-    select ${COLUMNS}
+    select ${HEAD_COLUMNS}, ${COLUMNS}
       from (select namespace, entity_path, key, version from cairn_heads h
              where ${where.join(' and ')}
              order by h.entity_path, h.key
              limit ${p(q.limit + 1)}) h
-     cross join lateral (
+      left join lateral (
             select ${ENTRY_COLUMNS.join(', ')} from cairn_versions v
              where v.namespace = h.namespace and v.entity_path = h.entity_path
                and v.key = h.key and v.version = h.version
-             limit 1) v
+             limit 1) v on true
      order by h.entity_path, h.key`;
-  const rows = await sql.unsafe<EntryRow[]>(text, values, { prepare: false });
-  const entries = rows.slice(0, q.limit).map(rowToEntry);
+  const rows = await sql.unsafe<HeadPageRow[]>(text, values, { prepare: false });
+  const entries = rows.slice(0, q.limit).map(headRowToEntry);
   const last = entries.at(-1);
   const next = rows.length > q.limit && last ? { entity_path: last.entity_path, key: last.key } : null;
   return { entries, next };

@@ -2,6 +2,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Sql } from './client.ts';
+import { VERSION } from '../../version.ts';
+import { SchemaMismatchError } from './damaged-row.ts';
 import { ensureVectorExtension } from './vectors.ts';
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
@@ -42,7 +44,9 @@ export interface MigrationResult {
  * Applies pending migrations in name order, all in one transaction under SCHEMA_LOCK: either
  * the schema moves forward completely or not at all. A migration that needs a missing
  * extension is skipped without being recorded, so it runs on the first start after the
- * extension appears.
+ * extension appears. A database that records a migration this release does not have was
+ * migrated by a newer release, whose schema this one may misread or damage: it refuses to
+ * start (SchemaMismatchError), naming the migration, and changes nothing.
  */
 export const migrate = async (sql: Sql, logger: Logger): Promise<MigrationResult> => {
   const migrations = await loadMigrations();
@@ -55,6 +59,14 @@ export const migrate = async (sql: Sql, logger: Logger): Promise<MigrationResult
                name text primary key,
                applied_at timestamptz not null default now())`;
     const done = new Set((await tx<{ name: string }[]>`select name from cairn_migrations`).map((r) => r.name));
+    const known = new Set(migrations.map((m) => m.name));
+    const newer = [...done].filter((name) => !known.has(name)).sort();
+    if (newer.length > 0) {
+      throw new SchemaMismatchError(
+        `the database was migrated by a newer release of Cairn: it records ${newer.length === 1 ? 'migration' : 'migrations'} ${newer.join(', ')}, ` +
+          `which this release (${VERSION}) does not have; run that newer release (or a later one) on this database`,
+      );
+    }
     const vectors = await ensureVectorExtension(tx, logger);
     const extensions = new Set(vectors ? ['vector'] : []);
     const applied: string[] = [];

@@ -13,7 +13,7 @@ import { readLinkedTo } from './read-links.ts';
 import { AppendBatcher } from './append-batcher.ts';
 import { RecordOps } from './record-ops.ts';
 import type { Sql } from './client.ts';
-import { retryingRollbacks, toServiceError } from './db-errors.ts';
+import { retryingRollbacks, storeError } from './db-errors.ts';
 import { type WriteGuard, guardedWrite, withDeadline } from './deadline.ts';
 import { boundLines, outsideTurn, turnDeadline } from '../../domain/turns.ts';
 import { listEntries } from './list-entries.ts';
@@ -39,7 +39,8 @@ const cancelMargin = (timeoutMs: number): number => Math.min(1_000, timeoutMs / 
 
 /**
  * The Store port over PostgreSQL (schema in migrations/). Every method is one indexed
- * statement; every failure leaves as VersionConflict or a ServiceError, never a driver error.
+ * statement; every failure leaves as VersionConflict, a ServiceError, or DamagedRowError or
+ * SchemaMismatchError (damaged-row.ts: what no retry gets past), never a driver error.
  */
 export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
@@ -255,7 +256,8 @@ export class PostgresStore implements Store {
     } catch (error) {
       // Conflicts are the port's own answer; a wrong dimension is the caller's configuration.
       if (error instanceof VersionConflict || error instanceof EmbeddingDimensionError) throw error;
-      throw toServiceError(error, operation, this.logger);
+      // Damage and a schema this release cannot use leave as themselves (db-errors.ts storeError).
+      throw storeError(error, operation, this.logger);
     } finally {
       this.running.delete(running);
     }

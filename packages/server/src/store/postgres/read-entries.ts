@@ -1,5 +1,6 @@
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import type { Sql } from './client.ts';
+import { headWithoutVersion } from './damaged-row.ts';
 import { ENTRY_COLUMNS, type EntryRow, rowToEntry, selectEntryColumns } from './entry-row.ts';
 
 const COLUMNS = selectEntryColumns('v');
@@ -46,23 +47,42 @@ export const readHistory = async (sql: Sql, a: EntryAddress, before: number, lim
   return rows.map(rowToEntry);
 };
 
+/** The heads columns a page selects beside a version's, to name a head whose version row is missing. */
+export const HEAD_COLUMNS = 'h.namespace as head_namespace, h.entity_path as head_entity_path, h.key as head_key, h.version as head_version';
+
+/** A row of a heads page: the head's columns, and its version's (all null when the versions table lacks it). */
+export type HeadPageRow = EntryRow & { head_namespace: string; head_entity_path: string; head_key: string; head_version: number };
+
+/**
+ * The entry of a head row joined (left, lateral) to its version row. A head without its
+ * version row is damage, refused with its address: skipped, it would shorten the page it is
+ * on, and a scan that ends at a short page would end there (an export cut short and valid).
+ */
+export const headRowToEntry = (row: HeadPageRow): Entry => {
+  if (row.version === null) {
+    throw headWithoutVersion({ namespace: row.head_namespace, entity_path: row.head_entity_path, key: row.head_key }, row.head_version);
+  }
+  return rowToEntry(row);
+};
+
 /**
  * One page of current versions (tombstones and expired included) in primary key order after
- * `after`, for scans that must not hold a connection or a snapshot between pages.
+ * `after`, for scans that must not hold a connection or a snapshot between pages. The page
+ * holds one entry per head row, so a page shorter than `limit` is the last one.
  */
 export const readHeadsPage = async (sql: Sql, after: EntryAddress | undefined, limit: number): Promise<Entry[]> => {
   const from = after ?? { namespace: '', entity_path: '', key: '' };
-  const rows = await sql<EntryRow[]>`
-    select ${sql.unsafe(COLUMNS)}
+  const rows = await sql<HeadPageRow[]>`
+    select ${sql.unsafe(HEAD_COLUMNS)}, ${sql.unsafe(COLUMNS)}
       from (select namespace, entity_path, key, version from cairn_heads h
              where (h.namespace, h.entity_path, h.key) > (${from.namespace}, ${from.entity_path}, ${from.key})
              order by h.namespace, h.entity_path, h.key
              limit ${sql.unsafe(String(Math.trunc(limit)))}) h
-     cross join lateral (
+      left join lateral (
             select ${sql.unsafe(ENTRY_COLUMNS.join(', '))} from cairn_versions v
              where v.namespace = h.namespace and v.entity_path = h.entity_path
                and v.key = h.key and v.version = h.version
-             limit 1) v
+             limit 1) v on true
      order by h.namespace, h.entity_path, h.key`;
-  return rows.map(rowToEntry);
+  return rows.map(headRowToEntry);
 };

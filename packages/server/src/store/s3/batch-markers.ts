@@ -1,4 +1,7 @@
+import type { Logger } from 'pino';
 import type { BucketObjects } from './bucket-objects.ts';
+import { parseEntry } from './change-window.ts';
+import { CorruptDataError, parseObject } from './damaged-object.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
 /** Object metadata naming the batch a version object belongs to, and when it may be given up. */
@@ -11,6 +14,12 @@ export const BATCH_DEADLINE = 'cairn-batch-deadline';
  * versions must stop blocking their entries.
  */
 export const BATCH_DEADLINE_MS = 20_000;
+
+/** Version objects' metadata: the version's written_at (version-objects.ts). */
+export const WRITTEN_AT = 'cairn-written-at';
+
+/** Change objects are looked for from this long before their batch's start (clock steps on the writer). */
+const EVIDENCE_SLACK_MS = 60_000;
 
 export type BatchState = 'committed' | 'aborted' | 'pending';
 
@@ -30,18 +39,53 @@ export class BatchMarkers {
   private readonly keys: ObjectKeys;
   private readonly decided = new Map<string, Exclude<BatchState, 'pending'>>();
 
-  constructor(objects: BucketObjects, keys: ObjectKeys) {
+  private readonly logger: Logger | undefined;
+
+  constructor(objects: BucketObjects, keys: ObjectKeys, logger?: Logger) {
     this.objects = objects;
     this.keys = keys;
+    this.logger = logger;
   }
 
-  /** The fate of the batch a version object's metadata names; aborts it when overdue. */
-  async state(metadata: Record<string, string>, now = Date.now()): Promise<BatchState> {
+  /**
+   * The fate of the batch a version object's metadata names; aborts it when overdue. `of` names
+   * the version object (its entry's address hash and version number).
+   *
+   * An overdue batch without a marker is aborted only when nothing shows it committed: a marker
+   * lost after the commit (deleted by hand, a bucket restored without it) must not throw away
+   * an acknowledged batch, whose change objects the writer put only once it had committed. A
+   * change object of this very version (its key names the entry and version, its body the
+   * version's written_at) is that proof: the marker is then created again as committed.
+   */
+  async state(metadata: Record<string, string>, of?: { hash: string; version: number }, now = Date.now()): Promise<BatchState> {
     const id = metadata[BATCH_ID] as string;
     const known = this.decided.get(id) ?? (await this.read(id));
     if (known) return known;
-    if (now <= Number(metadata[BATCH_DEADLINE] ?? 0)) return 'pending';
+    const deadline = Number(metadata[BATCH_DEADLINE] ?? 0);
+    if (now <= deadline) return 'pending';
+    if (of && (await this.committedChange(of, metadata[WRITTEN_AT], deadline - BATCH_DEADLINE_MS))) {
+      const fate = await this.decide(id, 'committed');
+      this.logger?.warn({ key: this.keys.batch(id), fate }, 'batch marker missing, but the batch\'s change objects show it committed; marker written again');
+      return fate;
+    }
     return this.decide(id, 'aborted');
+  }
+
+  /**
+   * The key of a change object of version `of` written at `writtenAt`, stamped at or after
+   * `startedMs` (the batch's start, on its writer's clock, which also stamps its changes), or null.
+   */
+  private async committedChange(of: { hash: string; version: number }, writtenAt: string | undefined, startedMs: number): Promise<string | null> {
+    if (writtenAt === undefined) return null;
+    for await (const page of this.objects.list(this.keys.changesPrefix, this.keys.changesFrom(startedMs - EVIDENCE_SLACK_MS))) {
+      for (const key of page) {
+        const named = this.keys.parseChange(key)?.of;
+        if (!named || named.hash !== of.hash || named.version !== of.version) continue;
+        const entry = parseEntry(await this.objects.getText(key));
+        if (entry?.written_at === writtenAt) return key;
+      }
+    }
+    return null;
   }
 
   /** Try to set the batch's fate; answers the fate that won (the other side may have been first). */
@@ -57,10 +101,14 @@ export class BatchMarkers {
     throw new Error(`batch ${id}: its marker could not be created or read`);
   }
 
+  /** The marker's state; null when there is none; CorruptDataError naming it when it says neither. */
   private async read(id: string): Promise<Exclude<BatchState, 'pending'> | null> {
-    const text = await this.objects.getText(this.keys.batch(id));
+    const key = this.keys.batch(id);
+    const text = await this.objects.getText(key);
     if (text === null) return null;
-    const state = (JSON.parse(text) as { state?: string }).state === 'committed' ? 'committed' : 'aborted';
+    const { state } = parseObject<{ state?: unknown }>(key, text, 'not a batch marker');
+    // Anything else would decide an acknowledged batch's fate on a guess: refuse, naming the marker.
+    if (state !== 'committed' && state !== 'aborted') throw new CorruptDataError(key, 'a batch marker must say {"state":"committed"} or {"state":"aborted"}');
     return this.remember(id, state);
   }
 

@@ -3,6 +3,7 @@ import type { Entry } from '../../domain/entry.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
 import type { BucketObjects } from './bucket-objects.ts';
+import { CorruptDataError } from './damaged-object.ts';
 import { mapLimit } from './map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
@@ -34,7 +35,19 @@ export class ChangeWindow {
   private readonly applied = new Set<string>();
   changesRead = 0;
 
-  constructor(objects: BucketObjects, keys: ObjectKeys, replica: string, logger: Logger, lookbackMs: number, fromMs: number) {
+  /** The stored version a change object's key names: what a damaged change object is read back from. */
+  private readonly readVersion: (hash: string, version: number) => Promise<Entry | null>;
+
+  constructor(
+    objects: BucketObjects,
+    keys: ObjectKeys,
+    replica: string,
+    logger: Logger,
+    lookbackMs: number,
+    fromMs: number,
+    readVersion: (hash: string, version: number) => Promise<Entry | null> = async () => null,
+  ) {
+    this.readVersion = readVersion;
     this.objects = objects;
     this.keys = keys;
     this.replica = replica;
@@ -63,13 +76,13 @@ export class ChangeWindow {
   async read(handlers: ChangeHandlers): Promise<void> {
     const { onChange, onForget = () => {}, onWithdrawn = () => {} } = handlers;
     const startedAt = Date.now();
-    const fresh: { key: string; timeMs: number }[] = [];
+    const fresh: { key: string; timeMs: number; of: { hash: string; version: number } | null }[] = [];
     for await (const page of this.objects.list(this.keys.changesPrefix, this.keys.changesFrom(this.startMs))) {
       for (const key of page) {
         if (this.seen.has(key)) continue;
         const parsed = this.keys.parseChange(key);
         // This replica's own changes were applied when it wrote them.
-        if (parsed && parsed.replica !== this.replica) fresh.push({ key, timeMs: parsed.timeMs });
+        if (parsed && parsed.replica !== this.replica) fresh.push({ key, timeMs: parsed.timeMs, of: parsed.of });
       }
     }
     // Fetch in parallel, apply in key order; a failure keeps the unread rest for next time.
@@ -77,11 +90,19 @@ export class ChangeWindow {
       const chunk = fresh.slice(i, i + FETCH_CHUNK);
       const bodies = await mapLimit(chunk, FETCH_CONCURRENCY, (c) => this.objects.getText(c.key));
       for (const [j, c] of chunk.entries()) {
-        this.seen.set(c.key, c.timeMs);
         const body = bodies[j] ?? null;
         const forget = parseForget(body);
         const withdrawn = forget ? null : parseWithdrawn(body);
-        const change = forget || withdrawn ? null : parseChange(body);
+        let change = forget || withdrawn ? null : parseChange(body);
+        // Gone between the listing and the read (a forget or a compaction deleted it): nothing to apply.
+        if (body === null) {
+          this.seen.set(c.key, c.timeMs);
+          continue;
+        }
+        // Damaged: a change object is a copy of its version, so read the version its key names.
+        // Before it counts as read, so that a refusal leaves it to be read again.
+        if (!forget && !withdrawn && !change) change = await this.recover(c.key, c.of);
+        this.seen.set(c.key, c.timeMs);
         if (forget) {
           this.dropForgotten(forget, c.key);
           onForget(forget);
@@ -89,7 +110,7 @@ export class ChangeWindow {
         // Awaited, so that a read (and the list that waits on it) sees the entries it re-reads.
         // Held members need nothing here: the store refuses a withdrawn version whenever it comes.
         else if (withdrawn) await onWithdrawn(withdrawn);
-        else if (!change) this.logger.warn({ key: c.key }, 'unreadable change log object skipped');
+        else if (!change) continue;
         else if (!change.batch || this.applied.has(change.batch.id)) this.apply([change.entry], onChange);
         else this.hold(c.key, c.timeMs, change.entry, change.batch, onChange);
       }
@@ -98,6 +119,24 @@ export class ChangeWindow {
     this.releaseOverdue(onChange);
     // Held members are never pruned: a batch is released before its oldest falls below startMs.
     for (const [key, timeMs] of this.seen) if (timeMs < this.startMs) this.seen.delete(key);
+  }
+
+  /**
+   * A change object that holds no change, notice or withdrawal (cut short, overwritten, or not
+   * the store's): its version read back from the version object its key names, or null (with a
+   * warning) when that version does not exist (forgotten since: nothing is lost). Refuses,
+   * naming the object, when the key names no version or the version object is damaged too: a
+   * replica must not list, search or export as if the change were not there.
+   */
+  private async recover(key: string, of: { hash: string; version: number } | null): Promise<{ entry: Entry; batch: null } | null> {
+    if (of === null) throw new CorruptDataError(key, 'not a change the store wrote, and its name names no version to read instead; delete it if it is not one of ours');
+    const entry = await this.readVersion(of.hash, of.version);
+    if (entry === null) {
+      this.logger.warn({ key, version: of.version }, 'damaged change log object skipped: the version it names no longer exists');
+      return null;
+    }
+    this.logger.warn({ key, version: of.version }, 'damaged change log object read back from its version object');
+    return { entry, batch: null };
   }
 
   private apply(entries: readonly Entry[], onChange: ChangeHandlers['onChange']): void {
@@ -220,7 +259,7 @@ export const parseChange = (body: string | null): { entry: Entry; batch: BatchMa
   if (body === null) return null;
   try {
     const value = JSON.parse(body) as Entry & { [BATCH_MARK]?: unknown };
-    if (typeof value !== 'object' || value === null || typeof value.version !== 'number') return null;
+    if (!isEntryShaped(value)) return null;
     if (!(BATCH_MARK in value)) return { entry: value, batch: null };
     const { [BATCH_MARK]: mark, ...entry } = value;
     return { entry, batch: isBatchMark(mark) ? mark : null };
@@ -235,4 +274,23 @@ export const parseEntry = (body: string | null): Entry | null => parseChange(bod
 const isBatchMark = (mark: unknown): mark is BatchMark => {
   const { id, size, at } = (mark ?? {}) as Partial<BatchMark>;
   return typeof id === 'string' && Number.isSafeInteger(size) && Number.isSafeInteger(at) && (at as number) >= 0 && (at as number) < (size as number);
+};
+
+/**
+ * Whether `value` has what every stored version holds: its address, a version number and when
+ * it was written. An object of some other shape (another program's, under our prefix) is not a
+ * version, and must not be applied as one.
+ */
+export const isEntryShaped = (value: unknown): value is Entry => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const e = value as Partial<Entry>;
+  return (
+    typeof e.namespace === 'string' &&
+    typeof e.entity_path === 'string' &&
+    typeof e.key === 'string' &&
+    typeof e.written_at === 'string' &&
+    Number.isSafeInteger(e.version) &&
+    (e.version as number) >= 1 &&
+    'value' in e
+  );
 };

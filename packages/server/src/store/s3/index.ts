@@ -70,10 +70,10 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
 
     const changeLog = new ChangeLogWriter(objects, keys, replica, logger);
     const records = new RecordObjects(objects, prefix);
-    const markers = new BatchMarkers(objects, keys);
+    const markers = new BatchMarkers(objects, keys, logger);
     const versions = new VersionObjects(objects, keys, markers);
     const store = new S3Store({ client, objects, keys, versions, markers, index, changeLog, snapshots, records, logger, lookbackMs: options.lookbackMs ?? 10_000 });
-    const changeWindow = new ChangeWindow(objects, keys, replica, logger, options.lookbackMs ?? 10_000, snapshot?.watermarkMs ?? 0);
+    const changeWindow = new ChangeWindow(objects, keys, replica, logger, options.lookbackMs ?? 10_000, snapshot?.watermarkMs ?? 0, (hash, version) => versions.read(hash, version));
     const follower = new ChangeFollower({
       window: changeWindow,
       logger,

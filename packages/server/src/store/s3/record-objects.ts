@@ -3,6 +3,7 @@ import { canonicalJson, sha256 } from '../../domain/content-hash.ts';
 import { compareCodePoints } from '../../domain/order.ts';
 import type { RecordListQuery, RecordStore, StoredRecord } from '../../ports/records.ts';
 import type { BucketObjects } from './bucket-objects.ts';
+import { CorruptDataError, parseObject } from './damaged-object.ts';
 import { assertRecordSize } from '../record-size.ts';
 import { mapLimit } from './map-limit.ts';
 import { s3Unavailable } from './s3-client.ts';
@@ -47,8 +48,12 @@ const idPath = (bytes: Buffer): string => {
   return segments.join('/');
 };
 
-/** Reading a record object: its body, as the record it holds. */
-const parseRecord = (text: string): StoredRecord => JSON.parse(text) as StoredRecord;
+/** Reading a record object: its body, as the record it holds; CorruptDataError naming the key when it holds none. */
+const parseRecord = (key: string, text: string): StoredRecord => {
+  const record = parseObject<StoredRecord>(key, text, 'not a record');
+  if (typeof record.id !== 'string' || typeof record.data !== 'object' || record.data === null) throw new CorruptDataError(key, 'not a record');
+  return record;
+};
 
 /**
  * Shared records as objects: `<prefix>v1/records/<sha256(collection)>/<hex(id)>.json`, the hex
@@ -102,9 +107,10 @@ export class RecordObjects implements RecordStore {
   }
 
   async getRecord(collection: string, id: string): Promise<StoredRecord | null> {
-    const text = await this.objects.getText(this.key(collection, id));
+    const key = this.key(collection, id);
+    const text = await this.objects.getText(key);
     if (text === null) return null;
-    const record = parseRecord(text);
+    const record = parseRecord(key, text);
     // A long id's key names it by a hash: the body says whose it is.
     return record.id === id ? record : null;
   }
@@ -131,7 +137,7 @@ export class RecordObjects implements RecordStore {
   async replaceRecord(collection: string, id: string, expected: Record<string, unknown>, data: Record<string, unknown>): Promise<boolean> {
     assertRecordSize(collection, id, data);
     const unchanged = canonicalJson(expected);
-    return this.objects.rewrite(this.key(collection, id), (text) => (canonicalJson(parseRecord(text).data) === unchanged ? this.body(id, data) : null));
+    return this.objects.rewrite(this.key(collection, id), (text) => (canonicalJson(parseRecord(this.key(collection, id), text).data) === unchanged ? this.body(id, data) : null));
   }
 
   async deleteRecord(collection: string, id: string): Promise<boolean> {
@@ -226,7 +232,7 @@ export class RecordObjects implements RecordStore {
     const records = runs.flatMap((run) => {
       if (typeof run !== 'string') return run;
       const text = read.get(run);
-      return text === null || text === undefined ? [] : [parseRecord(text)];
+      return text === null || text === undefined ? [] : [parseRecord(run, text)];
     });
     return records.slice(0, limit);
   }
@@ -234,7 +240,7 @@ export class RecordObjects implements RecordStore {
   /** A group's records (see above) after `after`, in id order. */
   private async readGroup(keys: readonly string[], after: string | undefined): Promise<StoredRecord[]> {
     const texts = await mapLimit(keys, 16, (key) => this.objects.getText(key));
-    const records = texts.flatMap((text) => (text === null ? [] : [parseRecord(text)]));
+    const records = texts.flatMap((text, i) => (text === null ? [] : [parseRecord(keys[i] as string, text)]));
     return records.filter((r) => after === undefined || compareCodePoints(r.id, after) > 0).sort((a, b) => compareCodePoints(a.id, b.id));
   }
 }

@@ -59,19 +59,27 @@ export class Snapshots {
     this.changesSince += count;
   }
 
+  /**
+   * The newest snapshot that loads. One that is damaged (cut short, not JSON) or of an unknown
+   * format is passed over with a warning naming it, for the one before it, and without any, the
+   * whole change log: a snapshot is an optimisation, never the only copy of a head.
+   */
   async loadLatest(): Promise<LoadedSnapshot | null> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const key = (await this.list()).at(-1);
-      if (!key) return null;
+    const passed = new Set<string>();
+    for (let attempt = 0; attempt < 3 + KEEP; attempt++) {
+      const key = (await this.list()).filter((k) => !passed.has(k)).at(-1);
+      if (!key) break;
       const text = await this.objects.getText(key, { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
       if (text === null) continue; // pruned between the list and the read
-      const body = JSON.parse(text) as SnapshotBody;
-      if (body.format !== 1 || !Array.isArray(body.entries)) {
-        this.logger.warn({ key }, 'snapshot in an unknown format ignored; reading the whole change log');
-        return null;
+      const body = parseSnapshot(text);
+      if (body === null) {
+        this.logger.warn({ key }, 'snapshot damaged or in an unknown format ignored; loading an older one, or the whole change log');
+        passed.add(key);
+        continue;
       }
       return { key, watermarkMs: body.watermark_ms, entries: body.entries };
     }
+    if (passed.size > 0) this.logger.warn({ ignored: [...passed] }, 'no snapshot loaded; reading the whole change log');
     return null;
   }
 
@@ -117,8 +125,13 @@ export class Snapshots {
    */
   private rewriteOne(key: string, drop: (entry: Entry) => boolean | Promise<boolean>): Promise<boolean> {
     return this.objects.rewrite(key, async (text) => {
-      const body = JSON.parse(text) as SnapshotBody;
-      if (!Array.isArray(body.entries)) return null;
+      const body = parseSnapshot(text);
+      // A damaged one cannot hold the forgotten entries readably, and no replica loads it: delete it.
+      if (body === null) {
+        this.logger.warn({ key }, 'snapshot damaged or in an unknown format deleted by a forget (it may hold what was forgotten)');
+        await this.objects.delete(key);
+        return null;
+      }
       const dropped = await mapLimit(body.entries, 16, async (e) => drop(e));
       if (!dropped.includes(true)) return null;
       body.entries = body.entries.filter((_, i) => !dropped[i]);
@@ -132,3 +145,14 @@ export class Snapshots {
     return keys.filter((k) => this.keys.parseSnapshot(k) !== null).sort();
   }
 }
+
+/** A snapshot's body, or null when it is damaged or of a format this code does not know. */
+const parseSnapshot = (text: string): SnapshotBody | null => {
+  try {
+    const body = JSON.parse(text) as SnapshotBody;
+    const ok = typeof body === 'object' && body !== null && body.format === 1 && Number.isFinite(body.watermark_ms) && Array.isArray(body.entries);
+    return ok ? body : null;
+  } catch {
+    return null;
+  }
+};

@@ -1,16 +1,23 @@
 import type { Entry } from '../../domain/entry.ts';
 import { VersionConflict } from '../../domain/errors.ts';
-import { BATCH_ID, type BatchMarkers, type BatchState } from './batch-markers.ts';
+import { BATCH_ID, type BatchMarkers, type BatchState, WRITTEN_AT } from './batch-markers.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
+import { CorruptDataError, parseObject } from './damaged-object.ts';
+import { isEntryShaped } from './change-window.ts';
 
 /** The body of a version retention dropped. */
 const DROPPED_PREFIX = '{"dropped":true,"version":';
 const READ_CONCURRENCY = 16;
 const ORPHAN_PASSES = 50;
-/** Version objects' metadata: the version's written_at (see `stands`). */
-const WRITTEN_AT = 'cairn-written-at';
+
+/** A version object's body as the entry it holds, or CorruptDataError naming the object. */
+const parseVersion = (key: string, text: string, version: number): Entry => {
+  const entry = parseObject<Entry>(key, text, 'not a version of an entry');
+  if (!isEntryShaped(entry) || entry.version !== version) throw new CorruptDataError(key, `not version ${version} of an entry`);
+  return entry;
+};
 
 /**
  * An append created its version, then found the version it built on gone: a forget on another
@@ -60,11 +67,12 @@ export class VersionObjects {
   /** The version, as `read`, and whether a batch wrote it (its metadata names one). */
   async readStored(hash: string, version: number, settle = false): Promise<{ entry: Entry; batched: boolean } | null> {
     for (let attempt = 0; ; attempt++) {
-      const found = await this.objects.getObject(this.keys.version(hash, version, attempt));
+      const key = this.keys.version(hash, version, attempt);
+      const found = await this.objects.getObject(key);
       if (found === null) return null;
-      const fate = await this.fateOf(found.metadata, settle);
+      const fate = await this.fateOf(found.metadata, settle, { hash, version });
       if (fate === 'committed') {
-        return found.text.startsWith(DROPPED_PREFIX) ? null : { entry: JSON.parse(found.text) as Entry, batched: found.metadata[BATCH_ID] !== undefined };
+        return found.text.startsWith(DROPPED_PREFIX) ? null : { entry: parseVersion(key, found.text, version), batched: found.metadata[BATCH_ID] !== undefined };
       }
       if (fate === 'pending') return null;
     }
@@ -83,16 +91,16 @@ export class VersionObjects {
     for (let attempt = 0; ; attempt++) {
       const metadata = await this.objects.head(this.keys.version(hash, version, attempt));
       if (metadata === null) return false;
-      const fate = await this.fateOf(metadata, false);
+      const fate = await this.fateOf(metadata, false, { hash, version });
       if (fate === 'aborted') continue;
       const stamped = metadata[WRITTEN_AT];
       return fate === 'committed' && (writtenAt === undefined || stamped === undefined || stamped === writtenAt);
     }
   }
 
-  private async fateOf(metadata: Record<string, string>, settle: boolean): Promise<BatchState> {
+  private async fateOf(metadata: Record<string, string>, settle: boolean, of: { hash: string; version: number }): Promise<BatchState> {
     if (!metadata[BATCH_ID]) return 'committed';
-    const fate = await this.markers.state(metadata);
+    const fate = await this.markers.state(metadata, of);
     return fate === 'pending' && settle ? this.markers.decide(metadata[BATCH_ID], 'aborted') : fate;
   }
 
@@ -134,7 +142,7 @@ export class VersionObjects {
       if (await this.createAt(key, body, stamped)) return attempt;
       const found = await this.objects.head(key);
       // Gone: its batch's writer withdrew it; the caller's retry finds the slot free.
-      if (found === null || (await this.fateOf(found, false)) !== 'aborted') return null;
+      if (found === null || (await this.fateOf(found, false, { hash, version: entry.version })) !== 'aborted') return null;
     }
   }
 
@@ -165,7 +173,7 @@ export class VersionObjects {
       const key = this.keys.version(hash, version, attempt);
       const found = await this.objects.getObject(key);
       if (found === null) return false;
-      const fate = await this.fateOf(found.metadata, false);
+      const fate = await this.fateOf(found.metadata, false, { hash, version });
       if (fate === 'pending') return false;
       if (fate === 'aborted') continue;
       if (found.text.startsWith(DROPPED_PREFIX)) return false;
@@ -183,7 +191,7 @@ export class VersionObjects {
   async deleteAll(hash: string, known: number, name: (doomed: Entry[]) => Promise<void>): Promise<Entry[]> {
     const keys = await this.keysOf(hash);
     const newer = [...new Set(keys.map((key) => this.versionOf(hash, key)))].filter((v) => v > known);
-    const doomed = (await mapLimit(newer, READ_CONCURRENCY, (v) => this.read(hash, v, { settle: true }))).filter((e): e is Entry => e !== null);
+    const doomed = (await mapLimit(newer, READ_CONCURRENCY, (v) => this.readDoomed(hash, v))).filter((e): e is Entry => e !== null);
     await name(doomed);
     await mapLimit(keys, READ_CONCURRENCY, (key) => this.objects.delete(key));
     return doomed;
@@ -210,7 +218,7 @@ export class VersionObjects {
       const orphans = new Map<number, { keys: string[]; seen: Entry | null }>();
       for (const [version, keys] of [...byVersion].sort(([a], [b]) => a - b)) {
         // Settled first: an undecided batch's version is aborted here, never deleted unread.
-        const seen = await this.read(hash, version, { settle: true });
+        const seen = await this.readDoomed(hash, version);
         if (version > 1 && (orphans.has(version - 1) || !(await this.exists(hash, version - 1)))) orphans.set(version, { keys, seen });
       }
       if (orphans.size === 0) break;
@@ -220,6 +228,14 @@ export class VersionObjects {
       removed.push(...doomed);
     }
     return removed;
+  }
+
+  /** A version about to be deleted, settled as `read` does; a damaged one is nothing to name, and goes too. */
+  private async readDoomed(hash: string, version: number): Promise<Entry | null> {
+    return this.read(hash, version, { settle: true }).catch((error: unknown) => {
+      if (error instanceof CorruptDataError) return null;
+      throw error;
+    });
   }
 
   /** The version number in a key `version` made (`<hash>/<zero-padded version>[.<attempt>].json`). */

@@ -1,3 +1,4 @@
+import { write as writeAsync, writeSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { redactCredentials } from '../domain/redact-credentials.ts';
 import pino, { type Logger } from 'pino';
@@ -68,6 +69,132 @@ const scrub = (value: unknown, depth: number): unknown => {
  */
 export const serializeError = (error: unknown): unknown => (error instanceof Error ? scrub(pino.stdSerializers.err(error), 0) : error);
 
+/** Log bytes held for a slow or failing stdout before new lines are dropped. */
+const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
+/** How long a write that would block (EAGAIN) waits before it is tried again. */
+const RETRY_MS = 20;
+/** How long the last flush at exit may wait on a stdout that would block, all told. */
+const EXIT_FLUSH_MS = 1_000;
+
+/** Log lines dropped since start because their destination could not take them. */
+let dropped = 0;
+export const droppedLogLines = (): number => dropped;
+
+const sleepSync = (ms: number): void => {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+};
+
+/**
+ * Log lines written to a file descriptor without blocking the server, and never at its
+ * expense: a line the descriptor cannot take (a full disk: ENOSPC, a closed pipe: EPIPE) is
+ * dropped and counted, not retried for ever nor thrown, and at most MAX_QUEUED_BYTES wait
+ * behind a slow one. At exit, what is queued is written once, synchronously, within
+ * EXIT_FLUSH_MS (pino's own destination retries a failing write there for ever, and an
+ * unhandled write error kills the process).
+ */
+export class LogDestination {
+  private queue: string[] = [];
+  private queuedBytes = 0;
+  private writing = false;
+  private waiters: ((error?: Error) => void)[] = [];
+  /** Set while writes fail, so that the failure is said once (on stderr) per run of failures. */
+  private failing = false;
+
+  private readonly fd: number;
+
+  constructor(fd: number) {
+    this.fd = fd;
+    process.on('exit', () => this.flushSync());
+  }
+
+  write(line: string): boolean {
+    if (this.queuedBytes + line.length > MAX_QUEUED_BYTES) {
+      dropped += 1;
+      return false;
+    }
+    this.queue.push(line);
+    this.queuedBytes += line.length;
+    if (!this.writing) this.next();
+    return true;
+  }
+
+  /** Calls back once what is queued now is written (or dropped). */
+  flush(cb: (error?: Error) => void = () => {}): void {
+    if (!this.writing && this.queue.length === 0) {
+      cb();
+      return;
+    }
+    this.waiters.push(cb);
+  }
+
+  private next(): void {
+    if (this.queue.length === 0) {
+      this.writing = false;
+      for (const waiter of this.waiters.splice(0)) waiter();
+      return;
+    }
+    this.writing = true;
+    const lines = this.queue.length;
+    const chunk = Buffer.from(this.queue.join(''));
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.send(chunk, 0, lines);
+  }
+
+  private send(chunk: Buffer, from: number, lines: number): void {
+    writeAsync(this.fd, chunk, from, chunk.length - from, null, (error, written) => {
+      if (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EAGAIN' || code === 'EBUSY') {
+          setTimeout(() => this.send(chunk, from, lines), RETRY_MS);
+          return;
+        }
+        this.drop(lines, error);
+        this.next();
+        return;
+      }
+      this.failing = false;
+      if (from + written < chunk.length) this.send(chunk, from + written, lines);
+      else this.next();
+    });
+  }
+
+  private drop(lines: number, error: Error): void {
+    dropped += lines;
+    if (this.failing) return;
+    this.failing = true;
+    try {
+      writeSync(2, `cairn: log lines dropped, their destination cannot take them: ${error.message}\n`);
+    } catch {
+      // stderr cannot either.
+    }
+  }
+
+  /** What is queued, written now in one go: for the exit, when no callback will run again. */
+  flushSync(): void {
+    const lines = this.queue.length;
+    if (lines === 0) return;
+    const chunk = Buffer.from(this.queue.join(''));
+    this.queue = [];
+    this.queuedBytes = 0;
+    const until = Date.now() + EXIT_FLUSH_MS;
+    let at = 0;
+    while (at < chunk.length) {
+      try {
+        at += writeSync(this.fd, chunk, at);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if ((code === 'EAGAIN' || code === 'EBUSY') && Date.now() < until) {
+          sleepSync(RETRY_MS);
+          continue;
+        }
+        this.drop(lines, error as Error);
+        return;
+      }
+    }
+  }
+}
+
 /**
  * The process logger: JSON lines (pino), with secrets kept out. Every request's lines carry
  * its `request_id` (set by the HTTP app on the child logger).
@@ -88,6 +215,7 @@ export const createLogger = (level: string, destination?: pino.DestinationStream
       },
     },
     // Asynchronous writes: a synchronous write per line costs more than the request it logs.
-    // The CLI flushes before exiting, so shutdown and fatal lines are not lost.
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    // The CLI flushes before exiting, so shutdown and fatal lines are not lost; a stdout that
+    // fails (a full disk) loses lines, never the server (LogDestination).
+    destination ?? new LogDestination(1),
   );

@@ -187,9 +187,25 @@ const create = (path: string, content: string): boolean => {
     throw error;
   }
   try {
-    writeSync(fd, content);
-  } finally {
+    const bytes = Buffer.from(content);
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
     closeSync(fd);
+  } catch (error) {
+    // Left empty or half-written (a full disk), it would make the next start wait out the
+    // stale window for a holder that never was: it goes, and the error names it.
+    try {
+      closeSync(fd);
+    } catch {
+      // Closed already.
+    }
+    try {
+      unlinkSync(path);
+    } catch {
+      // Gone already.
+    }
+    const cause = error as NodeJS.ErrnoException;
+    // No `cause`: the log's error serializer would repeat its message after this one.
+    throw Object.assign(new Error(`could not write the lock file ${path}: ${cause.message}`), cause.code ? { code: cause.code } : {});
   }
   return true;
 };

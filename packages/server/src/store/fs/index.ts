@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { open, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DeletesInFlight } from '../deletes-in-flight.ts';
 import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
@@ -52,6 +55,13 @@ const CLOSE_CHECKPOINT_SHARE = 16;
 /** Garbage of replaced and deleted records that starts a compaction, at the least (see maybeCompact). */
 const GARBAGE_BYTES = 64 * 1024 * 1024;
 
+/**
+ * Present while a forget's compaction may be owed: written before a forget's log record, removed
+ * once a compaction has taken what every forget removed. Found at start (the process stopped or
+ * crashed before its compaction finished), it makes the store compact again.
+ */
+const COMPACTION_OWED = 'compaction-owed';
+
 const addressId = (a: EntryAddress): string => `${a.namespace}\u0000${a.entity_path}\u0000${a.key}`;
 
 /**
@@ -78,6 +88,8 @@ export class FsStore implements Store {
   private bytesSinceCheckpoint: number;
   private lastCheckpointBytes = 0;
   private checkpointing: Promise<void> | null = null;
+  /** Whether the last checkpoint written failed (a compaction's leaves the old one, with what was removed). */
+  private checkpointFailed = false;
   /** Bytes of log and bases in the directory, as of the last compaction plus what was written since. */
   private dataSize: number;
   /** The compaction running, and the one queued behind it (shared by every caller until it starts). */
@@ -87,12 +99,26 @@ export class FsStore implements Store {
   private compactions = 0;
   /** Forgets whose log record is not yet durable: appends to what they name wait for them. */
   private readonly forgetting = new Set<{ target: ForgetTarget; done: Promise<unknown> }>();
+  /**
+   * Forgets that removed something (`owed`), and how many of them a compaction that succeeded
+   * has taken the bytes of (`paid`): while `paid < owed`, the next forget compacts even when it
+   * removes nothing itself, so repeating a forget whose compaction failed finishes it.
+   */
+  private owed = 0;
+  private paid = 0;
+  /** Forgets between writing the marker and counting what they removed. */
+  private forgetsUnderWay = 0;
+  /** Whether COMPACTION_OWED is (or is being) written; its writes and removals take turns. */
+  private marked: boolean;
+  private marking: Promise<void> = Promise.resolve();
   private closed = false;
   /** Set when the lock was taken over: every later write fails, and the process exits. */
   private lost: Error | null = null;
 
-  private constructor(options: FsStoreOptions, recovered: Recovered, log: SegmentLog, lock: DirectoryLock, dataSize: number) {
+  private constructor(options: FsStoreOptions, recovered: Recovered, log: SegmentLog, lock: DirectoryLock, dataSize: number, owed: boolean) {
     this.dataSize = dataSize;
+    this.marked = owed;
+    if (owed) this.owed = 1;
     this.options = options;
     this.index = recovered.index;
     this.records = recovered.records;
@@ -116,10 +142,16 @@ export class FsStore implements Store {
       const recovered = await recover(options.dir, (msg) => options.logger.warn(msg));
       const log = await SegmentLog.open(options.dir, recovered.seg, recovered.off, options.segmentBytes, recovered.base);
       options.logger.info({ entries: recovered.index.size, ms: Math.round(performance.now() - started) }, 'filesystem store ready');
-      const opened = new FsStore(options, recovered, log, lock, await dataBytes(options.dir, false));
+      const owed = existsSync(join(options.dir, COMPACTION_OWED));
+      const opened = new FsStore(options, recovered, log, lock, await dataBytes(options.dir, false), owed);
       if (lock.lost) throw lock.lost;
       store = opened;
       opened.maybeCheckpoint();
+      if (owed) {
+        // A forget's compaction did not finish before the last stop: its bytes may still be in the log.
+        options.logger.warn('a forget did not finish its compaction before the last stop: compacting');
+        opened.compact().catch(() => {});
+      }
       return opened;
     } catch (error) {
       lock.release();
@@ -286,23 +318,74 @@ export class FsStore implements Store {
     const op = forgetOp(target);
     const record = encodeRecord(op);
     let removed: EntryAddress[] = [];
-    const done = this.log.append(record, () => {
-      removed = applyForget(this.index, op).map(({ head }) => ({ namespace: head.namespace, entity_path: head.entity_path, key: head.key }));
-    });
+    this.forgetsUnderWay += 1;
+    // The marker before the record: once the record is durable, a repeat removes nothing, and
+    // only the marker says (after a crash) that the bytes it removed may still be in the log.
+    // Appends to what the forget names wait from now on, as they would for the record alone.
+    const done = this.markOwed().then(() =>
+      this.log.append(record, () => {
+        removed = applyForget(this.index, op).map(({ head }) => ({ namespace: head.namespace, entity_path: head.entity_path, key: head.key }));
+      }),
+    );
     const pending = { target, done };
     this.forgetting.add(pending);
     try {
       await this.durably(done);
     } finally {
       this.forgetting.delete(pending);
+      this.forgetsUnderWay -= 1;
     }
+    if (removed.length > 0) this.owed += 1;
     this.bytesSinceCheckpoint += record.length;
-    if (removed.length > 0) {
-      this.changes.publishForget(target);
-      // The bytes go with the compaction; the checkpoint it ends with holds no trace either.
+    if (removed.length > 0) this.changes.publishForget(target);
+    if (this.paid < this.owed) {
+      // The bytes go with the compaction; the checkpoint it ends with holds no trace either. One
+      // an earlier forget owes (its compaction failed) is run here too, so repeating it finishes it.
       await this.compact();
+    } else {
+      await this.clearOwed();
     }
     return removed;
+  }
+
+  /** Writes COMPACTION_OWED (durably, name included) unless it is there. */
+  private markOwed(): Promise<void> {
+    if (this.marked) return this.marking;
+    this.marked = true;
+    const path = join(this.options.dir, COMPACTION_OWED);
+    this.marking = this.marking.then(async () => {
+      try {
+        const file = await open(path, 'w', 0o600);
+        try {
+          await file.sync();
+        } finally {
+          await file.close();
+        }
+        const dir = await open(this.options.dir, 'r');
+        try {
+          await dir.sync();
+        } finally {
+          await dir.close();
+        }
+      } catch (error) {
+        // Still owed in memory; only a crash before the compaction would forget it.
+        this.options.logger.warn({ err: error, path }, 'could not write the compaction-owed marker');
+      }
+    });
+    return this.marking;
+  }
+
+  /** Removes COMPACTION_OWED once nothing is owed and no forget is between marker and count. */
+  private clearOwed(): Promise<void> {
+    if (!this.marked || this.paid < this.owed || this.forgetsUnderWay > 0) return Promise.resolve();
+    this.marked = false;
+    const path = join(this.options.dir, COMPACTION_OWED);
+    this.marking = this.marking.then(() =>
+      unlink(path).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') this.options.logger.warn({ err: error, path }, 'could not remove the compaction-owed marker');
+      }),
+    );
+    return this.marking;
   }
 
   async dropVersionsBefore(address: EntryAddress, version: number): Promise<number> {
@@ -337,6 +420,8 @@ export class FsStore implements Store {
     if (this.queuedCompaction) return this.queuedCompaction;
     const run = this.compacting.catch(() => {}).then(async () => {
       this.queuedCompaction = null;
+      // Forgets counted by now are durable and applied to the index this compaction copies.
+      const owed = this.owed;
       const started = performance.now();
       const bytesBefore = await dataBytes(this.options.dir);
       this.options.logger.info({ bytes: bytesBefore }, 'compacting the data log');
@@ -351,6 +436,10 @@ export class FsStore implements Store {
       await this.checkpoint();
       const result = { bytesBefore, bytesAfter: await dataBytes(this.options.dir), ms: Math.round(performance.now() - started) };
       this.dataSize = await dataBytes(this.options.dir, false);
+      // The old checkpoint still holds the heads removed: a forget's bytes are not gone yet.
+      if (this.checkpointFailed) throw unavailable('the data directory could not be checkpointed after its compaction');
+      this.paid = Math.max(this.paid, owed);
+      await this.clearOwed();
       this.options.logger.info(result, 'data log compacted');
       return result;
     });
@@ -472,10 +561,14 @@ export class FsStore implements Store {
     const started = performance.now();
     this.checkpointing = writeCheckpoint(this.options.dir, this.index, this.records, this.log.position, this.log.baseSegment)
       .then((bytes) => {
+        this.checkpointFailed = false;
         this.lastCheckpointBytes = bytes;
         this.options.logger.debug({ ms: Math.round(performance.now() - started), bytes }, 'checkpoint written');
       })
-      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'checkpoint failed; the log still holds every write'))
+      .catch((error: unknown) => {
+        this.checkpointFailed = true;
+        this.options.logger.warn({ err: error }, 'checkpoint failed; the log still holds every write');
+      })
       .finally(() => {
         this.checkpointing = null;
       });

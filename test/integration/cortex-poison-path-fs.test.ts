@@ -130,6 +130,25 @@ describe('a Cortex path whose compile keeps failing', () => {
     await expect.poll(async () => (await records.getDigest(NS, `namespace:${NS}`))?.facts?.paths, { timeout: 5000, interval: 100 }).toBe(4);
   }, 90_000);
 
+  it('retries a path failing alone on its own delay, so a later write elsewhere waits for nothing', async () => {
+    // Written alone, the poison path's failure first looks like the backend's (one shared wait);
+    // from then on it is known to fail and waits alone. It used to keep the shared wait growing
+    // (2, 4, 8, 16 s), holding every other write that long.
+    version = new Map();
+    const { store, records, fault } = await open();
+    worker = await start(refusing(store, fault));
+    const w = worker;
+    await expect.poll(() => w.status().last_compiled_at, { timeout: 20_000, interval: 100 }).not.toBeNull();
+    await write(store, POISON);
+    await expect.poll(() => w.failures, { timeout: 10_000, interval: 100 }).toBeGreaterThanOrEqual(3);
+    const started = Date.now();
+    await write(store, 'notes/ok');
+    await expect.poll(async () => (await digestOf(records, 'notes/ok'))?.facts, { timeout: 10_000, interval: 50 }).toBeTruthy();
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(w.status().failing?.error).toContain(POISON);
+    expect(fault.on).toBe(true);
+  }, 60_000);
+
   it('stops retrying a failing path once it is forgotten', async () => {
     version = new Map();
     const { store, records, fault } = await open();

@@ -81,9 +81,16 @@ describe('OpenAiEmbedder answers', () => {
     await expect(embedder().embed(['a'])).rejects.toMatchObject({ refused: true });
   });
 
-  it('calls a 4xx other than 408/429 a refusal; 429 and 503 carry Retry-After', async () => {
-    mode = { status: 413 };
-    await expect(embedder().embed(['a'])).rejects.toMatchObject({ refused: true });
+  it('calls 400, 413 and 422 a refusal of the texts, not a bad key or model; 429 and 503 carry Retry-After', async () => {
+    for (const status of [400, 413, 422]) {
+      mode = { status };
+      await expect(embedder().embed(['a']), String(status)).rejects.toMatchObject({ refused: true });
+    }
+    // A wrong key or model refuses every text alike: an outage to retry, not these texts' fault.
+    for (const status of [401, 403, 404]) {
+      mode = { status };
+      expect(await embedder().embed(['a']).catch((e: { refused?: boolean }) => e.refused), String(status)).toBeUndefined();
+    }
     mode = { status: 429, retryAfter: '7' };
     const error = await embedder().embed(['a']).catch((e: unknown) => e);
     expect(error).toMatchObject({ retryAfterMs: 7000 });

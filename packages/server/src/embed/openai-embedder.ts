@@ -29,13 +29,16 @@ const MAX_RETRY_AFTER_MS = 10 * 60_000;
 
 /**
  * An error the same texts will meet again, however often they are sent: the endpoint refused
- * them (a 4xx other than 408 and 429, such as TEI's 413 for too many tokens) or answered
+ * them (400, 413 or 422, such as TEI's 413 for too many tokens) or answered
  * numbers that are not finite. `refused` tells the callers (the search index's queues) to
  * send the texts one by one and set aside the one refused alone, rather than retry for ever.
  */
 export class EmbeddingRefusedError extends Error {
   readonly refused = true;
 }
+
+/** Statuses that refuse the texts themselves: 400 (e.g. too many tokens), 413, 422. */
+const TEXT_REFUSALS = new Set([400, 413, 422]);
 
 /** A transient failure; `retryAfterMs` when the endpoint said how long to wait (Retry-After on 429 or 503). */
 export class EmbeddingUnavailableError extends Error {
@@ -132,8 +135,11 @@ export class OpenAiEmbedder implements Embedder {
       const detail = this.redacted((await readCapped(response, MAX_ERROR_BYTES, 'truncate').catch(() => '')).slice(0, 300));
       const message = `embeddings endpoint answered ${response.status}: ${detail}`;
       const status = response.status;
-      // 4xx but a timeout or rate limit: these texts would be refused again, whenever sent.
-      if (status >= 400 && status < 500 && status !== 408 && status !== 429) throw new EmbeddingRefusedError(message);
+      // What these texts are refused for (malformed, too large, unprocessable): they would be
+      // refused again whenever sent. Any other 4xx (401/403 a bad key, 404 a wrong model or URL,
+      // 408, 429) says nothing of the texts: setting them aside would lose every text sent
+      // while the key was wrong, for good on PostgreSQL, which marks them.
+      if (TEXT_REFUSALS.has(status)) throw new EmbeddingRefusedError(message);
       throw new EmbeddingUnavailableError(message, status === 429 || status === 503 ? retryAfterMs(response.headers.get('retry-after')) : undefined);
     }
     const body = await readCapped(response, this.options.maxAnswerBytes ?? MAX_ANSWER_BYTES, 'throw');

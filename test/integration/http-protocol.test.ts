@@ -305,6 +305,22 @@ describe('HEAD, OPTIONS, repeated headers and secrets in the URL', () => {
     expect(getBody?.body.error.details[0].field).toBe('body');
   });
 
+  it('takes an empty body as no body, however sent, on routes that take none; and {} on a connector\'s disable', async () => {
+    expect((await cairn.call('POST', '/api/v1/entries', { entity_path: 'empty', key: 'k', value: 'v' }, admin)).status).toBe(201);
+    const send = async (head: string, rest = '') =>
+      (await rawExchange(cairn.url, `${head} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Cairn-API-Key: ${ADMIN}\r\n${rest}`))[0];
+    // A chunked body of no bytes (what some proxies send), on GET and DELETE.
+    expect((await send('GET /api/v1/entries?limit=1', 'Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n'))?.status).toBe(200);
+    // A chunked body that holds something is refused as any other body.
+    expect((await send('GET /api/v1/entries?limit=1', 'Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'))?.body.error.details[0].field).toBe('body');
+    // An empty body labelled JSON, as some clients send on DELETE.
+    expect((await send('DELETE /api/v1/entries/empty/k', 'Content-Type: application/json\r\nContent-Length: 0\r\n\r\n'))?.status).toBe(204);
+    // enable and disable both take {} (disable takes nothing else).
+    expect((await cairn.call('POST', '/api/v1/connectors/github/enable', {}, admin)).status).toBe(200);
+    expect((await cairn.call('POST', '/api/v1/connectors/github/disable', {}, admin)).status).toBe(200);
+    expect((await cairn.call('POST', '/api/v1/connectors/github/disable', { signing_secret: 'x'.repeat(20) }, admin)).status).toBe(422);
+  });
+
   it('keeps keys out of the log when sent in a query parameter of any key-like name, or anywhere in the URL', async () => {
     const issued = await cairn.call('POST', '/api/v1/admin/keys', { name: 'leaky', scopes: ['read'] }, admin);
     const managed = issued.body.key as string;

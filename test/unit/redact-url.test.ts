@@ -26,6 +26,12 @@ describe('redactUrl: no key or secret reaches a log line', () => {
     );
   });
 
+  it('redacts a secret parameter after a ";" too, and leaves an id that names a key (key_id)', () => {
+    expect(redactUrl('/api/v1/webhooks/github?foo=bar;api_key=hush&x=1')).toBe('/api/v1/webhooks/github?foo=bar;api_key=[redacted]&x=1');
+    expect(redactUrl('/api/v1/entries?entity_path=a;b&limit=2')).toBe('/api/v1/entries?entity_path=a;b&limit=2');
+    expect(redactUrl('/api/v1/admin/audit?key_id=zzz&limit=5')).toBe('/api/v1/admin/audit?key_id=zzz&limit=5');
+  });
+
   it('leaves other parameters, and URLs without a query, as they are', () => {
     expect(redactUrl('/api/v1/entries?entity_path=a%2Fb&limit=5')).toBe('/api/v1/entries?entity_path=a%2Fb&limit=5');
     expect(redactUrl('/api/v1/entries/a/%?api_key=k')).toBe('/api/v1/entries/a/%?api_key=[redacted]');

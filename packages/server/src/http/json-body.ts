@@ -43,6 +43,11 @@ export const registerJsonBodies = (app: FastifyInstance): void => {
       return;
     }
     const bytes = body as Buffer;
+    // An empty body is no body where the route takes none (a DELETE a client labels JSON).
+    if (bytes.length === 0 && request.routeOptions.schema?.body === undefined) {
+      done(null, undefined);
+      return;
+    }
     if (!isUtf8(bytes)) {
       done(new ServiceError('BAD_REQUEST', 'the body is not valid UTF-8 (JSON text is UTF-8: encode the text, do not send raw bytes)'), undefined);
       return;

@@ -10,6 +10,8 @@ import pino, { type Logger } from 'pino';
  * parameter is not logged with its key.
  */
 const SECRET_NAME = /key|token|secret|auth|passw|signature/i;
+/** ...except an id, which names a key without being one (`key_id` in the audit log's filters). */
+const ID_NAME = /[_-]id$/i;
 
 /** A managed key (key-records.ts: `ck_<id>_<secret>`) wherever it appears: its id is kept. */
 const MANAGED_KEY = /(ck_[0-9a-f]{12}_)[A-Za-z0-9_-]+/gi;
@@ -30,7 +32,7 @@ const redactParam = (param: string): string => {
   // A name that swallowed its value (`?api_key%3D<key>`, an encoded "=") is cut at the "=".
   const cut = name.indexOf('=');
   const shown = cut < 0 ? name : name.slice(0, cut);
-  if (!SECRET_NAME.test(shown)) return param;
+  if (!SECRET_NAME.test(shown) || ID_NAME.test(shown)) return param;
   return `${shown}=[redacted]`;
 };
 
@@ -46,8 +48,9 @@ export const redactUrl = (url: string | undefined): string | undefined => {
   if (start >= 0) {
     const hash = url.indexOf('#', start);
     const end = hash < 0 ? url.length : hash;
-    const params = url.slice(start + 1, end).split('&').map(redactParam);
-    out = `${url.slice(0, start + 1)}${params.join('&')}${url.slice(end)}`;
+    // `;` separates parameters too for some parsers and proxies: a key after one is redacted as well.
+    const query = url.slice(start + 1, end).split('&').map((part) => part.split(';').map(redactParam).join(';')).join('&');
+    out = `${url.slice(0, start + 1)}${query}${url.slice(end)}`;
   }
   return out.replace(MANAGED_KEY_ENCODED, '$1[redacted]').replace(MANAGED_KEY, '$1[redacted]');
 };

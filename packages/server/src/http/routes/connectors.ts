@@ -1,3 +1,4 @@
+import { parseInput } from '../../domain/parse-input.ts';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { connectorNamed } from '../../connectors/registry.ts';
@@ -49,6 +50,7 @@ export const connectorRoutes: RoutePlugin = async (app, { deps, keys }) => {
     },
   );
 
+  const NoBody = z.object({}).strict();
   const action = (
     path: string,
     summary: string,
@@ -57,9 +59,11 @@ export const connectorRoutes: RoutePlugin = async (app, { deps, keys }) => {
   ) =>
     app.post(
       `/api/v1/connectors/:name/${path}`,
-      { schema: { summary, tags: ['connectors'], params: NameParams, ...(path === 'disable' ? {} : { body: SecretInput.optional() }), response: { 200: answer, ...ErrorResponse } } },
+      { schema: { summary, tags: ['connectors'], params: NameParams, body: path === 'disable' ? NoBody.optional() : SecretInput.optional(), response: { 200: answer, ...ErrorResponse } } },
       async (request) => {
         const { name } = request.params as { name: string };
+        // Disabling takes nothing; {} is accepted, as enable accepts it, and anything else refused.
+        if (path === 'disable') parseInput(NoBody, request.body ?? {});
         const result = await run(deps, contextOf(request, deps.config), name, request.body);
         const connector = connectorNamed(name);
         return { ...result, webhook_url: await urlOf(request, name, !connector.sendsHeaders) };

@@ -286,6 +286,16 @@ describe('symbolic links planted in the data directory', () => {
     expect((await readdir(dir)).includes('checkpoint.tmp')).toBe(false);
   });
 
+  it('marks a compaction owed without following a link at compaction-owed', async () => {
+    const store = await openStore();
+    await fill(store, 2);
+    await symlink(victim, join(dir, 'compaction-owed'));
+    // Every forget marks the compaction owed first, even one that removes nothing.
+    await store.forget({ namespace: 'default', prefix: 'nothing/here' });
+    await store.close();
+    expect(await readFile(victim, 'utf8')).toBe('precious');
+  });
+
   it('writes the search index file without following a link at search-index.tmp', async () => {
     await symlink(victim, join(dir, 'search-index.tmp'));
     const file = searchIndexFile(dir);

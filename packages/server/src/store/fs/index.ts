@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DeletesInFlight } from '../deletes-in-flight.ts';
@@ -355,7 +355,9 @@ export class FsStore implements Store {
     const path = join(this.options.dir, COMPACTION_OWED);
     this.marking = this.marking.then(async () => {
       try {
-        const file = await open(path, 'w', 0o600);
+        // Never through a symbolic link planted at its name (it would empty the file it points
+        // to); its content does not matter, so an existing marker is opened as it is.
+        const file = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
         try {
           await file.sync();
         } finally {

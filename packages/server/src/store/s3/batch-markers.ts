@@ -63,7 +63,7 @@ export class BatchMarkers {
     if (known) return known;
     const deadline = Number(metadata[BATCH_DEADLINE] ?? 0);
     if (now <= deadline) return 'pending';
-    if (of && (await this.committedChange(of, metadata[WRITTEN_AT], deadline - BATCH_DEADLINE_MS))) {
+    if (of && (await this.committedChange(of, metadata[WRITTEN_AT], deadline - BATCH_DEADLINE_MS, deadline))) {
       const fate = await this.decide(id, 'committed');
       this.logger?.warn({ key: this.keys.batch(id), fate }, 'batch marker missing, but the batch\'s change objects show it committed; marker written again');
       return fate;
@@ -72,14 +72,20 @@ export class BatchMarkers {
   }
 
   /**
-   * The key of a change object of version `of` written at `writtenAt`, stamped at or after
-   * `startedMs` (the batch's start, on its writer's clock, which also stamps its changes), or null.
+   * The key of a change object of version `of` written at `writtenAt`, stamped between the
+   * batch's start and its deadline (on its writer's clock, which also stamps its changes; give
+   * or take EVIDENCE_SLACK_MS), or null. A committed batch's change objects follow its commit,
+   * which comes before its deadline; the window keeps this from listing every change made since
+   * (a writer killed mid-batch leaves a version that may be met hours of writes later).
    */
-  private async committedChange(of: { hash: string; version: number }, writtenAt: string | undefined, startedMs: number): Promise<string | null> {
+  private async committedChange(of: { hash: string; version: number }, writtenAt: string | undefined, startedMs: number, deadlineMs: number): Promise<string | null> {
     if (writtenAt === undefined) return null;
+    const until = deadlineMs + EVIDENCE_SLACK_MS;
     for await (const page of this.objects.list(this.keys.changesPrefix, this.keys.changesFrom(startedMs - EVIDENCE_SLACK_MS))) {
       for (const key of page) {
-        const named = this.keys.parseChange(key)?.of;
+        const parsed = this.keys.parseChange(key);
+        if (parsed && parsed.timeMs > until) return null;
+        const named = parsed?.of;
         if (!named || named.hash !== of.hash || named.version !== of.version) continue;
         const entry = parseEntry(await this.objects.getText(key));
         if (entry?.written_at === writtenAt) return key;

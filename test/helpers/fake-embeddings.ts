@@ -16,17 +16,20 @@ export interface FakeEmbeddings {
   close(): Promise<void>;
 }
 
+/** A text's fake vector: each word adds 1 to the component its hash (FNV-1a) picks. */
+export const hashedVector = (text: string, dimension: number): number[] => {
+  const v = new Array<number>(dimension).fill(0);
+  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    let h = 2166136261;
+    for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 16777619);
+    v[(h >>> 0) % dimension]! += 1;
+  }
+  return v;
+};
+
 export const startFakeEmbeddings = async (dimension = 32): Promise<FakeEmbeddings> => {
   const fake: FakeEmbeddings = { url: '', down: false, delayMs: 0, requests: [], close: async () => {} };
-  const vector = (text: string): number[] => {
-    const v = new Array<number>(dimension).fill(0);
-    for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
-      let h = 2166136261;
-      for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 16777619);
-      v[(h >>> 0) % dimension]! += 1;
-    }
-    return v;
-  };
+  const vector = (text: string): number[] => hashedVector(text, dimension);
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk) => (body += chunk));

@@ -7,6 +7,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { type TestPostgres, startPostgres } from '../helpers/postgres.ts';
+import { hashedVector } from '../helpers/fake-embeddings.ts';
 
 // An OpenAI-compatible endpoint (a third party; here a double on loopback) that answers what
 // real ones have been seen to: repeated indexes, a 413 for one text too long for the model,
@@ -14,13 +15,7 @@ import { type TestPostgres, startPostgres } from '../helpers/postgres.ts';
 const fake = { dim: 32, dupIndex: false, requests: 0, dupAnswers: 0, busy: 0, times: [] as number[] };
 const vector = (text: string, dim: number): (number | string)[] => {
   if (text.includes('INFINITE')) return ['INF', ...new Array<number>(dim - 1).fill(1)];
-  const v = new Array<number>(dim).fill(0);
-  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
-    let h = 2166136261;
-    for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 16777619);
-    v[(h >>> 0) % dim]! += 1;
-  }
-  return v;
+  return hashedVector(text, dim);
 };
 const server = createServer((req, res) => {
   let body = '';

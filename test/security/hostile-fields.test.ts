@@ -23,6 +23,7 @@ const VALID: Record<string, Record<string, unknown>> = {
   'POST /api/v1/admin/teams': { name: 'fuzz-team' },
   'PUT /api/v1/admin/teams/{name}/members': { members: ['ann'] },
   'POST /api/v1/connectors/{name}/enable': {},
+  'POST /api/v1/connectors/{name}/disable': {},
   'POST /api/v1/connectors/{name}/rotate-secret': {},
   'PUT /api/v1/connectors/{name}/settings': { channels: ['C1'] },
   'POST /api/v1/admin/forget': { entity_path: 'fuzz/forget', reason: 'fuzz' },

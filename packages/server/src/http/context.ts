@@ -16,10 +16,23 @@ const utf8Header = (value: string): string => {
   return isUtf8(bytes) ? bytes.toString('utf8') : value;
 };
 
+/**
+ * Whether a header came more than once. headersDistinct is Node's; a request made without a
+ * socket (fastify's inject) has only rawHeaders, names and values alternating.
+ */
+const sentTwice = (request: FastifyRequest, name: string): boolean => {
+  const distinct = request.raw.headersDistinct as Record<string, string[] | undefined> | undefined;
+  if (distinct) return (distinct[name]?.length ?? 0) > 1;
+  const raw = request.raw.rawHeaders ?? [];
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) seen += 1;
+  return seen > 1;
+};
+
 /** The service Context for an HTTP request: its id, namespace, writer identity and access. */
 export const contextOf = (request: FastifyRequest, config: Config): Context => {
   // Node joins a header sent twice into "a, b", which would be taken as one agent's id.
-  if ((request.raw.headersDistinct['x-cairn-agent-id']?.length ?? 0) > 1) {
+  if (sentTwice(request, 'x-cairn-agent-id')) {
     throw validationFailed([{ field: 'X-Cairn-Agent-Id', message: 'sent more than once; send one agent id' }]);
   }
   const header = request.headers['x-cairn-agent-id'];

@@ -33,8 +33,8 @@ it('filters patterns, traces and removals by the stream scope and type', async (
   const s = (q: string): Stream => streams.get(q) as Stream;
   try {
     await seedIncidents(cairn.call, 'filters');
-    await expect.poll(() => seen(s(''), 'trace').length, { timeout: 15_000 }).toBeGreaterThan(0);
-    await expect.poll(() => seen(s(''), 'pattern').length, { timeout: 15_000 }).toBeGreaterThan(0);
+    await expect.poll(() => seen(s(''), 'trace').length, { timeout: 30_000 }).toBeGreaterThan(0);
+    await expect.poll(() => seen(s(''), 'pattern').length, { timeout: 30_000 }).toBeGreaterThan(0);
     const patterns = seen(s(''), 'pattern') as Array<{ entity_path: string }>;
     expect(patterns.some((p) => p.entity_path.startsWith('incidents/'))).toBe(true);
     // Patterns on incidents/…, traces from repos/acme/checkout to incidents/pagerduty/checkout.
@@ -43,7 +43,7 @@ it('filters patterns, traces and removals by the stream scope and type', async (
     await expect.poll(() => seen(s('scope=repos/acme'), 'trace').length, { timeout: 5_000 }).toBe(seen(s(''), 'trace').length);
 
     expect((await cairn.call('DELETE', '/api/v1/entries/people/alice/note')).status).toBe(204);
-    await expect.poll(() => scopesRemoved(s('')), { timeout: 15_000 }).toContain('path:people/alice');
+    await expect.poll(() => scopesRemoved(s('')), { timeout: 30_000 }).toContain('path:people/alice');
     await expect.poll(() => scopesRemoved(s('scope=people')), { timeout: 5_000 }).toEqual(['path:people/alice']);
     await expect.poll(() => scopesRemoved(s('scope=path:people/alice')), { timeout: 5_000 }).toEqual(['path:people/alice']);
     await expect.poll(() => scopesRemoved(s('type=generic')), { timeout: 5_000 }).toEqual(['path:people/alice']);

@@ -1,5 +1,5 @@
-import { Counter, Gauge } from 'prom-client';
-import type { Metrics } from './metrics.ts';
+import { Gauge } from 'prom-client';
+import { type Metrics, registerFollowingCounter } from './metrics.ts';
 
 /** What the metrics read of the Cortex worker embedded in this process. */
 export interface CortexFailures {
@@ -15,17 +15,12 @@ export interface CortexFailures {
  * The counter follows the worker's own count, which only grows.
  */
 export const registerCortexMetrics = (metrics: Metrics, worker: CortexFailures): void => {
-  let counted = 0;
-  new Counter({
-    name: 'cairn_cortex_failures_total',
-    help: 'Cortex compiles and jobs that failed (each retry counts); a failing one is retried with a delay doubling up to 30 s',
-    registers: [metrics.registry],
-    collect() {
-      const now = worker.failures;
-      if (now > counted) this.inc(now - counted);
-      counted = now;
-    },
-  });
+  registerFollowingCounter(
+    metrics,
+    'cairn_cortex_failures_total',
+    'Cortex compiles and jobs that failed (each retry counts); a failing one is retried with a delay doubling up to 30 s',
+    () => worker.failures,
+  );
   new Gauge({
     name: 'cairn_cortex_failing_seconds',
     help: 'How long the Cortex worker has been failing without a break (a compile it keeps retrying), in seconds; 0 while every compile works',

@@ -48,3 +48,21 @@ export const registerInFlight = (metrics: Metrics, read: () => number): void => 
     },
   });
 };
+
+/**
+ * A counter that follows a count kept elsewhere, which only grows (a worker's failures, the
+ * texts an embedder refused): read at scrape time, it rises by what the count rose since.
+ */
+export const registerFollowingCounter = (metrics: Metrics, name: string, help: string, read: () => number): void => {
+  let counted = 0;
+  new Counter({
+    name,
+    help,
+    registers: [metrics.registry],
+    collect() {
+      const now = read();
+      if (now > counted) this.inc(now - counted);
+      counted = Math.max(counted, now);
+    },
+  });
+};

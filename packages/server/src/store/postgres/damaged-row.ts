@@ -1,3 +1,5 @@
+import { DamagedDataError } from '../../domain/damaged-data.ts';
+
 /**
  * Tables that do not hold what the store wrote: a head without its version row, a column of
  * the wrong shape (edited by hand, restored in part). Not an outage, so not UNAVAILABLE (a
@@ -5,12 +7,7 @@
  * as the filesystem backend refuses a damaged log, and never serves or skips the row silently.
  * It leaves the store as itself (the transports answer 500 and log the message).
  */
-export class DamagedRowError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DamagedRowError';
-  }
-}
+export class DamagedRowError extends DamagedDataError {}
 
 /** `namespace / entity_path / key` of an address, for messages (as the archive names entries). */
 const named = (a: { namespace: unknown; entity_path: unknown; key: unknown }): string => `${String(a.namespace)} / ${String(a.entity_path)} / ${String(a.key)}`;

@@ -1,14 +1,15 @@
+import { DamagedDataError } from '../../domain/damaged-data.ts';
+
 /**
  * An object of the bucket that does not hold what the store wrote (cut short, overwritten by
  * hand, written by something else): reads refuse, naming the object, rather than pass over it
- * and answer as if it were not there. The S3 counterpart of the filesystem's CorruptDataError
- * (backends never import each other); like it, it reaches a transport as an internal error.
+ * and answer as if it were not there. Like every backend's damage error, a DamagedDataError
+ * (domain/damaged-data.ts); it reaches a transport as an internal error.
  */
-export class CorruptDataError extends Error {
+export class CorruptDataError extends DamagedDataError {
   readonly key: string;
   constructor(key: string, what: string) {
     super(`${key} is damaged: ${what}`);
-    this.name = 'CorruptDataError';
     this.key = key;
   }
 }

@@ -1,6 +1,5 @@
 import { eventDedupCollection, noteDedupCollection } from './retention/dedup-collections.ts';
 import type { EventResponse } from 'cairn-memory-client';
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson, contentHash, sha256 } from '../domain/content-hash.ts';
 import type { Entry, EntryAddress } from '../domain/entry.ts';
@@ -8,6 +7,7 @@ import { LIMITS } from '../domain/limits.ts';
 import { EntityPathSchema, EventTypeSchema, NewKeySchema, TagSchema, labelSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { requirePath, requireScope } from './authorize.ts';
+import { claimOnce, completeClaim, releaseClaim } from './claim-once.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { deliverWrites } from './deliver-writes.ts';
 import { ConfidenceSchema, ValueSchema } from './schemas.ts';
@@ -46,12 +46,6 @@ const eventVersion = async (deps: ServiceDeps, address: EntryAddress, source: st
 };
 
 /**
- * How long a claimed event id may stay pending before another delivery takes it over: far
- * longer than one write takes, short enough that a sender's retry after a crash is written.
- */
-export const STALE_CLAIM_MS = 15_000;
-
-/**
  * An event from any system, stored as a shared entry. Deduplicated by `event_id`, or without
  * one by a hash of its content, so a sender's retry never makes a second version.
  */
@@ -87,32 +81,10 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
   const legacy = legacyId === null ? null : await deps.store.getRecord(collection, legacyId);
   if (legacy) return duplicateOf(legacy.data);
 
-  // Claim the id before writing: of concurrent deliveries of one event (a sender's retry
-  // after a timeout, several replicas), exactly one creates the claim and writes; the others
-  // wait for its version and answer duplicate, writing nothing. A claim whose writer died
-  // between claiming and writing goes stale and the next delivery takes it over, so a crash
-  // never loses the event.
+  // Claimed before writing, so concurrent deliveries of one event write it once (claim-once.ts).
   await noteDedupCollection(deps.store, collection);
-  const claim = { pending: true, claim: randomUUID(), at: new Date(deps.now()).toISOString() };
-  let claimed = await deps.store.createRecord(collection, id, claim);
-  const started = Date.now();
-  for (let wait = 10; !claimed; wait = Math.min(wait * 2, 250)) {
-    const seen = await deps.store.getRecord(collection, id);
-    if (seen === null) {
-      // Released by a writer that failed (or a creation not yet readable): claim it again,
-      // after a pause, so that a store answering at once does not starve the winner's write.
-      await new Promise((resolve) => setTimeout(resolve, wait));
-      claimed = await deps.store.createRecord(collection, id, claim);
-      continue;
-    }
-    if (seen.data.pending !== true) return duplicateOf(seen.data);
-    const claimedAt = Date.parse(String(seen.data.at));
-    if (!(deps.now() - claimedAt < STALE_CLAIM_MS) || Date.now() - started >= STALE_CLAIM_MS) {
-      claimed = await deps.store.replaceRecord(collection, id, seen.data, claim);
-      continue;
-    }
-    await new Promise((resolve) => setTimeout(resolve, wait));
-  }
+  const { claim, seen } = await claimOnce(deps.store, deps.now, collection, id);
+  if (seen) return duplicateOf(seen);
 
   // The same content as the current version, from the same source: unchanged, whatever the
   // event's own id (§5). A confidence the event leaves out is not a change: outcomes may have
@@ -130,16 +102,12 @@ export const ingestEvent = async (deps: ServiceDeps, ctx: Context, raw: unknown)
       { entity_path: input.entity_path, key: input.key, value: input.value, event_type: input.event_type, confidence: input.confidence ?? 0.9, tags, repeats },
     ]);
   } catch (error) {
-    // Nothing written: release the claim (while it is still this one), so the sender's retry
-    // writes the event instead of being told it is a duplicate.
-    const held = await deps.store.getRecord(collection, id).catch(() => null);
-    if (held?.data.claim === claim.claim) await deps.store.deleteRecord(collection, id).catch(() => false);
+    await releaseClaim(deps.store, claim);
     throw error;
   }
   const { entry, created } = written as { entry: Entry; created: boolean };
   // The version's written_at too: the number alone names another version once the entry was
-  // forgotten and written again (eventVersion). Replaced only while it is still this claim: one
-  // that took over a claim it thought stale completes the record itself.
-  await deps.store.replaceRecord(collection, id, claim, { version: entry.version, written_at: entry.written_at, at: new Date(deps.now()).toISOString() });
+  // forgotten and written again (eventVersion).
+  await completeClaim(deps.store, claim, { version: entry.version, written_at: entry.written_at, at: new Date(deps.now()).toISOString() });
   return { status: created ? 'created' : 'unchanged', entry };
 };

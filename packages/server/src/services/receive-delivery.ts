@@ -3,6 +3,7 @@ import { type Connector, type ConnectorSettings, type Delivery, mediaTypeOf } fr
 import { sha256 } from '../domain/content-hash.ts';
 import { ServiceError } from '../domain/errors.ts';
 import type { Context, ServiceDeps } from './context.ts';
+import { claimOnce, completeClaim, releaseClaim } from './claim-once.ts';
 import { hold, learn, recall, release } from './connector-memory.ts';
 import { type DeliveredEntry, deliverWrites } from './deliver-writes.ts';
 
@@ -68,25 +69,27 @@ export const receiveDelivery = async (
 
   const collection = deliveryDedupCollection(ctx.namespace, name);
   const id = dedupId(outcome.deliveryId);
-  const seen = await deps.store.getRecord(collection, id);
-  if (seen) return { outcome: 'duplicate', entries: (seen.data.entries as DeliveredEntry[]) ?? [] };
-  // Write (or hold) first, then mark the delivery: a crash in between means the provider's
-  // retry does it again, and identical content makes no new version — nothing is ever lost.
-  let entries: DeliveredEntry[] = [];
-  if (outcome.kind === 'held') {
-    await hold(deps.store, ctx.namespace, name, outcome.object, outcome.item);
-  } else {
-    const written = await deliverWrites(deps, ctx, name, { connector: name, delivery_id: outcome.deliveryId }, outcome.writes);
-    entries = written.map(({ entry, created }) => ({ entity_path: entry.entity_path, key: entry.key, version: entry.version, created }));
-    await learn(deps.store, ctx.namespace, name, outcome.learn ?? []);
-    if (outcome.release) await release(deps.store, ctx.namespace, name, outcome.release.object, outcome.release.ids);
-  }
+  // Claimed before writing, so a delivery the provider sends twice at once (a retry after a
+  // timeout, reaching another replica) writes once and the other copy answers its entries.
   await noteDedupCollection(deps.store, collection);
-  const first = await deps.store.createRecord(collection, id, { entries, at: new Date(deps.now()).toISOString() });
-  // Marked first by another replica that took the same delivery at the same moment (a provider's
-  // retry after a timeout): a duplicate, unless this one made the versions (the other then found
-  // them made, and says unchanged). Logged by the mark alone, the delivery that wrote counted as
-  // a duplicate and `written` fell short of the versions made.
-  if (!first && !entries.some((e) => e.created)) return { outcome: 'duplicate', entries };
+  const { claim, seen } = await claimOnce(deps.store, deps.now, collection, id);
+  if (seen) return { outcome: 'duplicate', entries: (seen.entries as DeliveredEntry[] | undefined) ?? [] };
+  let entries: DeliveredEntry[] = [];
+  try {
+    if (outcome.kind === 'held') {
+      await hold(deps.store, ctx.namespace, name, outcome.object, outcome.item);
+    } else {
+      const written = await deliverWrites(deps, ctx, name, { connector: name, delivery_id: outcome.deliveryId }, outcome.writes);
+      entries = written.map(({ entry, created }) => ({ entity_path: entry.entity_path, key: entry.key, version: entry.version, created }));
+      await learn(deps.store, ctx.namespace, name, outcome.learn ?? []);
+      if (outcome.release) await release(deps.store, ctx.namespace, name, outcome.release.object, outcome.release.ids);
+    }
+  } catch (error) {
+    // Some of the writes may have landed: the provider's retry does them again, and identical
+    // content makes no new version.
+    await releaseClaim(deps.store, claim);
+    throw error;
+  }
+  await completeClaim(deps.store, claim, { entries, at: new Date(deps.now()).toISOString() });
   return outcome.kind === 'held' ? { outcome: 'written', entries, held: outcome.reason } : { outcome: 'written', entries };
 };

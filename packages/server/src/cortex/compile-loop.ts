@@ -6,17 +6,11 @@ import { CompileInterrupted, type Compiler } from './compiler.ts';
 import type { CortexRecords } from './cortex-records.ts';
 import { type ForgetNotice, markApplied, unapplied } from './forget-journal.ts';
 import { purgeQuoting } from './forget-purge.ts';
-import { digestTypeOf } from './digests/registry.ts';
 import { pathGroups } from './path-entries.ts';
+import { compileSingly, type FallbackContext } from './path-fallback.ts';
+import { type LoopFailure, PathFailures } from './path-failures.ts';
 import { type PendingScope, ScopeQueue } from './scope-queue.ts';
-import { clipWithEllipsis } from '../domain/clip-text.ts';
 
-/** The first retry of a failing compile or job waits this long; each next one twice as long... */
-const RETRY_MS = 2000;
-/** ...up to this: a permanent failure does not spin, a backend that comes back is picked up within it. */
-const MAX_RETRY_MS = 30_000;
-/** A failure's message is kept (and shown to admin keys) cut to this many characters. */
-const ERROR_CHARS = 500;
 /** How often digests with time-window facts are recompiled even without writes. */
 const REFRESH_MS = 10 * 60_000;
 /** How often the forget journal is read, for forgets whose change-feed notice never came. */
@@ -26,51 +20,8 @@ const EXPIRY_MARGIN_MS = 50;
 /** setTimeout's longest delay. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** The compile or job the loop keeps retrying: since when, how many attempts, the last error. */
-export interface LoopFailure {
-  /** Epoch ms of the first failed attempt. */
-  since: number;
-  attempts: number;
-  /** The last error's message, without its stack, cut to ERROR_CHARS. */
-  error: string;
-}
-
-const messageOf = (error: unknown): string => {
-  const text = error instanceof Error ? error.message || error.name : String(error);
-  return clipWithEllipsis(text, ERROR_CHARS);
-};
-
 /** A scope taken from the queue, with when its first waiting write came. */
 type Due = PendingScope & { first: number };
-
-const scopeId = (ns: string, path: string): string => `${ns}\u0000${path}`;
-
-/** The retry delay after `attempts` failed attempts: RETRY_MS doubling, at most MAX_RETRY_MS. */
-const retryDelay = (attempts: number): number => Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(Math.max(attempts, 1) - 1, 20));
-
-/** Paths compiled together in a fallback round (see singly). */
-const GROUP_PATHS = 64;
-
-/** `items` in runs of one namespace, each at most `size` long, in their order within a namespace. */
-const groupsOf = <T extends PendingScope>(items: T[], size: number): T[][] => {
-  const byNamespace = new Map<string, T[]>();
-  for (const item of items) {
-    const run = byNamespace.get(item.namespace);
-    if (run) run.push(item);
-    else byNamespace.set(item.namespace, [item]);
-  }
-  const groups: T[][] = [];
-  for (const run of byNamespace.values()) for (let i = 0; i < run.length; i += size) groups.push(run.slice(i, i + size));
-  return groups;
-};
-
-/** Paths in the order compilePaths compiles them: by type, and chat scopes (which read open incidents) last. */
-const compileOrder = <T extends PendingScope>(items: T[]): T[] =>
-  [...items].sort((a, b) => {
-    const ta = digestTypeOf(a.entityPath);
-    const tb = digestTypeOf(b.entityPath);
-    return Number(ta.readsOpenIncidents) - Number(tb.readsOpenIncidents) || ta.order - tb.order;
-  });
 
 /** A forget to apply: heard from the change feed, or found in the journal (with its id). */
 interface PendingForget {
@@ -99,7 +50,7 @@ export interface LoopOptions {
  * What the active worker does while it leads: follow the change feed, catch up with a full
  * compile of every known namespace, then compile each changed scope once its debounce has
  * passed. Compiles run one at a time, in order; a path that fails is retried alone (flush,
- * singly). Stopped (and dropped) when leadership ends.
+ * compileSingly). Stopped (and dropped) when leadership ends.
  */
 export class CompileLoop {
   private readonly o: LoopOptions;
@@ -121,23 +72,26 @@ export class CompileLoop {
   private journalTimer: NodeJS.Timeout | null = null;
   private readonly expiries = new Map<string, NodeJS.Timeout>();
   lastCompiledAt: string | null = null;
-  /** The failure under way: set by a failed attempt, cleared by the next job that works. */
-  private failure: LoopFailure | null = null;
-  /** Failed attempts since this loop started. */
-  private failedAttempts = 0;
-  /** Failed attempts of the whole loop in a row (the backend down): the shared retry delay grows with them. */
-  private sharedAttempts = 0;
-  /**
-   * Paths whose single compile failed (a poison path), by namespace and path: each waits out
-   * its own retry delay in the queue, is compiled alone, and holds no other path back.
-   */
-  private readonly pathFailures = new Map<string, { namespace: string; path: string; attempts: number }>();
-  /** Ends the retry wait under way early (the loop stops, or a forget waits). */
-  private wake: (() => void) | null = null;
+  /** What failed, what waits out its own retry delay, and the shared wait (see PathFailures). */
+  private readonly failures: PathFailures;
+  /** The one-at-a-time fallback's view of this loop (see compileSingly). */
+  private readonly fallback: FallbackContext;
 
   constructor(options: LoopOptions) {
     this.o = options;
     this.queue = new ScopeQueue(options.debounceMs);
+    this.failures = new PathFailures(options.now);
+    this.fallback = {
+      compiler: options.compiler,
+      failures: this.failures,
+      running: () => this.running,
+      interrupted: this.interrupted,
+      worked: (group) => {
+        for (const d of group) this.pathWorked(d);
+        this.compiled();
+      },
+      pathFailed: (d, error) => this.pathFailed(d, error),
+    };
   }
 
   start(): void {
@@ -166,7 +120,7 @@ export class CompileLoop {
     if (!this.running) return;
     this.forgets.push(forget);
     // A forget does not wait out a long retry delay: it is applied before the retry.
-    this.wake?.();
+    this.failures.wake();
     // An empty job: the queue applies pending forgets before running any job.
     this.enqueue(async () => 'idle');
   }
@@ -250,7 +204,7 @@ export class CompileLoop {
   /** Stops taking work; resolves when the compile under way has finished. */
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.failures.wake();
     this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
     if (this.refresher) clearInterval(this.refresher);
@@ -277,147 +231,53 @@ export class CompileLoop {
 
   /** The failure under way, if any: a copy. */
   get failing(): LoopFailure | null {
-    return this.failure ? { ...this.failure } : null;
+    return this.failures.failing;
   }
 
   /**
-   * Note a failed attempt and wait before the next: RETRY_MS after the first, twice as long
-   * after each next one, at most MAX_RETRY_MS. The wait ends early if the loop stops or a
-   * forget arrives.
+   * Note a failed attempt of the whole loop and wait the shared delay before the next: RETRY_MS
+   * after the first, twice as long after each next one in a row, at most MAX_RETRY_MS. The wait
+   * ends early if the loop stops or a forget arrives.
    */
   private async failed(error: unknown, what: string, fields: Record<string, unknown>): Promise<void> {
-    const attempts = (this.failure?.attempts ?? 0) + 1;
-    this.failure = { since: this.failure?.since ?? this.o.now(), attempts, error: messageOf(error) };
-    this.failedAttempts += 1;
+    const { attempts, since, delay } = this.failures.loopFailed(error);
     this.o.onFailure?.();
-    this.sharedAttempts += 1;
-    const delay = retryDelay(this.sharedAttempts);
-    this.o.logger.warn({ err: error, ...fields, attempts, failing_since: new Date(this.failure.since).toISOString(), retry_in_ms: delay }, `${what}; retrying`);
+    this.o.logger.warn({ err: error, ...fields, attempts, failing_since: new Date(since).toISOString(), retry_in_ms: delay }, `${what}; retrying`);
     if (!this.running) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, delay);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
-    this.wake = null;
+    await this.failures.wait(delay);
   }
 
   /** A compile worked: the backend is up, the shared retry delay starts over. */
   private compiled(): void {
-    this.sharedAttempts = 0;
+    this.failures.compiled();
     this.lastCompiledAt = new Date(this.o.now()).toISOString();
   }
 
   /**
    * One path's single compile failed while others work: note the attempt (status, metrics),
-   * and queue the path again after its own retry delay (RETRY_MS doubling to MAX_RETRY_MS).
-   * No wait here: the other paths go on compiling.
+   * and queue the path again after its own retry delay. No wait here: the other paths go on.
    */
   private pathFailed(d: PendingScope, error: unknown): void {
-    const id = scopeId(d.namespace, d.entityPath);
-    const known = this.pathFailures.get(id) ?? { namespace: d.namespace, path: d.entityPath, attempts: 0 };
-    known.attempts += 1;
-    this.pathFailures.set(id, known);
-    const now = this.o.now();
-    const attempts = (this.failure?.attempts ?? 0) + 1;
-    this.failure = { since: this.failure?.since ?? now, attempts, error: messageOf(`path ${d.entityPath}: ${messageOf(error)}`) };
-    this.failedAttempts += 1;
+    const { pathAttempts, attempts, since, delay, at } = this.failures.pathFailed(d.namespace, d.entityPath, error);
     this.o.onFailure?.();
-    const delay = retryDelay(known.attempts);
     this.o.logger.warn(
-      { err: error, namespace: d.namespace, entity_path: d.entityPath, path_attempts: known.attempts, attempts, failing_since: new Date(this.failure.since).toISOString(), retry_in_ms: delay },
+      { err: error, namespace: d.namespace, entity_path: d.entityPath, path_attempts: pathAttempts, attempts, failing_since: new Date(since).toISOString(), retry_in_ms: delay },
       'cortex compile of one path failed; retrying it alone',
     );
     if (!this.running) return;
-    this.queue.touch(d.namespace, d.entityPath, now, now + delay);
+    this.queue.touch(d.namespace, d.entityPath, at, at + delay);
     this.arm();
-  }
-
-  /** A path failed when the whole loop did: noted as failing (tried last next round), retried with the rest. */
-  private suspect(d: PendingScope): void {
-    const id = scopeId(d.namespace, d.entityPath);
-    const known = this.pathFailures.get(id) ?? { namespace: d.namespace, path: d.entityPath, attempts: 0 };
-    known.attempts += 1;
-    this.pathFailures.set(id, known);
   }
 
   /** A path compiled: it is no longer failing, and no longer waits out a retry delay. */
   private pathWorked(d: PendingScope): void {
-    if (this.pathFailures.delete(scopeId(d.namespace, d.entityPath))) this.queue.release(d.namespace, d.entityPath);
-  }
-
-  /**
-   * Compile `items` a group at a time, and a group that fails one path at a time (compilePaths
-   * with one path: it still recompiles the chat scopes naming an incident whose state changed),
-   * in compile order, paths already failing last and always alone. Groups, not single paths
-   * throughout: each compilePaths ends by syncing the namespace's roll-ups from every digest, so
-   * a fallback of one path at a time over thousands of paths cost minutes (4,800 paths: 2.3 s →
-   * 33 s). A path that fails alone is retried after its own delay (pathFailed). But a failure
-   * of a path not known to fail, before any path of the round worked, is taken as the backend
-   * failing: the round stops, and that is returned (the path is noted as failing, so the next
-   * round tries it alone, on its own delay). `pending` loses each item attempted.
-   */
-  private async singly(items: Due[], pending: Set<Due>): Promise<{ error: unknown; at: Due } | null> {
-    let worked = false;
-    const known = (d: Due): boolean => this.pathFailures.has(scopeId(d.namespace, d.entityPath));
-    const done = (group: Due[]): void => {
-      for (const d of group) {
-        pending.delete(d);
-        this.pathWorked(d);
-      }
-      worked = true;
-      this.compiled();
-    };
-    for (const group of groupsOf(compileOrder(items.filter((d) => !known(d))), GROUP_PATHS)) {
-      if (!this.running) return null;
-      if (group.length > 1) {
-        try {
-          await this.o.compiler.compilePaths(group[0]?.namespace as string, group.map((d) => d.entityPath), this.interrupted);
-          done(group);
-          continue;
-        } catch (error) {
-          if (error instanceof CompileInterrupted) throw error;
-          // One of them fails: find it, one path at a time.
-        }
-      }
-      for (const d of group) {
-        const failed = await this.alone(d, pending, done);
-        if (failed === null) continue;
-        if (!worked) {
-          this.suspect(d);
-          return { error: failed, at: d };
-        }
-        this.pathFailed(d, failed);
-      }
-    }
-    for (const d of compileOrder(items.filter(known))) {
-      if (!this.running) return null;
-      const failed = await this.alone(d, pending, done);
-      if (failed !== null) this.pathFailed(d, failed);
-    }
-    return null;
-  }
-
-  /** One path compiled alone: null when it worked, else what it failed with. */
-  private async alone(d: Due, pending: Set<Due>, done: (group: Due[]) => void): Promise<unknown> {
-    try {
-      await this.o.compiler.compilePaths(d.namespace, [d.entityPath], this.interrupted);
-      done([d]);
-      return null;
-    } catch (error) {
-      if (error instanceof CompileInterrupted) throw error;
-      pending.delete(d);
-      return error ?? new Error('compile failed');
-    }
+    if (this.failures.pathWorked(d.namespace, d.entityPath)) this.queue.release(d.namespace, d.entityPath);
   }
 
   /**
    * Catch up with a namespace: one scan of it (compileNamespace). If that fails, its paths are
    * compiled one at a time, so one path that cannot compile does not keep the namespace from
-   * being caught up: it is left to its own retries. On a failure of the whole loop (see singly)
+   * being caught up: it is left to its own retries. On a failure of the whole loop (see compileSingly)
    * the paths left are queued after the shared delay; one while listing the paths throws (the
    * job is retried with the shared delay).
    */
@@ -433,11 +293,7 @@ export class CompileLoop {
       return;
     }
     // Every path of the namespace compiled: none of them is failing now.
-    for (const [id, f] of this.pathFailures) {
-      if (f.namespace !== ns) continue;
-      this.pathFailures.delete(id);
-      this.queue.release(f.namespace, f.path);
-    }
+    for (const path of this.failures.namespaceWorked(ns)) this.queue.release(ns, path);
     this.compiled();
   }
 
@@ -450,13 +306,13 @@ export class CompileLoop {
     const st = await this.o.compiler.state(ns);
     // Digests of paths with no live entry left are removed; failing paths forgotten since are compiled (to nothing) and let go.
     for (const d of st.pathDigests()) if (d.entity_path !== null) paths.add(d.entity_path);
-    for (const f of this.pathFailures.values()) if (f.namespace === ns) paths.add(f.path);
+    for (const path of this.failures.pathsIn(ns)) paths.add(path);
     // As the scan would: patterns, traces and roll-ups are synced whole, from every digest, by the first compile that works.
     st.unsynced = true;
     const now = this.o.now();
     const items = [...paths].map((entityPath) => ({ namespace: ns, entityPath, first: now }));
     const pending = new Set(items);
-    const whole = await this.singly(items, pending);
+    const whole = await compileSingly(this.fallback, items, pending);
     if (!whole) return;
     // The backend failed: wait the shared delay, and leave the paths not compiled to the queue
     // (so a path that fails alone does not hold this job, and every job after it, for ever).
@@ -494,9 +350,9 @@ export class CompileLoop {
 
   /**
    * Compile the scopes due: the paths not known to fail as one job; if that fails, each path
-   * alone (singly), so the paths that compile are done and only the failing ones wait, each on
+   * alone (compileSingly), so the paths that compile are done and only the failing ones wait, each on
    * its own retry delay. Paths already failing are always compiled alone. When the backend
-   * itself fails (see singly) the loop waits the shared delay, as for a failed job, and every
+   * itself fails (see compileSingly) the loop waits the shared delay, as for a failed job, and every
    * scope not compiled is queued again.
    */
   private async flush(): Promise<'idle' | undefined> {
@@ -505,9 +361,10 @@ export class CompileLoop {
       this.inflightSince = Math.min(...due.map((d) => d.first));
       const pending = new Set(due);
       try {
-        const fresh = due.filter((d) => !this.pathFailures.has(scopeId(d.namespace, d.entityPath)));
-        let alone = due.filter((d) => this.pathFailures.has(scopeId(d.namespace, d.entityPath)));
+        const fresh = due.filter((d) => !this.failures.has(d.namespace, d.entityPath));
+        let alone = due.filter((d) => this.failures.has(d.namespace, d.entityPath));
         let whole: { error: unknown; at: Due } | null = null;
+        let triedTogether = false;
         if (fresh.length > 0) {
           try {
             const byNamespace = new Map<string, string[]>();
@@ -518,16 +375,19 @@ export class CompileLoop {
           } catch (error) {
             if (error instanceof CompileInterrupted) throw error;
             // One path's compile may have failed: try each alone. A job of one path was that try,
-            // the round's first: its failure is the backend's (see singly).
+            // the round's first: its failure is the backend's (see compileSingly).
             const [only] = fresh;
             if (fresh.length === 1 && only) {
               pending.delete(only);
-              this.suspect(only);
+              this.failures.suspect(only.namespace, only.entityPath);
               whole = { error, at: only };
-            } else alone = [...fresh, ...alone];
+            } else {
+              alone = [...fresh, ...alone];
+              triedTogether = true;
+            }
           }
         }
-        if (!whole && this.running) whole = await this.singly(alone, pending);
+        if (!whole && this.running) whole = await compileSingly(this.fallback, alone, pending, triedTogether);
         if (whole) {
           await this.failed(whole.error, 'cortex compile failed', { scopes: due.length });
           for (const d of due) if (this.running && (pending.has(d) || d === whole.at)) this.queue.touch(d.namespace, d.entityPath, this.o.now());
@@ -555,13 +415,13 @@ export class CompileLoop {
   private enqueue(job: () => Promise<void | 'idle'>): void {
     this.work = this.work.then(async () => {
       for (let attempt = 0; this.running; attempt++) {
-        const failedBefore = this.failedAttempts;
+        const failedBefore = this.failures.attempts;
         try {
           const applied = await this.applyForgets();
           if (!this.running) return;
           const outcome = await job();
           // While a path keeps failing (retried alone), the failure is still under way.
-          if (this.failedAttempts === failedBefore && (applied || outcome !== 'idle') && this.pathFailures.size === 0) this.failure = null;
+          if (applied || outcome !== 'idle') this.failures.jobWorked(failedBefore);
           return;
         } catch (error) {
           if (error instanceof CompileInterrupted) continue;

@@ -71,6 +71,13 @@ const poisonThenLater = async (cairn: Cairn) => {
   expect(await top(cairn, 'POISON', 'text')).toBe('poison');
   await expect.poll(() => metric(cairn, 'cairn_search_unembeddable_total'), { timeout: 5000 }).toBe(2);
   await expect.poll(() => metric(cairn, 'cairn_search_pending_embeddings'), { timeout: 15_000 }).toBe(0);
+  await refusedCountedApart(cairn);
+};
+
+/** "Embedded N of M" is true: the two refused texts are neither embedded nor pending. */
+const refusedCountedApart = async (cairn: Cairn) => {
+  await expect.poll(() => metric(cairn, 'cairn_search_entries'), { timeout: 15_000 }).toBe(5);
+  await expect.poll(() => metric(cairn, 'cairn_search_embedded_entries'), { timeout: 15_000 }).toBe(3);
 };
 
 describe('embedding endpoint answers, filesystem', () => {
@@ -117,14 +124,22 @@ describe('embedding endpoint answers, PostgreSQL', () => {
     await pg?.stop();
   });
 
-  it('a text the endpoint refuses never holds the backlog', async () => {
+  it('a text the endpoint refuses never holds the backlog, and is not counted as embedded (after a restart either)', async () => {
     const cairn = await startCairn({ CAIRN_DB_DSN: pg.dsn, ...remote() });
     try {
       await poisonThenLater(cairn);
     } finally {
       await cairn.close();
     }
-  }, 60_000);
+    // The rows stay marked refused, not asked again: a new process counts them apart too.
+    const again = await startCairn({ CAIRN_DB_DSN: pg.dsn, ...remote() });
+    try {
+      await refusedCountedApart(again);
+      expect(await metric(again, 'cairn_search_pending_embeddings')).toBe(0);
+    } finally {
+      await again.close();
+    }
+  }, 90_000);
 
   it('after a restart, vector search answers at once (no write needed); a new dimension under the same name is embedded again', async () => {
     const admin = postgres(pg.dsn, { max: 1, onnotice: () => {} });

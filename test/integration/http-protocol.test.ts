@@ -319,6 +319,13 @@ describe('HEAD, OPTIONS, repeated headers and secrets in the URL', () => {
     expect((await cairn.call('POST', '/api/v1/connectors/github/enable', {}, admin)).status).toBe(200);
     expect((await cairn.call('POST', '/api/v1/connectors/github/disable', {}, admin)).status).toBe(200);
     expect((await cairn.call('POST', '/api/v1/connectors/github/disable', { signing_secret: 'x'.repeat(20) }, admin)).status).toBe(422);
+    // Running retention takes nothing or {}, as disable does: a body of fields is refused, not ignored.
+    expect((await cairn.call('POST', '/api/v1/admin/retention/run', {}, admin)).status).toBe(200);
+    const fields = await cairn.call('POST', '/api/v1/admin/retention/run', { namespace: 'other' }, admin);
+    expect(fields.status).toBe(422);
+    expect(fields.body.error.details).toEqual([{ field: 'namespace', message: 'is not a known field' }]);
+    // Nor is JSON other than an object taken for nothing.
+    expect((await cairn.call('POST', '/api/v1/connectors/github/disable', '[]', admin)).status).toBe(422);
   });
 
   it('keeps keys out of the log when sent in a query parameter of any key-like name, or anywhere in the URL', async () => {

@@ -9,14 +9,15 @@ import { clientErrorAnswerer, unmetExpectationAnswerer } from './client-errors.t
 import { frameworkErrorAnswerer, registerErrorHandlers } from './errors.ts';
 import { LoadLimits } from './load-limits.ts';
 import type { AppParts, HttpContext, RoutePlugin } from './http-context.ts';
-import { registerInFlight } from './metrics.ts';
+import { droppedLogLines } from './logger.ts';
+import { registerFollowingCounter, registerInFlight } from './metrics.ts';
 import { registerRequestHooks } from './request-hooks.ts';
 import { requestIdOf } from './request-ids.ts';
 import { RequestMetrics } from './request-metrics.ts';
 import { requestTimeoutOptions } from './request-timeout.ts';
 import { registerJsonBodies } from './json-body.ts';
+import { enforceBodyPolicies } from './body-policy.ts';
 import { refuseUnknownQuery } from './known-query.ts';
-import { refuseUnexpectedBody } from './known-body.ts';
 import { parseQuery } from './query-string.ts';
 import { registerOriginCheck } from './origin-check.ts';
 import { collectRoutes } from './route-table.ts';
@@ -82,10 +83,12 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
   });
   collectRoutes(app);
   refuseUnknownQuery(app);
-  refuseUnexpectedBody(app);
+  enforceBodyPolicies(app);
   app.server.on('checkExpectation', unmetExpectationAnswerer(app, requests));
   const drain = new HttpDrain(app.server);
   registerInFlight(metrics, () => drain.inFlightCount);
+  // Log lines stdout could not take (a full disk, a closed pipe): lost, so counted where they can be seen.
+  registerFollowingCounter(metrics, 'cairn_log_lines_dropped_total', 'Log lines dropped because their destination could not take them (a full disk, a closed pipe, a stdout too slow)', droppedLogLines);
   registerSearchMetrics(metrics, search.index);
 
   // Zod schemas are for documentation; services validate, so the compilers pass data through.

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../domain/errors.ts';
+import { emptyBodyIsNone } from './body-policy.ts';
 
 /** Whether `text` is JSON by the plain parser, which has no guard against prototype keys. */
 const isJson = (text: string): boolean => {
@@ -43,8 +44,8 @@ export const registerJsonBodies = (app: FastifyInstance): void => {
       return;
     }
     const bytes = body as Buffer;
-    // An empty body is no body where the route takes none (a DELETE a client labels JSON).
-    if (bytes.length === 0 && request.routeOptions.schema?.body === undefined) {
+    // An empty body is no body where the route takes none (body-policy.ts).
+    if (bytes.length === 0 && emptyBodyIsNone(request.routeOptions)) {
       done(null, undefined);
       return;
     }

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { ForgetInput, forgetEntries } from '../../services/admin/forget-entries.ts';
 import {
   PolicyTargetInput,
@@ -9,6 +8,7 @@ import {
 } from '../../services/retention/retention-policies.ts';
 import { runRetentionNow } from '../../services/retention/run-retention-now.ts';
 import type { ServiceDeps } from '../../services/context.ts';
+import { NOTHING_OR_EMPTY_OBJECT } from '../body-policy.ts';
 import { contextOf } from '../context.ts';
 import { ForgetResultSchema, NoContent, RetentionPolicyListSchema, RetentionPolicySchema, RetentionRunSchema } from './admin-schemas.ts';
 import { ErrorResponse } from './error-schema.ts';
@@ -52,7 +52,7 @@ export const forgetAdminRoutes = async (app: FastifyInstance, deps: ServiceDeps)
   );
   app.post(
     '/api/v1/admin/retention/run',
-    { schema: { summary: 'Run a retention pass now: drop expired versions, compact, expire old dedup records and audit batches', tags, body: z.object({}).strict().optional(), response: { 200: RetentionRunSchema, ...ErrorResponse } } },
+    { schema: { summary: 'Run a retention pass now: drop expired versions, compact, expire old dedup records and audit batches', tags, body: NOTHING_OR_EMPTY_OBJECT, response: { 200: RetentionRunSchema, ...ErrorResponse } } },
     async (request) => runRetentionNow(deps, ctx(request)),
   );
 };

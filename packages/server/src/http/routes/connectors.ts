@@ -1,4 +1,3 @@
-import { parseInput } from '../../domain/parse-input.ts';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { connectorNamed } from '../../connectors/registry.ts';
@@ -11,6 +10,7 @@ import { rotateConnectorSecret } from '../../services/rotate-connector-secret.ts
 import { SecretInput } from '../../services/connector-state.ts';
 import { ConnectorSettingsInput, updateConnectorSettings } from '../../services/update-connector-settings.ts';
 import { presentedKey } from '../auth.ts';
+import { NOTHING_OR_EMPTY_OBJECT } from '../body-policy.ts';
 import { contextOf } from '../context.ts';
 import {
   ConnectorListSchema,
@@ -50,7 +50,6 @@ export const connectorRoutes: RoutePlugin = async (app, { deps, keys }) => {
     },
   );
 
-  const NoBody = z.object({}).strict();
   const action = (
     path: string,
     summary: string,
@@ -59,11 +58,10 @@ export const connectorRoutes: RoutePlugin = async (app, { deps, keys }) => {
   ) =>
     app.post(
       `/api/v1/connectors/:name/${path}`,
-      { schema: { summary, tags: ['connectors'], params: NameParams, body: path === 'disable' ? NoBody.optional() : SecretInput.optional(), response: { 200: answer, ...ErrorResponse } } },
+      { schema: { summary, tags: ['connectors'], params: NameParams, body: path === 'disable' ? NOTHING_OR_EMPTY_OBJECT : SecretInput.optional(), response: { 200: answer, ...ErrorResponse } } },
       async (request) => {
         const { name } = request.params as { name: string };
-        // Disabling takes nothing; {} is accepted, as enable accepts it, and anything else refused.
-        if (path === 'disable') parseInput(NoBody, request.body ?? {});
+        // What each takes, and {} on disable, is its body policy (body-policy.ts): the services read the rest.
         const result = await run(deps, contextOf(request, deps.config), name, request.body);
         const connector = connectorNamed(name);
         return { ...result, webhook_url: await urlOf(request, name, !connector.sendsHeaders) };

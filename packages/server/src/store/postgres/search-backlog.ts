@@ -57,6 +57,12 @@ export class EmbeddingBacklog {
   /** Rows whose text this process found refused alone, and marked (cairn_search_unembeddable_total). */
   unembeddable = 0;
   /**
+   * Rows marked refused by this embedder, by any server and at any time (a restart does not ask
+   * again): they have no vector, so "embedded" leaves them out, as the in-process index does.
+   * Read with each count of the stale rows, and raised as this process marks rows.
+   */
+  refused = 0;
+  /**
    * The embedder another server of this database recorded since this one recorded its own
    * (cairn_search_embedder_conflict): each re-embeds the other's entries with its own, for ever.
    */
@@ -143,9 +149,12 @@ export class EmbeddingBacklog {
     this.conflict = other;
   }
 
-  /** Rows without this embedder's vector. */
+  /** Rows without this embedder's vector (and, kept in `refused`, the rows it refuses). */
   private async countStale(stale: string): Promise<number> {
-    const [count] = await this.sql.unsafe<{ n: string }[]>(`select count(*) as n from cairn_search where ${stale}`);
+    const [count] = await this.sql.unsafe<{ n: string; refused: string }[]>(
+      `select count(*) filter (where ${stale}) as n, count(*) filter (where embedder = ${embedderLiteral(refusedBy(this.embedder.id))}) as refused from cairn_search`,
+    );
+    this.refused = Number(count?.refused ?? 0);
     return Number(count?.n ?? 0);
   }
 
@@ -204,6 +213,7 @@ export class EmbeddingBacklog {
                 [JSON.stringify(refused.map((e) => ({ namespace: e.namespace, entity_path: e.entity_path, key: e.key, version: e.version })))],
               );
               this.unembeddable += refused.length;
+              this.refused += refused.length;
               for (const e of refused) {
                 this.logger.warn({ embedder: this.embedder.id, namespace: e.namespace, entity_path: e.entity_path, key: e.key, version: e.version }, 'the embedder refuses this entry\u2019s text: text search alone finds it');
               }

@@ -148,7 +148,8 @@ export class PostgresSearchIndex implements SearchIndex {
       entries: this.stats.docCount,
       embedder: this.embedder.id,
       dimension: this.indexedDimension,
-      embedded: Math.max(0, this.stats.docCount - pending),
+      // Rows the embedder refuses have no vector either: not embedded, and not pending.
+      embedded: Math.max(0, this.stats.docCount - pending - (this.backlog?.refused ?? 0)),
       pendingEmbeddings: pending,
       unembeddable: this.backlog?.unembeddable ?? 0,
       embedderConflict: this.backlog?.conflict ?? null,

@@ -75,6 +75,36 @@ describe('a 503 whose outcome is unknown', () => {
   });
 });
 
+describe('a 503 that met damaged stored data', () => {
+  const damaged = {
+    error: {
+      code: 'UNAVAILABLE',
+      message: 'stored data this request needs is damaged; retrying will not help: an operator must restore it from a backup',
+      request_id: 'r-3',
+      details: [{ field: 'stored_data', message: 'damaged' }],
+    },
+  };
+
+  it('is not resent, a read or a write: one request, UnavailableError with storedDataDamaged', async () => {
+    const server = await fake(reply(503, damaged), reply(200, { entity_path: 'a', key: 'k' }));
+    const client = new CairnClient({ url: server.url, retryBaseMs: 1 });
+    const error = await client.read({ entity_path: 'a', key: 'k' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect((error as UnavailableError).storedDataDamaged).toBe(true);
+    expect((error as UnavailableError).outcomeUnknown).toBe(false);
+    expect(server.seen.map((s) => s.method)).toEqual(['GET']);
+    const write = await fake(reply(503, damaged), reply(200, outcomeOk));
+    await expect(new CairnClient({ url: write.url, retryBaseMs: 1 }).recordOutcome({ entries: [{ entity_path: 'a/b', key: 'k' }], outcome: 'failure' })).rejects.toMatchObject({ storedDataDamaged: true });
+    expect(write.seen).toHaveLength(1);
+  });
+
+  it('marks no other 503', async () => {
+    const server = await fake(reply(503, unavailable));
+    const error = await new CairnClient({ url: server.url, retries: 0 }).read({ entity_path: 'a', key: 'k' }).catch((e: unknown) => e);
+    expect((error as UnavailableError).storedDataDamaged).toBe(false);
+  });
+});
+
 describe('a user name or password in the address', () => {
   it('is refused by the constructor with a TypeError that does not print it', () => {
     const attempt = () => new CairnClient({ url: 'http://agent:hunter2-secret@127.0.0.1:8080' });

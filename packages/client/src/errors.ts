@@ -21,6 +21,12 @@ export class CairnError extends Error {
    * does not resend such a write: read the entry to learn whether it was stored.
    */
   readonly outcomeUnknown: boolean;
+  /**
+   * True on a 503 that met damaged stored data on the server (the body's details name
+   * `stored_data: damaged`): no retry helps, an operator must restore it from a backup. The
+   * client does not resend it.
+   */
+  readonly storedDataDamaged: boolean;
 
   constructor(
     code: CairnError['code'],
@@ -35,6 +41,7 @@ export class CairnError extends Error {
     this.details = options.details;
     this.retryAfter = options.retryAfter;
     this.outcomeUnknown = this.status === 503 && (options.details ?? []).some((d) => d.field === 'outcome' && d.message === 'unknown');
+    this.storedDataDamaged = this.status === 503 && (options.details ?? []).some((d) => d.field === 'stored_data' && d.message === 'damaged');
   }
 }
 

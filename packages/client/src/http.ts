@@ -10,7 +10,8 @@ export interface ClientOptions {
   agentId?: string;
   /**
    * Retries after a 429 or 503 (or a refused connection); default 3. A write answered 503 with
-   * its outcome unknown (`CairnError.outcomeUnknown`) is never resent.
+   * its outcome unknown (`CairnError.outcomeUnknown`) is never resent, nor is a request that
+   * met damaged stored data (`CairnError.storedDataDamaged`).
    */
   retries?: number;
   /**
@@ -153,7 +154,8 @@ export class HttpTransport {
       const failure = errorFromResponse(res.status, body, parseRetryAfter(res.headers.get('retry-after')), res.headers.get('x-request-id') ?? undefined);
       // A write whose outcome the server does not know may have been stored: resending it could
       // store it twice (an outcome counted twice, a compare-and-set refused by its own write).
-      const resendable = !(failure.outcomeUnknown && method !== 'GET' && method !== 'HEAD');
+      // Damaged stored data answers the same however often it is asked.
+      const resendable = !(failure.outcomeUnknown && method !== 'GET' && method !== 'HEAD') && !failure.storedDataDamaged;
       const wait = (res.status === 429 || res.status === 503) && resendable ? this.delay(attempt, failure.retryAfter) : null;
       if (wait === null || attempt >= retries) throw failure;
       await sleep(wait, signal);

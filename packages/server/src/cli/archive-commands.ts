@@ -91,8 +91,8 @@ const withStore = async <T>(config: Config, whenLocked: string, run: (store: Sto
   });
 };
 
-/** The archive from a running server's admin endpoint, as a stream of bytes. */
-const fromServer = async (flags: ExportFlags): Promise<Readable> => {
+/** The archive from a running server's admin endpoint, as a stream of bytes, and the id of its request. */
+const fromServer = async (flags: ExportFlags): Promise<{ body: Readable; requestId: string | null }> => {
   const client = clientOptionsFrom(process.env, flags.url === undefined ? {} : { url: flags.url });
   // Under the address's own path, as the client's requests are: a server behind a proxy at
   // /cairn answers at /cairn/api/v1/admin/export.
@@ -104,7 +104,7 @@ const fromServer = async (flags: ExportFlags): Promise<Readable> => {
     const body = await res.text().catch(() => '');
     throw refused(`the server refused the export (${res.status}): ${body.slice(0, 500)}`);
   }
-  return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
+  return { body: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), requestId: res.headers.get('x-request-id') };
 };
 
 type Produce = (sink: Writable) => Promise<void>;
@@ -180,8 +180,17 @@ const exportTo = async (flags: ExportFlags): Promise<void> => {
   const output = await checkExportFlags(flags);
   const viaServer = flags.url !== undefined || (process.env.CAIRN_HTTP_URL ?? '') !== '';
   if (viaServer) {
-    const body = await fromServer(flags);
-    const trailer = await writeOut(flags, output, (sink) => pipeline(body, sink, { end: false }));
+    const { body, requestId } = await fromServer(flags);
+    let cut = false;
+    body.once('error', () => (cut = true));
+    const trailer = await writeOut(flags, output, (sink) => pipeline(body, sink, { end: false })).catch((error: unknown) => {
+      if (!cut) throw error;
+      // The server had answered 200 and then ended the archive part-way (damaged stored data,
+      // its backend lost): only its log can say why, so say where to look.
+      throw refused(
+        `the export failed: the server ended the archive part-way (${messageOf(error)}); its log says why (damaged stored data, a backend lost) under request id ${requestId ?? 'unknown'}`,
+      );
+    });
     // Streamed to standard output, the server's archive passes through unread.
     if (trailer) warnIfEmpty(flags, trailer);
     return;

@@ -118,7 +118,7 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
     transformObject: jsonSchemaTransformObject,
   });
 
-  registerErrorHandlers(app);
+  registerErrorHandlers(app, () => metrics.damagedData.inc());
   const keys = new KeyResolver(runtime.store, config.apiKeys);
   if (await keys.openMode()) app.log.warn('no API key is configured (CAIRN_API_KEYS) or issued: running in open mode, every request is allowed without a key');
   registerRequestHooks(app, requests, keys, new LoadLimits(config.rateLimitRpm, config.maxConcurrent));

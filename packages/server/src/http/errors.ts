@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DamagedDataError, damagedDataAnswer } from '../domain/damaged-data.ts';
 import { ERROR_STATUS, ServiceError } from '../domain/errors.ts';
 import { logAccess } from './access-log.ts';
 import { codeForStatus, errorBody } from './error-body.ts';
@@ -23,18 +24,33 @@ const FASTIFY_CODES: Record<string, { status: number; message?: string }> = {
 export const isBodyNotJson = (error: FastifyError): boolean =>
   error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (error instanceof SyntaxError && error.statusCode === 400);
 
+/** Where a request that met damaged stored data is told: logged (error) and counted. */
+export type OnDamagedData = (error: DamagedDataError) => void;
+
 /**
- * One error shape for every route (SPEC §4). ServiceErrors carry their code; fastify's
- * parse errors become 400/413/415; anything else is a bug, logged with its stack and answered
- * without internals.
+ * A request met damaged stored data: the backend's message (naming the file, object or row)
+ * is logged at error level under the request id, `onDamaged` counts it, and the caller gets
+ * damagedDataAnswer (503, no internals). Used by REST (answerError) and MCP (the /mcp route).
  */
-export const answerError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+export const meetDamagedData = (error: DamagedDataError, log: FastifyRequest['log'], onDamaged: OnDamagedData | undefined): ServiceError => {
+  log.error({ err: error }, `stored data is damaged: ${error.message}`);
+  onDamaged?.(error);
+  return damagedDataAnswer(error);
+};
+
+/**
+ * One error shape for every route (SPEC §4). ServiceErrors carry their code; damaged stored
+ * data answers 503 (meetDamagedData); fastify's parse errors become 400/413/415; anything else
+ * is a bug, logged with its stack and answered without internals.
+ */
+export const answerError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply, onDamaged?: OnDamagedData): FastifyReply => {
+  if (error instanceof DamagedDataError) return answerError(meetDamagedData(error, request.log, onDamaged) as unknown as FastifyError, request, reply);
   if (error instanceof ServiceError) {
     if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
     // HTTP asks a 401 to say how to authenticate (RFC 9110 §11.6.1): a key as a bearer token,
     // or X-Cairn-API-Key. Bearer never makes a browser prompt, as Basic would.
     if (error.code === 'UNAUTHENTICATED') void reply.header('www-authenticate', 'Bearer realm="cairn"');
-    if (error.code === 'UNAVAILABLE') request.log.warn({ err: error.cause ?? error }, error.message);
+    if (error.code === 'UNAVAILABLE' && !(error.cause instanceof DamagedDataError)) request.log.warn({ err: error.cause ?? error }, error.message);
     return reply.status(ERROR_STATUS[error.code]).send(errorBody(error.code, error.message, request.id, error.details));
   }
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
@@ -54,8 +70,8 @@ export const answerError = (error: FastifyError, request: FastifyRequest, reply:
   return reply.status(500).send(errorBody('INTERNAL', 'internal error; the request id identifies it in the server log', request.id));
 };
 
-export const registerErrorHandlers = (app: FastifyInstance): void => {
-  app.setErrorHandler(answerError);
+export const registerErrorHandlers = (app: FastifyInstance, onDamaged?: OnDamagedData): void => {
+  app.setErrorHandler((error: FastifyError, request, reply) => answerError(error, request, reply, onDamaged));
   const methodsAt = allowedMethods(app.routeTable);
   app.setNotFoundHandler((request, reply) => {
     const path = targetPath(request.url);

@@ -8,6 +8,8 @@ export interface Metrics {
   connectorDeliveries: Counter<'connector' | 'outcome'>;
   /** Store calls the backend failed with UNAVAILABLE, by store operation. */
   backendErrors: Counter<'backend' | 'operation'>;
+  /** Requests (REST calls, MCP tool calls) answered 503 because stored data they needed is damaged. */
+  damagedData: Counter;
 }
 
 export const createMetrics = (): Metrics => {
@@ -32,6 +34,11 @@ export const createMetrics = (): Metrics => {
       name: 'cairn_backend_errors_total',
       help: 'Storage calls that failed because the backend could not be reached, by backend and store operation',
       labelNames: ['backend', 'operation'],
+      registers: [registry],
+    }),
+    damagedData: new Counter({
+      name: 'cairn_damaged_data_total',
+      help: 'Requests (REST calls and MCP tool calls) answered 503 because stored data they needed is damaged; the server log names what, and an operator must restore it from a backup',
       registers: [registry],
     }),
   };

@@ -1,4 +1,5 @@
 import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import type { DamagedDataError } from '../domain/damaged-data.ts';
 import { validationFailed } from '../domain/errors.ts';
 import { RpcError } from './rpc-error.ts';
 import type { MemoryOperations } from './operations.ts';
@@ -12,6 +13,8 @@ export interface CallScope {
   requestId?: string;
   /** A failure that is a bug, not the caller's: log it. */
   onBug: (error: unknown) => void;
+  /** A call that met damaged stored data (answered 503): log it and count it; onBug when absent. */
+  onDamaged?: (error: DamagedDataError) => void;
 }
 
 /**
@@ -31,6 +34,6 @@ export const callTool = async (tools: readonly ToolDefinition[], name: string, a
     // A server offers a tool only when every scope it serves has the tool's operation.
     return toolSuccess(await tool.call(scope.ops as MemoryOperations, args));
   } catch (error) {
-    return toolFailure(error, scope.requestId, scope.onBug);
+    return toolFailure(error, scope.requestId, scope.onBug, scope.onDamaged);
   }
 };

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { contextOf } from '../http/context.ts';
-import { answerError, isBodyNotJson } from '../http/errors.ts';
+import { answerError, isBodyNotJson, meetDamagedData } from '../http/errors.ts';
 import type { RoutePlugin } from '../http/http-context.ts';
 import { ErrorResponse } from '../http/routes/error-schema.ts';
 import { mcpAnswerJson } from './answer-json.ts';
@@ -41,7 +41,7 @@ const MCP_ANSWERS = {
  * onRequest hook as every REST route (http/auth.ts): a missing or wrong key is an HTTP 401,
  * a protocol-level failure.
  */
-export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
+export const mcpRoutes: RoutePlugin = async (app, { deps, metrics }) => {
   const tools = offeredTools(SERVED_OPERATIONS);
   const server = createMcpServer(tools, (extra) => extra.authInfo?.extra?.scope as CallScope);
   const dispatcher = await McpDispatcher.connect(server, tools);
@@ -66,6 +66,7 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
       ops: serviceOperations(deps, ctx),
       requestId: request.id,
       onBug: (error) => request.log.error({ err: error }, 'MCP tool failed'),
+      onDamaged: (error) => void meetDamagedData(error, request.log, () => metrics.damagedData.inc()),
     };
     const answer = await dispatcher.handle(request.headers, request.body, scope);
     void reply.status(answer.status);

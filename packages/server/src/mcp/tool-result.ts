@@ -1,6 +1,7 @@
 import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { RpcError } from './rpc-error.ts';
 import { CairnError } from 'cairn-memory-client';
+import { DAMAGED_DATA_DETAIL, DamagedDataError, damagedDataAnswer } from '../domain/damaged-data.ts';
 import { type FieldIssue, ServiceError } from '../domain/errors.ts';
 
 /** JSON-RPC error code for a refused API key: the implementation-defined server-error range. */
@@ -18,6 +19,12 @@ const HINTS: Record<string, string> = {
   UNAVAILABLE: 'The storage backend is not answering: wait retry_after_s seconds, then retry.',
   NETWORK: 'The Cairn server cannot be reached: tell the user it may be down.',
 };
+
+/** The hint of a 503 marked as damaged stored data (DAMAGED_DATA_DETAIL), which no wait cures. */
+const DAMAGED_HINT = 'Stored data this call needs is damaged: retrying will not help. Tell the user an operator must restore it from a backup (the request id finds it in the server log).';
+
+const isDamage = (details: FieldIssue[] | undefined): boolean =>
+  (details ?? []).some((d) => d.field === DAMAGED_DATA_DETAIL.field && d.message === DAMAGED_DATA_DETAIL.message);
 
 /** A successful call: the operation's answer as JSON text (every client shows it) and as structured content. */
 export const toolSuccess = (result: Record<string, unknown>): CallToolResult => ({
@@ -45,7 +52,17 @@ const coded = (error: unknown, requestId: string | undefined): Coded | null => {
  * message and field details as the REST answer; a refused key and server bugs are protocol
  * errors, because no change of arguments fixes them.
  */
-export const toolFailure = (error: unknown, requestId: string | undefined, onBug: (error: unknown) => void): CallToolResult => {
+export const toolFailure = (
+  error: unknown,
+  requestId: string | undefined,
+  onBug: (error: unknown) => void,
+  onDamaged: (error: DamagedDataError) => void = onBug,
+): CallToolResult => {
+  // Damaged stored data is the REST answer's 503 (domain/damaged-data.ts), logged by `onDamaged`.
+  if (error instanceof DamagedDataError) {
+    onDamaged(error);
+    return toolFailure(damagedDataAnswer(error), requestId, onBug, onDamaged);
+  }
   const failure = coded(error, requestId);
   if (failure?.code === 'UNAUTHENTICATED') throw new RpcError(UNAUTHENTICATED_RPC_CODE, `Cairn refused the API key: ${failure.message}`);
   if (!failure || failure.code === 'INTERNAL') {
@@ -60,7 +77,7 @@ export const toolFailure = (error: unknown, requestId: string | undefined, onBug
       ...(failure.details ? { details: failure.details } : {}),
       ...(failure.retryAfter !== undefined ? { retry_after_s: failure.retryAfter } : {}),
       ...(failure.requestId ? { request_id: failure.requestId } : {}),
-      ...(HINTS[failure.code] ? { hint: HINTS[failure.code] } : {}),
+      ...(isDamage(failure.details) ? { hint: DAMAGED_HINT } : HINTS[failure.code] ? { hint: HINTS[failure.code] } : {}),
     },
   };
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };

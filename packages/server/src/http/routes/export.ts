@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import { DamagedDataError } from '../../domain/damaged-data.ts';
 import { exportArchive } from '../../services/archive/export-archive.ts';
 import { ExportInput, auditExport, exportScope } from '../../services/admin/export-scope.ts';
 import { contextOf } from '../context.ts';
@@ -11,7 +12,7 @@ import type { RoutePlugin } from '../http-context.ts';
  * server, whose directory only it may open. An export that fails half-way ends the response
  * without the trailer line, which every import refuses.
  */
-export const exportRoutes: RoutePlugin = async (app, { deps }) => {
+export const exportRoutes: RoutePlugin = async (app, { deps, metrics }) => {
   app.get(
     '/api/v1/admin/export',
     {
@@ -44,6 +45,8 @@ export const exportRoutes: RoutePlugin = async (app, { deps }) => {
         },
         (error: unknown) => {
           request.log.error({ err: error }, 'export failed part-way; the archive was cut short');
+          // Headers are sent: no 503 can tell the caller, but the damage is counted as any other.
+          if (error instanceof DamagedDataError) metrics.damagedData.inc();
           out.destroy(error as Error);
         },
       );

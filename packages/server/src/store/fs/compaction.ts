@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { type EntryIndex, locationOf, moveLocation } from './entry-index.ts';
 import { versionRecord } from './apply-version.ts';
-import { decodeOne, encodeRecord } from './record-codec.ts';
+import { encodeRecord } from './record-codec.ts';
 import { type Held, type RecordTable, isPlaced } from './record-table.ts';
 import { type OpenFile, writeAtomically } from './atomic-file.ts';
 import { type Location, type SegmentLog, baseName, syncDirectory } from './segment-log.ts';
@@ -90,7 +90,7 @@ export const compactLog = async ({ dir, log, index, records, openFile }: Compact
       for (const [i, from] of locations.entries()) {
         if (!from) continue;
         const version = base + i + 1;
-        const { e } = decodeOne(await log.read(from)) as { e: Entry };
+        const { e } = (await log.readDecoded(from)) as { e: Entry };
         const record = encodeRecord(versionRecord(e, first && version > 1));
         first = false;
         const at = await put(record);

@@ -21,7 +21,7 @@ import { writeCheckpoint } from './checkpoint.ts';
 import { type DirectoryLock, lockDirectory } from './dir-lock.ts';
 import { makeDirectory } from './make-directory.ts';
 import { type EntryIndex, lastPlaced, locationOf } from './entry-index.ts';
-import { decodeOne, encodeRecord, MAX_PAYLOAD, RecordTooLarge } from './record-codec.ts';
+import { encodeRecord, MAX_PAYLOAD, RecordTooLarge } from './record-codec.ts';
 import { type Recovered, recover } from './recovery.ts';
 import { PlacedRecords } from './placed-records.ts';
 import type { RecordOp, RecordTable } from './record-table.ts';
@@ -189,13 +189,13 @@ export class FsStore implements Store {
     const location = locationOf(state, version);
     if (!location) return null;
     try {
-      return (decodeOne(await this.log.read(location)) as { e: Entry }).e;
+      return ((await this.log.readDecoded(location)) as { e: Entry }).e;
     } catch (error) {
       // A compaction may have moved the version (and deleted its old segment) meanwhile.
       const now = this.index.get(address);
       const moved = now && locationOf(now, version);
       if (!moved || moved === location) throw error;
-      return (decodeOne(await this.log.read(moved)) as { e: Entry }).e;
+      return ((await this.log.readDecoded(moved)) as { e: Entry }).e;
     }
   }
 

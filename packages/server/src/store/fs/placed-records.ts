@@ -1,5 +1,4 @@
 import type { StoredRecord } from '../../ports/records.ts';
-import { decodeOne } from './record-codec.ts';
 import { type Held, type RecordOp, type RecordTable, isPlaced } from './record-table.ts';
 import type { Location, SegmentLog } from './segment-log.ts';
 
@@ -43,9 +42,9 @@ export class PlacedRecords {
   }
 
   private async read(collection: string, id: string, at: Location): Promise<StoredRecord | null> {
-    let buf: Buffer;
+    let op: Extract<RecordOp, { t: 'r' }>;
     try {
-      buf = await this.log.read(at);
+      op = (await this.log.readDecoded(at)) as Extract<RecordOp, { t: 'r' }>;
     } catch (error) {
       // A compaction may have moved the record (and deleted its old segment) meanwhile, or a
       // write replaced or deleted it.
@@ -54,7 +53,6 @@ export class PlacedRecords {
       if (now === at) throw error;
       return this.resolve(collection, id, now);
     }
-    const op = decodeOne(buf) as Extract<RecordOp, { t: 'r' }>;
     return Object.freeze({ id, data: op.d, updated_at: op.u });
   }
 }

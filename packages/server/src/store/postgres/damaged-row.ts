@@ -5,7 +5,7 @@ import { DamagedDataError } from '../../domain/damaged-data.ts';
  * the wrong shape (edited by hand, restored in part). Not an outage, so not UNAVAILABLE (a
  * retry finds the same row) and not the caller's mistake: the store refuses with the address,
  * as the filesystem backend refuses a damaged log, and never serves or skips the row silently.
- * It leaves the store as itself (the transports answer 500 and log the message).
+ * It leaves the store as itself; the transports answer 503 (domain/damaged-data.ts) and log it.
  */
 export class DamagedRowError extends DamagedDataError {}
 
@@ -19,6 +19,12 @@ export const damagedRow = (a: { namespace: unknown; entity_path: unknown; key: u
 /** A head row naming a version the versions table does not hold. */
 export const headWithoutVersion = (a: { namespace: unknown; entity_path: unknown; key: unknown }, version: unknown): DamagedRowError =>
   new DamagedRowError(`the database is damaged: the head of entry ${named(a)} names version ${String(version)}, which cairn_versions does not hold`);
+
+/** Version rows newer than the entry's head (or with no head at all): a write the heads table lost. */
+export const versionsBeyondHead = (a: { namespace: unknown; entity_path: unknown; key: unknown }, newest: unknown, head: unknown): DamagedRowError =>
+  new DamagedRowError(
+    `the database is damaged: cairn_versions holds version ${String(newest)} of entry ${named(a)}, but ${head === null ? 'cairn_heads holds no head for it' : `its head in cairn_heads names version ${String(head)}`}`,
+  );
 
 /**
  * The schema is not the one this release migrates to: a table or column it needs is missing

@@ -4,7 +4,7 @@ import { DamagedDataError } from '../../domain/damaged-data.ts';
  * An object of the bucket that does not hold what the store wrote (cut short, overwritten by
  * hand, written by something else): reads refuse, naming the object, rather than pass over it
  * and answer as if it were not there. Like every backend's damage error, a DamagedDataError
- * (domain/damaged-data.ts); it reaches a transport as an internal error.
+ * (domain/damaged-data.ts); a transport answers it 503 (damagedDataAnswer) and logs it.
  */
 export class CorruptDataError extends DamagedDataError {
   readonly key: string;

@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { type TestPostgres, startPostgres } from './postgres.ts';
-import { startConditionalProxy } from './s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from './s3.ts';
+import { type TestS3Behind, startS3Behind } from './s3.ts';
 
 /**
  * Environments that select each backend for a server a suite starts. Each `env()` call is a
@@ -58,21 +57,14 @@ export const postgresBackend = (label: string): BackendEnv => {
  * start on a server that would let two replicas write the same version).
  */
 export const s3Backend = (label: string): BackendEnv => {
-  let s3: TestS3 | undefined;
-  let proxy: Awaited<ReturnType<typeof startConditionalProxy>> | undefined;
+  let s3: TestS3Behind | undefined;
   let prefixes = 0;
   return {
     async env() {
-      if (!s3 || !proxy) {
-        s3 = await startS3();
-        proxy = await startConditionalProxy(s3.endpoint);
-        process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-        process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
-      }
-      return { CAIRN_OBJECT_BUCKET: s3.bucket, CAIRN_OBJECT_ENDPOINT: proxy.endpoint, CAIRN_OBJECT_PREFIX: `${label}-${++prefixes}/`, ...STREAM };
+      s3 ??= await startS3Behind();
+      return { CAIRN_OBJECT_BUCKET: s3.bucket, CAIRN_OBJECT_ENDPOINT: s3.proxy.endpoint, CAIRN_OBJECT_PREFIX: `${label}-${++prefixes}/`, ...STREAM };
     },
     async cleanup() {
-      await proxy?.close();
       await s3?.stop();
     },
   };

@@ -2,11 +2,13 @@ import { pino } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
-import { type ConditionalProxy, startConditionalProxy } from './s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from './s3.ts';
+import type { ConditionalProxy } from './s3-conditional-proxy.ts';
+import { type TestS3Behind, startS3Behind } from './s3.ts';
 
 export interface S3ReplicaPair {
-  s3: TestS3;
+  /** s3rver behind the proxy; its `stop()` closes both. */
+  s3: TestS3Behind;
+  /** The same as `s3.proxy`. */
   proxy: ConditionalProxy;
   /** Two store instances on one bucket and prefix: replicas. */
   a: Store;
@@ -24,15 +26,12 @@ export const useS3ReplicaPair = (prefix: string, options: { aPollIntervalMs?: nu
   const open = (pollIntervalMs = 200) =>
     openS3Store({ bucket: pair.s3.bucket, endpoint: pair.proxy.endpoint, prefix, logger: pino({ level: 'silent' }), pollIntervalMs });
   beforeAll(async () => {
-    pair.s3 = await startS3();
-    pair.proxy = await startConditionalProxy(pair.s3.endpoint);
-    process.env.AWS_ACCESS_KEY_ID = pair.s3.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = pair.s3.secretAccessKey;
+    pair.s3 = await startS3Behind();
+    pair.proxy = pair.s3.proxy;
     [pair.a, pair.b] = await Promise.all([open(options.aPollIntervalMs), open()]);
   });
   afterAll(async () => {
     await Promise.all([pair.a?.close(), pair.b?.close()]);
-    await pair.proxy?.close();
     await pair.s3?.stop();
   });
   return pair;

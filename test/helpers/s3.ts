@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.ts';
+import { type ConditionalProxy, startConditionalProxy } from './s3-conditional-proxy.ts';
 
 export interface TestS3 {
   /** http://127.0.0.1:<port>; use path-style addressing. */
@@ -153,4 +154,47 @@ function waitReady(proc: ChildProcess): Promise<void> {
       else reject(new Error(`unexpected message from s3rver: ${String(message)}`));
     });
   });
+}
+
+/**
+ * s3rver behind the conditional-write proxy, as every S3 suite runs it: s3rver does not enforce
+ * If-None-Match or If-Match, the proxy does, as real S3 does (Cairn refuses to start on a server
+ * that would let two replicas write the same version). `endpoint` and the rest are s3rver's own
+ * (for writes that must bypass the proxy); Cairn and its stores talk to `proxy.endpoint`. Sets
+ * the credentials in this process's environment, where the stores a test opens read them.
+ */
+export interface TestS3Behind extends TestS3 {
+  proxy: ConditionalProxy;
+  /** What selects this bucket for a Cairn server, under `prefix`, credentials included. */
+  env(prefix: string): Record<string, string>;
+  /** Closes the proxy, then stops s3rver and deletes its directory. */
+  stop(): Promise<void>;
+}
+
+export async function startS3Behind(): Promise<TestS3Behind> {
+  const s3 = await startS3();
+  let proxy: ConditionalProxy;
+  try {
+    proxy = await startConditionalProxy(s3.endpoint);
+  } catch (err) {
+    await s3.stop();
+    throw err;
+  }
+  process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
+  return {
+    ...s3,
+    proxy,
+    env: (prefix) => ({
+      CAIRN_OBJECT_BUCKET: s3.bucket,
+      CAIRN_OBJECT_ENDPOINT: proxy.endpoint,
+      CAIRN_OBJECT_PREFIX: prefix,
+      AWS_ACCESS_KEY_ID: s3.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    }),
+    async stop() {
+      await proxy.close();
+      await s3.stop();
+    },
+  };
 }

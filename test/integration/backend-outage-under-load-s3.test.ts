@@ -1,5 +1,4 @@
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
 import { describeOutage } from './backend-outage-under-load.ts';
 
 // The endpoint Cairn talks to (the proxy that enforces If-None-Match) stops answering, then
@@ -8,34 +7,26 @@ import { describeOutage } from './backend-outage-under-load.ts';
 // write objects atomically: a PUT killed halfway leaves an object that fails every later
 // listing with a 500 (s3rver answers HeadBucket with a listing too), an outage that would
 // never end. Cairn sees the same thing either way: connections dropped, then answers again.
-let s3: TestS3 | undefined;
-let proxy: ConditionalProxy | undefined;
+let s3: TestS3Behind | undefined;
 
 describeOutage('s3', {
   async env() {
-    s3 = await startS3();
-    proxy = await startConditionalProxy(s3.endpoint);
-    return {
-      CAIRN_OBJECT_BUCKET: s3.bucket,
-      CAIRN_OBJECT_ENDPOINT: proxy.endpoint,
-      CAIRN_OBJECT_PREFIX: 'outage/',
-      AWS_ACCESS_KEY_ID: s3.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    };
+    s3 = await startS3Behind();
+    return s3.env('outage/');
   },
   stops: {
     'server killed': async () => {
-      (proxy as ConditionalProxy).offline = true;
-      await (proxy as ConditionalProxy).settled();
-      await (s3 as TestS3).stopServer();
+      const { proxy } = s3 as TestS3Behind;
+      proxy.offline = true;
+      await proxy.settled();
+      await (s3 as TestS3Behind).stopServer();
     },
   },
   async startServer() {
-    await (s3 as TestS3).startServer();
-    (proxy as ConditionalProxy).offline = false;
+    await (s3 as TestS3Behind).startServer();
+    (s3 as TestS3Behind).proxy.offline = false;
   },
   async cleanup() {
-    await proxy?.close();
     await s3?.stop();
   },
 });

@@ -4,8 +4,7 @@ import { COLLECTIONS } from '../../packages/server/src/cortex/cortex-records.ts'
 import { cortexHealth } from '../../packages/server/src/cortex/health.ts';
 import { sha256 } from '../../packages/server/src/domain/content-hash.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
 
 /**
  * A Cortex compile that fails for good (here: every write of a digest record answered with an
@@ -15,8 +14,7 @@ import { type TestS3, startS3 } from '../helpers/s3.ts';
  */
 const ADMIN = 'cortex-failing-admin-key';
 
-let s3: TestS3;
-let proxy: ConditionalProxy;
+let s3: TestS3Behind;
 let cairn: Cairn;
 let env: Record<string, string>;
 
@@ -37,17 +35,13 @@ const until = async <T>(read: () => Promise<T>, ok: (value: T) => boolean, ms: n
 };
 
 beforeAll(async () => {
-  s3 = await startS3();
-  proxy = await startConditionalProxy(s3.endpoint);
-  process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-  process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
-  env = { CAIRN_OBJECT_BUCKET: s3.bucket, CAIRN_OBJECT_ENDPOINT: proxy.endpoint, CAIRN_OBJECT_PREFIX: 'failing/', CAIRN_API_KEYS: ADMIN, CAIRN_CORTEX_DEBOUNCE_MS: '50' };
+  s3 = await startS3Behind();
+  env = { CAIRN_OBJECT_BUCKET: s3.bucket, CAIRN_OBJECT_ENDPOINT: s3.proxy.endpoint, CAIRN_OBJECT_PREFIX: 'failing/', CAIRN_API_KEYS: ADMIN, CAIRN_CORTEX_DEBOUNCE_MS: '50' };
   cairn = await startCairn(env, { withCortex: true });
 }, 60_000);
 
 afterAll(async () => {
   await cairn?.close();
-  await proxy?.close();
   await s3?.stop();
 });
 
@@ -58,7 +52,7 @@ describe('a Cortex compile that keeps failing', () => {
     expect(await metric('cairn_cortex_failing_seconds')).toBe(0);
 
     // The backend refuses every write of a digest record of the namespace, from now on.
-    proxy.failNext({ method: 'PUT', pathIncludes: `v1/records/${sha256(COLLECTIONS.digests('default'))}/` }, 1_000_000);
+    s3.proxy.failNext({ method: 'PUT', pathIncludes: `v1/records/${sha256(COLLECTIONS.digests('default'))}/` }, 1_000_000);
     const written = await cairn.call('POST', '/api/v1/entries', { entity_path: 'repos/acme/api', key: 'retry-policy', value: 'retry at most 3 times' }, { 'x-cairn-api-key': ADMIN });
     expect(written.status).toBeLessThan(300);
 
@@ -98,7 +92,7 @@ describe('a Cortex compile that keeps failing', () => {
     expect(old.message).toContain(third.failing.error);
 
     // The backend takes the writes again: the next retry (within 30 s) works, and all clears.
-    proxy.clearFaults();
+    s3.proxy.clearFaults();
     await until(() => status(), (s) => s.failing === null, 40_000, 'failing to clear');
     expect(await metric('cairn_cortex_failing_seconds')).toBe(0);
     expect(await metric('cairn_cortex_failures_total')).toBeGreaterThanOrEqual(3);
@@ -109,13 +103,13 @@ describe('a Cortex compile that keeps failing', () => {
   }, 120_000);
 
   it('stops at once while it waits to retry, however long the wait', async () => {
-    proxy.failNext({ method: 'PUT', pathIncludes: `v1/records/${sha256(COLLECTIONS.digests('default'))}/` }, 1_000_000);
+    s3.proxy.failNext({ method: 'PUT', pathIncludes: `v1/records/${sha256(COLLECTIONS.digests('default'))}/` }, 1_000_000);
     await cairn.call('POST', '/api/v1/entries', { entity_path: 'repos/acme/api', key: 'retry-policy', value: 'retry at most 5 times' }, { 'x-cairn-api-key': ADMIN });
     // The third attempt failed: the worker now waits 8 s before the fourth.
     await until(() => status(), (s) => s.failing?.attempts >= 3, 30_000, 'a third attempt');
     const started = Date.now();
     await cairn.close();
     expect(Date.now() - started).toBeLessThan(4000);
-    proxy.clearFaults();
+    s3.proxy.clearFaults();
   }, 60_000);
 });

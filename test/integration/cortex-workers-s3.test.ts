@@ -4,8 +4,7 @@ import { parseConfig } from '../../packages/server/src/config.ts';
 import { s3Objects } from '../../packages/server/src/store/s3/s3-records.ts';
 import { LeaseObjects } from '../../packages/server/src/store/s3/lease-objects.ts';
 import { httpCall } from '../helpers/http-call.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
 import { type CairnProcess, spawnCairn } from '../helpers/spawn-cairn.ts';
 import { type CortexProcess, runCairn, spawnCortex } from '../helpers/spawn-cortex.ts';
 
@@ -14,23 +13,16 @@ import { type CortexProcess, runCairn, spawnCortex } from '../helpers/spawn-cort
  * proxy that enforces it on s3rver), and a separate `cairn cortex` process compiling what an
  * API replica stores, its heartbeat read by `cairn cortex --health` from the bucket.
  */
-let s3: TestS3;
-let proxy: ConditionalProxy;
+let s3: TestS3Behind;
 let env: Record<string, string>;
 const quiet = pino({ level: 'silent' });
 
 beforeAll(async () => {
-  s3 = await startS3();
-  proxy = await startConditionalProxy(s3.endpoint);
-  env = {
-    CAIRN_OBJECT_BUCKET: s3.bucket, CAIRN_OBJECT_ENDPOINT: proxy.endpoint, CAIRN_OBJECT_PREFIX: 'cortex-test/',
-    AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, CAIRN_CORTEX_DEBOUNCE_MS: '300',
-  };
-  Object.assign(process.env, { AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey });
+  s3 = await startS3Behind();
+  env = { ...s3.env('cortex-test/'), CAIRN_CORTEX_DEBOUNCE_MS: '300' };
 }, 60_000);
 
 afterAll(async () => {
-  await proxy?.close();
   await s3?.stop();
 });
 

@@ -2,8 +2,7 @@ import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type BackendEnv, postgresBackend } from '../helpers/backend-env.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
 
 /**
  * Where replicas share the data (PostgreSQL with the in-process index, S3), a replica is not
@@ -90,26 +89,21 @@ describe('PostgreSQL with the in-process index: /ready waits for the index', () 
 });
 
 describe('S3: /ready waits for the index', () => {
-  let s3: TestS3 | undefined;
-  let proxy: ConditionalProxy | undefined;
+  let s3: TestS3Behind | undefined;
   afterAll(async () => {
-    await proxy?.close();
     await s3?.stop();
   });
 
   it('answers 503 while the saved index is being read, and 200 once every entry is searchable', async () => {
-    s3 = await startS3();
-    proxy = await startConditionalProxy(s3.endpoint);
-    process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
-    const env = { CAIRN_OBJECT_BUCKET: s3.bucket, CAIRN_OBJECT_ENDPOINT: proxy.endpoint, CAIRN_OBJECT_PREFIX: 'ready-loading/' };
+    s3 = await startS3Behind();
+    const env = { CAIRN_OBJECT_BUCKET: s3.bucket, CAIRN_OBJECT_ENDPOINT: s3.proxy.endpoint, CAIRN_OBJECT_PREFIX: 'ready-loading/' };
     const writer = await startCairn(env);
     const word = `numbat${Date.now().toString(36)}`;
     await fill(writer, word, 3);
     // Closing saves the index as an object of the bucket; the next server starts by reading it.
     await writer.close();
     // A slow bucket: the saved index's GET waits until the test lets it go.
-    const release = proxy.hold({ method: 'GET', pathIncludes: '/ready-loading/search/index' });
+    const release = s3.proxy.hold({ method: 'GET', pathIncludes: '/ready-loading/search/index' });
     let late: Cairn | undefined;
     try {
       late = await startCairn(env);

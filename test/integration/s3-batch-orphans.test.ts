@@ -8,31 +8,25 @@ import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
 import { createS3Client } from '../../packages/server/src/store/s3/s3-client.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
 
 /**
  * What a batch writer killed between its version objects and its commit marker leaves on S3:
  * version objects tagged with a batch that is never decided. They must stay invisible, hold
  * their slot until the batch's deadline, then be aborted by the first reader and passed over.
  */
-let s3: TestS3;
-let proxy: ConditionalProxy;
+let s3: TestS3Behind;
 let store: Store;
 const PREFIX = 'orphans/';
 const keys = new ObjectKeys(PREFIX);
-const open = () => openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix: PREFIX, logger: pino({ level: 'silent' }) });
+const open = () => openS3Store({ bucket: s3.bucket, endpoint: s3.proxy.endpoint, prefix: PREFIX, logger: pino({ level: 'silent' }) });
 
 beforeAll(async () => {
-  s3 = await startS3();
-  proxy = await startConditionalProxy(s3.endpoint);
-  process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-  process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
+  s3 = await startS3Behind();
   store = await open();
 });
 afterAll(async () => {
   await store?.close();
-  await proxy?.close();
   await s3?.stop();
 });
 

@@ -8,8 +8,7 @@ import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
 import { createS3Client } from '../../packages/server/src/store/s3/s3-client.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
 
 /**
  * A batch written on one replica is one change object per version, and their puts land one by
@@ -17,31 +16,26 @@ import { type TestS3, startS3 } from '../helpers/s3.ts';
  * batch's versions, the rest at their old ones). It must list none of a batch until all of it
  * has reached the change log, and a batch that never does must not be held back for ever.
  */
-let s3: TestS3;
-let proxy: ConditionalProxy;
+let s3: TestS3Behind;
 let raw: BucketObjects;
 const opened: Store[] = [];
 const SIZE = 10;
 
 const open = async (prefix: string, lookbackMs?: number): Promise<Store> => {
-  const store = await openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix, pollIntervalMs: 100, lookbackMs, logger: pino({ level: 'silent' }) });
+  const store = await openS3Store({ bucket: s3.bucket, endpoint: s3.proxy.endpoint, prefix, pollIntervalMs: 100, lookbackMs, logger: pino({ level: 'silent' }) });
   opened.push(store);
   return store;
 };
 
 beforeAll(async () => {
-  s3 = await startS3();
-  proxy = await startConditionalProxy(s3.endpoint);
-  process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-  process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
+  s3 = await startS3Behind();
   raw = new BucketObjects(createS3Client({ endpoint: s3.endpoint, region: 'us-east-1' }), s3.bucket);
 });
 afterEach(async () => {
-  proxy.clearFaults();
+  s3.proxy.clearFaults();
   for (const store of opened.splice(0)) await store.close();
 });
 afterAll(async () => {
-  await proxy?.close();
   await s3?.stop();
 });
 
@@ -81,10 +75,10 @@ it('lists none of a batch written on another replica until all of its change obj
   });
   const seconds = secondVersions(firsts);
   // The last member's change object is held at the endpoint: the other nine land.
-  const release = proxy.hold({ method: 'PUT', pathIncludes: changeNameOf(seconds[SIZE - 1] as Entry) });
+  const release = s3.proxy.hold({ method: 'PUT', pathIncludes: changeNameOf(seconds[SIZE - 1] as Entry) });
   const batch = a.appendBatch(seconds.map((entry) => ({ entry, expectedHead: 1 })));
   try {
-    await expect.poll(() => proxy.held, { timeout: 5000 }).toBe(1);
+    await expect.poll(() => s3.proxy.held, { timeout: 5000 }).toBe(1);
     await expect.poll(() => secondVersionChanges('whole/'), { timeout: 5000 }).toBe(SIZE - 1);
     expect(await versionsListed(b, 'whole')).toEqual(firsts.map(() => 1));
     // Background polls too read the nine and still hold them back.
@@ -117,7 +111,7 @@ it('applies the part of a batch that reached the change log once it is older tha
   const seconds = secondVersions(firsts);
   // The last member's change object cannot be written (an outage of that one key): the batch
   // is stored, the change waits in the writer's backlog.
-  proxy.failNext({ method: 'PUT', pathIncludes: changeNameOf(seconds[SIZE - 1] as Entry) }, 100_000);
+  s3.proxy.failNext({ method: 'PUT', pathIncludes: changeNameOf(seconds[SIZE - 1] as Entry) }, 100_000);
   const started = Date.now();
   await a.appendBatch(seconds.map((entry) => ({ entry, expectedHead: 1 })));
   expect(await secondVersionChanges('torn/')).toBe(SIZE - 1);
@@ -127,7 +121,7 @@ it('applies the part of a batch that reached the change log once it is older tha
   await expect.poll(() => versionsListed(b, 'torn'), { timeout: lookbackMs + 5000, interval: 100 }).toEqual(partly);
   expect(Date.now() - started).toBeGreaterThanOrEqual(lookbackMs - 1000);
   // The last, once its put gets through, follows at once.
-  proxy.clearFaults();
+  s3.proxy.clearFaults();
   await expect.poll(() => versionsListed(b, 'torn'), { timeout: 5000 }).toEqual(firsts.map(() => 2));
 });
 

@@ -7,35 +7,29 @@ import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/obje
 import { createS3Client } from '../../packages/server/src/store/s3/s3-client.ts';
 import type { S3Store } from '../../packages/server/src/store/s3/s3-store.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
 
 /**
  * Objects of the bucket damaged or lost after the store wrote them (by hand, a restore, another
  * program): a replica that starts afterwards must refuse, naming the object, or read what the
  * damage hides from another copy, never answer as if the write had not happened.
  */
-let s3: TestS3;
-let proxy: ConditionalProxy;
+let s3: TestS3Behind;
 let raw: S3Client;
 const opened: S3Store[] = [];
 const open = async (prefix: string): Promise<S3Store> => {
-  const store = await openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix, logger: pino({ level: 'silent' }) });
+  const store = await openS3Store({ bucket: s3.bucket, endpoint: s3.proxy.endpoint, prefix, logger: pino({ level: 'silent' }) });
   opened.push(store);
   return store;
 };
 
 beforeAll(async () => {
-  s3 = await startS3();
-  proxy = await startConditionalProxy(s3.endpoint);
-  process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-  process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
+  s3 = await startS3Behind();
   raw = createS3Client({ endpoint: s3.endpoint, region: 'us-east-1' });
 });
 afterAll(async () => {
   for (const store of opened) await store.close().catch(() => {});
   raw?.destroy();
-  await proxy?.close();
   await s3?.stop();
 });
 

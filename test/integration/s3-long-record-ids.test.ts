@@ -2,8 +2,7 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Backend } from '../helpers/backend-env.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
-import { startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { startS3 } from '../helpers/s3.ts';
+import { startS3Behind } from '../helpers/s3.ts';
 
 /**
  * Shared records named by long entity paths on S3, behind the test proxy, which refuses keys
@@ -13,8 +12,8 @@ import { startS3 } from '../helpers/s3.ts';
  */
 describe('S3 keys within AWS limits', () => {
   it('the test proxy refuses a key over 1,024 bytes of UTF-8 as AWS does, and takes one of 1,024', async () => {
-    const s3 = await startS3();
-    const proxy = await startConditionalProxy(s3.endpoint);
+    const s3 = await startS3Behind();
+    const { proxy } = s3;
     const client = new S3Client({
       region: 'us-east-1',
       endpoint: proxy.endpoint,
@@ -33,7 +32,6 @@ describe('S3 keys within AWS limits', () => {
       await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: keyOf(1025), Body: 'no limit' }));
     } finally {
       client.destroy();
-      await proxy.close();
       await s3.stop();
     }
   });

@@ -6,8 +6,7 @@ import { MemorySearchIndex } from '../../packages/server/src/search/memory-index
 import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import type { S3Store } from '../../packages/server/src/store/s3/s3-store.ts';
 import { dumpBucket } from '../helpers/backend-dump.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
 import { entryOf, keysFor, loadedIndex, replicasSaving, reusedIn, word } from '../helpers/saved-search-index.ts';
 import { SAVE_AFTER_CHANGES } from '../../packages/server/src/search/index-saver.ts';
 
@@ -20,8 +19,7 @@ const KEY = `${PREFIX}v1/search/index`;
  * forget names, and ignored (then rebuilt) when damaged.
  */
 describe('S3: the saved search index', () => {
-  let s3: TestS3;
-  let proxy: ConditionalProxy;
+  let s3: TestS3Behind;
   let raw: S3Client;
   let logs: Array<{ msg: string; reused?: number; entries?: number }>;
   const builtin = new BuiltinEmbedder();
@@ -30,7 +28,7 @@ describe('S3: the saved search index', () => {
   // the other replica's change put is in flight moves the window past that change's stamp,
   // and the store never lists it (seen once in a full run: 40 reused instead of 39).
   const openStore = (): Promise<S3Store> =>
-    openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix: PREFIX, lookbackMs: 2_000, pollIntervalMs: 100, logger: pino({ level: 'silent' }) });
+    openS3Store({ bucket: s3.bucket, endpoint: s3.proxy.endpoint, prefix: PREFIX, lookbackMs: 2_000, pollIntervalMs: 100, logger: pino({ level: 'silent' }) });
   const openIndex = async (store: S3Store): Promise<MemorySearchIndex> => {
     return loadedIndex(store, builtin, logger(), store.searchIndexFile());
   };
@@ -41,16 +39,12 @@ describe('S3: the saved search index', () => {
   };
 
   beforeAll(async () => {
-    s3 = await startS3();
-    proxy = await startConditionalProxy(s3.endpoint);
-    process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
+    s3 = await startS3Behind();
     raw = new S3Client({ region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true });
     logs = [];
   });
   afterAll(async () => {
     raw?.destroy();
-    await proxy?.close();
     await s3?.stop();
   });
 
@@ -97,7 +91,7 @@ describe('S3: the saved search index', () => {
 
   it('leaves a background save to the replica that claimed one within half the time its changes took, and saves once that claim has aged', async () => {
     // A prefix of its own: the index saved here is not the one the other tests read.
-    const store = await openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix: 'search-claims/', logger: pino({ level: 'silent' }) });
+    const store = await openS3Store({ bucket: s3.bucket, endpoint: s3.proxy.endpoint, prefix: 'search-claims/', logger: pino({ level: 'silent' }) });
     await replicasSaving(() => store.searchIndexFile(), async (a, b) => {
       // The bucket dates objects to the second: changes that took 3 s make a window of 1.5 s.
       await new Promise((resolve) => setTimeout(resolve, 3_000));
@@ -118,7 +112,7 @@ describe('S3: the saved search index', () => {
   });
 
   it('never holds a replica back by its own claim, and holds the others back within the window', async () => {
-    const store = await openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix: 'search-own-claim/', logger: pino({ level: 'silent' }) });
+    const store = await openS3Store({ bucket: s3.bucket, endpoint: s3.proxy.endpoint, prefix: 'search-own-claim/', logger: pino({ level: 'silent' }) });
     // Each file is one replica's view of the shared object (its claims name it).
     const mine = store.searchIndexFile();
     const other = store.searchIndexFile();

@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
 
 interface ReadyLine {
   msg: string;
@@ -20,13 +19,12 @@ const capture = () => {
 };
 
 describe('S3 store: start-up from a snapshot plus the change-log tail', () => {
-  let s3: TestS3;
-  let proxy: ConditionalProxy;
+  let s3: TestS3Behind;
   const opened: Store[] = [];
   const open = async (logger: pino.Logger, snapshotEveryChanges = 1000, prefix = 'startup/') => {
     const store = await openS3Store({
       bucket: s3.bucket,
-      endpoint: proxy.endpoint,
+      endpoint: s3.proxy.endpoint,
       prefix,
       logger,
       pollIntervalMs: 100,
@@ -46,14 +44,10 @@ describe('S3 store: start-up from a snapshot plus the change-log tail', () => {
     if (!process.env.NODE_OPTIONS?.includes('--openssl-legacy-provider')) {
       process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --openssl-legacy-provider`.trim();
     }
-    s3 = await startS3();
-    proxy = await startConditionalProxy(s3.endpoint);
-    process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
+    s3 = await startS3Behind();
   });
   afterAll(async () => {
     for (const store of opened) await store.close();
-    await proxy?.close();
     await s3?.stop();
   });
 

@@ -5,8 +5,7 @@ import { ServiceError } from '../../packages/server/src/domain/errors.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { type ConditionalProxy, startConditionalProxy } from '../helpers/s3-conditional-proxy.ts';
-import { type TestS3, startS3 } from '../helpers/s3.ts';
+import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
 
 interface LogLine {
   level: number;
@@ -30,25 +29,20 @@ const failure = async (work: Promise<unknown>): Promise<{ error: unknown; ms: nu
 };
 
 describe('S3 store: object store outage', () => {
-  let s3: TestS3;
-  let proxy: ConditionalProxy;
+  let s3: TestS3Behind;
   let a: Store;
   let b: Store;
   const logA = capture();
 
   beforeAll(async () => {
-    s3 = await startS3();
-    proxy = await startConditionalProxy(s3.endpoint);
-    process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
+    s3 = await startS3Behind();
     const open = (logger: pino.Logger) =>
-      openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix: 'outage/', logger, pollIntervalMs: 200 });
+      openS3Store({ bucket: s3.bucket, endpoint: s3.proxy.endpoint, prefix: 'outage/', logger, pollIntervalMs: 200 });
     a = await open(logA.logger);
     b = await open(pino({ level: 'silent' }));
   });
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close()]);
-    await proxy?.close();
     await s3?.stop();
   });
 
@@ -103,7 +97,7 @@ describe('S3 store: object store outage', () => {
     await s3.stopServer();
     try {
       const { error, ms } = await failure(
-        openS3Store({ bucket: s3.bucket, endpoint: proxy.endpoint, prefix: 'outage/', logger: pino({ level: 'silent' }) }),
+        openS3Store({ bucket: s3.bucket, endpoint: s3.proxy.endpoint, prefix: 'outage/', logger: pino({ level: 'silent' }) }),
       );
       expect((error as ServiceError).code).toBe('UNAVAILABLE');
       expect(ms).toBeLessThan(3000);

@@ -1,4 +1,5 @@
-import { ServiceError, unavailable } from '../../domain/errors.ts';
+import { type ServiceError, unavailable } from '../../domain/errors.ts';
+import { outcomeUnknown } from '../../domain/outcome-unknown.ts';
 
 /**
  * Rejects with UNAVAILABLE if `work` has not settled within `ms`. A refused connection fails
@@ -128,15 +129,6 @@ export class WriteGuard {
     cancelQuery(running.query);
   }
 }
-
-/**
- * The 503 of a write that may have been stored: marked `details: [{ field: 'outcome', message:
- * 'unknown' }]` and sent without Retry-After, so a client does not resend it blindly (a second
- * outcome report would count twice, a compare-and-set retry would conflict with its own write).
- * The caller reads the entry to learn what happened.
- */
-export const outcomeUnknown = (message: string): ServiceError =>
-  new ServiceError('UNAVAILABLE', message, { details: [{ field: 'outcome', message: 'unknown' }] });
 
 export interface GuardedWrite {
   /** performance.now() by which the write must be answered. */

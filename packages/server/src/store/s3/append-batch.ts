@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Entry } from '../../domain/entry.ts';
-import { VersionConflict, unavailable } from '../../domain/errors.ts';
+import { ServiceError, VersionConflict, unavailable } from '../../domain/errors.ts';
+import { outcomeUnknown } from '../../domain/outcome-unknown.ts';
 import type { BatchItem } from '../../ports/store.ts';
 import { BATCH_DEADLINE, BATCH_DEADLINE_MS, BATCH_ID, type BatchMarkers } from './batch-markers.ts';
+import { UnsettledCreate } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
 import { addressHash } from './object-keys.ts';
 import { HistoryGone, type VersionObjects } from './version-objects.ts';
@@ -54,7 +56,7 @@ export const writeBatch = async (
       outage = error;
     }
     if (gone === -1 && outage === null) {
-      if ((await markers.decide(id, 'committed')) === 'committed') return bodies.map((body) => JSON.parse(body) as Entry);
+      if ((await commit(markers, id)) === 'committed') return bodies.map((body) => JSON.parse(body) as Entry);
       throw unavailable('the batch was aborted before it committed (it took too long, or a forget took its entries); nothing was written');
     }
   }
@@ -68,6 +70,29 @@ export const writeBatch = async (
   if (gone !== -1) throw new HistoryGone(await versions.newest(hashes[gone] as string, 0), gone);
   const item = items[lost] as BatchItem;
   throw new VersionConflict(await versions.newest(hashes[lost] as string, item.expectedHead), lost);
+};
+
+/**
+ * Creates the batch's marker as committed: the batch's commit point. When that put fails after
+ * it may have been sent (its answer lost: a timeout, a dropped connection, a 5xx), the batch is
+ * settled by trying once to abort it, which the same `If-None-Match: *` arbitrates: an abort that
+ * lands means the commit never did and never will (nothing stored: a plain 503 the client may
+ * resend); a committed marker found means it did. The aborted versions are left in place (a
+ * reader may already pass over them to the next slot). Only when the bucket answers neither is
+ * the outcome unknown.
+ */
+const commit = async (markers: BatchMarkers, id: string): Promise<'committed' | 'aborted'> => {
+  try {
+    return await markers.decide(id, 'committed');
+  } catch (error) {
+    // Any other outage proves the commit's put never got through: nothing is stored.
+    if (error instanceof ServiceError && !(error instanceof UnsettledCreate)) throw error;
+    try {
+      return await markers.decide(id, 'aborted');
+    } catch {
+      throw outcomeUnknown(`the batch's commit marker was sent and not answered, nor could the batch be settled since; its outcome is unknown`, error);
+    }
+  }
 };
 
 /** The stored version an item builds on: its number, and its written_at when known. */

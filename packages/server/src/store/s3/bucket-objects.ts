@@ -9,10 +9,28 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { isConditionalConflict, isMissingObject, isPreconditionFailed, retried, s3Unavailable } from './s3-client.ts';
+import { ServiceError } from '../../domain/errors.ts';
+import { isConditionalConflict, isMissingObject, isPreconditionFailed, mayHaveLanded, retried, s3Unavailable } from './s3-client.ts';
+
+/** The deadline of the one read that tries to settle a create whose answer was lost (create). */
+const SETTLE_READ_MS = 1000;
 
 /** Object metadata naming the call that created it (see create). */
 const WRITE_ID = 'cairn-write-id';
+
+/**
+ * A create (`If-None-Match: *`) that failed after it was sent (a timeout, a dropped connection,
+ * a 5xx) and that one read afterwards could not settle: the object may exist, or may still be
+ * created by the request in flight. The same 503 as any outage, so callers for whom the create
+ * is not a write's commit point need do nothing; those for whom it is answer the write's outcome
+ * as unknown (S3Store.append).
+ */
+export class UnsettledCreate extends ServiceError {
+  constructor(base: ServiceError) {
+    super(base.code, base.message, { retryAfter: base.retryAfter, cause: base.cause });
+    this.name = 'UnsettledCreate';
+  }
+}
 
 export interface ReadOptions {
   /** Overrides the client's short request timeout, for large objects (snapshots). */
@@ -100,9 +118,9 @@ export class BucketObjects {
    * The object's user metadata, when it was last written, by the bucket's clock (to the
    * second: it comes in an HTTP date), and its ETag; or null when it does not exist.
    */
-  async stat(key: string): Promise<{ metadata: Record<string, string>; modifiedAt: Date | null; etag: string | null } | null> {
+  async stat(key: string, options: ReadOptions = {}): Promise<{ metadata: Record<string, string>; modifiedAt: Date | null; etag: string | null } | null> {
     try {
-      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }), httpOptions(options));
       return { metadata: out.Metadata ?? {}, modifiedAt: out.LastModified ?? null, etag: out.ETag ?? null };
     } catch (error) {
       if (isMissingObject(error)) return null;
@@ -119,15 +137,28 @@ export class BucketObjects {
    */
   async create(key: string, body: string, metadata: Record<string, string> = {}): Promise<'created' | 'exists' | 'busy'> {
     const writeId = randomUUID();
+    const command = new PutObjectCommand({ ...putInput(this.bucket, key, body), IfNoneMatch: '*', Metadata: { ...metadata, [WRITE_ID]: writeId } });
+    const attempts = recordAttempts(command);
     try {
-      await this.client.send(
-        new PutObjectCommand({ ...putInput(this.bucket, key, body), IfNoneMatch: '*', Metadata: { ...metadata, [WRITE_ID]: writeId } }),
-      );
+      await this.client.send(command);
       return 'created';
     } catch (error) {
-      if (isPreconditionFailed(error)) return (await this.head(key))?.[WRITE_ID] === writeId ? 'created' : 'exists';
+      if (isPreconditionFailed(error)) {
+        const found = await this.head(key).catch((failed: unknown) => {
+          // An earlier attempt may be the object that refused this one: unknown whose it is.
+          throw attempts.some(mayHaveLanded) && failed instanceof ServiceError ? new UnsettledCreate(failed) : failed;
+        });
+        return found?.[WRITE_ID] === writeId ? 'created' : 'exists';
+      }
       if (isConditionalConflict(error)) return 'busy';
-      throw s3Unavailable(error, 'PutObject');
+      const failed = s3Unavailable(error, 'PutObject');
+      // No attempt got through: nothing was stored, a plain outage.
+      if (!attempts.some(mayHaveLanded)) throw failed;
+      // One read settles it when the object is there: ours (a write id of this call), or another
+      // writer's, which refuses ours whenever it lands. Absent, ours may still be in flight.
+      const found = await this.stat(key, { timeoutMs: SETTLE_READ_MS }).then((stat) => stat?.metadata ?? null, () => null);
+      if (found) return found[WRITE_ID] === writeId ? 'created' : 'exists';
+      throw new UnsettledCreate(failed);
     }
   }
 
@@ -236,6 +267,28 @@ export class BucketObjects {
     }
   }
 }
+
+/**
+ * Collects the error of each attempt of `command` (the SDK retries it: the error it throws is
+ * only the last attempt's), to tell whether any attempt may have been carried out.
+ */
+const recordAttempts = (command: PutObjectCommand): unknown[] => {
+  const errors: unknown[] = [];
+  command.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        errors.push(error);
+        throw error;
+      }
+    },
+    // Below the retry middleware (finalizeRequest), above the deserializer: once per attempt,
+    // seeing S3's error answers as well as network failures.
+    { step: 'deserialize', priority: 'high', name: 'cairnAttemptErrors' },
+  );
+  return errors;
+};
 
 const putInput = (bucket: string, key: string, body: string) => ({
   Bucket: bucket,

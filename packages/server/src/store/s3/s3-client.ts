@@ -81,3 +81,20 @@ export const s3Unavailable = (error: unknown, what: string): ServiceError => {
   const message = typeof s.message === 'string' && s.message ? `: ${s.message}` : '';
   return unavailable(`object store ${what} failed (${reason || 'unknown error'})${message}`, error);
 };
+
+/** Connection failures that prove the request never reached the server. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * Whether one attempt of a write may have been carried out although it failed: a timeout or a
+ * connection dropped once the request was sent, or a 5xx (the server may have stored the object
+ * and then failed). A 4xx, or a connection that was never made, proves nothing was stored.
+ */
+export const mayHaveLanded = (error: unknown): boolean => {
+  const status = httpStatus(error);
+  if (status !== undefined) return status >= 500;
+  const s = shape(error);
+  if (typeof s.code === 'string' && NOT_SENT_CODES.has(s.code)) return false;
+  // The SDK's connectionTimeout: the socket never connected.
+  return !(typeof s.message === 'string' && s.message.includes('without establishing a connection'));
+};

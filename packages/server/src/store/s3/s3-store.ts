@@ -16,7 +16,8 @@ import { type FollowsCheck, writeBatch } from './append-batch.ts';
 import { startsPrunedHistory } from '../pruned-history.ts';
 import { Announcer } from './announcer.ts';
 import type { BatchMarkers } from './batch-markers.ts';
-import type { BucketObjects } from './bucket-objects.ts';
+import { type BucketObjects, UnsettledCreate } from './bucket-objects.ts';
+import { outcomeUnknown } from '../../domain/outcome-unknown.ts';
 import type { ChangeFollower } from './change-follower.ts';
 import type { ChangeLogWriter } from './change-log-writer.ts';
 import type { WithdrawnVersion } from './change-window.ts';
@@ -165,7 +166,13 @@ export class S3Store implements Store {
     // the arbiter between replicas racing for N+1.
     const body = JSON.stringify(entry);
     const { versions } = this.parts;
-    const slot = await versions.create(hash, entry, body);
+    // The version object's create is the write's commit point: sent and unanswered, the write
+    // may be stored, and a client must not resend it blindly (outcomeUnknown).
+    const slot = await versions.create(hash, entry, body).catch((error: unknown) => {
+      throw error instanceof UnsettledCreate
+        ? outcomeUnknown(`${error.message}; the put that stores the version was sent and not answered, so the write's outcome is unknown`, error)
+        : error;
+    });
     if (slot === null) throw new VersionConflict(await versions.newest(hash, expectedHead));
     // Checked after the create, so that a forget elsewhere either finds ours when it lists
     // the entry or deletes version N before this check, which then withdraws ours. A check

@@ -20,12 +20,6 @@ export const damagedRow = (a: { namespace: unknown; entity_path: unknown; key: u
 export const headWithoutVersion = (a: { namespace: unknown; entity_path: unknown; key: unknown }, version: unknown): DamagedRowError =>
   new DamagedRowError(`the database is damaged: the head of entry ${named(a)} names version ${String(version)}, which cairn_versions does not hold`);
 
-/** Version rows newer than the entry's head (or with no head at all): a write the heads table lost. */
-export const versionsBeyondHead = (a: { namespace: unknown; entity_path: unknown; key: unknown }, newest: unknown, head: unknown): DamagedRowError =>
-  new DamagedRowError(
-    `the database is damaged: cairn_versions holds version ${String(newest)} of entry ${named(a)}, but ${head === null ? 'cairn_heads holds no head for it' : `its head in cairn_heads names version ${String(head)}`}`,
-  );
-
 /**
  * The schema is not the one this release migrates to: a table or column it needs is missing
  * (dropped by hand, a database restored without them), or the database was migrated by a newer

@@ -1,7 +1,7 @@
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import type { Sql } from './client.ts';
-import { ENTRY_COLUMNS, selectEntryColumns, textArrayLiteral } from './entry-row.ts';
-import { type CheckedHeadRow, checkedHead, readHead } from './read-entries.ts';
+import { type EntryRow, rowToEntry, selectEntryColumns, textArrayLiteral } from './entry-row.ts';
+import { readHead } from './read-entries.ts';
 import { StatementBatcher } from './statement-batcher.ts';
 
 /** Addresses per statement. */
@@ -10,33 +10,21 @@ const MAX_BATCH = 64;
 const COLUMNS = selectEntryColumns('v');
 
 /**
- * Many heads in one statement: one walk of the versions primary key per address, beside its
- * heads row, as readHead does for one. `i` is each address's place in the arrays, so rows find
- * their callers; each is checked against its head (checkedHead).
+ * Many heads in one statement: one walk of the versions primary key per address, as readHead
+ * does for one. `i` is each address's place in the arrays, so rows find their callers.
  */
-const readHeads = async (sql: Sql, addresses: readonly EntryAddress[]): Promise<(Entry | null | Promise<Entry | null>)[]> => {
-  const rows = await sql<(CheckedHeadRow & { i: string })[]>`
-    select a.i, h.version as head_version, ${sql.unsafe(COLUMNS)}
+const readHeads = async (sql: Sql, addresses: readonly EntryAddress[]): Promise<(Entry | null)[]> => {
+  const rows = await sql<(EntryRow & { i: string })[]>`
+    select a.i, ${sql.unsafe(COLUMNS)}
       from unnest(${textArrayLiteral(addresses.map((a) => a.namespace))}::text[],
                   ${textArrayLiteral(addresses.map((a) => a.entity_path))}::text[],
                   ${textArrayLiteral(addresses.map((a) => a.key))}::text[]) with ordinality as a(namespace, entity_path, key, i)
-      left join cairn_heads h on h.namespace = a.namespace and h.entity_path = a.entity_path and h.key = a.key
-      left join lateral (
-        select ${sql.unsafe(ENTRY_COLUMNS.join(', '))} from cairn_versions v
+      cross join lateral (
+        select * from cairn_versions v
          where v.namespace = a.namespace and v.entity_path = a.entity_path and v.key = a.key
-         order by v.version desc limit 1) v on true`;
-  const found: (Entry | null | Promise<Entry | null>)[] = addresses.map(() => null);
-  for (const row of rows) {
-    const at = Number(row.i) - 1;
-    try {
-      found[at] = checkedHead(addresses[at] as EntryAddress, row);
-    } catch (error) {
-      // Damage fails the read of that address alone, not the others sharing the statement.
-      const failed = Promise.reject(error);
-      failed.catch(() => {});
-      found[at] = failed;
-    }
-  }
+         order by v.version desc limit 1) v`;
+  const found: (Entry | null)[] = addresses.map(() => null);
+  for (const row of rows) found[Number(row.i) - 1] = rowToEntry(row);
   return found;
 };
 

@@ -20,11 +20,25 @@ const HINTS: Record<string, string> = {
   NETWORK: 'The Cairn server cannot be reached: tell the user it may be down.',
 };
 
-/** The hint of a 503 marked as damaged stored data (DAMAGED_DATA_DETAIL), which no wait cures. */
-const DAMAGED_HINT = 'Stored data this call needs is damaged: retrying will not help. Tell the user an operator must restore it from a backup (the request id finds it in the server log).';
+/**
+ * The hints of the two 503s that waiting does not cure, told apart by their `details` marker:
+ * damaged stored data (DAMAGED_DATA_DETAIL), and a write whose outcome is unknown, which a
+ * retry could store twice (an outcome counted twice, an if_version refused by its own write).
+ */
+const MARKED_HINTS: Array<{ field: string; message: string; hint: string }> = [
+  {
+    ...DAMAGED_DATA_DETAIL,
+    hint: 'Stored data this call needs is damaged: retrying will not help. Tell the user an operator must restore it from a backup (the request id finds it in the server log).',
+  },
+  {
+    field: 'outcome',
+    message: 'unknown',
+    hint: 'The write may or may not have been stored: read the entry (memory_read) to see before making it again; do not simply retry.',
+  },
+];
 
-const isDamage = (details: FieldIssue[] | undefined): boolean =>
-  (details ?? []).some((d) => d.field === DAMAGED_DATA_DETAIL.field && d.message === DAMAGED_DATA_DETAIL.message);
+const markedHint = (details: FieldIssue[] | undefined): string | undefined =>
+  MARKED_HINTS.find((m) => (details ?? []).some((d) => d.field === m.field && d.message === m.message))?.hint;
 
 /** A successful call: the operation's answer as JSON text (every client shows it) and as structured content. */
 export const toolSuccess = (result: Record<string, unknown>): CallToolResult => ({
@@ -70,6 +84,7 @@ export const toolFailure = (
     const id = failure?.requestId ?? requestId;
     throw new RpcError(ErrorCode.InternalError, `internal error in Cairn${id ? ` (request id ${id})` : ''}`);
   }
+  const hint = markedHint(failure.details) ?? HINTS[failure.code];
   const body = {
     error: {
       code: failure.code,
@@ -77,7 +92,7 @@ export const toolFailure = (
       ...(failure.details ? { details: failure.details } : {}),
       ...(failure.retryAfter !== undefined ? { retry_after_s: failure.retryAfter } : {}),
       ...(failure.requestId ? { request_id: failure.requestId } : {}),
-      ...(isDamage(failure.details) ? { hint: DAMAGED_HINT } : HINTS[failure.code] ? { hint: HINTS[failure.code] } : {}),
+      ...(hint ? { hint } : {}),
     },
   };
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };

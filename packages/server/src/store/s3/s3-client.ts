@@ -88,11 +88,12 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
 /**
  * Whether one attempt of a write may have been carried out although it failed: a timeout or a
  * connection dropped once the request was sent, or a 5xx (the server may have stored the object
- * and then failed). A 4xx, or a connection that was never made, proves nothing was stored.
+ * and then failed). A 4xx, a 503 (S3's SlowDown and its kind refuse a request before doing it),
+ * or a connection that was never made, proves nothing was stored.
  */
 export const mayHaveLanded = (error: unknown): boolean => {
   const status = httpStatus(error);
-  if (status !== undefined) return status >= 500;
+  if (status !== undefined) return status >= 500 && status !== 503;
   const s = shape(error);
   if (typeof s.code === 'string' && NOT_SENT_CODES.has(s.code)) return false;
   // The SDK's connectionTimeout: the socket never connected.

@@ -17,8 +17,11 @@ import { type CairnProcess, spawnCairn } from '../helpers/spawn-cairn.ts';
  * `lose` forwards the PUT and never answers it; `drop` closes the connection without forwarding
  * it; `pass` forwards it as usual. `lose-dark` and `drop-dark` do as `lose` and `drop`, and then
  * the bucket goes dark: nothing more is forwarded, and what was held is dropped once healed.
+ * `hold` keeps the PUT, unanswered, until a later `conflict`, which forwards the held PUT, then
+ * answers its own 409 ConditionalRequestConflict (as S3 does while a conditional PUT to the same
+ * key is in progress).
  */
-type Action = 'lose' | 'drop' | 'pass' | 'lose-dark' | 'drop-dark';
+type Action = 'lose' | 'drop' | 'pass' | 'lose-dark' | 'drop-dark' | 'hold' | 'conflict';
 
 interface FaultProxy {
   endpoint: string;
@@ -36,15 +39,21 @@ const startFaultProxy = async (upstream: string): Promise<FaultProxy> => {
   const counts = new Map<string, number>();
   let scripted: { part: string; actions: Action[] } | null = null;
   let dark = false;
-  const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, answer = true) => {
-    const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      if (!answer) return void up.resume();
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
+  let onHold: (() => Promise<void>) | null = null;
+  const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, answer = true): Promise<void> =>
+    new Promise((done) => {
+      const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+        up.on('end', () => done());
+        if (!answer) return void up.resume();
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      out.on('error', () => {
+        res.destroy();
+        done();
+      });
+      out.end(body);
     });
-    out.on('error', () => res.destroy());
-    out.end(body);
-  };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -55,9 +64,15 @@ const startFaultProxy = async (upstream: string): Promise<FaultProxy> => {
       if (dark) return void held.push(req.socket);
       const action = part === null ? 'pass' : (scripted?.actions.shift() ?? 'pass');
       if (action.endsWith('-dark')) dark = true;
-      if (action.startsWith('lose')) forward(req, res, body, false);
+      if (action === 'hold') onHold = () => forward(req, res, body, false);
+      else if (action === 'conflict') {
+        void (onHold ?? (() => Promise.resolve()))().then(() => {
+          res.writeHead(409, { 'content-type': 'application/xml' });
+          res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>ConditionalRequestConflict</Code><Message>A conflicting conditional operation is in progress</Message></Error>');
+        });
+      } else if (action.startsWith('lose')) void forward(req, res, body, false);
       else if (action.startsWith('drop')) req.socket.destroy();
-      else forward(req, res, body);
+      else void forward(req, res, body);
     });
   });
   server.on('connection', (s) => {
@@ -155,6 +170,15 @@ describe('S3: a write whose commit PUT went unanswered answers "outcome unknown"
     expectOutcomeUnknown(error);
     expect(sent).toBe(1);
     await expect(client.history({ entity_path: path, key: 'dropped', limit: 10 })).rejects.toMatchObject({ status: 404 });
+  }, 20_000);
+
+  it('a single write whose first PUT was held, then its retry met a 409 while the first landed: stored, its own write, not a conflict', async () => {
+    faults.script(ENTRIES, ['hold', 'conflict']);
+    const { error, sent } = await attempt(() => client.write({ entity_path: path, key: 'busy', value: { mine: true }, if_version: 0 }));
+    faults.heal();
+    expect(error).toBeNull();
+    expect(sent).toBe(1);
+    expect(await versionsOf('busy')).toEqual([[1, { mine: true }]]);
   }, 20_000);
 
   it('a batch whose commit marker was stored and both answers lost is settled by reading it back: 200, stored once', async () => {

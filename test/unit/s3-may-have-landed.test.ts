@@ -18,5 +18,8 @@ describe('whether a failed S3 write may still have been stored', () => {
     expect(mayHaveLanded(socket('ECONNREFUSED'))).toBe(false);
     expect(mayHaveLanded(socket('ENOTFOUND'))).toBe(false);
     expect(mayHaveLanded(Object.assign(new Error('Socket timed out without establishing a connection within 1000 ms'), { name: 'TimeoutError' }))).toBe(false);
+    // @smithy/node-http-handler 4.x's wording of the same connection timeout.
+    const connectTimeout = '@smithy/node-http-handler - the request socket did not establish a connection with the server within the configured timeout of 1000 ms.';
+    expect(mayHaveLanded(Object.assign(new Error(connectTimeout), { name: 'TimeoutError' }))).toBe(false);
   });
 });

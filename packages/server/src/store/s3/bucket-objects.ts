@@ -150,16 +150,26 @@ export class BucketObjects {
         });
         return found?.[WRITE_ID] === writeId ? 'created' : 'exists';
       }
-      if (isConditionalConflict(error)) return 'busy';
+      // Another conditional PUT to the key is in progress: another writer's (the caller tries
+      // again), or this call's own earlier attempt whose answer was lost, which only a read settles.
+      const busy = isConditionalConflict(error);
+      if (busy && !attempts.some(mayHaveLanded)) return 'busy';
       const failed = s3Unavailable(error, 'PutObject');
       // No attempt got through: nothing was stored, a plain outage.
       if (!attempts.some(mayHaveLanded)) throw failed;
-      // One read settles it when the object is there: ours (a write id of this call), or another
-      // writer's, which refuses ours whenever it lands. Absent, ours may still be in flight.
-      const found = await this.stat(key, { timeoutMs: SETTLE_READ_MS }).then((stat) => stat?.metadata ?? null, () => null);
-      if (found) return found[WRITE_ID] === writeId ? 'created' : 'exists';
-      throw new UnsettledCreate(failed);
+      return this.settle(key, writeId, failed);
     }
+  }
+
+  /**
+   * A create of `key` whose attempt may have landed unanswered: one read settles it when the
+   * object is there, ours (this call's write id) or another writer's, which refuses ours
+   * whenever it lands. Absent, ours may still be in flight: unsettled.
+   */
+  private async settle(key: string, writeId: string, failed: ServiceError): Promise<'created' | 'exists'> {
+    const found = await this.stat(key, { timeoutMs: SETTLE_READ_MS }).then((stat) => stat?.metadata ?? null, () => null);
+    if (found) return found[WRITE_ID] === writeId ? 'created' : 'exists';
+    throw new UnsettledCreate(failed);
   }
 
   async put(key: string, body: string, options: ReadOptions = {}, metadata: Record<string, string> = {}): Promise<void> {

@@ -96,6 +96,7 @@ export const mayHaveLanded = (error: unknown): boolean => {
   if (status !== undefined) return status >= 500 && status !== 503;
   const s = shape(error);
   if (typeof s.code === 'string' && NOT_SENT_CODES.has(s.code)) return false;
-  // The SDK's connectionTimeout: the socket never connected.
-  return !(typeof s.message === 'string' && s.message.includes('without establishing a connection'));
+  // The SDK's connectionTimeout: the socket never connected (worded so by @smithy/node-http-handler
+  // 4.x, "without establishing a connection" by earlier releases).
+  return !(typeof s.message === 'string' && /did not establish a connection|without establishing a connection/.test(s.message));
 };

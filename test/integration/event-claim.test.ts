@@ -82,6 +82,19 @@ describe('connector delivery claims', () => {
     expect((await cairn.call('GET', '/api/v1/entries/incidents/pagerduty/claims-PCLAIM2/incident-PCLAIM2')).status).toBe(404);
   });
 
+  it('waits on a live claim stamped by a replica whose clock runs slow, instead of writing too', async () => {
+    const d = pagerduty(incident('PCLAIM4'), 'triggered', Date.parse('2026-11-21T09:00:00Z'));
+    const id = deliveryId(d.body);
+    // Stamped 20 s ago by its own clock: stale by the stamp, but its writer is at work.
+    const at = new Date(Date.now() - STALE_CLAIM_MS - 5000).toISOString();
+    await cairn.server.store.putRecord(deliveries, id, { pending: true, claim: 'slow-clock-writer', at });
+    const written = [{ entity_path: 'incidents/pagerduty/claims-PCLAIM4', key: 'incident-PCLAIM4', version: 1, created: true }];
+    setTimeout(() => void cairn.server.store.putRecord(deliveries, id, { entries: written, at }), 500);
+    const res = await cairn.call('POST', '/api/v1/webhooks/pagerduty', d.body, signDelivery(d, secret));
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ duplicate: true, entries: written });
+  });
+
   it('writes the delivery when the claim it waited on is released by a writer that failed', async () => {
     const d = pagerduty(incident('PCLAIM3'), 'triggered', Date.parse('2026-11-21T09:00:00Z'));
     const id = deliveryId(d.body);

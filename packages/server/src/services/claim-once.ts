@@ -7,6 +7,14 @@ import type { RecordStore } from '../ports/records.ts';
  */
 export const STALE_CLAIM_MS = 15_000;
 
+/**
+ * How long a claim that looks stale by its own stamp is still waited on before it is taken
+ * over. The stamp is the claiming replica's clock: one running slow makes a live claim look
+ * stale at once, and without this grace a copy waiting on it would write as well. Only a write
+ * outlasting the grace on a replica whose clock is STALE_CLAIM_MS behind still writes twice.
+ */
+export const SKEW_GRACE_MS = 2_000;
+
 /** An id this delivery holds: complete it with what was written, or release it if nothing was. */
 export type Claim = { readonly collection: string; readonly id: string; readonly data: Record<string, unknown> };
 
@@ -28,7 +36,9 @@ const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export const claimOnce = async (records: RecordStore, now: () => number, collection: string, id: string): Promise<ClaimOutcome> => {
   const data = { pending: true, claim: randomUUID(), at: new Date(now()).toISOString() };
   let claimed = await records.createRecord(collection, id, data);
-  const started = Date.now();
+  // Since when this delivery has seen the claim it waits on (another claim restarts it).
+  let waitingOn: unknown = null;
+  let waitingSince = Date.now();
   for (let wait = 10; !claimed; wait = Math.min(wait * 2, 250)) {
     const seen = await records.getRecord(collection, id);
     if (seen === null) {
@@ -39,10 +49,17 @@ export const claimOnce = async (records: RecordStore, now: () => number, collect
       continue;
     }
     if (seen.data.pending !== true) return { seen: seen.data };
-    // Stale by the claim's own time, or by how long this delivery has waited (a claim stamped
-    // by a replica whose clock runs ahead would otherwise be waited on past its staleness).
-    const claimedAt = Date.parse(String(seen.data.at));
-    if (!(now() - claimedAt < STALE_CLAIM_MS) || Date.now() - started >= STALE_CLAIM_MS) {
+    if (seen.data.claim !== waitingOn) {
+      waitingOn = seen.data.claim;
+      waitingSince = Date.now();
+    }
+    // Stale by how long this delivery has waited on it (a claim stamped by a replica whose
+    // clock runs ahead would otherwise be waited on past its staleness), or by the claim's own
+    // stamp, once SKEW_GRACE_MS has shown it is not about to complete (a writer that died is
+    // taken over within seconds, so the provider's retry is written before it times out).
+    const waited = Date.now() - waitingSince;
+    const stampedStale = !(now() - Date.parse(String(seen.data.at)) < STALE_CLAIM_MS);
+    if (waited >= STALE_CLAIM_MS || (stampedStale && waited >= SKEW_GRACE_MS)) {
       claimed = await records.replaceRecord(collection, id, seen.data, data);
       continue;
     }

@@ -8,7 +8,7 @@ import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/obje
 import { createS3Client } from '../../packages/server/src/store/s3/s3-client.ts';
 import { filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
-import { connectHttp } from '../helpers/mcp.ts';
+import { connectHttp, connectLocalStdio } from '../helpers/mcp.ts';
 import { runCli } from '../helpers/run-cli.ts';
 
 /**
@@ -126,6 +126,33 @@ describe('damaged stored data answers 503, marked, on every backend', () => {
     // An export through the server meets it after the 200: cut short, counted, and the CLI exits 1.
     await expectExportRefusedByServer(cairn);
     await expectCounted(cairn, 3);
+  });
+
+  it('filesystem, through `cairn mcp` on the data directory: the same answer, with the id its log line carries', async () => {
+    const env = await fs.env();
+    const { cairn } = await start(env);
+    await write(cairn, 'rotten', 'the first version, soon rotten');
+    await write(cairn, 'rotten', 'the second version');
+    await cairn.close();
+    const dir = env.CAIRN_DATA_DIR as string;
+    const log = join(dir, (await readdir(dir)).find((f) => f.endsWith('.log')) as string);
+    const file = await open(log, 'r+');
+    try {
+      await file.write(Buffer.from('S'), 0, 1, (await readFile(log)).indexOf('soon rotten'));
+    } finally {
+      await file.close();
+    }
+    const stderr: string[] = [];
+    const mcp = await connectLocalStdio({ CAIRN_DATA_DIR: dir }, [], stderr);
+    clients.push(mcp);
+    const result = await mcp.callTool({ name: 'memory_history', arguments: { entity_path: 'damage/p', key: 'rotten' } });
+    const error = (result.structuredContent as { error: Record<string, unknown> }).error;
+    expect(error).toMatchObject({ code: 'UNAVAILABLE', details: [{ field: 'stored_data', message: 'damaged' }] });
+    expect(typeof error.request_id).toBe('string');
+    await expect.poll(() => stderr.join(''), { timeout: 5_000 }).toContain('stored data is damaged');
+    const logged = stderr.join('').split('\n').filter((l) => l.includes('stored data is damaged')).map((l) => JSON.parse(l));
+    expect(logged.map((l) => l.request_id)).toEqual([error.request_id]);
+    expect(stderr.join('')).not.toContain('MCP tool failed');
   });
 
   it('postgres: a version row of another shape', async () => {

@@ -100,9 +100,13 @@ class SharedDirectory implements StdioSession {
   }
 
   scopeOf(requestId: Parameters<StdioSession['scopeOf']>[0]): CallScope {
+    // One scope for the call (its id, its log lines) from whoever serves the directory now:
+    // the id a failed call's answer names is the one its log lines carry.
+    const first = { delegate: this.current, scope: this.current.session.scopeOf(requestId) };
+    const local = first.scope;
     const ops: Partial<MemoryOperations> = {};
-    for (const name of this.operations) (ops as Record<string, unknown>)[name] = (raw: unknown) => this.call(name, raw, requestId);
-    return { ops, onBug: (error) => this.current.session.scopeOf(requestId).onBug(error) };
+    for (const name of this.operations) (ops as Record<string, unknown>)[name] = (raw: unknown) => this.call(name, raw, requestId, first);
+    return { ops, ...(local.requestId === undefined ? {} : { requestId: local.requestId }), onBug: local.onBug, ...(local.onDamaged ? { onDamaged: local.onDamaged } : {}) };
   }
 
   async close(): Promise<void> {
@@ -111,11 +115,17 @@ class SharedDirectory implements StdioSession {
   }
 
   /** One call on whoever serves the directory now; if the owner went away, on the next one. */
-  private async call(name: OperationName, raw: unknown, requestId: Parameters<StdioSession['scopeOf']>[0]): Promise<unknown> {
+  private async call(
+    name: OperationName,
+    raw: unknown,
+    requestId: Parameters<StdioSession['scopeOf']>[0],
+    first: { delegate: Delegate; scope: CallScope },
+  ): Promise<unknown> {
     const deadline = Date.now() + OWNER_WAIT_MS;
     for (;;) {
       const delegate = this.current;
-      const run = delegate.session.scopeOf(requestId).ops[name] as (raw: unknown) => Promise<unknown>;
+      const scope = delegate === first.delegate ? first.scope : delegate.session.scopeOf(requestId);
+      const run = scope.ops[name] as (raw: unknown) => Promise<unknown>;
       try {
         return await run(raw);
       } catch (error) {

@@ -33,6 +33,7 @@ export const localSession = ({ deps, logger, serving, close }: LocalParts): Stdi
         ops: serviceOperations(deps, { requestId: id, namespace, agentId }),
         requestId: id,
         onBug: (error) => logger.error({ err: error, request_id: id }, 'MCP tool failed'),
+        onDamaged: (error) => logger.error({ err: error, request_id: id }, `stored data is damaged: ${error.message}`),
       };
     },
     banner: `serving ${serving} in this process (namespace ${namespace}, writing as ${agentId})`,

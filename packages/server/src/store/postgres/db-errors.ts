@@ -132,7 +132,9 @@ const isMissingSchema = (state: string | undefined): boolean => state === '42P01
  * an answer "unavailable; retry shortly" would hide them; every other failure as toServiceError.
  */
 export const storeError = (error: unknown, operation: string, logger: Logger): Error => {
-  if (error instanceof DamagedRowError || error instanceof SchemaMismatchError) {
+  // Damage is logged by whatever answers it, under its request id (http/errors.ts meetDamagedData).
+  if (error instanceof DamagedRowError) return error;
+  if (error instanceof SchemaMismatchError) {
     logger.error({ err: error, operation }, error.message);
     return error;
   }

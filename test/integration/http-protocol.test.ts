@@ -326,6 +326,16 @@ describe('HEAD, OPTIONS, repeated headers and secrets in the URL', () => {
     expect(fields.body.error.details).toEqual([{ field: 'namespace', message: 'is not a known field' }]);
     // Nor is JSON other than an object taken for nothing.
     expect((await cairn.call('POST', '/api/v1/connectors/github/disable', '[]', admin)).status).toBe(422);
+    expect((await cairn.call('POST', '/api/v1/connectors/github/disable', 'null', admin)).status).toBe(422);
+    // A chunked body of no bytes without a Content-Type, on DELETE and on the routes that take {}.
+    expect((await cairn.call('POST', '/api/v1/entries', { entity_path: 'empty', key: 'k2', value: 'v' }, admin)).status).toBe(201);
+    expect((await send('DELETE /api/v1/entries/empty/k2', 'Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n'))?.status).toBe(204);
+    expect((await send('POST /api/v1/connectors/github/disable', 'Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n'))?.status).toBe(200);
+    expect((await send('POST /api/v1/admin/retention/run', 'Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n'))?.status).toBe(200);
+    // And an empty body labelled JSON there too.
+    expect((await send('POST /api/v1/admin/retention/run', 'Content-Type: application/json\r\nContent-Length: 0\r\n\r\n'))?.status).toBe(200);
+    // Unlabelled bytes on a route that takes none are still a body.
+    expect((await send('DELETE /api/v1/entries/empty/k', 'Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n'))?.status).toBe(422);
   });
 
   it('keeps keys out of the log when sent in a query parameter of any key-like name, or anywhere in the URL', async () => {

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance, preParsingAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, onRequestAsyncHookHandler, preParsingAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
 import { z } from 'zod';
 import { validationFailed } from '../domain/errors.ts';
 import { parseInput } from '../domain/parse-input.ts';
@@ -50,14 +50,25 @@ export const bodyPolicyOf = (route: RouteParts): BodyPolicy => {
   return body instanceof z.ZodOptional ? 'optional' : 'required';
 };
 
+const TAKES_NOTHING: ReadonlySet<BodyPolicy> = new Set(['none', 'nothing-or-{}']);
+
 /** Whether a body of no bytes is no body on this route, rather than JSON that is not (json-body.ts). */
-export const emptyBodyIsNone = (route: RouteParts): boolean => bodyPolicyOf(route) === 'none';
+export const emptyBodyIsNone = (route: RouteParts): boolean => TAKES_NOTHING.has(bodyPolicyOf(route));
 
 /** Enforces each API route's BodyPolicy, from its definition, as the route is added. */
 export const enforceBodyPolicies = (app: FastifyInstance): void => {
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/api/v1/')) return;
     const policy = bodyPolicyOf(route);
+    if (TAKES_NOTHING.has(policy)) {
+      // A chunked body sent without a Content-Type (a proxy's lone `0` chunk on a DELETE) would
+      // be refused 415 before any hook sees whether it is empty: read it as JSON, so an empty one
+      // is no body (json-body.ts) and any other is refused as a body (below).
+      const unlabelled: onRequestAsyncHookHandler = async (request) => {
+        if (request.headers['content-type'] === undefined && request.headers['transfer-encoding'] !== undefined) request.headers['content-type'] = 'application/json';
+      };
+      route.onRequest = [...[route.onRequest ?? []].flat(), unlabelled];
+    }
     if (policy === 'none') {
       const refusal = () => validationFailed([{ field: 'body', message: `${route.method} ${route.url} takes no body; send none (its inputs are the URL and the query)` }]);
       const check: preParsingAsyncHookHandler = async (request, _reply, payload) => {
@@ -75,6 +86,7 @@ export const enforceBodyPolicies = (app: FastifyInstance): void => {
     } else if (policy === 'nothing-or-{}') {
       const check: preValidationAsyncHookHandler = async (request) => {
         if (request.body === undefined) return;
+        if (request.body === null) throw validationFailed([{ field: 'body', message: 'send {} or no body, not null' }]);
         parseInput(EMPTY_OBJECT, request.body);
         request.body = undefined;
       };

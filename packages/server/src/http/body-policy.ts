@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance, onRequestAsyncHookHandler, preParsingAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler, preParsingAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
 import { z } from 'zod';
 import { validationFailed } from '../domain/errors.ts';
 import { parseInput } from '../domain/parse-input.ts';
@@ -51,6 +51,8 @@ export const bodyPolicyOf = (route: RouteParts): BodyPolicy => {
 };
 
 const TAKES_NOTHING: ReadonlySet<BodyPolicy> = new Set(['none', 'nothing-or-{}']);
+/** Methods whose body fastify never reads (its own list). */
+const BODYLESS_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'TRACE']);
 
 /** Whether a body of no bytes is no body on this route, rather than JSON that is not (json-body.ts). */
 export const emptyBodyIsNone = (route: RouteParts): boolean => TAKES_NOTHING.has(bodyPolicyOf(route));
@@ -60,12 +62,14 @@ export const enforceBodyPolicies = (app: FastifyInstance): void => {
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/api/v1/')) return;
     const policy = bodyPolicyOf(route);
-    if (TAKES_NOTHING.has(policy)) {
+    if (TAKES_NOTHING.has(policy) && [route.method].flat().some((method) => !BODYLESS_METHODS.has(method))) {
       // A chunked body sent without a Content-Type (a proxy's lone `0` chunk on a DELETE) would
       // be refused 415 before any hook sees whether it is empty: read it as JSON, so an empty one
-      // is no body (json-body.ts) and any other is refused as a body (below).
-      const unlabelled: onRequestAsyncHookHandler = async (request) => {
+      // is no body (json-body.ts) and any other is refused as a body (below). Not on GET, whose
+      // body fastify never parses. A plain hook: it runs on every such request.
+      const unlabelled: onRequestHookHandler = (request, _reply, done) => {
         if (request.headers['content-type'] === undefined && request.headers['transfer-encoding'] !== undefined) request.headers['content-type'] = 'application/json';
+        done();
       };
       route.onRequest = [...[route.onRequest ?? []].flat(), unlabelled];
     }

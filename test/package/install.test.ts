@@ -68,10 +68,11 @@ describe('the packed packages', () => {
     expect((await readdir(join(alone, 'node_modules'))).filter((d) => !d.startsWith('.'))).toEqual(['cairn-memory-client']);
     const client = packs.find((p) => p.name === 'cairn-memory-client') as Packed;
     // The licence's text (11 kB) aside: the client's own code and declarations (80.3 kB with
-    // `withOptions` and `signal`, 5 December), with room for some more methods, not for a bundle.
+    // `withOptions` and `signal`, 5 December; 90.5 kB with `whoami`, links and the marked 503s,
+    // 6 December), with room for some more methods, not for a bundle (which would be hundreds).
     const licence = client.files.find((f) => f.path === 'LICENSE')?.size ?? 0;
     expect(licence).toBeGreaterThan(10_000);
-    expect(client.unpackedSize - licence).toBeLessThan(90_000);
+    expect(client.unpackedSize - licence).toBeLessThan(110_000);
   });
 
   it('the client type-checks in a strict TypeScript project with no Node types', async () => {

@@ -98,23 +98,27 @@ const expectDamageAnswer = async (
   await expectCounted(cairn, 2);
 };
 
+/** Two versions of `rotten`, then one byte of the first version's record changed in place (old versions stay on disk). */
+const rotFirstVersion = async (cairn: Cairn, dir: string): Promise<void> => {
+  await write(cairn, 'rotten', 'the first version, soon rotten');
+  await write(cairn, 'rotten', 'the second version');
+  const log = join(dir, (await readdir(dir)).find((f) => f.endsWith('.log')) as string);
+  const at = (await readFile(log)).indexOf('soon rotten');
+  expect(at).toBeGreaterThan(0);
+  const file = await open(log, 'r+');
+  try {
+    await file.write(Buffer.from('S'), 0, 1, at);
+  } finally {
+    await file.close();
+  }
+};
+
 describe('damaged stored data answers 503, marked, on every backend', () => {
   it('filesystem: an old version whose bytes in the log rotted', async () => {
     const env = await fs.env();
     const { cairn, lines } = await start(env);
-    await write(cairn, 'rotten', 'the first version, soon rotten');
-    await write(cairn, 'rotten', 'the second version');
-    // One bit of the first version's record flipped in place (the server keeps old versions on disk).
     const dir = env.CAIRN_DATA_DIR as string;
-    const log = join(dir, (await readdir(dir)).find((f) => f.endsWith('.log')) as string);
-    const at = (await readFile(log)).indexOf('soon rotten');
-    expect(at).toBeGreaterThan(0);
-    const file = await open(log, 'r+');
-    try {
-      await file.write(Buffer.from('S'), 0, 1, at);
-    } finally {
-      await file.close();
-    }
+    await rotFirstVersion(cairn, dir);
     await expectDamageAnswer(
       cairn,
       lines,
@@ -131,17 +135,9 @@ describe('damaged stored data answers 503, marked, on every backend', () => {
   it('filesystem, through `cairn mcp` on the data directory: the same answer, with the id its log line carries', async () => {
     const env = await fs.env();
     const { cairn } = await start(env);
-    await write(cairn, 'rotten', 'the first version, soon rotten');
-    await write(cairn, 'rotten', 'the second version');
-    await cairn.close();
     const dir = env.CAIRN_DATA_DIR as string;
-    const log = join(dir, (await readdir(dir)).find((f) => f.endsWith('.log')) as string);
-    const file = await open(log, 'r+');
-    try {
-      await file.write(Buffer.from('S'), 0, 1, (await readFile(log)).indexOf('soon rotten'));
-    } finally {
-      await file.close();
-    }
+    await rotFirstVersion(cairn, dir);
+    await cairn.close();
     const stderr: string[] = [];
     const mcp = await connectLocalStdio({ CAIRN_DATA_DIR: dir }, [], stderr);
     clients.push(mcp);

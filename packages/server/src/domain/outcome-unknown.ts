@@ -1,4 +1,7 @@
-import { ServiceError } from './errors.ts';
+import { type FieldIssue, ServiceError } from './errors.ts';
+
+/** The marker in `details` that tells a write whose outcome is unknown from an outage: a client must not resend it blindly. */
+export const OUTCOME_UNKNOWN_DETAIL: Readonly<FieldIssue> = Object.freeze({ field: 'outcome', message: 'unknown' });
 
 /**
  * The 503 of a write that may have been stored: marked `details: [{ field: 'outcome', message:
@@ -9,4 +12,4 @@ import { ServiceError } from './errors.ts';
  * commits a write was sent and its answer lost.
  */
 export const outcomeUnknown = (message: string, cause?: unknown): ServiceError =>
-  new ServiceError('UNAVAILABLE', message, { details: [{ field: 'outcome', message: 'unknown' }], cause });
+  new ServiceError('UNAVAILABLE', message, { details: [{ ...OUTCOME_UNKNOWN_DETAIL }], cause });

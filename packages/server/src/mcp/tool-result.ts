@@ -3,6 +3,7 @@ import { RpcError } from './rpc-error.ts';
 import { CairnError } from 'cairn-memory-client';
 import { DAMAGED_DATA_DETAIL, DamagedDataError, damagedDataAnswer } from '../domain/damaged-data.ts';
 import { type FieldIssue, ServiceError } from '../domain/errors.ts';
+import { OUTCOME_UNKNOWN_DETAIL } from '../domain/outcome-unknown.ts';
 
 /** JSON-RPC error code for a refused API key: the implementation-defined server-error range. */
 export const UNAUTHENTICATED_RPC_CODE = -32001;
@@ -31,8 +32,7 @@ const MARKED_HINTS: Array<{ field: string; message: string; hint: string }> = [
     hint: 'Stored data this call needs is damaged: retrying will not help. Tell the user an operator must restore it from a backup (the request id finds it in the server log).',
   },
   {
-    field: 'outcome',
-    message: 'unknown',
+    ...OUTCOME_UNKNOWN_DETAIL,
     hint: 'The write may or may not have been stored: read the entry (memory_read) to see before making it again; do not simply retry.',
   },
 ];

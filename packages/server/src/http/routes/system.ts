@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DAMAGED_DATA_DETAIL, DamagedDataError } from '../../domain/damaged-data.ts';
 import type { Store } from '../../ports/store.ts';
 import { VERSION } from '../../version.ts';
 import { errorBody } from '../error-body.ts';
@@ -76,6 +77,22 @@ export const systemRoutes: RoutePlugin = async (app, { store, metrics, drain, de
         await pingWithin(store, READY_TIMEOUT_MS);
         return { status: 'ready' as const, backend: store.backend };
       } catch (error) {
+        // Stored data the backend cannot use (on PostgreSQL, a table or column gone from the
+        // schema): not ready until an operator restores it, and no Retry-After, as for a
+        // request that meets it. The log says what is gone; the public answer does not.
+        if (error instanceof DamagedDataError) {
+          request.log.error({ err: error }, `readiness check failed: ${error.message}`);
+          return reply
+            .status(503)
+            .send(
+              errorBody(
+                'UNAVAILABLE',
+                `stored data the ${store.backend} backend needs is damaged or missing; an operator must restore it (the server log names what, under this request id)`,
+                request.id,
+                [{ ...DAMAGED_DATA_DETAIL }],
+              ),
+            );
+        }
         request.log.warn({ err: error }, 'readiness check failed');
         return reply
           .status(503)

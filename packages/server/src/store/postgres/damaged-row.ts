@@ -23,11 +23,10 @@ export const headWithoutVersion = (a: { namespace: unknown; entity_path: unknown
 /**
  * The schema is not the one this release migrates to: a table or column it needs is missing
  * (dropped by hand, a database restored without them), or the database was migrated by a newer
- * release. Retrying cannot help; an operator has to.
+ * release. Retrying cannot help; an operator has to. Met at start, the server refuses to start
+ * with it; met by a request (a table dropped or renamed under a running server), it is stored
+ * data the server cannot use, so it is answered as damage is (domain/damaged-data.ts: 503
+ * marked `stored_data: damaged`, no Retry-After, counted), its message naming what is missing
+ * in the log only, and /ready turns red until the schema is whole again (PostgresStore.ping).
  */
-export class SchemaMismatchError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'SchemaMismatchError';
-  }
-}
+export class SchemaMismatchError extends DamagedDataError {}

@@ -128,26 +128,28 @@ const isMissingSchema = (state: string | undefined): boolean => state === '42P01
 
 /**
  * What a store operation's failure leaves as: damage (DamagedRowError) and a schema this
- * release cannot use (SchemaMismatchError) as themselves, since a retry meets them again and
- * an answer "unavailable; retry shortly" would hide them; every other failure as toServiceError.
+ * release cannot use (SchemaMismatchError, itself damage: a table or column the server needs is
+ * gone) as themselves, since a retry meets them again and an answer "unavailable; retry
+ * shortly" would hide them; every other failure as toServiceError. Neither is logged here:
+ * whatever meets it logs it, a request under its id (http/errors.ts meetDamagedData), background
+ * work as its other failures.
  */
 export const storeError = (error: unknown, operation: string, logger: Logger): Error => {
-  // Damage is logged by whatever answers it, under its request id (http/errors.ts meetDamagedData).
-  if (error instanceof DamagedRowError) return error;
-  if (error instanceof SchemaMismatchError) {
-    logger.error({ err: error, operation }, error.message);
-    return error;
-  }
-  const state = sqlState(error);
-  if (isMissingSchema(state)) {
-    const { message } = asDriverError(error);
-    const mismatch = new SchemaMismatchError(
-      `the database schema is missing part of what this release needs (${operation}: ${typeof message === 'string' ? message : String(error)}): ` +
-        'its migrations were not applied, or a table or column was removed since; restore the database from a backup (Cairn does not make again what a recorded migration made)',
-      { cause: error },
-    );
-    logger.error({ err: error, operation, sqlState: state }, mismatch.message);
-    return mismatch;
-  }
-  return toServiceError(error, operation, logger);
+  if (error instanceof DamagedRowError || error instanceof SchemaMismatchError) return error;
+  const mismatch = schemaMismatch(error, operation);
+  return mismatch ?? toServiceError(error, operation, logger);
+};
+
+/**
+ * The SchemaMismatchError of a driver error that says a table or column is missing (SQLSTATE
+ * 42P01, 42703), naming it and what to do, or undefined for any other error.
+ */
+export const schemaMismatch = (error: unknown, operation: string): SchemaMismatchError | undefined => {
+  if (!isMissingSchema(sqlState(error))) return undefined;
+  const { message } = asDriverError(error);
+  return new SchemaMismatchError(
+    `the database schema is missing part of what this release needs (${operation}: ${typeof message === 'string' ? message : String(error)}): ` +
+      'its migrations were not applied, or a table or column was removed or renamed since; restore the database from a backup (Cairn does not make again what a recorded migration made)',
+    { cause: error },
+  );
 };

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { createClient, redactDsn } from './client.ts';
 import { storeError } from './db-errors.ts';
 import { migrate } from './migrate.ts';
+import { SchemaCheck } from './schema-check.ts';
 import { PostgresStore } from './postgres-store.ts';
 import { WriteFeed } from './write-feed.ts';
 
@@ -50,6 +51,8 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
   let feed: WriteFeed | undefined;
   try {
     const { vectors } = await migrate(sql, logger);
+    // The schema as migrated: readiness turns red when part of it goes (PostgresStore.ping).
+    const schema = await SchemaCheck.take(sql);
     feed = new WriteFeed(sql, logger, timeoutMs, {
       connect: () => createClient({ dsn: options.dsn, logger, max: 1, connectTimeoutS: options.connectTimeoutS ?? 3, statementTimeoutMs: timeoutMs + 5_000 }),
       ...(options.feedCheckMs === undefined ? {} : { checkMs: options.feedCheckMs }),
@@ -58,7 +61,7 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
     logger.info({ dsn: redactDsn(options.dsn), vectors }, 'postgres store ready');
     // Half the pool for append transactions leaves the rest to reads and the change feed.
     const writers = options.writers ?? Math.max(1, Math.floor(max / 2));
-    return new PostgresStore(sql, feed, { logger, vectors, timeoutMs, writers, probe });
+    return new PostgresStore(sql, feed, { logger, vectors, timeoutMs, writers, probe, schema });
   } catch (error) {
     await feed?.close();
     await probe.end({ timeout: 0 }).catch(() => {});

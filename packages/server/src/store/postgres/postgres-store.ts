@@ -19,6 +19,8 @@ import { boundLines, outsideTurn, turnDeadline } from '../../domain/turns.ts';
 import { listEntries } from './list-entries.ts';
 import { listEntriesAsOf } from './list-as-of.ts';
 import { SCHEMA_LOCK } from './migrate.ts';
+import { SchemaMismatchError } from './damaged-row.ts';
+import type { SchemaCheck } from './schema-check.ts';
 import { HeadReads } from './head-reads.ts';
 import { MAX_VERSION, readHeadsPage, readHistory, readVersion, readVersionAt } from './read-entries.ts';
 import * as records from './records.ts';
@@ -52,6 +54,8 @@ export class PostgresStore implements Store {
   private readonly sql: Sql;
   /** A connection of its own for ping(), outside the pool (see index.ts). */
   private readonly probe: Sql;
+  /** The schema as migrated, which ping() checks is still whole. */
+  private readonly schema: SchemaCheck;
   private readonly feed: WriteFeed;
   private readonly appends: AppendBatcher;
   private readonly heads: HeadReads;
@@ -64,9 +68,10 @@ export class PostgresStore implements Store {
   /** Operations under way, which close() lets finish. */
   private readonly running = new Set<Promise<unknown>>();
 
-  constructor(sql: Sql, feed: WriteFeed, options: { logger: Logger; vectors: boolean; timeoutMs: number; writers: number; probe: Sql }) {
+  constructor(sql: Sql, feed: WriteFeed, options: { logger: Logger; vectors: boolean; timeoutMs: number; writers: number; probe: Sql; schema: SchemaCheck }) {
     this.sql = sql;
     this.probe = options.probe;
+    this.schema = options.schema;
     this.appends = new AppendBatcher(sql, options.writers);
     this.heads = new HeadReads(sql, HEAD_READS_IN_FLIGHT, options.timeoutMs > 0 ? options.timeoutMs : Infinity);
     this.recordOps = new RecordOps(sql, RECORD_OPS_IN_FLIGHT, options.timeoutMs > 0 ? options.timeoutMs : Infinity);
@@ -166,9 +171,21 @@ export class PostgresStore implements Store {
     return this.run('compact', () => vacuumTables(this.sql), 0);
   }
 
+  /**
+   * Whether the database answers and still holds every table and column this server found once
+   * migrated: one catalog read on the probe's connection. A table or column gone (dropped or
+   * renamed under the running server) fails it with SchemaMismatchError, naming what is gone,
+   * so /ready turns red until it is back, as every request needing it fails meanwhile.
+   */
   ping(): Promise<void> {
     return this.run('ping', async () => {
-      await this.probe`select 1`;
+      const gone = await this.schema.missing(this.probe);
+      if (gone.length > 0) {
+        throw new SchemaMismatchError(
+          `the database schema lacks ${gone.join(', ')}, which this release needs: dropped or renamed since this server started (by hand, ` +
+            'a restore without it, a newer release\u2019s migration); restore the database from a backup, or rename it back',
+        );
+      }
     });
   }
 

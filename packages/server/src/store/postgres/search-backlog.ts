@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { schemaMismatch } from './db-errors.ts';
 import type { Embedder } from '../../ports/embedder.ts';
 import { embeddingText } from '../../search-rules/entry-text.ts';
 import type { Sql } from './client.ts';
@@ -245,7 +246,7 @@ export class EmbeddingBacklog {
         if (total > 0 && done > 0 && !routine) this.logger.info({ embedder: this.embedder.id, done }, 'embedding caught up');
       } catch (error) {
         const wait = Math.min(MAX_BACKOFF_MS, Math.max(backoff, retryAfterOf(error)));
-        this.logger.warn({ err: error, retry_ms: wait }, 'embedding failed; text search still serves these entries, retrying');
+        this.logger.warn({ err: schemaMismatch(error, 'embedding') ?? error, retry_ms: wait }, 'embedding failed; text search still serves these entries, retrying');
         await sleep(wait, undefined, { ref: false });
         backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
         continue;

@@ -7,8 +7,7 @@ import { passesFilter } from '../../search-rules/filter.ts';
 import { queryCeiling } from '../../search-rules/bm25.ts';
 import { type Sql, createClient } from './client.ts';
 import type { PostgresStore } from './postgres-store.ts';
-import { DamagedRowError } from './damaged-row.ts';
-import { toServiceError } from './db-errors.ts';
+import { storeError, toServiceError } from './db-errors.ts';
 import { EmbeddingBacklog } from './search-backlog.ts';
 import { SearchIndexer } from './search-indexer.ts';
 import { readVersions } from './search-rows.ts';
@@ -187,10 +186,10 @@ export class PostgresSearchIndex implements SearchIndex {
     try {
       return await work();
     } catch (error) {
-      // Damage (a version row of another shape) is answered as damage by the transports, as
-      // the store's reads are (db-errors.ts storeError), not as an outage to retry.
-      if (error instanceof DamagedRowError) throw error;
-      throw toServiceError(error, 'search', this.logger);
+      // Damage (a version row of another shape) and a table or column gone are answered as
+      // damage by the transports, as the store's reads are (db-errors.ts storeError), not as an
+      // outage to retry.
+      throw storeError(error, 'search', this.logger);
     }
   }
 }

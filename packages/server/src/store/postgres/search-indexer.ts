@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { schemaMismatch } from './db-errors.ts';
 import type { Entry } from '../../domain/entry.ts';
 import type { Embedder } from '../../ports/embedder.ts';
 import type { Store } from '../../ports/store.ts';
@@ -60,7 +61,7 @@ export class SearchIndexer {
     });
     const sweepLoop = async (): Promise<void> => {
       while (!this.closed) {
-        await this.sweep().catch((error: unknown) => this.o.logger.warn({ err: error }, 'search catch-up failed; retrying'));
+        await this.sweep().catch((error: unknown) => this.o.logger.warn({ err: schemaMismatch(error, 'search catch-up') ?? error }, 'search catch-up failed; retrying'));
         await sleep(SWEEP_EVERY_MS, undefined, { ref: false });
       }
     };
@@ -100,7 +101,7 @@ export class SearchIndexer {
         await this.write(batch, 'feed').catch((error: unknown) => {
           // The sweep picks up missing rows once the database answers again, and the embedding
           // backlog the vectors of rows the append already wrote.
-          this.o.logger.warn({ err: error, entries: batch.length }, 'search indexing failed; the next catch-up retries');
+          this.o.logger.warn({ err: schemaMismatch(error, 'search indexing') ?? error, entries: batch.length }, 'search indexing failed; the next catch-up retries');
           this.o.onUnembedded();
         });
       }

@@ -5,6 +5,7 @@ import type { Entry } from '../../domain/entry.ts';
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { Sql } from './client.ts';
 import { withDeadline } from './deadline.ts';
+import { schemaMismatch } from './db-errors.ts';
 import { FORGET_CHANNEL, forgetsAfter, maxForgetSeq } from './forget.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
@@ -313,7 +314,8 @@ export class WriteFeed {
         return await work();
       } catch (error) {
         if (this.closed) return;
-        if (attempt === 1) this.logger.warn({ err: error }, 'change feed cannot read from the database; retrying');
+        // A table or column gone says so, and what to do, rather than the driver's bare text.
+        if (attempt === 1) this.logger.warn({ err: schemaMismatch(error, 'change feed') ?? error }, 'change feed cannot read from the database; retrying');
         await sleep(RETRY_MS);
       }
     }

@@ -89,12 +89,16 @@ describe('deploy/docker-compose.yml', () => {
     expect(api.healthcheck?.test.join(' ')).toContain('/health');
   });
 
-  it('runs the Cortex from the same image with no inbound port, checked by cairn cortex --health every 30 s', () => {
+  it('runs the Cortex from the same image, its metrics port on the compose network only, checked by cairn cortex --health every 30 s', () => {
     const cortex = service('cortex');
     expect(cortex.image).toBe(service('cairn').image);
     expect(cortex.command).toEqual(['cortex']);
     expect(cortex.ports).toBeUndefined();
-    expect(cortex.expose).toBeUndefined();
+    // /metrics and /health for a Prometheus on the same network; not published on the host.
+    expect(cortex.expose).toEqual(['9464']);
+    expect(cortex.environment?.CAIRN_CORTEX_METRICS_PORT).toBe('9464');
+    expect(parseConfig(cortex.environment ?? {}).cortexMetricsPort).toBe(9464);
+    expect(service('cairn').environment).not.toHaveProperty('CAIRN_CORTEX_METRICS_PORT');
     expect(cortex.healthcheck).toEqual({ test: ['CMD', 'cairn', 'cortex', '--health'], interval: '30s', timeout: '5s', retries: 3, start_period: '30s' });
   });
 

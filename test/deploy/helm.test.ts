@@ -242,11 +242,32 @@ describe.runIf(haveHelm || process.env.CI)('deploy/helm/cairn rendered by helm',
     const cortex = find(objects, 'Deployment', 'rel-cairn-cortex');
     expect(cortex.spec?.replicas).toBe(1);
     expect(container(cortex).args).toEqual(['cortex']);
-    expect(container(cortex).ports).toBeUndefined();
-    for (const probe of [container(cortex).livenessProbe, container(cortex).readinessProbe]) {
+    // Its metrics port (cortex.metrics, on by default): scraped through the pod annotations.
+    expect(container(cortex).ports).toEqual([{ name: 'metrics', containerPort: 9464, protocol: 'TCP' }]);
+    expect(envOf(cortex)).toMatchObject({ CAIRN_HOST: '0.0.0.0', CAIRN_CORTEX_METRICS_PORT: '9464' });
+    expect(pod(cortex).metadata).toMatchObject({ annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9464', 'prometheus.io/path': '/metrics' } });
+    expect(container(cortex).livenessProbe).toMatchObject({ httpGet: { path: '/health', port: 'metrics' } });
+    expect(container(cortex).readinessProbe).toMatchObject({ exec: { command: ['cairn', 'cortex', '--health'] }, periodSeconds: 30, timeoutSeconds: 5, failureThreshold: 3 });
+    expect(container(cortex).resources).toEqual({ requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } });
+  });
+
+  it('cortex.metrics: the port and annotations render as set; disabled, no port and the exec check as both probes', async () => {
+    const moved = find(await render({ 'cortex.metrics.port': 9100 }), 'Deployment', 'rel-cairn-cortex');
+    expect(container(moved).ports).toEqual([{ name: 'metrics', containerPort: 9100, protocol: 'TCP' }]);
+    expect(envOf(moved)).toMatchObject({ CAIRN_CORTEX_METRICS_PORT: '9100' });
+    expect(pod(moved).metadata).toMatchObject({ annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9100', 'prometheus.io/path': '/metrics' } });
+    expect(parseConfig(envOf(moved)).cortexMetricsPort).toBe(9100);
+    // The S3 backend's Cortex deployment too.
+    const s3 = find(await render({ 'storage.backend': 's3', 's3.bucket': 'b1' }), 'Deployment', 'rel-cairn-cortex');
+    expect(container(s3).ports).toEqual([{ name: 'metrics', containerPort: 9464, protocol: 'TCP' }]);
+
+    const off = find(await render({ 'cortex.metrics.enabled': false }), 'Deployment', 'rel-cairn-cortex');
+    expect(container(off).ports).toBeUndefined();
+    expect(envOf(off)).not.toHaveProperty('CAIRN_CORTEX_METRICS_PORT');
+    expect((pod(off).metadata as { annotations?: Record<string, string> }).annotations ?? {}).not.toHaveProperty(['prometheus.io/scrape']);
+    for (const probe of [container(off).livenessProbe, container(off).readinessProbe]) {
       expect(probe).toMatchObject({ exec: { command: ['cairn', 'cortex', '--health'] }, periodSeconds: 30, timeoutSeconds: 5, failureThreshold: 3 });
     }
-    expect(container(cortex).resources).toEqual({ requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } });
   });
 
   it('postgres external: no database of its own, the given DSN in the Secret', async () => {

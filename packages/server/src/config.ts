@@ -9,6 +9,8 @@ export interface ConfigFlags {
   port?: string | number;
   host?: string;
   dataDir?: string;
+  /** `cairn cortex --metrics-port`. */
+  cortexMetricsPort?: string | number;
 }
 
 /** An address webhook paths can follow: no query, fragment or credentials of its own. */
@@ -35,6 +37,15 @@ const BaseEnv = z.object({
   ),
   CAIRN_NAMESPACE: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { error: 'expected letters, digits, ".", "_" or "-"' }).default('default'),
   CAIRN_CORTEX_DEBOUNCE_MS: integer(0, 3_600_000, 3000),
+  // Unset (the default): `cairn cortex` opens no port.
+  CAIRN_CORTEX_METRICS_PORT: optionalText.pipe(
+    z.coerce
+      .number<string>({ error: 'expected a port number 1–65535' })
+      .int({ error: 'expected a port number 1–65535' })
+      .min(1, { error: 'expected a port number 1–65535' })
+      .max(65535, { error: 'expected a port number 1–65535' })
+      .optional(),
+  ),
   CAIRN_RATE_LIMIT_RPM: integer(0, 100_000_000, 6000),
   CAIRN_MAX_CONCURRENT: integer(1, 1_000_000, 1024),
   // At least a second: Node looks for late requests once a second (http/request-timeout.ts).
@@ -74,6 +85,8 @@ const settingsOf = (e: z.output<typeof BaseEnv>, env: Record<string, string | un
   publicUrl: e.CAIRN_PUBLIC_URL?.replace(/\/+$/, ''),
   namespace: e.CAIRN_NAMESPACE,
   cortexDebounceMs: e.CAIRN_CORTEX_DEBOUNCE_MS,
+  /** Where `cairn cortex` serves /metrics and /health (on CAIRN_HOST); unset, it opens no port. */
+  cortexMetricsPort: e.CAIRN_CORTEX_METRICS_PORT,
   rateLimitRpm: e.CAIRN_RATE_LIMIT_RPM,
   /** Requests in flight beyond which the server answers 503. */
   maxConcurrent: e.CAIRN_MAX_CONCURRENT,
@@ -151,6 +164,7 @@ export const parseConfig = (env: Record<string, string | undefined>, flags: Conf
   if (flags.port !== undefined) merged.CAIRN_PORT = String(flags.port);
   if (flags.host !== undefined) merged.CAIRN_HOST = flags.host;
   if (flags.dataDir !== undefined) merged.CAIRN_DATA_DIR = flags.dataDir;
+  if (flags.cortexMetricsPort !== undefined) merged.CAIRN_CORTEX_METRICS_PORT = String(flags.cortexMetricsPort);
   // Empty variables count as unset, as a shell user expects from `CAIRN_X= cairn serve`.
   for (const [k, v] of Object.entries(merged)) if (v === '') delete merged[k];
 

@@ -1,11 +1,14 @@
 import type { Command } from 'commander';
-import { ConfigError, type Config, parseConfig } from '../config.ts';
+import { ConfigError, type Config, type ConfigFlags, parseConfig } from '../config.ts';
 import { cortexHealth } from '../cortex/health.ts';
 import { startCortex } from '../cortex/start-cortex.ts';
 import { redactCredentials } from '../domain/redact-credentials.ts';
+import { registerCortexMetrics } from '../http/cortex-metrics.ts';
 import { createLogger } from '../http/logger.ts';
+import { createProcessMetrics } from '../http/metrics.ts';
 import { writeKnownLink } from '../services/write-known-link.ts';
 import { capabilitiesOf, openBackend, sharedBackends } from '../store/backends.ts';
+import { type CortexMetricsServer, serveCortexMetrics } from './cortex-metrics-server.ts';
 
 const notShared = (backend: string): string =>
   `cairn cortex: the ${backend} backend keeps its data inside the one server process that owns it, ` +
@@ -13,9 +16,9 @@ const notShared = (backend: string): string =>
   `For a separate worker, use a backend shared across replicas: ${sharedBackends().join(' or ')}.\n`;
 
 /** The configuration, or exit `code` saying what is wrong with it. */
-const configOrExit = (code: number): Readonly<Config> => {
+const configOrExit = (code: number, flags: ConfigFlags = {}): Readonly<Config> => {
   try {
-    return parseConfig(process.env);
+    return parseConfig(process.env, flags);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`cairn: ${error.message}\n`);
@@ -35,7 +38,11 @@ const health = async (config: Config): Promise<never> => {
   process.exit(verdict.ok ? 0 : 1);
 };
 
-/** `cairn cortex`: the worker alone, standing by until it holds the lease, until SIGTERM/SIGINT. */
+/**
+ * `cairn cortex`: the worker alone, standing by until it holds the lease, until SIGTERM/SIGINT.
+ * With CAIRN_CORTEX_METRICS_PORT (or --metrics-port) it also serves /metrics and /health on
+ * CAIRN_HOST; the port is taken first, so one that cannot be had exits 2 before anything opens.
+ */
 const run = async (config: Config): Promise<void> => {
   if (!capabilitiesOf(config.storage).sharedAcrossReplicas) {
     process.stderr.write(notShared(config.storage.backend));
@@ -43,27 +50,49 @@ const run = async (config: Config): Promise<void> => {
   }
   const logger = createLogger(config.logLevel);
   const exit = (code: number) => logger.flush(() => process.exit(code));
+  const metrics = createProcessMetrics();
+  let running = false;
+  let port: CortexMetricsServer | null = null;
+  if (config.cortexMetricsPort !== undefined) {
+    try {
+      port = await serveCortexMetrics(metrics, config.host, config.cortexMetricsPort, () => running);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      process.stderr.write(`cairn: ${error.message}\n`);
+      exit(2);
+      return;
+    }
+  }
   let backend;
   try {
     backend = await openBackend(config.storage, logger);
   } catch (error) {
     logger.fatal({ err: error }, `cannot start: ${redactCredentials((error as Error).message)}`);
+    await port?.close();
     exit(1);
     return;
   }
   const { store } = backend;
   const worker = await startCortex(config, backend, store, logger, (ns, known) => writeKnownLink({ store, now: Date.now }, ns, known));
-  logger.info({ worker_id: worker.id, backend: backend.name }, 'cairn cortex is running');
+  registerCortexMetrics(metrics, worker);
+  running = true;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  logger.info({ worker_id: worker.id, backend: backend.name, ...(port ? { metrics_url: `http://${host}:${port.port}/metrics` } : {}) }, 'cairn cortex is running');
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return exit(1);
     stopping = true;
+    running = false;
     logger.info({ signal }, 'cortex shutting down');
     setTimeout(() => exit(1), 15_000).unref();
-    void worker.stop().then(() => store.close()).then(() => exit(0), (error: unknown) => {
-      logger.error({ err: error }, 'cortex shutdown failed');
-      exit(1);
-    });
+    void worker
+      .stop()
+      .then(() => store.close())
+      .then(() => port?.close())
+      .then(() => exit(0), (error: unknown) => {
+        logger.error({ err: error }, 'cortex shutdown failed');
+        exit(1);
+      });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
@@ -74,9 +103,10 @@ export const registerCortexCommand = (program: Command): void => {
     .command('cortex')
     .description('run the Cortex worker alone, on a backend shared across replicas (otherwise: `cairn serve --with-cortex`)')
     .option('--health', 'exit 0 if the active Cortex worker\'s heartbeat is fresh and it has not been failing for more than 5 minutes, 1 otherwise')
-    .action(async (options: { health?: boolean }) => {
+    .option('--metrics-port <port>', 'serve GET /metrics (Prometheus) and GET /health on this port of CAIRN_HOST (CAIRN_CORTEX_METRICS_PORT; default: no port)')
+    .action(async (options: { health?: boolean; metricsPort?: string }) => {
       // A health check's 2 is reserved to Docker: a configuration it cannot read is unhealthy (1).
-      const config = configOrExit(options.health ? 1 : 2);
+      const config = configOrExit(options.health ? 1 : 2, options.metricsPort === undefined ? {} : { cortexMetricsPort: options.metricsPort });
       if (options.health) await health(config);
       else await run(config);
     });

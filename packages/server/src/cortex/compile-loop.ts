@@ -44,6 +44,10 @@ export interface LoopOptions {
   flushEvents: () => Promise<void>;
   /** Told of every failed attempt (the worker counts them for /metrics). */
   onFailure?: () => void;
+  /** Told of every compile that worked (the worker counts them for /metrics). */
+  onCompiled?: () => void;
+  /** Told of every read of the forget journal that failed (the worker counts them for /metrics). */
+  onJournalFailure?: () => void;
 }
 
 /**
@@ -135,6 +139,7 @@ export class CompileLoop {
         this.heardForget({ target: { namespace: notice.namespace, prefix: notice.prefix, ...(notice.key === undefined ? {} : { key: notice.key }) }, notice: { id, data: notice } });
       }
     } catch (error) {
+      this.o.onJournalFailure?.();
       this.o.logger.warn({ err: error }, 'cortex: cannot read the forget journal; retrying');
     }
     if (this.running) {
@@ -251,6 +256,7 @@ export class CompileLoop {
   private compiled(): void {
     this.failures.compiled();
     this.lastCompiledAt = new Date(this.o.now()).toISOString();
+    this.o.onCompiled?.();
   }
 
   /**

@@ -29,6 +29,20 @@ export const isFresh = (beat: { heartbeat_at: string | null }, now: number): boo
   return !Number.isNaN(at) && now - at <= FRESH_MS;
 };
 
+/** What /metrics reads of one Cortex worker at scrape time (worker.ts, http/cortex-metrics.ts). */
+export interface CortexGauges {
+  /** This worker holds the lease and compiles; false while it stands by (or after it stopped). */
+  active: boolean;
+  /** Scopes waiting for their debounce (or a retry) before they are compiled. */
+  queueDepth: number;
+  /** How long the oldest write not compiled yet has waited, in seconds. */
+  lagSeconds: number;
+  /** Seconds since this worker's last compile that worked (since it started, if none yet). */
+  lastCompileAgeSeconds: number;
+  /** Seconds since this worker last renewed (or sought) the lease and stored its heartbeat (since it started, if never). */
+  heartbeatAgeSeconds: number;
+}
+
 export const STOPPED: CortexStatus = { status: 'stopped', worker_id: null, heartbeat_at: null, lag_ms: 0, queue_depth: 0, digests: 0, last_compiled_at: null, failing: null };
 
 /** Write one worker's heartbeat where every replica and `cairn cortex --health` can read it. */

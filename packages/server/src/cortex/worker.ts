@@ -7,7 +7,7 @@ import { CompileLoop } from './compile-loop.ts';
 import { Compiler } from './compiler.ts';
 import { type CortexEvent, CortexRecords } from './cortex-records.ts';
 import { EventLog } from './event-log.ts';
-import type { CortexStatus, WorkerRole } from './heartbeat.ts';
+import type { CortexGauges, CortexStatus, WorkerRole } from './heartbeat.ts';
 import { HeartbeatWriter } from './heartbeat-writer.ts';
 import { KeyHistory } from './key-history.ts';
 import type { LinkWriter } from './known-links.ts';
@@ -56,11 +56,20 @@ export class CortexWorker {
   private stopped = false;
   /** Compiles and jobs that failed since the worker started (cairn_cortex_failures_total). */
   failures = 0;
+  /** Compiles that worked since the worker started (cairn_cortex_compiles_total). */
+  compiles = 0;
+  /** Forget-journal reads that failed since the worker started (cairn_cortex_forget_journal_read_failures_total). */
+  journalReadFailures = 0;
+  private readonly startedAt: number;
+  /** When a compile last worked, and when a tick last renewed (or sought) the lease and stored the heartbeat (epoch ms). */
+  private lastCompileMs: number | null = null;
+  private lastBeatMs: number | null = null;
 
   constructor(options: WorkerOptions) {
     this.o = options;
     this.id = options.id;
     this.now = options.now ?? Date.now;
+    this.startedAt = this.now();
     this.shared = options.shared;
     this.records = new CortexRecords(options.store);
     this.log = new EventLog(options.store, this.id, options.logger);
@@ -102,6 +111,19 @@ export class CortexWorker {
     return failure ? Math.max(0, (this.now() - failure.since) / 1000) : 0;
   }
 
+  /** What /metrics reads of this worker at scrape time (http/cortex-metrics.ts). */
+  gauges(): CortexGauges {
+    const now = this.now();
+    const age = (at: number | null) => Math.max(0, (now - (at ?? this.startedAt)) / 1000);
+    return {
+      active: this.role === 'active',
+      queueDepth: this.loop?.queueDepth ?? 0,
+      lagSeconds: (this.loop?.lagMs(now) ?? 0) / 1000,
+      lastCompileAgeSeconds: age(this.lastCompileMs),
+      heartbeatAgeSeconds: age(this.lastBeatMs),
+    };
+  }
+
   /** Resolves once the compiles queued so far are done, and their stream events written. */
   async idle(): Promise<void> {
     await this.loop?.idle();
@@ -115,6 +137,7 @@ export class CortexWorker {
       else if (this.role === 'standby' && (await this.o.lease.tryAcquire())) this.lead();
       this.heartbeatAt = new Date(this.now()).toISOString();
       if (this.shared) await this.heartbeats.beat(this.status(), this.compiler.compiled, this.loop?.known ?? [], this.now());
+      this.lastBeatMs = this.now();
     } catch (error) {
       this.o.logger.warn({ err: error }, 'cortex heartbeat failed');
     }
@@ -124,7 +147,15 @@ export class CortexWorker {
   private lead(): void {
     this.role = 'active';
     this.o.logger.info({ worker_id: this.id }, 'cortex worker is active: catching up');
-    this.loop = new CompileLoop({ ...this.o, records: this.records, compiler: this.compiler, now: this.now, flushEvents: () => this.log.flush(), onFailure: () => void (this.failures += 1) });
+    this.loop = new CompileLoop({
+      ...this.o, records: this.records, compiler: this.compiler, now: this.now, flushEvents: () => this.log.flush(),
+      onFailure: () => void (this.failures += 1),
+      onCompiled: () => {
+        this.compiles += 1;
+        this.lastCompileMs = this.now();
+      },
+      onJournalFailure: () => void (this.journalReadFailures += 1),
+    });
     this.loop.start();
   }
 

@@ -12,9 +12,15 @@ export interface Metrics {
   damagedData: Counter;
 }
 
-export const createMetrics = (): Metrics => {
+/** A registry with the Node.js process metrics (`cairn_process_*`, `cairn_nodejs_*`) alone: `cairn cortex`'s /metrics starts from it. */
+export const createProcessMetrics = (): Pick<Metrics, 'registry'> => {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'cairn_' });
+  return { registry };
+};
+
+export const createMetrics = (): Metrics => {
+  const { registry } = createProcessMetrics();
   return {
     registry,
     entryWrites: new Counter({
@@ -60,7 +66,7 @@ export const registerInFlight = (metrics: Metrics, read: () => number): void => 
  * A counter that follows a count kept elsewhere, which only grows (a worker's failures, the
  * texts an embedder refused): read at scrape time, it rises by what the count rose since.
  */
-export const registerFollowingCounter = (metrics: Metrics, name: string, help: string, read: () => number): void => {
+export const registerFollowingCounter = (metrics: Pick<Metrics, 'registry'>, name: string, help: string, read: () => number): void => {
   let counted = 0;
   new Counter({
     name,

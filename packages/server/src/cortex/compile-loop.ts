@@ -6,6 +6,7 @@ import { CompileInterrupted, type Compiler } from './compiler.ts';
 import type { CortexRecords } from './cortex-records.ts';
 import { type ForgetNotice, markApplied, unapplied } from './forget-journal.ts';
 import { purgeQuoting } from './forget-purge.ts';
+import { FailureEpisode } from './failure-episode.ts';
 import { pathGroups } from './path-entries.ts';
 import { compileSingly, type FallbackContext } from './path-fallback.ts';
 import { type LoopFailure, PathFailures } from './path-failures.ts';
@@ -74,6 +75,8 @@ export class CompileLoop {
   /** Journal notices already queued here, so a poll does not queue them twice. */
   private readonly queuedNotices = new Set<string>();
   private journalTimer: NodeJS.Timeout | null = null;
+  /** The journal's poll runs every second: its failures are said once an episode (FailureEpisode). */
+  private readonly journalFailures: FailureEpisode;
   private readonly expiries = new Map<string, NodeJS.Timeout>();
   lastCompiledAt: string | null = null;
   /** What failed, what waits out its own retry delay, and the shared wait (see PathFailures). */
@@ -85,6 +88,7 @@ export class CompileLoop {
     this.o = options;
     this.queue = new ScopeQueue(options.debounceMs);
     this.failures = new PathFailures(options.now);
+    this.journalFailures = new FailureEpisode(options.logger, 'cortex: cannot read the forget journal', options.now);
     this.fallback = {
       compiler: options.compiler,
       failures: this.failures,
@@ -138,9 +142,10 @@ export class CompileLoop {
         this.queuedNotices.add(id);
         this.heardForget({ target: { namespace: notice.namespace, prefix: notice.prefix, ...(notice.key === undefined ? {} : { key: notice.key }) }, notice: { id, data: notice } });
       }
+      this.journalFailures.worked();
     } catch (error) {
       this.o.onJournalFailure?.();
-      this.o.logger.warn({ err: error }, 'cortex: cannot read the forget journal; retrying');
+      this.journalFailures.failed(error);
     }
     if (this.running) {
       this.journalTimer = setTimeout(() => void this.pollJournal(), JOURNAL_POLL_MS);

@@ -7,6 +7,7 @@ import { CompileLoop } from './compile-loop.ts';
 import { Compiler } from './compiler.ts';
 import { type CortexEvent, CortexRecords } from './cortex-records.ts';
 import { EventLog } from './event-log.ts';
+import { FailureEpisode } from './failure-episode.ts';
 import type { CortexGauges, CortexStatus, WorkerRole } from './heartbeat.ts';
 import { HeartbeatWriter } from './heartbeat-writer.ts';
 import { KeyHistory } from './key-history.ts';
@@ -47,6 +48,8 @@ export class CortexWorker {
   private readonly records: CortexRecords;
   private readonly compiler: Compiler;
   private readonly log: EventLog;
+  /** The heartbeat runs every lease renewal: its failures are said once an episode (FailureEpisode). */
+  private readonly beatFailures: FailureEpisode;
   private readonly heartbeats: HeartbeatWriter;
   private role: WorkerRole = 'standby';
   private loop: CompileLoop | null = null;
@@ -73,6 +76,7 @@ export class CortexWorker {
     this.shared = options.shared;
     this.records = new CortexRecords(options.store);
     this.log = new EventLog(options.store, this.id, options.logger);
+    this.beatFailures = new FailureEpisode(options.logger, 'cortex heartbeat failed', this.now);
     this.heartbeats = new HeartbeatWriter(options.store, this.log);
     this.compiler = new Compiler({
       store: options.store,
@@ -138,8 +142,9 @@ export class CortexWorker {
       this.heartbeatAt = new Date(this.now()).toISOString();
       if (this.shared) await this.heartbeats.beat(this.status(), this.compiler.compiled, this.loop?.known ?? [], this.now());
       this.lastBeatMs = this.now();
+      this.beatFailures.worked();
     } catch (error) {
-      this.o.logger.warn({ err: error }, 'cortex heartbeat failed');
+      this.beatFailures.failed(error);
     }
     if (!this.stopped) this.ticker = setTimeout(() => void this.tick(), this.o.lease.renewEveryMs);
   }

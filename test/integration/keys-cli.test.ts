@@ -119,6 +119,33 @@ describe('cairn keys', () => {
     expect(noUrl.stderr).toContain('`cairn serve` starts one');
   }, 90_000);
 
+  it('refuses a namespace the key may not use, for keys list --namespace and for CAIRN_NAMESPACE, rather than answering from its own', async () => {
+    const nsAdmin = JSON.parse((await cli(['create', 'ns-a-admin', '--scope', 'admin', '--namespace', 'ns-a', '--json'])).stdout) as IssuedKey;
+    const own = await cli(['list', '--namespace', 'ns-a', '--json'], nsAdmin.key);
+    expect(own.code, own.stderr).toBe(0);
+    expect((JSON.parse(own.stdout) as { keys: ManagedKey[] }).keys.map((k) => k.id)).toEqual([nsAdmin.id]);
+    const other = await cli(['list', '--namespace', 'ns-b'], nsAdmin.key);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/^cairn: FORBIDDEN: this key may not use namespace "ns-b"/);
+    // The static key may use every namespace: the filter narrows.
+    const narrowed = await cli(['list', '--namespace', 'ns-a', '--json']);
+    expect((JSON.parse(narrowed.stdout) as { keys: ManagedKey[] }).keys.map((k) => k.id)).toEqual([nsAdmin.id]);
+
+    const env = (namespace: string) => ({ CAIRN_HTTP_URL: cairn.url, CAIRN_API_KEY: nsAdmin.key, CAIRN_NAMESPACE: namespace });
+    expect((await runCli(['write', 'notes', 'n1', 'in a'], env('ns-a'))).code).toBe(0);
+    const listed = await runCli(['list', 'notes', '--json'], env('ns-a'));
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain('"namespace": "ns-a"');
+    for (const args of [['list', 'notes'], ['read', 'notes', 'n1'], ['search', 'notes']]) {
+      const refused = await runCli(args, env('ns-b'));
+      expect(refused.code, args.join(' ')).toBe(1);
+      expect(refused.stderr).toContain('FORBIDDEN: this key may not use namespace "ns-b"');
+    }
+    // --namespace wins over CAIRN_NAMESPACE; an empty CAIRN_NAMESPACE is not set.
+    expect((await runCli(['read', 'notes', 'n1', '--namespace', 'ns-a'], env('ns-b'))).code).toBe(0);
+    expect((await runCli(['read', 'notes', 'n1'], env(''))).code).toBe(0);
+  }, 90_000);
+
   it('is listed in cairn --help and cairn keys --help', async () => {
     expect((await runCli(['--help'], {})).stdout).toMatch(/^ {2}keys\s+managed API keys/m);
     const help = await runCli(['keys', '--help'], {});

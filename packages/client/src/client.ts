@@ -195,8 +195,9 @@ export class CairnClient {
     return this.http.json('POST', '/api/v1/admin/keys', { body: request });
   }
 
-  async listKeys(): Promise<ManagedKey[]> {
-    return (await this.http.json<{ keys: ManagedKey[] }>('GET', '/api/v1/admin/keys')).keys;
+  /** `namespace`: only that namespace's keys (refused, 403, for one the calling key may not use). */
+  async listKeys(query: { namespace?: string } = {}): Promise<ManagedKey[]> {
+    return (await this.http.json<{ keys: ManagedKey[] }>('GET', '/api/v1/admin/keys', { query: { namespace: query.namespace } })).keys;
   }
 
   async revokeKey(id: string): Promise<void> {

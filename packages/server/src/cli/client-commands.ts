@@ -101,9 +101,18 @@ export const serverCommand = (command: Command): Command =>
     .option('--json', 'print the API\'s JSON answer instead of text')
     .option('--url <url>', 'server address (default CAIRN_HTTP_URL)');
 
-/** `serverCommand` for the commands on entries, which work in one namespace. */
+/**
+ * `serverCommand` for the commands on entries, which work in one namespace: --namespace, else
+ * CAIRN_NAMESPACE when set (as `cairn mcp` works in it), else the key's own. Sent, so that a key
+ * that may not use it is refused (403) rather than answered from its own namespace unsaid.
+ */
 export const common = (command: Command): Command =>
-  serverCommand(command).option('--namespace <name>', 'namespace (default: the server\'s)');
+  serverCommand(command)
+    .option('--namespace <name>', "namespace (default: CAIRN_NAMESPACE, else the key's own)")
+    .hook('preAction', (self) => {
+      const fromEnv = process.env.CAIRN_NAMESPACE;
+      if (self.getOptionValue('namespace') === undefined && fromEnv !== undefined && fromEnv !== '') self.setOptionValueWithSource('namespace', fromEnv, 'env');
+    });
 
 /** `cairn write|read|list|history|search|briefing|delete`: the REST API from a shell, via the typed client. */
 export const registerClientCommands = (program: Command): void => {

@@ -24,5 +24,12 @@ export interface Access {
 /** Open mode, static admin keys and the server's own work (Cortex) may do everything. */
 export const unrestricted = (keyId: string | null): Access => ({ keyId, scopes: ['admin'], prefixes: null, namespaces: '*', team: null });
 
+/**
+ * Whether the key sees the whole store: every namespace, every path (static keys, open mode,
+ * the server's own work). Figures over the whole store (/metrics, the Cortex's digests and
+ * queue, a retention pass's counts) are for such keys only: they tell of other namespaces.
+ */
+export const seesWholeStore = (access: Access): boolean => access.namespaces === '*' && access.prefixes === null;
+
 /** `admin` includes `read` and `write`; `read` and `write` are separate (a webhook key may only write). */
 export const hasScope = (access: Access, scope: Scope): boolean => access.scopes.includes('admin') || access.scopes.includes(scope);

@@ -1,6 +1,6 @@
 import type { CortexStatusResult } from 'cairn-memory-client';
 import { readSharedStatus, STOPPED } from '../cortex/heartbeat.ts';
-import { hasScope, unrestricted } from '../domain/access.ts';
+import { hasScope, seesWholeStore, unrestricted } from '../domain/access.ts';
 import { requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 
@@ -8,9 +8,10 @@ import type { Context, ServiceDeps } from './context.ts';
 export type { CortexStatusResult, WorkerSummary } from 'cairn-memory-client';
 
 /**
- * What a key without the `admin` scope is told: whether the Cortex works and how far behind
- * it is, and whether it is failing, but not the figures over every namespace (digests, queue
- * depth), the workers' hosts and pids, or the failure's text (it may quote another namespace).
+ * What a key other than a whole-store admin is told (a reader, or an admin key confined to a
+ * namespace or to prefixes): whether the Cortex works and how far behind it is, and whether it
+ * is failing, but not the figures over every namespace (digests, queue depth), the workers'
+ * hosts and pids, or the failure's text (it may quote another namespace's entity path).
  */
 const forReaders = (answer: CortexStatusResult): CortexStatusResult => ({
   ...answer,
@@ -24,12 +25,14 @@ const forReaders = (answer: CortexStatusResult): CortexStatusResult => ({
  * GET /api/v1/cortex/status. The Cortex may run in any process: on a backend shared across
  * replicas the answer comes from the workers' shared heartbeats, so every replica gives the
  * same one; otherwise the worker can only be embedded in this server, and answers itself.
- * Keys with the `admin` scope see it all; other keys what `forReaders` leaves.
+ * Admin keys that may use every namespace and every path (static keys, open mode) see it all;
+ * other keys what `forReaders` leaves.
  */
 export const cortexStatus = async (deps: ServiceDeps, ctx: Context): Promise<CortexStatusResult> => {
   requireScope(ctx, 'read');
   const answer = await fullStatus(deps);
-  return hasScope(ctx.access ?? unrestricted(null), 'admin') ? answer : forReaders(answer);
+  const access = ctx.access ?? unrestricted(null);
+  return hasScope(access, 'admin') && seesWholeStore(access) ? answer : forReaders(answer);
 };
 
 const fullStatus = async (deps: ServiceDeps): Promise<CortexStatusResult> => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CreateKeyInput, createKey } from '../../services/admin/create-key.ts';
 import { ListAuditInput, listAudit } from '../../services/admin/list-audit.ts';
-import { listKeys } from '../../services/admin/list-keys.ts';
+import { ListKeysInput, listKeys } from '../../services/admin/list-keys.ts';
 import { CreateTeamInput, SetMembersInput, createTeam, deleteTeam, listTeams, setTeamMembers } from '../../services/admin/manage-teams.ts';
 import { revokeKey } from '../../services/admin/revoke-key.ts';
 import { contextOf } from '../context.ts';
@@ -26,8 +26,8 @@ export const adminRoutes: RoutePlugin = async (app, { deps, keys }) => {
     keys.forget(issued.id);
     return reply.status(201).send(issued);
   });
-  app.get('/api/v1/admin/keys', { schema: { summary: 'Managed keys (never their secrets)', tags, response: { 200: KeyListSchema, ...ErrorResponse } } }, async (request) =>
-    listKeys(deps, ctx(request)),
+  app.get('/api/v1/admin/keys', { schema: { summary: 'Managed keys (never their secrets)', tags, querystring: ListKeysInput, response: { 200: KeyListSchema, ...ErrorResponse } } }, async (request) =>
+    listKeys(deps, ctx(request), request.query),
   );
   app.delete('/api/v1/admin/keys/:id', { schema: { summary: 'Revoke a key (every replica refuses it within seconds)', tags, params: IdParams, response: { 204: NoContent('Revoked'), ...ErrorResponse } } }, async (request, reply) => {
     const { id } = request.params as { id: string };

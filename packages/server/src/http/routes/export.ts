@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { DamagedDataError } from '../../domain/damaged-data.ts';
-import { exportArchive } from '../../services/archive/export-archive.ts';
+import { type ExportTally, exportArchive } from '../../services/archive/export-archive.ts';
 import { ExportInput, auditExport, exportScope } from '../../services/admin/export-scope.ts';
 import { contextOf } from '../context.ts';
 import { JsonErrorResponse, streamedResponse } from './stream-schemas.ts';
@@ -38,10 +38,11 @@ export const exportRoutes: RoutePlugin = async (app, { deps, metrics }) => {
       // and none is audited as taken.
       if (request.method === 'HEAD') return reply.send();
       const out = new PassThrough();
-      exportArchive(deps.store, out, { namespaces, now: deps.now }).then(
-        (trailer) => {
+      const tally: ExportTally = new Map();
+      exportArchive(deps.store, out, { namespaces, now: deps.now, tally }).then(
+        () => {
           out.end();
-          auditExport(deps, ctx, namespaces, trailer).catch((error: unknown) => request.log.warn({ err: error }, 'the export could not be audited'));
+          auditExport(deps, ctx, namespaces, tally).catch((error: unknown) => request.log.warn({ err: error }, 'the export could not be audited'));
         },
         (error: unknown) => {
           request.log.error({ err: error }, 'export failed part-way; the archive was cut short');

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { seesWholeStore } from '../../domain/access.ts';
 import { DAMAGED_DATA_DETAIL, DamagedDataError } from '../../domain/damaged-data.ts';
+import { ServiceError } from '../../domain/errors.ts';
 import type { Store } from '../../ports/store.ts';
 import { VERSION } from '../../version.ts';
 import { errorBody } from '../error-body.ts';
@@ -102,10 +104,26 @@ export const systemRoutes: RoutePlugin = async (app, { store, metrics, drain, de
     },
   );
 
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics', tags: ['system'], response: { 200: streamedResponse('text/plain', 'Prometheus text exposition format.') } } }, async (_request, reply) => {
-    const text = await metrics.registry.metrics();
-    return reply.type(metrics.registry.contentType).send(text);
-  });
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        summary: 'Prometheus metrics (with keys configured: a key that may use every namespace)',
+        tags: ['system'],
+        response: { 200: streamedResponse('text/plain', 'Prometheus text exposition format.'), 403: ErrorSchema },
+      },
+    },
+    async (request, reply) => {
+      // The figures are the whole store's (entries, writes, deliveries by connector, the
+      // Cortex's queue): a key confined to a namespace or to paths would read other namespaces'
+      // size and activity in them. Open mode and static keys may.
+      if (request.access && !seesWholeStore(request.access)) {
+        throw new ServiceError('FORBIDDEN', 'this key is confined to a namespace (or to entity-path prefixes); /metrics counts every namespace: scrape it with a key that may use all of them (CAIRN_API_KEYS)');
+      }
+      const text = await metrics.registry.metrics();
+      return reply.type(metrics.registry.contentType).send(text);
+    },
+  );
 
   app.get('/api/v1/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document', tags: ['system'], response: { 200: OpenApiDocument } } }, async () => app.swagger());
 };

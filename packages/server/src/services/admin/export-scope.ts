@@ -3,7 +3,7 @@ import { ServiceError } from '../../domain/errors.ts';
 import { NamespaceSchema } from '../../domain/names.ts';
 import { parseInput } from '../../domain/parse-input.ts';
 import { namespaceFor, requireScope } from '../authorize.ts';
-import type { ArchiveTrailer } from '../archive/format.ts';
+import type { ExportTally } from '../archive/export-archive.ts';
 import { recordAudit } from '../audit-log.ts';
 import type { Context, ServiceDeps } from '../context.ts';
 
@@ -35,10 +35,14 @@ export const exportScope = (ctx: Context, raw: unknown): '*' | string[] => {
   return [namespaceFor(ctx, input.namespace)];
 };
 
-/** An export leaves a line in the audit log of each namespace it read (the caller's, for all). */
-export const auditExport = async (deps: ServiceDeps, ctx: Context, namespaces: '*' | string[], trailer: ArchiveTrailer): Promise<void> => {
-  const changes = { entries: trailer.entries, versions: trailer.versions, records: trailer.records };
+/**
+ * An export leaves a line in the audit log of each namespace it read (the caller's, for all),
+ * with the counts of that namespace's lines only (`tally`, exportArchive's): an export of
+ * every namespace, recorded in the caller's, must not tell its admin keys the others' sizes.
+ */
+export const auditExport = async (deps: ServiceDeps, ctx: Context, namespaces: '*' | string[], tally: ExportTally): Promise<void> => {
   for (const namespace of namespaces === '*' ? [ctx.namespace] : namespaces) {
+    const changes = { ...(tally.get(namespace) ?? { entries: 0, versions: 0, records: 0 }) };
     await recordAudit(deps, ctx, namespace, { action: 'archive.exported', target: { namespaces }, changes });
   }
 };

@@ -28,7 +28,12 @@ export interface ExportOptions {
   settleMs?: number;
   /** Characters of versions' JSON per entry line (write-archive.ts); smaller only in tests. */
   entryLineChars?: number;
+  /** Filled, if given, with the trailer's counts namespace by namespace (those written only). */
+  tally?: ExportTally;
 }
+
+/** An archive's counts of one namespace: the trailer's, for the lines of that namespace. */
+export type ExportTally = Map<string, { entries: number; versions: number; records: number }>;
 
 /** `versions` as they pass, each told to `note` first. */
 const noting = async function* (versions: AsyncIterable<Entry>, note: (v: Entry) => void): AsyncGenerator<Entry> {
@@ -52,6 +57,19 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
   await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? SETTLE_MS));
   const wanted = options.namespaces === '*' ? null : new Set(options.namespaces);
   const writer = new ArchiveWriter(sink, options.entryLineChars);
+  /** Writes `write` does, counted to `namespace` in the tally. */
+  const counted = async <T>(namespace: string, write: () => Promise<T>): Promise<T> => {
+    const before = { ...writer.counts };
+    const result = await write();
+    if (options.tally) {
+      const counts = options.tally.get(namespace) ?? { entries: 0, versions: 0, records: 0 };
+      counts.entries += writer.counts.entries - before.entries;
+      counts.versions += writer.counts.versions - before.versions;
+      counts.records += writer.counts.records - before.records;
+      options.tally.set(namespace, counts);
+    }
+    return result;
+  };
   await writer.header({
     format: 'cairn-archive',
     version: 1,
@@ -70,7 +88,7 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
       const source = eventSourceOf(v.agent_id);
       if (source !== null) seen.add(source);
     };
-    if ((await writer.entry(noting(historyUpToCut(store, head, cut), note))) > 0) sources.set(head.namespace, seen);
+    if ((await counted(head.namespace, () => writer.entry(noting(historyUpToCut(store, head, cut), note)))) > 0) sources.set(head.namespace, seen);
   }
 
   const records = async function* (collection: string) {
@@ -106,22 +124,23 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
     const ns = r.data.namespace;
     if (typeof ns !== 'string' || (wanted && !wanted.has(ns))) continue;
     namespaces.add(ns);
-    await writer.record({ type: 'record', collection: KEYS, id: r.id, data: r.data, updated_at: r.updated_at });
+    await counted(ns, () => writer.record({ type: 'record', collection: KEYS, id: r.id, data: r.data, updated_at: r.updated_at }));
   }
   for await (const r of records(CORTEX_NAMESPACES)) {
     if (wanted && !wanted.has(r.id)) continue;
     namespaces.add(r.id);
-    await writer.record({ type: 'record', collection: CORTEX_NAMESPACES, id: r.id, data: r.data, updated_at: r.updated_at });
+    await counted(r.id, () => writer.record({ type: 'record', collection: CORTEX_NAMESPACES, id: r.id, data: r.data, updated_at: r.updated_at }));
   }
   // Retention policies share one collection; each says its namespace (which may hold "/").
   for await (const r of records(RETENTION_POLICIES)) {
-    if (typeof r.data.namespace !== 'string' || !namespaces.has(r.data.namespace)) continue;
-    await writer.record({ type: 'record', collection: RETENTION_POLICIES, id: r.id, data: r.data, updated_at: r.updated_at });
+    const ns = r.data.namespace;
+    if (typeof ns !== 'string' || !namespaces.has(ns)) continue;
+    await counted(ns, () => writer.record({ type: 'record', collection: RETENTION_POLICIES, id: r.id, data: r.data, updated_at: r.updated_at }));
   }
   for (const ns of [...namespaces].sort()) {
     for (const collection of namespaceCollections(ns, sources.get(ns) ?? [])) {
       for await (const r of records(collection)) {
-        await writer.record({ type: 'record', collection, id: r.id, data: r.data, updated_at: r.updated_at });
+        await counted(ns, () => writer.record({ type: 'record', collection, id: r.id, data: r.data, updated_at: r.updated_at }));
       }
     }
   }

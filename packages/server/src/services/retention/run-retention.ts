@@ -16,6 +16,19 @@ export interface RetentionResult {
   ms: number;
 }
 
+/** A pass's counts of one namespace (`runRetention`'s `tally`). */
+export interface NamespaceRetention {
+  versions_dropped: number;
+  dedup_expired: number;
+  audit_expired: number;
+}
+
+/**
+ * What a pass removed, namespace by namespace (only those it removed something of): an audit
+ * event stored in one namespace may tell that namespace's counts, never another's.
+ */
+export type RetentionTally = Map<string, NamespaceRetention>;
+
 /** Entries between yields to the event loop, so a long pass never holds requests up. */
 const YIELD_EVERY = 200;
 /** Drops in flight at once: the filesystem log commits them in groups, one sync each. */
@@ -33,8 +46,15 @@ export interface RecordWindows {
  * policy no longer keeps, compact if any went, then expire old dedup records and audit
  * batches. Idempotent, and safe to cut short: each drop stands on its own, and the next pass
  * finishes the job. Expired records leave the filesystem's disk at its next compaction.
+ * `tally`, if given, is filled with the counts of each namespace.
  */
-export const runRetention = async (store: Store, now: number, windows: RecordWindows): Promise<RetentionResult> => {
+export const runRetention = async (store: Store, now: number, windows: RecordWindows, tally?: RetentionTally): Promise<RetentionResult> => {
+  const count = (field: keyof NamespaceRetention) => (namespace: string | null, n: number) => {
+    if (!tally || namespace === null || n === 0) return;
+    const counts = tally.get(namespace) ?? { versions_dropped: 0, dedup_expired: 0, audit_expired: 0 };
+    counts[field] += n;
+    tally.set(namespace, counts);
+  };
   const started = performance.now();
   const policies = await loadPolicies(store);
   let checked = 0;
@@ -56,13 +76,20 @@ export const runRetention = async (store: Store, now: number, windows: RecordWin
         return entry ? Date.parse(entry.written_at) : null;
       };
       const keepFrom = await oldestKept(policy, head.version, writtenAt, now);
-      if (keepFrom > 1) inFlight.push(store.dropVersionsBefore(head, keepFrom));
+      if (keepFrom > 1) {
+        inFlight.push(
+          store.dropVersionsBefore(head, keepFrom).then((n) => {
+            count('versions_dropped')(head.namespace, n);
+            return n;
+          }),
+        );
+      }
       if (inFlight.length >= DROPS_IN_FLIGHT) await settle();
     }
     await settle();
   }
   const compaction = dropped > 0 ? await store.compact() : null;
-  const dedup_expired = await expireDedup(store, now, windows.dedupWindowMs);
-  const audit_expired = await expireAudit(store, now, windows.auditRetentionMs);
+  const dedup_expired = await expireDedup(store, now, windows.dedupWindowMs, count('dedup_expired'));
+  const audit_expired = await expireAudit(store, now, windows.auditRetentionMs, count('audit_expired'));
   return { entries_checked: checked, versions_dropped: dropped, dedup_expired, audit_expired, compaction, ms: Math.round(performance.now() - started) };
 };

@@ -106,6 +106,21 @@ describe('cairn mcp over stdio', () => {
       expect(byId(run, null)?.error?.message).toMatch(/empty batch/);
     }
   }, 60_000);
+
+  it('runs a batch\'s tool calls one at a time and answers those after 16 MiB of answers unrun, as /mcp does', async () => {
+    const data = join(dir, 'batch-budget');
+    const big = 'y'.repeat(420_000);
+    const writes = Array.from({ length: 25 }, (_, i) => call(i + 1, 'memory_write', { entity_path: 'batch-budget/big', key: `k${i}`, value: big }));
+    await runMcp([initialize(), ...writes].map(line).join(''), { data });
+    const list = (id: number) => call(id, 'memory_list', { entity_path: 'batch-budget/big', limit: 100 });
+    const batch = [list(101), list(102), list(103), call(104, 'memory_write', { entity_path: 'batch-budget/after', key: 'unrun', value: 'never' })];
+    const run = await runMcp(line(initialize()) + line(batch) + line(call(105, 'memory_read', { entity_path: 'batch-budget/after', key: 'unrun' })), { data });
+    const answers = run.answers.find((a): a is Answer[] => Array.isArray(a))!;
+    expect(answers.map((a) => a.id)).toEqual([101, 102, 103, 104]);
+    for (const ran of answers.slice(0, 2)) expect(ran.result?.structuredContent?.entries).toHaveLength(25);
+    for (const unrun of answers.slice(2)) expect(unrun.error).toEqual({ code: -32000, message: expect.stringMatching(/^not run: the answers before this call in its batch already hold 16 MiB/) });
+    expect(byId(run, 105)?.result?.structuredContent).toMatchObject({ error: { code: 'NOT_FOUND' } });
+  }, 60_000);
 });
 
 describe('one limit on a message, 1 MiB, on every transport', () => {

@@ -126,6 +126,23 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(refused).toMatchObject({ id: 'x', result: { isError: true, structuredContent: { error: { code: 'FORBIDDEN' } } } });
   });
 
+  it('runs a batch\'s tool calls one at a time and refuses, unrun, those after its answers reach 16 MiB', async () => {
+    // 25 entries of 420 kB: one memory_list answers about 10.5 MB of text, two pass the budget.
+    const big = 'y'.repeat(420_000);
+    for (let i = 0; i < 25; i++) expect((await cairn.call('POST', '/api/v1/entries', { entity_path: 'batch-budget/big', key: `k${i}`, value: big }, { 'x-cairn-api-key': KEY })).status).toBe(201);
+    const list = (id: number) => call(id, 'memory_list', { entity_path: 'batch-budget/big', limit: 100 });
+    const write = call(5, 'memory_write', { entity_path: 'batch-budget/after', key: 'unrun', value: 'never written' });
+    const answered = (await (await post(KEY, [list(1), list(2), list(3), write, { jsonrpc: '2.0', id: 'p', method: 'ping' }])).json()) as any[];
+    expect(answered.map((m) => m.id)).toEqual([1, 2, 3, 5, 'p']);
+    for (const ran of answered.slice(0, 2)) expect(ran.result.structuredContent.entries).toHaveLength(25);
+    for (const unrun of answered.slice(2, 4)) expect(unrun.error).toEqual({ code: -32000, message: expect.stringMatching(/^not run: the answers before this call in its batch already hold 16 MiB/) });
+    expect(answered[4]).toEqual({ jsonrpc: '2.0', id: 'p', result: {} });
+    // Refused unrun: the write after the budget made nothing.
+    expect((await cairn.call('GET', '/api/v1/entries/batch-budget/after/unrun', undefined, { 'x-cairn-api-key': KEY })).status).toBe(404);
+    // One call alone, or a batch of small ones, runs as before.
+    expect(((await (await post(KEY, list(6))).json()) as any).result.structuredContent.entries).toHaveLength(25);
+  }, 60_000);
+
   it('lets no cancellation stop a call, its own or another caller\'s: every request is answered', async () => {
     // A server of its own, so that the ids its MCP server sees (the dispatcher's, shared by all
     // callers, from 1) are known: the cancels below name them all.

@@ -6,7 +6,7 @@ import {
 import { type CallScope, callTool } from './call-tool.ts';
 import { refuseInvalidParams } from './invalid-params.ts';
 import { INVALID_REQUEST } from './malformed.ts';
-import { sortMessages } from './messages.ts';
+import { BATCH_ANSWER_CHARS, answerChars, batchFullMessage, sortMessages } from './messages.ts';
 import type { ToolDefinition } from './tool.ts';
 
 /** What an HTTP POST to `/mcp` is answered: a status and a JSON body (none for 202). */
@@ -111,6 +111,11 @@ export class McpDispatcher implements Transport {
     }
     const extra = { authInfo: { token: '', clientId: '', scopes: [], extra: { scope } } };
     const answers: Array<Promise<JSONRPCMessage>> = malformed.map((answer) => Promise.resolve(answer));
+    // A batch's tool calls run one after another, each once the one before it has answered,
+    // until their answers hold BATCH_ANSWER_CHARS: run at once, a hundred calls each answering
+    // a full page held gigabytes together and made a reply no string could hold (a 500).
+    let toolTurn: Promise<unknown> = Promise.resolve();
+    const spent = { chars: 0 };
     for (const message of messages) {
       if (!isJSONRPCRequest(message)) {
         // Cancellation is not passed on. It names a request by id, and the ids the server sees
@@ -127,7 +132,9 @@ export class McpDispatcher implements Transport {
         continue;
       }
       if (message.method === 'tools/call') {
-        answers.push(this.answerToolCall(message, scope));
+        const call = batch ? toolTurn.then(() => this.answerWithin(message, scope, spent)) : this.answerToolCall(message, scope);
+        toolTurn = call;
+        answers.push(call);
         continue;
       }
       const id = ++this.nextId;
@@ -137,6 +144,14 @@ export class McpDispatcher implements Transport {
     if (answers.length === 0) return { status: 202, body: null };
     const replies = await Promise.all(answers);
     return { status: 200, body: reply(replies) };
+  }
+
+  /** A batch's tool call, unless the answers before it have spent the batch's budget (`spent`, in characters of answer text). */
+  private async answerWithin(message: JSONRPCRequest, scope: CallScope, spent: { chars: number }): Promise<JSONRPCMessage> {
+    if (spent.chars >= BATCH_ANSWER_CHARS) return { jsonrpc: '2.0', id: message.id, error: { code: -32000, message: batchFullMessage() } };
+    const answer = await this.answerToolCall(message, scope);
+    spent.chars += answerChars(answer);
+    return answer;
   }
 
   /** A tools/call that refuseInvalidParams let through, answered with the caller's own id. */

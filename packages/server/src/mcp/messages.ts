@@ -5,6 +5,25 @@ import { malformedAnswer } from './malformed.ts';
 /** As the SDK's Streamable HTTP transport bounds a batch. */
 export const MAX_BATCH = 100;
 
+/**
+ * The most text a batch's tool answers may hold together before its remaining calls are
+ * refused unrun: one REST page's worth (LIMITS.pageJsonChars). Without it, 100 calls each
+ * answering a full page made one reply of gigabytes, past the longest string V8 builds.
+ */
+export const BATCH_ANSWER_CHARS = LIMITS.pageJsonChars;
+
+/** A batch's call refused because the answers before it reached BATCH_ANSWER_CHARS. */
+export const batchFullMessage = (): string =>
+  `not run: the answers before this call in its batch already hold ${BATCH_ANSWER_CHARS / (1024 * 1024)} MiB of text, the most one batch answers; send this call in another request`;
+
+/** The text a tool's answer carries (its content's text parts; its structured content is the same JSON). */
+export const answerChars = (answer: JSONRPCMessage): number => {
+  const content = 'result' in answer ? (answer.result as { content?: Array<{ text?: unknown }> }).content : undefined;
+  let chars = 0;
+  for (const part of Array.isArray(content) ? content : []) if (typeof part.text === 'string') chars += part.text.length;
+  return chars;
+};
+
 /** The most one JSON-RPC message (a line on stdio, a POST body on /mcp) may hold: REST's body limit, on every transport. */
 export const MAX_MESSAGE_BYTES = LIMITS.bodyBytes;
 

@@ -1,7 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, type RequestId, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { INVALID_REQUEST, errorAnswer, parseErrorAnswer } from './malformed.ts';
-import { MAX_MESSAGE_BYTES, sortMessages, tooLargeMessage } from './messages.ts';
+import { BATCH_ANSWER_CHARS, MAX_MESSAGE_BYTES, answerChars, batchFullMessage, sortMessages, tooLargeMessage } from './messages.ts';
 
 /**
  * A line longer than this is not even read whole: answered once, with no id, and skipped (as
@@ -14,6 +14,12 @@ const MAX_LINE_BYTES = 10 * 1024 * 1024;
 interface BatchAnswer {
   slots: Array<JSONRPCMessage | undefined>;
   left: number;
+  /** Its tool calls not handed on yet: one runs at a time, as on /mcp (http-dispatch.ts). */
+  calls: JSONRPCMessage[];
+  /** The tool call handed on and not answered yet. */
+  running: RequestId | null;
+  /** Characters of answer text its tool calls have made (BATCH_ANSWER_CHARS). */
+  spent: number;
 }
 
 /**
@@ -119,14 +125,32 @@ export class StdioLines implements Transport {
     }
     // A batch: its answers are collected in send() and written as one array, in its order.
     const requests = sorted.messages.filter(isJSONRPCRequest);
-    const batch: BatchAnswer = { slots: [...sorted.malformed, ...requests.map(() => undefined)], left: requests.length };
+    const isCall = (m: JSONRPCMessage): boolean => isJSONRPCRequest(m) && m.method === 'tools/call';
+    const batch: BatchAnswer = { slots: [...sorted.malformed, ...requests.map(() => undefined)], left: requests.length, calls: sorted.messages.filter(isCall), running: null, spent: 0 };
     requests.forEach((request, i) => {
       const waiting = this.batched.get(request.id) ?? [];
       waiting.push({ batch, slot: sorted.malformed.length + i });
       this.batched.set(request.id, waiting);
     });
     if (batch.left === 0 && batch.slots.length > 0) void this.answer(batch.slots as JSONRPCMessage[]);
-    for (const message of sorted.messages) this.onmessage?.(message);
+    for (const message of sorted.messages) if (!isCall(message)) this.onmessage?.(message);
+    this.nextCall(batch);
+  }
+
+  /**
+   * Hands on the batch's next tool call once the one before it has answered, or, once their
+   * answers hold BATCH_ANSWER_CHARS, answers the rest unrun: all at once, a hundred calls each
+   * answering a full page held gigabytes and made a line no string could hold.
+   */
+  private nextCall(batch: BatchAnswer): void {
+    const call = batch.calls.shift() as (JSONRPCMessage & { id: RequestId }) | undefined;
+    if (!call) return;
+    if (batch.spent >= BATCH_ANSWER_CHARS) {
+      void this.send(errorAnswer(call.id, -32000, batchFullMessage()));
+      return this.nextCall(batch);
+    }
+    batch.running = call.id;
+    this.onmessage?.(call);
   }
 
   private async answer(message: JSONRPCMessage | JSONRPCMessage[]): Promise<void> {
@@ -140,6 +164,11 @@ export class StdioLines implements Transport {
     if (waiting?.length === 0) this.batched.delete((message as { id: RequestId }).id);
     place.batch.slots[place.slot] = message;
     place.batch.left -= 1;
+    if (place.batch.running !== null && place.batch.running === (message as { id: RequestId }).id) {
+      place.batch.running = null;
+      place.batch.spent += answerChars(message);
+      this.nextCall(place.batch);
+    }
     return place.batch.left === 0 ? this.write(place.batch.slots as JSONRPCMessage[]) : Promise.resolve();
   }
 

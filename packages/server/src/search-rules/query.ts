@@ -4,6 +4,12 @@ import { isFrameWord, isQuestion } from './question.ts';
 
 const PART = /"([^"]*)"?|(\S+)/g;
 const MAX_TERMS = 32;
+/**
+ * Quoted phrases a query keeps (after the same one twice is dropped), as it keeps four
+ * prefixes: each is checked against candidates' text (phrase-test.ts), and further phrases'
+ * words still count as terms.
+ */
+export const MAX_PHRASES = 4;
 
 /**
  * The typed words of a phrase, each with the terms beside it (`"retry three times"` finds
@@ -18,6 +24,9 @@ const phraseOf = (tokens: Token[]): Phrase => {
     return beside.length > 0 ? { term: t.term, offset: t.pos - start, alternatives: beside } : { term: t.term, offset: t.pos - start };
   });
 };
+
+const samePhrase = (a: Phrase, b: Phrase): boolean =>
+  a.length === b.length && a.every((w, i) => w.term === b[i]?.term && w.offset === b[i]?.offset && (w.alternatives ?? []).join() === (b[i]?.alternatives ?? []).join());
 
 /**
  * The query as typed, parsed into what every backend runs (the shape: ports/search-index.ts).
@@ -40,7 +49,7 @@ export const parseQuery = (text: string, options: { questions?: boolean } = {}):
       const tokens = analyze(match[1]);
       for (const t of tokens) terms.add(t.term);
       const phrase = phraseOf(tokens);
-      if (phrase.length > 1) phrases.push(phrase);
+      if (phrase.length > 1 && phrases.length < MAX_PHRASES && !phrases.some((p) => samePhrase(p, phrase))) phrases.push(phrase);
       continue;
     }
     const word = match[2] as string;

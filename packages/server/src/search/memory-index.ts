@@ -6,11 +6,10 @@ import type { Embedder } from '../ports/embedder.ts';
 import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus, TextRanking } from '../ports/search-index.ts';
 import type { ForgetTarget, Store } from '../ports/store.ts';
 import { forgetNames } from '../domain/forget-target.ts';
-import { analyze } from '../search-rules/analyzer.ts';
 import { queryCeiling, worthExpanding } from '../search-rules/bm25.ts';
-import { docTerms, embeddingText, entryFields, sameText } from '../search-rules/entry-text.ts';
+import { docTerms, embeddingText, sameText } from '../search-rules/entry-text.ts';
 import { namespaceOnly, passesFilter } from '../search-rules/filter.ts';
-import { containsPhrase } from '../search-rules/query.ts';
+import { phraseTest } from '../search-rules/phrase-test.ts';
 import { slicer } from './byte-codec.ts';
 import { EmbedQueue } from './embed-queue.ts';
 import { type SnapshotFile, stampOf } from './index-snapshot.ts';
@@ -27,9 +26,6 @@ const LOADING_WAIT_MS = 3_000;
 const DRAIN_SLICED_MS = 2_000;
 /** While fewer embeddings than this are queued, a vector search waits for them (read-your-writes). */
 const WAIT_FOR_EMBEDDINGS_BELOW = 2_000;
-
-const hasPhrase = (entry: Entry, phrase: ParsedQuery['phrases'][number]): boolean =>
-  entryFields(entry).some((f) => containsPhrase(analyze(f.text), phrase));
 
 /**
  * The search index of the filesystem and S3 backends: every live head of every namespace in
@@ -233,7 +229,7 @@ export class MemorySearchIndex implements SearchIndex {
     for (const { term, weight } of query.expansions ?? []) {
       if (!terms.includes(term) && worthExpanding(this.text.docFrequency(term), this.text.docCount)) weights.set(term, weight);
     }
-    const accept = this.acceptor(filter, query.phrases.length === 0 ? undefined : (entry) => query.phrases.every((p) => hasPhrase(entry, p)));
+    const accept = this.acceptor(filter, query.phrases.length === 0 ? undefined : phraseTest(query.phrases));
     return { candidates: this.candidates(this.text.search([...new Set([...terms, ...weights.keys()])], n, this.slots.alive, accept, weights)), ceiling };
   }
 

@@ -3,11 +3,10 @@ import { ServiceError } from '../domain/errors.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Candidate, ParsedQuery, SearchFilter, SearchIndex, SearchIndexStatus, TextRanking } from '../ports/search-index.ts';
 import type { ListPosition, Store } from '../ports/store.ts';
-import { analyze } from '../search-rules/analyzer.ts';
 import { idf, queryCeiling, termScore, worthExpanding } from '../search-rules/bm25.ts';
-import { type DocTerms, docTerms, embeddingText, entryFields } from '../search-rules/entry-text.ts';
+import { type DocTerms, docTerms, embeddingText } from '../search-rules/entry-text.ts';
 import { passesFilter } from '../search-rules/filter.ts';
-import { containsPhrase } from '../search-rules/query.ts';
+import { phraseTest } from '../search-rules/phrase-test.ts';
 import { TopK } from '../search-rules/top-k.ts';
 import { yieldTurns } from '../event-loop.ts';
 
@@ -16,11 +15,13 @@ export const AS_OF_MAX_ENTRIES = 100_000;
 const PAGE = 1000;
 const MAX_PREFIX_TERMS = 64;
 /**
- * Versions analysed or embedded between two yields to the event loop: a search of the past is
- * CPU work linear in its scope, and slicing it keeps other requests (live searches, writes)
- * answered meanwhile, at the cost of this one taking a little longer.
+ * Versions embedded between two yields to the event loop, and how long analysis may run
+ * before one: a search of the past is CPU work linear in its scope, and slicing it keeps other
+ * requests (live searches, writes) answered meanwhile, at the cost of this one taking a little
+ * longer. Analysis is sliced by time, not count: 128 versions of 64 KiB held the loop 0.45 s.
  */
 const SLICE = 128;
+const SLICE_MS = 10;
 
 /**
  * A search index over the versions current at a past instant, built for one search. The live
@@ -93,6 +94,7 @@ export class AsOfIndex implements SearchIndex {
       if (!wanted.has(term) && df > 0 && worthExpanding(df, docCount)) weights.set(term, weight * idf(df, docCount));
     }
     const top = new TopK(n);
+    const holdsPhrases = query.phrases.length === 0 ? () => true : phraseTest(query.phrases);
     terms.forEach((doc, i) => {
       let score = 0;
       for (const [term, weight] of weights) {
@@ -101,7 +103,7 @@ export class AsOfIndex implements SearchIndex {
       }
       if (score <= 0 || !top.wouldTake(score)) return;
       const entry = this.docs[i] as Entry;
-      if (passesFilter(entry, filter) && query.phrases.every((p) => entryFields(entry).some((f) => containsPhrase(analyze(f.text), p)))) top.push(i, score);
+      if (passesFilter(entry, filter) && holdsPhrases(entry)) top.push(i, score);
     });
     return { candidates: top.sorted().map((h) => ({ entry: this.docs[h.slot] as Entry, score: h.score })), ceiling };
   }
@@ -157,9 +159,13 @@ export class AsOfIndex implements SearchIndex {
   private async analyse(): Promise<DocTerms[]> {
     if (this.terms) return this.terms;
     const out: DocTerms[] = [];
-    for (let i = 0; i < this.docs.length; i += SLICE) {
-      for (const doc of this.docs.slice(i, i + SLICE)) out.push(docTerms(doc));
-      await yieldTurns();
+    let sliceStart = performance.now();
+    for (const doc of this.docs) {
+      out.push(docTerms(doc));
+      if (performance.now() - sliceStart >= SLICE_MS) {
+        await yieldTurns();
+        sliceStart = performance.now();
+      }
     }
     this.terms = out;
     return out;

@@ -624,6 +624,9 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
       it('sends every write as an entry event, filtered by path, with keep-alives', async () => {
         const path = freshPath('streamed');
         const stream = await readSse(`${cairn.url}/api/v1/stream?entity_path=${path}`);
+        // A second stream on the same writes: each is sent every entry, the same text (an
+        // entry is serialised once for all the streams it goes to), each its own.
+        const other = await readSse(`${cairn.url}/api/v1/stream?entity_path=${path}`);
         try {
           await cairn.call('POST', '/api/v1/entries', { entity_path: 'elsewhere/x', key: 'k', value: 'not for us' });
           await cairn.call('POST', '/api/v1/entries', { entity_path: path, key: 'k', value: 'v1' });
@@ -632,9 +635,11 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
           expect(events.map((e) => e.event)).toEqual(['entry', 'entry']);
           expect(events.map((e) => JSON.parse(e.data).version)).toEqual([1, 2]);
           expect(JSON.parse(events[1]!.data).deleted).toBe(true);
+          expect((await other.next(2)).map((e) => e.data)).toEqual(events.map((e) => e.data));
           await expect.poll(() => stream.comments(), { timeout: 3000 }).toBeGreaterThan(0);
         } finally {
           stream.close();
+          other.close();
         }
       });
     });

@@ -55,7 +55,7 @@ export const streamRoutes: RoutePlugin = async (app, { store, config, metrics, k
         // Only what this key may read: its namespace, its prefixes.
         if (entry.namespace !== namespace || !pathVisible(ctx, entry.entity_path)) return;
         if (query.entity_path !== undefined && !pathHasPrefix(entry.entity_path, query.entity_path)) return;
-        connection.send('entry', entry, `${entry.entity_path}/${encodeURIComponent(entry.key)}@${entry.version}`);
+        connection.sendEntry('entry', entry, `${entry.entity_path}/${encodeURIComponent(entry.key)}@${entry.version}`);
       });
     },
   );

@@ -122,18 +122,21 @@ describe('slot table', () => {
       expect(slots.namespaceAt(slot)).toBe(slots.namespaceCode(held.namespace));
       expect(slots.mayExpire(slot)).toBe(held.expires_at !== null);
     }
-    // A restored slot gets its numbers when a head claims it.
+    // A restored slot has its namespace's number at once (the text index's statistics are per
+    // namespace from the restore on), and its expiry mark when a head claims it.
     const restored = new SlotTable();
-    await restored.restore([`b\u0000repos/acme/api\u0000k`], [1]);
+    await restored.restore([`b\u0000repos/acme/api\u0000k`, `b\u0000x\u0000k`, `a\u0000x\u0000k`, `b\u0000y\u0000k`], [1, 1, 1, 1]);
+    expect([0, 1, 2, 3].map((slot) => restored.namespaceAt(slot))).toEqual([1, 1, 2, 1]);
+    expect([restored.namespaceCode('b'), restored.namespaceCode('a')]).toEqual([1, 2]);
     expect(restored.claim(at('b', 'k', 1, '2030-01-01T00:00:00.000Z'), () => true)).toBe(0);
     expect([restored.namespaceAt(0), restored.mayExpire(0)]).toEqual([restored.namespaceCode('b'), true]);
   });
 
-  it('numbers at most 65,535 namespaces; the rest have none and are read from the entry', () => {
+  it('numbers at most 65,534 namespaces (0xffff marks a removed slot in the text index); the rest have none and are read from the entry', () => {
     const slots = new SlotTable();
     for (let i = 0; i < 65_540; i++) slots.replace({ ...entry('k', 1), namespace: `ns-${i}`, expires_at: null } as Entry);
-    expect(slots.namespaceCode('ns-65534')).toBe(65_535);
-    expect(slots.namespaceCode('ns-65535')).toBe(0);
+    expect(slots.namespaceCode('ns-65533')).toBe(65_534);
+    expect(slots.namespaceCode('ns-65534')).toBe(0);
     expect(slots.namespaceAt(65_539)).toBe(0);
   });
 

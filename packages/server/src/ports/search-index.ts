@@ -102,11 +102,12 @@ export interface SearchIndex {
    */
   termsHeld?(terms: readonly string[], filter: SearchFilter, cap: number): Promise<Map<string, number>>;
   /**
-   * Optional: whether any live entry holds `term`, by the statistics the text ranking keeps, at
-   * once (no read): true means held, false "ask termsHeld" (PostgreSQL's statistics leave out
-   * terms of one row and lag behind writes). For spelling's common case, a name the store uses.
+   * Optional: whether any live entry of `namespace` holds `term`, by the statistics the text
+   * ranking keeps, at once (no read): true means held, false "ask termsHeld" (PostgreSQL's
+   * statistics leave out terms of one row and lag behind writes). For spelling's common case, a
+   * name the namespace uses; another namespace's words count for nothing.
    */
-  holdsTerm?(term: string): boolean;
+  holdsTerm?(term: string, namespace: string): boolean;
   /**
    * Resolves once whatever the index keeps on disk holds nothing `Store.forget` removed so
    * far (the index drops forgotten entries itself, from `changes.subscribeForgets`).

@@ -7,9 +7,10 @@ export interface SpellingSources {
   /** For each term, how many entries the caller may see hold it, up to some cap (SearchIndex.termsHeld). */
   held(terms: readonly string[]): Promise<Map<string, number>>;
   /**
-   * Whether some entry, seen by the caller or not, is known at once to hold the term
-   * (SearchIndex.holdsTerm); such a word is left as typed without asking `held`. It errs
-   * toward not correcting, and names nothing: a correction is only ever a word `held` found.
+   * Whether some entry of the caller's namespace, under the caller's paths or not, is known at
+   * once to hold the term (SearchIndex.holdsTerm); such a word is left as typed without asking
+   * `held`. It errs toward not correcting, and names nothing: a correction is only ever a word
+   * `held` found. Another namespace's entries count for nothing.
    */
   knownHeld?(term: string): boolean;
 }

@@ -53,7 +53,7 @@ export const restoreSnapshot = async (parts: IndexParts, file: SnapshotFile | Pr
   // Terms of another analysis are not restored, only the lengths, so that the counts stay
   // right while the heads are claimed; `finish` then indexes every entry's text again.
   const postings = saved.postings;
-  await parts.text.restore(saved.lengths, postings ?? NO_POSTINGS, pause);
+  await parts.text.restore(saved.lengths, postings ?? NO_POSTINGS, pause, parts.slots.namespaceNumbers);
   if (!postings) parts.logger.info('the saved search index holds another text analysis\u2019s terms: each entry\u2019s text is analysed again');
   if (saved.vectors && parts.embedder) {
     parts.vectors ??= new VectorIndex(parts.embedder.id, saved.dimension);
@@ -106,7 +106,7 @@ export const reanalyse = async (parts: IndexParts, pause: () => Promise<void>): 
   for (let slot = 0; slot < slots.size; slot++) {
     const entry = slots.entry(slot);
     if (entry && slots.alive[slot] === 1) {
-      text.add(slot, docTerms(entry));
+      text.add(slot, docTerms(entry), slots.namespaceAt(slot));
       added[slot] = 1;
       count += 1;
     }

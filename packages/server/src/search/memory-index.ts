@@ -144,7 +144,7 @@ export class MemorySearchIndex implements SearchIndex {
     }
     const slot = this.slots.slotOf(entry);
     if (slot !== undefined) {
-      this.text.add(slot, docTerms(entry));
+      this.text.add(slot, docTerms(entry), this.slots.namespaceAt(slot));
       this.queue?.push({ item: entry, text: embeddingText(entry) });
     }
     const remap = this.slots.compactIfSparse();
@@ -218,19 +218,23 @@ export class MemorySearchIndex implements SearchIndex {
 
   async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<TextRanking> {
     await this.whenReady();
-    const ceiling = queryCeiling(query.terms, (term) => this.text.docFrequency(term), Math.max(1, this.text.docCount));
+    // Every statistic is the searched namespace's own (text-index.ts statsOf): another
+    // namespace's entries move no score, bound, ceiling or expansion here.
+    const space = this.slots.namespaceCode(filter.namespace);
+    const stats = this.text.statsOf(space);
+    const ceiling = queryCeiling(query.terms, stats.df, Math.max(1, stats.docs));
     const terms = [...query.terms];
     // A prefix stands for the words the entries this search may return hold, not the whole index's.
     const scoped = this.acceptor(filter);
     const inScope = (term: string): boolean => this.text.holders(term, 1, this.slots.alive, scoped) > 0;
-    for (const prefixes of query.prefixes) terms.push(...this.text.expandPrefix(prefixes, inScope));
+    for (const prefixes of query.prefixes) terms.push(...this.text.expandPrefix(prefixes, inScope, space));
     if (terms.length === 0) return { candidates: [], ceiling };
     const weights = new Map<string, number>();
     for (const { term, weight } of query.expansions ?? []) {
-      if (!terms.includes(term) && worthExpanding(this.text.docFrequency(term), this.text.docCount)) weights.set(term, weight);
+      if (!terms.includes(term) && worthExpanding(stats.df(term), stats.docs)) weights.set(term, weight);
     }
     const accept = this.acceptor(filter, query.phrases.length === 0 ? undefined : phraseTest(query.phrases));
-    return { candidates: this.candidates(this.text.search([...new Set([...terms, ...weights.keys()])], n, this.slots.alive, accept, weights)), ceiling };
+    return { candidates: this.candidates(this.text.search([...new Set([...terms, ...weights.keys()])], n, this.slots.alive, accept, weights, space)), ceiling };
   }
 
   async termsHeld(terms: readonly string[], filter: SearchFilter, cap: number): Promise<Map<string, number>> {
@@ -239,8 +243,8 @@ export class MemorySearchIndex implements SearchIndex {
     return new Map(terms.map((term) => [term, this.text.holders(term, cap, this.slots.alive, accept)]));
   }
 
-  holdsTerm(term: string): boolean {
-    return this.state === 'ready' && this.text.docFrequency(term) > 0;
+  holdsTerm(term: string, namespace: string): boolean {
+    return this.state === 'ready' && this.text.statsOf(this.slots.namespaceCode(namespace)).df(term) > 0;
   }
 
   async vectorCandidates(vector: Float32Array, filter: SearchFilter, n: number): Promise<Candidate[]> {

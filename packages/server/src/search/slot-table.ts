@@ -12,8 +12,12 @@ const widened = <T extends Uint8Array | Uint16Array>(array: T, size: number): T 
 /** Slots restored between two calls to the pause: about a millisecond's work, so a slice ends close to its length. */
 const RESTORE_PAUSE_EVERY = 1024;
 
-/** Namespaces numbered for `namespaceAt` (0 is none: a namespace first seen after these has no number). */
-const MAX_NAMESPACE_CODES = 65_535;
+/**
+ * Namespaces numbered for `namespaceAt` (0 is none: a namespace first seen after these has no
+ * number, and those share one number's search statistics, text-index.ts); 0xffff marks a
+ * removed slot there.
+ */
+const MAX_NAMESPACE_CODES = 65_534;
 
 /** What the table knows of an address: the slot holding its newest version (-1: none, a tombstone) and that version. */
 interface Known {
@@ -76,6 +80,11 @@ export class SlotTable {
     return this.namespaces[slot] as number;
   }
 
+  /** Every slot's namespace number (namespaceAt), as held: a view, replaced as the table grows. */
+  get namespaceNumbers(): Uint16Array {
+    return this.namespaces;
+  }
+
   mayExpire(slot: number): boolean {
     return this.expiring[slot] === 1;
   }
@@ -132,10 +141,21 @@ export class SlotTable {
     this.namespaces = new Uint16Array(this.live.length);
     this.expiring = new Uint8Array(this.live.length);
     this.restored = ids;
+    // Each slot's namespace is numbered now, before any head claims it: the text index's
+    // statistics are per namespace from the start (text-index.ts restore).
+    let namespace = '';
+    let code = 0;
     for (let slot = 0; slot < ids.length; slot++) {
+      const id = ids[slot] as string;
       const record = { slot, version: versions[slot] as number };
-      this.byAddress.set(ids[slot] as string, record);
+      this.byAddress.set(id, record);
       this.known[slot] = record;
+      // Saved slots come namespace by namespace, mostly: the last one's number is reused.
+      if (slot === 0 || id.charCodeAt(namespace.length) !== 0 || !id.startsWith(namespace)) {
+        namespace = id.slice(0, Math.max(0, id.indexOf('\u0000')));
+        code = this.numberOf(namespace);
+      }
+      this.namespaces[slot] = code;
       if (slot % RESTORE_PAUSE_EVERY === 0) await pause();
     }
   }
@@ -193,14 +213,19 @@ export class SlotTable {
   /** Put `entry` in `slot`, with its namespace number and whether it may expire. */
   private hold(slot: number, entry: Entry): void {
     this.entries[slot] = entry;
-    let code = this.namespaceCodes.get(entry.namespace);
-    if (code === undefined) {
-      code = this.namespaceCodes.size < MAX_NAMESPACE_CODES ? this.namespaceCodes.size + 1 : 0;
-      if (code > 0) this.namespaceCodes.set(entry.namespace, code);
-    }
-    this.namespaces[slot] = code;
+    this.namespaces[slot] = this.numberOf(entry.namespace);
     // A tombstone never holds a slot; one would be read as the filter reads it, all the same.
     this.expiring[slot] = entry.expires_at !== null || entry.deleted ? 1 : 0;
+  }
+
+  /** A namespace's number, given it now if it has none (0 past MAX_NAMESPACE_CODES). */
+  private numberOf(namespace: string): number {
+    let code = this.namespaceCodes.get(namespace);
+    if (code === undefined) {
+      code = this.namespaceCodes.size < MAX_NAMESPACE_CODES ? this.namespaceCodes.size + 1 : 0;
+      if (code > 0) this.namespaceCodes.set(namespace, code);
+    }
+    return code;
   }
 
   private grow(size: number): void {

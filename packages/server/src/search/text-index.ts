@@ -46,6 +46,57 @@ const ROUNDING = 1 + 1e-9;
 const RESTORE_PAUSE_EVERY = 1024;
 /** How long one slice of a renumbering's background sweep over the lists may hold the event loop. */
 const SWEEP_SLICE_MS = 3;
+/** A slot's namespace number once the slot is removed (slot-table.ts numbers namespaces below it). */
+export const DEAD_SPACE = 0xffff;
+/** Postings counted between two calls to the pause while a restored index's per-namespace frequencies are counted. */
+const COUNT_PAUSE_EVERY = 1 << 16;
+/**
+ * A term's counts per namespace (TextIndex.dfIn): pairs of namespace number and count in a
+ * small array (about 50 bytes, where a map took 200) up to this many namespaces, a map beyond.
+ */
+const PAIRED_SPACES = 8;
+type SpaceCounts = number[] | Map<number, number>;
+
+const countOf = (counts: SpaceCounts, space: number): number => {
+  if (!Array.isArray(counts)) return counts.get(space) ?? 0;
+  for (let i = 0; i < counts.length; i += 2) if (counts[i] === space) return counts[i + 1] as number;
+  return 0;
+};
+
+/** Adds `delta` to a namespace's count (none below zero); returns the counts, grown into a map when the pairs are full. */
+const addCount = (counts: SpaceCounts, space: number, delta: number): SpaceCounts => {
+  if (!Array.isArray(counts)) {
+    const count = (counts.get(space) ?? 0) + delta;
+    if (count > 0) counts.set(space, count);
+    else counts.delete(space);
+    return counts;
+  }
+  for (let i = 0; i < counts.length; i += 2) {
+    if (counts[i] !== space) continue;
+    counts[i + 1] = Math.max(0, (counts[i + 1] as number) + delta);
+    return counts;
+  }
+  if (delta <= 0) return counts;
+  if (counts.length < PAIRED_SPACES * 2) {
+    counts.push(space, delta);
+    return counts;
+  }
+  const map = new Map<number, number>();
+  for (let i = 0; i < counts.length; i += 2) map.set(counts[i] as number, counts[i + 1] as number);
+  map.set(space, delta);
+  return map;
+};
+
+/**
+ * A namespace's statistics for BM25: its live documents, their summed length, and a term's
+ * live documents there. Scores, bounds, the ceiling and expansions read these only, so that
+ * what a namespace holds never moves another namespace's answers.
+ */
+export interface SpaceStats {
+  docs: number;
+  average: number;
+  df(term: string): number;
+}
 
 interface ScoredList {
   p: PostingList;
@@ -80,6 +131,27 @@ export class TextIndex {
   private lengths = new Float32Array(1024);
   private totalLength = 0;
   private liveDocs = 0;
+  /**
+   * Per slot, its namespace's number (slot-table.ts; DEAD_SPACE once removed), and per
+   * namespace number its live documents and their summed length: BM25 counts within the
+   * searched namespace only (a key confined to one learnt from its scores how many entries of
+   * every other held a word). Two bytes a slot and two numbers a namespace.
+   */
+  private spaces = new Uint16Array(1024).fill(DEAD_SPACE);
+  private readonly docsIn: number[] = [];
+  private readonly lengthIn: number[] = [];
+  /**
+   * The namespace number whose documents are all a term's list counts (PostingList.live) unless
+   * `dfIn` holds the term: the first namespace indexed (after a restore, the largest). -1: none yet.
+   */
+  private base = -1;
+  /**
+   * Per term held by a namespace other than `base`, its live documents in each namespace. A
+   * term gets its entry when a document of another namespace first holds it, from its list's
+   * count (all of them `base`'s until then), so a store of one namespace keeps no entry and
+   * pays one comparison a document, and a second namespace costs no pass over the postings.
+   */
+  private readonly dfIn = new Map<string, SpaceCounts>();
   /** A search's scores within its window, and which of them it touched (a bit per slot); reused, as one search runs at a time (no await inside). */
   private readonly window = new Float64Array(WINDOW);
   private readonly touched = new Int32Array(WINDOW_WORDS);
@@ -92,8 +164,15 @@ export class TextIndex {
     return this.postings.size;
   }
 
-  add(slot: number, doc: DocTerms): void {
+  /** Index `doc` at `slot`, a document of namespace number `space` (slot-table.ts namespaceAt). */
+  add(slot: number, doc: DocTerms, space = 1): void {
     if (slot >= this.lengths.length) this.grow(slot + 1);
+    this.spaces[slot] = space;
+    if (this.base < 0) this.base = space;
+    this.docsIn[space] = (this.docsIn[space] ?? 0) + 1;
+    this.lengthIn[space] = (this.lengthIn[space] ?? 0) + doc.length;
+    // Whether a term's count may be apart from its list's (see dfIn).
+    const apart = space !== this.base || this.dfIn.size > 0;
     for (const [term, tf] of doc.tf) {
       let p = this.list(term);
       if (!p) {
@@ -103,6 +182,7 @@ export class TextIndex {
       }
       const stored = Math.round(tf * TF_SCALE);
       p.push(slot, stored);
+      if (apart) this.countIn(term, p.live, space, 1);
       p.live += 1;
       if (p.maxAt > 0) {
         const { base, perLength } = lengthNorm(p.maxAt);
@@ -137,17 +217,41 @@ export class TextIndex {
    * own when first read (`list`): a million terms, most of them rare and never searched, cost
    * a million map entries and nothing more.
    */
-  async restore(lengths: Float32Array, postings: PackedPostings, pause: () => Promise<void> = async () => {}): Promise<void> {
+  async restore(lengths: Float32Array, postings: PackedPostings, pause: () => Promise<void> = async () => {}, spaces?: Uint16Array): Promise<void> {
     this.grow(lengths.length);
     this.lengths.set(lengths);
     for (const length of lengths) this.totalLength += length;
     this.liveDocs = lengths.length;
+    // `spaces`: each slot's namespace number (slot-table.ts), all 1 when not given.
+    const first = spaces?.[0] ?? 1;
+    if (spaces) this.spaces.set(spaces.subarray(0, lengths.length));
+    else this.spaces.fill(1, 0, lengths.length);
+    let one = true;
+    if (spaces) for (let slot = 0; slot < lengths.length && one; slot++) one = spaces[slot] === first;
+    if (one) {
+      // One namespace (the common case): its figures are the whole index's.
+      if (lengths.length > 0) {
+        this.base = first;
+        this.docsIn[first] = lengths.length;
+        this.lengthIn[first] = this.totalLength;
+      }
+    } else if (spaces) {
+      for (let slot = 0; slot < lengths.length; slot++) {
+        const space = spaces[slot] as number;
+        this.docsIn[space] = (this.docsIn[space] ?? 0) + 1;
+        this.lengthIn[space] = (this.lengthIn[space] ?? 0) + (lengths[slot] as number);
+      }
+      // The largest namespace's terms need no entry of their own.
+      this.base = this.docsIn.reduce((best, docs, space) => (docs > (this.docsIn[best] ?? 0) ? space : best), first);
+    }
     this.saved = postings;
     const terms = postings.terms;
     for (let i = 0; i < terms.length; i++) {
       this.postings.set(terms[i] as string, i);
       if (i % RESTORE_PAUSE_EVERY === 0) await pause();
     }
+    // Several namespaces: the frequencies of the terms others hold, counted now (one pass over the postings).
+    if (!one) await this.countBySpace(pause);
   }
 
   /**
@@ -160,11 +264,90 @@ export class TextIndex {
   remove(slot: number, doc?: DocTerms): void {
     this.totalLength -= this.lengths[slot] ?? 0;
     this.liveDocs -= 1;
+    const space = this.spaces[slot] as number;
+    if (space !== DEAD_SPACE) {
+      this.spaces[slot] = DEAD_SPACE;
+      this.lengthIn[space] = (this.lengthIn[space] ?? 0) - (this.lengths[slot] ?? 0);
+      this.docsIn[space] = (this.docsIn[space] ?? 0) - 1;
+    }
     if (!doc) return;
+    const apart = space !== DEAD_SPACE && (space !== this.base || this.dfIn.size > 0);
     for (const term of doc.tf.keys()) {
       const p = this.list(term);
-      if (p && p.live > 0) p.live -= 1;
+      if (!p || p.live === 0) continue;
+      if (apart) this.countIn(term, p.live, space, -1);
+      p.live -= 1;
     }
+  }
+
+  /**
+   * The statistics of namespace number `space`, or of the whole index (undefined). For the
+   * only namespace of an index they are the whole index's, to the last bit: the same sums,
+   * and each term's list's own count.
+   */
+  statsOf(space?: number): SpaceStats {
+    if (space === undefined) return { docs: this.liveDocs, average: this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1, df: (term) => this.docFrequency(term) };
+    const docs = this.docsIn[space] ?? 0;
+    return { docs, average: docs > 0 ? (this.lengthIn[space] as number) / docs : 1, df: (term) => this.frequencyIn(term, space) };
+  }
+
+  /** Live documents of namespace number `space` holding `term`. */
+  private frequencyIn(term: string, space: number): number {
+    const counts = this.dfIn.size > 0 ? this.dfIn.get(term) : undefined;
+    if (counts) return countOf(counts, space);
+    return space === this.base ? this.docFrequency(term) : 0;
+  }
+
+  /**
+   * Adds `delta` to `term`'s live documents in namespace `space`, given its list's count
+   * before this change (`live`): the term gets its entry when another namespace than `base`
+   * first holds it, with `live` as `base`'s.
+   */
+  private countIn(term: string, live: number, space: number, delta: number): void {
+    const counts = this.dfIn.get(term);
+    if (!counts) {
+      if (space !== this.base && delta > 0) this.dfIn.set(term, [this.base, live, space, delta]);
+      return;
+    }
+    const added = addCount(counts, space, delta);
+    if (added !== counts) this.dfIn.set(term, added);
+  }
+
+  /** Count the frequencies of every term some namespace but `base` holds (`dfIn`), from the postings (a restore of several namespaces). */
+  private async countBySpace(pause: () => Promise<void>): Promise<void> {
+    let counted = 0;
+    for (const [term, held] of this.postings) {
+      const current = this.current(term, held);
+      if (current === undefined) continue;
+      const pairs = this.pairsOf(current);
+      this.recount(term, pairs);
+      counted += pairs.length;
+      if (counted >= COUNT_PAUSE_EVERY) {
+        counted = 0;
+        await pause();
+      }
+    }
+  }
+
+  /** Sets `term`'s entry in `dfIn` from its (slot, frequency) pairs, all of live documents: none when every one is `base`'s. */
+  private recount(term: string, pairs: Int32Array): void {
+    const spaces = this.spaces;
+    const base = this.base;
+    let apart = false;
+    for (let i = 0; i < pairs.length && !apart; i += 2) {
+      const space = spaces[pairs[i] as number] as number;
+      apart = space !== base && space !== DEAD_SPACE;
+    }
+    if (!apart) {
+      this.dfIn.delete(term);
+      return;
+    }
+    let counts: SpaceCounts = [];
+    for (let i = 0; i < pairs.length; i += 2) {
+      const space = spaces[pairs[i] as number] as number;
+      if (space !== DEAD_SPACE) counts = addCount(counts, space, 1);
+    }
+    this.dfIn.set(term, counts);
   }
 
   /** Live documents holding `term`. */
@@ -193,14 +376,20 @@ export class TextIndex {
    * place, and a prefix found nothing in a scope whose words were rarer. At most
    * MAX_PREFIX_CHECKS terms are looked at for their scope.
    */
-  expandPrefix(prefixes: readonly string[], inScope: (term: string) => boolean = () => true): string[] {
+  expandPrefix(prefixes: readonly string[], inScope: (term: string) => boolean = () => true, space?: number): string[] {
     const found: [string, number][] = [];
+    // Counted in the searched namespace: another's words neither come first nor take the places.
+    if (space !== undefined && space !== this.base && (this.docsIn[space] ?? 0) === 0) return [];
     for (const [term, held] of this.postings) {
       if (!prefixes.some((x) => term.startsWith(x))) continue;
       const current = this.current(term, held);
-      if (current !== undefined) found.push([term, this.liveOf(current)]);
+      if (current === undefined) continue;
+      const counts = space !== undefined && this.dfIn.size > 0 ? this.dfIn.get(term) : undefined;
+      const count = counts ? countOf(counts, space as number) : space === undefined || space === this.base ? this.liveOf(current) : 0;
+      if (count > 0) found.push([term, count]);
     }
-    found.sort((a, b) => b[1] - a[1]);
+    // Equal counts in term order: the map's order is the order terms first came, in any namespace.
+    found.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     const kept: string[] = [];
     for (let i = 0; i < found.length && i < MAX_PREFIX_CHECKS && kept.length < MAX_PREFIX_TERMS; i++) {
       const term = (found[i] as [string, number])[0];
@@ -231,16 +420,20 @@ export class TextIndex {
    * bench's 202 queries, p95 3.8 → 3.2 ms and p99 5.5 → 4.2 ms in process, p50 unchanged; the
    * same walk for every such list lost (a pass over the candidates per list).
    */
-  search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean, weights?: ReadonlyMap<string, number>): { slot: number; score: number }[] {
-    const average = this.liveDocs > 0 ? this.totalLength / this.liveDocs : 1;
+  search(terms: readonly string[], n: number, alive: Uint8Array, accept: (slot: number) => boolean, weights?: ReadonlyMap<string, number>, space?: number): { slot: number; score: number }[] {
+    // `space`: the namespace number every slot `accept` lets through is of, whose statistics score.
+    const stats = this.statsOf(space);
+    const average = stats.average;
     const lengths = this.lengths;
     const { base, perLength } = lengthNorm(average);
-    // Weakest first: lists[0 .. essential) are the non-essential ones.
+    // Weakest first: lists[0 .. essential) are the non-essential ones. A term no live document
+    // of the namespace holds adds to no slot it may return.
     const lists: ScoredList[] = terms
-      .map((term) => ({ p: this.list(term), scale: weights?.get(term) ?? 1 }))
-      .filter((t): t is { p: PostingList; scale: number } => t.p !== undefined && t.p.count > 0)
-      .map(({ p, scale }) => {
-        const weight = scale * idf(p.live, Math.max(this.liveDocs, p.live));
+      .map((term) => ({ p: this.list(term), scale: weights?.get(term) ?? 1, df: stats.df(term) }))
+      .filter((t): t is { p: PostingList; scale: number; df: number } => t.p !== undefined && t.p.count > 0 && t.df > 0)
+      .map(({ p, scale, df }) => {
+        const weight = scale * idf(df, Math.max(stats.docs, df));
+        // The list's maximum is over every namespace's postings: still a bound for this one's.
         return { p, weight, bound: weight * (K1 + 1), max: weight * this.maxOf(p, average) };
       })
       .sort((a, b) => a.bound - b.bound);
@@ -375,11 +568,15 @@ export class TextIndex {
     this.renumbering = { remap, terms: this.postings.keys() };
     const lengths = this.lengths;
     // Slots only move down; a slot past the lengths' end (none is, every live slot was added) would leave a zero.
+    const spaces = this.spaces;
     for (let old = 0; old < remap.length; old++) {
       const to = remap[old] as number;
-      if (to >= 0) lengths[to] = old < lengths.length ? (lengths[old] as number) : 0;
+      if (to < 0) continue;
+      lengths[to] = old < lengths.length ? (lengths[old] as number) : 0;
+      spaces[to] = old < spaces.length ? (spaces[old] as number) : DEAD_SPACE;
     }
     lengths.fill(0, slotCount);
+    spaces.fill(DEAD_SPACE, slotCount);
     void this.sweep(this.renumbering);
   }
 
@@ -419,8 +616,11 @@ export class TextIndex {
     list.generation = this.generation;
     if (list.compact(renumbering.remap) === 0) {
       this.postings.delete(term);
+      this.dfIn.delete(term);
       return undefined;
     }
+    // Every posting left is live, as the list's count now says: its namespaces' counts too.
+    if (this.dfIn.has(term)) this.recount(term, list.pairs);
     if (list !== held) this.postings.set(term, list);
     return list;
   }
@@ -463,6 +663,9 @@ export class TextIndex {
     const lengths = new Float32Array(size);
     lengths.set(this.lengths);
     this.lengths = lengths;
+    const spaces = new Uint16Array(size).fill(DEAD_SPACE);
+    spaces.set(this.spaces);
+    this.spaces = spaces;
   }
 }
 

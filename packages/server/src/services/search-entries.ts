@@ -149,7 +149,7 @@ const spellingOf = async (deps: ServiceDeps, index: SearchIndex, query: string, 
   return correctSpelling(query, {
     knowsWord: (word) => embedder.knowsWord?.(word) ?? true,
     held: (terms) => index.termsHeld?.(terms, filter, HELD_CAP) ?? Promise.resolve(new Map()),
-    knownHeld: (term) => index.holdsTerm?.(term) ?? false,
+    knownHeld: (term) => index.holdsTerm?.(term, filter.namespace) ?? false,
   });
 };
 

@@ -88,7 +88,8 @@ export class PostgresSearchIndex implements SearchIndex {
   async textCandidates(query: ParsedQuery, filter: SearchFilter, n: number): Promise<TextRanking> {
     return this.guard(async () => {
       const best = await rankText(this.sql, this.stats, query, filter, n);
-      const ceiling = queryCeiling(query.terms, (term) => this.stats.docFrequency(term), Math.max(1, this.stats.docCount));
+      const stats = this.stats.of(filter.namespace);
+      const ceiling = queryCeiling(query.terms, (term) => stats.docFrequency(term), Math.max(1, stats.docCount));
       return { candidates: await this.withEntries(best.map((b) => b.key), best.map((b) => b.score), filter), ceiling };
     });
   }
@@ -132,8 +133,8 @@ export class PostgresSearchIndex implements SearchIndex {
   /** Search rows live in the database, deleted by the forget itself: nothing kept elsewhere. */
   async persisted(): Promise<void> {}
 
-  holdsTerm(term: string): boolean {
-    return this.stats.lists(term);
+  holdsTerm(term: string, namespace: string): boolean {
+    return this.stats.of(namespace).lists(term);
   }
 
   termsHeld(terms: readonly string[], filter: SearchFilter, cap: number): Promise<Map<string, number>> {

@@ -13,6 +13,20 @@ const STALE_AFTER_MS = 5 * 60_000;
 /** ...or this many times as long as the last read took, whichever is later (a read spends at most a fiftieth of a database core). */
 const STALE_AFTER_READS = 50;
 
+/** One namespace's statistics as read: its rows, their average length, and its terms held by two rows or more. */
+interface Space {
+  docs: number;
+  average: number;
+  df: Map<string, number>;
+}
+
+/** The statistics BM25 reads for one namespace's search, and whether they list a term. */
+export interface NamespaceStats extends CollectionStats {
+  lists(term: string): boolean;
+}
+
+const NO_SPACE: Space = { docs: 0, average: 1, df: new Map() };
+
 /**
  * Document frequencies for BM25 on PostgreSQL, read with ts_stat over the search rows and
  * kept in memory. ts_rank has no idea of how rare a word is; BM25 does, and computing it in
@@ -20,11 +34,16 @@ const STALE_AFTER_READS = 50;
  * when a tenth of the rows have changed since the last read, or in the background when any
  * have and the last read is STALE_AFTER_MS old; terms written since count as rare, which errs
  * towards showing new entries.
+ *
+ * Each namespace has its own (`of`): a key confined to one namespace read in its scores how
+ * many rows of every other held its words. While the table holds one namespace they are read
+ * as before, with one ts_stat over the whole table; with several, one ts_stat per namespace.
  */
 export class SearchStats implements CollectionStats {
+  /** Rows of every namespace (for /metrics and status), and their average length. */
   docCount = 0;
   averageLength = 1;
-  private df = new Map<string, number>();
+  private spaces = new Map<string, Space>();
   private changes = 0;
   /** Changes since the row count was last read (the count feeds /metrics). */
   private uncounted = 0;
@@ -43,13 +62,28 @@ export class SearchStats implements CollectionStats {
     this.staleAfterMs = staleAfterMs;
   }
 
-  docFrequency(term: string): number {
-    return this.df.get(term) ?? 1;
+  /** A namespace's statistics, as last read (none: no row then). */
+  of(namespace: string): NamespaceStats {
+    const space = this.spaces.get(namespace) ?? NO_SPACE;
+    return {
+      docCount: space.docs,
+      averageLength: space.average,
+      docFrequency: (term) => space.df.get(term) ?? 1,
+      lists: (term) => space.df.has(term),
+    };
   }
 
-  /** Whether the statistics as read list `term` (held by two rows or more then). */
+  /** Rows of any namespace holding `term`, by each namespace's figures (1 when none lists it). */
+  docFrequency(term: string): number {
+    let df = 0;
+    for (const space of this.spaces.values()) df += space.df.get(term) ?? 0;
+    return df || 1;
+  }
+
+  /** Whether the statistics as read list `term` in some namespace (held by two rows or more there then). */
   lists(term: string): boolean {
-    return this.df.has(term);
+    for (const space of this.spaces.values()) if (space.df.has(term)) return true;
+    return false;
   }
 
   /** Counts rows written or removed (by any replica: the change feed reports them all). */
@@ -95,16 +129,26 @@ export class SearchStats implements CollectionStats {
       const changes = this.changes;
       const started = performance.now();
       try {
-        const [totals] = await this.sql<{ n: string; avg: number | null }[]>`select count(*) as n, avg(doc_length)::float8 as avg from cairn_search`;
-        // Terms in one row only are left out (they are the default): most of a vocabulary.
-        const rows = await this.sql<{ word: string; ndoc: number }[]>`
-          select word, ndoc from ts_stat('select terms from cairn_search') where ndoc > 1`;
-        this.docCount = Number(totals?.n ?? 0);
-        this.averageLength = totals?.avg ?? 1;
-        this.df = new Map(rows.map((r) => [r.word, r.ndoc]));
+        const totals = await this.sql<{ namespace: string; n: string; avg: number | null }[]>`
+          select namespace, count(*) as n, avg(doc_length)::float8 as avg from cairn_search group by namespace`;
+        const spaces = new Map<string, Space>();
+        for (const t of totals) {
+          // Terms in one row only are left out (they are the default): most of a vocabulary.
+          // One namespace: the whole table, read as it always was; else each namespace's rows.
+          const rows =
+            totals.length === 1
+              ? await this.sql<{ word: string; ndoc: number }[]>`select word, ndoc from ts_stat('select terms from cairn_search') where ndoc > 1`
+              : await this.sql<{ word: string; ndoc: number }[]>`
+                  select word, ndoc from ts_stat(format('select terms from cairn_search where namespace = %L', ${t.namespace}::text)) where ndoc > 1`;
+          spaces.set(t.namespace, { docs: Number(t.n), average: t.avg ?? 1, df: new Map(rows.map((r) => [r.word, r.ndoc])) });
+        }
+        const docs = totals.reduce((sum, t) => sum + Number(t.n), 0);
+        this.docCount = docs;
+        this.averageLength = docs > 0 ? totals.reduce((sum, t) => sum + Number(t.n) * (t.avg ?? 0), 0) / docs : 1;
+        this.spaces = spaces;
         this.changes -= changes;
         this.readMs = performance.now() - started;
-        this.logger.debug({ rows: this.docCount, terms: this.df.size, ms: Math.round(this.readMs) }, 'search statistics refreshed');
+        this.logger.debug({ rows: this.docCount, namespaces: spaces.size, ms: Math.round(this.readMs) }, 'search statistics refreshed');
       } finally {
         this.readAt = performance.now();
         this.refreshing = null;

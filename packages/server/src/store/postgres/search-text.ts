@@ -3,7 +3,7 @@ import { idf, termScore, worthExpanding } from '../../search-rules/bm25.ts';
 import { TopK } from '../../search-rules/top-k.ts';
 import type { Sql } from './client.ts';
 import { filterSql } from './search-sql.ts';
-import type { SearchStats } from './search-stats.ts';
+import type { NamespaceStats, SearchStats } from './search-stats.ts';
 import { tfReader, tsqueryOf, tsqueryOfTerm } from './search-terms.ts';
 
 export interface KeyRow {
@@ -69,7 +69,7 @@ const LIFT_BUDGET = 250;
  * outranked those (their idf is near zero). The rarest is taken even past the budget unless
  * `strict`.
  */
-const selective = (terms: string[], stats: SearchStats, budget = CANDIDATE_BUDGET, strict = false): string[] => {
+const selective = (terms: string[], stats: NamespaceStats, budget = CANDIDATE_BUDGET, strict = false): string[] => {
   const byRarity = terms.map((t) => ({ t, df: stats.docFrequency(t) })).sort((a, b) => a.df - b.df);
   const chosen: string[] = [];
   let rows = 0;
@@ -142,8 +142,10 @@ type TextRow = KeyRow & { terms: string; doc_length: number; part: number };
  * (`(expansions) & (left out)`) held 0.961 again, for 9.5–10.6 / 17.2–19.9 ms: what was saved
  * was those rows' ranking.
  */
-export const rankText = async (sql: Sql, stats: SearchStats, query: ParsedQuery, filter: SearchFilter, n: number): Promise<{ key: KeyRow; score: number }[]> => {
-  await stats.current();
+export const rankText = async (sql: Sql, all: SearchStats, query: ParsedQuery, filter: SearchFilter, n: number): Promise<{ key: KeyRow; score: number }[]> => {
+  await all.current();
+  // The searched namespace's own figures: another namespace's rows move nothing here.
+  const stats = all.of(filter.namespace);
   const expansions = new Map<string, number>();
   // A related word the query's own prefix matches (`physic*` beside "doctor", which expands to
   // "physician") is the caller's own word, at its full weight, as the in-process index weighs it.

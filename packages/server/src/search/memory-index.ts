@@ -8,6 +8,7 @@ import type { ForgetTarget, Store } from '../ports/store.ts';
 import { forgetNames } from '../domain/forget-target.ts';
 import { queryCeiling, worthExpanding } from '../search-rules/bm25.ts';
 import { docTerms, embeddingText, sameText } from '../search-rules/entry-text.ts';
+import { entryMemo } from '../search-rules/entry-memo.ts';
 import { namespaceOnly, passesFilter } from '../search-rules/filter.ts';
 import { phraseTest } from '../search-rules/phrase-test.ts';
 import { slicer } from './byte-codec.ts';
@@ -26,6 +27,14 @@ const LOADING_WAIT_MS = 3_000;
 const DRAIN_SLICED_MS = 2_000;
 /** While fewer embeddings than this are queued, a vector search waits for them (read-your-writes). */
 const WAIT_FOR_EMBEDDINGS_BELOW = 2_000;
+
+/**
+ * A version's terms, kept for when the next version replaces it: the replaced version's terms
+ * leave the document frequencies, and analysing its text again cost as much as indexing the
+ * new one (an update or a connector's delivery analysed two versions). Recent versions only:
+ * about 8 MB of terms (a term's place counted as 64 bytes), then the memo starts afresh.
+ */
+const termsOf = entryMemo(docTerms, (terms) => terms.tf.size * 64, 8 * 1024 * 1024);
 
 /**
  * The search index of the filesystem and S3 backends: every live head of every namespace in
@@ -139,12 +148,12 @@ export class MemorySearchIndex implements SearchIndex {
     const replaced = this.slots.replace(entry);
     if (replaced === undefined) return;
     if (replaced >= 0) {
-      this.text.remove(replaced, previous && docTerms(previous));
+      this.text.remove(replaced, previous && termsOf(previous));
       this.vectors?.delete(replaced);
     }
     const slot = this.slots.slotOf(entry);
     if (slot !== undefined) {
-      this.text.add(slot, docTerms(entry), this.slots.namespaceAt(slot));
+      this.text.add(slot, termsOf(entry), this.slots.namespaceAt(slot));
       this.queue?.push({ item: entry, text: embeddingText(entry) });
     }
     const remap = this.slots.compactIfSparse();
@@ -206,7 +215,7 @@ export class MemorySearchIndex implements SearchIndex {
   /** Remove from the indexes every entry `target` names. */
   private dropSlots(target: ForgetTarget): void {
     for (const { slot, entry } of this.slots.forget((address) => forgetNames(target, address))) {
-      this.text.remove(slot, entry && docTerms(entry));
+      this.text.remove(slot, entry && termsOf(entry));
       this.vectors?.delete(slot);
     }
   }

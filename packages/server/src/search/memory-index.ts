@@ -263,7 +263,9 @@ export class MemorySearchIndex implements SearchIndex {
     if (!this.vectors) return [];
     // The query's vector is the remote model's answer now: of another length, the saved vectors are another model's.
     if (this.embedder && !this.embedder.local && vector.length > 0 && vector.length !== this.vectors.dimension) this.redimension(vector.length, new Set());
-    return this.candidates(this.vectors.search(vector, n, this.slots.alive, this.acceptor(filter)));
+    // The namespace's own vectors, where it is small beside the rest (vector-index.ts `search`).
+    const scope = { spaces: this.slots.namespaceNumbers, code: this.slots.namespaceCode(filter.namespace) };
+    return this.candidates(this.vectors.search(vector, n, this.slots.alive, this.acceptor(filter), scope));
   }
 
   status(): SearchIndexStatus {

@@ -16,6 +16,20 @@ import { VectorSlab } from './vector-slab.ts';
 const SCAN_AT_LEAST = 24_000;
 /** Candidates beyond the `n` asked for that the exact vectors rank (at least twice `n`). */
 const RERANK_EXTRA = 16;
+/** Rows given a vector that a scoped search counts at once; past this many uncounted, every row is counted again. */
+const COUNT_AT_MOST = 65_536;
+/** Stamps the lists a search's first pass read, so the wide pass skips them (VectorList.mark). */
+let searches = 0;
+
+/**
+ * The namespace a search is confined to: every slot's namespace number (slot-table.ts
+ * `namespaceNumbers`, a view read at search time) and the searched one's. Vectors are counted
+ * per namespace from it, so that a namespace much smaller than the index is searched apart.
+ */
+export interface SearchScope {
+  spaces: Uint16Array;
+  code: number;
+}
 
 /**
  * Unit vectors in one flat block of floats (vector-slab.ts), searched by cosine
@@ -41,6 +55,17 @@ export class VectorIndex {
   /** Rows in use or freed: the slab's rows below this have held a vector. */
   private rowCount = 0;
   private freeRows: number[] = [];
+  /**
+   * Per row, the namespace number of its vector's entry, as a scoped search last counted it
+   * (-1: free, or not counted yet). A slot keeps its namespace for as long as it holds a
+   * vector (a renumbering moves the slot, not the row), so a row is counted once.
+   */
+  private spaceOfRow: Int32Array;
+  /** Vectors counted per namespace number, and the rows they lie within ([lowest, one past the highest], never narrowed but by a recount). */
+  private inSpace: number[] = [];
+  private spanOf: Array<[number, number]> = [];
+  /** Rows given a vector since the last count; null: count every row again (after a restore, or too many). */
+  private uncounted: number[] | null = [];
   private readonly rows: VectorRows = { rowOf: () => this.rowOf, data: () => this.slab.data };
   private readonly ivf = new IvfLists();
   /** Scans the lists' codes in WebAssembly SIMD; null where that cannot be had (JS scans). */
@@ -59,6 +84,7 @@ export class VectorIndex {
     this.slab = new VectorSlab(dimension, capacity);
     this.rowOf = new Int32Array(capacity).fill(-1);
     this.slotOfRow = new Int32Array(capacity).fill(-1);
+    this.spaceOfRow = new Int32Array(capacity).fill(-1);
     this.scanner = CodeScanner.for(dimension);
     this.held = CodeScanner.for(dimension);
   }
@@ -69,7 +95,7 @@ export class VectorIndex {
   }
 
   get bytes(): number {
-    return this.slab.bytes + this.rowOf.byteLength + this.slotOfRow.byteLength + (this.held?.bytes ?? 0);
+    return this.slab.bytes + this.rowOf.byteLength + this.slotOfRow.byteLength + this.spaceOfRow.byteLength + (this.held?.bytes ?? 0);
   }
 
   set(slot: number, vector: Float32Array): void {
@@ -123,6 +149,8 @@ export class VectorIndex {
     // Saved by slot: each vector's row is its slot; the rows of slots without one are free.
     this.rowOf = new Int32Array(Math.max(1024, has.length)).fill(-1);
     this.slotOfRow = new Int32Array(this.slab.data.length / this.dimension).fill(-1);
+    this.spaceOfRow = new Int32Array(this.slotOfRow.length).fill(-1);
+    this.uncounted = null;
     this.freeRows = [];
     this.rowCount = has.length;
     for (let slot = has.length - 1; slot >= 0; slot--) {
@@ -198,13 +226,85 @@ export class VectorIndex {
     return chosen.sort((a, b) => a - b);
   }
 
+  /**
+   * Count the rows given a vector since the last count by their slot's namespace (`spaces`),
+   * or every row again after a restore or after many writes without a scoped search.
+   */
+  private countSpaces(spaces: Uint16Array): void {
+    const { slotOfRow, spaceOfRow, inSpace, spanOf } = this;
+    const count = (row: number): void => {
+      const slot = slotOfRow[row] as number;
+      if (slot < 0 || (spaceOfRow[row] as number) >= 0) return;
+      const code = spaces[slot] ?? 0;
+      spaceOfRow[row] = code;
+      inSpace[code] = (inSpace[code] ?? 0) + 1;
+      const span = spanOf[code];
+      if (span === undefined) spanOf[code] = [row, row + 1];
+      else {
+        if (row < span[0]) span[0] = row;
+        if (row >= span[1]) span[1] = row + 1;
+      }
+    };
+    if (this.uncounted === null) {
+      spaceOfRow.fill(-1);
+      inSpace.length = 0;
+      spanOf.length = 0;
+      for (let row = 0; row < this.rowCount; row++) count(row);
+      this.uncounted = [];
+      return;
+    }
+    for (const row of this.uncounted) count(row);
+    this.uncounted.length = 0;
+  }
+
+  /**
+   * The candidates of an exact scan of namespace `code`'s rows alone (see `search`): their
+   * float dot products (in WebAssembly over each run of consecutive rows, where the slab has
+   * the kernel) choose a few more than asked for, which `rankExactly` then ranks. Without the
+   * kernel, every row of the namespace is a candidate.
+   */
+  private nearInSpace(q: Float32Array, n: number, alive: Uint8Array, accept: (slot: number) => boolean, code: number): number[] {
+    const [from, to] = this.spanOf[code] ?? [0, 0];
+    const { spaceOfRow, slotOfRow } = this;
+    const dots = this.slab.dotsWhere(q, spaceOfRow, code, from, to);
+    const near: number[] = [];
+    if (!dots) {
+      for (let row = from; row < to; row++) {
+        const slot = slotOfRow[row] as number;
+        if (spaceOfRow[row] === code && slot >= 0 && alive[slot] === 1) near.push(slot);
+      }
+      return near;
+    }
+    const rough = new TopK(Math.max(2 * n, n + RERANK_EXTRA));
+    let bar = rough.bar;
+    for (let row = from; row < to; row++) {
+      if (spaceOfRow[row] !== code) continue;
+      const dot = dots[row - from] as number;
+      if (!(dot > bar)) continue;
+      const slot = slotOfRow[row] as number;
+      if (slot < 0 || alive[slot] !== 1 || !accept(slot)) continue;
+      rough.push(slot, dot);
+      bar = rough.bar;
+    }
+    for (const { slot } of rough.sorted()) near.push(slot);
+    return near;
+  }
+
   delete(slot: number): void {
     if (!this.holds(slot)) return;
     this.size -= 1;
     this.freeRow(slot);
   }
 
-  search(query: Float32Array, n: number, alive: Uint8Array, accept: (slot: number) => boolean): { slot: number; score: number }[] {
+  /**
+   * The `n` nearest live vectors that `accept` takes. With `scope` (the namespace `accept`
+   * confines the search to) and the lists answering: a namespace of fewer than TRAIN_AT
+   * vectors is scanned exactly, its rows alone; a larger one that is not the whole index
+   * scans the lists nearest first until it has read SCAN_AT_LEAST of its own vectors (or
+   * half of them, if fewer), every list if need be. Without it, the lists nearest the query
+   * are scanned, whatever namespace their vectors are in.
+   */
+  search(query: Float32Array, n: number, alive: Uint8Array, accept: (slot: number) => boolean, scope?: SearchScope): { slot: number; score: number }[] {
     const dim = this.dimension;
     // A query of another length (the model changed dimension under the same name) has no
     // similarity with these vectors: nothing rather than nonsense from its first components.
@@ -221,15 +321,38 @@ export class VectorIndex {
       return top.sorted();
     };
     if (this.ivf.ready) {
+      // Lists are trained over every namespace: the nearest ones hold mostly other namespaces'
+      // vectors when the searched one is small (a team's in a store of many), which the filter
+      // then drops, and its own nearest vectors were never read. (2k entries in a store of 45k:
+      // 5 answers in 100 changed when 43k were written to another namespace.)
+      let own: Uint16Array | null = null;
+      let code = 0;
+      let enough = SCAN_AT_LEAST;
+      if (scope) {
+        this.countSpaces(scope.spaces);
+        const mine = this.inSpace[scope.code] ?? 0;
+        if (mine < TRAIN_AT) return consider(this.nearInSpace(q, n, alive, accept, scope.code));
+        // The whole index is this namespace's: the lists as they are, nothing counted.
+        if (mine < this.size) {
+          own = scope.spaces;
+          code = scope.code;
+          enough = Math.min(SCAN_AT_LEAST, Math.ceil(mine / 2));
+        }
+      }
       // The lists' int8 codes choose candidates; a few more than asked for are then ranked by
       // their exact vectors, so quantization moves no result that the floats would keep.
       const rough = new TopK(Math.max(2 * n, n + RERANK_EXTRA));
       const scanner = this.scanner;
       scanner?.use(q);
+      // Vectors read (of the searched namespace, when it is not the whole index).
       let scanned = 0;
+      const mark = ++searches;
       for (const wide of [false, true]) {
-        // The nearest cells first; only when filters leave too few, every list (wide).
+        // The nearest cells first; only when filters leave too few, or the namespace's own
+        // vectors read are too few, every list (wide), nearest first, those read skipped.
         for (const list of this.ivf.order(q, wide)) {
+          if (!wide) list.mark = mark;
+          else if (list.mark === mark) continue;
           const { slots, codes, scales, count } = list;
           // A row's dot product is sum × scale × unit: the kernel's sums (in units of the
           // integer query) meet the bar in those units, so only the rows kept are multiplied
@@ -248,14 +371,13 @@ export class VectorIndex {
             rough.push(slot, scaled * unit);
             bar = rough.bar / unit;
           }
-          scanned += count;
-          if (scanned >= SCAN_AT_LEAST && rough.size >= n) break;
+          if (own) {
+            // Dead slots still filed count too: a bound, read in slot order.
+            for (let j = 0; j < count; j++) if (own[slots[j] as number] === code) scanned += 1;
+          } else scanned += count;
+          if (scanned >= enough && rough.size >= n) break;
         }
-        if (rough.size >= n) break;
-        if (!wide) {
-          rough.clear();
-          scanned = 0;
-        }
+        if (rough.size >= n && scanned >= enough) break;
       }
       return consider(rough.sorted().map(({ slot }) => slot));
     }
@@ -363,6 +485,9 @@ export class VectorIndex {
     }
     this.rowOf[slot] = row;
     this.slotOfRow[row] = slot;
+    const uncounted = this.uncounted;
+    if (uncounted && uncounted.length >= Math.max(COUNT_AT_MOST, this.rowCount >> 3)) this.uncounted = null;
+    else uncounted?.push(row);
   }
 
   private freeRow(slot: number): void {
@@ -370,6 +495,11 @@ export class VectorIndex {
     if (row < 0) return;
     this.rowOf[slot] = -1;
     this.slotOfRow[row] = -1;
+    const code = this.spaceOfRow[row] as number;
+    if (code >= 0) {
+      this.inSpace[code] = (this.inSpace[code] as number) - 1;
+      this.spaceOfRow[row] = -1;
+    }
     this.freeRows.push(row);
   }
 
@@ -386,5 +516,8 @@ export class VectorIndex {
     const slotOfRow = new Int32Array(capacity).fill(-1);
     slotOfRow.set(this.slotOfRow);
     this.slotOfRow = slotOfRow;
+    const spaceOfRow = new Int32Array(capacity).fill(-1);
+    spaceOfRow.set(this.spaceOfRow);
+    this.spaceOfRow = spaceOfRow;
   }
 }

@@ -14,6 +14,8 @@ export class VectorList {
   count = 0;
   /** The renumbering of the slots this list's numbers follow (ivf-lists.ts renumbers lists when first read). */
   generation = 0;
+  /** The last search that read this list (vector-index.ts), so a wider pass of it reads it once. */
+  mark = 0;
   private readonly dim: number;
 
   constructor(dim: number, capacity = 16) {

@@ -85,6 +85,32 @@ export class VectorSlab {
     return new Float32Array(this.memory.buffer, out, Math.min(count, this.rows));
   }
 
+  /**
+   * The dot products (float32) of `q` with the rows in [from, to) where `marks[row] === mark`,
+   * at [row - from] of the answer (a view valid until the next call or growth; the other rows'
+   * places hold nothing meaningful), each run of consecutive such rows in one call of the
+   * kernel; null when rows are scanned in JS.
+   */
+  dotsWhere(q: Float32Array, marks: Int32Array, mark: number, from: number, to: number): Float32Array | null {
+    if (!this.memory || !this.dots) return null;
+    to = Math.min(to, this.rows);
+    const dim = this.dim;
+    const at = this.rows * dim * 4;
+    new Float32Array(this.memory.buffer, at, dim).set(q);
+    const out = at + dim * 4;
+    for (let row = from; row < to; ) {
+      if (marks[row] !== mark) {
+        row += 1;
+        continue;
+      }
+      let end = row + 1;
+      while (end < to && marks[end] === mark) end += 1;
+      this.dots(at, row * dim * 4, end - row, dim, out + (row - from) * 4);
+      row = end;
+    }
+    return new Float32Array(this.memory.buffer, out, Math.max(0, to - from));
+  }
+
   private bytesFor(rows: number): number {
     return (rows * this.dim + this.dim + rows) * 4;
   }

@@ -26,6 +26,17 @@ import { prepareSearchVectors, recordedDimension, vectorLiteral, vectorsOf } fro
 const efSearch = (n: number): number => Math.max(400, Math.min(1000, 8 * Math.trunc(n)));
 
 /**
+ * A namespace of fewer rows than this (as the statistics last counted them) is searched by an
+ * exact ordered scan of its own rows (the primary key's namespace prefix, then a sort) rather
+ * than the HNSW walk, which is built over every namespace and, filtered to a small one, walks
+ * mostly other namespaces' rows. 2,000 rows beside 43,000 (built-in embedder, 100 queries,
+ * against an exact ranking): the walk found 98.9-99.5 % of the 10 nearest in 7.2-7.7 ms, the
+ * scan all of them in 1.9 ms. The scan reads at most this many rows: a namespace grown past it
+ * since the statistics were read is searched by the walk instead.
+ */
+const EXACT_BELOW_ROWS = 5_000;
+
+/**
  * Search on PostgreSQL: tsvector + GIN for text and pgvector HNSW for vectors, over
  * cairn_search (one row per live head, kept by SearchIndexer). Text matches are preselected
  * in SQL and ranked by BM25F in the application (search-text.ts), the formula the
@@ -114,7 +125,8 @@ export class PostgresSearchIndex implements SearchIndex {
     return this.guard(async () => {
       const f = filterSql(filter, 2);
       const distance = `embedding::vector(${dim}) <=> $1::vector(${dim})`;
-      const rows = await this.sql.begin(async (tx) => {
+      const exact = this.stats.of(filter.namespace).docCount < EXACT_BELOW_ROWS ? await this.exactVectorRows(vector, dim, f, n) : null;
+      const rows = exact ?? await this.sql.begin(async (tx) => {
         // Filters apply after the HNSW walk; iterative scans keep walking until enough rows pass.
         // Both settings in one simple-protocol message: one round trip fewer per search.
         await tx.unsafe(`set local hnsw.ef_search = ${efSearch(n)}; set local hnsw.iterative_scan = relaxed_order`).simple();
@@ -128,6 +140,27 @@ export class PostgresSearchIndex implements SearchIndex {
       rows.sort((a, b) => a.distance - b.distance);
       return this.withEntries(rows, rows.map((r) => 1 - r.distance), filter);
     });
+  }
+
+  /**
+   * The `n` nearest rows of a small namespace by an exact scan of its rows alone (see
+   * EXACT_BELOW_ROWS), or null when it holds more than that many rows with vectors: the scan
+   * reads the namespace's rows by the primary key (`namespace` = $2 in `f`), at most one more
+   * than the bound, and the distance is ordered as an expression the HNSW index cannot serve.
+   */
+  private async exactVectorRows(vector: Float32Array, dim: number, f: { where: string; values: (string | number)[] }, n: number): Promise<(KeyRow & { distance: number })[] | null> {
+    const distance = `embedding::vector(${dim}) <=> $1::vector(${dim})`;
+    const rows = await this.sql.unsafe<(KeyRow & { distance: number | null; held: number })[]>(
+      `with mine as materialized (
+         select namespace, entity_path, key, version, agent_id, event_type, confidence, written_at, expires_at, ${distance} as distance
+           from cairn_search where namespace = $2 and ${vectorsOf({ id: this.embedder.id, dimension: dim })} limit ${EXACT_BELOW_ROWS + 1})
+       select r.namespace, r.entity_path, r.key, r.version, r.distance, c.held
+         from (select count(*)::int as held from mine) c
+         left join lateral (select * from mine where ${f.where} order by distance limit ${Math.trunc(n)}) r on true`,
+      [vectorLiteral(vector), ...f.values],
+    );
+    if ((rows[0]?.held ?? 0) > EXACT_BELOW_ROWS) return null;
+    return rows.filter((r): r is KeyRow & { distance: number; held: number } => r.distance !== null);
   }
 
   /** Search rows live in the database, deleted by the forget itself: nothing kept elsewhere. */

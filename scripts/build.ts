@@ -1,6 +1,7 @@
 // Builds what the packages ship: the client (packages/client/dist), then the server, which
 // compiles against the client's declarations (packages/server/dist, with the SQL migrations
-// and the word table copied beside the code that reads them), then the dashboard.
+// and the word table copied beside the code that reads them, and integrations/ copied into
+// packages/server/integrations), then the dashboard.
 // Each step is skipped when its output is newer than every source; `--force` builds all.
 // `--dashboard` builds the dashboard only (what `npm start` needs: it runs the sources).
 import { spawnSync } from 'node:child_process';
@@ -38,6 +39,17 @@ const compile = (pkg: string): void => {
   console.log(`built ${pkg.slice(root.length + 1)}/dist`);
 };
 
+/**
+ * The coding-agent settings and their hook script (integrations/), shipped in cairn-memory so
+ * that an npm user copies them from node_modules/cairn-memory/integrations. Copied afresh on
+ * every build (a few kB): the checkout's integrations/ is the one source.
+ */
+const copyIntegrations = (server: string): void => {
+  const target = join(server, 'integrations');
+  rmSync(target, { recursive: true, force: true });
+  cpSync(join(root, 'integrations'), target, { recursive: true });
+};
+
 export const buildPackages = (force: boolean): void => {
   const client = join(root, 'packages', 'client');
   const server = join(root, 'packages', 'server');
@@ -45,6 +57,7 @@ export const buildPackages = (force: boolean): void => {
   if (clientStale) compile(client);
   // The server's declarations embed the client's types: a new client means a new server.
   if (clientStale || stale(server, statSync(join(client, 'dist', STAMP)).mtimeMs)) compile(server);
+  copyIntegrations(server);
 };
 
 if (import.meta.main) {

@@ -1,4 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,6 +44,46 @@ describe('a user name or password in CAIRN_HTTP_URL', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/must not hold a user name or password/);
     expect(`${run.stdout}${run.stderr}`).not.toMatch(/hunter2/);
+  }, 30_000);
+});
+
+describe('a CAIRN_API_KEY that cannot be a header (a placeholder pasted as is, several lines captured)', () => {
+  const captured = 'issued key k1 "bot"\n\n  ck_k1_hunter2-secret\n';
+
+  it('is a configuration error (exit 2) of `cairn read` and `cairn mcp`, never printed', async () => {
+    for (const [key, args] of [['…', ['read', 'a', 'k']], [captured, ['read', 'a', 'k']], [captured, ['mcp']]] as const) {
+      const run = await runCli([...args], { CAIRN_HTTP_URL: server.url, CAIRN_API_KEY: key });
+      expect(run, args[0]).toMatchObject({ code: 2, stderr: expect.stringMatching(/^cairn(?: mcp)?: invalid configuration:\n {2}CAIRN_API_KEY: is not a key: .*\n$/) });
+      expect(`${run.stdout}${run.stderr}`).not.toMatch(/hunter2|NETWORK/);
+    }
+  }, 30_000);
+});
+
+describe('a CAIRN_HTTP_URL with no scheme (127.0.0.1:8080)', () => {
+  it('is the same configuration error (exit 2) of `cairn read` and `cairn mcp`, never a stack', async () => {
+    for (const args of [['read', 'a', 'k'], ['mcp']]) {
+      const run = await runCli(args, { CAIRN_HTTP_URL: '127.0.0.1:8080' });
+      expect(run, args[0]).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/^cairn(?: mcp)?: invalid configuration:\n {2}CAIRN_HTTP_URL: expected the server address, e\.g\. http:\/\/127\.0\.0\.1:8080\n$/),
+      });
+    }
+  }, 30_000);
+});
+
+describe('cairn export refused by the server', () => {
+  it('says CODE: message, as every other command, not the raw body', async () => {
+    const forbidding = createServer((_req, res) => {
+      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'FORBIDDEN', message: 'this key lacks the "admin" scope this route needs', request_id: 'r-1' } }));
+    });
+    await new Promise<void>((resolve) => forbidding.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(forbidding.address() as AddressInfo).port}`;
+      const run = await runCli(['export', '--all', '-o', join(dir, 'refused.jsonl')], { CAIRN_HTTP_URL: url, CAIRN_API_KEY: 'ck_k1_secret' });
+      expect(run).toMatchObject({ code: 1, stderr: 'cairn: FORBIDDEN: this key lacks the "admin" scope this route needs\n' });
+    } finally {
+      await new Promise((resolve) => forbidding.close(resolve));
+    }
   }, 30_000);
 });
 

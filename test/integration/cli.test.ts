@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -65,6 +67,29 @@ describe('the cairn command', () => {
     expect(await readFile(file, 'utf8')).toBe('mine');
   });
 
+  // sysfs refuses a new directory at its root (EPERM as root, EACCES otherwise), as /data refuses a user.
+  it.runIf(existsSync('/sys/kernel'))('refuses a data directory it cannot make or write in one line naming it and the setting, with exit code 2', async () => {
+    const denied = `/sys/cairn-test-${process.pid}`;
+    const line = (setting: string, hint: string) =>
+      new RegExp(`(?:^|\\n)cairn(?: mcp)?: the data directory ${denied} \\(${setting}\\) cannot be written: (operation not permitted|permission denied); ${hint}\n$`);
+    const viaFlag = line('--data-dir', 'choose one you can write with --data-dir, e\\.g\\. --data-dir \\./\\.cairn');
+    const viaEnv = line('CAIRN_DATA_DIR', 'set CAIRN_DATA_DIR to one you can write, e\\.g\\. CAIRN_DATA_DIR=\\./\\.cairn');
+    const cases = [
+      [['serve', '--port', '0', '--data-dir', denied], {}, viaFlag],
+      [['serve', '--port', '0'], { CAIRN_DATA_DIR: denied }, viaEnv],
+      [['import', join(dir, 'none.jsonl')], { CAIRN_DATA_DIR: denied }, viaEnv],
+      [['mcp'], { CAIRN_DATA_DIR: denied }, viaEnv],
+    ] as const;
+    // An empty archive, whole: the import gets as far as opening the store (after saying it makes the directory).
+    const header = `${JSON.stringify({ format: 'cairn-archive', version: 1, created_at: new Date().toISOString(), cut: new Date().toISOString(), namespaces: '*', source_backend: 'filesystem', cairn_version: '0' })}\n`;
+    const end = { type: 'end', entries: 0, versions: 0, records: 0, sha256: createHash('sha256').update(header).digest('hex') };
+    await writeFile(join(dir, 'none.jsonl'), `${header}${JSON.stringify(end)}\n`);
+    for (const [args, env, expected] of cases) {
+      const result = await runCli([...args], env);
+      expect(result, args.join(' ')).toMatchObject({ code: 2, stdout: '', stderr: expect.stringMatching(expected) });
+    }
+  });
+
   it('refuses a port already in use in one line naming CAIRN_PORT, with exit code 2, releasing the data directory', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
@@ -86,7 +111,10 @@ describe('the cairn command', () => {
     expect(first.output()).toContain('open mode');
     const second = await spawnCairn({ CAIRN_DATA_DIR: dir }).catch((e: { output: string; code: number }) => e);
     expect(second).toMatchObject({ code: 1 });
-    expect((second as { output: string }).output).toMatch(/data directory .* is in use by process \d+/);
+    // One line naming the directory, the setting and the holder: no fatal log, no stack.
+    expect((second as { output: string }).output).toBe(
+      `cairn: the data directory ${dir} (CAIRN_DATA_DIR) is in use by process ${first.child.pid}; stop that server or choose another with CAIRN_DATA_DIR\n`,
+    );
     expect(await first.stop('SIGTERM')).toBe(0);
     expect(first.output()).toContain('shutting down');
   });

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { cpSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -56,6 +56,13 @@ describe('the packed packages', () => {
     const shipped = server.files.map((f) => f.path);
     expect(shipped).toContain('dist/cli.js.map');
     expect(shipped).toEqual(expect.arrayContaining(['bin/cairn.js', 'server.json', 'dashboard/dist/index.html', 'dist/embed/data/glove-100d.bin', 'dist/embed/data/glove-100d-wordnet.bin', 'dist/embed/data/wordnet-graph.bin', 'dist/embed/data/WORDNET-LICENSE']));
+    // The coding-agent settings and their hook script, as the checkout has them: README has an npm
+    // user copy them from node_modules/cairn-memory/integrations.
+    const integrations = readdirSync(join(root, 'integrations'), { recursive: true, encoding: 'utf8' })
+      .filter((path) => statSync(join(root, 'integrations', path)).isFile())
+      .map((path) => `integrations/${path}`);
+    expect(integrations).toContain('integrations/hooks/cairn-hook.mjs');
+    expect(shipped).toEqual(expect.arrayContaining(integrations));
     expect(shipped.some((p) => /^dist\/store\/postgres\/migrations\/.+\.sql$/.test(p))).toBe(true);
   });
 
@@ -206,6 +213,24 @@ describe.each([22, 24])('installed in a project, on Node %i', (major) => {
     } finally {
       await second.stop();
     }
+  });
+
+  it('the session hook, copied from the package into a project as README says, runs as its Claude Code settings start it', async () => {
+    // `cp -r node_modules/cairn-memory/integrations .`, then the command .claude/settings.json runs,
+    // in the project, where `npx -y cairn-memory` finds the installed package.
+    cpSync(join(project, 'node_modules/cairn-memory/integrations'), join(project, 'integrations'), { recursive: true });
+    const settings = JSON.parse(await readFile(join(project, 'integrations/claude-code/settings.json'), 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>> };
+    const command = settings.hooks.SessionStart?.[0]?.hooks[0]?.command as string;
+    const hook = spawnSync('sh', ['-c', command], {
+      cwd: project,
+      input: JSON.stringify({ session_id: `s-${major}`, cwd: project }),
+      env: { ...env(), CLAUDE_PROJECT_DIR: project, CAIRN_HTTP_URL: server.url },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(hook.status, hook.stderr).toBe(0);
+    expect(hook.stderr).not.toContain('briefing failed');
+    expect(hook.stdout).toContain('What Cairn (shared memory) knows about repos/local/project');
   });
 
   it('cairn mcp, driven by the official MCP SDK client, lists its tools, writes and searches', async () => {

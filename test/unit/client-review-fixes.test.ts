@@ -120,6 +120,22 @@ describe('a user name or password in the address', () => {
   });
 });
 
+describe('an apiKey that cannot be a header', () => {
+  it('is refused by the constructor with a TypeError that does not print it, not sent as a network failure', () => {
+    for (const apiKey of ['…', 'ck_k1_hunter2-secret\nStore it now', ' ck_k1_hunter2-secret']) {
+      const attempt = () => new CairnClient({ url: 'http://127.0.0.1:8080', apiKey });
+      expect(attempt).toThrow(TypeError);
+      expect(attempt).toThrow(/apiKey must be the key alone/);
+      try {
+        attempt();
+      } catch (error) {
+        expect((error as Error).message).not.toMatch(/hunter2|…/);
+      }
+    }
+    expect(() => new CairnClient({ url: 'http://127.0.0.1:8080', apiKey: 'ck_k1_hunter2-secret' })).not.toThrow();
+  });
+});
+
 describe('an empty namespace', () => {
   it('is sent by setTeamMembers, deleteTeam and the other methods taking one', async () => {
     const server = await fake(reply(200, { name: 't', members: [] }), (_q, res) => res.writeHead(204).end());

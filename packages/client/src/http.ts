@@ -120,6 +120,14 @@ export class HttpTransport {
     if (credentials !== undefined) {
       throw new TypeError(`CairnClient's url must not hold a user name or password (${credentials}); pass the API key as apiKey`);
     }
+    // A key travels as a header, which carries visible ASCII alone: any other character failed
+    // each request as a NetworkError ("cannot reach Cairn") whose message held the whole key.
+    // Refused here, without echoing it.
+    if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || !/^[\x21-\x7e]*$/.test(options.apiKey))) {
+      throw new TypeError(
+        "CairnClient's apiKey must be the key alone, visible ASCII characters: this one holds a space, a line break or a character outside ASCII (a placeholder pasted as it is, or several lines of output)",
+      );
+    }
     this.base = options.url.replace(/\/+$/, '');
     this.options = options;
     this.fetch = options.fetch ?? globalThis.fetch;

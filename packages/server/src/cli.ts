@@ -5,6 +5,8 @@ import { redactCredentials } from './domain/redact-credentials.ts';
 import { createLogger } from './http/logger.ts';
 import { startServer } from './server.ts';
 import { unusablePlaceOf } from './store/backends.ts';
+import { DataDirUnwritableError } from './store/fs/data-dir-place.ts';
+import { DirectoryLockedError } from './store/fs/dir-lock.ts';
 import { registerArchiveCommands } from './cli/archive-commands.ts';
 import { registerBatchCommand } from './cli/batch-command.ts';
 import { registerForgetCommands } from './cli/forget-commands.ts';
@@ -46,9 +48,11 @@ const serve = async (flags: ConfigFlags & { withCortex?: boolean }): Promise<voi
     server = await startServer(config, logger, {}, { withCortex: flags.withCortex === true });
   } catch (error) {
     // The configured address cannot be had (server.ts): one line naming the setting, as above.
-    if (error instanceof ConfigError) {
+    // So is a data directory this user cannot make or write; one that another process holds
+    // is one line too, exit 1: the setting is good, the directory busy until that one stops.
+    if (error instanceof ConfigError || error instanceof DataDirUnwritableError || error instanceof DirectoryLockedError) {
       process.stderr.write(`cairn: ${error.message}\n`);
-      logger.flush(() => process.exit(2));
+      logger.flush(() => process.exit(error instanceof DirectoryLockedError ? 1 : 2));
       return;
     }
     // The logger's error serializer drops an invalid URL's `input` and masks URL passwords.

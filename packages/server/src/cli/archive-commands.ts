@@ -5,6 +5,7 @@ import { PassThrough, Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Command } from 'commander';
+import { errorFromResponse } from 'cairn-memory-client';
 import { exportArchive } from '../services/archive/export-archive.ts';
 import { ArchiveError, type ArchiveTrailer } from '../services/archive/format.ts';
 import { importArchive } from '../services/archive/import-archive.ts';
@@ -12,6 +13,7 @@ import { checkArchive } from '../services/archive/read-archive.ts';
 import { type Config, ConfigError, parseConfig } from '../config.ts';
 import { createLogger } from '../http/logger.ts';
 import { localDirectoryOf, missingPlaceOf, openBackend, placeWithoutDataOf, type StorageConfig, unusablePlaceOf } from '../store/backends.ts';
+import { DataDirUnwritableError } from '../store/fs/data-dir-place.ts';
 import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import type { OpenBackend } from '../ports/backend.ts';
 import type { Store } from '../ports/store.ts';
@@ -83,8 +85,10 @@ const withStore = async <T>(config: Config, whenLocked: string, run: (store: Sto
   return withCleanup(close, async () => {
     opening = openBackend(config.storage, createLogger(process.env.CAIRN_LOG_LEVEL ?? 'warn'));
     const backend = await opening.catch((error: unknown) => {
+      // A data directory this user cannot make or write: a configuration error, said as it is.
+      if (error instanceof DataDirUnwritableError) throw new CommandError(error.message, EXIT_USAGE);
       // Only a running server may open its data directory: say what to do instead.
-      const hint = error instanceof DirectoryLockedError ? `\n  ${whenLocked}` : '';
+      const hint = error instanceof DirectoryLockedError ? `; ${whenLocked}` : '';
       throw refused(`cannot open the ${config.storage.backend} backend: ${(error as Error).message}${hint}`);
     });
     return run(backend.store, backend.name);
@@ -101,8 +105,16 @@ const fromServer = async (flags: ExportFlags): Promise<{ body: Readable; request
   if (flags.namespace !== undefined) url.searchParams.set('namespace', flags.namespace);
   const res = await fetch(url, { headers: client.apiKey ? { 'x-cairn-api-key': client.apiKey } : {} });
   if (!res.ok || !res.body) {
-    const body = await res.text().catch(() => '');
-    throw refused(`the server refused the export (${res.status}): ${body.slice(0, 500)}`);
+    // Said as every other command says a refusal, `<CODE>: <message>`, not as the raw body.
+    const text = await res.text().catch(() => '');
+    let body: unknown = null;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // Not Cairn's envelope: errorFromResponse says so.
+    }
+    const error = errorFromResponse(res.status, body, undefined, res.headers.get('x-request-id') ?? undefined);
+    throw refused(`${error.code}: ${error.message}`);
   }
   return { body: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), requestId: res.headers.get('x-request-id') };
 };

@@ -13,11 +13,23 @@ export const ClientEnv = z.object({
     .url({ protocol: /^https?$/, error: 'expected the server address, e.g. http://127.0.0.1:8080' })
     // A password there is not how Cairn authenticates (fetch refuses such a URL), and would be
     // printed by every message naming the address: the key goes in CAIRN_API_KEY.
+    // Checked only of an address that parses: zod runs a refinement after z.url failed too,
+    // and `new URL` threw "Invalid URL" for one with no scheme (127.0.0.1:8080).
     .refine((url) => {
+      if (!URL.canParse(url)) return true;
       const { username, password } = new URL(url);
       return username === '' && password === '';
     }, 'must not hold a user name or password (user:secret@); put the API key in CAIRN_API_KEY'),
-  CAIRN_API_KEY: z.string().min(1).optional(),
+  // Sent as a header, which carries visible ASCII alone: anything else failed every request as
+  // "cannot reach Cairn", with the whole value in the message. Said here, never echoing it.
+  CAIRN_API_KEY: z
+    .string()
+    .min(1)
+    .regex(
+      /^[\x21-\x7e]+$/,
+      'is not a key: it holds a space, a line break or a character outside ASCII (a placeholder such as "…" pasted as it is, or the whole output of `cairn keys create`); set it to the key alone',
+    )
+    .optional(),
   CAIRN_AGENT_ID: AgentIdSchema.optional(),
 });
 

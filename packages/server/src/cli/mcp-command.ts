@@ -5,6 +5,7 @@ import { createLogger } from '../http/logger.ts';
 import { serveStdioMcp } from '../mcp/stdio.ts';
 import { forwardingSession } from '../mcp/stdio-forward.ts';
 import { unusablePlaceOf } from '../store/backends.ts';
+import { DataDirUnwritableError } from '../store/fs/data-dir-place.ts';
 import { clientOptionsFrom } from './client-env.ts';
 import { openLocalMemory } from './mcp-local.ts';
 import { userDataDir } from './mcp-owner-note.ts';
@@ -43,6 +44,8 @@ const serveLocally = async (flags: McpFlags): Promise<void> => {
   try {
     session = await openLocalMemory(config, logger, { withCortex: flags.withCortex === true });
   } catch (error) {
+    // A data directory this user cannot make or write is a configuration error, as above.
+    if (error instanceof DataDirUnwritableError) return usage(error.message);
     process.stderr.write(`cairn mcp: cannot open the ${config.storage.backend} backend: ${(error as Error).message}\n`);
     process.exit(1);
   }

@@ -192,7 +192,7 @@ class SharedDirectory implements StdioSession {
       }
       if (!this.mayBeOwner(holder, stopping) || Date.now() > deadline) {
         throw new DirectoryLockedError(
-          `data directory ${this.dir} is in use by process ${holder.pid}, which serves no \`cairn mcp\` processes\n  if that is a \`cairn serve\`, give this client its address instead: CAIRN_HTTP_URL (and CAIRN_API_KEY)`,
+          `data directory ${this.dir} is in use by process ${holder.pid}, which serves no \`cairn mcp\` processes; if that is a \`cairn serve\`, give this client its address instead: CAIRN_HTTP_URL (and CAIRN_API_KEY)`,
           holder,
         );
       }

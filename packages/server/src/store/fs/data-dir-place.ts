@@ -1,5 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import type { PlaceWithoutData } from '../../ports/backend.ts';
+import { DirectoryLockedError } from './dir-lock.ts';
 import { holdsStore } from './store-files.ts';
 
 /**
@@ -17,6 +19,54 @@ const named = (dataDir: string): string => {
   const variable = process.env.CAIRN_DATA_DIR;
   if (variable === dataDir) return 'CAIRN_DATA_DIR';
   return variable || dataDir !== DEFAULT_DATA_DIR ? '--data-dir' : 'the default, CAIRN_DATA_DIR unset';
+};
+
+/** What to do instead, for the setting that named the data directory. */
+const another = (setting: string): string => {
+  if (setting === '--data-dir') return 'choose one you can write with --data-dir, e.g. --data-dir ./.cairn';
+  if (setting === 'CAIRN_DATA_DIR') return 'set CAIRN_DATA_DIR to one you can write, e.g. CAIRN_DATA_DIR=./.cairn';
+  return 'choose one you can write with --data-dir ./.cairn or CAIRN_DATA_DIR=./.cairn';
+};
+
+/**
+ * A data directory this process may not make or write (permissions, a read-only file system):
+ * a configuration error, which the commands report in one line and exit 2.
+ */
+export class DataDirUnwritableError extends Error {
+  readonly code: string;
+
+  constructor(message: string, code: string) {
+    super(message);
+    this.name = 'DataDirUnwritableError';
+    this.code = code;
+  }
+}
+
+const UNWRITABLE: Record<string, string> = { EACCES: 'permission denied', EPERM: 'operation not permitted', EROFS: 'read-only file system' };
+
+/**
+ * A failure to make or lock the data directory, in words naming the directory, the setting
+ * that named it, and what to do: not writable, a DataDirUnwritableError; held by another live
+ * process, a DirectoryLockedError naming it. Anything else is answered as it is.
+ */
+export const dataDirFailure = (dataDir: string, error: unknown): unknown => {
+  const setting = named(dataDir);
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code !== undefined && UNWRITABLE[code] !== undefined) {
+    // The path the system call named (a parent being made, the LOCK file), when not the directory itself.
+    const path = (error as NodeJS.ErrnoException).path;
+    const at = path !== undefined && path !== dataDir ? ` (at ${path})` : '';
+    return new DataDirUnwritableError(`the data directory ${dataDir} (${setting}) cannot be written: ${UNWRITABLE[code]}${at}; ${another(setting)}`, code);
+  }
+  if (error instanceof DirectoryLockedError && error.holder !== null && error.holder.pid > 0) {
+    const { pid, host } = error.holder;
+    const where = host !== undefined && host !== hostname() ? ` on host ${host}` : '';
+    return new DirectoryLockedError(
+      `the data directory ${dataDir} (${setting}) is in use by process ${pid}${where}; stop that server or choose another ${setting === 'CAIRN_DATA_DIR' ? 'with CAIRN_DATA_DIR' : setting === '--data-dir' ? '--data-dir' : 'with --data-dir or CAIRN_DATA_DIR'}`,
+      error.holder,
+    );
+  }
+  return error;
 };
 
 const orNull = <T>(stats: Promise<T>): Promise<T | null> =>

@@ -19,6 +19,7 @@ import { applyVersion, versionRecord } from './apply-version.ts';
 import { startsPrunedHistory } from '../pruned-history.ts';
 import { writeCheckpoint } from './checkpoint.ts';
 import { type DirectoryLock, lockDirectory } from './dir-lock.ts';
+import { dataDirFailure } from './data-dir-place.ts';
 import { makeDirectory } from './make-directory.ts';
 import { type EntryIndex, lastPlaced, locationOf } from './entry-index.ts';
 import { encodeRecord, MAX_PAYLOAD, RecordTooLarge } from './record-codec.ts';
@@ -131,12 +132,17 @@ export class FsStore implements Store {
   }
 
   static async open(options: FsStoreOptions): Promise<FsStore> {
-    await makeDirectory(options.dir, 0o700);
+    // A directory that cannot be made or written, or that another process holds: said naming
+    // the directory and the setting that named it (dataDirFailure), for the commands' one line.
+    const failed = (error: unknown): never => {
+      throw dataDirFailure(options.dir, error);
+    };
+    await makeDirectory(options.dir, 0o700).catch(failed);
     let store: FsStore | undefined;
     const lock = await lockDirectory(options.dir, {
       info: (message) => options.logger.info({ dir: options.dir }, message),
       onLost: (error) => (store ? store.lose(error) : lockLost(options, error)),
-    });
+    }).catch(failed);
     try {
       const started = performance.now();
       const recovered = await recover(options.dir, (msg) => options.logger.warn(msg));

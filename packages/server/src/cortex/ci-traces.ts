@@ -7,21 +7,23 @@ import type { RunRef } from './digests/repo-ci.ts';
 import { type DeployRef, REPOS } from './digests/repos.ts';
 import { humanDuration, ms } from './fields.ts';
 import { repoNameOf, serviceKey } from './scopes.ts';
+import { TimeIndex } from './time-index.ts';
 
 /** A deploy failure or an incident this soon after CI failed on the default branch is linked to it. */
 export const CI_TRACE_WINDOW_MS = 2 * HOUR_MS;
 
 const FAILED_DEPLOY = new Set(['failure', 'error']);
 
-/** The first of `items` within the window after `from`, by `at`; `prefer` wins among them (same commit). */
-const firstAfter = <T>(items: readonly T[], at: (item: T) => string | null, from: number, prefer: (item: T) => boolean = () => false): T | undefined => {
-  const within = items
-    .filter((x) => {
-      const t = ms(at(x));
-      return t !== null && t >= from && t - from <= CI_TRACE_WINDOW_MS;
-    })
-    .sort((a, b) => (ms(at(a)) ?? 0) - (ms(at(b)) ?? 0));
-  return within.find(prefer) ?? within[0];
+/**
+ * The first of `index` within the window after `from` (the first listed among those of the
+ * same time); `prefer` wins among them (same commit).
+ */
+const firstAfter = <T>(index: TimeIndex<T>, from: number, prefer?: (item: T) => boolean): T | undefined => {
+  const first = index.firstAtOrAfter(from);
+  const within = (i: number): boolean => i < index.length && (index.times[i] as number) - from <= CI_TRACE_WINDOW_MS;
+  // Only a repository's own deploys are looked through (at most its digest's index of them).
+  if (prefer) for (let i = first; within(i); i++) if (prefer(index.items[i] as T)) return index.items[i];
+  return within(first) ? index.items[first] : undefined;
 };
 
 /**
@@ -34,18 +36,29 @@ export const ciTracesOf = (namespace: string, digests: readonly Digest[]): Array
   const incidents = new Map<string, IncidentRef[]>();
   for (const d of digests) {
     if (d.kind !== 'path' || d.type !== INCIDENTS.type) continue;
-    for (const i of (d.facts.incidents ?? []) as IncidentRef[]) incidents.set(serviceKey(i.service), [...(incidents.get(serviceKey(i.service)) ?? []), i]);
+    for (const i of (d.facts.incidents ?? []) as IncidentRef[]) {
+      const same = incidents.get(serviceKey(i.service));
+      if (same) same.push(i);
+      else incidents.set(serviceKey(i.service), [i]);
+    }
   }
+  // Each system's incidents indexed once (times parsed once, sorted once) for every run of its repositories.
+  const indexed = new Map<string, TimeIndex<IncidentRef>>();
+  const incidentsOf = (key: string): TimeIndex<IncidentRef> => {
+    let index = indexed.get(key);
+    if (!index) indexed.set(key, (index = new TimeIndex(incidents.get(key) ?? [], (i) => ms(i.triggered_at))));
+    return index;
+  };
   const traces: Array<Omit<Trace, 'detected_at'>> = [];
   for (const d of digests) {
     if (d.kind !== 'path' || d.type !== REPOS.type || !d.entity_path) continue;
     const repo = repoNameOf(d.entity_path);
-    const failedDeploys = ((d.facts.deploys ?? []) as DeployRef[]).filter((x) => FAILED_DEPLOY.has(x.state));
+    const failedDeploys = new TimeIndex(((d.facts.deploys ?? []) as DeployRef[]).filter((x) => FAILED_DEPLOY.has(x.state)), (x) => ms(x.at));
     for (const run of (d.facts.runs ?? []) as RunRef[]) {
       const began = ms(run.at);
       if (began === null) continue;
-      const deploy = firstAfter(failedDeploys, (x) => x.at, began, (x) => x.sha !== null && x.sha === run.sha);
-      const incident = firstAfter(incidents.get(serviceKey(repo)) ?? [], (i) => i.triggered_at, began);
+      const deploy = firstAfter(failedDeploys, began, (x) => x.sha !== null && x.sha === run.sha);
+      const incident = firstAfter(incidentsOf(serviceKey(repo)), began);
       if (!deploy && !incident) continue;
       const sha = run.sha ? ` (${run.sha.slice(0, 7)})` : '';
       const chain: TraceLink[] = [

@@ -369,7 +369,10 @@ export class CompileLoop {
   private async flush(): Promise<'idle' | undefined> {
     const due = this.queue.takeDue(this.o.now());
     if (due.length > 0) {
-      this.inflightSince = Math.min(...due.map((d) => d.first));
+      // A loop, not Math.min(...due): a spread of one argument per scope throws past ~100k of them (and they were taken already).
+      let since = Number.POSITIVE_INFINITY;
+      for (const d of due) since = Math.min(since, d.first);
+      this.inflightSince = since;
       const pending = new Set(due);
       try {
         const fresh = due.filter((d) => !this.failures.has(d.namespace, d.entityPath));
@@ -379,7 +382,11 @@ export class CompileLoop {
         if (fresh.length > 0) {
           try {
             const byNamespace = new Map<string, string[]>();
-            for (const d of fresh) byNamespace.set(d.namespace, [...(byNamespace.get(d.namespace) ?? []), d.entityPath]);
+            for (const d of fresh) {
+              const paths = byNamespace.get(d.namespace);
+              if (paths) paths.push(d.entityPath);
+              else byNamespace.set(d.namespace, [d.entityPath]);
+            }
             for (const [ns, paths] of byNamespace) if (this.running) await this.o.compiler.compilePaths(ns, paths, this.interrupted);
             for (const d of fresh) pending.delete(d);
             this.compiled();

@@ -64,6 +64,9 @@ const withdraw = async (deps: InsightDeps, st: NamespaceState, p: Pattern): Prom
   deps.publish({ type: 'pattern_removed', namespace: st.namespace, pattern: p });
 };
 
+/** How many traces syncTraces compares before it yields to the event loop. */
+const TRACES_PER_TURN = 500;
+
 /**
  * Traces are decisions already explained: they are added and extended (a fix, a resolution)
  * but never withdrawn, so an agent can still read why two entries were linked after the
@@ -74,7 +77,10 @@ const withdraw = async (deps: InsightDeps, st: NamespaceState, p: Pattern): Prom
  */
 export const syncTraces = async (deps: InsightDeps, st: NamespaceState, now: number, all = false): Promise<void> => {
   const at = new Date(now).toISOString();
+  let compared = 0;
   for (const t of tracesOf(st.namespace, st.digests.values())) {
+    // Tens of thousands of traces take a while to compare: let requests in between.
+    if (++compared % TRACES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     const known = st.traces.get(t.id);
     const same = sameContent(known, t);
     if (same && !all) continue;

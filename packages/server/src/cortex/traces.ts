@@ -7,6 +7,7 @@ import { type DeployRef, REPOS } from './digests/repos.ts';
 import { ciTracesOf } from './ci-traces.ts';
 import { humanDuration, ms } from './fields.ts';
 import { repoNameOf, serviceKey } from './scopes.ts';
+import { TimeIndex } from './time-index.ts';
 
 // What /api/v1/traces answers: declared once, in the client.
 export type { Trace, TraceLink };
@@ -38,34 +39,66 @@ const timedChain = (chain: readonly TraceLink[]): TraceLink[] =>
     return { ...link, at: at === null ? null : new Date(at).toISOString() };
   });
 
+/** The deploys of one system (see serviceKey), indexed once for every incident on it. */
+interface ServiceDeploys {
+  /** Failed deploys with a time. */
+  failed: TimeIndex<RepoDeploy>;
+  /** Successful deploys by environment; one without a time counts as at 0, as it always has. */
+  succeeded: Map<string, TimeIndex<RepoDeploy>>;
+}
+
+type RepoDeploy = DeployRef & { repo: string };
+
+const indexDeploys = (list: readonly RepoDeploy[]): ServiceDeploys => {
+  const byEnvironment = new Map<string, RepoDeploy[]>();
+  for (const x of list) {
+    if (x.state !== 'success') continue;
+    const same = byEnvironment.get(x.environment);
+    if (same) same.push(x);
+    else byEnvironment.set(x.environment, [x]);
+  }
+  const succeeded = new Map<string, TimeIndex<RepoDeploy>>();
+  for (const [environment, same] of byEnvironment) succeeded.set(environment, new TimeIndex(same, (x) => ms(x.at) ?? 0));
+  return { failed: new TimeIndex(list.filter((x) => FAILED.has(x.state)), (x) => ms(x.at)), succeeded };
+};
+
+/**
+ * Each incident is joined with the deploys of its system through indexes built once per
+ * system (times parsed once, sorted once): the latest failed deploy at most TRACE_WINDOW_MS
+ * before it (the first listed among those of the same time), and the first successful deploy
+ * to the same environment from its start to its resolution. A namespace's traces cost
+ * O((deploys + incidents) log deploys), not deploys × incidents.
+ */
 const deployTraces = (namespace: string, digests: readonly Digest[]): Array<Omit<Trace, 'detected_at'>> => {
-  const deploys = new Map<string, Array<DeployRef & { repo: string }>>();
+  const deploys = new Map<string, RepoDeploy[]>();
   const incidents: IncidentRef[] = [];
   for (const d of digests) {
     if (d.kind !== 'path' || !d.entity_path) continue;
     if (d.type === REPOS.type) {
-      const repo = repoNameOf(d.entity_path);
-      const list = deploys.get(serviceKey(repo)) ?? [];
+      const key = serviceKey(repoNameOf(d.entity_path));
+      const list = deploys.get(key) ?? [];
       for (const x of (d.facts.deploys ?? []) as DeployRef[]) list.push({ ...x, repo: d.entity_path });
-      deploys.set(serviceKey(repo), list);
+      deploys.set(key, list);
     }
-    if (d.type === INCIDENTS.type) incidents.push(...((d.facts.incidents ?? []) as IncidentRef[]));
+    if (d.type === INCIDENTS.type) for (const i of (d.facts.incidents ?? []) as IncidentRef[]) incidents.push(i);
   }
+  const indexed = new Map<string, ServiceDeploys>();
   const traces: Array<Omit<Trace, 'detected_at'>> = [];
   for (const incident of incidents) {
     const began = ms(incident.triggered_at);
     const key = serviceKey(incident.service);
-    const candidates = deploys.get(key);
-    if (began === null || !candidates) continue;
-    const cause = candidates
-      .filter((x) => FAILED.has(x.state) && ms(x.at) !== null && began - (ms(x.at) as number) >= 0 && began - (ms(x.at) as number) <= TRACE_WINDOW_MS)
-      .sort((a, b) => (ms(b.at) ?? 0) - (ms(a.at) ?? 0))[0];
-    if (!cause) continue;
-    const gap = began - (ms(cause.at) as number);
+    const list = deploys.get(key);
+    if (began === null || !list) continue;
+    let index = indexed.get(key);
+    if (!index) indexed.set(key, (index = indexDeploys(list)));
+    const at = index.failed.latestAtOrBefore(began);
+    if (at < 0 || began - (index.failed.times[at] as number) > TRACE_WINDOW_MS) continue;
+    const cause = index.failed.items[at] as RepoDeploy;
+    const gap = began - (index.failed.times[at] as number);
     const ended = ms(incident.resolved_at) ?? Number.POSITIVE_INFINITY;
-    const fix = candidates
-      .filter((x) => x.state === 'success' && x.environment === cause.environment && (ms(x.at) ?? 0) >= began && (ms(x.at) ?? 0) <= ended)
-      .sort((a, b) => (ms(a.at) ?? 0) - (ms(b.at) ?? 0))[0];
+    const fixes = index.succeeded.get(cause.environment);
+    const first = fixes ? fixes.firstAtOrAfter(began) : -1;
+    const fix = fixes && first < fixes.length && (fixes.times[first] as number) <= ended ? fixes.items[first] : undefined;
     const chain: TraceLink[] = [
       { step: 1, role: 'cause', entity_path: cause.entity_path, key: cause.key, version: cause.version, event: `deployment.${cause.state}`, at: cause.at, summary: `deployment ${cause.id}${cause.sha ? ` (${cause.sha.slice(0, 7)})` : ''} to ${cause.environment} ${cause.state === 'error' ? 'errored' : 'failed'}` },
       { step: 2, role: 'effect', entity_path: incident.entity_path, key: incident.key, version: incident.version, event: 'incident.triggered', at: incident.triggered_at, summary: `incident ${incident.id} "${incident.title}" triggered on ${incident.service}` },

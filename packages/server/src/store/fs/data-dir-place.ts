@@ -60,7 +60,9 @@ export const dataDirFailure = (dataDir: string, error: unknown): unknown => {
   }
   if (error instanceof DirectoryLockedError && error.holder !== null && error.holder.pid > 0) {
     const { pid, host } = error.holder;
-    const where = host !== undefined && host !== hostname() ? ` on host ${host}` : '';
+    // The host when it is another, or when the holder has this very pid (another container,
+    // pid 1 like this one, given the same host name): "process 1" alone would read as ourselves.
+    const where = host !== undefined && (host !== hostname() || pid === process.pid) ? ` on host ${host}` : '';
     return new DirectoryLockedError(
       `the data directory ${dataDir} (${setting}) is in use by process ${pid}${where}; stop that server or choose another ${setting === 'CAIRN_DATA_DIR' ? 'with CAIRN_DATA_DIR' : setting === '--data-dir' ? '--data-dir' : 'with --data-dir or CAIRN_DATA_DIR'}`,
       error.holder,

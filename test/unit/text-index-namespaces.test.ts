@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { DocTerms } from '../../packages/server/src/search-rules/entry-text.ts';
-import type { PackedPostings } from '../../packages/server/src/search/index-snapshot.ts';
 import { random } from '../../packages/server/src/search/seeded-random.ts';
 import { TextIndex } from '../../packages/server/src/search/text-index.ts';
+import { packPostings } from '../helpers/packed-postings.ts';
 
 // A namespace's searches read its own statistics only (text-index.ts statsOf): an index holding
 // namespace 1 beside a larger namespace 2 answers a search of namespace 1 exactly as an index of
@@ -31,25 +31,6 @@ const query = (): string[] => {
   return [...terms];
 };
 
-const pack = (index: TextIndex): PackedPostings => {
-  const terms: string[] = [];
-  const ends: number[] = [];
-  const blocks: Int32Array[] = [];
-  let length = 0;
-  for (const [term, pairs] of index.terms()) {
-    terms.push(term);
-    blocks.push(pairs.slice());
-    length += pairs.length;
-    ends.push(length);
-  }
-  const pairs = new Int32Array(length);
-  let at = 0;
-  for (const b of blocks) {
-    pairs.set(b, at);
-    at += b.length;
-  }
-  return { terms, pairs, ends: Int32Array.from(ends) };
-};
 
 describe('in-process text index: statistics per namespace', () => {
   it('answers a namespace beside another exactly as an index of it alone', async () => {
@@ -104,7 +85,7 @@ describe('in-process text index: statistics per namespace', () => {
     const liveSlots = [...mixedAlive.keys()].filter((slot) => mixedAlive[slot] === 1);
     const remap = new Int32Array(count).fill(-1);
     liveSlots.forEach((slot, i) => (remap[slot] = i));
-    const saved = pack(mixed);
+    const saved = packPostings(mixed);
     for (let i = 0; i < saved.pairs.length; i += 2) saved.pairs[i] = remap[saved.pairs[i] as number] as number;
     // Dead slots' postings are not saved (index-persistence.ts drops them): left out here too.
     const kept: number[] = [];

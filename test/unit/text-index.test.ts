@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { idf, termScore } from '../../packages/server/src/search-rules/bm25.ts';
 import type { DocTerms } from '../../packages/server/src/search-rules/entry-text.ts';
 import { random } from '../../packages/server/src/search/seeded-random.ts';
-import type { PackedPostings } from '../../packages/server/src/search/index-snapshot.ts';
 import { TextIndex } from '../../packages/server/src/search/text-index.ts';
+import { packPostings } from '../helpers/packed-postings.ts';
 
 // The text index skips work it can prove cannot change the top n (MaxScore): these tests hold
 // it to the answer of scoring every document, on collections with postings long enough for
@@ -225,26 +225,6 @@ describe('in-process text index: the lists\' real maxima', () => {
 
 });
 
-/** What a saved index file carries: every term's postings in one block, as readSnapshot decodes them. */
-const pack = (index: TextIndex): PackedPostings => {
-  const terms: string[] = [];
-  const ends: number[] = [];
-  const blocks: Int32Array[] = [];
-  let length = 0;
-  for (const [term, pairs] of index.terms()) {
-    terms.push(term);
-    blocks.push(pairs.slice());
-    length += pairs.length;
-    ends.push(length);
-  }
-  const pairs = new Int32Array(length);
-  let at = 0;
-  for (const b of blocks) {
-    pairs.set(b, at);
-    at += b.length;
-  }
-  return { terms, pairs, ends: Int32Array.from(ends) };
-};
 
 describe('in-process text index: restored from a saved block', () => {
 
@@ -252,7 +232,7 @@ describe('in-process text index: restored from a saved block', () => {
     const count = 30_000;
     const original = build(count);
     const lengths = Float32Array.from(original.docs, (d) => (d as DocTerms).length);
-    const packed = pack(original.index);
+    const packed = packPostings(original.index);
     const before = packed.pairs.slice();
     const restored = new TextIndex();
     await restored.restore(lengths, packed);
@@ -305,7 +285,7 @@ describe('in-process text index: renumbering in place', () => {
     const lengths = Float32Array.from(original.docs, (d) => d?.length ?? 0);
     const restored = new TextIndex();
     // Restored lists not yet read are renumbered where they lie in the saved block.
-    await restored.restore(lengths, pack(original.index));
+    await restored.restore(lengths, packPostings(original.index));
     for (let slot = 0; slot < 20_000; slot += 3) restored.remove(slot);
     for (const index of [original.index, restored]) {
       const { remap, count } = deadRemap(original);

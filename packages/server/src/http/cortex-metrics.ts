@@ -1,6 +1,5 @@
-import { Gauge } from 'prom-client';
 import type { CortexGauges } from '../cortex/heartbeat.ts';
-import { type Metrics, registerFollowingCounter } from './metrics.ts';
+import { type Metrics, registerFollowingCounter, registerGauge } from './metrics.ts';
 
 /** What the metrics read of the Cortex worker in this process. */
 export interface CortexFailures {
@@ -15,17 +14,6 @@ export interface CortexFailures {
   gauges(): CortexGauges;
 }
 
-const gauge = (metrics: Pick<Metrics, 'registry'>, name: string, help: string, read: () => number): void => {
-  new Gauge({
-    name,
-    help,
-    registers: [metrics.registry],
-    collect() {
-      this.set(read());
-    },
-  });
-};
-
 /**
  * The Cortex worker's state at scrape time, the same series wherever it runs: embedded in
  * `cairn serve --with-cortex` (the API's /metrics), or alone in `cairn cortex` with
@@ -39,7 +27,7 @@ export const registerCortexMetrics = (metrics: Pick<Metrics, 'registry'>, worker
     'Cortex compiles and jobs that failed (each retry counts); a failing one is retried with a delay doubling up to 30 s',
     () => worker.failures,
   );
-  gauge(
+  registerGauge(
     metrics,
     'cairn_cortex_failing_seconds',
     'How long the Cortex worker has been failing without a break (a compile it keeps retrying), in seconds; 0 while every compile works',
@@ -57,16 +45,16 @@ export const registerCortexMetrics = (metrics: Pick<Metrics, 'registry'>, worker
     'Reads of the forget journal by the active Cortex worker that failed (retried every second); while they fail, a forget whose change-feed notice was missed waits',
     () => worker.journalReadFailures,
   );
-  gauge(metrics, 'cairn_cortex_active', 'Whether this Cortex worker holds the lease and compiles (1), or stands by (0); one worker of all is active', () => (worker.gauges().active ? 1 : 0));
-  gauge(metrics, 'cairn_cortex_queue_depth', 'Scopes written to and waiting to be compiled by this Cortex worker (0 while it stands by)', () => worker.gauges().queueDepth);
-  gauge(metrics, 'cairn_cortex_lag_seconds', 'How long the oldest write this Cortex worker has not compiled yet has waited, in seconds', () => worker.gauges().lagSeconds);
-  gauge(
+  registerGauge(metrics, 'cairn_cortex_active', 'Whether this Cortex worker holds the lease and compiles (1), or stands by (0); one worker of all is active', () => (worker.gauges().active ? 1 : 0));
+  registerGauge(metrics, 'cairn_cortex_queue_depth', 'Scopes written to and waiting to be compiled by this Cortex worker (0 while it stands by)', () => worker.gauges().queueDepth);
+  registerGauge(metrics, 'cairn_cortex_lag_seconds', 'How long the oldest write this Cortex worker has not compiled yet has waited, in seconds', () => worker.gauges().lagSeconds);
+  registerGauge(
     metrics,
     'cairn_cortex_last_compile_age_seconds',
     'Seconds since this Cortex worker last compiled successfully (since it started, if it has not yet); grows while nothing is written',
     () => worker.gauges().lastCompileAgeSeconds,
   );
-  gauge(
+  registerGauge(
     metrics,
     'cairn_cortex_heartbeat_age_seconds',
     'Seconds since this Cortex worker last renewed or sought the lease and stored its heartbeat (every second or two while the backend answers)',

@@ -50,17 +50,21 @@ export const createMetrics = (): Metrics => {
   };
 };
 
-/** Requests still running, read at scrape time (it climbs when the backend slows down). */
-export const registerInFlight = (metrics: Metrics, read: () => number): void => {
+/** A gauge read at scrape time from a figure kept elsewhere. */
+export const registerGauge = (metrics: Pick<Metrics, 'registry'>, name: string, help: string, read: () => number): void => {
   new Gauge({
-    name: 'cairn_http_requests_in_flight',
-    help: 'HTTP requests received whose response has not finished',
+    name,
+    help,
     registers: [metrics.registry],
     collect() {
       this.set(read());
     },
   });
 };
+
+/** Requests still running, read at scrape time (it climbs when the backend slows down). */
+export const registerInFlight = (metrics: Metrics, read: () => number): void =>
+  registerGauge(metrics, 'cairn_http_requests_in_flight', 'HTTP requests received whose response has not finished', read);
 
 /**
  * A counter that follows a count kept elsewhere, which only grows (a worker's failures, the

@@ -1,21 +1,12 @@
-import { Gauge } from 'prom-client';
 import type { SearchIndex } from '../ports/search-index.ts';
-import { type Metrics, registerFollowingCounter } from './metrics.ts';
+import { type Metrics, registerFollowingCounter, registerGauge } from './metrics.ts';
 
 /**
  * The search index's state at scrape time: how many entries it holds, how many have a vector
  * and how many wait for one (the progress of a re-embedding after an embedder change).
  */
 export const registerSearchMetrics = (metrics: Metrics, index: SearchIndex): void => {
-  const gauge = (name: string, help: string, read: () => number) =>
-    new Gauge({
-      name,
-      help,
-      registers: [metrics.registry],
-      collect() {
-        this.set(read());
-      },
-    });
+  const gauge = (name: string, help: string, read: () => number) => registerGauge(metrics, name, help, read);
   gauge('cairn_search_index_ready', '1 once the search index has loaded every entry, 0 while it loads', () => (index.status().state === 'ready' ? 1 : 0));
   gauge('cairn_search_entries', 'Live entries in the search index', () => index.status().entries);
   gauge('cairn_search_embedded_entries', 'Entries with a vector from the current embedder', () => index.status().embedded);

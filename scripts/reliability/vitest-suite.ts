@@ -28,7 +28,8 @@ export const runSuite = async (file: string, keep: RegExp): Promise<SuiteRun> =>
   const report = join(dir, 'vitest.json');
   try {
     const output = await new Promise<string>((resolve) => {
-      const child = spawn('npx', ['vitest', 'run', file, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+      // CAIRN_TEST_DEPTH=full: the crash suites' full cycles (test/helpers/crash-depth.ts).
+      const child = spawn('npx', ['vitest', 'run', file, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CAIRN_TEST_DEPTH: 'full' } });
       let out = '';
       child.stdout.on('data', (c: Buffer) => void (out += c.toString()));
       child.stderr.on('data', (c: Buffer) => void (out += c.toString()));

@@ -38,7 +38,8 @@ const startImport = (file: string, env: Record<string, string>) => {
  * own: after each kill, every entry the import had reported landed is there whole, no entry
  * holds part of its history, the target's own writes are intact, and a final run completes it.
  */
-export const describeImportCrash = (label: string, makeBackend: (label: string) => BackendEnv, cycles: number, entries: number): void => {
+/** `extraEnv`: settings for the imports and for this process's own reads of the target (set in process.env too). */
+export const describeImportCrash = (label: string, makeBackend: (label: string) => BackendEnv, cycles: number, entries: number, extraEnv: Record<string, string> = {}): void => {
   const CYCLES = cycles;
   const ENTRIES = entries;
   const source = filesystemBackend(`${label}-src`);
@@ -51,6 +52,7 @@ export const describeImportCrash = (label: string, makeBackend: (label: string) 
   });
 
   it(`loses nothing and leaves no part of an entry across ${CYCLES} SIGKILL cycles of an import`, async () => {
+    Object.assign(process.env, extraEnv);
     dir = await mkdtemp(join(tmpdir(), 'cairn-import-crash-'));
     const file = join(dir, 'archive.jsonl');
     const from = await openFromEnv(await source.env());
@@ -70,7 +72,7 @@ export const describeImportCrash = (label: string, makeBackend: (label: string) 
     await from.store.close();
     const archived = (await readFile(file, 'utf8')).trim().split('\n').slice(1, -1).map((l) => (JSON.parse(l) as { versions: Entry[] }).versions);
 
-    const env = { ...(await target.env()), ...Object.fromEntries(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'].flatMap((k) => (process.env[k] ? [[k, process.env[k] as string]] : []))) };
+    const env = { ...(await target.env()), ...Object.fromEntries(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'].flatMap((k) => (process.env[k] ? [[k, process.env[k] as string]] : []))), ...extraEnv };
     const own = { namespace: 'default', entity_path: 'own', key: 'write' };
     const first = await openFromEnv(env);
     await first.store.append(versionOf(own, 1, { at }), 0);

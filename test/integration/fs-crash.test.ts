@@ -10,7 +10,8 @@ import { crashLoop } from '../helpers/crash-loop.ts';
  * is half-written (every version readable, versions contiguous). The loop itself is in
  * test/helpers/crash-loop.ts, shared with `npm run reliability`.
  */
-const CYCLES = 20;
+// `npm run reliability` runs its own loop of 20 (scripts/reliability.ts crashCheck).
+const CYCLES = 10;
 const WRITERS = 8;
 
 const dir = await mkdtemp(join(tmpdir(), 'cairn-crash-'));

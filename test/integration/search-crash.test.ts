@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { crashCycles } from '../helpers/crash-depth.ts';
 import { type CairnProcess, spawnCairn } from '../helpers/spawn-cairn.ts';
 
 /**
@@ -12,7 +13,7 @@ import { type CairnProcess, spawnCairn } from '../helpers/spawn-cairn.ts';
  * word of every acknowledged write that is still its key's head, and no word the store does
  * not hold as a head (replaced, or written but lost unacknowledged).
  */
-const CYCLES = 12;
+const CYCLES = crashCycles(12);
 const WRITERS = 4;
 const KEYS_PER_WRITER = 3;
 

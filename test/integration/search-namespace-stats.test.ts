@@ -90,7 +90,7 @@ describe('search statistics are each namespace\u2019s own', () => {
         // Another namespace: many entries holding these words (and the misspelling, and more
         // words starting with "roll"), and a lot of other text, of other lengths.
         const words = ['database', 'migration', 'rollback', 'checkout', 'deployment', 'deploymnet', 'replica', 'pager', 'kubernetes', 'cache', 'physician', 'rollover', 'rolling', 'rollercoaster'];
-        for (let from = 0; from < 600; from += 100) {
+        for (let from = 0; from < 300; from += 100) {
           const entries = Array.from({ length: 100 }, (_, i) => {
             const n = from + i;
             const value = `${words[n % words.length]} ${words[(n * 7) % words.length]} entry ${n} ${'lorem ipsum dolor sit amet '.repeat(1 + (n % 5))}`;

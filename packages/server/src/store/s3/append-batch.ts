@@ -3,7 +3,7 @@ import type { Entry } from '../../domain/entry.ts';
 import { ServiceError, VersionConflict, unavailable } from '../../domain/errors.ts';
 import { outcomeUnknown } from '../../domain/outcome-unknown.ts';
 import type { BatchItem } from '../../ports/store.ts';
-import { BATCH_DEADLINE, BATCH_DEADLINE_MS, BATCH_ID, type BatchMarkers } from './batch-markers.ts';
+import { BATCH_DEADLINE, BATCH_ID, type BatchMarkers, batchDeadlineMs } from './batch-markers.ts';
 import { UnsettledCreate } from './bucket-objects.ts';
 import { mapLimit } from './map-limit.ts';
 import { addressHash } from './object-keys.ts';
@@ -12,7 +12,7 @@ import { HistoryGone, type VersionObjects } from './version-objects.ts';
 const PUT_CONCURRENCY = 8;
 /**
  * A batch withdraws its own versions (deletes them) only this early: readers abort an undecided
- * batch only after BATCH_DEADLINE_MS, and until then nobody builds on its slots, so deleting is
+ * batch only after batchDeadlineMs(), and until then nobody builds on its slots, so deleting is
  * safe with a wide margin. Later it leaves them, marked aborted, for the next writer to pass.
  */
 const WITHDRAW_WITHIN_MS = 5_000;
@@ -33,7 +33,7 @@ export const writeBatch = async (
 ): Promise<Entry[]> => {
   const id = randomUUID();
   const started = Date.now();
-  const metadata = { [BATCH_ID]: id, [BATCH_DEADLINE]: String(started + BATCH_DEADLINE_MS) };
+  const metadata = { [BATCH_ID]: id, [BATCH_DEADLINE]: String(started + batchDeadlineMs()) };
   const bodies = items.map(({ entry }) => JSON.stringify(entry));
   const hashes = items.map(({ entry }) => addressHash(entry));
   let outage: unknown = null;

@@ -11,9 +11,14 @@ export const BATCH_DEADLINE = 'cairn-batch-deadline';
 /**
  * How long a batch may stay undecided before a reader may abort it. A batch writer puts its
  * few version objects and its marker within seconds; a crashed one never does, and its
- * versions must stop blocking their entries.
+ * versions must stop blocking their entries. CAIRN_TEST_BATCH_DEADLINE_MS shortens it for
+ * tests alone (a crash test waits it out after every kill); read at each use, so a test
+ * process can set it before its first batch.
  */
-export const BATCH_DEADLINE_MS = 20_000;
+export const batchDeadlineMs = (): number => {
+  const forTests = Number(process.env.CAIRN_TEST_BATCH_DEADLINE_MS);
+  return forTests > 0 ? forTests : 20_000;
+};
 
 /** Version objects' metadata: the version's written_at (version-objects.ts). */
 export const WRITTEN_AT = 'cairn-written-at';
@@ -63,7 +68,7 @@ export class BatchMarkers {
     if (known) return known;
     const deadline = Number(metadata[BATCH_DEADLINE] ?? 0);
     if (now <= deadline) return 'pending';
-    if (of && (await this.committedChange(of, metadata[WRITTEN_AT], deadline - BATCH_DEADLINE_MS, deadline))) {
+    if (of && (await this.committedChange(of, metadata[WRITTEN_AT], deadline - batchDeadlineMs(), deadline))) {
       const fate = await this.decide(id, 'committed');
       this.logger?.warn({ key: this.keys.batch(id), fate }, 'batch marker missing, but the batch\'s change objects show it committed; marker written again');
       return fate;

@@ -5,6 +5,7 @@ import { slack } from '../../packages/server/src/connectors/slack/index.ts';
 import type { EntryValue } from '../../packages/server/src/domain/entry.ts';
 import { LIMITS } from '../../packages/server/src/domain/limits.ts';
 import { entityPathProblem, keyProblem } from '../../packages/server/src/domain/names.ts';
+import { THREAD_REPLIES, THREAD_TEXT_BYTES } from '../../packages/server/src/connectors/slack/thread.ts';
 import { serviceErrorOf } from '../helpers/service-error.ts';
 
 const SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
@@ -310,65 +311,112 @@ describe('slack connector: deliveries', () => {
   });
 });
 
-describe('slack connector: a thread longer than an entry', () => {
-  const root = '1763719200.000100';
-  const replyTs = (i: number): string => `${1763719300 + i}.000100`;
-  const userOf = (i: number): string => `U0${String(i % 40).padStart(8, '0')}`;
-  /** What responders write in a busy incident channel: short acknowledgements early, then findings. */
-  const textOf = (i: number): string => (i <= 4_400 ? `ack ${i}` : `reply ${i}: checked the pods, still 500s`);
-  const reply = (i: number, text = textOf(i)) =>
-    callback(message({ ts: replyTs(i), thread_ts: root, user: userOf(i), text, parent_user_id: 'U000000000' }), `Ev${i}`);
-  const threadOf = (store: Map<string, EntryValue>) => objectAt(store, 'comms/slack/C1', `thread-${root}`);
+/** One thread of channel C1 and its replies, for the two groups below. */
+const root = '1763719200.000100';
+const replyTs = (i: number): string => `${1763719300 + i}.000100`;
+const userOf = (i: number): string => `U0${String(i % 40).padStart(8, '0')}`;
+/** What responders write in a busy incident channel: short acknowledgements early, then findings. */
+const textOf = (i: number): string => (i <= 4_400 ? `ack ${i}` : `reply ${i}: checked the pods, still 500s`);
+const reply = (i: number, text = textOf(i)) =>
+  callback(message({ ts: replyTs(i), thread_ts: root, user: userOf(i), text, parent_user_id: 'U000000000' }), `Ev${i}`);
+const threadOf = (store: Map<string, EntryValue>) => objectAt(store, 'comms/slack/C1', `thread-${root}`);
+const threadWriteOf = (payload: unknown): MappedWrite | undefined => writesOf(payload).find((w) => w.key === `thread-${root}`);
+const bytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
+/**
+ * Most a thread of ordinary user ids takes: 100 replies listed without their texts (some
+ * 120 bytes each), 32 KiB of texts, the counts and participants.
+ */
+const BOUND = THREAD_TEXT_BYTES + THREAD_REPLIES * 160 + 2_048;
 
-  /**
-   * The thread after its first 4,400 replies (about 500 KB), as the connector stores it
-   * (checked below: its own update leaves it as it is). Built at once because folding every
-   * reply re-reads the whole thread: 4,800 of them take half a minute.
-   */
-  const startingThread = (n: number): EntryValue => ({
-    channel: 'C1', thread_ts: root, started_at: '2025-11-21T10:00:00.000Z', parent_user: 'U000000000', reply_count: n,
-    participants: Array.from({ length: 40 }, (_, i) => userOf(i)), last_reply_ts: replyTs(n), last_reply_at: new Date((1763719300 + n) * 1000).toISOString(),
-    replies: Array.from({ length: n }, (_, k) => ({ ts: replyTs(k + 1), user: userOf(k + 1), bot: false, text: textOf(k + 1), deleted: false, edited_ts: null })),
-  });
+describe('slack connector: a long thread', () => {
+  type Listed = { ts: string; text: string | null; text_omitted?: true; deleted: boolean };
+  const listedOf = (thread: Record<string, unknown>) => thread.replies as Listed[];
 
-  // Then 400 more replies, one delivery each: from about the 4,485th the replies without their
-  // texts alone pass 512 KiB (the probe saw every reply refused with 413 from there on).
-  const store = new Map<string, EntryValue>([[`comms/slack/C1|thread-${root}`, startingThread(4_400)]]);
-  const sizes: number[] = [];
-  for (let i = 4_401; i <= 4_800; i++) {
-    applyTo(store, writesOf(reply(i)));
-    sizes.push(Buffer.byteLength(JSON.stringify(threadOf(store))));
-  }
-
-  it('starts from the thread exactly as the connector stores it', () => {
-    const start = startingThread(4_400);
-    const replay = writesOf(reply(4_400)).find((w) => w.key === `thread-${root}`);
-    expect(replay?.update?.(start)).toEqual(start);
-  });
-
-  it('stays within the entry size limit, leaving out the oldest replies and counting them', () => {
-    expect(Math.max(...sizes)).toBeLessThanOrEqual(LIMITS.valueBytes);
+  it('keeps a thread of hundreds of replies far below the value limit, listing the newest', () => {
+    const store = new Map<string, EntryValue>();
+    const sizes: number[] = [];
+    for (let i = 1; i <= 500; i++) {
+      applyTo(store, writesOf(reply(i, `reply ${i}: `.padEnd(200, 'x'))));
+      sizes.push(bytes(threadOf(store)));
+    }
+    // Every reply is a new version of the thread: what each adds to its history stays small.
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(BOUND);
     const thread = threadOf(store);
-    const replies = thread.replies as Array<{ ts: string; text: string | null }>;
-    expect(thread.reply_count).toBe(4_800);
-    expect(thread.replies_omitted).toBeGreaterThan(0);
-    expect((thread.replies_omitted as number) + replies.length).toBe(4_800);
-    // The newest reply is listed whole; the first one listed follows the last one left out.
-    expect(replies.at(-1)).toMatchObject({ ts: replyTs(4_800), text: textOf(4_800) });
-    expect(replies[0]?.ts).toBe(replyTs((thread.replies_omitted as number) + 1));
-    expect(thread.last_reply_ts).toBe(replyTs(4_800));
+    const replies = listedOf(thread);
+    expect(thread).toMatchObject({ reply_count: 500, replies_omitted: 400, last_reply_ts: replyTs(500), participants: expect.any(Array) });
     expect(thread.participants).toHaveLength(40);
+    expect(replies).toHaveLength(THREAD_REPLIES);
+    expect(replies.map((r) => r.ts)).toEqual(Array.from({ length: 100 }, (_, k) => replyTs(401 + k)));
+    expect(replies.every((r) => r.text?.length === 200)).toBe(true);
+    expect(replies.at(-1)?.text).toMatch(/^reply 500: x+$/);
+    // Retries and a late edit of a reply no longer listed change nothing (the edit is in its msg-<ts>).
+    for (const i of [500, 450, 401, 3]) expect(threadWriteOf(reply(i, `reply ${i}: `.padEnd(200, 'x')))?.update?.(thread), String(i)).toEqual(thread);
+    const lateEdit = threadWriteOf(callback({
+      type: 'message', subtype: 'message_changed', channel: 'C1', event_ts: '1763799999.000100',
+      message: { type: 'message', user: userOf(5), text: 'edited long after', ts: replyTs(5), thread_ts: root, edited: { user: userOf(5), ts: '1763799999.000100' } },
+      previous_message: { type: 'message', user: userOf(5), text: 'old', ts: replyTs(5), thread_ts: root },
+    }, 'EvEdit5'));
+    expect(lateEdit?.update?.(thread)).toEqual(thread);
   });
 
-  it('ignores a late change to a reply it left out, and a replay changes nothing', () => {
-    const before = threadOf(store);
-    const edit = writesOf(callback({
-      type: 'message', subtype: 'message_changed', channel: 'C1', event_ts: '1763799999.000100',
-      message: { type: 'message', user: userOf(1), text: 'edited long after', ts: replyTs(1), thread_ts: root, edited: { user: userOf(1), ts: '1763799999.000100' } },
-      previous_message: { type: 'message', user: userOf(1), text: textOf(1), ts: replyTs(1), thread_ts: root },
-    }, 'EvEdit'));
-    expect(edit.find((w) => w.key === `thread-${root}`)?.update?.(before)).toEqual(before);
-    expect(writesOf(reply(4_800)).find((w) => w.key === `thread-${root}`)?.update?.(before)).toEqual(before);
+  it('keeps the newest texts within the text budget, every older one left out', () => {
+    const store = new Map<string, EntryValue>();
+    for (let i = 1; i <= 150; i++) applyTo(store, writesOf(reply(i, `${i} `.padEnd(1_000, 'y'))));
+    const replies = listedOf(threadOf(store));
+    const whole = replies.filter((r) => r.text !== null);
+    expect(whole.length).toBeGreaterThan(25);
+    expect(whole.reduce((sum, r) => sum + bytes(r.text), 0)).toBeLessThanOrEqual(THREAD_TEXT_BYTES);
+    // The texts kept are the newest ones, the rest marked omitted.
+    expect(replies.slice(-whole.length)).toEqual(whole);
+    expect(replies.slice(0, -whole.length).every((r) => r.text === null && r.text_omitted === true)).toBe(true);
+  });
+
+  it('gives the same thread whatever order its replies and retries come in', () => {
+    // Texts of many sizes, so the text budget ends mid-list; each reply arrives within 40 of its place.
+    const n = 260;
+    const textAt = (i: number): string => `${i} `.padEnd(40 + ((i * 7_919) % 1_900), 'z');
+    let seed = 7;
+    const random = (): number => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    const orders = [
+      Array.from({ length: n }, (_, k) => k + 1),
+      Array.from({ length: n }, (_, k) => ({ i: k + 1, at: k + random() * 40 })).sort((a, b) => a.at - b.at).map((x) => x.i),
+      Array.from({ length: n }, (_, k) => ({ i: k + 1, at: k + random() * 40 })).sort((a, b) => a.at - b.at).flatMap((x) => (x.i % 3 === 0 ? [x.i, x.i] : [x.i])),
+    ];
+    const threads = orders.map((order) => {
+      const store = new Map<string, EntryValue>();
+      for (const i of order) applyTo(store, writesOf(reply(i, textAt(i))));
+      return threadOf(store);
+    });
+    expect(listedOf(threads[0] ?? {}).some((r) => r.text_omitted)).toBe(true);
+    expect(threads[1]).toEqual(threads[0]);
+    expect(threads[2]).toEqual(threads[0]);
+    expect(threads[0]).toMatchObject({ reply_count: n, replies_omitted: n - THREAD_REPLIES });
+
+    // Texts kept are a newest run: an older text that would fit past a newer one left out is
+    // left out too, or it would be kept or not by the order the replies came in.
+    const sized = { 1: 16_000, 2: 20_000, 3: 16_000 } as Record<number, number>;
+    const textsAfter = (order: number[]) => {
+      const store = new Map<string, EntryValue>();
+      for (const i of order) applyTo(store, writesOf(reply(i, 'w'.repeat(sized[i] ?? 0))));
+      return listedOf(threadOf(store)).map((r) => r.text?.length ?? null);
+    };
+    expect(textsAfter([1, 2, 3])).toEqual([null, null, 16_000]);
+    expect(textsAfter([3, 2, 1])).toEqual([null, null, 16_000]);
+  });
+
+  it('never brings back a deleted reply it left out, even when no live one was left out', () => {
+    const store = new Map<string, EntryValue>();
+    applyTo(store, writesOf(reply(1)));
+    applyTo(store, writesOf(callback({
+      type: 'message', subtype: 'message_deleted', channel: 'C1', event_ts: replyTs(2), deleted_ts: replyTs(1),
+      previous_message: { type: 'message', user: userOf(1), ts: replyTs(1), thread_ts: root },
+    }, 'EvDel1')));
+    for (let i = 2; i <= THREAD_REPLIES + 1; i++) applyTo(store, writesOf(reply(i)));
+    const thread = threadOf(store);
+    expect(thread).toMatchObject({ reply_count: THREAD_REPLIES, replies_omitted: 0 });
+    expect(listedOf(thread)[0]?.ts).toBe(replyTs(2));
+    // A late retry of the deleted reply's post is not taken for a new reply.
+    expect(threadWriteOf(reply(1))?.update?.(thread)).toEqual(thread);
   });
 
   it('stays within the limit when every reply comes from a new 256-character user id', () => {
@@ -377,16 +425,76 @@ describe('slack connector: a thread longer than an entry', () => {
     for (let i = 1; i <= 600; i++) {
       const user = `${'\u0007'.repeat(250)}${String(i).padStart(6, '0')}`;
       applyTo(hostile, writesOf(callback(message({ ts: replyTs(i), thread_ts: root, user, text: textOf(4_401), parent_user_id: 'U000000000' }), `EvH${i}`)));
-      expect(Buffer.byteLength(JSON.stringify(threadOf(hostile))), `reply ${i}`).toBeLessThanOrEqual(LIMITS.valueBytes);
+      expect(bytes(threadOf(hostile)), `reply ${i}`).toBeLessThanOrEqual(LIMITS.valueBytes / 2);
     }
-    expect(threadOf(hostile)).toMatchObject({ reply_count: 600, last_reply_ts: replyTs(600) });
+    expect(threadOf(hostile)).toMatchObject({ reply_count: 600, replies_omitted: 500, last_reply_ts: replyTs(600) });
+  });
+});
+
+describe('slack connector: a thread stored under the earlier 512 KiB bounds', () => {
+
+  /**
+   * A thread as earlier releases stored it: every reply listed up to 512 KiB (here 4,400 of
+   * them, about 500 KB), after `omitted` older ones were left out. Built at once: folding
+   * every reply through the old bounds re-read the whole thread each time.
+   */
+  const oldThread = (n: number, omitted = 0): EntryValue => ({
+    channel: 'C1', thread_ts: root, started_at: '2025-11-21T10:00:00.000Z', parent_user: 'U000000000', reply_count: omitted + n,
+    participants: Array.from({ length: 40 }, (_, i) => userOf(i)), last_reply_ts: replyTs(omitted + n), last_reply_at: new Date((1763719300 + omitted + n) * 1000).toISOString(),
+    ...(omitted > 0 ? { replies_omitted: omitted } : {}),
+    replies: Array.from({ length: n }, (_, k) => ({ ts: replyTs(omitted + k + 1), user: userOf(omitted + k + 1), bot: false, text: textOf(omitted + k + 1), deleted: false, edited_ts: null })),
+  });
+
+  const store = new Map<string, EntryValue>([[`comms/slack/C1|thread-${root}`, oldThread(4_400)]]);
+  const sizes: number[] = [];
+  for (let i = 4_401; i <= 4_800; i++) {
+    applyTo(store, writesOf(reply(i)));
+    sizes.push(bytes(threadOf(store)));
+  }
+
+  it('shrinks to the new bounds on the next change, even a retry, and then keeps them', () => {
+    const old = oldThread(4_400);
+    expect(bytes(old)).toBeGreaterThan(400_000);
+    const shrunk = threadWriteOf(reply(4_400))?.update?.(old);
+    expect(bytes(shrunk)).toBeLessThanOrEqual(BOUND);
+    expect(shrunk).toMatchObject({ reply_count: 4_400, replies_omitted: 4_300, last_reply_ts: replyTs(4_400) });
+    expect(threadWriteOf(reply(4_400))?.update?.(shrunk ?? null)).toEqual(shrunk);
+    // One that had already left replies out keeps counting them.
+    const longer = threadWriteOf(reply(4_601))?.update?.(oldThread(4_400, 200)) as Record<string, unknown>;
+    expect(longer).toMatchObject({ reply_count: 4_601, replies_omitted: 4_501, last_reply_ts: replyTs(4_601) });
+    expect(longer.participants).toHaveLength(40);
+  });
+
+  it('stays within the new bounds, leaving out the oldest replies and counting them', () => {
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(BOUND);
+    const thread = threadOf(store);
+    const replies = thread.replies as Array<{ ts: string; text: string | null }>;
+    expect(thread.reply_count).toBe(4_800);
+    expect(thread.replies_omitted).toBe(4_800 - THREAD_REPLIES);
+    expect(replies).toHaveLength(THREAD_REPLIES);
+    // The newest reply is listed whole; the first one listed follows the last one left out.
+    expect(replies.at(-1)).toMatchObject({ ts: replyTs(4_800), text: textOf(4_800) });
+    expect(replies[0]?.ts).toBe(replyTs(4_701));
+    expect(thread.last_reply_ts).toBe(replyTs(4_800));
+    expect(thread.participants).toHaveLength(40);
+  });
+
+  it('ignores a late change to a reply it left out, and a replay changes nothing', () => {
+    const before = threadOf(store);
+    const edit = threadWriteOf(callback({
+      type: 'message', subtype: 'message_changed', channel: 'C1', event_ts: '1763799999.000100',
+      message: { type: 'message', user: userOf(1), text: 'edited long after', ts: replyTs(1), thread_ts: root, edited: { user: userOf(1), ts: '1763799999.000100' } },
+      previous_message: { type: 'message', user: userOf(1), text: textOf(1), ts: replyTs(1), thread_ts: root },
+    }, 'EvEdit'));
+    expect(edit?.update?.(before)).toEqual(before);
+    expect(threadWriteOf(reply(4_800))?.update?.(before)).toEqual(before);
   });
 
   it('lists a new reply after a long thread, with the reply count going on', () => {
     const next = new Map(store);
     applyTo(next, writesOf(reply(4_801, 'resolved: rolled back')));
     const thread = threadOf(next);
-    expect(Buffer.byteLength(JSON.stringify(thread))).toBeLessThanOrEqual(LIMITS.valueBytes);
+    expect(bytes(thread)).toBeLessThanOrEqual(BOUND);
     expect(thread.reply_count).toBe(4_801);
     expect((thread.replies as Array<{ text: string | null }>).at(-1)?.text).toBe('resolved: rolled back');
   });

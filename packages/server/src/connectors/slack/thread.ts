@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { EntryValue } from '../../domain/entry.ts';
-import { VALUE_BUDGET, bytesOf, keepWholeNewestFirst } from '../value-budget.ts';
+import { VALUE_BUDGET, bytesOf } from '../value-budget.ts';
 import { type Revision, supersedes } from './revisions.ts';
 import { compareTs, SLACK_TS, tsToIso } from './timestamps.ts';
 
@@ -37,21 +37,43 @@ const StoredThread = z.object({
 const PARTICIPANT_BYTES = 64 * 1024;
 
 /**
+ * The newest replies a thread lists at most; older ones are counted in `replies_omitted`.
+ * Every reply makes a new version of the whole entry, so the entry's size is what a long
+ * thread's history grows by per reply: bounded here, some 30 KB (replies of 200 characters)
+ * and at most about 50 KB with ordinary user ids, not the 512 KiB value limit. Each reply is
+ * whole in its own `msg-<ts>` entry; the thread is their summary.
+ */
+export const THREAD_REPLIES = 100;
+
+/**
+ * Bytes of reply texts a thread keeps, newest first (32 KiB: some 8,000 tokens, the last
+ * hundred or so chat lines, or one long message; an agent reads it at once). Older texts are
+ * marked `text_omitted`.
+ */
+export const THREAD_TEXT_BYTES = 32 * 1024;
+
+/**
  * The thread so far after one reply is posted, edited or deleted. Replies are keyed by ts
  * and kept in ts order, and a reply only replaces a stored one when it is a later state, so
  * applying the same change twice, or changes in any order, gives the same value: a retried
- * or raced delivery cannot duplicate or reorder a reply. A stored value that is not a
- * thread this connector wrote is started over rather than trusted.
+ * or raced delivery cannot duplicate or reorder a reply. What the bounds below leave out
+ * stays out: a change that comes after the thread listed THREAD_REPLIES newer replies is
+ * left to the reply's own entry, and a text left out for newer ones does not come back when
+ * one of those is deleted or shortened. A stored value that is not a thread this connector
+ * wrote is started over rather than trusted.
  */
 export const applyReply = (current: EntryValue | null, channel: string, threadTs: string, parentUser: string | null, change: Reply): EntryValue => {
   const stored = StoredThread.safeParse(current);
   const kept = stored.success ? stored.data.replies : [];
   const omitted = stored.success ? stored.data.replies_omitted ?? 0 : 0;
+  // `replies_omitted` is there once any reply was left out, even only deleted ones (0).
+  const windowed = stored.success && stored.data.replies_omitted !== undefined;
   const byTs = new Map<string, Reply>();
   for (const reply of kept) byTs.set(reply.ts, reply);
   // Once the oldest replies were left out (below), a change older than every reply kept is
   // about one of them — a late edit, a redelivery: it stays in that reply's own entry.
-  const olderThanListed = omitted > 0 && kept[0] !== undefined && compareTs(change.ts, kept[0].ts) < 0;
+  // (A deleted one among them must not come back as a new reply.)
+  const olderThanListed = windowed && kept[0] !== undefined && compareTs(change.ts, kept[0].ts) < 0;
   const existing = byTs.get(change.ts);
   if (!olderThanListed) {
     if (!existing) byTs.set(change.ts, change);
@@ -74,7 +96,7 @@ export const applyReply = (current: EntryValue | null, channel: string, threadTs
     last_reply_ts: last?.ts ?? null,
     last_reply_at: last ? tsToIso(last.ts) : null,
   };
-  return withinBudget(thread, omitted, replies);
+  return withinBudget(thread, windowed, omitted, replies);
 };
 
 /** The first of `items` whose JSON takes at most `budget` bytes together. */
@@ -99,23 +121,44 @@ const smallestOf = (reply: Reply): Reply => {
 };
 
 /**
- * A long thread must still fit one entry (SPEC §3 caps a value at 512 KiB), or every later
- * reply would fail to store and Slack would retry it forever. Every reply keeps its ts and
- * author; texts are kept newest first while they fit, and older ones are marked omitted (each
- * is still whole in its own `msg-<ts>` entry). When even the replies without their texts pass
- * the limit (some 4,500 replies), the oldest are left out of `replies` and counted in
- * `replies_omitted`, which `reply_count` includes.
+ * A thread's entry stays far below the value limit (SPEC §3 caps a value at 512 KiB, and a
+ * thread that outgrew it would refuse every later reply, which Slack retries forever): it
+ * lists the newest THREAD_REPLIES replies, the oldest left out and counted in
+ * `replies_omitted` (which `reply_count` includes), and keeps their texts newest first within
+ * THREAD_TEXT_BYTES, older ones marked `text_omitted` (each is still whole in its own `msg-<ts>`
+ * entry). A thread stored larger (an earlier release kept up to 512 KiB) shrinks to these
+ * bounds on its next change. Should the listed replies still not fit (ids of 256 characters
+ * are some 1.7 kB a reply; a value not written this way may hold anything), more of the
+ * oldest are left out until they do.
  */
-const withinBudget = (thread: Record<string, unknown>, omitted: number, replies: Reply[]): EntryValue => {
-  const whole = { ...thread, ...(omitted > 0 ? { replies_omitted: omitted } : {}), replies };
-  if (bytesOf(whole) <= VALUE_BUDGET) return whole;
+const withinBudget = (thread: Record<string, unknown>, windowed: boolean, omitted: number, replies: Reply[]): EntryValue => {
   const smallest = replies.map(smallestOf);
-  let over = bytesOf({ ...thread, replies_omitted: omitted, replies: smallest }) - VALUE_BUDGET;
-  let cut = 0;
+  let cut = Math.max(0, replies.length - THREAD_REPLIES);
+  let over = bytesOf({ ...thread, replies_omitted: omitted + replies.length, replies: smallest.slice(cut) }) - (VALUE_BUDGET - THREAD_TEXT_BYTES);
   for (; over > 0 && cut < replies.length; cut++) over -= bytesOf(smallest[cut]) + 1; // and its comma
-  // A deleted reply left out is no reply: only the live ones are counted.
+  // A deleted reply left out is no reply: only the live ones are counted (maybe none: 0).
   const leftOut = omitted + replies.slice(0, cut).filter((r) => !r.deleted).length;
-  const shown = { ...thread, ...(leftOut > 0 ? { replies_omitted: leftOut } : {}) };
-  const listed = smallest.slice(cut);
-  return { ...shown, replies: keepWholeNewestFirst(replies.slice(cut), listed, VALUE_BUDGET - bytesOf({ ...shown, replies: listed })) };
+  const shown = { ...thread, ...(windowed || cut > 0 ? { replies_omitted: leftOut } : {}) };
+  return { ...shown, replies: withTextsNewestFirst(replies.slice(cut), smallest.slice(cut)) };
+};
+
+/**
+ * The listed replies with their texts put back newest first while the texts (as JSON) fit in
+ * THREAD_TEXT_BYTES, and none older than the first that does not (so the texts kept are a
+ * set's newest, whatever order its replies came in). A text left out before marks that
+ * point: it was left out for newer ones, and so is every older text.
+ */
+const withTextsNewestFirst = (whole: readonly Reply[], smallest: readonly Reply[]): Reply[] => {
+  const kept = [...smallest];
+  let left = THREAD_TEXT_BYTES;
+  for (let i = whole.length - 1; i >= 0; i--) {
+    const [reply, short] = [whole[i], smallest[i]];
+    if (reply === undefined || short === undefined || reply.text_omitted) break;
+    if (reply === short) continue;
+    const cost = bytesOf(reply.text);
+    if (cost > left) break;
+    kept[i] = reply;
+    left -= cost;
+  }
+  return kept;
 };

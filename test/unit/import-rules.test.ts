@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { graphFromDisk, graphFromSources, type ImportGraph } from '../helpers/import-graph.ts';
 import {
   clientViolations,
+  componentOf,
   cycleViolations,
   defaultExportViolations,
   type LayerTable,
@@ -136,6 +137,27 @@ const expectNone = (rule: RuleName, what: string): void => {
   expect(found, `${what}:\n  ${found.join('\n  ')}\n`).toEqual([]);
 };
 
+/**
+ * The commands (cli.ts, cli/) serve every backend: what a backend finds wrong with its place (a
+ * data directory this user cannot write, one another process holds) reaches them as a
+ * SettingError (domain/setting-error.ts), said by cli/command-exit.ts, so none of them names a
+ * backend's own modules. Roots may name adapters (the layer table), so this is checked apart.
+ * The one exception: `cairn mcp` shares a data directory through its lock (mcp-local.ts waits
+ * on it, mcp-owner-note.ts reads who holds it).
+ */
+const COMMAND_BACKEND_IMPORTS_ALLOWED: ReadonlySet<string> = new Set([
+  `${SERVER}cli/mcp-local.ts → ${SERVER}store/fs/dir-lock.ts`,
+  `${SERVER}cli/mcp-owner-note.ts → ${SERVER}store/fs/dir-lock.ts`,
+]);
+
+const commandBackendImports = (g: ImportGraph): string[] =>
+  [...g.modules.values()]
+    .filter((m) => m.id === `${SERVER}cli.ts` || m.id.startsWith(`${SERVER}cli/`))
+    .flatMap((m) => m.edges)
+    .filter((e) => !e.bare && (componentOf(SERVER_LAYERS, e.to)?.name.startsWith('store/') ?? false))
+    .map((e) => `${e.from} → ${e.to}`)
+    .filter((edge, i, all) => all.indexOf(edge) === i && !COMMAND_BACKEND_IMPORTS_ALLOWED.has(edge));
+
 describe('import rules (DESIGN.md layering)', () => {
   it('reads both packages and resolves every relative import to a source file', () => {
     const ids = [...graph.modules.keys()];
@@ -150,6 +172,17 @@ describe('import rules (DESIGN.md layering)', () => {
   it('keeps ports to contracts: no code, imports of ports, domain/ and client types only', () => expectNone('ports', 'impure ports'));
   it('keeps the client standalone: nothing outside packages/client/src, no packages', () => expectNone('client', 'client imports'));
   it('uses named exports only', () => expectNone('default-export', 'default exports'));
+
+  it('keeps the commands to no backend of their own: a backend\'s failures reach them as SettingErrors', () => {
+    const found = commandBackendImports(graph);
+    expect(found, `commands importing a backend's own modules:\n  ${found.join('\n  ')}\n`).toEqual([]);
+    const planted = graphFromSources({
+      'server/src/cli/x.ts': "import { DirectoryLockedError } from '../store/fs/dir-lock.ts';\nimport { openBackend } from '../store/backends.ts';\nexport const x = [DirectoryLockedError, openBackend];",
+      'server/src/store/fs/dir-lock.ts': 'export class DirectoryLockedError extends Error {}',
+      'server/src/store/backends.ts': 'export const openBackend = 1;',
+    });
+    expect(commandBackendImports(planted)).toEqual(['server/src/cli/x.ts → server/src/store/fs/dir-lock.ts']);
+  });
 
   it('still finds every known violation (fixed ones must leave KNOWN_VIOLATIONS)', () => {
     const current = new Set((Object.keys(RULES) as RuleName[]).flatMap((rule) => RULES[rule](graph).map((v) => `${rule}: ${v.item}`)));

@@ -2,13 +2,13 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, type ConfigFlags, parseConfig } from './config.ts';
 import { redactCredentials } from './domain/redact-credentials.ts';
+import { SettingError } from './domain/setting-error.ts';
 import { createLogger } from './http/logger.ts';
 import { startServer } from './server.ts';
 import { unusablePlaceOf } from './store/backends.ts';
-import { DataDirUnwritableError } from './store/fs/data-dir-place.ts';
-import { DirectoryLockedError } from './store/fs/dir-lock.ts';
 import { registerArchiveCommands } from './cli/archive-commands.ts';
 import { registerBatchCommand } from './cli/batch-command.ts';
+import { sayFailure } from './cli/command-exit.ts';
 import { registerForgetCommands } from './cli/forget-commands.ts';
 import { registerKeysCommands } from './cli/keys-commands.ts';
 import { registerClientCommands } from './cli/client-commands.ts';
@@ -36,10 +36,7 @@ const serve = async (flags: ConfigFlags & { withCortex?: boolean }): Promise<voi
     const unusable = await unusablePlaceOf(config.storage);
     if (unusable) throw new ConfigError(unusable);
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`cairn: ${error.message}\n`);
-      process.exit(2);
-    }
+    if (error instanceof SettingError) process.exit(sayFailure(error));
     throw error;
   }
   const logger = createLogger(config.logLevel);
@@ -47,12 +44,11 @@ const serve = async (flags: ConfigFlags & { withCortex?: boolean }): Promise<voi
   try {
     server = await startServer(config, logger, {}, { withCortex: flags.withCortex === true });
   } catch (error) {
-    // The configured address cannot be had (server.ts): one line naming the setting, as above.
-    // So is a data directory this user cannot make or write; one that another process holds
-    // is one line too, exit 1: the setting is good, the directory busy until that one stops.
-    if (error instanceof ConfigError || error instanceof DataDirUnwritableError || error instanceof DirectoryLockedError) {
-      process.stderr.write(`cairn: ${error.message}\n`);
-      logger.flush(() => process.exit(error instanceof DirectoryLockedError ? 1 : 2));
+    // A setting to change, whichever layer found it (an address that cannot be had, a data
+    // directory this user cannot make or write, or one another process holds): one line, as above.
+    if (error instanceof SettingError) {
+      const code = sayFailure(error);
+      logger.flush(() => process.exit(code));
       return;
     }
     // The logger's error serializer drops an invalid URL's `input` and masks URL passwords.

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { integer, list, optionalText } from './domain/env-values.ts';
+import { SettingError } from './domain/setting-error.ts';
 import { type StorageConfig, backendEnv, selectStorage } from './store/backends.ts';
 
 /** Values given on the command line; they win over the environment. */
@@ -140,7 +141,8 @@ export type Config = ReturnType<typeof settingsOf> & {
 /** Every backend's own variables, checked at start with the rest whichever is selected. */
 const BackendsEnv = z.object(backendEnv());
 
-export class ConfigError extends Error {
+/** A setting no run can use as it is (exit 2): a bad value, an address that cannot be had. */
+export class ConfigError extends SettingError {
   constructor(message: string) {
     super(message);
     this.name = 'ConfigError';

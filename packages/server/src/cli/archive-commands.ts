@@ -10,11 +10,10 @@ import { exportArchive } from '../services/archive/export-archive.ts';
 import { ArchiveError, type ArchiveTrailer } from '../services/archive/format.ts';
 import { importArchive } from '../services/archive/import-archive.ts';
 import { checkArchive } from '../services/archive/read-archive.ts';
-import { type Config, ConfigError, parseConfig } from '../config.ts';
+import { type Config, parseConfig } from '../config.ts';
+import { SettingError } from '../domain/setting-error.ts';
 import { createLogger } from '../http/logger.ts';
 import { localDirectoryOf, missingPlaceOf, openBackend, placeWithoutDataOf, type StorageConfig, unusablePlaceOf } from '../store/backends.ts';
-import { DataDirUnwritableError } from '../store/fs/data-dir-place.ts';
-import { DirectoryLockedError } from '../store/fs/dir-lock.ts';
 import type { OpenBackend } from '../ports/backend.ts';
 import type { Store } from '../ports/store.ts';
 import { checkArchiveFile, checkOutputFile, refuseOutputInside } from './archive-file.ts';
@@ -85,10 +84,10 @@ const withStore = async <T>(config: Config, whenLocked: string, run: (store: Sto
   return withCleanup(close, async () => {
     opening = openBackend(config.storage, createLogger(process.env.CAIRN_LOG_LEVEL ?? 'warn'));
     const backend = await opening.catch((error: unknown) => {
-      // A data directory this user cannot make or write: a configuration error, said as it is.
-      if (error instanceof DataDirUnwritableError) throw new CommandError(error.message, EXIT_USAGE);
-      // Only a running server may open its data directory: say what to do instead.
-      const hint = error instanceof DirectoryLockedError ? `; ${whenLocked}` : '';
+      // A setting to change (a data directory this user cannot make or write): said as it is.
+      if (error instanceof SettingError && !error.held) throw error;
+      // Held by another process: only a running server may open its data directory, so say what to do instead.
+      const hint = error instanceof SettingError && error.held ? `; ${whenLocked}` : '';
       throw refused(`cannot open the ${config.storage.backend} backend: ${(error as Error).message}${hint}`);
     });
     return run(backend.store, backend.name);
@@ -226,7 +225,7 @@ const runExport = async (flags: ExportFlags): Promise<void> => {
   try {
     await exportTo(flags);
   } catch (error) {
-    if (error instanceof CommandError || error instanceof ConfigError) throw error;
+    if (error instanceof CommandError || error instanceof SettingError) throw error;
     if (error instanceof ArchiveError) throw refused(`the export is incomplete and was not kept: ${error.message}`);
     // The server unreachable, the connection lost part-way, the disk full: one line, not a stack.
     throw refused(`the export failed: ${messageOf(error)}`);

@@ -2,9 +2,8 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CairnClient } from 'cairn-memory-client';
 import { CairnError } from 'cairn-memory-client';
 import type { EntryValue, WriteRequest } from 'cairn-memory-client';
-import { ConfigError } from '../config.ts';
 import { clientOptionsFrom } from './client-env.ts';
-import { EXIT_REFUSED, EXIT_USAGE, printOut } from './command-exit.ts';
+import { exitCodeOf, printOut, sayFailure } from './command-exit.ts';
 import { briefingText, entriesTable, entryDetail, oneLine, preview, table, versionsTable } from './render.ts';
 
 const AS_OF_HELP = 'as of this past ISO time: from the versions current then';
@@ -57,22 +56,19 @@ const valueOf = async (arg: string | undefined, asString: boolean): Promise<Entr
 
 const where = (entityPath: string, key: string): string => `${entityPath} / ${key}`;
 
-/** Exit codes: 0 done, 1 the server refused or failed, 2 bad usage or configuration, 3 not found. */
-const exitCodeOf = (error: unknown): number => {
-  if (error instanceof ConfigError || error instanceof InvalidArgumentError) return EXIT_USAGE;
-  if (error instanceof CairnError && error.code === 'NOT_FOUND') return 3;
-  return EXIT_REFUSED;
-};
-
+/** Says a failure and sets the exit code (exitCodeOf: 1 refused or failed, 2 bad usage or configuration, 3 not found). */
 const fail = (error: unknown, json: boolean): void => {
-  if (json && error instanceof CairnError) {
+  if (!(error instanceof CairnError)) {
+    // Not the server's answer (a setting to change, bad usage): said as every command says it.
+    process.exitCode = sayFailure(error);
+    return;
+  }
+  if (json) {
     const { code, message, requestId, details } = error;
     process.stderr.write(`${JSON.stringify({ error: { code, message, request_id: requestId, details } })}\n`);
-  } else if (error instanceof CairnError) {
+  } else {
     const fields = error.details?.map((d) => `\n  ${d.field}: ${d.message}`).join('') ?? '';
     process.stderr.write(`cairn: ${error.code}: ${error.message}${fields}\n`);
-  } else {
-    process.stderr.write(`cairn: ${(error as Error).message}\n`);
   }
   process.exitCode = exitCodeOf(error);
 };

@@ -1,9 +1,12 @@
 import { constants } from 'node:os';
-import { ConfigError } from '../config.ts';
+import { CairnError } from 'cairn-memory-client';
+import { InvalidArgumentError } from 'commander';
+import { SettingError } from '../domain/setting-error.ts';
 
-/** Exit codes of the commands (README, "The cairn client commands"): 1 refused or failed, 2 bad usage or configuration. */
+/** Exit codes of the commands (README, "The cairn client commands"): 1 refused or failed, 2 bad usage or configuration, 3 not found. */
 export const EXIT_REFUSED = 1;
 export const EXIT_USAGE = 2;
+export const EXIT_NOT_FOUND = 3;
 
 /** A failure the command reports as one line, `cairn: <message>`, and exits with `exitCode`. */
 export class CommandError extends Error {
@@ -16,10 +19,27 @@ export class CommandError extends Error {
   }
 }
 
-const exitCodeOf = (error: unknown): number => {
-  if (error instanceof CommandError) return error.exitCode;
-  if (error instanceof ConfigError) return EXIT_USAGE;
+/**
+ * The exit code of every command's failure: its own for a CommandError and a setting to change
+ * (SettingError: 2, or 1 for a place another process holds), 2 for bad usage, 3 for what the
+ * server does not have, 1 for anything else (a refusal, a failure).
+ */
+export const exitCodeOf = (error: unknown): number => {
+  if (error instanceof CommandError || error instanceof SettingError) return error.exitCode;
+  if (error instanceof InvalidArgumentError) return EXIT_USAGE;
+  if (error instanceof CairnError && error.code === 'NOT_FOUND') return EXIT_NOT_FOUND;
   return EXIT_REFUSED;
+};
+
+/**
+ * Says a failure as every command does, in one line on stderr, `cairn: <message>` (`cairn mcp:`
+ * from that command, whose stdout is the protocol), and answers the exit code to end with
+ * (exitCodeOf). The one place a setting to change (SettingError) becomes what the operator
+ * sees, whichever layer raised it.
+ */
+export const sayFailure = (error: unknown, command = 'cairn'): number => {
+  process.stderr.write(`${command}: ${(error as Error).message}\n`);
+  return exitCodeOf(error);
 };
 
 /** Set once SIGINT or SIGTERM has asked the command to stop (see withCleanup). */
@@ -37,10 +57,7 @@ export const reportingFailures =
       await work(...args);
     } catch (error) {
       // After a signal, a failure is the signal's doing: that was said, with its own exit code.
-      if (stoppedBy === null) {
-        process.stderr.write(`cairn: ${(error as Error).message}\n`);
-        process.exitCode = exitCodeOf(error);
-      }
+      if (stoppedBy === null) process.exitCode = sayFailure(error);
       // Exit now rather than wait for the event loop to empty: nothing is left to close, and a
       // connection left half-open by a failure must not keep a failed command alive.
       process.exit();

@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
-import { ConfigError, type Config, type ConfigFlags, parseConfig } from '../config.ts';
+import { type Config, type ConfigFlags, parseConfig } from '../config.ts';
 import { cortexHealth } from '../cortex/health.ts';
 import { startCortex } from '../cortex/start-cortex.ts';
 import { redactCredentials } from '../domain/redact-credentials.ts';
+import { SettingError } from '../domain/setting-error.ts';
 import { registerCortexMetrics } from '../http/cortex-metrics.ts';
 import { createLogger } from '../http/logger.ts';
 import { createProcessMetrics } from '../http/metrics.ts';
 import { writeKnownLink } from '../services/write-known-link.ts';
 import { capabilitiesOf, openBackend, sharedBackends } from '../store/backends.ts';
+import { sayFailure } from './command-exit.ts';
 import { type CortexMetricsServer, serveCortexMetrics } from './cortex-metrics-server.ts';
 
 const notShared = (backend: string): string =>
@@ -15,14 +17,17 @@ const notShared = (backend: string): string =>
   'so the Cortex cannot run as a separate worker beside it. Run it embedded: `cairn serve --with-cortex`. ' +
   `For a separate worker, use a backend shared across replicas: ${sharedBackends().join(' or ')}.\n`;
 
-/** The configuration, or exit `code` saying what is wrong with it. */
-const configOrExit = (code: number, flags: ConfigFlags = {}): Readonly<Config> => {
+/**
+ * The configuration, or exit saying what is wrong with it: with its own code (2), or 1 for a
+ * health check, whose 2 is reserved to Docker (a configuration it cannot read is unhealthy).
+ */
+const configOrExit = (forHealth: boolean, flags: ConfigFlags = {}): Readonly<Config> => {
   try {
     return parseConfig(process.env, flags);
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`cairn: ${error.message}\n`);
-    process.exit(code);
+    if (!(error instanceof SettingError)) throw error;
+    const code = sayFailure(error);
+    process.exit(forHealth ? 1 : code);
   }
 };
 
@@ -57,9 +62,8 @@ const run = async (config: Config): Promise<void> => {
     try {
       port = await serveCortexMetrics(metrics, config.host, config.cortexMetricsPort, () => running);
     } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      process.stderr.write(`cairn: ${error.message}\n`);
-      exit(2);
+      if (!(error instanceof SettingError)) throw error;
+      exit(sayFailure(error));
       return;
     }
   }
@@ -67,9 +71,12 @@ const run = async (config: Config): Promise<void> => {
   try {
     backend = await openBackend(config.storage, logger);
   } catch (error) {
-    logger.fatal({ err: error }, `cannot start: ${redactCredentials((error as Error).message)}`);
+    // A setting to change is one line, as `cairn serve` says it; anything else a fatal log line.
+    let code = 1;
+    if (error instanceof SettingError) code = sayFailure(error);
+    else logger.fatal({ err: error }, `cannot start: ${redactCredentials((error as Error).message)}`);
     await port?.close();
-    exit(1);
+    exit(code);
     return;
   }
   const { store } = backend;
@@ -105,8 +112,7 @@ export const registerCortexCommand = (program: Command): void => {
     .option('--health', 'exit 0 if the active Cortex worker\'s heartbeat is fresh and it has not been failing for more than 5 minutes, 1 otherwise')
     .option('--metrics-port <port>', 'serve GET /metrics (Prometheus) and GET /health on this port of CAIRN_HOST (CAIRN_CORTEX_METRICS_PORT; default: no port)')
     .action(async (options: { health?: boolean; metricsPort?: string }) => {
-      // A health check's 2 is reserved to Docker: a configuration it cannot read is unhealthy (1).
-      const config = configOrExit(options.health ? 1 : 2, options.metricsPort === undefined ? {} : { cortexMetricsPort: options.metricsPort });
+      const config = configOrExit(options.health === true, options.metricsPort === undefined ? {} : { cortexMetricsPort: options.metricsPort });
       if (options.health) await health(config);
       else await run(config);
     });

@@ -1,9 +1,10 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { type Command, Option } from 'commander';
-import { ConfigError, parseConfig } from '../config.ts';
+import { parseConfig } from '../config.ts';
 import { cortexHealth } from '../cortex/health.ts';
 import { redactCredentials } from '../domain/redact-credentials.ts';
+import { SettingError } from '../domain/setting-error.ts';
 
 /** The container engine gives the check 5 s; answer well within it. */
 const BUDGET_MS = 4000;
@@ -108,7 +109,7 @@ export const registerHealthcheckCommand = (program: Command): void => {
           verdict = await serverHealth(running?.args ?? []);
         }
       } catch (error) {
-        const text = error instanceof ConfigError ? error.message : `cannot check: ${error instanceof Error ? error.message : String(error)}`;
+        const text = error instanceof SettingError ? error.message : `cannot check: ${error instanceof Error ? error.message : String(error)}`;
         verdict = { ok: false, message: redactCredentials(text) };
       }
       (verdict.ok ? process.stdout : process.stderr).write(`${verdict.message}\n`);

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import pino from 'pino';
 import { type Config, ConfigError, parseConfig } from '../config.ts';
+import { SettingError } from '../domain/setting-error.ts';
 import { createLogger } from '../http/logger.ts';
 import { serveStdioMcp } from '../mcp/stdio.ts';
 import { forwardingSession } from '../mcp/stdio-forward.ts';
 import { unusablePlaceOf } from '../store/backends.ts';
-import { DataDirUnwritableError } from '../store/fs/data-dir-place.ts';
 import { clientOptionsFrom } from './client-env.ts';
+import { sayFailure } from './command-exit.ts';
 import { openLocalMemory } from './mcp-local.ts';
 import { userDataDir } from './mcp-owner-note.ts';
 
@@ -16,8 +17,11 @@ interface McpFlags {
   withCortex?: boolean;
 }
 
+/** This command's failures say its name: its stdout is the protocol, and a client shows its stderr beside others'. */
+const COMMAND = 'cairn mcp';
+
 const usage = (message: string): never => {
-  process.stderr.write(`cairn mcp: ${message}\n`);
+  process.stderr.write(`${COMMAND}: ${message}\n`);
   process.exit(2);
 };
 
@@ -30,7 +34,7 @@ const localConfig = async (flags: McpFlags): Promise<Config> => {
     if (unusable) throw new ConfigError(unusable);
     return config;
   } catch (error) {
-    if (error instanceof ConfigError) return usage(error.message);
+    if (error instanceof SettingError) process.exit(sayFailure(error, COMMAND));
     throw error;
   }
 };
@@ -44,9 +48,10 @@ const serveLocally = async (flags: McpFlags): Promise<void> => {
   try {
     session = await openLocalMemory(config, logger, { withCortex: flags.withCortex === true });
   } catch (error) {
-    // A data directory this user cannot make or write is a configuration error, as above.
-    if (error instanceof DataDirUnwritableError) return usage(error.message);
-    process.stderr.write(`cairn mcp: cannot open the ${config.storage.backend} backend: ${(error as Error).message}\n`);
+    // A setting to change (a data directory this user cannot make or write) is said as above;
+    // one another process holds is a failure to open, with what that process is.
+    if (error instanceof SettingError && !error.held) process.exit(sayFailure(error, COMMAND));
+    process.stderr.write(`${COMMAND}: cannot open the ${config.storage.backend} backend: ${(error as Error).message}\n`);
     process.exit(1);
   }
   await serveStdioMcp(session);
@@ -72,8 +77,8 @@ export const registerMcpCommand = (program: Command): void => {
       try {
         options = clientOptionsFrom(process.env, { url: flags.url });
       } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        return usage(error.message);
+        if (!(error instanceof SettingError)) throw error;
+        process.exit(sayFailure(error, COMMAND));
       }
       await serveStdioMcp(forwardingSession(options));
     });

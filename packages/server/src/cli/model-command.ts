@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import pino from 'pino';
-import { ConfigError, parseConfig } from '../config.ts';
+import { parseConfig } from '../config.ts';
+import { SettingError } from '../domain/setting-error.ts';
 import { openLocalModel } from '../embed/local-model.ts';
+import { sayFailure } from './command-exit.ts';
 
 /**
  * `cairn model pull [model]`: fetch a local model into the cache and check that it loads,
@@ -20,9 +22,8 @@ export const registerModelCommand = (program: Command): void => {
       try {
         config = parseConfig(process.env);
       } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        process.stderr.write(`cairn: ${error.message}\n`);
-        process.exit(2);
+        if (!(error instanceof SettingError)) throw error;
+        process.exit(sayFailure(error));
       }
       const spec = model ?? config.embeddingsModel;
       if (!spec) {

@@ -1,5 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { SettingError } from '../../domain/setting-error.ts';
 import type { PlaceWithoutData } from '../../ports/backend.ts';
 import { DirectoryLockedError } from './dir-lock.ts';
 import { holdsStore } from './store-files.ts';
@@ -30,9 +31,9 @@ const another = (setting: string): string => {
 
 /**
  * A data directory this process may not make or write (permissions, a read-only file system):
- * a configuration error, which the commands report in one line and exit 2.
+ * a setting to change, which every command reports in one line and exits 2.
  */
-export class DataDirUnwritableError extends Error {
+export class DataDirUnwritableError extends SettingError {
   readonly code: string;
 
   constructor(message: string, code: string) {

@@ -3,6 +3,7 @@ import { closeSync, existsSync, fstatSync, linkSync, openSync, readFileSync, rea
 import { readFile, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { SettingError } from '../../domain/setting-error.ts';
 
 /** Who holds a data directory's lock, as its LOCK file says. */
 export interface LockHolder {
@@ -12,12 +13,16 @@ export interface LockHolder {
   since?: string;
 }
 
-export class DirectoryLockedError extends Error {
+/**
+ * A data directory another process holds: the setting is good, the directory busy until that
+ * process stops, so the commands say it in one line and exit 1 (held).
+ */
+export class DirectoryLockedError extends SettingError {
   /** The live process holding the lock, when the LOCK file names one. */
   readonly holder: LockHolder | null;
 
   constructor(message: string, holder: LockHolder | null = null) {
-    super(message);
+    super(message, { held: true });
     this.name = 'DirectoryLockedError';
     this.holder = holder;
   }

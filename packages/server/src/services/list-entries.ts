@@ -18,7 +18,7 @@ export const ListEntriesInput = z.object({
   entity_path: EntityPathSchema.optional().describe('Only entries at this path or below it, segment by segment ("repos/acme" matches "repos/acme/api", not "repos/acme-corp").'),
   agent_id: AgentIdSchema.optional(),
   since: InstantParamSchema.optional().describe('Only entries written at or after this time (ISO 8601).'),
-  limit: wholeNumber(1, LIMITS.listLimitMax).default(LIMITS.listLimitDefault).describe('Most entries per page (1–1000, default 100). A page whose entries reach 16 MiB of JSON ends sooner, with its next_cursor: follow next_cursor until it is null, whatever the length of a page.'),
+  limit: wholeNumber(1, LIMITS.listLimitMax).default(LIMITS.listLimitDefault).describe('Most entries per page (1–1000, default 100). A page whose entries reach 16 MiB of JSON ends sooner, with its next_cursor, and so does one whose filters (since, agent_id) few entries pass (it may even be empty): follow next_cursor until it is null, whatever the length of a page.'),
   cursor: z.string().max(4096).optional().describe('The `next_cursor` of the previous page.'),
   as_of: AsOfSchema.optional(),
 }).strict();
@@ -48,7 +48,9 @@ const decodeCursor = (cursor: string): ListPosition => {
  * Live entries under a path prefix, in (entity_path, key) order, a page at a time; with `as_of`,
  * those live then, as they were then. A page ends early, with its cursor, once its entries' JSON
  * reaches LIMITS.pageJsonChars, and is read from the store a part at a time (page-budget.ts), so
- * a page of large entries is neither read nor answered whole.
+ * a page of large entries is neither read nor answered whole. A page also ends early, with its
+ * cursor, when the store stops scanning (a filter few heads pass, over many heads): a page may
+ * hold fewer entries than `limit`, even none, and only a null cursor ends the list.
  */
 export const listEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<ListResult> => {
   const input = parseInput(ListEntriesInput, raw);
@@ -67,14 +69,17 @@ export const listEntries = async (deps: ServiceDeps, ctx: Context, raw: unknown)
   let after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
   let used = 0;
   for (;;) {
-    const page = await deps.store.list({ ...query, after, limit: nextRead(input.limit - entries.length, entries.length, used) });
+    const read = nextRead(input.limit - entries.length, entries.length, used);
+    const page = await deps.store.list({ ...query, after, limit: read });
     const fit = fitInPage(page.entries, used);
     for (let i = 0; i < fit.count; i++) entries.push(page.entries[i] as Entry);
     used = fit.size;
     const last = entries[entries.length - 1];
     // Cut by the budget: the page resumes after its last entry.
     if (fit.count < page.entries.length) return { entries, next_cursor: last ? encodeCursor(last) : null };
-    if (!page.next || entries.length >= input.limit || page.entries.length === 0) return { entries, next_cursor: page.next ? encodeCursor(page.next) : null };
+    // A store page short of what was asked, with a next, is one whose scan the store bounded
+    // (store/head-tree.ts): the answer is short too, rather than a walk of every head at once.
+    if (!page.next || entries.length >= input.limit || page.entries.length < read) return { entries, next_cursor: page.next ? encodeCursor(page.next) : null };
     after = page.next;
   }
 };

@@ -16,6 +16,13 @@ interface NamespaceNode<S> {
   pathOrder: SortedStrings;
 }
 
+/**
+ * The most heads one `list` call examines (see HeadTree.list): about 5–20 ms of walking and
+ * filtering, so a filtered list of a large namespace answers a short page with a cursor
+ * rather than blocking the event loop for the whole walk.
+ */
+export const LIST_SCAN_HEADS = 10_000;
+
 /** Names never hold control characters (domain/names.ts), so NUL separates the parts unambiguously. */
 const idOf = (namespace: string, path: string, key: string): string => `${namespace}\u0000${path}\u0000${key}`;
 
@@ -150,12 +157,25 @@ export class HeadTree<S> {
     for (const ns of this.namespaces.values()) for (const path of ns.paths.values()) yield* path.items.values();
   }
 
-  /** Live heads in (entity_path, key) order after `query.after`, filtered, a page at a time. */
-  list(query: ListQuery): ListPage {
+  /**
+   * Live heads in (entity_path, key) order after `query.after`, filtered, a page at a time.
+   * At most `scanBound` heads are examined per call: a filter few heads pass (`since` a
+   * recent time, an agent with no entries) would otherwise walk every head under the prefix
+   * in one synchronous stretch, and hold up every other request meanwhile. When the bound
+   * stops the walk, the page holds what it found (fewer than `query.limit` entries, maybe
+   * none) and `next` is the last head examined, so the next page goes on from there.
+   */
+  list(query: ListQuery, scanBound: number = LIST_SCAN_HEADS): ListPage {
     const entries: Entry[] = [];
     if (query.limit < 1) return { entries, next: null };
     const listed = listFilter(query);
+    let examined = 0;
+    let seen: Entry | undefined;
     for (const head of this.walk(query)) {
+      // Another head is waiting: the bound, not the end of the list, stops this page.
+      if (examined >= scanBound && seen) return { entries, next: { entity_path: seen.entity_path, key: seen.key } };
+      examined += 1;
+      seen = head;
       if (!listed(head)) continue;
       // One match past the page proves there is a next page; without it, `next` is null.
       if (entries.length === query.limit) {

@@ -60,7 +60,9 @@ export const AuditPage = () => {
       {first.loading && !first.data && <Loading />}
       {first.error && <ErrorNote error={first.error} retry={() => first.reload()} />}
       {error && <ErrorNote error={error} />}
-      {first.data && events.length === 0 && <Empty title="No audit events match">Clear the filters, or make a change (enable a connector, issue a key) and it appears here.</Empty>}
+      {first.data && events.length === 0 && !cursor && <Empty title="No audit events match">Clear the filters, or make a change (enable a connector, issue a key) and it appears here.</Empty>}
+      {/* A filtered read scans a bounded stretch of the log: none there is not none at all. */}
+      {first.data && events.length === 0 && cursor && <Empty title="None among the newest events">Older events may match: look further back.</Empty>}
       {events.length > 0 && (
         <table class="table card">
           <thead>

@@ -15,7 +15,7 @@ export const ListAuditInput = z.object({
   key_id: labelSchema(64, 'The id of the key that acted.').optional(),
   agent_id: labelSchema(256, 'The agent id the actor gave.').optional(),
   since: InstantParamSchema.optional(),
-  limit: wholeNumber(1, 1000).default(100),
+  limit: wholeNumber(1, 1000).default(100).describe('Most events per page (1–1000, default 100). A filtered read scans at most 2,000 batches of the log per page, so a page may hold fewer, even none, with a next_cursor: follow it until it is null.'),
   cursor: z.string().max(80).optional().describe('The `next_cursor` of the previous page, unchanged.'),
 });
 
@@ -37,12 +37,17 @@ const decodeCursor = (cursor: string): { id: string; read: number } => {
 
 const eventsOf = (batch: StoredRecord): AuditEvent[] => (batch.data.events as AuditEvent[] | undefined) ?? [];
 
-/** Scanning stops after this many batches per call, so filters cannot turn one request into a full scan. */
+/**
+ * Scanning stops after this many batches per call, so filters cannot turn one request into a
+ * full scan: the page then holds what matched so far (maybe nothing) and a cursor to go on
+ * from, never a null cursor, which would claim the older batches hold no match.
+ */
 const SCAN_BATCHES = 2000;
 
 /**
  * The audit log, newest first, filtered by action, actor and time. Events are stored in
- * batches (audit-log.ts); a cursor names a batch and how many of its events were read.
+ * batches (audit-log.ts); a cursor names a batch and how many of its events were read. A page
+ * may hold fewer events than `limit`, even none, with a cursor: only a null cursor ends the log.
  */
 export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown): Promise<AuditPage> => {
   requireScope(ctx, 'admin');
@@ -64,18 +69,8 @@ export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown): 
     (!input.agent_id || e.actor.agent_id === input.agent_id);
 
   const events: AuditEvent[] = [];
-  const batches = async function* (): AsyncGenerator<StoredRecord> {
-    if (first) yield first;
-    let after = from?.id;
-    for (let scanned = 0; scanned < SCAN_BATCHES; ) {
-      const page = await deps.store.listRecords(collection, { limit: 200, ...(after ? { after } : {}) });
-      for (const record of page) yield record;
-      scanned += page.length;
-      if (page.length < 200) return;
-      after = page[page.length - 1]?.id;
-    }
-  };
-  for await (const batch of batches()) {
+  /** Reads `batch` into `events`: the page when it ends there (the limit, or events older than `since`). */
+  const read = (batch: StoredRecord): AuditPage | undefined => {
     const newestFirst = [...eventsOf(batch)].reverse();
     const skip = batch.id === from?.id ? from.read : 0;
     for (let i = skip; i < newestFirst.length; i++) {
@@ -85,6 +80,27 @@ export const listAudit = async (deps: ServiceDeps, ctx: Context, raw: unknown): 
       events.push(e);
       if (events.length === input.limit) return { events, next_cursor: auditCursor(batch.id, i + 1) };
     }
+    return undefined;
+  };
+  if (first) {
+    const page = read(first);
+    if (page) return page;
   }
-  return { events, next_cursor: null };
+  let after = from?.id;
+  let scanned = 0;
+  for (;;) {
+    const batches = await deps.store.listRecords(collection, { limit: 200, ...(after ? { after } : {}) });
+    for (const batch of batches) {
+      const page = read(batch);
+      if (page) return page;
+      scanned += 1;
+      // The scan bound stops the page, not the log: what was found so far, with a cursor past
+      // this batch (every event of it read), so that the client pages on to older batches. A
+      // cursor counts at least one event, hence a batch holding some (a stored batch may lack them).
+      const held = eventsOf(batch).length;
+      if (scanned >= SCAN_BATCHES && held > 0) return { events, next_cursor: auditCursor(batch.id, held) };
+    }
+    if (batches.length < 200) return { events, next_cursor: null };
+    after = batches[batches.length - 1]?.id;
+  }
 };

@@ -46,6 +46,32 @@ export const describeAsOfContract = (current: () => Store): void => {
       expect((await store.versionAt(a, at(2)))?.value).toBe('first words');
     });
 
+    it('answers the highest-numbered version written by then in a long history, one run backwards by an import and pruned', async () => {
+      const store = current();
+      const address = { namespace: `asof${++unique}-${Date.now()}`, entity_path: 'repos/acme/api', key: 'long' };
+      // Minute of each version: one a minute, except that 31–33 run up to 4 minutes backwards
+      // (an archive from replicas whose clocks disagreed: imports accept 5 minutes), and 50–69
+      // are written within the same minute.
+      const minutes = Array.from({ length: 80 }, (_, i) => (i < 30 ? i : i < 33 ? 27 + (i - 30) : i < 49 ? i - 2 : i < 69 ? 47 : i - 21));
+      for (const [i, minute] of minutes.entries()) {
+        await store.append(makeEntry({ ...address, version: i + 1, created_at: iso(0), written_at: iso(minute) }), i);
+      }
+      // Retention dropped versions 1–9.
+      await store.dropVersionsBefore(address, 10);
+      const expected = (t: number): number | null => {
+        for (let v = minutes.length; v >= 10; v--) if (at(minutes[v - 1] as number) <= t) return v;
+        return null;
+      };
+      // Every minute, and every half minute where the import ran backwards.
+      const instants = [...Array.from({ length: 64 }, (_, m) => m - 1), 26.5, 27.5, 28.5, 29.5, 30.5];
+      for (const minute of instants) {
+        expect((await store.versionAt(address, at(minute)))?.version ?? null, `as of minute ${minute}`).toBe(expected(at(minute)));
+      }
+      // And a list as of one of those instants shows that version.
+      const page = await store.list({ namespace: address.namespace, limit: 10, now: at(28.5), asOf: at(28.5) });
+      expect(page.entries.map((e) => e.version)).toEqual([expected(at(28.5))]);
+    });
+
     it('lists the versions live at an instant, filtered on those versions, with paging', async () => {
       const store = current();
       const namespace = await seed(store);

@@ -78,7 +78,8 @@ export class PostgresSearchIndex implements SearchIndex {
     this.indexer.start();
     this.backlog?.start();
     this.stats.startCounting();
-    await this.stats.refresh().catch((error: unknown) => this.logger.warn({ err: error }, 'reading search statistics failed'));
+    // Waited for only while the table is small: a large one's is read in the background (SearchStats.open).
+    await this.stats.open();
   }
 
   async ensureVectorIndex(dimension: number): Promise<void> {

@@ -2,8 +2,11 @@ import type { Logger } from 'pino';
 import type { CollectionStats } from '../../search-rules/bm25.ts';
 import type { Sql } from './client.ts';
 
-/** Below this many rows a stale refresh is cheap enough to wait for inside a search. */
-const WAIT_BELOW_ROWS = 20_000;
+/**
+ * Below this many rows a read is cheap enough to wait for, inside a search (a stale refresh)
+ * or at start-up (the first read): ts_stat takes ~34 µs a row, so at most ~0.7 s.
+ */
+export const WAIT_BELOW_ROWS = 20_000;
 /**
  * Rows changed since the last read are read again in the background at most this long after
  * it, however few they are: a tenth of a million rows may take days to change, and until then
@@ -35,6 +38,12 @@ const NO_SPACE: Space = { docs: 0, average: 1, df: new Map() };
  * have and the last read is STALE_AFTER_MS old; terms written since count as rare, which errs
  * towards showing new entries.
  *
+ * The first read (`open`) is waited for at start-up only below WAIT_BELOW_ROWS rows, so a
+ * large store listens at once (a million rows take ~30 s to read). Until that read lands,
+ * searches do not wait for it: their scores count every word as rare (no statistics yet),
+ * vector searches try the small namespaces' exact scan first, and spelling corrections find no
+ * word listed; then they rank as before. The row count (status, /metrics) is read first.
+ *
  * Each namespace has its own (`of`): a key confined to one namespace read in its scores how
  * many rows of every other held its words. While the table holds one namespace they are read
  * as before, with one ts_stat over the whole table; with several, one ts_stat per namespace.
@@ -49,6 +58,8 @@ export class SearchStats implements CollectionStats {
   private uncounted = 0;
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | null = null;
+  /** Whether a read has ever completed: until then, searches do not wait for the one under way. */
+  private read = false;
   /** performance.now() when the last read ended, and how long it took. */
   private readAt = 0;
   private readMs = 0;
@@ -116,8 +127,36 @@ export class SearchStats implements CollectionStats {
     clearInterval(this.timer);
   }
 
+  /**
+   * The first read, at start-up: waited for when the table holds fewer than WAIT_BELOW_ROWS
+   * rows (counted by a scan that stops there, so a large table costs that many rows, not all),
+   * else begun in the background, so that a large store's server listens without it. Never
+   * throws: a failed read is logged, and the next search tries again.
+   */
+  async open(): Promise<void> {
+    const warn = (error: unknown): void => this.logger.warn({ err: error }, 'reading search statistics failed');
+    let small = true;
+    try {
+      const [row] = await this.sql<{ n: number }[]>`select count(*)::int as n from (select 1 from cairn_search limit ${WAIT_BELOW_ROWS}) s`;
+      small = (row?.n ?? 0) < WAIT_BELOW_ROWS;
+    } catch (error) {
+      warn(error);
+    }
+    const first = this.refresh().catch(warn);
+    if (small) await first;
+  }
+
   /** Refresh if stale: waits when the table is small, else refreshes in the background. */
   async current(): Promise<void> {
+    if (!this.read) {
+      // The first read of a large table is under way (open): no search waits for it.
+      if (this.refreshing) return;
+      // It failed: read again, as a stale refresh is read.
+      const again = this.refresh();
+      if (this.docCount < WAIT_BELOW_ROWS) await again;
+      else again.catch(() => {});
+      return;
+    }
     if (this.changes === 0 || this.changes < this.docCount / 10) return;
     const refresh = this.refresh();
     if (this.docCount < WAIT_BELOW_ROWS) await refresh;
@@ -131,6 +170,9 @@ export class SearchStats implements CollectionStats {
       try {
         const totals = await this.sql<{ namespace: string; n: string; avg: number | null }[]>`
           select namespace, count(*) as n, avg(doc_length)::float8 as avg from cairn_search group by namespace`;
+        const docs = totals.reduce((sum, t) => sum + Number(t.n), 0);
+        // The row count is known before the terms are: status and /metrics show it at once.
+        if (!this.read) this.docCount = docs;
         const spaces = new Map<string, Space>();
         for (const t of totals) {
           // Terms in one row only are left out (they are the default): most of a vocabulary.
@@ -142,10 +184,10 @@ export class SearchStats implements CollectionStats {
                   select word, ndoc from ts_stat(format('select terms from cairn_search where namespace = %L', ${t.namespace}::text)) where ndoc > 1`;
           spaces.set(t.namespace, { docs: Number(t.n), average: t.avg ?? 1, df: new Map(rows.map((r) => [r.word, r.ndoc])) });
         }
-        const docs = totals.reduce((sum, t) => sum + Number(t.n), 0);
         this.docCount = docs;
         this.averageLength = docs > 0 ? totals.reduce((sum, t) => sum + Number(t.n) * (t.avg ?? 0), 0) / docs : 1;
         this.spaces = spaces;
+        this.read = true;
         this.changes -= changes;
         this.readMs = performance.now() - started;
         this.logger.debug({ rows: this.docCount, namespaces: spaces.size, ms: Math.round(this.readMs) }, 'search statistics refreshed');

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import {
   DeleteObjectCommand,
+  DeleteObjectsCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
@@ -10,6 +11,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { ServiceError } from '../../domain/errors.ts';
+import { mapLimit } from './map-limit.ts';
 import { isConditionalConflict, isMissingObject, isPreconditionFailed, mayHaveLanded, retried, s3Unavailable } from './s3-client.ts';
 
 /** The deadline of the one read that tries to settle a create whose answer was lost (create). */
@@ -50,6 +52,8 @@ export class BucketObjects {
    * (conditional-writes.ts); AWS S3 does, some S3-compatible servers ignore the header.
    */
   conditionalDeletes = false;
+  /** Whether the server takes DeleteObjects (deleteMany); false once it refused one as not implemented. */
+  batchDeletes = true;
   /** Whether the server replaces only on a matching `If-Match` (putIfMatch), found out at start likewise. */
   conditionalPuts = false;
 
@@ -172,9 +176,11 @@ export class BucketObjects {
     throw new UnsettledCreate(failed);
   }
 
-  async put(key: string, body: string, options: ReadOptions = {}, metadata: Record<string, string> = {}): Promise<void> {
+  /** Write `key` whatever is there; answers the ETag of the object written (null when the server gives none). */
+  async put(key: string, body: string, options: ReadOptions = {}, metadata: Record<string, string> = {}): Promise<string | null> {
     try {
-      await this.client.send(new PutObjectCommand({ ...putInput(this.bucket, key, body), Metadata: metadata }), httpOptions(options));
+      const out = await this.client.send(new PutObjectCommand({ ...putInput(this.bucket, key, body), Metadata: metadata }), httpOptions(options));
+      return out.ETag || null;
     } catch (error) {
       throw s3Unavailable(error, 'PutObject');
     }
@@ -235,6 +241,30 @@ export class BucketObjects {
   }
 
   /**
+   * Delete every key of `keys` (missing ones too), up to 1,000 in one DeleteObjects request
+   * rather than a DELETE each (a compaction deletes a change object per superseded version). Keys
+   * the request could not delete, and every key of a request the server refused (one that does
+   * not implement DeleteObjects), are deleted one at a time, 16 at once; an outage fails the call
+   * as a DELETE would.
+   */
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    for (let at = 0; at < keys.length; at += DELETE_BATCH) {
+      const chunk = keys.slice(at, at + DELETE_BATCH);
+      let left: readonly string[] = chunk;
+      if (this.batchDeletes && chunk.length > 1) {
+        try {
+          const out = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } }));
+          left = (out.Errors ?? []).flatMap((e) => (e.Key ? [e.Key] : []));
+        } catch (error) {
+          // Not implemented there (some S3-compatible servers): one at a time from now on.
+          if (refusesBatchDelete(error)) this.batchDeletes = false;
+        }
+      }
+      await mapLimit(left, 16, (key) => this.delete(key));
+    }
+  }
+
+  /**
    * Delete `key` only while it is the object `etag` names (`If-Match`): 'deleted'; 'changed'
    * when it was replaced since (412); 'gone' when there is none (404: another delete came
    * first); 'busy' when another conditional request on it is in flight (409). A server that
@@ -260,6 +290,15 @@ export class BucketObjects {
    * s3rver's tokens use DES, which OpenSSL 3 refuses (every truncated listing fails there).
    */
   async *list(prefix: string, startAfter?: string): AsyncGenerator<string[]> {
+    for await (const page of this.listObjects(prefix, startAfter)) yield page.map((o) => o.key);
+  }
+
+  /**
+   * As `list`, with each object's ETag as the listing gives it (null when it gives none): the
+   * ETag changes with every write of the object, so a body read before under the same ETag is
+   * the body now (RecordObjects reads a record again only when its ETag changed).
+   */
+  async *listObjects(prefix: string, startAfter?: string): AsyncGenerator<{ key: string; etag: string | null }[]> {
     let after = startAfter;
     for (;;) {
       let page;
@@ -270,13 +309,26 @@ export class BucketObjects {
       } catch (error) {
         throw s3Unavailable(error, 'ListObjectsV2');
       }
-      const keys = (page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : []));
-      yield keys;
-      if (!page.IsTruncated || keys.length === 0) return;
-      after = keys[keys.length - 1];
+      const objects = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ key: o.Key, etag: o.ETag || null }] : []));
+      yield objects;
+      if (!page.IsTruncated || objects.length === 0) return;
+      after = objects[objects.length - 1]?.key;
     }
   }
 }
+
+/** Keys in one DeleteObjects request: S3's limit. */
+const DELETE_BATCH = 1000;
+
+/**
+ * An answer saying the server does not take DeleteObjects as sent (not implemented, or a
+ * malformed request to it: some want a Content-MD5 the SDK does not send), rather than an outage.
+ */
+const refusesBatchDelete = (error: unknown): boolean => {
+  const { name, $metadata } = (error ?? {}) as { name?: unknown; $metadata?: { httpStatusCode?: unknown } };
+  const status = $metadata?.httpStatusCode;
+  return name === 'NotImplemented' || name === 'MethodNotAllowed' || status === 400 || status === 405 || status === 501;
+};
 
 /**
  * Collects the error of each attempt of `command` (the SDK retries it: the error it throws is

@@ -36,6 +36,11 @@ export interface ReadChange {
  *
  * `earlier` holds change objects a `readChangeLog` with the same `mayDrop` read before: those
  * still listed are not read again (a change object is never rewritten).
+ *
+ * `byKey`, when given, judges a key that names its version instead of `drop` (a compaction,
+ * whose question is one of version numbers and stamps alone): such objects are deleted or kept
+ * unread, and only keys that name nothing are read and judged by `drop`. A compaction read
+ * every change object of a superseded version before deleting it: a GET per delete.
  */
 export const scrubChangeLog = async (
   objects: BucketObjects,
@@ -43,27 +48,46 @@ export const scrubChangeLog = async (
   drop: (entry: Entry, timeMs: number) => boolean | Promise<boolean>,
   mayDrop: (named: NamedChange) => boolean = () => true,
   earlier: readonly ReadChange[] = [],
+  byKey?: (named: NamedChange) => boolean,
 ): Promise<number> => {
-  const changes = await readChangeLog(objects, keys, mayDrop, earlier);
+  const decided: string[] = [];
+  // Keys naming their version are judged here, and none of them is read.
+  const unread =
+    byKey &&
+    ((named: NamedChange, key: string): boolean => {
+      if (byKey(named)) decided.push(key);
+      return false;
+    });
+  const changes = await readChangeLog(objects, keys, mayDrop, earlier, unread);
   const doomed = await mapLimit(changes, CONCURRENCY, async ({ key, timeMs, entry }) => (entry !== null && (await drop(entry, timeMs)) ? key : null));
-  const keysToDelete = doomed.filter((k): k is string => k !== null);
-  await mapLimit(keysToDelete, CONCURRENCY, (key) => objects.delete(key));
+  const keysToDelete = [...decided, ...doomed.filter((k): k is string => k !== null)];
+  await objects.deleteMany(keysToDelete);
   return keysToDelete.length;
 };
 
-/** List the change log and read the objects `mayDrop` lets through (see `scrubChangeLog`), but those in `earlier`. */
+/**
+ * List the change log and read the objects `mayDrop` lets through (see `scrubChangeLog`), but
+ * those in `earlier`, and those of keys naming their version that `unread` answers false for
+ * (it is called with each such key `mayDrop` let through).
+ */
 export const readChangeLog = async (
   objects: BucketObjects,
   keys: ObjectKeys,
   mayDrop: (named: NamedChange) => boolean = () => true,
   earlier: readonly ReadChange[] = [],
+  unread?: (named: NamedChange, key: string) => boolean,
 ): Promise<ReadChange[]> => {
   const read = new Map(earlier.map((change) => [change.key, change]));
   const candidates: { key: string; timeMs: number }[] = [];
   for await (const page of objects.list(keys.changesPrefix)) {
     for (const key of page) {
       const parsed = keys.parseChange(key);
-      if (parsed && (parsed.of === null || mayDrop({ ...parsed.of, timeMs: parsed.timeMs }))) candidates.push({ key, timeMs: parsed.timeMs });
+      if (!parsed) continue;
+      if (parsed.of === null) candidates.push({ key, timeMs: parsed.timeMs });
+      else {
+        const named = { ...parsed.of, timeMs: parsed.timeMs };
+        if (mayDrop(named) && (unread === undefined || unread(named, key))) candidates.push({ key, timeMs: parsed.timeMs });
+      }
     }
   }
   return mapLimit(candidates, CONCURRENCY, async ({ key, timeMs }) => read.get(key) ?? { key, timeMs, entry: parseEntry(await objects.getText(key)) });

@@ -5,6 +5,7 @@ import type { RecordListQuery, RecordStore, StoredRecord } from '../../ports/rec
 import type { BucketObjects } from './bucket-objects.ts';
 import { CorruptDataError, parseObject } from './damaged-object.ts';
 import { assertRecordSize } from '../record-size.ts';
+import { BodyCache } from './body-cache.ts';
 import { mapLimit } from './map-limit.ts';
 import { s3Unavailable } from './s3-client.ts';
 
@@ -76,6 +77,8 @@ export class RecordObjects implements RecordStore {
   private readonly objects: BucketObjects;
   private readonly root: string;
   private readonly deletes = new DeletesInFlight();
+  /** Record bodies read by listings, by key and ETag: a listing reads only those written since (body-cache.ts). */
+  readonly listed = new BodyCache();
 
   constructor(objects: BucketObjects, prefix: string) {
     this.objects = objects;
@@ -130,7 +133,12 @@ export class RecordObjects implements RecordStore {
 
   async putRecord(collection: string, id: string, data: Record<string, unknown>): Promise<void> {
     assertRecordSize(collection, id, data);
-    await this.objects.put(this.key(collection, id), this.body(id, data));
+    const key = this.key(collection, id);
+    const body = this.body(id, data);
+    this.listed.forget(key);
+    // Kept as read: a listing that finds this object next (an outcome's evidence pointer, then
+    // a briefing) needs no GET.
+    this.listed.set(key, await this.objects.put(key, body), body);
   }
 
   /** Replaced only while the record is `expected` and the object the one read (BucketObjects.rewrite). */
@@ -142,6 +150,7 @@ export class RecordObjects implements RecordStore {
 
   async deleteRecord(collection: string, id: string): Promise<boolean> {
     const key = this.key(collection, id);
+    this.listed.forget(key);
     let seen: string | null = null;
     return this.deletes.delete(
       key,
@@ -199,17 +208,19 @@ export class RecordObjects implements RecordStore {
     }
     // In listing order: a lone record's key, or a group's records, already read and sorted.
     const runs: (string | StoredRecord[])[] = [];
+    const etags = new Map<string, string | null>();
     let counted = 0;
     let group: { path: string; keys: string[] } | null = null;
     const closeGroup = async (): Promise<void> => {
       if (group === null) return;
-      const records = await this.readGroup(group.keys, after);
+      const records = await this.readGroup(group.keys, after, etags);
       group = null;
       runs.push(records);
       counted += records.length;
     };
-    listing: for await (const page of this.objects.list(folder, start)) {
-      for (const key of page) {
+    listing: for await (const page of this.objects.listObjects(folder, start)) {
+      for (const { key, etag } of page) {
+        etags.set(key, etag);
         const path = RecordObjects.groupOf(folder, key);
         if (group !== null && path === group.path) {
           group.keys.push(key);
@@ -226,7 +237,7 @@ export class RecordObjects implements RecordStore {
     }
     await closeGroup();
     const lone = runs.filter((run) => typeof run === 'string');
-    const texts = await mapLimit(lone, 16, (key) => this.objects.getText(key));
+    const texts = await this.readListed(lone, etags);
     const read = new Map(lone.map((key, i) => [key, texts[i] ?? null]));
     // A record deleted between the listing and the read is simply gone.
     const records = runs.flatMap((run) => {
@@ -238,9 +249,24 @@ export class RecordObjects implements RecordStore {
   }
 
   /** A group's records (see above) after `after`, in id order. */
-  private async readGroup(keys: readonly string[], after: string | undefined): Promise<StoredRecord[]> {
-    const texts = await mapLimit(keys, 16, (key) => this.objects.getText(key));
+  private async readGroup(keys: readonly string[], after: string | undefined, etags: ReadonlyMap<string, string | null>): Promise<StoredRecord[]> {
+    const texts = await this.readListed(keys, etags);
     const records = texts.flatMap((text, i) => (text === null ? [] : [parseRecord(keys[i] as string, text)]));
     return records.filter((r) => after === undefined || compareCodePoints(r.id, after) > 0).sort((a, b) => compareCodePoints(a.id, b.id));
+  }
+
+  /**
+   * The bodies of listed keys (null: deleted since the listing), 16 GETs at a time, but for
+   * those read before under the ETag the listing gave: the same object, so the same body.
+   */
+  private readListed(keys: readonly string[], etags: ReadonlyMap<string, string | null>): Promise<(string | null)[]> {
+    return mapLimit(keys, 16, async (key) => {
+      const kept = this.listed.get(key, etags.get(key) ?? null);
+      if (kept !== undefined) return kept;
+      const object = await this.objects.getObject(key);
+      if (object === null) return null;
+      this.listed.set(key, object.etag, object.text);
+      return object.text;
+    });
   }
 }

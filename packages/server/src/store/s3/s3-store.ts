@@ -397,16 +397,28 @@ export class S3Store implements Store {
     const dropped = new Map(this.dropped);
     this.dropped.clear();
     const cutoff = started + performance.timeOrigin - lookbackMs;
-    // Keys name their version's entry and number (ObjectKeys.change): only the objects the
-    // predicate below may pick are read, by the heads as they are now; a head that moves on
-    // while this runs leaves copies for the next compaction, as one written after it would.
-    const heads = new Map<string, number>();
-    await eachAddressHash(index.heads(), (hash, head) => heads.set(hash, head.version));
+    // Keys name their version's entry and number (ObjectKeys.change): they are judged by the
+    // heads as they are now, and only objects whose keys name nothing (notices, changes written
+    // before keys were named) are read; a head that moves on while this runs leaves copies for
+    // the next compaction, as one written after it would.
+    const heads = new Map<string, Entry>();
+    await eachAddressHash(index.heads(), (hash, head) => heads.set(hash, head));
+    // A key naming its version is judged without its object being read, as `drop` would judge
+    // the copy in it (the key's hash is that of the copy's address): below the versions dropped
+    // here, or stamped before the lookback and below the head both as the heads were taken and
+    // as the index holds it now.
+    const mayDrop = ({ hash, version, timeMs }: NamedChange) => version < (dropped.get(hash) ?? 0) || (timeMs < cutoff && version < (heads.get(hash)?.version ?? 0));
+    const byKey = (named: NamedChange) => {
+      const head = heads.get(named.hash);
+      return named.version < (dropped.get(named.hash) ?? 0) || (head !== undefined && named.timeMs < cutoff && named.version < head.version && named.version < (index.get(head)?.version ?? 0));
+    };
     await scrubChangeLog(
       objects,
       keys,
       (entry, timeMs) => entry.version < (dropped.get(addressHash(entry)) ?? 0) || (timeMs < cutoff && superseded(entry)),
-      ({ hash, version, timeMs }) => version < (dropped.get(hash) ?? 0) || (timeMs < cutoff && version < (heads.get(hash) ?? 0)),
+      mayDrop,
+      [],
+      byKey,
     );
     return { bytesBefore: null, bytesAfter: null, ms: Math.round(performance.now() - started) };
   }

@@ -1,0 +1,60 @@
+import { describe, expect, it, vi } from 'vitest';
+import { BucketObjects } from '../../packages/server/src/store/s3/bucket-objects.ts';
+import { RecordObjects } from '../../packages/server/src/store/s3/record-objects.ts';
+import { useS3Bucket } from '../helpers/s3-bucket.ts';
+
+/**
+ * A listing of records reads again only the records written since this replica last read them
+ * (their ETag changed): a briefing reads every evidence pointer of its namespace, a forget every
+ * pointer and audit batch, twice, and each was a GET per record. Another replica's writes and
+ * deletes are seen all the same. GETs are counted by a pass-through spy on BucketObjects.
+ */
+describe('S3: record listings read only records written since', () => {
+  const bucket = useS3Bucket();
+
+  /** The record keys `run` GETs. */
+  const recordGets = async (run: () => Promise<unknown>): Promise<number> => {
+    let gets = 0;
+    const original = BucketObjects.prototype.getObject;
+    const spy = vi.spyOn(BucketObjects.prototype, 'getObject').mockImplementation(function (this: BucketObjects, key, options) {
+      if (key.includes('/v1/records/')) gets += 1;
+      return original.call(this, key, options);
+    });
+    try {
+      await run();
+    } finally {
+      spy.mockRestore();
+    }
+    return gets;
+  };
+
+  it('lists an unchanged collection again without a GET, and reads what another replica wrote or deleted', async () => {
+    const mine = new RecordObjects(bucket.objects, 'listing/');
+    const other = new RecordObjects(bucket.objects, 'listing/');
+    const collection = 'evidence/ns';
+    const ids = Array.from({ length: 40 }, (_, i) => `id${String(i).padStart(2, '0')}`);
+    for (const id of ids) await other.putRecord(collection, id, { n: id });
+    const data = async () => (await mine.listRecords(collection, { limit: 500 })).map((r) => `${r.id}=${r.data.n}`);
+
+    let listed: string[] = [];
+    expect(await recordGets(async () => (listed = await data()))).toBe(40);
+    expect(listed).toEqual(ids.map((id) => `${id}=${id}`));
+    expect(await recordGets(async () => expect(await data()).toEqual(listed))).toBe(0);
+    // The replica that wrote them keeps what it wrote: its first listing reads nothing either.
+    expect(await recordGets(async () => expect((await other.listRecords(collection, { limit: 500 })).map((r) => `${r.id}=${r.data.n}`)).toEqual(listed))).toBe(0);
+    // A page after an id, and a short page, from the same bodies.
+    expect(await recordGets(async () => expect((await mine.listRecords(collection, { limit: 3, after: 'id10' })).map((r) => r.id)).toEqual(['id11', 'id12', 'id13']))).toBe(0);
+
+    // Rewritten and deleted on another replica: the one rewritten is read again, the deleted one is gone.
+    await other.putRecord(collection, 'id05', { n: 'changed' });
+    expect(await other.deleteRecord(collection, 'id06')).toBe(true);
+    await other.putRecord(collection, 'id99', { n: 'new' });
+    const expected = [...ids.filter((id) => id !== 'id06').map((id) => `${id}=${id === 'id05' ? 'changed' : id}`), 'id99=new'];
+    expect(await recordGets(async () => expect(await data()).toEqual(expected))).toBe(2);
+    // Deleted and written again with the same data: a new object, read again.
+    expect(await other.deleteRecord(collection, 'id07')).toBe(true);
+    await other.putRecord(collection, 'id07', { n: 'id07' });
+    expect(await recordGets(async () => expect(await data()).toEqual(expected))).toBe(1);
+    expect(await recordGets(async () => expect(await data()).toEqual(expected))).toBe(0);
+  });
+});

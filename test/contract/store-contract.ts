@@ -230,6 +230,20 @@ export const describeStoreContract = (name: string, open: () => Promise<StoreHar
       expect(seen.get(`${b}/scan-other`)).toEqual(other);
     });
 
+    it('lists every namespace holding an entry, each once: tombstoned and expired ones included, forgotten ones not', async () => {
+      const [a, b, c, d] = [nextNs(), nextNs(), nextNs(), nextNs()];
+      await writeVersions(store, { namespace: a, key: 'ns-twice' }, 2);
+      await store.append(makeEntry({ namespace: a, entity_path: 'other/path', key: 'ns-other' }), 0);
+      await store.append(makeEntry({ namespace: b, key: 'ns-gone' }), 0);
+      await store.append(makeEntry({ namespace: b, key: 'ns-gone', version: 2, deleted: true }), 1);
+      await store.append(makeEntry({ namespace: c, key: 'ns-expired', expires_at: new Date(Date.now() - 1000).toISOString() }), 0);
+      await store.append(makeEntry({ namespace: d, key: 'ns-forgotten' }), 0);
+      await store.forget({ namespace: d, prefix: 'repos/acme/api' });
+      const listed = await store.listNamespaces();
+      expect(new Set(listed).size).toBe(listed.length);
+      expect(listed.filter((ns) => [a, b, c, d].includes(ns)).sort()).toEqual([a, b, c].sort());
+    });
+
     it('answers ping while healthy', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
     });

@@ -69,6 +69,42 @@ describe('Cortex metrics', () => {
     expect(text).toMatch(/^cairn_entry_writes_total\{result="created"\} 1$/m);
   }, 20_000);
 
+  it('counts the namespaces a start-up catch-up has still to scan in queue depth and lag', async () => {
+    backend = await openFromEnv({ CAIRN_DATA_DIR: await tempDir() });
+    const namespaces = ['held-1', 'held-2', 'held-3', 'held-4'];
+    // Written before any Cortex ran: none of them is in its records.
+    for (const namespace of namespaces) await backend.store.append(versionOf({ namespace, entity_path: 'before/cortex', key: 'k' }, 1, { at: Date.now() }), 0);
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    // The catch-up's scans wait at the gate: the worker is mid catch-up until it opens.
+    const store = new Proxy(backend.store, {
+      get(target, prop) {
+        if (prop === 'list') return async (query: Parameters<Store['list']>[0]) => (await gate, target.list(query));
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as Store;
+    const id = `metrics-test-${Math.random().toString(16).slice(2)}`;
+    worker = new CortexWorker({ id, store, shared: false, lease: await backend.openLease(id), logger: pino({ level: 'silent' }), debounceMs: 50, namespace: 'default', writeLink: async () => false });
+    const metrics = createProcessMetrics();
+    registerCortexMetrics(metrics, worker);
+    worker.start();
+    const scrape = async (name: string) => metric(await metrics.registry.metrics(), name);
+    // `default` (the worker's own) and the four written: one scanned now, the others waiting.
+    try {
+      await until(() => scrape('cairn_cortex_queue_depth'), (n) => n >= 4, 5000, 'the namespaces waiting for the catch-up');
+      await until(() => scrape('cairn_cortex_lag_seconds'), (n) => n >= 0.2, 5000, 'a lag that grows while it waits');
+    } finally {
+      open();
+    }
+    await until(() => scrape('cairn_cortex_queue_depth'), (n) => n === 0, 10_000, 'the catch-up to end');
+    expect(await scrape('cairn_cortex_lag_seconds')).toBe(0);
+    const records = backend.store;
+    for (const namespace of namespaces) {
+      expect(await records.getRecord(COLLECTIONS.digests(namespace), 'path:before/cortex'), namespace).not.toBeNull();
+    }
+  }, 20_000);
+
   it('counts forget-journal reads that fail', async () => {
     backend = await openFromEnv({ CAIRN_DATA_DIR: await tempDir() });
     const fault = { on: true };

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { httpCall } from '../helpers/http-call.ts';
 import { spawnCairn } from '../helpers/spawn-cairn.ts';
 import { runCairn } from '../helpers/spawn-cortex.ts';
 
@@ -22,6 +23,8 @@ describe('the Cortex on the filesystem backend', () => {
     expect(noUrl.stderr).toContain('CAIRN_HTTP_URL');
 
     const plain = await spawnCairn({ CAIRN_DATA_DIR: dir });
+    // A namespace written while no Cortex ran: the one started next has never recorded it.
+    for (let i = 0; i < 2; i++) expect((await httpCall(plain.url, 'POST', '/api/v1/entries', { namespace: 'early', entity_path: 'before/cortex', key: `k${i}`, value: { i } })).status).toBe(201);
     const withoutCortex = await runCairn(['cortex', '--health'], { CAIRN_DATA_DIR: dir, CAIRN_HTTP_URL: plain.url });
     expect(withoutCortex.code).toBe(1);
     expect(withoutCortex.stderr).toContain('stopped');
@@ -33,6 +36,12 @@ describe('the Cortex on the filesystem backend', () => {
       const ok = await runCairn(['cortex', '--health'], { ...keyed, CAIRN_HTTP_URL: embedded.url });
       expect(ok.code, ok.stderr).toBe(0);
       expect(ok.stdout).toContain('cortex active');
+      let early: { summary: { entries: number } } | undefined;
+      for (const deadline = Date.now() + 10_000; early === undefined && Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+        const answer = await fetch(`${embedded.url}/api/v1/cortex/digests?namespace=early&scope=path:before/cortex`, { headers: { 'x-cairn-api-key': 'health-check-key-1' } });
+        early = ((await answer.json()) as { digests: { summary: { entries: number } }[] }).digests[0];
+      }
+      expect(early?.summary.entries).toBe(2);
       const status = await fetch(`${embedded.url}/api/v1/cortex/status`, { headers: { 'x-cairn-api-key': 'health-check-key-1' } });
       expect(await status.json()).toMatchObject({ status: 'active', queue_depth: 0 });
     } finally {

@@ -24,6 +24,9 @@ const until = async <T>(probe: () => Promise<T>, ok: (value: T) => boolean, time
   }
 };
 const write = (path: string, key: string, n: number) => httpCall(api.url, 'POST', '/api/v1/entries', { entity_path: path, key, value: { n } });
+/** Namespaces written before any worker ran: no Cortex ever recorded them. */
+const EARLY = ['early-a', 'early-b', 'early-c'];
+const earlyDigest = async (ns: string) => (await httpCall(api.url, 'GET', `/api/v1/cortex/digests?namespace=${ns}&scope=path:before/cortex`)).body.digests?.[0];
 const health = () => runCairn(['cortex', '--health'], env);
 
 beforeAll(async () => {
@@ -46,9 +49,15 @@ describe('Cortex workers on PostgreSQL', () => {
   });
 
   it('runs one active worker while a second stands by', async () => {
+    for (const namespace of EARLY) {
+      for (let i = 0; i < 2; i++) expect((await httpCall(api.url, 'POST', '/api/v1/entries', { namespace, entity_path: 'before/cortex', key: `k${i}`, value: { i } })).status).toBe(201);
+    }
     const a = await spawnCortex(env);
     workers.push(a);
     await a.waitFor(/cortex caught up/);
+    // Every namespace the store holds is caught up, not only those a Cortex compiled before (none).
+    expect(a.output()).toMatch(/"namespaces":4\b/);
+    for (const ns of EARLY) expect((await earlyDigest(ns))?.summary.entries, ns).toBe(2);
     const b = await spawnCortex(env);
     workers.push(b);
     await b.waitFor(/"status":"standby"|standing by/);

@@ -61,9 +61,12 @@ describe('a Cortex worker process on S3', () => {
   it('compiles what an API replica stores, and reports a fresh heartbeat from the bucket', async () => {
     expect((await runCairn(['cortex', '--health'], env)).code).toBe(1);
     api = await spawnCairn(env);
+    // A namespace written before any worker ran: no Cortex ever recorded it.
+    for (let i = 0; i < 2; i++) expect((await httpCall(api.url, 'POST', '/api/v1/entries', { namespace: 'early', entity_path: 'before/cortex', key: `k${i}`, value: { i } })).status).toBe(201);
     worker = await spawnCortex(env);
     try {
       await worker.waitFor(/cortex caught up/);
+      expect((await httpCall(api.url, 'GET', '/api/v1/cortex/digests?namespace=early&scope=path:before/cortex')).body.digests[0]?.summary.entries).toBe(2);
       for (let i = 0; i < 3; i++) await httpCall(api.url, 'POST', '/api/v1/entries', { entity_path: 'notes/s3', key: `k${i}`, value: { i } });
       let digest;
       for (const deadline = Date.now() + 20_000; Date.now() < deadline && digest?.summary?.entries !== 3; await new Promise((r) => setTimeout(r, 200))) {

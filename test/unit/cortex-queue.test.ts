@@ -88,6 +88,7 @@ describe('many scopes pending', () => {
     const store = {
       changes: { subscribe: (cb: (entry: Entry) => void) => ((write = cb), () => {}), subscribeForgets: () => () => {} },
       listRecords: async () => [],
+      listNamespaces: async () => [],
     };
     const compiler = {
       onExpiry: null,

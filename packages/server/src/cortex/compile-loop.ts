@@ -53,14 +53,21 @@ export interface LoopOptions {
 
 /**
  * What the active worker does while it leads: follow the change feed, catch up with a full
- * compile of every known namespace, then compile each changed scope once its debounce has
- * passed. Compiles run one at a time, in order; a path that fails is retried alone (flush,
+ * compile of every namespace the store holds or the Cortex compiled before, then compile each
+ * changed scope once its debounce has passed. Compiles run one at a time, in order; a path that fails is retried alone (flush,
  * compileSingly). Stopped (and dropped) when leadership ends.
  */
 export class CompileLoop {
   private readonly o: LoopOptions;
   private readonly queue: ScopeQueue;
   readonly known = new Set<string>();
+  /**
+   * Namespaces the start-up catch-up has still to scan: a write to one waits for that scan,
+   * which sees it (the feed is subscribed first). Counted in queueDepth while they wait.
+   */
+  private readonly catchingUp = new Set<string>();
+  /** When the start-up catch-up began, until it ends: what lagMs reports meanwhile, at least. */
+  private catchUpSince: number | null = null;
   private unsubscribe: (() => void) | null = null;
   private work: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
@@ -113,10 +120,26 @@ export class CompileLoop {
       writes();
       forgets();
     };
+    let namespaces: string[] | null = null;
     this.enqueue(async () => {
-      const namespaces = new Set([this.o.namespace, ...(await this.o.records.namespaces())]);
-      for (const ns of namespaces) await this.catchUp(ns);
-      this.o.logger.info({ namespaces: namespaces.size, digests: this.o.compiler.digestCount() }, 'cortex caught up');
+      if (namespaces === null) {
+        this.catchUpSince ??= this.o.now();
+        // Every namespace the store holds (written while no worker ran, or before the Cortex was
+        // ever enabled), and those compiled before whose entries may all be gone since.
+        const [held, recorded] = await Promise.all([this.o.store.listNamespaces(), this.o.records.namespaces()]);
+        namespaces = [...new Set([this.o.namespace, ...held, ...recorded])];
+        for (const ns of namespaces) this.catchingUp.add(ns);
+      }
+      // One at a time, in its own turns: writes and forgets heard meanwhile are not held back
+      // for long. A retry of this job (an outage, a forget) goes on with the ones not done.
+      for (const ns of namespaces) {
+        if (!this.running) return;
+        if (!this.catchingUp.has(ns)) continue;
+        await this.catchUp(ns);
+        this.catchingUp.delete(ns);
+      }
+      this.catchUpSince = null;
+      this.o.logger.info({ namespaces: namespaces.length, digests: this.o.compiler.digestCount() }, 'cortex caught up');
     });
     this.refresher = setInterval(() => this.refresh(), REFRESH_MS);
     this.refresher.unref();
@@ -232,11 +255,13 @@ export class CompileLoop {
   }
 
   lagMs(now: number): number {
-    return Math.max(this.queue.oldestWaitMs(now), this.inflightSince === null ? 0 : now - this.inflightSince);
+    const since = Math.min(this.inflightSince ?? now, this.catchUpSince ?? now);
+    return Math.max(this.queue.oldestWaitMs(now), now - since);
   }
 
+  /** Scopes waiting, and namespaces the start-up catch-up has still to scan. */
   get queueDepth(): number {
-    return this.queue.size;
+    return this.queue.size + this.catchingUp.size;
   }
 
   /** The failure under way, if any: a copy. */
@@ -336,6 +361,8 @@ export class CompileLoop {
   private onWrite(entry: Entry): void {
     if (!this.running) return;
     if (!this.known.has(entry.namespace)) {
+      // The start-up catch-up will scan it, this write included.
+      if (this.catchingUp.has(entry.namespace)) return;
       // A namespace first seen now may hold writes made while no worker ran: scan it whole.
       this.known.add(entry.namespace);
       this.enqueue(() => this.catchUp(entry.namespace));

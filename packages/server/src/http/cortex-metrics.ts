@@ -46,7 +46,7 @@ export const registerCortexMetrics = (metrics: Pick<Metrics, 'registry'>, worker
     () => worker.journalReadFailures,
   );
   registerGauge(metrics, 'cairn_cortex_active', 'Whether this Cortex worker holds the lease and compiles (1), or stands by (0); one worker of all is active', () => (worker.gauges().active ? 1 : 0));
-  registerGauge(metrics, 'cairn_cortex_queue_depth', 'Scopes written to and waiting to be compiled by this Cortex worker (0 while it stands by)', () => worker.gauges().queueDepth);
+  registerGauge(metrics, 'cairn_cortex_queue_depth', 'Scopes written to and waiting to be compiled by this Cortex worker, and namespaces its start-up catch-up has still to scan (0 while it stands by)', () => worker.gauges().queueDepth);
   registerGauge(metrics, 'cairn_cortex_lag_seconds', 'How long the oldest write this Cortex worker has not compiled yet has waited, in seconds', () => worker.gauges().lagSeconds);
   registerGauge(
     metrics,

@@ -124,6 +124,13 @@ export interface Store extends RecordStore {
    * subscribes to `changes` first and keeps the higher version.
    */
   scanHeads(): AsyncIterable<Entry>;
+  /**
+   * Every namespace holding at least one entry (whatever its newest version: tombstones and
+   * expired ones count), each once, in no particular order: what the Cortex catches up on when
+   * it starts. PostgreSQL reads one index probe per namespace; the filesystem and S3 answer from
+   * the heads they hold in memory (S3 after catching up with the change log, as lists do).
+   */
+  listNamespaces(): Promise<string[]>;
 
   /**
    * Persist `entry` (whose `version` is `expectedHead + 1`) atomically, only if the entry's

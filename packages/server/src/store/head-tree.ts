@@ -153,6 +153,11 @@ export class HeadTree<S> {
     this.bulk = false;
   }
 
+  /** The namespaces holding at least one head (an emptied one is dropped, see remove). */
+  namespaceNames(): string[] {
+    return [...this.namespaces.keys()];
+  }
+
   *values(): Generator<S> {
     for (const ns of this.namespaces.values()) for (const path of ns.paths.values()) yield* path.items.values();
   }

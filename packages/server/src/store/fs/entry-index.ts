@@ -99,6 +99,11 @@ export class EntryIndex {
     return this.tree.list(query);
   }
 
+  /** The namespaces holding at least one head. */
+  namespaces(): string[] {
+    return this.tree.namespaceNames();
+  }
+
   /** Heads in list order, unfiltered (see HeadTree.walk). */
   walk(query: ListQuery): Generator<Entry> {
     return this.tree.walk(query);

@@ -236,6 +236,11 @@ export class FsStore implements Store {
     for (const state of this.index.states()) yield state.head;
   }
 
+  /** From the in-memory index. */
+  async listNamespaces(): Promise<string[]> {
+    return this.index.namespaces();
+  }
+
   async append(entry: Entry, expectedHead: number): Promise<void> {
     this.writable();
     await this.afterForgets([entry]);

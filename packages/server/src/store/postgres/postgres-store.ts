@@ -24,6 +24,7 @@ import type { SchemaCheck } from './schema-check.ts';
 import { HeadReads } from './head-reads.ts';
 import { MAX_VERSION, readHeadsPage, readHistory, readVersion, readVersionAt } from './read-entries.ts';
 import * as records from './records.ts';
+import { readNamespaces } from './read-namespaces.ts';
 import { EmbeddingDimensionError, prepareEmbeddings } from './vectors.ts';
 import type { WriteFeed } from './write-feed.ts';
 
@@ -120,6 +121,11 @@ export class PostgresStore implements Store {
       after = page.at(-1);
       if (page.length < SCAN_PAGE) return;
     }
+  }
+
+  /** One loose index scan of cairn_heads (read-namespaces.ts). */
+  listNamespaces(): Promise<string[]> {
+    return this.run('list namespaces', () => readNamespaces(this.sql));
   }
 
   async append(entry: Entry, expectedHead: number): Promise<void> {

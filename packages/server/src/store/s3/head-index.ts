@@ -53,6 +53,11 @@ export class HeadIndex {
     return this.tree.list(query);
   }
 
+  /** The namespaces holding at least one head. */
+  namespaces(): string[] {
+    return this.tree.namespaceNames();
+  }
+
   /** Heads in list order, unfiltered (see HeadTree.walk). */
   walk(query: ListQuery): Generator<Entry> {
     return this.tree.walk(query);

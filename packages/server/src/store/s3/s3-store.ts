@@ -480,6 +480,16 @@ export class S3Store implements Store {
   private assertOpen(): void {
     if (this.closed) throw unavailable('the object store has been closed');
   }
+
+  /**
+   * From this replica's index, after catching up with the change log, as lists are: object
+   * keys hash the address (object-keys.ts), so no listing of the bucket names namespaces.
+   */
+  async listNamespaces(): Promise<string[]> {
+    this.assertOpen();
+    await this.follower?.sync();
+    return this.parts.index.namespaces();
+  }
 }
 
 const withdrawnVersion = ({ namespace, entity_path, key, version, written_at }: Entry): WithdrawnVersion => ({ namespace, entity_path, key, version, written_at });

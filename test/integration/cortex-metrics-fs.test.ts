@@ -39,6 +39,26 @@ const until = async (read: () => Promise<number>, ok: (value: number) => boolean
   }
 };
 
+/**
+ * A Cortex worker started over `backend`'s store with `method` of it replaced by `replaced`
+ * (given the store itself), and its metrics registered: what a test scrapes.
+ */
+const startWorkerOver = async <K extends keyof Store>(open: OpenBackend, method: K, replaced: (target: Store) => Store[K]) => {
+  const store = new Proxy(open.store, {
+    get(target, prop) {
+      if (prop === method) return replaced(target);
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as Store;
+  const id = `metrics-test-${Math.random().toString(16).slice(2)}`;
+  worker = new CortexWorker({ id, store, shared: false, lease: await open.openLease(id), logger: pino({ level: 'silent' }), debounceMs: 50, namespace: 'default', writeLink: async () => false });
+  const metrics = createProcessMetrics();
+  registerCortexMetrics(metrics, worker);
+  worker.start();
+  return metrics;
+};
+
 afterEach(async () => {
   await worker?.stop();
   worker = undefined;
@@ -77,18 +97,7 @@ describe('Cortex metrics', () => {
     let open: () => void = () => {};
     const gate = new Promise<void>((resolve) => (open = resolve));
     // The catch-up's scans wait at the gate: the worker is mid catch-up until it opens.
-    const store = new Proxy(backend.store, {
-      get(target, prop) {
-        if (prop === 'list') return async (query: Parameters<Store['list']>[0]) => (await gate, target.list(query));
-        const value = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    }) as Store;
-    const id = `metrics-test-${Math.random().toString(16).slice(2)}`;
-    worker = new CortexWorker({ id, store, shared: false, lease: await backend.openLease(id), logger: pino({ level: 'silent' }), debounceMs: 50, namespace: 'default', writeLink: async () => false });
-    const metrics = createProcessMetrics();
-    registerCortexMetrics(metrics, worker);
-    worker.start();
+    const metrics = await startWorkerOver(backend, 'list', (target) => async (query) => (await gate, target.list(query)));
     const scrape = async (name: string) => metric(await metrics.registry.metrics(), name);
     // `default` (the worker's own) and the four written: one scanned now, the others waiting.
     try {
@@ -108,23 +117,10 @@ describe('Cortex metrics', () => {
   it('counts forget-journal reads that fail', async () => {
     backend = await openFromEnv({ CAIRN_DATA_DIR: await tempDir() });
     const fault = { on: true };
-    const store = new Proxy(backend.store, {
-      get(target, prop) {
-        if (prop === 'listRecords') {
-          return async (collection: string, options: unknown) => {
-            if (fault.on && collection === COLLECTIONS.forgets) throw new Error('journal unreadable');
-            return (target.listRecords as (c: string, o: unknown) => Promise<unknown>)(collection, options);
-          };
-        }
-        const value = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    }) as Store;
-    const id = `metrics-test-${Math.random().toString(16).slice(2)}`;
-    worker = new CortexWorker({ id, store, shared: false, lease: await backend.openLease(id), logger: pino({ level: 'silent' }), debounceMs: 50, namespace: 'default', writeLink: async () => false });
-    const metrics = createProcessMetrics();
-    registerCortexMetrics(metrics, worker);
-    worker.start();
+    const metrics = await startWorkerOver(backend, 'listRecords', (target) => async (collection, options) => {
+      if (fault.on && collection === COLLECTIONS.forgets) throw new Error('journal unreadable');
+      return target.listRecords(collection, options);
+    });
     const journal = async () => metric(await metrics.registry.metrics(), 'cairn_cortex_forget_journal_read_failures_total');
     const failed = await until(journal, (n) => n >= 2, 5000, 'two failed journal reads');
     // A failed read of the journal is not a failed compile: the worker compiles on.

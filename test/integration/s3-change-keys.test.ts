@@ -1,11 +1,11 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
-import { BucketObjects } from '../../packages/server/src/store/s3/bucket-objects.ts';
 import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
 import { mapLimit } from '../../packages/server/src/store/s3/map-limit.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 import { useS3Bucket } from '../helpers/s3-bucket.ts';
+import { keysGot } from '../helpers/s3-gets.ts';
 
 /**
  * Change-log keys of entry changes name the entry (address hash) and version, so that a forget
@@ -28,20 +28,7 @@ describe('S3: change keys name their entry and version', () => {
   };
 
   /** The change-log keys `run` GETs. */
-  const changeGets = async (keys: ObjectKeys, run: () => Promise<unknown>): Promise<string[]> => {
-    const gets: string[] = [];
-    const original = BucketObjects.prototype.getObject;
-    const spy = vi.spyOn(BucketObjects.prototype, 'getObject').mockImplementation(function (this: BucketObjects, key, options) {
-      if (key.startsWith(keys.changesPrefix)) gets.push(key);
-      return original.call(this, key, options);
-    });
-    try {
-      await run();
-    } finally {
-      spy.mockRestore();
-    }
-    return gets;
-  };
+  const changeGets = (keys: ObjectKeys, run: () => Promise<unknown>): Promise<string[]> => keysGot((key) => key.startsWith(keys.changesPrefix), run);
 
   /** Writes `versions` versions of the entry; answers the last. */
   const write = async (store: Store, address: ReturnType<typeof addr>, versions: number, value = (v: number): Entry['value'] => ({ v })) => {

@@ -1,7 +1,7 @@
-import { describe, expect, it, vi } from 'vitest';
-import { BucketObjects } from '../../packages/server/src/store/s3/bucket-objects.ts';
+import { describe, expect, it } from 'vitest';
 import { RecordObjects } from '../../packages/server/src/store/s3/record-objects.ts';
 import { useS3Bucket } from '../helpers/s3-bucket.ts';
+import { keysGot } from '../helpers/s3-gets.ts';
 
 /**
  * A listing of records reads again only the records written since this replica last read them
@@ -13,20 +13,7 @@ describe('S3: record listings read only records written since', () => {
   const bucket = useS3Bucket();
 
   /** The record keys `run` GETs. */
-  const recordGets = async (run: () => Promise<unknown>): Promise<number> => {
-    let gets = 0;
-    const original = BucketObjects.prototype.getObject;
-    const spy = vi.spyOn(BucketObjects.prototype, 'getObject').mockImplementation(function (this: BucketObjects, key, options) {
-      if (key.includes('/v1/records/')) gets += 1;
-      return original.call(this, key, options);
-    });
-    try {
-      await run();
-    } finally {
-      spy.mockRestore();
-    }
-    return gets;
-  };
+  const recordGets = async (run: () => Promise<unknown>): Promise<number> => (await keysGot((key) => key.includes('/v1/records/'), run)).length;
 
   it('lists an unchanged collection again without a GET, and reads what another replica wrote or deleted', async () => {
     const mine = new RecordObjects(bucket.objects, 'listing/');

@@ -73,7 +73,7 @@ const checkImportPlace = async (storage: StorageConfig): Promise<void> => {
  * otherwise outlive the command (and keep the next server from another host or container
  * waiting for it to go stale).
  */
-const withStore = async <T>(config: Config, whenLocked: string, run: (store: Store, backend: string) => Promise<T>): Promise<T> => {
+const withStore = async <T>(config: Config, whenLocked: string, run: (store: Store, backend: OpenBackend) => Promise<T>): Promise<T> => {
   let opening: Promise<OpenBackend> | undefined;
   // A signal while the backend opens (a large data directory takes seconds to recover) waits
   // for it to open, then closes it.
@@ -90,7 +90,7 @@ const withStore = async <T>(config: Config, whenLocked: string, run: (store: Sto
       const hint = error instanceof SettingError && error.held ? `; ${whenLocked}` : '';
       throw refused(`cannot open the ${config.storage.backend} backend: ${(error as Error).message}${hint}`);
     });
-    return run(backend.store, backend.name);
+    return run(backend.store, backend);
   });
 };
 
@@ -211,10 +211,10 @@ const exportTo = async (flags: ExportFlags): Promise<void> => {
   // The archive written over one of the store's own files would destroy what it exports.
   const ownDirectory = localDirectoryOf(config.storage);
   if (output !== undefined && ownDirectory !== null) await refuseOutputInside(output, ownDirectory, flags.output as string);
-  await withStore(config, WHEN_LOCKED_EXPORT, async (store) => {
+  await withStore(config, WHEN_LOCKED_EXPORT, async (store, backend) => {
     const namespaces = flags.all ? '*' : [flags.namespace ?? config.namespace];
     await writeOut(flags, output, async (sink) => {
-      const trailer = await exportArchive(store, sink, { namespaces, now: Date.now });
+      const trailer = await exportArchive(store, sink, { namespaces, now: Date.now, readsOverNetwork: backend.capabilities.readsOverNetwork });
       process.stderr.write(`exported ${trailer.entries} entries (${trailer.versions} versions) and ${trailer.records} records\n`);
       warnIfEmpty(flags, trailer);
     });
@@ -252,7 +252,7 @@ const runImport = async (file: string, flags: { progress?: boolean }): Promise<v
       throw refused(`the import of ${file} failed: ${messageOf(error)} (run it again to finish: it writes only what is missing)`);
     }
     process.stderr.write(
-      `imported into ${backend}: ${report.entries_written} entries written (${report.versions_written} versions), ` +
+      `imported into ${backend.name}: ${report.entries_written} entries written (${report.versions_written} versions), ` +
         `${report.entries_present} already present, ${report.records} records\n`,
     );
   });

@@ -17,6 +17,12 @@ export interface BackendCapabilities {
    * owns the data, and everything runs inside it.
    */
   readonly sharedAcrossReplicas: boolean;
+  /**
+   * Each read of the store is a round trip to another machine (a database, an object store),
+   * so work that reads many things in turn (an export) reads several at once. False: reads are
+   * local, and reading ahead only adds work.
+   */
+  readonly readsOverNetwork: boolean;
 }
 
 /** A place that is there and holds none of a backend's data (BackendModule.placeWithoutData). */

@@ -39,7 +39,7 @@ export const exportRoutes: RoutePlugin = async (app, { deps, metrics }) => {
       if (request.method === 'HEAD') return reply.send();
       const out = new PassThrough();
       const tally: ExportTally = new Map();
-      exportArchive(deps.store, out, { namespaces, now: deps.now, tally }).then(
+      exportArchive(deps.store, out, { namespaces, now: deps.now, tally, readsOverNetwork: deps.capabilities.readsOverNetwork }).then(
         () => {
           out.end();
           auditExport(deps, ctx, namespaces, tally).catch((error: unknown) => request.log.warn({ err: error }, 'the export could not be audited'));

@@ -38,13 +38,23 @@ const oldestHeld = async (store: Store, head: Entry): Promise<number | null> => 
  * already written and the ones left would leave a gap no import takes.
  */
 export const historyUpToCut = async function* (store: Store, head: Entry, cut: number, page: number = HISTORY_PAGE): AsyncGenerator<Entry> {
+  for await (const got of historyPagesUpToCut(store, head, cut, page)) yield* got;
+};
+
+/**
+ * historyUpToCut a page at a time, as the store answers them: each page read with one
+ * `history` call, oldest first, none empty. An export reads ahead by pages (export-archive.ts).
+ */
+export const historyPagesUpToCut = async function* (store: Store, head: Entry, cut: number, page: number = HISTORY_PAGE): AsyncGenerator<Entry[]> {
+  /** The versions of `got` up to the cut, and whether the cut ended the history there. */
+  const upToCut = (got: Entry[]): { kept: Entry[]; cutHere: boolean } => {
+    const past = got.findIndex((v) => Date.parse(v.written_at) > cut);
+    return past < 0 ? { kept: got, cutHere: false } : { kept: got.slice(0, past), cutHere: true };
+  };
   if (head.version <= page) {
     // Versions 1..head: the entry's newest versions would otherwise push its oldest out.
-    const history = (await store.history(head, { limit: head.version, beforeVersion: head.version + 1 })).reverse();
-    for (const v of history) {
-      if (Date.parse(v.written_at) > cut) return;
-      yield v;
-    }
+    const { kept } = upToCut((await store.history(head, { limit: head.version, beforeVersion: head.version + 1 })).reverse());
+    if (kept.length > 0) yield kept;
     return;
   }
   let next = await oldestHeld(store, head);
@@ -59,11 +69,12 @@ export const historyUpToCut = async function* (store: Store, head: Entry, cut: n
       next = oldest;
       continue;
     }
-    for (const v of got) {
-      if (Date.parse(v.written_at) > cut) return;
+    const { kept, cutHere } = upToCut(got);
+    if (kept.length > 0) {
       yielded = true;
-      yield v;
+      yield kept;
     }
+    if (cutHere) return;
     next = top + 1;
   }
 };

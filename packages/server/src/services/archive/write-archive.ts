@@ -25,6 +25,10 @@ const ENTRY_START = '{"type":"entry","versions":[';
 const CONTINUATION_START = `{"type":"${CONTINUATION}","versions":[`;
 const LINE_END = ']}\n';
 
+const stringified = async function* (versions: AsyncIterable<Entry>): AsyncGenerator<string[]> {
+  for await (const version of versions) yield [JSON.stringify(version)];
+};
+
 /**
  * Writes an archive line by line to `sink`, waiting whenever the sink's buffer is full, so
  * an export holds one page of an entry's history in memory at a time whatever the store's
@@ -54,28 +58,37 @@ export class ArchiveWriter {
    * right after it. Nothing is written for an entry with no version. Answers the versions written.
    */
   async entry(versions: AsyncIterable<Entry>): Promise<number> {
+    return this.entryJson(stringified(versions));
+  }
+
+  /**
+   * `entry`, given the versions' JSON (`JSON.stringify(version)`) rather than the versions, a
+   * page of them at a time (as an export reads them: export-archive.ts).
+   */
+  async entryJson(pages: AsyncIterable<readonly string[]>): Promise<number> {
     let pending = '';
     // Characters of versions' JSON on the line being written; -1 while no line is open.
     let onLine = -1;
     let count = 0;
-    for await (const version of versions) {
-      const text = JSON.stringify(version);
-      if (onLine >= 0 && onLine + 1 + text.length > this.lineChars) {
-        pending += LINE_END;
-        onLine = -1;
-      }
-      if (onLine < 0) {
-        pending += count === 0 ? ENTRY_START : CONTINUATION_START;
-        pending += text;
-        onLine = text.length;
-      } else {
-        pending += `,${text}`;
-        onLine += 1 + text.length;
-      }
-      count++;
-      if (pending.length >= FLUSH_CHARS) {
-        await this.write(pending);
-        pending = '';
+    for await (const page of pages) {
+      for (const text of page) {
+        if (onLine >= 0 && onLine + 1 + text.length > this.lineChars) {
+          pending += LINE_END;
+          onLine = -1;
+        }
+        if (onLine < 0) {
+          pending += count === 0 ? ENTRY_START : CONTINUATION_START;
+          pending += text;
+          onLine = text.length;
+        } else {
+          pending += `,${text}`;
+          onLine += 1 + text.length;
+        }
+        count++;
+        if (pending.length >= FLUSH_CHARS) {
+          await this.write(pending);
+          pending = '';
+        }
       }
     }
     if (count === 0) return 0;

@@ -7,7 +7,7 @@ import { DEFAULT_DATA_DIR, dataDirWithoutStore, missingDataDir, unusableDataDir 
  * The embedded default: a data directory owned by one server process, which therefore holds
  * the Cortex's lease itself and searches with the in-process index.
  */
-const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: false };
+const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: false, readsOverNetwork: false };
 
 export const filesystemBackend = defineBackend({
   name: 'filesystem',

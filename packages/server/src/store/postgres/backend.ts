@@ -10,7 +10,7 @@ import { dsnProblem } from './dsn-problem.ts';
  * CAIRN_SEARCH_INDEX=memory, in an index each replica keeps in process, and the Cortex's
  * lease is a session advisory lock.
  */
-const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: true };
+const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: true, readsOverNetwork: true };
 
 export const postgresBackend = defineBackend({
   name: 'postgres',

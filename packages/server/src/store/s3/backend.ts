@@ -8,7 +8,7 @@ import { defineBackend } from '../backend-module.ts';
  * change log; each searches with its own in-process index; the Cortex's lease is an object
  * taken with a conditional put. Credentials come from the AWS SDK's default chain.
  */
-const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: true };
+const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: true, readsOverNetwork: true };
 
 export const s3Backend = defineBackend({
   name: 's3',

@@ -4,6 +4,8 @@ import type { Digest } from './digest-types.ts';
 import type { Pattern } from './patterns.ts';
 import type { Trace } from './traces.ts';
 import { clipText } from '../domain/clip-text.ts';
+import { compareCodePoints } from '../domain/order.ts';
+import { ms } from './fields.ts';
 
 /**
  * Where the Cortex keeps what it compiles: shared records (never entries, so it cannot feed
@@ -41,14 +43,100 @@ export type CortexEvent =
   | { type: 'pattern_removed'; namespace: string; pattern: Pattern }
   | { type: 'trace'; namespace: string; trace: Trace };
 
-/** Every record of a collection from `after` on, a page at a time. */
-export async function* allRecords(store: RecordStore, collection: string, after?: string): AsyncGenerator<StoredRecord> {
+/** Records listed at a time. */
+const PAGE = 500;
+
+/**
+ * Every record of a collection from `after` on, a page at a time. `firstPage` smaller than a
+ * page starts small and grows fourfold up to a page: for ranges that usually hold few records.
+ */
+export async function* allRecords(store: RecordStore, collection: string, after?: string, firstPage = PAGE): AsyncGenerator<StoredRecord> {
   let cursor = after;
+  let size = Math.min(PAGE, firstPage);
   for (;;) {
-    const page = await store.listRecords(collection, { limit: 500, ...(cursor === undefined ? {} : { after: cursor }) });
+    const page = await store.listRecords(collection, { limit: size, ...(cursor === undefined ? {} : { after: cursor }) });
     yield* page;
-    if (page.length < 500) return;
+    if (page.length < size) return;
     cursor = page.at(-1)?.id;
+    size = Math.min(PAGE, size * 4);
+  }
+}
+
+/** The first page of a range of ids: most ranges (one path's patterns) hold a few records. */
+export const RANGE_PAGE = 8;
+
+/** Record ids keep this many characters of a long id (recordId), so a range of ids starts at most this deep. */
+const ID_HEAD = 180;
+
+/**
+ * An id just below `start` in code-point order, to list from (`after`) so that the first id
+ * listed is the first at or after `start`: its last code point one lower, then the highest
+ * code point. Undefined when nothing sorts below `start`.
+ */
+export const justBefore = (start: string): string | undefined => {
+  const points = [...start];
+  const last = points.pop()?.codePointAt(0);
+  if (last === undefined) return undefined;
+  if (last === 0) return points.length === 0 ? undefined : points.join('');
+  // A lone surrogate has no UTF-8 form (PostgreSQL refuses it): step over their range.
+  const lower = last - 1 >= 0xd800 && last - 1 <= 0xdfff ? 0xd7ff : last - 1;
+  return `${points.join('')}${String.fromCodePoint(lower)}\u{10ffff}`;
+};
+
+/**
+ * The records of a collection whose ids begin with `idPrefix` as recordId writes them (a long
+ * id keeps its first 180 characters), a page at a time from the first of them: the cost
+ * follows the records in the range (and a first page of RANGE_PAGE), not the collection. Callers still check each record's
+ * data (a prefix of ids is a prefix of strings, not of path segments).
+ */
+export async function* recordsWithPrefix(store: RecordStore, collection: string, idPrefix: string): AsyncGenerator<StoredRecord> {
+  const start = clipText(idPrefix, ID_HEAD);
+  for await (const record of allRecords(store, collection, justBefore(start), start === '' ? PAGE : RANGE_PAGE)) {
+    if (compareCodePoints(record.id, start) < 0) continue;
+    if (!record.id.startsWith(start)) return;
+    yield record;
+  }
+}
+
+/**
+ * The newest `limit` of many items, kept as they come (times parsed once, memory bounded by
+ * about twice the limit), in the order a stable sort newest first would give them: equal
+ * times in the order they came, missing times last.
+ */
+export class Newest<T> {
+  private kept: Array<{ item: T; at: number; seq: number }> = [];
+  private seq = 0;
+  /** The time of the last kept item once `limit` are kept: what is no newer cannot enter. */
+  private floor: number | null = null;
+  private readonly limit: number;
+  private readonly time: (item: T) => string | null | undefined;
+
+  constructor(limit: number, time: (item: T) => string | null | undefined) {
+    this.limit = limit;
+    this.time = time;
+  }
+
+  add(item: T): void {
+    const at = ms(this.time(item)) ?? Number.NEGATIVE_INFINITY;
+    const seq = this.seq++;
+    // Equal to the floor and later: below every kept item of that time.
+    if (this.floor !== null && at <= this.floor) return;
+    this.kept.push({ item, at, seq });
+    if (this.kept.length >= 2 * this.limit + 64) this.trim();
+  }
+
+  private trim(): void {
+    this.kept.sort((a, b) => (a.at === b.at ? a.seq - b.seq : b.at - a.at));
+    if (this.kept.length >= this.limit) {
+      this.kept.length = this.limit;
+      this.floor = this.kept.at(-1)?.at ?? null;
+    }
+  }
+
+  /** The newest kept, newest first. */
+  items(): T[] {
+    this.trim();
+    return this.kept.map((k) => k.item);
   }
 }
 

@@ -2,7 +2,7 @@ import { digestTypeOf } from './digests/registry.ts';
 import { entityPathProblem, pathHasPrefix } from '../domain/names.ts';
 import { compareCodePoints } from '../domain/order.ts';
 import type { RecordStore } from '../ports/records.ts';
-import { COLLECTIONS, recordId } from './cortex-records.ts';
+import { COLLECTIONS, justBefore, RANGE_PAGE, recordId } from './cortex-records.ts';
 import type { Digest } from './digest-types.ts';
 import { clipText } from '../domain/clip-text.ts';
 
@@ -24,6 +24,10 @@ export interface DigestQuery {
 }
 
 const KINDS = ['path:', 'source:', 'namespace:'];
+
+/** The kind of digest a type filter keeps, as its ids begin: `source:`, `namespace:`, else `path:` (none without a filter). */
+const kindOfType = (type: string | undefined): string | undefined =>
+  type === undefined ? undefined : type === 'source' || type === 'namespace' ? `${type}:` : 'path:';
 
 const typeMatches = (d: Digest, type: string | undefined): boolean =>
   type === undefined || ((type === 'path' || type === 'entity') ? d.kind === 'path' : d.type === type);
@@ -54,14 +58,21 @@ export const readDigests = async (records: RecordStore, q: DigestQuery): Promise
   }
   const prefix = scope === undefined || entityPathProblem(scope) !== null ? null : scope;
   if (scope !== undefined && prefix === null) return { digests: out, last: null, more: false };
+  // A digest's id begins with its kind (`path:`, `source:`, `namespace:`), so a type is a range of ids too.
+  const kind = kindOfType(q.type);
+  if (prefix !== null && kind !== undefined && kind !== 'path:') return { digests: out, last: null, more: false };
   // Long ids are cut at 180 characters (recordId), so the range starts at most that deep.
-  const rangeStart = prefix === null ? '' : clipText(`path:${prefix}`, 180);
-  let after = q.after ?? (prefix === null ? undefined : rangeStart.slice(0, -1));
+  const rangeStart = prefix !== null ? clipText(`path:${prefix}`, 180) : kind ?? '';
+  let after = q.after === undefined || compareCodePoints(q.after, rangeStart) < 0 ? justBefore(rangeStart) ?? q.after : q.after;
+  // A range (one path's digests, the source digests) usually holds few: a first page of it
+  // starts small and grows, never past what the page still needs; pages after a cursor are whole.
+  const full = Math.min(500, q.limit + 1);
+  let size = rangeStart === '' || q.after !== undefined ? full : Math.min(RANGE_PAGE, full);
   for (;;) {
-    const page = await records.listRecords(collection, { limit: Math.min(500, q.limit + 1), ...(after === undefined ? {} : { after }) });
+    const page = await records.listRecords(collection, { limit: size, ...(after === undefined ? {} : { after }) });
     for (const r of page) {
-      if (prefix !== null && compareCodePoints(r.id, rangeStart) < 0) continue;
-      if (prefix !== null && !r.id.startsWith(rangeStart)) return { digests: out, last: null, more: false };
+      if (compareCodePoints(r.id, rangeStart) < 0) continue;
+      if (!r.id.startsWith(rangeStart)) return { digests: out, last: null, more: false };
       const d = r.data as unknown as Digest;
       if (prefix !== null && (d.entity_path === null || !pathHasPrefix(d.entity_path, prefix))) continue;
       if (!keep(d)) continue;
@@ -69,8 +80,9 @@ export const readDigests = async (records: RecordStore, q: DigestQuery): Promise
       out.push(d);
     }
     const last = page.at(-1);
-    if (page.length < Math.min(500, q.limit + 1) || !last) return { digests: out, last: null, more: false };
+    if (page.length < size || !last) return { digests: out, last: null, more: false };
     after = last.id;
+    size = Math.min(full, size * 4, q.limit - out.length + 1);
   }
 };
 

@@ -1,7 +1,7 @@
 import type { Briefing, BriefingDigest } from 'cairn-memory-client';
 import { z } from 'zod';
 import { fitToBudget } from '../cortex/briefing-size.ts';
-import { allRecords, COLLECTIONS } from '../cortex/cortex-records.ts';
+import { allRecords, COLLECTIONS, Newest } from '../cortex/cortex-records.ts';
 import type { ConfidenceDrop, Digest, OpenItem, RecentChange } from '../cortex/digest-types.ts';
 import { INDEX_FACTS } from '../cortex/digests/registry.ts';
 import { byTimeDesc, shortText } from '../cortex/fields.ts';
@@ -17,6 +17,7 @@ import type { Context, ServiceDeps } from './context.ts';
 import { cortexStatus } from './cortex-status.ts';
 import { judgedEntries } from './judged-entries.ts';
 import { digestVisible } from './list-digests.ts';
+import { patternRecords } from './list-patterns.ts';
 import { digestForKey } from './digest-for-key.ts';
 import { AsOfSchema, asOfInstant } from './as-of.ts';
 import { pastScope } from './briefing-as-of.ts';
@@ -111,15 +112,14 @@ export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): P
   const whole = prefix === undefined && !past ? (await readDigests(deps.store, { namespace, scope: namespaceScope(namespace), limit: 1, visible })).digests[0] : undefined;
   const overview = whole ?? (scan.rollup.paths > 1 ? { ...scan.rollup.draft('namespace', namespace, prefix ?? namespace), version: 0, compiled_at: paths[0]?.compiled_at ?? '' } : undefined);
 
-  const patterns: Pattern[] = [];
-  for await (const r of allRecords(deps.store, COLLECTIONS.patterns(namespace))) {
-    const p = r.data as unknown as Pattern;
-    if (under(p.entity_path) && by(p.detected_at)) patterns.push(p);
-  }
-  const traces: Trace[] = [];
+  // Patterns: the id range of the scope (ids begin with the kind and the path). Traces: every
+  // one of the namespace, as a trace's id names only one of the paths its chain links.
+  const patterns = new Newest<Pattern>(input.limit, (p) => p.detected_at);
+  for await (const p of patternRecords(deps, namespace, prefix)) if (under(p.entity_path) && by(p.detected_at)) patterns.add(p);
+  const traces = new Newest<Trace>(input.limit, (t) => t.chain[0]?.at ?? null);
   for await (const r of allRecords(deps.store, COLLECTIONS.traces(namespace))) {
     const t = r.data as unknown as Trace;
-    if (t.chain.some((l) => under(l.entity_path)) && t.chain.every((l) => pathVisible(ctx, l.entity_path)) && by(t.detected_at)) traces.push(t);
+    if (t.chain.some((l) => under(l.entity_path)) && t.chain.every((l) => pathVisible(ctx, l.entity_path)) && by(t.detected_at)) traces.add(t);
   }
 
   const source = overview ? [overview, ...paths] : paths;
@@ -145,8 +145,8 @@ export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): P
     digests: [...(whole ? [whole] : []), ...paths].slice(0, input.limit).map(compact),
     open_items: open_items.filter(credited),
     recent_changes: recent_changes.filter(credited).sort(byTimeDesc((c) => c.written_at)).slice(0, input.limit),
-    patterns: patterns.sort(byTimeDesc((p) => p.detected_at)).slice(0, input.limit).map(({ id, kind, entity_path, title, detail, detected_at }) => ({ id, kind, entity_path, title, detail, detected_at })),
-    traces: traces.sort(byTimeDesc((t) => t.chain[0]?.at ?? null)).slice(0, input.limit).map(({ id, title, reason, chain, detected_at }) => ({ id, title, reason, chain, detected_at })),
+    patterns: patterns.items().map(({ id, kind, entity_path, title, detail, detected_at }) => ({ id, kind, entity_path, title, detail, detected_at })),
+    traces: traces.items().map(({ id, title, reason, chain, detected_at }) => ({ id, title, reason, chain, detected_at })),
     confidence_drops: confidence_drops.slice(0, input.limit),
     contested: judged.filter((j) => j.status === 'contested').sort(byTimeDesc((j) => j.written_at)).slice(0, input.limit),
     ...(input.discredited === 'apart' ? { tried_and_failed: judged.filter((j) => j.status === 'discredited').sort(byTimeDesc((j) => j.written_at)).slice(0, input.limit) } : {}),

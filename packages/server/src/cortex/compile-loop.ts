@@ -49,6 +49,11 @@ export interface LoopOptions {
   onCompiled?: () => void;
   /** Told of every read of the forget journal that failed (the worker counts them for /metrics). */
   onJournalFailure?: () => void;
+  /**
+   * Whether a write the change feed announces is a link this worker wrote (OwnLinks): its path
+   * is not compiled again for it, as the compile that wrote it derived it.
+   */
+  ownWrite?: (entry: Entry) => boolean;
 }
 
 /**
@@ -368,6 +373,7 @@ export class CompileLoop {
       this.enqueue(() => this.catchUp(entry.namespace));
       return;
     }
+    if (this.o.ownWrite?.(entry)) return;
     this.queue.touch(entry.namespace, entry.entity_path, this.o.now());
     this.arm();
   }

@@ -11,7 +11,7 @@ import { FailureEpisode } from './failure-episode.ts';
 import type { CortexGauges, CortexStatus, WorkerRole } from './heartbeat.ts';
 import { HeartbeatWriter } from './heartbeat-writer.ts';
 import { KeyHistory } from './key-history.ts';
-import type { LinkWriter } from './known-links.ts';
+import { type LinkWriter, OwnLinks } from './known-links.ts';
 
 export interface WorkerOptions {
   /** Names this worker in heartbeats and as the lease holder. */
@@ -51,6 +51,8 @@ export class CortexWorker {
   /** The heartbeat runs every lease renewal: its failures are said once an episode (FailureEpisode). */
   private readonly beatFailures: FailureEpisode;
   private readonly heartbeats: HeartbeatWriter;
+  /** The links this worker writes, so the change feed's notice of them queues no recompile. */
+  private readonly ownLinks: OwnLinks;
   private role: WorkerRole = 'standby';
   private loop: CompileLoop | null = null;
   private ticker: NodeJS.Timeout | null = null;
@@ -78,13 +80,14 @@ export class CortexWorker {
     this.log = new EventLog(options.store, this.id, options.logger);
     this.beatFailures = new FailureEpisode(options.logger, 'cortex heartbeat failed', this.now);
     this.heartbeats = new HeartbeatWriter(options.store, this.log);
+    this.ownLinks = new OwnLinks(this.now);
     this.compiler = new Compiler({
       store: options.store,
       records: this.records,
       history: new KeyHistory(options.store),
       now: this.now,
       publish: (event) => (this.shared ? this.log.append(event) : options.publishLocal?.(event)),
-      writeLink: options.writeLink,
+      writeLink: this.ownLinks.wrap(options.writeLink),
     });
   }
 
@@ -160,6 +163,7 @@ export class CortexWorker {
         this.lastCompileMs = this.now();
       },
       onJournalFailure: () => void (this.journalReadFailures += 1),
+      ownWrite: (entry) => this.ownLinks.isOwn(entry),
     });
     this.loop.start();
   }

@@ -5,12 +5,13 @@ import { numbered, pathDigest } from './assemble.ts';
 import { entriesAt, pathGroups } from './path-entries.ts';
 import type { CortexEvent, CortexRecords } from './cortex-records.ts';
 import type { Digest } from './digest-types.ts';
-import { type Changes, syncPatterns, syncRollups, syncThreadLinks, syncTraces } from './insights.ts';
+import { type Changes, rollupsDueIn, syncPatterns, syncRollups, syncThreadLinks, syncTraces } from './insights.ts';
 import type { LinkWriter } from './known-links.ts';
 import type { KeyHistory } from './key-history.ts';
 import { changedIncidentIds, NamespaceState } from './namespace-state.ts';
 import { definitionOf, digestTypeOf } from './digests/registry.ts';
 import { pathScope } from './scopes.ts';
+import type { IncidentRef } from './digests/incident-ref.ts';
 
 export interface CompilerDeps {
   store: Store;
@@ -46,6 +47,8 @@ export class Compiler {
   compiled = 0;
   /** Told, at each compile of a path, when its earliest live entry expires (or null). */
   onExpiry: ((ns: string, path: string, at: number | null) => void) | null = null;
+  /** The path last compiled, and what onExpiry was told of it. */
+  private lastApplied: { namespace: string; path: string; expiry: number | null } | null = null;
 
   constructor(deps: CompilerDeps) {
     this.deps = deps;
@@ -162,7 +165,9 @@ export class Compiler {
     const scope = pathScope(path);
     const previous = st.digests.get(scope);
     this.compiled += 1;
-    this.onExpiry?.(st.namespace, path, earliestExpiry(entries));
+    const expiry = earliestExpiry(entries);
+    this.onExpiry?.(st.namespace, path, expiry);
+    this.lastApplied = { namespace: st.namespace, path, expiry };
     if (entries.length === 0) {
       if (!previous) return;
       st.unsynced = true;
@@ -174,7 +179,9 @@ export class Compiler {
     }
     const tokens = new Set<string>();
     const findings = await history.analyze(entries, now);
-    const draft = pathDigest(st.namespace, path, entries, findings, { now, openIncidents: st.openIncidents(), tokens });
+    // Only the types that read them get the open incidents (rebuilt after each incident digest written).
+    const openIncidents = digestTypeOf(path).readsOpenIncidents ? st.openIncidents() : NO_INCIDENTS;
+    const draft = pathDigest(st.namespace, path, entries, findings, { now, openIncidents, tokens });
     if (digestTypeOf(path).readsOpenIncidents) st.tokens.set(scope, tokens);
     const { digest, changed } = numbered(draft, previous, now);
     if (!changed) {
@@ -198,14 +205,29 @@ export class Compiler {
   private async finish(st: NamespaceState, changes: Changes, all: boolean): Promise<void> {
     const now = this.deps.now();
     await syncPatterns(this.deps, st, changes, now, all);
-    if (changes.changed.length === 0 && changes.removed.length === 0 && !all) return;
+    if (changes.changed.length === 0 && changes.removed.length === 0 && !all && !st.rollups.pending) return;
     const crossScope = (d: Digest): boolean => definitionOf(d.type)?.crossScope === true;
-    if (all || [...changes.changed.map((c) => c.digest), ...changes.removed].some(crossScope)) await syncTraces(this.deps, st, now, all);
+    if (all || [...changes.changed.map((c) => c.digest), ...changes.removed].some(crossScope)) await syncTraces(this.deps, st, now, all, changes);
     await syncThreadLinks(this.deps, st, changes, all);
-    await syncRollups(this.deps, st, changes, now, all);
+    if (await syncRollups(this.deps, st, changes, now, all)) this.rollupsLater(st);
     st.unsynced = false;
   }
+
+  /**
+   * Roll-ups were put off (see ROLLUP_PACE): should no other compile of the namespace come,
+   * the path last compiled is compiled again when they are due (through the loop's expiry
+   * timer, no later than its own earliest expiry), and that compile rolls them up.
+   */
+  private rollupsLater(st: NamespaceState): void {
+    const last = this.lastApplied;
+    if (last?.namespace !== st.namespace) return;
+    const due = this.deps.now() + Math.ceil(rollupsDueIn(st));
+    this.onExpiry?.(st.namespace, last.path, last.expiry === null ? due : Math.min(last.expiry, due));
+  }
 }
+
+/** What paths of the types that do not read open incidents are compiled with. */
+const NO_INCIDENTS: ReadonlyMap<string, IncidentRef> = new Map();
 
 /** When the first of these entries expires (ms), or null when none has a TTL. */
 const earliestExpiry = (entries: Entry[]): number | null => {

@@ -56,9 +56,77 @@ export const ms = (iso: unknown): number | null => {
   return Number.isNaN(t) ? null : t;
 };
 
-/** Newest first by an ISO field; missing times sort last. */
+/**
+ * Newest first by an ISO field; missing times sort last. It parses both times at every
+ * comparison: for a list of any length use sortedByTimeDesc or newestByTime, which parse
+ * each item's time once and give the same order.
+ */
 export const byTimeDesc = <T>(time: (item: T) => string | null) => (a: T, b: T): number =>
   (ms(time(b)) ?? Number.NEGATIVE_INFINITY) - (ms(time(a)) ?? Number.NEGATIVE_INFINITY);
+
+/** An item's sort key for the newest-first orders: its time in ms, missing last. */
+const timeKey = <T>(time: (item: T) => string | null, item: T): number => ms(time(item)) ?? Number.NEGATIVE_INFINITY;
+
+/**
+ * `items` newest first by an ISO field (a new array), as `[...items].sort(byTimeDesc(time))`
+ * orders them (stable: items of the same time, or with none, keep their order), each time
+ * parsed once.
+ */
+export const sortedByTimeDesc = <T>(items: readonly T[], time: (item: T) => string | null): T[] => {
+  const rows = items.map((item, i) => ({ item, t: timeKey(time, item), i }));
+  rows.sort((a, b) => (a.t === b.t ? a.i - b.i : b.t - a.t));
+  return rows.map((r) => r.item);
+};
+
+/**
+ * The `limit` newest of the items offered by an ISO field: the same items in the same order as
+ * a stable sort of all of them by byTimeDesc, then the first `limit` (an item offered later
+ * loses ties), chosen as they come: each time is parsed once and at most `limit` items are kept.
+ */
+export class NewestByTime<T> {
+  private readonly keys: number[] = [];
+  private readonly kept: T[] = [];
+  private readonly time: (item: T) => string | null;
+  private readonly limit: number;
+
+  constructor(time: (item: T) => string | null, limit: number) {
+    this.time = time;
+    this.limit = limit;
+  }
+
+  offer(item: T): void {
+    const { keys, kept, limit } = this;
+    if (limit <= 0) return;
+    const t = timeKey(this.time, item);
+    // Full, and not newer than the last kept: an item that comes later loses ties.
+    if (kept.length === limit && !(t > (keys[limit - 1] as number))) return;
+    // After every kept item at least as new (they came first).
+    let lo = 0;
+    let hi = kept.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((keys[mid] as number) >= t) lo = mid + 1;
+      else hi = mid;
+    }
+    keys.splice(lo, 0, t);
+    kept.splice(lo, 0, item);
+    if (kept.length > limit) {
+      keys.pop();
+      kept.pop();
+    }
+  }
+
+  items(): T[] {
+    return [...this.kept];
+  }
+}
+
+/** The `limit` newest of `items` by an ISO field: `sortedByTimeDesc(items, time).slice(0, limit)`, see NewestByTime. */
+export const newestByTime = <T>(items: Iterable<T>, time: (item: T) => string | null, limit: number): T[] => {
+  const newest = new NewestByTime(time, limit);
+  for (const item of items) newest.offer(item);
+  return newest.items();
+};
 
 /** A ratio rounded to four places, or null when there is nothing to divide. */
 export const ratio = (part: number, whole: number): number | null => (whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null);

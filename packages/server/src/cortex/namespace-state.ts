@@ -3,6 +3,7 @@ import type { Digest } from './digest-types.ts';
 import { COMMS } from './digests/comms.ts';
 import { type IncidentRef, unresolved } from './digests/incident-ref.ts';
 import { INCIDENTS } from './digests/incidents.ts';
+import { REPOS } from './digests/repos.ts';
 import type { Pattern } from './patterns.ts';
 import type { Trace } from './traces.ts';
 
@@ -23,7 +24,19 @@ export class NamespaceState {
    * traces, roll-ups) yet: set while it runs, still set when it failed on the way.
    */
   unsynced = false;
+  /**
+   * Roll-ups (source and namespace digests) put off by syncRollups (see ROLLUP_PACE): the
+   * sources the compiles since the last roll-up touched; `pending` until they are rolled up.
+   * Not kept anywhere else: a state dropped or reloaded is caught up whole (every roll-up).
+   */
+  readonly rollups = { pending: false, sources: new Set<string>(), lastAt: Number.NEGATIVE_INFINITY, lastMs: 0 };
   private open: Map<string, IncidentRef> | null = null;
+  /**
+   * The incident, repository and chat digests among `digests`, in the same order (set and
+   * deleted with them): open incidents, traces and the chat scopes naming an incident are
+   * read from these, not from every digest of the namespace.
+   */
+  private readonly ofType = new Map<string, Map<string, Digest>>([INCIDENTS.type, REPOS.type, COMMS.type].map((type) => [type, new Map()]));
 
   constructor(namespace: string) {
     this.namespace = namespace;
@@ -31,7 +44,7 @@ export class NamespaceState {
 
   static async load(records: CortexRecords, namespace: string): Promise<NamespaceState> {
     const state = new NamespaceState(namespace);
-    for await (const d of records.all<Digest>(COLLECTIONS.digests(namespace))) state.digests.set(d.scope, d);
+    for await (const d of records.all<Digest>(COLLECTIONS.digests(namespace))) state.setDigest(d);
     for await (const p of records.all<Pattern>(COLLECTIONS.patterns(namespace))) state.patterns.set(p.id, p);
     for await (const t of records.all<Trace>(COLLECTIONS.traces(namespace))) state.traces.set(t.id, t);
     return state;
@@ -43,23 +56,32 @@ export class NamespaceState {
 
   setDigest(d: Digest): void {
     this.digests.set(d.scope, d);
+    for (const [type, held] of this.ofType) {
+      if (d.type === type) held.set(d.scope, d);
+      else held.delete(d.scope);
+    }
     if (d.type === INCIDENTS.type) this.open = null;
   }
 
   removeDigest(scope: string): Digest | undefined {
     const d = this.digests.get(scope);
     this.digests.delete(scope);
+    for (const held of this.ofType.values()) held.delete(scope);
     this.tokens.delete(scope);
     if (d?.type === INCIDENTS.type) this.open = null;
     return d;
+  }
+
+  /** The digests of an incident, repository or chat type, in the order `digests` holds them. */
+  held(type: typeof INCIDENTS.type | typeof REPOS.type | typeof COMMS.type): Iterable<Digest> {
+    return (this.ofType.get(type) as Map<string, Digest>).values();
   }
 
   /** Unresolved incidents by PagerDuty id, from the incident digests' indexes. */
   openIncidents(): ReadonlyMap<string, IncidentRef> {
     if (this.open) return this.open;
     const open = new Map<string, IncidentRef>();
-    for (const d of this.digests.values()) {
-      if (d.type !== INCIDENTS.type) continue;
+    for (const d of this.held(INCIDENTS.type)) {
       for (const i of (d.facts.incidents ?? []) as IncidentRef[]) if (unresolved(i)) open.set(i.id, i);
     }
     this.open = open;
@@ -70,9 +92,9 @@ export class NamespaceState {
   commsNaming(ids: ReadonlySet<string>): string[] {
     const out: string[] = [];
     for (const [scope, tokens] of this.tokens) if ([...ids].some((id) => tokens.has(id))) out.push(scope);
-    for (const d of this.digests.values()) {
+    for (const d of this.held(COMMS.type)) {
       const linked = (d.facts.incident_threads ?? []) as Array<{ incident: { id: string } }>;
-      if (d.type === COMMS.type && linked.some((t) => ids.has(t.incident.id)) && !out.includes(d.scope)) out.push(d.scope);
+      if (linked.some((t) => ids.has(t.incident.id)) && !out.includes(d.scope)) out.push(d.scope);
     }
     return out;
   }

@@ -3,10 +3,19 @@ import { DIGEST_LIMITS } from './digest-types.ts';
 import { DIGEST_TYPE_DEFS } from './digests/registry.ts';
 import { mergeSummaries, summaryHeadline } from './digests/summary.ts';
 import type { DigestDraft } from './assemble.ts';
-import { byTimeDesc } from './fields.ts';
+import { NewestByTime } from './fields.ts';
 import { namespaceScope, sourceScope } from './scopes.ts';
 
-const newest = <T>(items: T[], time: (item: T) => string | null, limit: number): T[] => items.sort(byTimeDesc(time)).slice(0, limit);
+/**
+ * The `limit` newest of the kept items and the page's (the kept first among those of the same
+ * time), each time parsed once: a selection, not a sort of every item of the page.
+ */
+const newest = <T>(kept: readonly T[], page: readonly Digest[], list: (d: Digest) => readonly T[], time: (item: T) => string | null, limit: number): T[] => {
+  const selection = new NewestByTime(time, limit);
+  for (const item of kept) selection.offer(item);
+  for (const d of page) for (const item of list(d)) selection.offer(item);
+  return selection.items();
+};
 
 /**
  * The digest of many paths as one: a source (every path an `external/<source>` writer wrote
@@ -37,10 +46,10 @@ export class Rollup {
       this.merged.set(def.type, def.rollup(before ? [before.facts as Record<string, unknown>, ...mine] : mine));
     }
     this.summary = mergeSummaries([...(this.summary ? [this.summary] : []), ...page.map((d) => d.summary)]);
-    this.openItems = newest([...this.openItems, ...page.flatMap((d) => d.open_items)], (i) => i.since, DIGEST_LIMITS.openItems);
-    this.recentChanges = newest([...this.recentChanges, ...page.flatMap((d) => d.recent_changes)], (c) => c.written_at, DIGEST_LIMITS.recent);
-    this.confidenceDrops = newest([...this.confidenceDrops, ...page.flatMap((d) => d.confidence_drops)], (c) => c.at, DIGEST_LIMITS.drops);
-    this.contested = newest([...this.contested, ...page.flatMap((d) => d.contested)], (c) => c.last_at, DIGEST_LIMITS.contested);
+    this.openItems = newest(this.openItems, page, (d) => d.open_items, (i) => i.since, DIGEST_LIMITS.openItems);
+    this.recentChanges = newest(this.recentChanges, page, (d) => d.recent_changes, (c) => c.written_at, DIGEST_LIMITS.recent);
+    this.confidenceDrops = newest(this.confidenceDrops, page, (d) => d.confidence_drops, (c) => c.at, DIGEST_LIMITS.drops);
+    this.contested = newest(this.contested, page, (d) => d.contested, (c) => c.last_at, DIGEST_LIMITS.contested);
     return this;
   }
 

@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
-import { byTimeDesc, clipped, clippedStrings, humanDuration, mean, ms, objOf, str, TEXT_CHARS, topCounts } from '../fields.ts';
+import { clipped, clippedStrings, humanDuration, mean, ms, objOf, sortedByTimeDesc, str, TEXT_CHARS, topCounts } from '../fields.ts';
 import { type IncidentRef, unresolved } from './incident-ref.ts';
 import { clipText } from '../../domain/clip-text.ts';
 
@@ -68,7 +68,7 @@ const span = (from: string | null, to: string | null): number | null => {
  * acknowledged yet, so open + acknowledged is everything unresolved.
  */
 const compileIncidents = (entries: Entry[], now: number): TypedFacts => {
-  const refs = entries.map(refOf).filter((r): r is IncidentRef => r !== null).sort(byTimeDesc((r) => r.triggered_at));
+  const refs = sortedByTimeDesc(entries.map(refOf).filter((r): r is IncidentRef => r !== null), (r) => r.triggered_at);
   const facts = factsOf(refs, now);
   facts.incidents = refs.slice(0, DIGEST_LIMITS.index);
   const open_items: OpenItem[] = refs.filter(unresolved).slice(0, DIGEST_LIMITS.openItems).map((r) => ({

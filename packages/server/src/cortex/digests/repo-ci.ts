@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { DIGEST_LIMITS } from '../digest-types.ts';
-import { byTimeDesc, clipped, ms, num, objOf, TEXT_CHARS } from '../fields.ts';
+import { clipped, ms, num, newestByTime, objOf, sortedByTimeDesc, TEXT_CHARS } from '../fields.ts';
 
 /** Names, shas, branches and times as a digest quotes them: cut, whatever the entry holds. */
 const str = (value: unknown): string | null => clipped(value, TEXT_CHARS.name);
@@ -69,7 +69,7 @@ export const tallyCode = (ci: CiFacts, e: Entry): void => {
 
 /** CI state on the default branch from the finished runs: the latest of each workflow decides. */
 export const finishCi = (ci: CiFacts, runs: readonly RunRef[]): CiFacts => {
-  const main = runs.filter((r) => r.on_default_branch).sort(byTimeDesc((r) => r.at));
+  const main = sortedByTimeDesc(runs.filter((r) => r.on_default_branch), (r) => r.at);
   const latest = new Map<string, RunRef>();
   for (const r of main) if (!latest.has(`${r.kind}:${r.name}`)) latest.set(`${r.kind}:${r.name}`, r);
   const failed = main.find((r) => CI_FAILED.has(r.conclusion));
@@ -95,7 +95,7 @@ export const mergeCi = (all: readonly CiFacts[]): CiFacts => {
     if (ci.releases.latest && (out.releases.latest === null || later(ci.releases.latest.at, out.releases.latest.at))) out.releases.latest = ci.releases.latest;
     out.pushes = { count: out.pushes.count + ci.pushes.count, commits: out.pushes.commits + ci.pushes.commits, last_at: later(ci.pushes.last_at, out.pushes.last_at) ? ci.pushes.last_at : out.pushes.last_at };
   }
-  out.latest = out.latest.sort(byTimeDesc((r) => r.at)).slice(0, DIGEST_LIMITS.recent);
+  out.latest = newestByTime(out.latest, (r) => r.at, DIGEST_LIMITS.recent);
   return out;
 };
 

@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
-import { byTimeDesc, clipped, ms, num, objOf, percent, ratio, small, TEXT_CHARS } from '../fields.ts';
+import { clipped, ms, num, objOf, newestByTime, percent, ratio, small, TEXT_CHARS } from '../fields.ts';
 
 /** Environments, states, ids, shas and times as a digest quotes them: cut, whatever the entry holds. */
 const str = (value: unknown): string | null => clipped(value, TEXT_CHARS.name);
@@ -106,7 +106,7 @@ const compileRepos = (entries: Entry[], now: number): TypedFacts => {
     const f = facts.ci.last_failure;
     open_items.push({ kind: 'failing_ci', entity_path: entries[0]?.entity_path ?? '', key: f.key, title: `CI on ${facts.ci.default_branch ?? 'the default branch'} failing: ${f.name}`, status: f.conclusion, since: f.at, detail: { sha: f.sha, url: f.url } });
   }
-  facts.runs = runs.filter((r) => r.on_default_branch && CI_FAILED.has(r.conclusion)).sort(byTimeDesc((r) => r.at)).slice(0, DIGEST_LIMITS.index);
+  facts.runs = newestByTime(runs.filter((r) => r.on_default_branch && CI_FAILED.has(r.conclusion)), (r) => r.at, DIGEST_LIMITS.index);
   for (const d of deploys) {
     const env = (facts.deployments.by_environment[d.environment] ??= emptyEnv());
     tally(env, d);
@@ -117,8 +117,8 @@ const compileRepos = (entries: Entry[], now: number): TypedFacts => {
       open_items.push({ kind: 'failed_deploy', entity_path: entries[0]?.entity_path ?? '', key: env.latest.key, title: `last ${environment} deploy ${env.latest.state}`, status: env.latest.state, since: env.latest.at, detail: { environment } });
     }
   }
-  facts.deploys = deploys.sort(byTimeDesc((d) => d.at)).slice(0, DIGEST_LIMITS.index);
-  return { facts: { ...facts }, open_items: open_items.sort(byTimeDesc((i) => i.since)).slice(0, DIGEST_LIMITS.openItems), headline: headlineOf(facts) };
+  facts.deploys = newestByTime(deploys, (d) => d.at, DIGEST_LIMITS.index);
+  return { facts: { ...facts }, open_items: newestByTime(open_items, (i) => i.since, DIGEST_LIMITS.openItems), headline: headlineOf(facts) };
 };
 
 const finishDeployments = (facts: RepoFacts): void => {

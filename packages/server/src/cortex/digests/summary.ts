@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { DIGEST_LIMITS, type RecentChange, type Summary } from '../digest-types.ts';
-import { byTimeDesc, shortText } from '../fields.ts';
+import { newestByTime, shortText } from '../fields.ts';
 import { isSourceWriter } from '../scopes.ts';
 
 const round = (n: number): number => Math.round(n * 10_000) / 10_000;
@@ -56,7 +56,7 @@ export const summarize = (entries: Entry[]): Summary => {
 
 /** The newest current versions, one line each. */
 export const recentChanges = (entries: Entry[]): RecentChange[] =>
-  [...entries].sort(byTimeDesc((e) => e.written_at)).slice(0, DIGEST_LIMITS.recent).map((e) => ({
+  newestByTime(entries, (e) => e.written_at, DIGEST_LIMITS.recent).map((e) => ({
     entity_path: e.entity_path, key: e.key, version: e.version, agent_id: e.agent_id, event_type: e.event_type,
     written_at: e.written_at, confidence: e.confidence, summary: shortText(e.value),
   }));

@@ -98,47 +98,6 @@ export async function* recordsWithPrefix(store: RecordStore, collection: string,
   }
 }
 
-/**
- * The newest `limit` of many items, kept as they come (times parsed once, memory bounded by
- * about twice the limit), in the order a stable sort newest first would give them: equal
- * times in the order they came, missing times last.
- */
-export class Newest<T> {
-  private kept: Array<{ item: T; at: number; seq: number }> = [];
-  private seq = 0;
-  /** The time of the last kept item once `limit` are kept: what is no newer cannot enter. */
-  private floor: number | null = null;
-  private readonly limit: number;
-  private readonly time: (item: T) => string | null | undefined;
-
-  constructor(limit: number, time: (item: T) => string | null | undefined) {
-    this.limit = limit;
-    this.time = time;
-  }
-
-  add(item: T): void {
-    const at = ms(this.time(item)) ?? Number.NEGATIVE_INFINITY;
-    const seq = this.seq++;
-    // Equal to the floor and later: below every kept item of that time.
-    if (this.floor !== null && at <= this.floor) return;
-    this.kept.push({ item, at, seq });
-    if (this.kept.length >= 2 * this.limit + 64) this.trim();
-  }
-
-  private trim(): void {
-    this.kept.sort((a, b) => (a.at === b.at ? a.seq - b.seq : b.at - a.at));
-    if (this.kept.length >= this.limit) {
-      this.kept.length = this.limit;
-      this.floor = this.kept.at(-1)?.at ?? null;
-    }
-  }
-
-  /** The newest kept, newest first. */
-  items(): T[] {
-    this.trim();
-    return this.kept.map((k) => k.item);
-  }
-}
 
 /** Typed reads and writes of the Cortex's collections. */
 export class CortexRecords {

@@ -1,10 +1,10 @@
 import type { Briefing, BriefingDigest } from 'cairn-memory-client';
 import { z } from 'zod';
 import { fitToBudget } from '../cortex/briefing-size.ts';
-import { allRecords, COLLECTIONS, Newest } from '../cortex/cortex-records.ts';
+import { allRecords, COLLECTIONS } from '../cortex/cortex-records.ts';
 import type { ConfidenceDrop, Digest, OpenItem, RecentChange } from '../cortex/digest-types.ts';
 import { INDEX_FACTS } from '../cortex/digests/registry.ts';
-import { byTimeDesc, shortText } from '../cortex/fields.ts';
+import { byTimeDesc, NewestByTime, shortText } from '../cortex/fields.ts';
 import type { Pattern } from '../cortex/patterns.ts';
 import { readDigests } from '../cortex/read-digests.ts';
 import { Rollup } from '../cortex/rollup.ts';
@@ -114,12 +114,12 @@ export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): P
 
   // Patterns: the id range of the scope (ids begin with the kind and the path). Traces: every
   // one of the namespace, as a trace's id names only one of the paths its chain links.
-  const patterns = new Newest<Pattern>(input.limit, (p) => p.detected_at);
-  for await (const p of patternRecords(deps, namespace, prefix)) if (under(p.entity_path) && by(p.detected_at)) patterns.add(p);
-  const traces = new Newest<Trace>(input.limit, (t) => t.chain[0]?.at ?? null);
+  const patterns = new NewestByTime<Pattern>((p) => p.detected_at, input.limit);
+  for await (const p of patternRecords(deps, namespace, prefix)) if (under(p.entity_path) && by(p.detected_at)) patterns.offer(p);
+  const traces = new NewestByTime<Trace>((t) => t.chain[0]?.at ?? null, input.limit);
   for await (const r of allRecords(deps.store, COLLECTIONS.traces(namespace))) {
     const t = r.data as unknown as Trace;
-    if (t.chain.some((l) => under(l.entity_path)) && t.chain.every((l) => pathVisible(ctx, l.entity_path)) && by(t.detected_at)) traces.add(t);
+    if (t.chain.some((l) => under(l.entity_path)) && t.chain.every((l) => pathVisible(ctx, l.entity_path)) && by(t.detected_at)) traces.offer(t);
   }
 
   const source = overview ? [overview, ...paths] : paths;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { PatternKind } from 'cairn-memory-client';
-import { allRecords, COLLECTIONS, Newest, recordsWithPrefix } from '../cortex/cortex-records.ts';
+import { allRecords, COLLECTIONS, recordsWithPrefix } from '../cortex/cortex-records.ts';
+import { NewestByTime } from '../cortex/fields.ts';
 import type { Pattern } from '../cortex/patterns.ts';
 import { EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../domain/names.ts';
 import { compareCodePoints } from '../domain/order.ts';
@@ -49,11 +50,11 @@ export const listPatterns = async (deps: ServiceDeps, ctx: Context, raw: unknown
   requireScope(ctx, 'read');
   // Asked for a path outside its prefixes, a confined key is refused, as a list or search is.
   if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
-  const found = new Newest<Pattern>(input.limit, (p) => p.detected_at);
+  const found = new NewestByTime<Pattern>((p) => p.detected_at, input.limit);
   for await (const p of patternRecords(deps, namespaceFor(ctx, input.namespace), input.entity_path, input.kind === undefined ? PATTERN_KINDS : [input.kind])) {
     if (input.kind !== undefined && p.kind !== input.kind) continue;
     if (input.entity_path !== undefined && !pathHasPrefix(p.entity_path, input.entity_path)) continue;
-    if (pathVisible(ctx, p.entity_path)) found.add(p);
+    if (pathVisible(ctx, p.entity_path)) found.offer(p);
   }
   return { patterns: found.items() };
 };

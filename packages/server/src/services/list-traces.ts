@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { allRecords, COLLECTIONS, Newest } from '../cortex/cortex-records.ts';
+import { allRecords, COLLECTIONS } from '../cortex/cortex-records.ts';
+import { NewestByTime } from '../cortex/fields.ts';
 import type { Trace } from '../cortex/traces.ts';
 import { EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
@@ -28,13 +29,13 @@ export const listTraces = async (deps: ServiceDeps, ctx: Context, raw: unknown):
   // Asked for a path outside its prefixes, a confined key is refused, as a list or search is.
   if (input.entity_path !== undefined) requirePath(ctx, input.entity_path);
   const since = input.since === undefined ? null : Date.parse(input.since);
-  const found = new Newest<Trace>(input.limit, (t) => t.chain[0]?.at ?? null);
+  const found = new NewestByTime<Trace>((t) => t.chain[0]?.at ?? null, input.limit);
   for await (const record of allRecords(deps.store, COLLECTIONS.traces(namespaceFor(ctx, input.namespace)))) {
     const t = record.data as unknown as Trace;
     if (!t.chain.every((link) => pathVisible(ctx, link.entity_path))) continue;
     if (input.entity_path !== undefined && !t.chain.some((link) => pathHasPrefix(link.entity_path, input.entity_path as string))) continue;
     if (since !== null && Date.parse(t.chain[0]?.at ?? '') < since) continue;
-    found.add(t);
+    found.offer(t);
   }
   return { traces: found.items() };
 };

@@ -51,6 +51,8 @@ export interface ConditionalProxy {
    */
   hold(match: FaultMatch): () => void;
   clearFaults(): void;
+  /** Called with every request's method and URL (path and query) as it arrives, when set: to count them. */
+  onRequest: ((method: string, url: string) => void) | null;
   close(): Promise<void>;
 }
 
@@ -161,6 +163,7 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
     clearFaults() {
       faults.length = 0;
     },
+    onRequest: null,
     close: () => new Promise((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -175,6 +178,7 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
     const url = req.url ?? '/';
     const path = url.split('?')[0] as string;
     const method = req.method ?? 'GET';
+    proxy.onRequest?.(method, url);
     for (const held of holds) {
       if (!matches(held, method, path)) continue;
       proxy.held += 1;

@@ -14,8 +14,12 @@ describe('configuration', () => {
     expect(parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db', CAIRN_SEARCH_INDEX: 'memory' }).storage).toMatchObject({ backend: 'postgres', searchIndex: 'memory' });
     expect(() => parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db', CAIRN_SEARCH_INDEX: 'ram' })).toThrow(/CAIRN_SEARCH_INDEX: expected postgres \(the default: search in the database\) or memory/);
     expect(parseConfig({ CAIRN_OBJECT_BUCKET: 'my-bucket', CAIRN_OBJECT_PREFIX: 'team-a' }).storage).toEqual({
-      backend: 's3', bucket: 'my-bucket', endpoint: undefined, prefix: 'team-a/', region: 'us-east-1',
+      backend: 's3', bucket: 'my-bucket', endpoint: undefined, prefix: 'team-a/', region: 'us-east-1', pollIntervalMs: 300, maxPollIntervalMs: 5000,
     });
+    // The change log's poll: a base interval, and the idle ceiling, never below it.
+    expect(parseConfig({ CAIRN_OBJECT_BUCKET: 'my-bucket', CAIRN_OBJECT_POLL_MS: '1000', CAIRN_OBJECT_POLL_MAX_MS: '60000' }).storage).toMatchObject({ pollIntervalMs: 1000, maxPollIntervalMs: 60_000 });
+    expect(parseConfig({ CAIRN_OBJECT_BUCKET: 'my-bucket', CAIRN_OBJECT_POLL_MS: '2000', CAIRN_OBJECT_POLL_MAX_MS: '500' }).storage).toMatchObject({ pollIntervalMs: 2000, maxPollIntervalMs: 2000 });
+    expect(() => parseConfig({ CAIRN_OBJECT_BUCKET: 'my-bucket', CAIRN_OBJECT_POLL_MS: '10' })).toThrow(/CAIRN_OBJECT_POLL_MS: expected at least 50/);
     expect(() => parseConfig({ CAIRN_DB_DSN: 'postgres://u@h/db', CAIRN_OBJECT_BUCKET: 'my-bucket' })).toThrow(/both set/);
     // A prefix that would make a long record's key pass AWS's 1,024 bytes (record-objects.ts).
     expect(parseConfig({ CAIRN_OBJECT_BUCKET: 'my-bucket', CAIRN_OBJECT_PREFIX: 'é'.repeat(117) }).storage).toMatchObject({ backend: 's3' });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { optionalText } from '../../domain/env-values.ts';
+import { integer, optionalText } from '../../domain/env-values.ts';
 import type { BackendCapabilities, OpenBackend } from '../../ports/backend.ts';
 import { defineBackend } from '../backend-module.ts';
 
@@ -23,6 +23,11 @@ export const s3Backend = defineBackend({
       .string()
       .refine((p) => Buffer.byteLength(p, 'utf8') <= 234, { error: 'expected at most 234 bytes (object keys stay within S3\'s 1,024)' })
       .default('cairn/'),
+    // Each poll of the change log is a LIST request: at the base interval while replicas write,
+    // doubling up to the ceiling while polls find nothing (how late an idle replica hears of
+    // another's write unasked; lists and reads catch up on demand whatever these are).
+    CAIRN_OBJECT_POLL_MS: integer(50, 60_000, 300),
+    CAIRN_OBJECT_POLL_MAX_MS: integer(50, 3_600_000, 5000),
     AWS_REGION: z.string().regex(/^[a-z0-9-]{2,32}$/, { error: 'expected an AWS region such as us-east-1' }).default('us-east-1'),
   },
   settings: (env) => ({
@@ -32,6 +37,8 @@ export const s3Backend = defineBackend({
     // `cairn` and `cairn/` both mean the folder `cairn/`.
     prefix: env.CAIRN_OBJECT_PREFIX === '' || env.CAIRN_OBJECT_PREFIX.endsWith('/') ? env.CAIRN_OBJECT_PREFIX : `${env.CAIRN_OBJECT_PREFIX}/`,
     region: env.AWS_REGION,
+    pollIntervalMs: env.CAIRN_OBJECT_POLL_MS,
+    maxPollIntervalMs: Math.max(env.CAIRN_OBJECT_POLL_MS, env.CAIRN_OBJECT_POLL_MAX_MS),
   }),
   open: async (settings, logger): Promise<OpenBackend> => {
     const [{ openS3Store }, { s3Objects }, { LeaseObjects }, { openMemorySearch }] = await Promise.all([

@@ -6,16 +6,26 @@ export interface FollowerOptions extends ChangeHandlers {
   window: ChangeWindow;
   logger: Logger;
   pollIntervalMs: number;
+  /**
+   * The idle ceiling: while timed polls find nothing new, the interval doubles up to this, and
+   * falls back to `pollIntervalMs` once a poll finds changes or this replica writes (`active`).
+   */
+  maxPollIntervalMs: number;
   /** Background chores after each successful timed poll; must not reject. */
   afterPoll: () => Promise<void>;
 }
 
-const MAX_BACKOFF_MS = 5000;
+/** The longest wait between polls while the bucket is unreachable (or the idle ceiling, if longer). */
+const MAX_OUTAGE_BACKOFF_MS = 5000;
 
 /**
  * Polls the change log written by every replica: on a timer in the background, and on
  * demand (`sync`) before a list, so a list sees every write acknowledged before it began.
- * While the bucket is unreachable the timer backs off, and the outage is logged once when
+ * Each poll is a LIST request (billed per request on S3): while polls find nothing new the
+ * timer backs off, doubling up to `maxPollIntervalMs`, and it returns to `pollIntervalMs` once
+ * a poll (timed or on demand) finds changes or this replica writes. The timer only bounds how
+ * soon other replicas' writes reach this one's change feed (search index, streams) unasked.
+ * While the bucket is unreachable the timer backs off too, and the outage is logged once when
  * it starts and once when it ends, not on every failed poll.
  */
 export class ChangeFollower {
@@ -26,6 +36,10 @@ export class ChangeFollower {
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
+  /** When the current wait ends (ms since the epoch). */
+  private dueAt = 0;
+  /** A poll found changes, or this replica wrote, since the last timed poll began. */
+  private busy = false;
   private loopDone: Promise<void> | undefined;
 
   constructor(options: FollowerOptions) {
@@ -48,6 +62,17 @@ export class ChangeFollower {
     return this.queued;
   }
 
+  /**
+   * This replica wrote, or a poll found changes: others are likely writing too, so the timer
+   * goes back to the base interval, cutting short a longer idle wait.
+   */
+  active(): void {
+    this.busy = true;
+    if (this.closed || this.timer === undefined || this.dueAt - Date.now() <= this.options.pollIntervalMs) return;
+    clearTimeout(this.timer);
+    this.arm(this.options.pollIntervalMs);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
@@ -64,20 +89,30 @@ export class ChangeFollower {
     return run;
   }
 
+  private arm(delay: number): void {
+    this.dueAt = Date.now() + delay;
+    this.timer = setTimeout(() => this.wake?.(), delay);
+    this.timer.unref();
+  }
+
   private async loop(): Promise<void> {
-    let delay = this.options.pollIntervalMs;
+    const base = this.options.pollIntervalMs;
+    const ceiling = Math.max(base, this.options.maxPollIntervalMs);
+    let delay = base;
     while (!this.closed) {
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        this.timer = setTimeout(resolve, delay);
-        this.timer.unref();
+        this.arm(delay);
       });
+      this.timer = undefined;
       if (this.closed) return;
       try {
         await this.sync();
-        delay = this.options.pollIntervalMs;
+        // Busy since the last timed poll (a write here, changes found by any poll): the base again.
+        delay = this.busy ? base : Math.min(Math.max(delay * 2, base), ceiling);
+        this.busy = false;
       } catch {
-        delay = Math.min(Math.max(delay * 2, this.options.pollIntervalMs), MAX_BACKOFF_MS);
+        delay = Math.min(Math.max(delay * 2, base), Math.max(ceiling, MAX_OUTAGE_BACKOFF_MS));
         continue;
       }
       await this.options.afterPoll();
@@ -87,7 +122,8 @@ export class ChangeFollower {
   private async poll(): Promise<void> {
     if (this.closed) throw unavailable('the object store has been closed');
     try {
-      await this.options.window.read(this.options);
+      const read = await this.options.window.read(this.options);
+      if (read > 0) this.active();
     } catch (error) {
       if (this.outageSince === null) {
         this.outageSince = Date.now();

@@ -72,8 +72,9 @@ export class ChangeWindow {
    * between its puts, or a put sits in the writer's backlog through an outage) is applied as
    * far as it was read once its oldest member falls out of the window, the point at which an
    * unbatched change would count as missed: what was read shows, as before batches were held.
+   * Answers how many objects it read (other replicas' changes and notices).
    */
-  async read(handlers: ChangeHandlers): Promise<void> {
+  async read(handlers: ChangeHandlers): Promise<number> {
     const { onChange, onForget = () => {}, onWithdrawn = () => {} } = handlers;
     const startedAt = Date.now();
     const fresh: { key: string; timeMs: number; of: { hash: string; version: number } | null }[] = [];
@@ -119,6 +120,7 @@ export class ChangeWindow {
     this.releaseOverdue(onChange);
     // Held members are never pruned: a batch is released before its oldest falls below startMs.
     for (const [key, timeMs] of this.seen) if (timeMs < this.startMs) this.seen.delete(key);
+    return fresh.length;
   }
 
   /**

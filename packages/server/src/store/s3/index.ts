@@ -21,8 +21,13 @@ export interface S3StoreOptions {
   /** Key prefix inside the bucket, e.g. `cairn/`. */
   prefix: string;
   logger: Logger;
-  /** How often the change log is polled for other replicas' writes. */
+  /** How often the change log is polled for other replicas' writes (default 300 ms). */
   pollIntervalMs?: number;
+  /**
+   * The idle ceiling: while polls find nothing the interval doubles up to this (default 5 s,
+   * never below `pollIntervalMs`); it is how late an idle replica hears of another's write unasked.
+   */
+  maxPollIntervalMs?: number;
   /** AWS region (config: AWS_REGION); default us-east-1. */
   region?: string;
   /** Re-list window for late change objects; must exceed put latency plus clock skew. */
@@ -30,6 +35,11 @@ export interface S3StoreOptions {
   snapshotEveryChanges?: number;
   snapshotMinIntervalMs?: number;
 }
+
+export const DEFAULT_POLL_MS = 300;
+export const DEFAULT_MAX_POLL_MS = 5000;
+/** Of the store's close budget (runtime.ts, 10 s): the final change-log read and snapshot put. */
+const CLOSE_SNAPSHOT_MS = 5000;
 
 /**
  * Open the S3 backend: check the bucket answers and enforces conditional writes, load the
@@ -72,12 +82,26 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
     const records = new RecordObjects(objects, prefix);
     const markers = new BatchMarkers(objects, keys, logger);
     const versions = new VersionObjects(objects, keys, markers);
-    const store = new S3Store({ client, objects, keys, versions, markers, index, changeLog, snapshots, records, logger, lookbackMs: options.lookbackMs ?? 10_000 });
+    const store = new S3Store({
+      client, objects, keys, versions, markers, index, changeLog, snapshots, records, logger,
+      lookbackMs: options.lookbackMs ?? 10_000,
+      snapshotAtClose: () =>
+        snapshots.writeAtClose(
+          async () => {
+            await follower.sync();
+            return changeWindow.watermarkMs;
+          },
+          () => index.heads(),
+          CLOSE_SNAPSHOT_MS,
+        ),
+    });
     const changeWindow = new ChangeWindow(objects, keys, replica, logger, options.lookbackMs ?? 10_000, snapshot?.watermarkMs ?? 0, (hash, version) => versions.read(hash, version));
     const follower = new ChangeFollower({
       window: changeWindow,
       logger,
-      pollIntervalMs: options.pollIntervalMs ?? 300,
+      pollIntervalMs: options.pollIntervalMs ?? DEFAULT_POLL_MS,
+      // A caller naming only the interval polls at that interval, without backing off.
+      maxPollIntervalMs: options.maxPollIntervalMs ?? options.pollIntervalMs ?? DEFAULT_MAX_POLL_MS,
       onChange: (entry) => store.observe(entry),
       onForget: (target) => store.observeForget(target),
       onWithdrawn: (versions) => store.observeWithdrawn(versions),

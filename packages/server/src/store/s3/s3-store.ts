@@ -42,6 +42,11 @@ export interface S3StoreParts {
   logger: Logger;
   /** The change log's lookback (change-window.ts): compaction keeps that much below a snapshot. */
   lookbackMs: number;
+  /**
+   * At close, a snapshot when enough changes were applied since the last one (Snapshots.writeAtClose):
+   * the heads as they are and the change log's watermark. Never rejects.
+   */
+  snapshotAtClose?: () => Promise<void>;
 }
 
 /**
@@ -238,7 +243,9 @@ export class S3Store implements Store {
     // A version a forget elsewhere has deleted already is told to nobody.
     const stored: Entry[] = [];
     for (const entry of written) if (this.applyHead(entry)) stored.push(entry);
-    this.parts.snapshots.noteChanges();
+    // Counted per version, as other replicas' are (observe): a batch of 100 is 100 changes.
+    this.parts.snapshots.noteChanges(stored.length);
+    this.follower?.active();
     // A batch's change objects are marked as one batch, which other replicas apply only whole
     // (ChangeWindow.read), so that none of them lists part of it; a single write's is not.
     await this.parts.changeLog.recordBatch(stored);
@@ -466,6 +473,9 @@ export class S3Store implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Before the follower stops: it reads the change log once more, so that the snapshot's
+    // watermark is now (less the lookback), not the last timed poll's.
+    await this.parts.snapshotAtClose?.();
     await this.follower?.close();
     await this.parts.changeLog.flush();
     if (this.parts.changeLog.backlog > 0) {

@@ -95,19 +95,54 @@ export class Snapshots {
         this.lastWrittenAt = now;
         return;
       }
-      // Built synchronously, so the heads and the watermark describe one instant.
-      const body: SnapshotBody = { format: 1, watermark_ms: watermarkMs, written_at: new Date(now).toISOString(), entries: [...heads()] };
-      const key = this.keys.snapshot(watermarkMs, this.replica);
-      await this.objects.put(key, JSON.stringify(body), { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
-      this.changesSince = 0;
-      this.lastWrittenAt = now;
-      this.logger.info({ key, entries: body.entries.length }, 'snapshot written');
-      const stale = [...existing, key].sort().slice(0, -KEEP);
-      for (const old of stale) await this.objects.delete(old);
+      await this.write(heads, watermarkMs, now, existing, LARGE_OBJECT_TIMEOUT_MS);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.logger.warn({ reason }, 'snapshot not written; will retry');
     }
+  }
+
+  /**
+   * At close (a server stopping, an import ending): a snapshot when `everyChanges` changes were
+   * applied since the last one, whatever the interval, so that the next start does not read
+   * them one change object each. `catchUp` reads the change log once more and answers its
+   * watermark. Bounded by `withinMs` (the store's close has a shutdown budget) and never rejects:
+   * a snapshot that is not written, or is cut short (a damaged one is passed over when loading),
+   * loses nothing, as every change it would hold is in the change log.
+   */
+  async writeAtClose(catchUp: () => Promise<number>, heads: () => Iterable<Entry>, withinMs: number): Promise<void> {
+    if (this.changesSince < this.policy.everyChanges) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), withinMs);
+    });
+    const attempt = (async () => {
+      const watermarkMs = await catchUp();
+      await this.write(heads, watermarkMs, Date.now(), await this.list(), withinMs);
+    })();
+    try {
+      if ((await Promise.race([attempt, late])) === 'late') {
+        attempt.catch(() => {});
+        this.logger.warn({ withinMs, changes: this.changesSince }, 'snapshot at close not written in time; the next start reads those changes from the change log');
+      }
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.logger.warn({ reason, changes: this.changesSince }, 'snapshot at close not written; the next start reads those changes from the change log');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async write(heads: () => Iterable<Entry>, watermarkMs: number, now: number, existing: string[], timeoutMs: number): Promise<void> {
+    // Built synchronously, so the heads and the watermark describe one instant.
+    const body: SnapshotBody = { format: 1, watermark_ms: watermarkMs, written_at: new Date(now).toISOString(), entries: [...heads()] };
+    const key = this.keys.snapshot(watermarkMs, this.replica);
+    await this.objects.put(key, JSON.stringify(body), { timeoutMs });
+    this.changesSince = 0;
+    this.lastWrittenAt = now;
+    this.logger.info({ key, entries: body.entries.length }, 'snapshot written');
+    const stale = [...existing, key].sort().slice(0, -KEEP);
+    for (const old of stale) await this.objects.delete(old);
   }
 
   /** Rewrite every snapshot without the entries `drop` picks (a forget); answers how many changed. */

@@ -138,12 +138,14 @@ export class RecordObjects implements RecordStore {
     this.listed.forget(key);
     // Kept as read: a listing that finds this object next (an outcome's evidence pointer, then
     // a briefing) needs no GET.
-    this.listed.set(key, await this.objects.put(key, body), body);
+    this.listed.set(this.folder(collection), key, await this.objects.put(key, body), body);
   }
 
   /** Replaced only while the record is `expected` and the object the one read (BucketObjects.rewrite). */
   async replaceRecord(collection: string, id: string, expected: Record<string, unknown>, data: Record<string, unknown>): Promise<boolean> {
     assertRecordSize(collection, id, data);
+    // The body read before is not the record's any more (a secret sealed in place of a plain one).
+    this.listed.forget(this.key(collection, id));
     const unchanged = canonicalJson(expected);
     return this.objects.rewrite(this.key(collection, id), (text) => (canonicalJson(parseRecord(this.key(collection, id), text).data) === unchanged ? this.body(id, data) : null));
   }
@@ -210,10 +212,12 @@ export class RecordObjects implements RecordStore {
     const runs: (string | StoredRecord[])[] = [];
     const etags = new Map<string, string | null>();
     let counted = 0;
+    /** The listing stopped before the folder's end (the page is full): what it did not reach is unknown. */
+    let stopped = false;
     let group: { path: string; keys: string[] } | null = null;
     const closeGroup = async (): Promise<void> => {
       if (group === null) return;
-      const records = await this.readGroup(group.keys, after, etags);
+      const records = await this.readGroup(folder, group.keys, after, etags);
       group = null;
       runs.push(records);
       counted += records.length;
@@ -227,17 +231,28 @@ export class RecordObjects implements RecordStore {
           continue;
         }
         await closeGroup();
-        if (counted >= limit) break listing;
+        if (counted >= limit) {
+          stopped = true;
+          break listing;
+        }
         if (path === null) {
           runs.push(key);
           counted += 1;
         } else group = { path, keys: [key] };
       }
-      if (group === null && counted >= limit) break;
+      if (group === null && counted >= limit) {
+        stopped = true;
+        break;
+      }
     }
     await closeGroup();
+    // Keys kept from this folder that the listing passed over are gone from the bucket (deleted
+    // by another replica): their bodies go too. Keys are hex and ASCII (idPath), so string order
+    // is the listing's byte order.
+    const named = [...etags.keys()];
+    this.listed.sweep(folder, new Set(named), start, stopped ? (named.at(-1) ?? null) : null);
     const lone = runs.filter((run) => typeof run === 'string');
-    const texts = await this.readListed(lone, etags);
+    const texts = await this.readListed(folder, lone, etags);
     const read = new Map(lone.map((key, i) => [key, texts[i] ?? null]));
     // A record deleted between the listing and the read is simply gone.
     const records = runs.flatMap((run) => {
@@ -249,8 +264,8 @@ export class RecordObjects implements RecordStore {
   }
 
   /** A group's records (see above) after `after`, in id order. */
-  private async readGroup(keys: readonly string[], after: string | undefined, etags: ReadonlyMap<string, string | null>): Promise<StoredRecord[]> {
-    const texts = await this.readListed(keys, etags);
+  private async readGroup(folder: string, keys: readonly string[], after: string | undefined, etags: ReadonlyMap<string, string | null>): Promise<StoredRecord[]> {
+    const texts = await this.readListed(folder, keys, etags);
     const records = texts.flatMap((text, i) => (text === null ? [] : [parseRecord(keys[i] as string, text)]));
     return records.filter((r) => after === undefined || compareCodePoints(r.id, after) > 0).sort((a, b) => compareCodePoints(a.id, b.id));
   }
@@ -259,13 +274,13 @@ export class RecordObjects implements RecordStore {
    * The bodies of listed keys (null: deleted since the listing), 16 GETs at a time, but for
    * those read before under the ETag the listing gave: the same object, so the same body.
    */
-  private readListed(keys: readonly string[], etags: ReadonlyMap<string, string | null>): Promise<(string | null)[]> {
+  private readListed(folder: string, keys: readonly string[], etags: ReadonlyMap<string, string | null>): Promise<(string | null)[]> {
     return mapLimit(keys, 16, async (key) => {
       const kept = this.listed.get(key, etags.get(key) ?? null);
       if (kept !== undefined) return kept;
       const object = await this.objects.getObject(key);
       if (object === null) return null;
-      this.listed.set(key, object.etag, object.text);
+      this.listed.set(folder, key, object.etag, object.text);
       return object.text;
     });
   }

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordId, recordsWithPrefix } from '../../packages/server/src/cortex/cortex-records.ts';
+import { COLLECTIONS, recordId, recordsWithPrefix } from '../../packages/server/src/cortex/cortex-records.ts';
+import { readDigests } from '../../packages/server/src/cortex/read-digests.ts';
 import type { RecordStore } from '../../packages/server/src/ports/records.ts';
 import { RecordObjects } from '../../packages/server/src/store/s3/record-objects.ts';
 import { useFsStore } from '../helpers/fs-store.ts';
@@ -58,5 +59,30 @@ describe('ranges of record ids on every backend', () => {
   it('s3', async () => {
     const records = new RecordObjects(bucket.objects, 'ranges/');
     await check(() => records as unknown as RecordStore);
+  });
+});
+
+describe('digests of a bare name, a page at a time', () => {
+  const fs = useFsStore('cortex-digest-pages');
+  it('pages past the name\'s source digest to every path digest under it', async () => {
+    const records = fs.store();
+    const collection = COLLECTIONS.digests('ns');
+    const digest = (scope: string, kind: string, entity_path: string | null) => ({ scope, kind, type: kind === 'path' ? 'repos' : kind, entity_path });
+    for (const d of [digest('source:external/github', 'source', null), digest('path:github', 'path', 'github'), digest('path:github/x', 'path', 'github/x'), digest('path:githubx', 'path', 'githubx')]) {
+      await records.putRecord(collection, recordId(d.scope), d);
+    }
+    const whole = await readDigests(records, { namespace: 'ns', scope: 'github', limit: 10, visible: () => true });
+    expect(whole.digests.map((d) => d.scope)).toEqual(['source:external/github', 'path:github', 'path:github/x']);
+    for (const limit of [1, 2]) {
+      const paged: string[] = [];
+      let after: string | undefined;
+      for (let page = 0; page < 10; page++) {
+        const got = await readDigests(records, { namespace: 'ns', scope: 'github', limit, visible: () => true, ...(after === undefined ? {} : { after }) });
+        paged.push(...got.digests.map((d) => d.scope));
+        if (!got.more) break;
+        after = got.last ?? undefined;
+      }
+      expect(paged, `limit ${limit}`).toEqual(whole.digests.map((d) => d.scope));
+    }
   });
 });

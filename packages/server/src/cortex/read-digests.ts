@@ -76,7 +76,7 @@ export const readDigests = async (records: RecordStore, q: DigestQuery): Promise
       const d = r.data as unknown as Digest;
       if (prefix !== null && (d.entity_path === null || !pathHasPrefix(d.entity_path, prefix))) continue;
       if (!keep(d)) continue;
-      if (out.length === q.limit) return { digests: out, last: out.at(-1) ? recordId(out.at(-1)?.scope ?? '') : null, more: true };
+      if (out.length === q.limit) return { digests: out, last: cursorAfter(out, rangeStart), more: true };
       out.push(d);
     }
     const last = page.at(-1);
@@ -84,6 +84,19 @@ export const readDigests = async (records: RecordStore, q: DigestQuery): Promise
     after = last.id;
     size = Math.min(full, size * 4, q.limit - out.length + 1);
   }
+};
+
+/**
+ * Where the next page resumes after a full one: its last digest's id, or, when that is the
+ * bare name's source digest read before the range (ids `source:…` sort after `path:…`), just
+ * below the range, so that the next page (given a cursor, it reads no source digest) starts
+ * at the range's first path digest rather than past the range.
+ */
+const cursorAfter = (out: readonly Digest[], rangeStart: string): string | null => {
+  const last = out.at(-1);
+  if (!last) return null;
+  const id = recordId(last.scope);
+  return id.startsWith(rangeStart) ? id : (justBefore(rangeStart) ?? null);
 };
 
 /** Whether a digest falls under a `scope` as readDigests reads it (for live streams). */

@@ -23,10 +23,39 @@ export interface ReadChange {
   entry: Entry | null;
 }
 
+/** The change log's keys as a listing gave them, and when that listing began (ms since the epoch). */
+export interface ChangeListing {
+  startedMs: number;
+  keys: readonly string[];
+}
+
+/**
+ * List the change log's keys. Given `after` (a listing taken before, and the lookback), only the
+ * tail stamped since `after` began, less the lookback, is listed, and `after`'s keys are added:
+ * a change object put after a listing began is stamped no earlier than that less the lookback
+ * (put latency and the writer's clock lag stay within it: the ChangeWindow's assumption, which
+ * every replica's reads rely on), so the two hold every key the whole log held when the tail's
+ * listing began, and perhaps some deleted since (read, one answers null; deleted again, nothing
+ * happens). The answer's `startedMs` is when its own listing began.
+ */
+export const listChangeLog = async (objects: BucketObjects, keys: ObjectKeys, after?: { listing: ChangeListing; lookbackMs: number }): Promise<ChangeListing> => {
+  const startedMs = Date.now();
+  const found = new Set(after?.listing.keys);
+  const from = after && keys.changesFrom(after.listing.startedMs - after.lookbackMs);
+  for await (const page of objects.list(keys.changesPrefix, from)) for (const key of page) found.add(key);
+  return { startedMs, keys: [...found] };
+};
+
+/** What a scrub did: the keys it deleted, and the change objects it read (a copy, or null for a notice). */
+export interface Scrubbed {
+  deleted: string[];
+  read: ReadChange[];
+}
+
 /**
  * Delete the change log objects whose version `drop` picks, reading each one: a change object
  * is a full copy of its version, so forget and retention must reach them too. `drop` also
- * gets the object's stamp (ms). Forget notices are kept. Answers how many went.
+ * gets the object's stamp (ms). Forget notices are kept.
  *
  * `mayDrop` decides from the key alone, for a key that names its version's entry and number:
  * false when `drop` could not pick that version, so that the object is not read at all (a
@@ -41,6 +70,8 @@ export interface ReadChange {
  * whose question is one of version numbers and stamps alone): such objects are deleted or kept
  * unread, and only keys that name nothing are read and judged by `drop`. A compaction read
  * every change object of a superseded version before deleting it: a GET per delete.
+ *
+ * `listed`, when given, are the change log's keys (`listChangeLog`), which are not listed again.
  */
 export const scrubChangeLog = async (
   objects: BucketObjects,
@@ -49,7 +80,8 @@ export const scrubChangeLog = async (
   mayDrop: (named: NamedChange) => boolean = () => true,
   earlier: readonly ReadChange[] = [],
   byKey?: (named: NamedChange) => boolean,
-): Promise<number> => {
+  listed?: Iterable<string>,
+): Promise<Scrubbed> => {
   const decided: string[] = [];
   // Keys naming their version are judged here, and none of them is read.
   const unread =
@@ -58,17 +90,18 @@ export const scrubChangeLog = async (
       if (byKey(named)) decided.push(key);
       return false;
     });
-  const changes = await readChangeLog(objects, keys, mayDrop, earlier, unread);
+  const changes = await readChangeLog(objects, keys, mayDrop, earlier, unread, listed);
   const doomed = await mapLimit(changes, CONCURRENCY, async ({ key, timeMs, entry }) => (entry !== null && (await drop(entry, timeMs)) ? key : null));
   const keysToDelete = [...decided, ...doomed.filter((k): k is string => k !== null)];
   await objects.deleteMany(keysToDelete);
-  return keysToDelete.length;
+  return { deleted: keysToDelete, read: changes };
 };
 
 /**
- * List the change log and read the objects `mayDrop` lets through (see `scrubChangeLog`), but
- * those in `earlier`, and those of keys naming their version that `unread` answers false for
- * (it is called with each such key `mayDrop` let through).
+ * List the change log (or take `listed`, its keys as `listChangeLog` gave them) and read the
+ * objects `mayDrop` lets through (see `scrubChangeLog`), but those in `earlier`, and those of
+ * keys naming their version that `unread` answers false for (it is called with each such key
+ * `mayDrop` let through). `listing`, when given, is called with each key listed.
  */
 export const readChangeLog = async (
   objects: BucketObjects,
@@ -76,17 +109,26 @@ export const readChangeLog = async (
   mayDrop: (named: NamedChange) => boolean = () => true,
   earlier: readonly ReadChange[] = [],
   unread?: (named: NamedChange, key: string) => boolean,
+  listed?: Iterable<string>,
+  listing?: (key: string) => void,
 ): Promise<ReadChange[]> => {
   const read = new Map(earlier.map((change) => [change.key, change]));
   const candidates: { key: string; timeMs: number }[] = [];
-  for await (const page of objects.list(keys.changesPrefix)) {
-    for (const key of page) {
-      const parsed = keys.parseChange(key);
-      if (!parsed) continue;
-      if (parsed.of === null) candidates.push({ key, timeMs: parsed.timeMs });
-      else {
-        const named = { ...parsed.of, timeMs: parsed.timeMs };
-        if (mayDrop(named) && (unread === undefined || unread(named, key))) candidates.push({ key, timeMs: parsed.timeMs });
+  const consider = (key: string) => {
+    const parsed = keys.parseChange(key);
+    if (!parsed) return;
+    if (parsed.of === null) candidates.push({ key, timeMs: parsed.timeMs });
+    else {
+      const named = { ...parsed.of, timeMs: parsed.timeMs };
+      if (mayDrop(named) && (unread === undefined || unread(named, key))) candidates.push({ key, timeMs: parsed.timeMs });
+    }
+  };
+  if (listed) for (const key of listed) consider(key);
+  else {
+    for await (const page of objects.list(keys.changesPrefix)) {
+      for (const key of page) {
+        consider(key);
+        listing?.(key);
       }
     }
   }

@@ -9,7 +9,7 @@ import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, LinkedToQ
 import { forgetNames } from '../../domain/forget-target.ts';
 import { ForgetFence } from './forget-fence.ts';
 import { WithdrawnVersions } from './withdrawn-versions.ts';
-import { type NamedChange, eachAddressHash, readChangeLog, scrubChangeLog } from './change-log-scrub.ts';
+import { type ChangeListing, type NamedChange, type ReadChange, eachAddressHash, listChangeLog, readChangeLog, scrubChangeLog } from './change-log-scrub.ts';
 import type { ObjectKeys } from './object-keys.ts';
 import { listAsOf, walkBackTo } from '../as-of.ts';
 import { type FollowsCheck, writeBatch } from './append-batch.ts';
@@ -65,6 +65,12 @@ export class S3Store implements Store {
   private readonly dropped = new Map<string, number>();
   private readonly fence = new ForgetFence();
   private readonly withdrawn = new WithdrawnVersions();
+  /**
+   * The change log as this replica's last forget left it (its listing less what it deleted, and
+   * the objects it read), for the compaction that follows a forget (forget-entries.ts), which
+   * then lists only the log's tail: taken once, and only while fresh (RECENT_LISTING_MS).
+   */
+  private recentListing: { listing: ChangeListing; read: ReadChange[]; at: number } | undefined;
   private closed = false;
 
   constructor(parts: S3StoreParts) {
@@ -264,6 +270,9 @@ export class S3Store implements Store {
 
   /** Another replica forgot these entries: drop them here too. */
   observeForget(target: ForgetTarget): void {
+    // Records the forget purged elsewhere (digests, evidence pointers quoting the target) may be
+    // among the bodies this replica keeps to list records (body-cache.ts): let every one go.
+    this.parts.records.listed.clear();
     this.announcer.forgotten(target, this.parts.index.forget(target));
   }
 
@@ -304,7 +313,7 @@ export class S3Store implements Store {
     await this.follower?.sync();
     const heads = [...this.parts.index.forget(target)];
     const removed = heads.map(addressOf);
-    const { changeLog, versions, objects, keys, snapshots } = this.parts;
+    const { changeLog, versions, objects, keys, snapshots, lookbackMs } = this.parts;
     // Copies (change objects, snapshot heads) of the target's versions go, except those of a
     // version that still stands: an entry written afresh on another replica while this ran.
     const stands = standingCheck(versions);
@@ -319,7 +328,13 @@ export class S3Store implements Store {
       // versions go before the copies that tell of them, so a forget cut short again leaves
       // the trail for the next.
       const mayDrop = await this.mayBeDoomed(target);
-      const read = await readChangeLog(objects, keys, mayDrop);
+      // Listed once: its keys are held (a few, not a million) for the compaction after a forget.
+      const startedMs = Date.now();
+      let held: string[] | null = [];
+      const read = await readChangeLog(objects, keys, mayDrop, [], undefined, undefined, (key) => {
+        if (held !== null && held.length < HELD_KEYS) held.push(key);
+        else held = null;
+      });
       const latest = await snapshots.loadLatest();
       const entries = new Map<string, number>();
       for (const head of heads) entries.set(addressHash(head), head.version);
@@ -342,8 +357,25 @@ export class S3Store implements Store {
       for (const [hash, known] of entries) raced.push(...(await versions.deleteAll(hash, known, name)));
       for (const hash of entries.keys()) raced.push(...(await versions.deleteOrphans(hash, name)));
       await this.observeWithdrawn(raced);
-      await scrubChangeLog(objects, keys, doomed, mayDrop, read);
+      // What was read above, and the log's tail listed again: a change object put since (a
+      // raced version's, this forget's notices) is stamped no earlier than that listing's start
+      // less the lookback (listChangeLog), so the whole log is listed once per forget, not twice.
+      // (The scrub considers only keys that `mayDrop` lets through or that name nothing: those
+      // listed the first time are all in `read`.)
+      const first: ChangeListing = { startedMs, keys: held ?? read.map((change) => change.key) };
+      const now = await listChangeLog(objects, keys, { listing: first, lookbackMs });
+      const scrubbed = await scrubChangeLog(objects, keys, doomed, mayDrop, read, undefined, now.keys);
       await snapshots.rewrite(doomed);
+      const deleted = new Set(scrubbed.deleted);
+      const known = new Map([...read, ...scrubbed.read].map((change) => [change.key, change]));
+      this.recentListing =
+        held === null
+          ? undefined
+          : {
+              listing: { startedMs: now.startedMs, keys: now.keys.filter((key) => !deleted.has(key)) },
+              read: [...known.values()].filter((change) => !deleted.has(change.key)),
+              at: Date.now(),
+            };
     } finally {
       if (removed.length > 0) this.announcer.forgotten(target, heads);
     }
@@ -419,13 +451,21 @@ export class S3Store implements Store {
       const head = heads.get(named.hash);
       return named.version < (dropped.get(named.hash) ?? 0) || (head !== undefined && named.timeMs < cutoff && named.version < head.version && named.version < (index.get(head)?.version ?? 0));
     };
+    // Right after a forget here (forget-entries.ts compacts after one), the log as the forget
+    // left it and its tail listed since (listChangeLog), not the whole log a third time; the
+    // notices it read are not read again (a change object is never rewritten).
+    const recent = this.recentListing;
+    this.recentListing = undefined;
+    const fresh = recent !== undefined && Date.now() - recent.at < RECENT_LISTING_MS ? recent : undefined;
+    const listed = fresh && (await listChangeLog(objects, keys, { listing: fresh.listing, lookbackMs }));
     await scrubChangeLog(
       objects,
       keys,
       (entry, timeMs) => entry.version < (dropped.get(addressHash(entry)) ?? 0) || (timeMs < cutoff && superseded(entry)),
       mayDrop,
-      [],
+      fresh?.read ?? [],
       byKey,
+      listed?.keys,
     );
     return { bytesBefore: null, bytesAfter: null, ms: Math.round(performance.now() - started) };
   }
@@ -501,6 +541,11 @@ export class S3Store implements Store {
     return this.parts.index.namespaces();
   }
 }
+
+/** How long a forget's listing of the change log serves the compaction after it (`recentListing`). */
+const RECENT_LISTING_MS = 5 * 60_000;
+/** The most change-log keys a forget holds for that (about 200 bytes each); a longer log is listed again. */
+const HELD_KEYS = 100_000;
 
 const withdrawnVersion = ({ namespace, entity_path, key, version, written_at }: Entry): WithdrawnVersion => ({ namespace, entity_path, key, version, written_at });
 

@@ -65,26 +65,6 @@ const inTurn = async <T, R>(items: readonly T[], work: (item: T) => Promise<R>):
 /** A backend that did not answer: worth waiting for, as a conflict is (the import re-checks either way). */
 const isOutage = (error: unknown): boolean => error instanceof ServiceError && error.code === 'UNAVAILABLE';
 
-/** Waits before retry `attempt` (from 1): doubling from RETRY_BASE_MS up to RETRY_MAX_MS. */
-const backOff = (attempt: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1))));
-
-/**
- * `run` again after a passing outage (a request timed out, the backend answered 503), as the
- * entries' batches are: a record's work is idempotent (created only if absent, its collection
- * noted again harmlessly), and with records created several at once one slow request must not
- * end the import.
- */
-const retryingOutages = async <T>(run: () => Promise<T>): Promise<T> => {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (error) {
-      if (!isOutage(error) || attempt >= CONFLICT_RETRIES) throw error;
-      await backOff(attempt);
-    }
-  }
-};
-
 const where = (e: Entry): string => `${e.namespace} / ${e.entity_path} / ${e.key}`;
 
 /**
@@ -189,7 +169,7 @@ const checkTarget = async (store: Store, path: string): Promise<SliceStates> => 
 };
 
 /** Records created at once: enough to overlap round trips (S3), few enough for any backend. */
-const RECORD_CONCURRENCY = 8;
+const RECORD_CONCURRENCY = 16;
 
 /**
  * Loads an archive into `store`. It is checked whole first (format, version, counts,
@@ -253,7 +233,7 @@ export const importArchive = async (store: Store, archive: string | ArchiveSumma
         return await land(entries, at);
       } catch (error) {
         if (!(error instanceof VersionConflict || isOutage(error)) || attempt >= CONFLICT_RETRIES) throw error;
-        await backOff(attempt);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1))));
       }
     }
   };
@@ -305,14 +285,14 @@ export const importArchive = async (store: Store, archive: string | ArchiveSumma
   let failed: { error: unknown } | null = null;
   const createRecord = async (line: ArchiveLine): Promise<void> => {
     if (line.type !== 'record') return;
-    if (await retryingOutages(() => store.createRecord(line.collection, line.id, line.data))) report.records++;
+    if (await store.createRecord(line.collection, line.id, line.data)) report.records++;
     else report.records_present++;
     // Dedup and audit expiry find their collections through lists of them; an imported one joins its list.
-    if (line.collection.startsWith('dedup/')) await retryingOutages(() => note(DEDUP_COLLECTIONS, line.collection));
+    if (line.collection.startsWith('dedup/')) await note(DEDUP_COLLECTIONS, line.collection);
     // So does the audit log of every namespace the archive holds records of: the next export
     // finds a namespace that holds records and no entry through that list (export-archive.ts),
     // and one whose audit batches had expired on the source came with none.
-    await Promise.all(recordNamespaces(line.collection, line.id, line.data).map((ns) => retryingOutages(() => note(AUDIT_COLLECTIONS, auditCollection(ns)))));
+    await Promise.all(recordNamespaces(line.collection, line.id, line.data).map((ns) => note(AUDIT_COLLECTIONS, auditCollection(ns))));
   };
   const createRecords = async (): Promise<void> => {
     while (failed === null) {

@@ -211,11 +211,19 @@ export class BucketObjects {
    * `change` answers null to write nothing. Resolves true when it wrote; false when it wrote
    * nothing or there is no object. Used by the readers-modify-write of shared records and of a
    * forget's snapshot rewrite, whose concurrent writers on other replicas would otherwise undo
-   * each other.
+   * each other. `held`, the object as the caller read it already, is the first attempt's read
+   * where a conditional put will catch a write since (a forget's newest snapshot, megabytes, is
+   * not fetched again); elsewhere the object is read afresh.
    */
-  async rewrite(key: string, change: (text: string) => string | null | Promise<string | null>, options: ReadOptions = {}, attempts = 20): Promise<boolean> {
+  async rewrite(
+    key: string,
+    change: (text: string) => string | null | Promise<string | null>,
+    options: ReadOptions = {},
+    attempts = 20,
+    held?: { text: string; etag: string | null },
+  ): Promise<boolean> {
     for (let attempt = 0; attempt < attempts; attempt++) {
-      const read = await this.getObject(key, options);
+      const read = attempt === 0 && held && this.conditionalPuts && held.etag !== null ? held : await this.getObject(key, options);
       if (read === null) return false;
       const next = await change(read.text);
       if (next === null) return false;

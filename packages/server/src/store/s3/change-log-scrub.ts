@@ -1,7 +1,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Entry } from '../../domain/entry.ts';
 import type { BucketObjects } from './bucket-objects.ts';
-import { parseEntry } from './change-window.ts';
+import { parseEntry, parseForget, parseWithdrawn } from './change-window.ts';
 import { mapLimit } from './map-limit.ts';
 import { type ObjectKeys, addressHash } from './object-keys.ts';
 
@@ -21,6 +21,8 @@ export interface ReadChange {
   key: string;
   timeMs: number;
   entry: Entry | null;
+  /** A forget's notice (`{"forget"…}`, `{"withdrawn"…}`), which a compaction deletes once older than the notices' keep. */
+  notice?: boolean;
 }
 
 /** The change log's keys as a listing gave them, and when that listing began (ms since the epoch). */
@@ -55,7 +57,7 @@ export interface Scrubbed {
 /**
  * Delete the change log objects whose version `drop` picks, reading each one: a change object
  * is a full copy of its version, so forget and retention must reach them too. `drop` also
- * gets the object's stamp (ms). Forget notices are kept.
+ * gets the object's stamp (ms). Forget notices are kept, but those `dropNotice` picks.
  *
  * `mayDrop` decides from the key alone, for a key that names its version's entry and number:
  * false when `drop` could not pick that version, so that the object is not read at all (a
@@ -72,6 +74,9 @@ export interface Scrubbed {
  * every change object of a superseded version before deleting it: a GET per delete.
  *
  * `listed`, when given, are the change log's keys (`listChangeLog`), which are not listed again.
+ *
+ * `dropNotice`, when given, picks the forget notices to delete by their stamp (a compaction:
+ * those older than the notices' keep, see S3StoreOptions.noticeKeepMs); without it, notices stay.
  */
 export const scrubChangeLog = async (
   objects: BucketObjects,
@@ -81,6 +86,7 @@ export const scrubChangeLog = async (
   earlier: readonly ReadChange[] = [],
   byKey?: (named: NamedChange) => boolean,
   listed?: Iterable<string>,
+  dropNotice?: (timeMs: number) => boolean,
 ): Promise<Scrubbed> => {
   const decided: string[] = [];
   // Keys naming their version are judged here, and none of them is read.
@@ -91,7 +97,10 @@ export const scrubChangeLog = async (
       return false;
     });
   const changes = await readChangeLog(objects, keys, mayDrop, earlier, unread, listed);
-  const doomed = await mapLimit(changes, CONCURRENCY, async ({ key, timeMs, entry }) => (entry !== null && (await drop(entry, timeMs)) ? key : null));
+  const doomed = await mapLimit(changes, CONCURRENCY, async ({ key, timeMs, entry, notice }) => {
+    if (entry === null) return notice && dropNotice?.(timeMs) ? key : null;
+    return (await drop(entry, timeMs)) ? key : null;
+  });
   const keysToDelete = [...decided, ...doomed.filter((k): k is string => k !== null)];
   await objects.deleteMany(keysToDelete);
   return { deleted: keysToDelete, read: changes };
@@ -132,7 +141,12 @@ export const readChangeLog = async (
       }
     }
   }
-  return mapLimit(candidates, CONCURRENCY, async ({ key, timeMs }) => read.get(key) ?? { key, timeMs, entry: parseEntry(await objects.getText(key)) });
+  return mapLimit(candidates, CONCURRENCY, async ({ key, timeMs }) => read.get(key) ?? readOne(key, timeMs, await objects.getText(key)));
+};
+
+const readOne = (key: string, timeMs: number, body: string | null): ReadChange => {
+  const notice = parseForget(body) !== null || parseWithdrawn(body) !== null;
+  return notice ? { key, timeMs, entry: null, notice } : { key, timeMs, entry: parseEntry(body) };
 };
 
 /**

@@ -19,6 +19,13 @@ const APPLIED_MEMORY = 1000;
  * (start of the previous complete read − lookback) and skips keys already read; a change is
  * missed only if its put took longer than the lookback plus the writer's clock lag. The
  * window only moves after a complete read, so a failed read (an outage) leaves no gap.
+ *
+ * But for forget notices, which a compaction deletes once they are older than `noticeKeepMs`
+ * (S3StoreOptions.noticeKeepMs): a replica whose last complete read began that long ago, less
+ * twice the lookback (a notice's stamp may lag its put, and the compacting replica's clock lead
+ * this one's, each by up to the lookback), may find a notice it never read gone, and go on
+ * serving what it forgot. Such a read is followed by `onAway`, which checks the heads against
+ * the newest snapshot (S3Store.recheckAfterAway), and batches held back are read again.
  */
 export class ChangeWindow {
   private readonly objects: BucketObjects;
@@ -34,6 +41,13 @@ export class ChangeWindow {
   /** Batches applied, whole or (after a lookback) in part: members read later apply as they come. */
   private readonly applied = new Set<string>();
   changesRead = 0;
+  /** How long forget notices stay in the change log (see the class comment). */
+  private readonly noticeKeepMs: number;
+  /**
+   * When (this replica's clock) the last complete read began, or the heads it continues were
+   * loaded (a snapshot at start-up): every notice stamped since then, less the lookback, is read.
+   */
+  private lastReadAt: number;
 
   /** The stored version a change object's key names: what a damaged change object is read back from. */
   private readonly readVersion: (hash: string, version: number) => Promise<Entry | null>;
@@ -46,8 +60,12 @@ export class ChangeWindow {
     lookbackMs: number,
     fromMs: number,
     readVersion: (hash: string, version: number) => Promise<Entry | null> = async () => null,
+    noticeKeepMs = Number.POSITIVE_INFINITY,
+    loadedAtMs = Date.now(),
   ) {
     this.readVersion = readVersion;
+    this.noticeKeepMs = noticeKeepMs;
+    this.lastReadAt = loadedAtMs;
     this.objects = objects;
     this.keys = keys;
     this.replica = replica;
@@ -75,7 +93,7 @@ export class ChangeWindow {
    * Answers how many objects it read (other replicas' changes and notices).
    */
   async read(handlers: ChangeHandlers): Promise<number> {
-    const { onChange, onForget = () => {}, onWithdrawn = () => {} } = handlers;
+    const { onChange, onForget = () => {}, onWithdrawn = () => {}, onAway = async () => {} } = handlers;
     const startedAt = Date.now();
     const fresh: { key: string; timeMs: number; of: { hash: string; version: number } | null }[] = [];
     for await (const page of this.objects.list(this.keys.changesPrefix, this.keys.changesFrom(this.startMs))) {
@@ -116,6 +134,16 @@ export class ChangeWindow {
         else this.hold(c.key, c.timeMs, change.entry, change.batch, onChange);
       }
     }
+    // Judged once every object listed has been read: a notice read is one not deleted unread.
+    if (Date.now() - this.lastReadAt >= this.noticeKeepMs - 2 * this.lookbackMs) {
+      this.logger.warn({ awayMs: Date.now() - this.lastReadAt, noticeKeepMs: this.noticeKeepMs }, 'the change log was not read for longer than forget notices are kept');
+      // A held member may be of an entry forgotten since: held no more, its change is read
+      // again if it is still there (a forget deletes its entries' change objects).
+      for (const batch of this.held.values()) for (const member of batch.members.values()) this.seen.delete(member.key);
+      this.held.clear();
+      await onAway();
+    }
+    this.lastReadAt = startedAt;
     this.startMs = Math.max(this.startMs, startedAt - this.lookbackMs);
     this.releaseOverdue(onChange);
     // Held members are never pruned: a batch is released before its oldest falls below startMs.
@@ -226,6 +254,11 @@ export interface ChangeHandlers {
   onForget?: (target: ForgetTarget) => void;
   /** Another replica deleted these versions (a forget's second pass, see S3Store.forget). */
   onWithdrawn?: (versions: WithdrawnVersion[]) => void | Promise<void>;
+  /**
+   * This replica did not read the change log for longer than forget notices are kept (see
+   * ChangeWindow): called at the end of the read that finds it, which rejects with it.
+   */
+  onAway?: () => Promise<void>;
 }
 
 /** A deleted version, named exactly: a head is dropped only if it is that write. */

@@ -34,10 +34,19 @@ export interface S3StoreOptions {
   lookbackMs?: number;
   snapshotEveryChanges?: number;
   snapshotMinIntervalMs?: number;
+  /**
+   * How long a forget's notices stay in the change log (default a day, DEFAULT_NOTICE_KEEP_MS):
+   * a compaction deletes older ones, and a replica that has not read the change log for that
+   * long (less twice the lookback) checks its heads against the newest snapshot rather than
+   * trusting its follow (ChangeWindow). Internal: tests set a few seconds.
+   */
+  noticeKeepMs?: number;
 }
 
 export const DEFAULT_POLL_MS = 300;
 export const DEFAULT_MAX_POLL_MS = 5000;
+/** How long forget notices stay in the change log: a day, as PostgreSQL keeps cairn_forget_log rows. */
+export const DEFAULT_NOTICE_KEEP_MS = 24 * 3_600_000;
 /** Of the store's close budget (runtime.ts, 10 s): the final change-log read and snapshot put. */
 const CLOSE_SNAPSHOT_MS = 5000;
 
@@ -70,11 +79,14 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
       logger.info({ bucket: objects.bucket }, 'the S3 server does not honour If-Match on DELETE: records are deleted unconditionally, and replicas deleting one at once may each report it removed');
     }
 
+    const noticeKeepMs = options.noticeKeepMs ?? DEFAULT_NOTICE_KEEP_MS;
     const index = new HeadIndex();
     const snapshots = new Snapshots(objects, keys, replica, logger, {
       everyChanges: options.snapshotEveryChanges ?? 1000,
       minIntervalMs: options.snapshotMinIntervalMs ?? 60_000,
     });
+    // The heads are as of this moment (ChangeWindow: the follow's first reference point).
+    const loadedAtMs = Date.now();
     const snapshot = await snapshots.loadLatest();
     for (const entry of snapshot?.entries ?? []) index.apply(entry);
 
@@ -85,6 +97,7 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
     const store = new S3Store({
       client, objects, keys, versions, markers, index, changeLog, snapshots, records, logger,
       lookbackMs: options.lookbackMs ?? 10_000,
+      noticeKeepMs,
       snapshotAtClose: () =>
         snapshots.writeAtClose(
           async () => {
@@ -95,7 +108,17 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
           CLOSE_SNAPSHOT_MS,
         ),
     });
-    const changeWindow = new ChangeWindow(objects, keys, replica, logger, options.lookbackMs ?? 10_000, snapshot?.watermarkMs ?? 0, (hash, version) => versions.read(hash, version));
+    const changeWindow = new ChangeWindow(
+      objects,
+      keys,
+      replica,
+      logger,
+      options.lookbackMs ?? 10_000,
+      snapshot?.watermarkMs ?? 0,
+      (hash, version) => versions.read(hash, version),
+      noticeKeepMs,
+      loadedAtMs,
+    );
     const follower = new ChangeFollower({
       window: changeWindow,
       logger,
@@ -105,6 +128,7 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
       onChange: (entry) => store.observe(entry),
       onForget: (target) => store.observeForget(target),
       onWithdrawn: (versions) => store.observeWithdrawn(versions),
+      onAway: () => store.recheckAfterAway(),
       afterPoll: async () => {
         await changeLog.flush();
         await snapshots.maybeWrite(() => index.heads(), changeWindow.watermarkMs);

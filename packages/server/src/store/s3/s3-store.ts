@@ -22,6 +22,7 @@ import type { ChangeFollower } from './change-follower.ts';
 import type { ChangeLogWriter } from './change-log-writer.ts';
 import type { WithdrawnVersion } from './change-window.ts';
 import type { HeadIndex } from './head-index.ts';
+import { mapLimit } from './map-limit.ts';
 import { addressHash, addressOf } from './object-keys.ts';
 import type { RecordObjects } from './record-objects.ts';
 import type { Snapshots } from './snapshots.ts';
@@ -42,6 +43,8 @@ export interface S3StoreParts {
   logger: Logger;
   /** The change log's lookback (change-window.ts): compaction keeps that much below a snapshot. */
   lookbackMs: number;
+  /** How long a forget's notices stay in the change log: a compaction deletes older ones (S3StoreOptions.noticeKeepMs). */
+  noticeKeepMs: number;
   /**
    * At close, a snapshot when enough changes were applied since the last one (Snapshots.writeAtClose):
    * the heads as they are and the change log's watermark. Never rejects.
@@ -299,6 +302,32 @@ export class S3Store implements Store {
   }
 
   /**
+   * This replica has not read the change log for longer than forget notices are kept
+   * (ChangeWindow.read): a forget's notice may have been deleted unread, and its entries' heads
+   * still be here. The newest snapshot, which every forget rewrites without what it forgot,
+   * settles it: a head it holds as it is here stands; every other (written since the snapshot,
+   * or forgotten since) is checked against its version object, and one whose version is gone
+   * goes, as a withdrawn version does (observeWithdrawn: the entry is read again, in case it was
+   * written afresh). Record bodies kept to list records go too (a forget purges records).
+   * Rejects when the bucket cannot be read: the follow then tries again.
+   */
+  async recheckAfterAway(): Promise<void> {
+    const { snapshots, index, versions, records, logger } = this.parts;
+    const latest = await snapshots.loadLatest();
+    const inSnapshot = new Map<string, string>();
+    await eachAddressHash(latest?.entries ?? [], (hash, entry) => inSnapshot.set(hash, `${entry.version}@${entry.written_at}`));
+    const unsure: { hash: string; head: Entry }[] = [];
+    await eachAddressHash(index.heads(), (hash, head) => {
+      if (inSnapshot.get(hash) !== `${head.version}@${head.written_at}`) unsure.push({ hash, head });
+    });
+    const standing = await mapLimit(unsure, 16, ({ hash, head }) => versions.stands(hash, head.version, head.written_at));
+    const gone = unsure.filter((_, i) => !standing[i]).map(({ head }) => withdrawnVersion(head));
+    records.listed.clear();
+    logger.info({ checked: unsure.length, gone: gone.length, snapshot: latest?.key ?? null }, 'heads checked against the newest snapshot and their version objects after the change log went unread');
+    await this.observeWithdrawn(gone);
+  }
+
+  /**
    * Not atomic on an object store: the notice goes to the change log first (so other replicas
    * drop their copies), then the version objects, the change objects and the snapshot copies
    * go. A forget cut short by an outage answers UNAVAILABLE; repeating it finishes the job.
@@ -365,7 +394,8 @@ export class S3Store implements Store {
       const first: ChangeListing = { startedMs, keys: held ?? read.map((change) => change.key) };
       const now = await listChangeLog(objects, keys, { listing: first, lookbackMs });
       const scrubbed = await scrubChangeLog(objects, keys, doomed, mayDrop, read, undefined, now.keys);
-      await snapshots.rewrite(doomed);
+      // The newest snapshot as read above: not fetched again (megabytes) unless it changed since.
+      await snapshots.rewrite(doomed, latest);
       const deleted = new Set(scrubbed.deleted);
       const known = new Map([...read, ...scrubbed.read].map((change) => [change.key, change]));
       this.recentListing =
@@ -424,18 +454,22 @@ export class S3Store implements Store {
    * Delete the change objects of versions this replica dropped, and of versions older than the
    * head it holds (after catching up) stamped before the lookback: a change object is a copy of
    * its version, and once a newer one is known everywhere the old copy only keeps old content.
-   * Replicas learn heads from the newest change objects and snapshots, which stay.
+   * Replicas learn heads from the newest change objects and snapshots, which stay. Forget
+   * notices older than their keep (S3StoreOptions.noticeKeepMs) go too.
    */
   async compact(): Promise<CompactionResult> {
     this.assertOpen();
     const started = performance.now();
     await this.follower?.sync();
-    const { index, objects, keys, lookbackMs } = this.parts;
+    const { index, objects, keys, lookbackMs, noticeKeepMs } = this.parts;
     const superseded = (entry: Entry) => entry.version < (index.get(entry)?.version ?? 0);
     // Versions dropped here go whatever their age: the head they were dropped under stays.
     const dropped = new Map(this.dropped);
     this.dropped.clear();
     const cutoff = started + performance.timeOrigin - lookbackMs;
+    // Forget notices older than the keep go: a replica that has not read the change log for that
+    // long checks its heads against the newest snapshot instead of trusting its follow (ChangeWindow).
+    const noticesBefore = started + performance.timeOrigin - noticeKeepMs;
     // Keys name their version's entry and number (ObjectKeys.change): they are judged by the
     // heads as they are now, and only objects whose keys name nothing (notices, changes written
     // before keys were named) are read; a head that moves on while this runs leaves copies for
@@ -466,6 +500,7 @@ export class S3Store implements Store {
       fresh?.read ?? [],
       byKey,
       listed?.keys,
+      (timeMs) => timeMs < noticesBefore,
     );
     return { bytesBefore: null, bytesAfter: null, ms: Math.round(performance.now() - started) };
   }

@@ -23,6 +23,8 @@ export interface LoadedSnapshot {
   key: string;
   watermarkMs: number;
   entries: Entry[];
+  /** The object as read (its text and ETag): a forget's `rewrite` starts from it rather than a second GET. */
+  read: { text: string; etag: string | null };
 }
 
 // Snapshots hold every head, so they can be large: give them far more than the client's
@@ -69,15 +71,15 @@ export class Snapshots {
     for (let attempt = 0; attempt < 3 + KEEP; attempt++) {
       const key = (await this.list()).filter((k) => !passed.has(k)).at(-1);
       if (!key) break;
-      const text = await this.objects.getText(key, { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
-      if (text === null) continue; // pruned between the list and the read
-      const body = parseSnapshot(text);
+      const read = await this.objects.getObject(key, { timeoutMs: LARGE_OBJECT_TIMEOUT_MS });
+      if (read === null) continue; // pruned between the list and the read
+      const body = parseSnapshot(read.text);
       if (body === null) {
         this.logger.warn({ key }, 'snapshot damaged or in an unknown format ignored; loading an older one, or the whole change log');
         passed.add(key);
         continue;
       }
-      return { key, watermarkMs: body.watermark_ms, entries: body.entries };
+      return { key, watermarkMs: body.watermark_ms, entries: body.entries, read: { text: read.text, etag: read.etag } };
     }
     if (passed.size > 0) this.logger.warn({ ignored: [...passed] }, 'no snapshot loaded; reading the whole change log');
     return null;
@@ -145,10 +147,14 @@ export class Snapshots {
     for (const old of stale) await this.objects.delete(old);
   }
 
-  /** Rewrite every snapshot without the entries `drop` picks (a forget); answers how many changed. */
-  async rewrite(drop: (entry: Entry) => boolean | Promise<boolean>): Promise<number> {
+  /**
+   * Rewrite every snapshot without the entries `drop` picks (a forget); answers how many changed.
+   * `loaded`, a snapshot the caller loaded already (the newest, megabytes), is not fetched again
+   * where the rewrite is conditional (its ETag then tells whether it changed since).
+   */
+  async rewrite(drop: (entry: Entry) => boolean | Promise<boolean>, loaded?: LoadedSnapshot | null): Promise<number> {
     let changed = 0;
-    for (const key of await this.list()) if (await this.rewriteOne(key, drop)) changed += 1;
+    for (const key of await this.list()) if (await this.rewriteOne(key, drop, key === loaded?.key ? loaded.read : undefined)) changed += 1;
     return changed;
   }
 
@@ -158,7 +164,7 @@ export class Snapshots {
    * forgotten content stayed at rest until the snapshot was pruned). BucketObjects.rewrite
    * replaces only the object read, where the server honours `If-Match` on PUT.
    */
-  private rewriteOne(key: string, drop: (entry: Entry) => boolean | Promise<boolean>): Promise<boolean> {
+  private rewriteOne(key: string, drop: (entry: Entry) => boolean | Promise<boolean>, held?: LoadedSnapshot['read']): Promise<boolean> {
     return this.objects.rewrite(key, async (text) => {
       const body = parseSnapshot(text);
       // A damaged one cannot hold the forgotten entries readably, and no replica loads it: delete it.
@@ -171,7 +177,7 @@ export class Snapshots {
       if (!dropped.includes(true)) return null;
       body.entries = body.entries.filter((_, i) => !dropped[i]);
       return JSON.stringify(body);
-    }, { timeoutMs: LARGE_OBJECT_TIMEOUT_MS }, REWRITE_ATTEMPTS);
+    }, { timeoutMs: LARGE_OBJECT_TIMEOUT_MS }, REWRITE_ATTEMPTS, held);
   }
 
   private async list(): Promise<string[]> {

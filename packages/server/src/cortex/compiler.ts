@@ -11,6 +11,7 @@ import type { KeyHistory } from './key-history.ts';
 import { changedIncidentIds, NamespaceState } from './namespace-state.ts';
 import { definitionOf, digestTypeOf } from './digests/registry.ts';
 import { pathScope } from './scopes.ts';
+import { Bounded, readAhead } from './bounded.ts';
 import type { IncidentRef } from './digests/incident-ref.ts';
 
 export interface CompilerDeps {
@@ -43,6 +44,8 @@ export type StopCheck = (ns: string) => boolean;
 export class Compiler {
   private readonly deps: CompilerDeps;
   private readonly states = new Map<string, NamespaceState>();
+  /** Namespaces whose state was dropped after a digest write failed: synced whole once reloaded. */
+  private readonly resync = new Set<string>();
   /** Path scopes compiled since start, for the status report. */
   compiled = 0;
   /** Told, at each compile of a path, when its earliest live entry expires (or null). */
@@ -58,6 +61,7 @@ export class Compiler {
     let st = this.states.get(ns);
     if (!st) {
       st = await NamespaceState.load(this.deps.records, ns);
+      if (this.resync.delete(ns)) st.unsynced = true;
       this.states.set(ns, st);
     }
     return st;
@@ -108,22 +112,25 @@ export class Compiler {
     const ordered = [...new Set(paths)].sort((a, b) => digestTypeOf(a).order - digestTypeOf(b).order);
     const linking = ordered.filter((p) => digestTypeOf(p).readsOpenIncidents);
     const before = st.openIncidents();
-    for (const path of ordered) {
-      if (digestTypeOf(path).readsOpenIncidents) continue;
+    await this.writing(st, async (writes) => {
+      const own = ordered.filter((p) => !digestTypeOf(p).readsOpenIncidents);
+      for await (const [path, entries] of readAhead(own, IN_FLIGHT, (p) => this.entriesAt(ns, p))) {
+        check();
+        await this.apply(st, path, entries, changes, writes);
+      }
+      // Scopes naming an incident whose state just changed are recompiled with the rest.
+      for (const scope of st.commsNaming(changedIncidentIds(before, st.openIncidents()))) {
+        const path = scope.slice('path:'.length);
+        if (!linking.includes(path)) linking.push(path);
+      }
+      for await (const [path, entries] of readAhead(linking, IN_FLIGHT, (p) => this.entriesAt(ns, p))) {
+        check();
+        await this.apply(st, path, entries, changes, writes);
+      }
+      await writes.settle();
       check();
-      await this.apply(st, path, await this.entriesAt(ns, path), changes);
-    }
-    // Scopes naming an incident whose state just changed are recompiled with the rest.
-    for (const scope of st.commsNaming(changedIncidentIds(before, st.openIncidents()))) {
-      const path = scope.slice('path:'.length);
-      if (!linking.includes(path)) linking.push(path);
-    }
-    for (const path of linking) {
-      check();
-      await this.apply(st, path, await this.entriesAt(ns, path), changes);
-    }
-    check();
-    await this.finish(st, resync ? { ...changes, changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), kept: [] } : changes, resync);
+      await this.finish(st, resync ? { ...changes, changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), kept: [] } : changes, resync);
+    });
   }
 
   /** Catch-up: every path of the namespace from one scan, and digests of vanished paths removed. */
@@ -136,31 +143,61 @@ export class Compiler {
     const changes: Changes = { changed: [], removed: [], kept: [] };
     const before = st.openIncidents();
     const seen = new Set<string>();
-    for await (const group of pathGroups(this.deps.store, ns, this.deps.now)) {
-      const path = (group[0] as Entry).entity_path;
-      seen.add(path);
+    await this.writing(st, async (writes) => {
+      for await (const group of pathGroups(this.deps.store, ns, this.deps.now)) {
+        const path = (group[0] as Entry).entity_path;
+        seen.add(path);
+        check();
+        await this.apply(st, path, group, changes, writes);
+      }
+      for (const d of st.pathDigests()) {
+        if (d.entity_path === null || seen.has(d.entity_path)) continue;
+        check();
+        await this.apply(st, d.entity_path, [], changes, writes);
+      }
+      // The scan meets comms/ before incidents/, so threads are linked again once incidents are known.
+      const ids = changedIncidentIds(before, st.openIncidents());
+      for (const id of st.openIncidents().keys()) ids.add(id);
+      const threads = st.commsNaming(ids).map((scope) => scope.slice('path:'.length));
+      for await (const [path, entries] of readAhead(threads, IN_FLIGHT, (p) => this.entriesAt(ns, p))) {
+        check();
+        await this.apply(st, path, entries, changes, writes);
+      }
+      await writes.settle();
       check();
-      await this.apply(st, path, group, changes);
-    }
-    for (const d of st.pathDigests()) {
-      if (d.entity_path === null || seen.has(d.entity_path)) continue;
-      check();
-      await this.apply(st, d.entity_path, [], changes);
-    }
-    // The scan meets comms/ before incidents/, so threads are linked again once incidents are known.
-    const ids = changedIncidentIds(before, st.openIncidents());
-    for (const id of st.openIncidents().keys()) ids.add(id);
-    for (const scope of st.commsNaming(ids)) {
-      const path = scope.slice('path:'.length);
-      check();
-      await this.apply(st, path, await this.entriesAt(ns, path), changes);
-    }
-    check();
-    await this.finish(st, { changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), removed: changes.removed, kept: [] }, true);
+      await this.finish(st, { changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), removed: changes.removed, kept: [] }, true);
+    });
   }
 
-  private async apply(st: NamespaceState, path: string, entries: Entry[], changes: Changes): Promise<void> {
-    const { records, publish, history } = this.deps;
+  /**
+   * Runs a compile whose digest writes go out a few at once (DigestWrites), and waits for all
+   * of them whatever becomes of it: nothing it started is still writing once it returns or
+   * throws (a forget applied after an interrupted compile must not meet a digest landing
+   * late). A failed write leaves the state holding a digest that was not stored: it is dropped,
+   * reloaded from the records by the next compile and synced whole.
+   */
+  private async writing(st: NamespaceState, body: (writes: DigestWrites) => Promise<void>): Promise<void> {
+    const writes = new DigestWrites(this.deps.publish);
+    let failure: { error: unknown } | null = null;
+    try {
+      await body(writes);
+    } catch (error) {
+      failure = { error };
+    }
+    try {
+      await writes.settle();
+    } catch (error) {
+      if (this.states.get(st.namespace) === st) {
+        this.states.delete(st.namespace);
+        this.resync.add(st.namespace);
+      }
+      failure ??= { error };
+    }
+    if (failure) throw failure.error;
+  }
+
+  private async apply(st: NamespaceState, path: string, entries: Entry[], changes: Changes, writes: DigestWrites): Promise<void> {
+    const { records, history } = this.deps;
     const now = this.deps.now();
     const scope = pathScope(path);
     const previous = st.digests.get(scope);
@@ -171,10 +208,10 @@ export class Compiler {
     if (entries.length === 0) {
       if (!previous) return;
       st.unsynced = true;
-      await records.deleteDigest(st.namespace, scope);
+      // Held at once (what is compiled next reads it), stored while the compile goes on.
       st.removeDigest(scope);
       changes.removed.push(previous);
-      publish({ type: 'digest_removed', namespace: st.namespace, scope });
+      await writes.write(scope, () => records.deleteDigest(st.namespace, scope), { type: 'digest_removed', namespace: st.namespace, scope });
       return;
     }
     const tokens = new Set<string>();
@@ -189,10 +226,9 @@ export class Compiler {
       return;
     }
     st.unsynced = true;
-    await records.putDigest(digest);
     st.setDigest(digest);
     changes.changed.push({ digest, previous });
-    publish({ type: 'digest', namespace: st.namespace, digest });
+    await writes.write(scope, () => records.putDigest(digest), { type: 'digest', namespace: st.namespace, digest });
   }
 
   /**
@@ -223,6 +259,43 @@ export class Compiler {
     if (last?.namespace !== st.namespace) return;
     const due = this.deps.now() + Math.ceil(rollupsDueIn(st));
     this.onExpiry?.(st.namespace, last.path, last.expiry === null ? due : Math.min(last.expiry, due));
+  }
+}
+
+/** Digest writes, and reads of the paths ahead, a compile keeps out at once. */
+const IN_FLIGHT = 8;
+
+/**
+ * The digest writes of one compile, IN_FLIGHT at once; each event is published once its write
+ * and those before it are done, in the order they were written. Two writes of one scope (a
+ * thread compiled again once the incidents are known) never race: the second waits for all.
+ */
+class DigestWrites {
+  private readonly bounded = new Bounded(IN_FLIGHT);
+  private readonly scopes = new Set<string>();
+  private readonly publish: (event: CortexEvent) => void;
+
+  constructor(publish: (event: CortexEvent) => void) {
+    this.publish = publish;
+  }
+
+  async write(scope: string, store: () => Promise<void>, event: CortexEvent): Promise<void> {
+    if (this.scopes.has(scope)) await this.bounded.settle();
+    this.scopes.add(scope);
+    await this.bounded.run(
+      async () => {
+        try {
+          await store();
+        } finally {
+          this.scopes.delete(scope);
+        }
+      },
+      () => this.publish(event),
+    );
+  }
+
+  settle(): Promise<void> {
+    return this.bounded.settle();
   }
 }
 

@@ -45,7 +45,7 @@ export interface DigestTypeDef {
   /** Its facts from the live entries of one path; null for a summary-only digest. */
   compile: ((entries: Entry[], ctx: PathContext) => TypedFacts) | null;
   /** Many of its digests' facts as one, and that one's headline (source and namespace digests). */
-  rollup: ((facts: Array<Record<string, unknown>>) => { facts: unknown; headline: string }) | null;
+  rollup: TypeRollup | null;
   /** Traces join its digests with other paths' digests: a change to one redoes the namespace's traces. */
   crossScope: boolean;
   /** Its facts hold time windows (7 days, 24 hours, sprint time), so they age without writes. */
@@ -57,6 +57,18 @@ export interface DigestTypeDef {
   readsOpenIncidents: boolean;
   /** Facts holding a per-item index (read by patterns, traces, mentions) that briefings leave out. */
   indexFacts: readonly string[];
+}
+
+/**
+ * How a type's facts roll up, in two steps so that a roll-up can be kept in parts (see
+ * RollupIndex): `combine` merges path facts, or facts it combined before, keeping whatever a
+ * later cut needs (every count, every name counted; a list's first or newest N, in order), so
+ * that combining combined parts in order gives what combining all of them at once gives;
+ * `finish` makes the roll-up's facts (top-N cuts, means) and headline from that.
+ */
+export interface TypeRollup {
+  combine: (facts: Array<Record<string, unknown>>) => Record<string, unknown>;
+  finish: (combined: Record<string, unknown>) => { facts: unknown; headline: string };
 }
 
 /** Limits that keep one digest small enough for a prompt and a record. */

@@ -1,15 +1,15 @@
 import { canonicalJson } from '../domain/content-hash.ts';
-import { numbered } from './assemble.ts';
+import { type DigestDraft, numbered } from './assemble.ts';
+import { Bounded } from './bounded.ts';
 import type { CortexEvent, CortexRecords } from './cortex-records.ts';
 import type { Digest } from './digest-types.ts';
 import type { IncidentRef } from './digests/incident-ref.ts';
 import { INCIDENTS } from './digests/incidents.ts';
 import { REPOS } from './digests/repos.ts';
-import { sourceWriters } from './digests/summary.ts';
-import { type LinkWriter, linkOfTrace, linksOfComms } from './known-links.ts';
+import { type KnownLink, type LinkWriter, linkOfTrace, linksOfComms } from './known-links.ts';
 import type { NamespaceState } from './namespace-state.ts';
 import { type Pattern, patternsOf } from './patterns.ts';
-import { rollupDigest } from './rollup.ts';
+import { sourcesOf } from './rollup.ts';
 import { namespaceScope, repoNameOf, serviceKey, sourceScope } from './scopes.ts';
 import { type Trace, tracesOf } from './traces.ts';
 
@@ -35,30 +35,56 @@ export interface Changes {
 const sameContent = <T extends { detected_at: string }>(a: T | undefined, b: Omit<T, 'detected_at'>): boolean =>
   a !== undefined && canonicalJson({ ...a, detected_at: null }) === canonicalJson({ ...b, detected_at: null });
 
+/** Pattern, trace and link writes a sync keeps out at once (bounded.ts). */
+const IN_FLIGHT = 8;
+
 /**
  * Publish the patterns the compiled scopes show now; withdraw the ones they no longer show.
  * `all` (a catch-up, or the re-sync after a failed compile): also withdraw every pattern
- * whose path digest is gone.
+ * whose path digest is gone. A pattern belongs to its digest's scope, so each scope's
+ * withdrawals and writes run in order, a few scopes at once; their events are published in
+ * the order the scopes came.
  */
 export const syncPatterns = async (deps: InsightDeps, st: NamespaceState, changes: Changes, now: number, all = false): Promise<void> => {
   const at = new Date(now).toISOString();
-  for (const d of changes.removed) {
-    for (const p of [...st.patterns.values()]) if (p.scope === d.scope) await withdraw(deps, st, p);
-  }
-  if (all) for (const p of [...st.patterns.values()]) if (st.digests.get(p.scope)?.kind !== 'path') await withdraw(deps, st, p);
+  const steps = new Map<string, Array<(d: InsightDeps) => Promise<void>>>();
+  const step = (scope: string, run: (d: InsightDeps) => Promise<void>): void => {
+    const mine = steps.get(scope);
+    if (mine) mine.push(run);
+    else steps.set(scope, [run]);
+  };
+  const withdrawAll = (scope: string, keep: (p: Pattern) => boolean) => async (d: InsightDeps): Promise<void> => {
+    for (const p of [...st.patterns.values()]) if (p.scope === scope && !keep(p)) await withdraw(d, st, p);
+  };
+  for (const d of changes.removed) step(d.scope, withdrawAll(d.scope, () => false));
+  if (all) for (const scope of new Set([...st.patterns.values()].map((p) => p.scope))) if (st.digests.get(scope)?.kind !== 'path') step(scope, withdrawAll(scope, () => false));
   for (const digest of [...changes.changed.map((c) => c.digest), ...changes.kept]) {
     const found = patternsOf(digest, now);
     const ids = new Set(found.map((p) => p.id));
-    for (const p of [...st.patterns.values()]) if (p.scope === digest.scope && !ids.has(p.id)) await withdraw(deps, st, p);
-    for (const p of found) {
-      const known = st.patterns.get(p.id);
-      if (sameContent(known, p)) continue;
-      const pattern: Pattern = { ...p, detected_at: known?.detected_at ?? at };
-      await deps.records.putPattern(pattern);
-      st.patterns.set(p.id, pattern);
-      deps.publish({ type: 'pattern', namespace: st.namespace, pattern });
-    }
+    step(digest.scope, withdrawAll(digest.scope, (p) => ids.has(p.id)));
+    step(digest.scope, async (d) => {
+      for (const p of found) {
+        const known = st.patterns.get(p.id);
+        if (sameContent(known, p)) continue;
+        const pattern: Pattern = { ...p, detected_at: known?.detected_at ?? at };
+        await d.records.putPattern(pattern);
+        st.patterns.set(p.id, pattern);
+        d.publish({ type: 'pattern', namespace: st.namespace, pattern });
+      }
+    });
   }
+  const pool = new Bounded(IN_FLIGHT);
+  for (const runs of steps.values()) {
+    const events: CortexEvent[] = [];
+    const mine: InsightDeps = { ...deps, publish: (event) => events.push(event) };
+    await pool.run(
+      async () => {
+        for (const run of runs) await run(mine);
+      },
+      () => events.forEach(deps.publish),
+    );
+  }
+  await pool.settle();
 };
 
 const withdraw = async (deps: InsightDeps, st: NamespaceState, p: Pattern): Promise<void> => {
@@ -81,21 +107,52 @@ const TRACES_PER_TURN = 500;
 export const syncTraces = async (deps: InsightDeps, st: NamespaceState, now: number, all = false, changes?: Changes): Promise<void> => {
   const at = new Date(now).toISOString();
   let compared = 0;
+  // A few traces written at once; the links onto one entry one after another, each before its trace.
+  const pool = new Bounded(IN_FLIGHT);
+  const links = new EntryTurns();
+  const writing = new Set<string>();
   for (const t of all || !changes ? tracesOf(st.namespace, st.digests.values()) : tracesOfSystems(st, systemsOf(changes))) {
     // Tens of thousands of traces take a while to compare: let requests in between.
     if (++compared % TRACES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+    // The same trace twice: compared once the first is stored.
+    if (writing.has(t.id)) {
+      await pool.settle();
+      writing.clear();
+    }
     const known = st.traces.get(t.id);
     const same = sameContent(known, t);
     if (same && !all) continue;
     const link = linkOfTrace(t);
-    if (link) await deps.writeLink(st.namespace, link);
-    if (same) continue;
-    const trace: Trace = { ...t, detected_at: known?.detected_at ?? at };
-    await deps.records.putTrace(trace);
-    st.traces.set(t.id, trace);
-    deps.publish({ type: 'trace', namespace: st.namespace, trace });
+    if (same && !link) continue;
+    const trace: Trace | null = same ? null : { ...t, detected_at: known?.detected_at ?? at };
+    if (trace) writing.add(t.id);
+    await pool.run(
+      async () => {
+        if (link) await links.write(deps, st.namespace, link);
+        if (!trace) return;
+        await deps.records.putTrace(trace);
+        st.traces.set(t.id, trace);
+      },
+      () => {
+        if (trace) deps.publish({ type: 'trace', namespace: st.namespace, trace });
+      },
+    );
   }
+  await pool.settle();
 };
+
+/** Link writes onto one entry (each a version of it) take turns; onto different entries they do not wait. */
+class EntryTurns {
+  private readonly last = new Map<string, Promise<unknown>>();
+
+  write(deps: InsightDeps, namespace: string, link: KnownLink): Promise<boolean> {
+    const key = `${link.from.entity_path}\u0000${link.from.key}`;
+    const before = this.last.get(key);
+    const mine = (before ? before.catch(() => {}) : Promise.resolve()).then(() => deps.writeLink(namespace, link));
+    this.last.set(key, mine);
+    return mine;
+  }
+}
 
 /** The incidents an incident digest indexes. */
 const incidentsOf = (d: Digest): IncidentRef[] => (d.type === INCIDENTS.type ? ((d.facts.incidents ?? []) as IncidentRef[]) : []);
@@ -131,18 +188,18 @@ export const tracesOfSystems = (st: NamespaceState, systems: ReadonlySet<string>
   return tracesOf(st.namespace, mine).filter((t) => systems.has(serviceKey(t.service)));
 };
 
-/** Every source that wrote to a path (not only those among its top 10 writers). */
-const sourcesOf = (d: Digest | undefined): string[] => (d ? sourceWriters(d.summary).map((w) => w.agent_id) : []);
-
 /**
- * How often the roll-ups of a large namespace are redone. A roll-up reads every path digest
- * of its scope: when computing the last ones took more than `deferAboveMs` (writing them is
- * not counted), they are redone at most once per their cost / `share`, and at most
- * `maxWaitMs` apart while compiles go on, so rolling up takes about that share of the worker
- * at most, however often it compiles. Those put off are done by a later compile
- * (Compiler.finish asks for one): a full roll-up of the digests held then.
+ * How often the roll-ups of a large namespace are redone. A roll-up redoes the segments of
+ * the paths changed since the last one and joins every segment's roll-up (see RollupIndex):
+ * when computing the last ones took more than `deferAboveMs` (writing them is not counted),
+ * they are redone at most once per their cost / `share`, and at most `maxWaitMs` apart while
+ * compiles go on, so rolling up takes about that share of the worker at most, however often
+ * it compiles. Those put off are done by a later compile (Compiler.finish asks for one).
  */
 export const ROLLUP_PACE = { deferAboveMs: 20, share: 0.1, maxWaitMs: 5_000 };
+
+/** How long a roll-up computes before it lets requests in (redoing segments). */
+const ROLLUP_SLICE_MS = 5;
 
 /** In how many ms the roll-ups put off are due (0: now). */
 export const rollupsDueIn = (st: NamespaceState, at: number = performance.now()): number => {
@@ -154,48 +211,51 @@ export const rollupsDueIn = (st: NamespaceState, at: number = performance.now())
 /**
  * Recompile the source digests the change touched and the namespace digest, or note them
  * for later when the last roll-up was recent and costly (see ROLLUP_PACE); `all` rolls up
- * now. Answers whether roll-ups are left pending.
+ * now, every segment redone. Answers whether roll-ups are left pending.
  */
 export const syncRollups = async (deps: InsightDeps, st: NamespaceState, changes: Changes, now: number, all = false): Promise<boolean> => {
-  const paths = st.pathDigests();
-  const sources = st.rollups.sources;
-  if (all) for (const d of paths) for (const s of sourcesOf(d)) sources.add(s);
+  const { index, sources } = st.rollups;
+  if (all) {
+    for (const d of st.digests.values()) {
+      if (d.kind === 'path') for (const s of sourcesOf(d)) sources.add(s);
+      else if (d.kind === 'source') sources.add(d.scope.slice('source:'.length));
+    }
+    index.invalidate();
+  }
   for (const { digest, previous } of changes.changed) for (const s of [...sourcesOf(digest), ...sourcesOf(previous)]) sources.add(s);
   for (const d of changes.removed) for (const s of sourcesOf(d)) sources.add(s);
-  if (all) for (const d of st.digests.values()) if (d.kind === 'source') sources.add(d.scope.slice('source:'.length));
   st.rollups.pending = true;
   if (!all && rollupsDueIn(st) > 0) return true;
   // What the roll-ups cost (computing them, not writing them) paces the next ones.
   let cost = 0;
+  let started = performance.now();
+  // The segments changed since the last roll-up, a few ms at a time.
+  await index.refresh(async () => {
+    if (performance.now() - started < ROLLUP_SLICE_MS) return;
+    cost += performance.now() - started;
+    await new Promise((resolve) => setImmediate(resolve));
+    started = performance.now();
+  });
+  cost += performance.now() - started;
   const timed = <T>(run: () => T): T => {
     const t = performance.now();
     try {
+      index.refreshNow(); // (paths set while this awaited)
       return run();
     } finally {
       cost += performance.now() - t;
     }
   };
-  // Each source's paths, in the order they are held, from one pass over them.
-  const bySource = new Map<string, Digest[]>();
-  for (const d of paths) {
-    for (const s of new Set(sourcesOf(d))) {
-      if (!sources.has(s)) continue;
-      const mine = bySource.get(s);
-      if (mine) mine.push(d);
-      else bySource.set(s, [d]);
-    }
-  }
   for (const source of [...sources]) {
-    const mine = bySource.get(source) ?? [];
-    await put(deps, st, mine.length === 0 ? null : timed(() => rollupDigest('source', st.namespace, source, mine)), sourceScope(source), now);
+    await put(deps, st, timed(() => index.rollup(source)?.draft('source', st.namespace, source) ?? null), sourceScope(source), now);
     sources.delete(source);
   }
-  await put(deps, st, paths.length === 0 ? null : timed(() => rollupDigest('namespace', st.namespace, st.namespace, paths)), namespaceScope(st.namespace), now);
+  await put(deps, st, timed(() => index.rollup()?.draft('namespace', st.namespace, st.namespace) ?? null), namespaceScope(st.namespace), now);
   Object.assign(st.rollups, { pending: false, lastAt: performance.now(), lastMs: cost });
   return false;
 };
 
-const put = async (deps: InsightDeps, st: NamespaceState, draft: ReturnType<typeof rollupDigest> | null, scope: string, now: number): Promise<void> => {
+const put = async (deps: InsightDeps, st: NamespaceState, draft: DigestDraft | null, scope: string, now: number): Promise<void> => {
   const previous = st.digests.get(scope);
   if (draft === null) {
     if (!previous) return;
@@ -218,5 +278,8 @@ const put = async (deps: InsightDeps, st: NamespaceState, draft: ReturnType<type
  */
 export const syncThreadLinks = async (deps: InsightDeps, st: NamespaceState, changes: Changes, all: boolean): Promise<void> => {
   const digests = all ? st.pathDigests() : changes.changed.map((c) => c.digest);
-  for (const d of digests) for (const link of linksOfComms(d)) await deps.writeLink(st.namespace, link);
+  const pool = new Bounded(IN_FLIGHT);
+  const links = new EntryTurns();
+  for (const d of digests) for (const link of linksOfComms(d)) await pool.run(() => links.write(deps, st.namespace, link));
+  await pool.settle();
 };

@@ -5,6 +5,7 @@ import { type IncidentRef, unresolved } from './digests/incident-ref.ts';
 import { INCIDENTS } from './digests/incidents.ts';
 import { REPOS } from './digests/repos.ts';
 import type { Pattern } from './patterns.ts';
+import { RollupIndex } from './rollup.ts';
 import type { Trace } from './traces.ts';
 
 /**
@@ -25,11 +26,12 @@ export class NamespaceState {
    */
   unsynced = false;
   /**
-   * Roll-ups (source and namespace digests) put off by syncRollups (see ROLLUP_PACE): the
-   * sources the compiles since the last roll-up touched; `pending` until they are rolled up.
-   * Not kept anywhere else: a state dropped or reloaded is caught up whole (every roll-up).
+   * Roll-ups (source and namespace digests): `index` keeps them in parts, updated as path
+   * digests are set and removed here (see RollupIndex); roll-ups put off by syncRollups (see
+   * ROLLUP_PACE) are the sources the compiles since the last roll-up touched, `pending` until
+   * they are rolled up. Not kept anywhere else: a state dropped or reloaded is caught up whole.
    */
-  readonly rollups = { pending: false, sources: new Set<string>(), lastAt: Number.NEGATIVE_INFINITY, lastMs: 0 };
+  readonly rollups = { pending: false, sources: new Set<string>(), lastAt: Number.NEGATIVE_INFINITY, lastMs: 0, index: new RollupIndex() };
   private open: Map<string, IncidentRef> | null = null;
   /**
    * The incident, repository and chat digests among `digests`, in the same order (set and
@@ -56,6 +58,7 @@ export class NamespaceState {
 
   setDigest(d: Digest): void {
     this.digests.set(d.scope, d);
+    if (d.kind === 'path') this.rollups.index.set(d);
     for (const [type, held] of this.ofType) {
       if (d.type === type) held.set(d.scope, d);
       else held.delete(d.scope);
@@ -66,6 +69,7 @@ export class NamespaceState {
   removeDigest(scope: string): Digest | undefined {
     const d = this.digests.get(scope);
     this.digests.delete(scope);
+    if (d?.kind === 'path') this.rollups.index.remove(scope);
     for (const held of this.ofType.values()) held.delete(scope);
     this.tokens.delete(scope);
     if (d?.type === INCIDENTS.type) this.open = null;

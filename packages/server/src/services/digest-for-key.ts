@@ -38,6 +38,6 @@ export const digestForKey = (ctx: Context): ((d: Digest) => Digest) => {
     const open_items = d.open_items.filter(keep);
     if (!cut && open_items.length === d.open_items.length) return d;
     const rollup = definitionOf(d.type)?.rollup;
-    return { ...d, facts, open_items, headline: rollup ? rollup([facts]).headline : d.headline };
+    return { ...d, facts, open_items, headline: rollup ? rollup.finish(rollup.combine([facts])).headline : d.headline };
   };
 };

@@ -81,7 +81,13 @@ const participantsOf = (users: Set<string>, top: Array<[string, number]>): Comms
   users: [...users].sort().slice(0, 1000),
 });
 
-const mergeComms = (all: CommsFacts[]): CommsFacts => {
+/**
+ * Chat facts of several scopes as one, or of parts combined before: sums, every participant
+ * and every author's count (cut to the first 1000 and the top 10 by finishComms), the 5
+ * busiest threads (ties: the first), the first threads about open incidents. Combining
+ * combined parts in order gives what combining every scope at once gives.
+ */
+const combineComms = (all: CommsFacts[]): CommsFacts => {
   const users = new Set<string>();
   const authored = new Map<string, number>();
   const out: CommsFacts = { messages: { total: 0, last_24h: 0, bots: 0 }, threads: { total: 0, active: 0 }, participants: { count: 0, top: [], users: [] }, busiest_threads: [], incident_threads: [] };
@@ -96,9 +102,14 @@ const mergeComms = (all: CommsFacts[]): CommsFacts => {
   }
   out.busiest_threads = out.busiest_threads.sort((a, b) => b.replies - a.replies).slice(0, 5);
   out.incident_threads = out.incident_threads.slice(0, DIGEST_LIMITS.openItems);
-  out.participants = participantsOf(users, [...authored].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10));
+  out.participants = { count: users.size, top: [...authored].map(([user, messages]) => ({ user, messages })), users: [...users] };
   return out;
 };
+
+const finishComms = (f: CommsFacts): CommsFacts => ({
+  ...f,
+  participants: participantsOf(new Set(f.participants.users), [...f.participants.top].map((t): [string, number] => [t.user, t.messages]).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10)),
+});
 
 const headlineOf = (f: CommsFacts): string =>
   `${f.threads.active} active of ${f.threads.total} threads; ${f.messages.last_24h} messages in 24 h (${f.messages.total} in all); ${f.participants.count} participants` +
@@ -109,9 +120,12 @@ export const COMMS = {
   type: 'comms',
   order: 4,
   compile: (entries, ctx) => compileComms(entries, ctx.now, ctx.openIncidents, ctx.tokens),
-  rollup: (all) => {
-    const facts = mergeComms(all as unknown as CommsFacts[]);
-    return { facts, headline: headlineOf(facts) };
+  rollup: {
+    combine: (all) => ({ ...combineComms(all as unknown as CommsFacts[]) }),
+    finish: (combined) => {
+      const facts = finishComms(combined as unknown as CommsFacts);
+      return { facts, headline: headlineOf(facts) };
+    },
   },
   crossScope: false,
   timed: true,

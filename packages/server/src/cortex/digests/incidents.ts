@@ -103,16 +103,38 @@ const factsOf = (refs: IncidentRef[], now: number): IncidentFacts => {
   return finish({ counts, acks, resolutions, services: [...services.values()], responders, mtta_ms: null, mttr_ms: null });
 };
 
+type ServiceFacts = IncidentFacts['services'][number];
+const noisier = (a: ServiceFacts, b: ServiceFacts): number => b.last_7d - a.last_7d || b.incidents - a.incidents || (a.service < b.service ? -1 : 1);
+
+/** The 10 noisiest services, as sorting them all by `noisier` would give (a namespace's roll-up sees every service). */
+const noisiest = (services: readonly ServiceFacts[]): ServiceFacts[] => {
+  const top: ServiceFacts[] = [];
+  for (const s of services) {
+    if (top.length === 10 && noisier(s, top[9] as ServiceFacts) >= 0) continue;
+    let i = top.length;
+    while (i > 0 && noisier(s, top[i - 1] as ServiceFacts) < 0) i--;
+    top.splice(i, 0, s);
+    if (top.length > 10) top.pop();
+  }
+  return top;
+};
+
 const finish = (f: IncidentFacts): IncidentFacts => ({
   ...f,
   mtta_ms: mean(f.acks.total_ms, f.acks.count),
   mttr_ms: mean(f.resolutions.total_ms, f.resolutions.count),
-  services: f.services.sort((a, b) => b.last_7d - a.last_7d || b.incidents - a.incidents || (a.service < b.service ? -1 : 1)).slice(0, 10),
+  services: noisiest(f.services),
 });
 
-/** Facts of several scopes as one (source and namespace digests): sums, then means again. */
-const mergeIncidents = (all: IncidentFacts[]): IncidentFacts => {
+/**
+ * Facts of several scopes as one (source and namespace digests), or of parts combined before:
+ * sums, and every service and responder counted (the top 10 are cut by finishRollup, so
+ * combining combined parts gives what combining every scope at once gives).
+ */
+const combineIncidents = (all: IncidentFacts[]): IncidentFacts => {
   const services = new Map<string, IncidentFacts['services'][number]>();
+  /** Each service's last trigger in ms (0: none), parsed once. */
+  const lastMs = new Map<string, number>();
   const responders = new Map<string, number>();
   const total = { counts: { open: 0, acknowledged: 0, resolved: 0, total: 0 }, acks: { count: 0, total_ms: 0 }, resolutions: { count: 0, total_ms: 0 } };
   for (const f of all) {
@@ -121,15 +143,23 @@ const mergeIncidents = (all: IncidentFacts[]): IncidentFacts => {
     total.resolutions = { count: total.resolutions.count + f.resolutions.count, total_ms: total.resolutions.total_ms + f.resolutions.total_ms };
     for (const s of f.services) {
       const m = services.get(s.service) ?? { service: s.service, incidents: 0, unresolved: 0, last_7d: 0, last_triggered_at: null };
+      const at = ms(s.last_triggered_at) ?? 0;
+      const later = at > (lastMs.get(s.service) ?? 0);
+      if (later) lastMs.set(s.service, at);
       services.set(s.service, {
         ...m, incidents: m.incidents + s.incidents, unresolved: m.unresolved + s.unresolved, last_7d: m.last_7d + s.last_7d,
-        last_triggered_at: (ms(s.last_triggered_at) ?? 0) > (ms(m.last_triggered_at) ?? 0) ? s.last_triggered_at : m.last_triggered_at,
+        last_triggered_at: later ? s.last_triggered_at : m.last_triggered_at,
       });
     }
     for (const r of f.responders) responders.set(r.name, (responders.get(r.name) ?? 0) + r.incidents);
   }
-  const top = [...responders].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10).map(([name, incidents]) => ({ name, incidents }));
-  return finish({ ...total, services: [...services.values()], responders: top, mtta_ms: null, mttr_ms: null });
+  return { ...total, services: [...services.values()], responders: [...responders].map(([name, incidents]) => ({ name, incidents })), mtta_ms: null, mttr_ms: null };
+};
+
+/** Combined facts as a roll-up's: the 10 noisiest services and busiest responders, means again. */
+const finishRollup = (f: IncidentFacts): IncidentFacts => {
+  const top = [...f.responders].sort((a, b) => b.incidents - a.incidents || (a.name < b.name ? -1 : 1)).slice(0, 10);
+  return finish({ ...f, responders: top });
 };
 
 const headlineOf = (f: IncidentFacts): string => {
@@ -145,9 +175,12 @@ export const INCIDENTS = {
   type: 'incidents',
   order: 0,
   compile: (entries, ctx) => compileIncidents(entries, ctx.now),
-  rollup: (all) => {
-    const facts = mergeIncidents(all as unknown as IncidentFacts[]);
-    return { facts, headline: headlineOf(facts) };
+  rollup: {
+    combine: (all) => ({ ...combineIncidents(all as unknown as IncidentFacts[]) }),
+    finish: (combined) => {
+      const facts = finishRollup(combined as unknown as IncidentFacts);
+      return { facts, headline: headlineOf(facts) };
+    },
   },
   crossScope: true,
   timed: true,

@@ -139,9 +139,10 @@ export const PROJECTS = {
   type: 'projects',
   order: 2,
   compile: (entries, ctx) => compileProjects(entries, ctx.now),
-  rollup: (all) => {
-    const facts = mergeProjects(all as unknown as ProjectFacts[]);
-    return { facts, headline: headlineOf(facts) };
+  // Merged facts merge again as their parts would: sums, every active sprint, the latest and next release.
+  rollup: {
+    combine: (all) => ({ ...mergeProjects(all as unknown as ProjectFacts[]) }),
+    finish: (combined) => ({ facts: combined, headline: headlineOf(combined as unknown as ProjectFacts) }),
   },
   crossScope: false,
   timed: true,

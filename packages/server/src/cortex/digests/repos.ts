@@ -168,9 +168,10 @@ export const REPOS = {
   type: 'repos',
   order: 1,
   compile: (entries, ctx) => compileRepos(entries, ctx.now),
-  rollup: (all) => {
-    const facts = mergeRepos(all as unknown as RepoFacts[]);
-    return { facts, headline: headlineOf(facts) };
+  // Merged facts merge again as their parts would: sums, the latest of each kind, the newest 10 CI results.
+  rollup: {
+    combine: (all) => ({ ...mergeRepos(all as unknown as RepoFacts[]) }),
+    finish: (combined) => ({ facts: combined, headline: headlineOf(combined as unknown as RepoFacts) }),
   },
   crossScope: true,
   timed: true,

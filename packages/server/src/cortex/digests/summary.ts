@@ -62,40 +62,68 @@ export const recentChanges = (entries: Entry[]): RecentChange[] =>
   }));
 
 /**
- * Summaries of several scopes as one; keys become `<path>/<key>`-free counts only. Source
- * writers count exactly (from `sources` where a scope's top 10 left them out).
+ * Summaries of several scopes as one, kept in a form that merges again (see SummaryParts): the
+ * sums, the extremes, the latest change and every writer's count.
  */
-export const mergeSummaries = (all: Summary[]): Summary => {
-  const writers = new Map<string, number>();
-  let entries = 0;
-  let weighted = 0;
-  let belowHalf = 0;
-  let min = 1;
-  let max = 0;
-  let last: Summary['last_change'] = null;
-  for (const s of all) {
-    entries += s.entries;
-    const listed = new Set(s.writers.map((w) => w.agent_id));
-    for (const w of [...s.writers, ...sourceWriters(s).filter((w) => !listed.has(w.agent_id))]) writers.set(w.agent_id, (writers.get(w.agent_id) ?? 0) + w.entries);
-    if (s.confidence) {
-      weighted += s.confidence.mean * s.entries;
-      belowHalf += s.confidence.below_half;
-      min = Math.min(min, s.confidence.min);
-      max = Math.max(max, s.confidence.max);
+export class SummaryParts {
+  private entries = 0;
+  /** Σ mean × entries, the means in ten-thousandths (as rounded): an exact integer, whatever the order of adding. */
+  private weighted = 0;
+  private belowHalf = 0;
+  private min = 1;
+  private max = 0;
+  private last: Summary['last_change'] = null;
+  private readonly writers = new Map<string, number>();
+
+  /** Adds these summaries, in order. */
+  add(all: Iterable<Summary>): this {
+    for (const s of all) {
+      this.entries += s.entries;
+      const listed = new Set(s.writers.map((w) => w.agent_id));
+      for (const w of [...s.writers, ...sourceWriters(s).filter((w) => !listed.has(w.agent_id))]) this.writers.set(w.agent_id, (this.writers.get(w.agent_id) ?? 0) + w.entries);
+      if (s.confidence) {
+        this.weighted += Math.round(s.confidence.mean * 10_000) * s.entries;
+        this.belowHalf += s.confidence.below_half;
+        this.min = Math.min(this.min, s.confidence.min);
+        this.max = Math.max(this.max, s.confidence.max);
+      }
+      if (s.last_change && (this.last === null || s.last_change.written_at > this.last.written_at)) this.last = s.last_change;
     }
-    if (s.last_change && (last === null || s.last_change.written_at > last.written_at)) last = s.last_change;
+    return this;
   }
-  const { writers: top, sources } = writerFields(writers);
-  return {
-    entries,
-    keys: [],
-    keys_truncated: entries > 0,
-    writers: top,
-    confidence: entries === 0 ? null : { min: round(min), max: round(max), mean: round(weighted / entries), below_half: belowHalf },
-    last_change: last,
-    ...(sources ? { sources } : {}),
-  };
-};
+
+  /** Adds what other parts hold, in order (after what this one holds). */
+  join(others: Iterable<SummaryParts>): this {
+    for (const o of others) {
+      this.entries += o.entries;
+      this.weighted += o.weighted;
+      this.belowHalf += o.belowHalf;
+      this.min = Math.min(this.min, o.min);
+      this.max = Math.max(this.max, o.max);
+      if (o.last && (this.last === null || o.last.written_at > this.last.written_at)) this.last = o.last;
+      for (const [agent, n] of o.writers) this.writers.set(agent, (this.writers.get(agent) ?? 0) + n);
+    }
+    return this;
+  }
+
+  /** Keys become `<path>/<key>`-free counts only; source writers count exactly (from `sources` where a scope's top 10 left them out). */
+  summary(): Summary {
+    const { entries } = this;
+    const { writers: top, sources } = writerFields(this.writers);
+    return {
+      entries,
+      keys: [],
+      keys_truncated: entries > 0,
+      writers: top,
+      confidence: entries === 0 ? null : { min: round(this.min), max: round(this.max), mean: Math.round(this.weighted / entries) / 10_000, below_half: this.belowHalf },
+      last_change: this.last,
+      ...(sources ? { sources } : {}),
+    };
+  }
+}
+
+/** Summaries of several scopes as one (see SummaryParts). */
+export const mergeSummaries = (all: Summary[]): Summary => new SummaryParts().add(all).summary();
 
 export const summaryHeadline = (s: Summary): string =>
   `${s.entries} entries by ${s.writers.map((w) => w.agent_id).join(', ') || 'nobody'}` +

@@ -168,11 +168,19 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
       expect((await send(pagerduty(incident, 'resolved', t0 + 30 * 60_000))).status).toBe(202);
       const resolution = annotatedDelivery(incident.id, 'NOTE-FIX', t0 + 31 * 60_000, 'Rolled back 4.2; pool limit raised to 200');
       const noted = await send(resolution);
-      expect(noted.body.entries).toMatchObject([{ entity_path: `incidents/pagerduty/${service}`, key: `incident-${incident.id}`, version: 4 }]);
+      expect(noted.body.entries).toMatchObject([
+        { entity_path: `incidents/pagerduty/${service}`, key: `incident-${incident.id}`, version: 4 },
+        { entity_path: `incidents/pagerduty/${service}`, key: 'note-NOTE-FIX', version: 1 },
+      ]);
       const entry = (await cairn.call('GET', entryUrl)).body;
       expect(entry).toMatchObject({ event_type: 'incident.annotated', value: { status: 'resolved', resolution_note: 'Rolled back 4.2; pool limit raised to 200' } });
       expect(entry.value.notes.map((n: { id: string }) => n.id)).toEqual(['NOTE-EARLY', 'NOTE-FIX']);
       expect(entry.value.timeline.map((t: { assignees: string[] }) => t.assignees)).toEqual([['Dana Ops'], ['Dana Ops'], ['Dana Ops']]);
+      // Each note is whole in its own entry beside the incident's, the held one too.
+      for (const [id, content] of [['NOTE-EARLY', 'Suspect the 4.2 migration'], ['NOTE-FIX', 'Rolled back 4.2; pool limit raised to 200']]) {
+        const own = await cairn.call('GET', `/api/v1/entries/incidents/pagerduty/${service}/note-${id}`);
+        expect(own.body, id).toMatchObject({ event_type: 'incident.annotated', value: { id, incident_id: incident.id, incident_key: `incident-${incident.id}`, content, by: 'Dana Ops' } });
+      }
 
       // Wait for the compile that saw the last note: earlier ones may have seen fewer.
       const digest = await digestOf(`incidents/pagerduty/${service}`, (f) => f.incidents?.[0]?.notes === 2);
@@ -360,7 +368,7 @@ export const describeConnectorsContract = (name: string, backendEnv: () => Promi
       const noteAgain = { ...note, body: note.body.replace('"ev-NOTE-SAME"', '"ev-NOTE-SAME-again"') };
       expect(await sendUnchanged(noteAgain)).toMatchObject({
         outcome: 'unchanged', status: 202, event: 'incident.annotated', delivery_id: 'ev-NOTE-SAME-again',
-        reason: noVersion(`incidents/pagerduty/same-${name}/incident-${incident.id}`),
+        reason: noVersion(`incidents/pagerduty/same-${name}/incident-${incident.id}, incidents/pagerduty/same-${name}/note-NOTE-SAME`),
       });
 
       // Slack: the same message under a new event id.

@@ -110,7 +110,7 @@ describe('PagerDuty webhooks over HTTP', () => {
     // The incident is known (the lifecycle above): its note lands on its entry.
     const noted = await post(note, sign(secret, note));
     expect(noted.status).toBe(202);
-    expect(noted.body).toMatchObject({ accepted: true, entries: [{ key: 'incident-Q2WXJ3K' }] });
+    expect(noted.body).toMatchObject({ accepted: true, entries: [{ key: 'incident-Q2WXJ3K' }, { key: 'note-N1', created: true }] });
     expect((await cairn.call('GET', entryUrl)).body.value.notes).toMatchObject([{ id: 'N1', content: 'Resolved by failover' }]);
     const responder = JSON.stringify({ event: { id: '01HZ-RESP', event_type: 'incident.responder.added', occurred_at: '2026-11-21T09:30:00Z', data: { incident: { id: 'Q2WXJ3K', type: 'incident_reference' }, type: 'incident_responder' } } });
     const ignored = await post(responder, sign(secret, responder));
@@ -120,7 +120,7 @@ describe('PagerDuty webhooks over HTTP', () => {
       expect((await post(body, sign(secret, body))).status, body).toBe(status);
     }
     const listed = (await cairn.call('GET', '/api/v1/entries?entity_path=incidents/pagerduty')).body.entries;
-    expect(listed).toHaveLength(1);
+    expect(listed.map((e: { key: string }) => e.key).sort()).toEqual(['incident-Q2WXJ3K', 'note-N1']);
   });
 
   it('lands the resolution of an incident with ten 60 kB notes, keeping every note and counting none as lost', async () => {
@@ -142,6 +142,12 @@ describe('PagerDuty webhooks over HTTP', () => {
     expect(stored.notes[0]).toMatchObject({ content_truncated: true, content_chars: 60_000 });
     expect(stored.notes[9].content).toHaveLength(60_000);
     expect(stored.resolution_note).toBe(stored.notes[9].content);
+    // The entry keeps the newest text whole and 32 KiB of the others; every note is whole in its own entry.
+    expect(Buffer.byteLength(JSON.stringify(stored))).toBeLessThan(2 * 60_000 + 32 * 1024);
+    for (let i = 1; i <= 10; i++) {
+      const own = (await cairn.call('GET', `/api/v1/entries/incidents/pagerduty/Payments%20API/note-NB${i}`)).body.value;
+      expect(own.content, `note ${i}`).toBe(`${i}: `.padEnd(60_000, 'ERROR pool exhausted after 30000 ms; '));
+    }
     const log = (await cairn.call('GET', '/api/v1/connectors/pagerduty/deliveries')).body.deliveries as Array<{ delivery_id: string | null; outcome: string }>;
     expect(log.filter((l) => l.delivery_id?.startsWith('01HZ-BUSY')).map((l) => l.outcome)).toEqual(Array(12).fill('written'));
   });

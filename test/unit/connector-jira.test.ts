@@ -2,6 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ConnectorSettings, Delivery, MappedWrite, Outcome, Recollection } from '../../packages/server/src/connectors/connector.ts';
 import { jira } from '../../packages/server/src/connectors/jira/index.ts';
+import { ISSUE_TRANSITIONS } from '../../packages/server/src/connectors/jira/issue.ts';
 import type { EntryValue } from '../../packages/server/src/domain/entry.ts';
 import { entityPathProblem, keyProblem } from '../../packages/server/src/domain/names.ts';
 import { serviceErrorOf } from '../helpers/service-error.ts';
@@ -88,8 +89,9 @@ describe('Jira connector: issues', () => {
     expect(fold([CREATED])).toMatchObject({
       key: 'PAY-7', summary: 'Card payments time out on retry', status: 'To Do', issue_type: 'Bug', priority: 'High',
       assignee: 'Ana Dev', reporter: 'Sam Support', labels: ['payments', 'sev2'], project: { key: 'PAY', name: 'Payments', id: '10002' },
-      url: 'https://acme.atlassian.net/browse/PAY-7', transitions: [], from_status: null, to_status: null,
+      url: 'https://acme.atlassian.net/browse/PAY-7', transitions: [], transition_count: 0, from_status: null, to_status: null,
     });
+    expect(fold([CREATED])).not.toHaveProperty('transitions_omitted');
   });
 
   it('keeps each status transition once, in order, and names the last one', () => {
@@ -112,6 +114,43 @@ describe('Jira connector: issues', () => {
     expect(fold([STARTED, DONE, REASSIGNED, CREATED])).toEqual(expected);
     expect(fold([STARTED, DONE], expected)).toEqual(expected);
     expect(fold([CREATED, DONE, STARTED])).toMatchObject({ status: 'Done', from_status: 'In Progress', to_status: 'Done' });
+  });
+});
+
+describe('Jira connector: a long-lived issue', () => {
+  const STATUSES = ['To Do', 'In Progress', 'In Review', 'Blocked', 'Done'];
+  /** Transition i (minute i), each with its own changelog id. */
+  const step = (i: number) => issueEvent('jira:issue_updated', i, STATUSES[i % 5] as string, { changelog: transition(String(30000 + i), STATUSES[(i + 4) % 5] as string, STATUSES[i % 5] as string) });
+  const size = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8');
+  type Listed = Array<{ id: string }>;
+
+  it('lists its newest 100 transitions and counts the rest exactly, however many there were', () => {
+    let value = fold([CREATED]);
+    let largest = 0;
+    for (let i = 1; i <= 1000; i++) {
+      value = fold([step(i)], value);
+      largest = Math.max(largest, size(value));
+    }
+    const v = value as Record<string, unknown>;
+    // Before: the newest 500 (some 58 kB) and no count of the ones dropped.
+    expect(largest).toBeLessThan(16 * 1024);
+    expect(v.transitions as Listed).toHaveLength(ISSUE_TRANSITIONS);
+    expect((v.transitions as Listed)[0]?.id).toBe(`changelog-${30000 + 1000 - ISSUE_TRANSITIONS + 1}`);
+    expect(v).toMatchObject({ transitions_omitted: 1000 - ISSUE_TRANSITIONS, transition_count: 1000, to_status: STATUSES[0], from_status: STATUSES[4] });
+    // A transition it let go, or a listed one, delivered again changes nothing; a new one is counted once.
+    expect(fold([step(1), step(500), step(1000)], value)).toEqual(value);
+    expect(fold([step(1001)], value)).toMatchObject({ transitions_omitted: 1000 - ISSUE_TRANSITIONS + 1, transition_count: 1001 });
+    // Updates that are no transition keep the counts.
+    const later = issueEvent('jira:issue_updated', 1200, 'To Do', { changelog: { id: '50000', items: [{ field: 'assignee', fieldtype: 'jira', fromString: 'Ana Dev', toString: 'Bo Lead' }] } });
+    for (const update of [REASSIGNED, later]) expect(fold([update], value), update.slice(0, 40)).toMatchObject({ transitions_omitted: 900, transition_count: 1000 });
+  });
+
+  it('shrinks an issue stored with 500 transitions on its next event, counting what it lets go', () => {
+    const old = Array.from({ length: 500 }, (_, i) => ({ id: `changelog-${40000 + i}`, from: 'To Do', to: 'In Progress', at: new Date(T0 + i * 1000).toISOString(), by: 'Ana Dev' }));
+    const stored = { ...(fold([CREATED]) as Record<string, unknown>), transitions: old };
+    const next = fold([REASSIGNED], stored) as Record<string, unknown>;
+    expect(next.transitions as Listed).toHaveLength(ISSUE_TRANSITIONS);
+    expect(next).toMatchObject({ transitions_omitted: 500 - ISSUE_TRANSITIONS, transition_count: 500, to_status: 'In Progress' });
   });
 });
 

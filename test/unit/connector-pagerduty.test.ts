@@ -2,9 +2,10 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Delivery, MappedWrite, Outcome, Recollection } from '../../packages/server/src/connectors/connector.ts';
 import { MAX_TIMELINE } from '../../packages/server/src/connectors/lifecycle.ts';
-import { NOTE_PREVIEW_CHARS } from '../../packages/server/src/connectors/pagerduty/budget.ts';
+import { INCIDENT_NOTES, INCIDENT_TIMELINE, NOTE_PREVIEW_CHARS, NOTE_TEXT_BYTES } from '../../packages/server/src/connectors/pagerduty/budget.ts';
 import { pagerduty } from '../../packages/server/src/connectors/pagerduty/index.ts';
-import type { EntryValue } from '../../packages/server/src/domain/entry.ts';
+import { INCIDENTS } from '../../packages/server/src/cortex/digests/incidents.ts';
+import type { Entry, EntryValue } from '../../packages/server/src/domain/entry.ts';
 import { LIMITS } from '../../packages/server/src/domain/limits.ts';
 import { entityPathProblem, keyProblem } from '../../packages/server/src/domain/names.ts';
 import { serviceErrorOf } from '../helpers/service-error.ts';
@@ -158,13 +159,18 @@ describe('PagerDuty connector: mapping', () => {
     expect(fold([TRIGGERED, RESOLVED, reopened, again])).toMatchObject({ status: 'resolved', resolved_at: '2026-11-21T11:00:00.000Z' });
   });
 
-  it('bounds the timeline of a long-running incident', () => {
+  it('bounds the timeline of a long-running incident to its newest entries, counting the rest', () => {
     const start = Date.parse('2026-11-21T09:00:00Z');
     const many = Array.from({ length: MAX_TIMELINE + 40 }, (_, i) =>
       incidentEvent(`EV-${String(i).padStart(4, '0')}`, 'incident.escalated', new Date(start + i * 60_000).toISOString()));
-    const timeline = fields(fold(many)).timeline as Array<{ id: string }>;
-    expect(timeline).toHaveLength(MAX_TIMELINE);
+    const value = fields(fold(many));
+    const timeline = value.timeline as Array<{ id: string }>;
+    expect(timeline).toHaveLength(INCIDENT_TIMELINE);
+    expect(value.timeline_omitted).toBe(MAX_TIMELINE + 40 - INCIDENT_TIMELINE);
+    expect(timeline[0]?.id).toBe(`EV-${String(MAX_TIMELINE + 40 - INCIDENT_TIMELINE).padStart(4, '0')}`);
     expect(timeline.at(-1)?.id).toBe(`EV-${String(MAX_TIMELINE + 39).padStart(4, '0')}`);
+    // An event it let go, delivered again, is neither added back nor counted twice.
+    expect(fold([many[3] as string], value)).toEqual(value);
   });
 });
 
@@ -181,6 +187,7 @@ const annotated = (eventId: string, noteId: string, at: string, content: string,
     },
   });
 const KNOWN: Recollection = { facts: new Map([['incident-PGR0VU2', { entity_path: 'incidents/pagerduty/Checkout API' }]]), held: new Map() };
+const NOTHING: Recollection = { facts: new Map(), held: new Map() };
 
 describe('PagerDuty connector: notes', () => {
   const NOTE = annotated('01EV-NOTE', 'PNOTE1', '2026-11-21T09:31:00.000Z', 'Root cause: pool exhausted; raised the limit to 200.');
@@ -295,7 +302,7 @@ describe('PagerDuty connector: an incident larger than an entry', () => {
   };
   const notesOf = (value: EntryValue | null) => fields(value).notes as Array<{ id: string; content: string; content_truncated?: true; content_chars?: number }>;
 
-  it('lets the resolution land after ten 60 kB notes, cutting the oldest notes\' texts', () => {
+  it('lets the resolution land after ten 60 kB notes, cutting the older notes\' texts', () => {
     // The probe: notes 9 and 10 and then the resolution were refused 413 on every retry.
     let value = fold([TRIGGERED]);
     for (let i = 1; i <= 10; i++) {
@@ -307,13 +314,16 @@ describe('PagerDuty connector: an incident larger than an entry', () => {
     expect(size(value)).toBeLessThanOrEqual(LIMITS.valueBytes);
     expect(value).toMatchObject({ status: 'resolved', resolved_at: noteAt(11) });
     const notes = notesOf(value);
-    // Every note is kept and counted; the newest whole, the oldest cut to their start.
+    // Every note is listed; the newest whole, the older cut to their start (each is whole in its own entry).
     expect(notes.map((n) => n.id)).toEqual(Array.from({ length: 10 }, (_, i) => `PN${i + 1}`));
     expect(notes.at(-1)?.content).toHaveLength(60_000);
     expect(notes[0]).toMatchObject({ content_truncated: true, content_chars: 60_000 });
     expect(notes[0]?.content).toHaveLength(NOTE_PREVIEW_CHARS);
     expect(fields(value).resolution_note).toHaveLength(60_000);
     expect(fields(value).notes_omitted).toBeUndefined();
+    expect(notes.slice(0, -1).every((n) => n.content_truncated)).toBe(true);
+    // The newest text twice (in the list and as the resolution note) and 32 KiB of the others.
+    expect(size(value)).toBeLessThan(2 * 60_000 + NOTE_TEXT_BYTES);
     // Still idempotent: the same note or event again changes nothing.
     expect(addNote(value, annotated('EV-N1', 'PN1', noteAt(1), 'x'))).toEqual(value);
     expect(fold([resolved], value)).toEqual(value);
@@ -340,5 +350,131 @@ describe('PagerDuty connector: an incident larger than an entry', () => {
     expect((v.notes_omitted as number) + notesOf(value).length).toBe(500);
     // A note it left out, delivered again, is not counted twice.
     expect(addNote(value, annotated('EV-B1', 'PB1', noteAt(1), 'again'))).toEqual(value);
+  });
+});
+
+/** Deliveries on one known incident as the store applies them: the incident's entry and each note's own. */
+class Store {
+  incident: EntryValue | null = null;
+  readonly notes = new Map<string, EntryValue>();
+  versions = 0;
+  bytesWritten = 0;
+  deliver(body: string, recalled: Recollection = KNOWN): void {
+    const outcome = pagerduty.handle(delivery(body), {}, recalled);
+    if (outcome.kind !== 'writes') throw new Error(JSON.stringify(outcome));
+    for (const write of outcome.writes) {
+      const own = write.key.startsWith('note-');
+      const current = own ? (this.notes.get(write.key) ?? null) : this.incident;
+      const next = write.update?.(current) ?? null;
+      if (JSON.stringify(next) === JSON.stringify(current)) continue;
+      if (own) this.notes.set(write.key, next as EntryValue);
+      else this.incident = next;
+      this.versions += 1;
+      this.bytesWritten += Buffer.byteLength(JSON.stringify(next));
+    }
+  }
+}
+
+describe('PagerDuty connector: a long incident stays small, each note whole in its own entry', () => {
+  const start = Date.parse('2026-11-21T09:01:00Z');
+  const at = (i: number): string => new Date(start + i * 1000).toISOString();
+  const size = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8');
+  /** A note of 300–2,000 characters, different for every i (as the review's probe sends). */
+  const text = (i: number): string => `note ${i}: `.padEnd(300 + ((i * 7919) % 1700), `replica lag ${i} exceeded the threshold; `);
+  const noteBody = (i: number) => annotated(`EV-N${i}`, `PN${i}`, at(i), text(i));
+  const eventBody = (i: number) => incidentEvent(`EV-E${i}`, i % 8 === 0 ? 'incident.reassigned' : 'incident.escalated', at(i), { status: 'acknowledged' });
+
+  it('lists the newest 50 notes and 100 timeline entries of 2,000 events within ~50 kB, counting the rest exactly', () => {
+    const store = new Store();
+    store.deliver(TRIGGERED, NOTHING);
+    let notes = 0;
+    let events = 1;
+    let largest = 0;
+    for (let i = 1; i < 2000; i++) {
+      if (i % 4 === 0) { store.deliver(eventBody(i)); events += 1; } else { store.deliver(noteBody(i)); notes += 1; }
+      largest = Math.max(largest, size(store.incident));
+    }
+    const v = fields(store.incident);
+    // Before: ~520 kB per version once full (value-budget.ts's 512 KiB was the only bound).
+    expect(largest).toBeLessThan(64 * 1024);
+    const listed = v.notes as Array<{ id: string; content: string; content_truncated?: true; content_chars?: number }>;
+    expect(listed).toHaveLength(INCIDENT_NOTES);
+    expect(v.notes_omitted).toBe(notes - INCIDENT_NOTES);
+    expect(v.timeline as unknown[]).toHaveLength(INCIDENT_TIMELINE);
+    expect(v.timeline_omitted).toBe(events - INCIDENT_TIMELINE);
+    // The newest texts kept whole within 32 KiB (the newest always), the older cut to their start.
+    const whole = listed.filter((n) => !n.content_truncated);
+    expect(whole.at(-1)?.id).toBe('PN1999');
+    expect(listed.slice(listed.length - whole.length)).toEqual(whole);
+    expect(size(whole.slice(0, -1).map((n) => n.content))).toBeLessThanOrEqual(NOTE_TEXT_BYTES);
+    for (const n of listed.filter((x) => x.content_truncated)) expect(n.content_chars).toBe(text(Number(n.id.slice(2))).length);
+    // Every note is whole in its own entry, listed or not.
+    expect(store.notes.size).toBe(notes);
+    for (let i = 1; i < 2000; i++) {
+      if (i % 4 === 0) continue;
+      expect(store.notes.get(`note-PN${i}`), `note ${i}`).toEqual({ id: `PN${i}`, incident_id: 'PGR0VU2', incident_key: 'incident-PGR0VU2', at: at(i), by: 'Dana Ops', content: text(i) });
+    }
+    // The resolution lands and names the newest note.
+    store.deliver(incidentEvent('EV-RES', 'incident.resolved', at(2000), { status: 'resolved' }));
+    expect(fields(store.incident)).toMatchObject({ status: 'resolved', resolution_note: text(1999), resolved_at: at(2000), timeline_omitted: events + 1 - INCIDENT_TIMELINE });
+  });
+
+  it('is indexed by the Cortex with every note counted and the newest quoted', () => {
+    const store = new Store();
+    store.deliver(TRIGGERED, NOTHING);
+    for (let i = 1; i <= 120; i++) store.deliver(noteBody(i));
+    const entries = [
+      { entity_path: 'incidents/pagerduty/Checkout API', key: 'incident-PGR0VU2', version: 121, value: store.incident },
+      ...[...store.notes].map(([key, value]) => ({ entity_path: 'incidents/pagerduty/Checkout API', key, version: 1, value })),
+    ] as unknown as Entry[];
+    const { facts } = INCIDENTS.compile(entries, { now: Date.parse('2026-11-22T00:00:00Z') } as never) as unknown as { facts: { counts: { total: number }; incidents: Array<Record<string, unknown>> } };
+    expect(facts.counts.total).toBe(1);
+    expect(facts.incidents[0]).toMatchObject({ key: 'incident-PGR0VU2', notes: 120, last_note: { at: at(120), by: 'Dana Ops', content: text(120).slice(0, 500) } });
+  });
+
+  it('makes no version for a note or event delivered again, listed or let go', () => {
+    const store = new Store();
+    store.deliver(TRIGGERED, NOTHING);
+    for (let i = 1; i <= 300; i++) store.deliver(i % 4 === 0 ? eventBody(i) : noteBody(i));
+    const [incident, notes, versions] = [store.incident, new Map(store.notes), store.versions];
+    // The same notes and events under new delivery ids (after the dedup window): the newest, and ones the lists let go.
+    for (const i of [299, 298, 1, 2, 3, 4, 8, 296]) {
+      store.deliver(i % 4 === 0 ? eventBody(i) : annotated(`EV-AGAIN-${i}`, `PN${i}`, at(i), text(i)));
+    }
+    expect(store.incident).toEqual(incident);
+    expect(store.notes).toEqual(notes);
+    expect(store.versions).toBe(versions);
+  });
+
+  it('writes each held note\'s own entry when the incident\'s first event joins it', () => {
+    const held = pagerduty.handle(delivery(noteBody(1)), {});
+    if (held.kind !== 'held') throw new Error('expected held');
+    const joined = pagerduty.handle(delivery(TRIGGERED), {}, { facts: new Map(), held: new Map([['incident-PGR0VU2', [held.item]]]) });
+    if (joined.kind !== 'writes') throw new Error('expected writes');
+    expect(joined.writes.map((w) => [w.entity_path, w.key])).toEqual([['incidents/pagerduty/Checkout API', 'incident-PGR0VU2'], ['incidents/pagerduty/Checkout API', 'note-PN1']]);
+    expect(joined.writes[1]?.update?.(null)).toMatchObject({ id: 'PN1', content: text(1) });
+  });
+
+  it('keys a note PagerDuty gave no id by a digest of its event id, a valid key', () => {
+    const body = JSON.parse(annotated('évènement / 1 \u2028'.repeat(20), 'X', at(1), 'no id')) as { event: { data: Record<string, unknown> } };
+    delete body.event.data.id;
+    const outcome = pagerduty.handle(delivery(JSON.stringify(body)), {}, KNOWN);
+    if (outcome.kind !== 'writes') throw new Error(JSON.stringify(outcome));
+    const key = outcome.writes[1]?.key ?? '';
+    expect(key).toMatch(/^note-sha256-[0-9a-f]{32}$/);
+    expect(keyProblem(key)).toBeNull();
+  });
+
+  it('shrinks an incident stored larger by an earlier release on its next event, counting what it lets go', () => {
+    // 500 notes and 500 timeline entries, as the value-limit bound let an incident grow.
+    const notes = Array.from({ length: 500 }, (_, i) => ({ id: `PN${i}`, at: at(i), by: 'Dana Ops', content: text(i) }));
+    const timeline = Array.from({ length: 500 }, (_, i) => ({ id: `EV-OLD${String(i).padStart(3, '0')}`, event_type: 'incident.escalated', status: 'acknowledged', at: at(i), by: 'Tenex Engineer', assignees: ['Dana Ops'], priority: 'P1' }));
+    const stored = { ...fields(fold([TRIGGERED])), timeline, timeline_omitted: 7, notes_omitted: 3, notes, resolution_note: null };
+    const next = fields(fold([eventBody(900)], stored));
+    expect(size(next)).toBeLessThan(64 * 1024);
+    expect(next.timeline as unknown[]).toHaveLength(INCIDENT_TIMELINE);
+    expect(next.timeline_omitted).toBe(7 + 501 - INCIDENT_TIMELINE);
+    expect(next.notes as unknown[]).toHaveLength(INCIDENT_NOTES);
+    expect(next.notes_omitted).toBe(3 + 500 - INCIDENT_NOTES);
   });
 });

@@ -34,7 +34,12 @@ export const notAfterReceipt = (at: string, receivedMs: number): string => {
   return Number.isFinite(ms) && ms > limit ? new Date(limit).toISOString() : at;
 };
 
-/** Timelines are bounded so that an incident paged for weeks cannot outgrow the value limit. */
+/**
+ * The most entries `mergeEvent` keeps in a list. Connectors whose lists grow with an object's
+ * life bound them far lower after it and count what they let go (a PagerDuty incident's
+ * timeline, a Jira issue's transitions): every event rewrites the whole entry, so its size is
+ * what the object's history grows by per event.
+ */
 export const MAX_TIMELINE = 500;
 
 const instant = (iso: unknown): number => {
@@ -84,6 +89,19 @@ export const mergeEvent = (currentValue: EntryValue | null, event: LifecycleEven
     base[event.mark.list] = known ? list : [...list, event.mark.entry].sort(byTimeThenId).slice(-MAX_TIMELINE);
   }
   return base;
+};
+
+/** A count stored in a value (`transitions_omitted`): a positive safe integer, else 0. */
+export const countOf = (value: unknown): number => (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0);
+
+/**
+ * Whether `item` is older than everything `kept` (in time order) still lists although `omitted`
+ * older items were left out: then it is one of those, delivered again (a replay after the dedup
+ * window), and adding it back would count it twice and make a version that changes nothing.
+ */
+export const isAmongOmitted = (item: Fields, kept: readonly Fields[], omitted: number): boolean => {
+  const oldest = kept[0];
+  return omitted > 0 && oldest !== undefined && byTimeThenId(item, oldest) < 0;
 };
 
 /** The earliest of some ISO instants, ignoring absent ones. */

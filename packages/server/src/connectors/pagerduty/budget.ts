@@ -1,14 +1,31 @@
-import { VALUE_BUDGET, bytesOf, keepWholeNewestFirst } from '../value-budget.ts';
-import type { Fields } from '../lifecycle.ts';
+import { VALUE_BUDGET, bytesOf } from '../value-budget.ts';
+import { countOf, type Fields, isAmongOmitted } from '../lifecycle.ts';
 import { clipText } from '../../domain/clip-text.ts';
 
+export { countOf, isAmongOmitted };
+
 /**
- * Keeping an incident's value within one entry's size (SPEC §3: 512 KiB). PagerDuty bounds a
- * note at 65,536 characters and the connector keeps up to 500 notes and 500 timeline entries,
- * so a busy incident can outgrow an entry; once it does, every later event about it — the
- * resolution too — would be refused on every retry, and the incident would stay in its last
- * state in Cairn for ever.
+ * Keeping an incident's entry small. Every event about an incident (an acknowledgement, an
+ * escalation, a note) makes a new version of the whole entry, so its size is what the
+ * incident's history grows by per event: it lists the newest INCIDENT_NOTES notes and
+ * INCIDENT_TIMELINE timeline entries (the rest counted in `notes_omitted` / `timeline_omitted`)
+ * and keeps the notes' texts newest first within NOTE_TEXT_BYTES, some 50 KB in all with notes
+ * of a few hundred words, not the 512 KiB value limit. Each note is whole in its own
+ * `note-<id>` entry beside the incident's; the incident's entry is their summary.
  */
+
+/** The newest notes an incident's entry lists; older ones are counted in `notes_omitted`. */
+export const INCIDENT_NOTES = 50;
+
+/** The newest timeline entries an incident's entry lists; older ones are counted in `timeline_omitted`. */
+export const INCIDENT_TIMELINE = 100;
+
+/**
+ * Bytes of the older notes' texts an incident's entry keeps whole, newest first (32 KiB, as a
+ * Slack thread keeps its replies'); the newest note's text is always whole beside them (it may
+ * be the resolution note). The others keep their start (`content_truncated`).
+ */
+export const NOTE_TEXT_BYTES = 32 * 1024;
 
 /** What an older note keeps of its text once the whole of it does not fit: enough to tell what it was. */
 export const NOTE_PREVIEW_CHARS = 200;
@@ -19,8 +36,6 @@ export type OmittedCount = 'timeline_omitted' | 'notes_omitted';
 export const listOf = (value: unknown): Fields[] =>
   Array.isArray(value) ? value.filter((item): item is Fields => item !== null && typeof item === 'object' && !Array.isArray(item)) : [];
 
-export const countOf = (value: unknown): number => (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0);
-
 /** `{name: n}` when something was left out, else nothing: a value that lost nothing looks as it always did. */
 export const counted = (name: OmittedCount, n: number): Partial<Record<OmittedCount, number>> => (n > 0 ? { [name]: n } : {});
 
@@ -28,16 +43,6 @@ export const counted = (name: OmittedCount, n: number): Partial<Record<OmittedCo
 export const byTimeThenId = (a: Fields, b: Fields): number => {
   const [x, y] = [String(a.id), String(b.id)];
   return (Date.parse(String(a.at)) || 0) - (Date.parse(String(b.at)) || 0) || (x < y ? -1 : x > y ? 1 : 0);
-};
-
-/**
- * Whether `item` is older than everything `kept` still lists although older items were left
- * out: then it is one of those, delivered again (a replay after the dedup window), and adding
- * it back would count it twice and make a version that changes nothing.
- */
-export const isAmongOmitted = (item: Fields, kept: readonly Fields[], omitted: number): boolean => {
-  const oldest = kept[0];
-  return omitted > 0 && oldest !== undefined && byTimeThenId(item, oldest) < 0;
 };
 
 /** A note's text cut to its first NOTE_PREVIEW_CHARS characters, saying how long it was. */
@@ -48,28 +53,42 @@ const previewOf = (note: Fields): Fields => {
 };
 
 /**
- * The incident's value, made to fit when it has outgrown an entry:
- * 1. older notes keep only the start of their text (`content_truncated: true`, and the whole
- *    text's length as `content_chars`); the newest keep their whole text while it fits, as a
- *    Slack thread keeps its newest replies' texts. The newest note stays whole, unless it is
- *    the resolution note, which holds its whole text already;
- * 2. if even that is too large, the oldest timeline entries and notes (the two lists taken
- *    together, in time order) are left out and counted in `timeline_omitted` / `notes_omitted`.
- * Times, counts and the state stay whole, so every event still lands; the entry's earlier
- * versions keep what a later one leaves out. Only an event too large for an entry by itself
- * (a snapshot of thousands of responders; no real incident's) is still refused, and then only
- * that event: the next one builds on the value stored before it.
+ * The incident's value with its notes' texts bounded: the newest note keeps its whole text
+ * (unless that is the resolution note, which holds it already, and the value would not fit);
+ * older ones keep theirs newest first while they fit in NOTE_TEXT_BYTES, and none older than
+ * the first that does not, or than one cut before (so the texts kept are the newest run,
+ * whatever order the notes came in); the rest keep their first NOTE_PREVIEW_CHARS characters
+ * (`content_truncated: true`, and the whole text's length as `content_chars`). Should even
+ * that not fit an entry (a snapshot of thousands of responders; no real incident's), the
+ * oldest timeline entries and notes (the two lists taken together, in time order) are left
+ * out and counted in `timeline_omitted` / `notes_omitted`. Times, counts and the state stay
+ * whole, so every event still lands; each note stays whole in its own entry. Only an event
+ * too large for an entry by itself is still refused, and then only that event: the next one
+ * builds on the value stored before it.
  */
 export const fitIncident = (value: Fields): Fields => {
-  if (bytesOf(value) <= VALUE_BUDGET) return value;
   const notes = listOf(value.notes);
-  const newest = notes.at(-1);
-  const resolvedBy = newest !== undefined && value.resolution_note === newest.content;
-  const previews = notes.map((note) => (note === newest && !resolvedBy ? note : previewOf(note)));
-  const skeleton = { ...value, notes: previews };
-  const left = VALUE_BUDGET - bytesOf(skeleton);
-  if (left >= 0) return { ...value, notes: keepWholeNewestFirst(notes, previews, left) };
-  return leaveOutOldest(skeleton, -left);
+  const kept = notes.map(previewOf);
+  const newest = notes.length - 1;
+  if (newest >= 0) kept[newest] = notes[newest] as Fields;
+  let left = NOTE_TEXT_BYTES - bytesOf(notes[newest]?.content ?? '');
+  for (let i = newest - 1; i >= 0 && left >= 0; i--) {
+    const note = notes[i] as Fields;
+    if (note.content_truncated === true) break;
+    if (kept[i] === note) continue; // short enough to be its own preview
+    const cost = bytesOf(note.content);
+    if (cost > left) break;
+    kept[i] = note;
+    left -= cost;
+  }
+  const bounded = notes.length === 0 ? value : { ...value, notes: kept };
+  if (bytesOf(bounded) <= VALUE_BUDGET) return bounded;
+  // The resolution note holds the newest note's whole text already (notes.ts keeps it so).
+  const last = notes[newest];
+  const resolvedBy = last !== undefined && value.resolution_note === last.content;
+  const smaller = resolvedBy ? { ...bounded, notes: kept.with(newest, previewOf(last)) } : bounded;
+  const over = bytesOf(smaller) - VALUE_BUDGET;
+  return over <= 0 ? smaller : leaveOutOldest(smaller, over);
 };
 
 /**

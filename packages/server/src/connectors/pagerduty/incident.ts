@@ -2,8 +2,8 @@ import type { EntryValue } from '../../domain/entry.ts';
 import type { MappedWrite } from '../connector.ts';
 import { type Fields, earliest, fieldsOf, isoOf, mergeEvent } from '../lifecycle.ts';
 import { pathSegment } from '../parse-json.ts';
-import { countOf, counted, fitIncident, isAmongOmitted, listOf } from './budget.ts';
-import { type NoteFields, withNotes } from './notes.ts';
+import { countOf, counted, fitIncident, INCIDENT_TIMELINE, isAmongOmitted, listOf } from './budget.ts';
+import { type NoteFields, noteWrite, withNotes } from './notes.ts';
 import type { Envelope, Incident } from './payloads.ts';
 
 type PdEvent = Envelope['event'];
@@ -34,11 +34,14 @@ const snapshotOf = (incident: Incident): Fields => ({
  * When the incident last became resolved: the start of the final run of timeline entries
  * whose status is "resolved". Null while it is open, so a reopened incident has no MTTR.
  */
-const resolvedAt = (value: Fields): string | null => {
+const resolvedAt = (value: Fields, prior: Fields | null, omitted: number): string | null => {
   if (value.status !== 'resolved') return null;
-  const timeline = Array.isArray(value.timeline) ? (value.timeline as Fields[]) : [];
+  const timeline = listOf(value.timeline);
   let since: string | null = null;
   for (const entry of timeline) since = entry.status === 'resolved' ? (since ?? String(entry.at)) : null;
+  // The run reaches back past the entries listed: it began when the value before said it did.
+  const throughout = omitted > 0 && since !== null && since === String(timeline[0]?.at);
+  if (throughout && prior?.status === 'resolved' && typeof prior.resolved_at === 'string') return earliest(prior.resolved_at, since);
   return since ?? (typeof value.last_event_at === 'string' ? value.last_event_at : null);
 };
 
@@ -58,8 +61,9 @@ const applyIncidentEvent = (current: EntryValue | null, event: PdEvent, incident
     assignees: (incident.assignees ?? []).map((a) => a.summary ?? a.id ?? 'unknown'), priority: incident.priority?.summary ?? null,
   };
   const marked = !isAmongOmitted(entry, timeline, timelineOmitted);
-  const merged = mergeEvent(current, { id: event.id, at, snapshot: snapshotOf(incident), ...(marked ? { mark: { list: 'timeline', entry } } : {}) });
-  // mergeEvent keeps the newest MAX_TIMELINE entries: count the ones it let go.
+  const folded = mergeEvent(current, { id: event.id, at, snapshot: snapshotOf(incident), ...(marked ? { mark: { list: 'timeline', entry } } : {}) });
+  // The newest INCIDENT_TIMELINE entries are listed (a timeline stored longer shrinks now): count the ones let go.
+  const merged: Fields = { ...folded, timeline: listOf(folded.timeline).slice(-INCIDENT_TIMELINE) };
   const added = marked && !timeline.some((t) => t.id === event.id) ? 1 : 0;
   const letGo = timeline.length + added - listOf(merged.timeline).length;
   const acknowledged = event.event_type === 'incident.acknowledged' || incident.status === 'acknowledged';
@@ -68,7 +72,7 @@ const applyIncidentEvent = (current: EntryValue | null, event: PdEvent, incident
     // Anchors for MTTA / MTTR: first trigger, first acknowledgement, last resolution.
     triggered_at: earliest(prior?.triggered_at, merged.created_at, isoOf(incident.created_at), event.event_type === 'incident.triggered' ? at : null),
     acknowledged_at: earliest(prior?.acknowledged_at, acknowledged ? at : null),
-    resolved_at: resolvedAt(merged),
+    resolved_at: resolvedAt(merged, prior, timelineOmitted + letGo),
     // A later event's snapshot replaces the fields mergeEvent does not know as lists: carry the counts.
     ...counted('timeline_omitted', timelineOmitted + letGo),
     ...counted('notes_omitted', countOf(prior?.notes_omitted)),
@@ -76,10 +80,16 @@ const applyIncidentEvent = (current: EntryValue | null, event: PdEvent, incident
 };
 
 /** `notes`: annotations held because they arrived before anything else about the incident. */
-export const incidentWrite = (event: PdEvent, incident: Incident, notes: readonly NoteFields[] = []): MappedWrite => ({
+const incidentWrite = (event: PdEvent, incident: Incident, notes: readonly NoteFields[] = []): MappedWrite => ({
   entity_path: `incidents/pagerduty/${pathSegment(incident.service.summary)}`,
   key: `incident-${incident.id}`,
   event_type: event.event_type,
   confidence: 1,
   update: (current) => applyIncidentEvent(current, event, incident, notes),
 });
+
+/** The incident's write, then each held note's own entry beside it. */
+export const incidentWrites = (event: PdEvent, incident: Incident, notes: readonly NoteFields[] = []): MappedWrite[] => {
+  const write = incidentWrite(event, incident, notes);
+  return [write, ...notes.map((note) => noteWrite(write.entity_path, incident.id, note))];
+};

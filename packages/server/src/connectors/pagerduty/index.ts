@@ -4,8 +4,8 @@ import type { Connector, Delivery, Outcome, Recollection, Wants } from '../conne
 import { NOTHING_RECALLED } from '../connector.ts';
 import { notAfterReceipt } from '../lifecycle.ts';
 import { objectOr, parseJsonBody, peekJson, stringOr } from '../parse-json.ts';
-import { incidentWrite } from './incident.ts';
-import { applyNotes, isNote, noteOf } from './notes.ts';
+import { incidentWrites } from './incident.ts';
+import { applyNotes, isNote, noteOf, noteWrite } from './notes.ts';
 import { Envelope, Incident, Note } from './payloads.ts';
 import { verifyPagerDutySignature } from './signature.ts';
 
@@ -27,7 +27,9 @@ const objectOf = (incidentId: string): string => `incident-${incidentId}`;
  * entry per incident, `incidents/pagerduty/<service>` / `incident-<id>`, whose versions are
  * its lifecycle. `incident.annotated` adds its note to that entry; the note names no service,
  * so the connector remembers where each incident lives, and holds a note that arrives
- * before anything else about its incident until the incident's first event joins it.
+ * before anything else about its incident until the incident's first event joins it. Each
+ * note is also whole in its own entry beside the incident's, `note-<id>`: the incident's entry
+ * lists the newest notes and timeline entries only (budget.ts).
  */
 export const pagerduty: Connector = {
   name: 'pagerduty',
@@ -69,10 +71,11 @@ export const pagerduty: Connector = {
     const object = objectOf(data.id);
     const held = (recalled.held.get(object) ?? []).filter((h) => isNote(h.data));
     // occurred_at orders the incident's events: bounded by the receipt time (notAfterReceipt).
-    const write = incidentWrite({ ...event, occurred_at: notAfterReceipt(event.occurred_at, delivery.now) }, data, held.map((h) => h.data).filter(isNote));
+    const writes = incidentWrites({ ...event, occurred_at: notAfterReceipt(event.occurred_at, delivery.now) }, data, held.map((h) => h.data).filter(isNote));
+    const write = writes[0]!;
     const known = recalled.facts.get(object)?.entity_path === write.entity_path;
     return {
-      kind: 'writes', deliveryId: event.id, writes: [write],
+      kind: 'writes', deliveryId: event.id, writes,
       learn: known ? [] : [{ id: object, data: { entity_path: write.entity_path } }],
       ...(held.length > 0 ? { release: { object, ids: held.map((h) => h.id) } } : {}),
     };
@@ -90,7 +93,10 @@ const noteOutcome = (event: Envelope['event'], recalled: Recollection): Outcome 
   }
   return {
     kind: 'writes', deliveryId: event.id,
-    writes: [{ entity_path: path, key: object, event_type: 'incident.annotated', confidence: 1, update: (current) => applyNotes(current, [note.data]) }],
+    writes: [
+      { entity_path: path, key: object, event_type: 'incident.annotated', confidence: 1, update: (current) => applyNotes(current, [note.data]) },
+      noteWrite(path, data.incident.id, note.data),
+    ],
   };
 };
 

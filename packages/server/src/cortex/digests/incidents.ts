@@ -34,7 +34,7 @@ const refOf = (entry: Entry): IncidentRef | null => {
     triggered_at: clipped(v.triggered_at, TEXT_CHARS.name) ?? clipped(v.created_at, TEXT_CHARS.name),
     acknowledged_at: clipped(v.acknowledged_at, TEXT_CHARS.name),
     resolved_at: clipped(v.resolved_at, TEXT_CHARS.name),
-    ...notesOf(v.notes),
+    ...notesOf(v.notes, v.notes_omitted),
     resolution_note: resolution === null ? null : clipText(resolution, NOTE_CHARS),
   };
 };
@@ -47,11 +47,16 @@ const refOf = (entry: Entry): IncidentRef | null => {
 const NOTE_CHARS = TEXT_CHARS.note;
 const ASSIGNEES = 10;
 
-const notesOf = (value: unknown): Pick<IncidentRef, 'notes' | 'last_note'> => {
+/**
+ * The entry lists its newest notes (the connector's INCIDENT_NOTES) and counts the older ones
+ * in `notes_omitted`: the count is of them all, the last note the newest listed.
+ */
+const notesOf = (value: unknown, omitted: unknown): Pick<IncidentRef, 'notes' | 'last_note'> => {
   const notes = Array.isArray(value) ? value.map(objOf).filter((n) => n !== null && str(n.content) !== null) : [];
   const last = notes.at(-1);
+  const left = typeof omitted === 'number' && Number.isSafeInteger(omitted) && omitted > 0 ? omitted : 0;
   return {
-    notes: notes.length,
+    notes: notes.length + left,
     last_note: last ? { at: clipped(last.at, TEXT_CHARS.name) ?? '', by: clipped(last.by, TEXT_CHARS.name), content: clipText(str(last.content) ?? '', NOTE_CHARS) } : null,
   };
 };

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { COLLECTIONS, RANGE_PAGE, justBefore, recordId } from '../../packages/server/src/cortex/cortex-records.ts';
+import { COLLECTIONS, RANGE_PAGE, justBefore, recordId, traceLink, traceLinkId } from '../../packages/server/src/cortex/cortex-records.ts';
+import { READY } from '../../packages/server/src/cortex/trace-paths.ts';
+import type { Trace } from '../../packages/server/src/cortex/traces.ts';
 import { byTimeDesc } from '../../packages/server/src/cortex/fields.ts';
 import { readDigests } from '../../packages/server/src/cortex/read-digests.ts';
 import { compareCodePoints } from '../../packages/server/src/domain/order.ts';
@@ -161,6 +163,30 @@ describe('scoped reads cost the scope', () => {
     const whole = await briefing(deps, ctx, { namespace: NS, limit: 3 });
     expect(whole.patterns.map((p) => p.id)).toEqual(['contested_key:notes/s01999:k', 'flapping_deploy:repos/acme/s01999:production', 'recurring_incidents:incidents/pagerduty/s01999:production']);
     expect(records.read.get(COLLECTIONS.patterns(NS))).toBe(6000);
+  });
+
+  it('a scoped briefing reads the traces of its scope through the trace index, newest first, and keeps its answer', async () => {
+    const { records, deps, ctx } = setUp();
+    for (let s = 0; s < 2000; s++) addTrace(records, s, 2000);
+    const brief = async (input: Record<string, unknown>) => (await briefing(deps, ctx, { namespace: NS, ...input })).traces.map((t) => t.id);
+    const one = { entity_path: 'incidents/pagerduty/s00042' };
+    const many = { entity_path: 'repos/acme', limit: 2 };
+    const before = [await brief(one), await brief(many)];
+    expect(records.read.get(COLLECTIONS.traces(NS))).toBe(4000);
+    // The Cortex's links (as CortexRecords.putTrace writes them) and the mark that every trace has them.
+    for (const r of await records.listRecords(COLLECTIONS.traces(NS), { limit: 5000 })) {
+      const t = r.data as unknown as Trace;
+      for (const l of t.chain) records.put(COLLECTIONS.tracePaths(NS), traceLinkId(l.entity_path, t.id), traceLink(l.entity_path, t));
+    }
+    records.put(COLLECTIONS.tracePaths(NS), READY, {});
+    records.read.clear();
+    expect(await brief(one)).toEqual(before[0]);
+    expect(records.read.get(COLLECTIONS.traces(NS))).toBe(1);
+    expect(records.read.get(COLLECTIONS.tracePaths(NS))).toBeLessThanOrEqual(1 + RANGE_PAGE);
+    records.read.clear();
+    // 2,000 traces under repos/acme, 2 shown: their links, and one batch of 8 traces.
+    expect(await brief(many)).toEqual(before[1]);
+    expect(records.read.get(COLLECTIONS.traces(NS))).toBeLessThanOrEqual(8);
   });
 
   it('GET /patterns with a path reads that path\'s range', async () => {

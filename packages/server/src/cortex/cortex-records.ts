@@ -15,6 +15,8 @@ export const COLLECTIONS = {
   digests: (ns: string) => `cortex/${ns}/digests`,
   patterns: (ns: string) => `cortex/${ns}/patterns`,
   traces: (ns: string) => `cortex/${ns}/traces`,
+  /** The trace index: a link per path of each trace's chain (trace-paths.ts). */
+  tracePaths: (ns: string) => `cortex/${ns}/trace-paths`,
   /** Recent compile events, for every replica's /api/v1/cortex/stream. */
   log: (ns: string) => `cortex/${ns}/log`,
   /** Forgets the API made, until the active worker has applied them (forget-journal.ts). */
@@ -33,6 +35,19 @@ export const COLLECTIONS = {
  * to their path, and a hash makes them unique.
  */
 export const recordId = (id: string): string => (id.length <= 200 ? id : `${clipText(id, 180)}~${sha256(id).slice(0, 32)}`);
+
+/**
+ * The id of a trace index link (trace-paths.ts): `<path>//<trace id>`. A path has no `//` and
+ * does not end in `/`, so the id is unambiguous, and every path at or below a scope links
+ * within the id range `<scope>/…`.
+ */
+export const traceLinkId = (path: string, traceId: string): string => recordId(`${path}//${traceId}`);
+
+/** A trace index link's data: the path, the trace's id, and the time readers order traces by (its chain's first). */
+export const traceLink = (path: string, t: Trace): Record<string, unknown> => ({ entity_path: path, trace: t.id, at: t.chain[0]?.at ?? null });
+
+/** The paths a trace's chain touches, each once. */
+export const chainPaths = (t: Pick<Trace, 'chain'> | undefined): string[] => [...new Set((t?.chain ?? []).map((l) => l.entity_path))];
 
 /** A compile event as the stream carries it. */
 export type CortexEvent =
@@ -128,8 +143,16 @@ export class CortexRecords {
     await this.store.deleteRecord(COLLECTIONS.patterns(ns), recordId(id));
   }
 
-  putTrace(t: Trace): Promise<void> {
-    return this.store.putRecord(COLLECTIONS.traces(t.namespace), recordId(t.id), { ...t });
+  /**
+   * Write a trace with its index links (trace-paths.ts): the links of its chain first, so no
+   * trace is stored unlinked, then the trace, then the links of paths `previous` (the version
+   * it replaces) touched and it no longer does.
+   */
+  async putTrace(t: Trace, previous?: Trace): Promise<void> {
+    const paths = chainPaths(t);
+    for (const path of paths) await this.store.putRecord(COLLECTIONS.tracePaths(t.namespace), traceLinkId(path, t.id), traceLink(path, t));
+    await this.store.putRecord(COLLECTIONS.traces(t.namespace), recordId(t.id), { ...t });
+    for (const path of chainPaths(previous)) if (!paths.includes(path)) await this.store.deleteRecord(COLLECTIONS.tracePaths(t.namespace), traceLinkId(path, t.id));
   }
 
   async *all<T>(collection: string, after?: string): AsyncGenerator<T> {

@@ -1,7 +1,9 @@
 import { pathHasPrefix } from '../domain/names.ts';
 import type { ForgetTarget } from '../domain/forget-target.ts';
-import type { RecordStore } from '../ports/records.ts';
-import { allRecords, COLLECTIONS } from './cortex-records.ts';
+import type { RecordStore, StoredRecord } from '../ports/records.ts';
+import { allRecords, chainPaths, COLLECTIONS, traceLinkId } from './cortex-records.ts';
+import { linksUnder, READY } from './trace-paths.ts';
+import type { Trace } from './traces.ts';
 
 /**
  * Whether a Cortex record (digest, pattern, trace or compile event) quotes an entry `target`
@@ -37,9 +39,31 @@ export const purgeQuoting = async (records: RecordStore, target: ForgetTarget): 
   const ns = target.namespace;
   let purged = 0;
   for (const collection of [COLLECTIONS.digests(ns), COLLECTIONS.patterns(ns), COLLECTIONS.traces(ns), COLLECTIONS.log(ns)]) {
-    const doomed: string[] = [];
-    for await (const record of allRecords(records, collection)) if (quotesTarget(record.data, target)) doomed.push(record.id);
-    for (const id of doomed) if (await records.deleteRecord(collection, id)) purged += 1;
+    const doomed: StoredRecord[] = [];
+    for await (const record of allRecords(records, collection)) if (quotesTarget(record.data, target)) doomed.push(record);
+    const traces = collection === COLLECTIONS.traces(ns);
+    const stale = traces ? await unindex(records, target, doomed) : [];
+    for (const { id } of doomed) if (await records.deleteRecord(collection, id)) purged += 1;
+    for (const id of stale) await records.deleteRecord(COLLECTIONS.tracePaths(ns), id);
   }
   return purged;
+};
+
+/**
+ * The trace index links (trace-paths.ts) that go with the doomed traces: theirs, and, when
+ * the target is a path (no key), every link naming a path at or below it (the index must not
+ * keep a forgotten path in its ids). When any go, the index is marked not ready first (readers read every trace), so
+ * that the Cortex's catch-up after the forget links every trace left again, whatever a compile
+ * racing this purge wrote. Not counted among the records purged.
+ */
+const unindex = async (records: RecordStore, target: ForgetTarget, doomed: StoredRecord[]): Promise<string[]> => {
+  const ns = target.namespace;
+  const ids = new Set<string>();
+  if (target.key === undefined) for await (const link of linksUnder(records, ns, target.prefix)) ids.add(link.id);
+  for (const { data } of doomed) {
+    const t = data as unknown as Trace;
+    if (typeof t.id === 'string' && Array.isArray(t.chain)) for (const path of chainPaths(t)) ids.add(traceLinkId(path, t.id));
+  }
+  if (ids.size > 0) await records.deleteRecord(COLLECTIONS.tracePaths(ns), READY);
+  return [...ids];
 };

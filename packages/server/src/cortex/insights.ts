@@ -11,6 +11,7 @@ import type { NamespaceState } from './namespace-state.ts';
 import { type Pattern, patternsOf } from './patterns.ts';
 import { sourcesOf } from './rollup.ts';
 import { namespaceScope, repoNameOf, serviceKey, sourceScope } from './scopes.ts';
+import { ensureTraceIndex } from './trace-paths.ts';
 import { type Trace, tracesOf } from './traces.ts';
 
 export interface InsightDeps {
@@ -130,7 +131,7 @@ export const syncTraces = async (deps: InsightDeps, st: NamespaceState, now: num
       async () => {
         if (link) await links.write(deps, st.namespace, link);
         if (!trace) return;
-        await deps.records.putTrace(trace);
+        await deps.records.putTrace(trace, known);
         st.traces.set(t.id, trace);
       },
       () => {
@@ -139,6 +140,8 @@ export const syncTraces = async (deps: InsightDeps, st: NamespaceState, now: num
     );
   }
   await pool.settle();
+  // The catch-up links the traces of a store written before the index (trace-paths.ts).
+  if (all) await ensureTraceIndex(deps.records, st);
 };
 
 /** Link writes onto one entry (each a version of it) take turns; onto different entries they do not wait. */

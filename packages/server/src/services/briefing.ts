@@ -9,6 +9,7 @@ import type { Pattern } from '../cortex/patterns.ts';
 import { readDigests } from '../cortex/read-digests.ts';
 import { Rollup } from '../cortex/rollup.ts';
 import { namespaceScope } from '../cortex/scopes.ts';
+import { newestTracesUnder } from '../cortex/trace-paths.ts';
 import type { Trace } from '../cortex/traces.ts';
 import { AgentIdSchema, EntityPathSchema, NamespaceSchema, pathHasPrefix } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
@@ -112,15 +113,17 @@ export const briefing = async (deps: ServiceDeps, ctx: Context, raw: unknown): P
   const whole = prefix === undefined && !past ? (await readDigests(deps.store, { namespace, scope: namespaceScope(namespace), limit: 1, visible })).digests[0] : undefined;
   const overview = whole ?? (scan.rollup.paths > 1 ? { ...scan.rollup.draft('namespace', namespace, prefix ?? namespace), version: 0, compiled_at: paths[0]?.compiled_at ?? '' } : undefined);
 
-  // Patterns: the id range of the scope (ids begin with the kind and the path). Traces: every
-  // one of the namespace, as a trace's id names only one of the paths its chain links.
+  // Patterns: the id range of the scope (ids begin with the kind and the path). Traces: a
+  // trace's id names only one of the paths its chain links, so a scope's come through the
+  // trace index (trace-paths.ts), the newest first; the whole namespace's, or any scope's
+  // while the index is not ready, from every trace of the namespace.
   const patterns = new NewestByTime<Pattern>((p) => p.detected_at, input.limit);
   for await (const p of patternRecords(deps, namespace, prefix)) if (under(p.entity_path) && by(p.detected_at)) patterns.offer(p);
   const traces = new NewestByTime<Trace>((t) => t.chain[0]?.at ?? null, input.limit);
-  for await (const r of allRecords(deps.store, COLLECTIONS.traces(namespace))) {
-    const t = r.data as unknown as Trace;
-    if (t.chain.some((l) => under(l.entity_path)) && t.chain.every((l) => pathVisible(ctx, l.entity_path)) && by(t.detected_at)) traces.offer(t);
-  }
+  const shown = (t: Trace): boolean => t.chain.some((l) => under(l.entity_path)) && t.chain.every((l) => pathVisible(ctx, l.entity_path)) && by(t.detected_at);
+  const indexed = prefix === undefined ? undefined : await newestTracesUnder(deps.store, namespace, prefix, input.limit, shown);
+  if (indexed) for (const t of indexed) traces.offer(t);
+  else for await (const r of allRecords(deps.store, COLLECTIONS.traces(namespace))) if (shown(r.data as unknown as Trace)) traces.offer(r.data as unknown as Trace);
 
   const source = overview ? [overview, ...paths] : paths;
   const dedupe = <T extends { entity_path: string; key: string }>(items: T[]): T[] => [...new Map(items.map((i) => [`${i.entity_path}\u0000${i.key}`, i])).values()];

@@ -1,10 +1,10 @@
 import type { Entry } from '../../domain/entry.ts';
 import { ServiceError, VersionConflict } from '../../domain/errors.ts';
 import type { BatchItem, Store } from '../../ports/store.ts';
-import { ArchiveError, type ArchiveHeader } from './format.ts';
+import { ArchiveError, type ArchiveHeader, type ArchiveLine } from './format.ts';
 import { type Slice, entryGroups } from './import-groups.ts';
 import { AUDIT_COLLECTIONS, auditCollection } from '../audit-log.ts';
-import { noteDedupCollection } from '../retention/dedup-collections.ts';
+import { DEDUP_COLLECTIONS } from '../retention/dedup-collections.ts';
 import { noteCollection } from '../retention/noted-collections.ts';
 import { type ArchiveSummary, checkArchive, readArchiveLines } from './read-archive.ts';
 import { recordNamespaces } from './collections.ts';
@@ -65,7 +65,39 @@ const inTurn = async <T, R>(items: readonly T[], work: (item: T) => Promise<R>):
 /** A backend that did not answer: worth waiting for, as a conflict is (the import re-checks either way). */
 const isOutage = (error: unknown): boolean => error instanceof ServiceError && error.code === 'UNAVAILABLE';
 
+/** Waits before retry `attempt` (from 1): doubling from RETRY_BASE_MS up to RETRY_MAX_MS. */
+const backOff = (attempt: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1))));
+
+/**
+ * `run` again after a passing outage (a request timed out, a connection dropped, the backend
+ * answered 5xx: UNAVAILABLE), with backoff, as the entries' batches are. Every store call the
+ * import makes goes through it or through landWithRetries, reads included: on S3 a read that
+ * meets a batch a killed import left undecided past its deadline aborts it, a conditional PUT
+ * (the check after a crash is where they are met, many readers racing to one marker), and on
+ * a loaded object store one of those may time out. All of it is idempotent: a record is
+ * created only if absent, a collection noted again harmlessly, a check reads again.
+ */
+const retryingOutages = async <T>(run: () => Promise<T>): Promise<T> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!isOutage(error) || attempt >= CONFLICT_RETRIES) throw error;
+      await backOff(attempt);
+    }
+  }
+};
+
 const where = (e: Entry): string => `${e.namespace} / ${e.entity_path} / ${e.key}`;
+
+/**
+ * What the check before the landing found of a slice (SliceStates): `done`, the target holds
+ * it whole (its last version is the head, the archive's exactly), so the landing reads nothing
+ * of it; `absent`, the target held no version of its entry, so the landing writes all of it
+ * on the first try without reading again (the batch's conditional appends refuse it, and the
+ * retry reads afresh, if a writer came in between); `read`, anything else: read when it lands.
+ */
+type Found = 'done' | 'absent' | 'read';
 
 /**
  * The versions of `slice` (one line of an entry whose history in the archive runs k..n: k is
@@ -73,14 +105,22 @@ const where = (e: Entry): string => `${e.namespace} / ${e.entity_path} / ${e.key
  * checking that every version the target holds under the same number is the same version. A
  * target that holds more versions than the archive (written after the export) is fine, and so
  * is one holding the entry's lines before this one (an import interrupted between them); one
- * that holds only versions before k holds another history.
+ * that holds only versions before k holds another history. A target whose head is the line's
+ * last version, the archive's exactly, holds the line whole (versions are contiguous and
+ * each was appended on the one before): one read, none of its history. `have`: the target's
+ * head as the check before the landing found it, not read again (`absent`: 0).
  */
-const missingVersions = async (store: Store, slice: Slice): Promise<BatchItem[]> => {
+const missingVersions = async (store: Store, slice: Slice, have?: number): Promise<{ items: BatchItem[]; found: Found }> => {
   const { versions } = slice;
   const first = versions[0] as Entry;
+  const last = versions[versions.length - 1] as Entry;
   const from = first.version;
   const start = slice.entry.first;
-  const have = (await store.head(first))?.version ?? 0;
+  if (have === undefined) {
+    const head = await store.head(first);
+    if (head !== null && head.version === last.version && canonicalJson(head) === canonicalJson(last)) return { items: [], found: 'done' };
+    have = head?.version ?? 0;
+  }
   if (have > 0 && have < start) {
     throw new ArchiveError(
       `the target holds versions up to ${have} of ${where(first)}, but the archive's history of it begins at version ${start}; ` +
@@ -103,17 +143,61 @@ const missingVersions = async (store: Store, slice: Slice): Promise<BatchItem[]>
   }
   // A history that begins after version 1 starts on an empty address (Store.append); a
   // continuation follows on from the versions its entry's lines before it landed.
-  return versions.slice(Math.max(0, have - from + 1)).map((entry) => ({ entry, expectedHead: entry.version === start && have === 0 ? 0 : entry.version - 1 }));
+  const items = versions.slice(Math.max(0, have - from + 1)).map((entry) => ({ entry, expectedHead: entry.version === start && have === 0 ? 0 : entry.version - 1 }));
+  return { items, found: items.length === 0 ? 'done' : have === 0 ? 'absent' : 'read' };
 };
+
+/**
+ * What the check found of each slice of the archive, by its place in it (a byte each, so an
+ * archive of millions of entries costs megabytes): the landing skips the `done` ones, and
+ * plans the `absent` ones without a read, once.
+ */
+class SliceStates {
+  private codes = new Uint8Array(1024);
+  private static readonly CODE: Record<Found, number> = { read: 0, done: 1, absent: 2 };
+
+  set(i: number, found: Found): void {
+    if (i >= this.codes.length) {
+      const grown = new Uint8Array(Math.max(i + 1, this.codes.length * 2));
+      grown.set(this.codes);
+      this.codes = grown;
+    }
+    this.codes[i] = SliceStates.CODE[found];
+  }
+
+  /** What the check found of slice `i`; an `absent` one is told once, then read like any other. */
+  take(i: number): Found {
+    const code = this.codes[i] ?? 0;
+    if (code === 2) this.codes[i] = 0;
+    return code === 1 ? 'done' : code === 2 ? 'absent' : 'read';
+  }
+}
 
 /**
  * Throws ArchiveError, before anything is written, when the target holds another history of
  * one of the archive's entries (a different version under the same number, or versions that
  * end before the archive's begin): found as the entries land, it left what landed before.
+ * Answers what it found of each slice, so the landing need not read again what it read.
  */
-const checkTarget = async (store: Store, path: string): Promise<void> => {
-  for await (const group of entryGroups(readArchiveLines(path))) await inTurn(group, (slice) => missingVersions(store, slice));
+const checkTarget = async (store: Store, path: string): Promise<SliceStates> => {
+  const states = new SliceStates();
+  let at = 0;
+  for await (const group of entryGroups(readArchiveLines(path))) {
+    const base = at;
+    at += group.length;
+    const found = await inTurn(group, async (slice) => (await retryingOutages(() => missingVersions(store, slice))).found);
+    for (const [i, f] of found.entries()) states.set(base + i, f);
+  }
+  return states;
 };
+
+/**
+ * Records created at once: enough to overlap round trips (S3: 8 round trips of 20 ms in the
+ * time of one), few enough that a single-process object store queues 8 small PUTs, not 16 or
+ * more of them behind each other: at even 300 ms a PUT on a starved server that is 2.4 s,
+ * inside the S3 client's 3 s request timeout. They come after the entries, never beside them.
+ */
+const RECORD_CONCURRENCY = 8;
 
 /**
  * Loads an archive into `store`. It is checked whole first (format, version, counts,
@@ -125,13 +209,14 @@ const checkTarget = async (store: Store, path: string): Promise<void> => {
  * and memory holds a few lines, never a whole history. Versions, written_at and writers are kept
  * as they are. Running it again, or after an interruption, writes only what is missing: records
  * too, so a record the target holds (a key revoked, a secret rotated since the export) is kept
- * as it is. A writer that changes one of the entries between the check and the landing can
- * still stop it part way. `archive`: a path, checked here, or what checkArchive answered for
+ * as it is; an entry whose head is the archive's last version of it, exactly, costs that one
+ * read, and records are created RECORD_CONCURRENCY at once. A writer that changes one of the
+ * entries between the check and the landing can still stop it part way. `archive`: a path, checked here, or what checkArchive answered for
  * one (the CLI checks before it opens the store), not checked again.
  */
 export const importArchive = async (store: Store, archive: string | ArchiveSummary, options: ImportOptions = {}): Promise<ImportReport> => {
   const { path, header } = typeof archive === 'string' ? await checkArchive(archive) : archive;
-  await checkTarget(store, path);
+  const states = await checkTarget(store, path);
   const report: ImportReport = { header, entries_written: 0, versions_written: 0, entries_present: 0, records: 0, records_present: 0 };
   let landed = 0;
 
@@ -150,8 +235,13 @@ export const importArchive = async (store: Store, archive: string | ArchiveSumma
     }
   };
 
-  const land = async (entries: Slice[]): Promise<void> => {
-    const plans = await inTurn(entries, (slice) => missingVersions(store, slice));
+  /** `entries`, each with its place among the archive's slices (SliceStates). */
+  const land = async (entries: Slice[], at: number[]): Promise<void> => {
+    const plans = await inTurn([...entries.keys()], async (i) => {
+      const found = states.take(at[i] as number);
+      if (found === 'done') return [];
+      return (await missingVersions(store, entries[i] as Slice, found === 'absent' ? 0 : undefined)).items;
+    });
     const items = plans.flat();
     try {
       if (items.length > 0) await store.appendBatch(items);
@@ -159,19 +249,19 @@ export const importArchive = async (store: Store, archive: string | ArchiveSumma
       if (!(error instanceof VersionConflict)) throw error;
       // Someone else wrote one of these entries meanwhile: land them one by one, re-checked.
       if (entries.length === 1) throw error;
-      for (const one of entries) await landWithRetries([one]);
+      for (const [i, one] of entries.entries()) await landWithRetries([one], [at[i] as number]);
       return;
     }
     for (const [i, plan] of plans.entries()) tally(entries[i] as Slice, plan.length);
   };
 
-  const landWithRetries = async (entries: Slice[]): Promise<void> => {
+  const landWithRetries = async (entries: Slice[], at: number[]): Promise<void> => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await land(entries);
+        return await land(entries, at);
       } catch (error) {
         if (!(error instanceof VersionConflict || isOutage(error)) || attempt >= CONFLICT_RETRIES) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1))));
+        await backOff(attempt);
       }
     }
   };
@@ -192,26 +282,82 @@ export const importArchive = async (store: Store, archive: string | ArchiveSumma
     options.onLanded?.(landed);
   };
 
+  let at = 0;
   for await (const group of entryGroups(readArchiveLines(path))) {
     // A continuation lands on the lines before it: once every batch in flight has landed.
     if (group[0]?.continues) while (inflight.length > 0) await settleOldest();
-    const done = landWithRetries(group);
+    const done = landWithRetries(group, group.map((_, i) => at + i));
+    at += group.length;
     done.catch(() => {});
     inflight.push({ done, count: group.filter((slice) => slice.ends).length });
     if (inflight.length >= PARALLEL_BATCHES) await settleOldest();
   }
   while (inflight.length > 0) await settleOldest();
-  // Records after the entries: an entry that cannot land stops the import before them.
-  for await (const line of readArchiveLines(path)) {
-    if (line.type !== 'record') continue;
-    if (await store.createRecord(line.collection, line.id, line.data)) report.records++;
+  // Records after the entries: an entry that cannot land stops the import before them. They
+  // stand alone (each is created only if absent, and its bookkeeping is noted whether it was
+  // or not), so RECORD_CONCURRENCY of them are created at once, in no order.
+  const noting = new Map<string, Promise<void>>();
+  /** noteCollection, once per collection for this import even while several records race to note it. */
+  const note = (registry: string, collection: string): Promise<void> => {
+    const key = `${registry}\u0000${collection}`;
+    let pending = noting.get(key);
+    if (!pending) {
+      pending = noteCollection(store, registry, collection);
+      noting.set(key, pending);
+      // A failure is the import's (each record awaiting it throws it); a later note tries again.
+      pending.catch(() => noting.delete(key));
+    }
+    return pending;
+  };
+  const lines = readArchiveLines(path)[Symbol.asyncIterator]();
+  let failed: { error: unknown } | null = null;
+  /**
+   * Creates the record unless the target holds one under its id, through outages: after one, a
+   * create that finds the record holding exactly this data counts it as this run's, since the
+   * attempt that timed out is what most likely stored it (idempotent either way: kept as it is).
+   */
+  const createdOnce = async (line: Extract<ArchiveLine, { type: 'record' }>): Promise<boolean> => {
+    let outages = 0;
+    for (;;) {
+      try {
+        if (await store.createRecord(line.collection, line.id, line.data)) return true;
+        if (outages === 0) return false;
+        const held = await retryingOutages(() => store.getRecord(line.collection, line.id));
+        return held !== null && canonicalJson(held.data) === canonicalJson(line.data);
+      } catch (error) {
+        if (!isOutage(error) || ++outages >= CONFLICT_RETRIES) throw error;
+        await backOff(outages);
+      }
+    }
+  };
+  const createRecord = async (line: ArchiveLine): Promise<void> => {
+    if (line.type !== 'record') return;
+    if (await createdOnce(line)) report.records++;
     else report.records_present++;
     // Dedup and audit expiry find their collections through lists of them; an imported one joins its list.
-    if (line.collection.startsWith('dedup/')) await noteDedupCollection(store, line.collection);
+    if (line.collection.startsWith('dedup/')) await retryingOutages(() => note(DEDUP_COLLECTIONS, line.collection));
     // So does the audit log of every namespace the archive holds records of: the next export
     // finds a namespace that holds records and no entry through that list (export-archive.ts),
     // and one whose audit batches had expired on the source came with none.
-    for (const ns of recordNamespaces(line.collection, line.id, line.data)) await noteCollection(store, AUDIT_COLLECTIONS, auditCollection(ns));
+    await Promise.all(recordNamespaces(line.collection, line.id, line.data).map((ns) => retryingOutages(() => note(AUDIT_COLLECTIONS, auditCollection(ns)))));
+  };
+  const createRecords = async (): Promise<void> => {
+    while (failed === null) {
+      try {
+        const next = await lines.next();
+        if (next.done) return;
+        await createRecord(next.value);
+      } catch (error) {
+        // The first failure stops the import; the records already under way finish.
+        failed ??= { error };
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: RECORD_CONCURRENCY }, createRecords));
+  } finally {
+    await lines.return?.(undefined);
   }
+  if (failed !== null) throw (failed as { error: unknown }).error;
   return report;
 };

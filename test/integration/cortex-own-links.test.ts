@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CortexRecords } from '../../packages/server/src/cortex/cortex-records.ts';
 import { OwnLinks } from '../../packages/server/src/cortex/known-links.ts';
 import { CortexWorker } from '../../packages/server/src/cortex/worker.ts';
@@ -8,6 +8,7 @@ import type { OpenBackend } from '../../packages/server/src/ports/backend.ts';
 import { writeKnownLink } from '../../packages/server/src/services/write-known-link.ts';
 import { openFromEnv, versionOf } from '../helpers/archive-fixture.ts';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
+import { useWorkerOnBackend } from '../helpers/worker-on-backend.ts';
 
 /**
  * The links the Cortex writes (an incident `caused_by` the failed deploy before it, a thread
@@ -43,17 +44,10 @@ afterAll(async () => {
 });
 
 describe.each(backends)('the Cortex on %s and its own link writes', (_name, env) => {
-  let backend: OpenBackend | undefined;
-  let worker: CortexWorker | undefined;
-  afterEach(async () => {
-    await worker?.stop();
-    worker = undefined;
-    await backend?.store.close();
-    backend = undefined;
-  });
+  const held = useWorkerOnBackend();
 
   it('compiles nothing again for the links its catch-up wrote, and compiles a real write after them', async () => {
-    backend = await openFromEnv(await env.env());
+    const backend = (held.backend = await openFromEnv(await env.env()));
     const { store } = backend;
     await seed(backend, Date.now());
     const id = `own-links-${Math.random().toString(16).slice(2)}`;
@@ -61,7 +55,7 @@ describe.each(backends)('the Cortex on %s and its own link writes', (_name, env)
       id, store, shared: backend.capabilities.sharedAcrossReplicas, lease: await backend.openLease(id), logger: pino({ level: 'silent' }),
       debounceMs: 50, namespace: NS, writeLink: (ns, known) => writeKnownLink({ store, now: Date.now }, ns, known),
     });
-    worker = w;
+    held.worker = w;
     w.start();
     await expect.poll(() => w.status().last_compiled_at, { timeout: 30_000, interval: 100 }).not.toBeNull();
     // The catch-up linked the incident to the deploy and the thread to the incident.

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { COLLECTIONS } from '../../packages/server/src/cortex/cortex-records.ts';
 import { READY, traceIndexReady } from '../../packages/server/src/cortex/trace-paths.ts';
 import { CortexWorker } from '../../packages/server/src/cortex/worker.ts';
@@ -10,6 +10,7 @@ import type { ServiceDeps } from '../../packages/server/src/services/context.ts'
 import { writeKnownLink } from '../../packages/server/src/services/write-known-link.ts';
 import { openFromEnv, versionOf } from '../helpers/archive-fixture.ts';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
+import { useWorkerOnBackend } from '../helpers/worker-on-backend.ts';
 
 /**
  * The Cortex keeps the trace index (cortex/trace-paths.ts) as it writes traces: its catch-up
@@ -32,17 +33,10 @@ afterAll(async () => {
 });
 
 describe.each(backends)('the trace index on %s', (_name, env) => {
-  let backend: OpenBackend | undefined;
-  let worker: CortexWorker | undefined;
-  afterEach(async () => {
-    await worker?.stop();
-    worker = undefined;
-    await backend?.store.close();
-    backend = undefined;
-  });
+  const held = useWorkerOnBackend();
 
   it('is linked by the catch-up, again on a store from before it, and serves a scoped briefing', async () => {
-    backend = await openFromEnv(await env.env());
+    const backend = (held.backend = await openFromEnv(await env.env()));
     const { store } = backend;
     const at = Date.now();
     const entries: Entry[] = [
@@ -56,7 +50,7 @@ describe.each(backends)('the trace index on %s', (_name, env) => {
         id, store, shared: backend?.capabilities.sharedAcrossReplicas ?? false, lease: await (backend as OpenBackend).openLease(id), logger: pino({ level: 'silent' }),
         debounceMs: 50, namespace: NS, writeLink: (ns, known) => writeKnownLink({ store, now: Date.now }, ns, known),
       });
-      worker = w;
+      held.worker = w;
       w.start();
       await expect.poll(() => w.status().last_compiled_at, { timeout: 30_000, interval: 100 }).not.toBeNull();
       await w.idle();
@@ -70,7 +64,7 @@ describe.each(backends)('the trace index on %s', (_name, env) => {
     expect(await links()).toEqual(expected);
 
     // A store from before the index: no links, not ready. The next catch-up links the trace.
-    await worker?.stop();
+    await held.worker?.stop();
     for (const id of await links()) await store.deleteRecord(COLLECTIONS.tracePaths(NS), id);
     expect(await traceIndexReady(store, NS)).toBe(false);
     await start();

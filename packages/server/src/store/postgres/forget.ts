@@ -14,8 +14,12 @@ export const FORGET_CHANNEL = 'cairn_forget';
  * come. ("cairnfgt" in ASCII.)
  */
 const FORGET_LOG_LOCK = 0x636169726e666774n;
-/** Log rows are kept this long: a replica whose LISTEN is down longer misses the forgets. */
-const FORGET_LOG_KEEP = '1 day';
+/**
+ * Log rows are kept this long (ms; a day): a replica whose LISTEN is down longer finds rows it
+ * never read deleted, which cairn_forget_log_trimmed (migration 016) tells it, and checks what
+ * it holds against the heads (WriteFeed.catchUp). Internal: tests set a few seconds.
+ */
+export const DEFAULT_FORGET_LOG_KEEP_MS = 24 * 3_600_000;
 
 /** What a forget did: the addresses it removed, and its row in cairn_forget_log (null when it removed nothing). */
 export interface ForgetResult {
@@ -30,20 +34,33 @@ export interface LoggedForget {
   target: ForgetTarget;
 }
 
-/** Forgets logged with seq above `after`, oldest first. */
-export const forgetsAfter = async (sql: Sql, after: number): Promise<LoggedForget[]> => {
-  const rows = await sql<{ seq: string; id: string; namespace: string; prefix: string; key: string | null }[]>`
-    select seq, id, namespace, prefix, key from cairn_forget_log where seq > ${after} order by seq`;
-  return rows.map((r) => ({
-    seq: Number(r.seq),
-    id: r.id,
-    target: r.key === null ? { namespace: r.namespace, prefix: r.prefix } : { namespace: r.namespace, prefix: r.prefix, key: r.key },
-  }));
+/**
+ * Forgets logged with seq above `after`, oldest first, and how far the log has been trimmed
+ * (cairn_forget_log_trimmed, migration 016: the highest seq ever deleted), read in one statement,
+ * so in one snapshot: a row above `after` not among them was either trimmed (then `trimmedThrough`
+ * reaches it) or never committed.
+ */
+export const forgetLogAfter = async (sql: Sql, after: number): Promise<{ logged: LoggedForget[]; trimmedThrough: number }> => {
+  const rows = await sql<{ through: string; seq: string | null; id: string; namespace: string; prefix: string; key: string | null }[]>`
+    select t.through, l.seq, l.id, l.namespace, l.prefix, l.key
+      from cairn_forget_log_trimmed t
+      left join cairn_forget_log l on l.seq > ${after}
+     order by l.seq`;
+  const logged = rows
+    .filter((r) => r.seq !== null)
+    .map((r) => ({
+      seq: Number(r.seq),
+      id: r.id,
+      target: r.key === null ? { namespace: r.namespace, prefix: r.prefix } : { namespace: r.namespace, prefix: r.prefix, key: r.key },
+    }));
+  return { logged, trimmedThrough: Number(rows[0]?.through ?? 0) };
 };
 
-/** The newest forget logged (0 for none). */
+/** The newest forget logged, or the highest seq trimmed from the log if above it (0 for none). */
 export const maxForgetSeq = async (sql: Sql): Promise<number> => {
-  const rows = await sql<{ seq: string }[]>`select coalesce(max(seq), 0) as seq from cairn_forget_log`;
+  const rows = await sql<{ seq: string }[]>`
+    select greatest(coalesce((select max(seq) from cairn_forget_log), 0),
+                    coalesce((select through from cairn_forget_log_trimmed), 0)) as seq`;
   return Number(rows[0]?.seq ?? 0);
 };
 
@@ -57,7 +74,13 @@ const ENTRY_TABLES = ['cairn_heads', 'cairn_versions', 'cairn_search'] as const;
  * skip its own notification and log row. Entity paths under a prefix: the prefix itself, or
  * starting with `prefix/` (starts_with, so `%` and `_` in a path mean nothing special).
  */
-export const forgetRows = async (sql: Sql, target: ForgetTarget, id: string = randomUUID(), guard?: WriteGuard): Promise<ForgetResult> =>
+export const forgetRows = async (
+  sql: Sql,
+  target: ForgetTarget,
+  id: string = randomUUID(),
+  guard?: WriteGuard,
+  logKeepMs: number = DEFAULT_FORGET_LOG_KEEP_MS,
+): Promise<ForgetResult> =>
   sql.begin(async (tx) => {
     // Under a guard (deadline.ts) each statement is sent under it: a cancel rolls all of it back.
     const sent = <Q extends CancellableQuery>(q: Q): Q => (guard ? guard.track(q) : q);
@@ -87,7 +110,8 @@ export const forgetRows = async (sql: Sql, target: ForgetTarget, id: string = ra
       await sent(tx`select pg_advisory_xact_lock(${FORGET_LOG_LOCK.toString()}::int8)`);
       const [logged] = await sent(tx<{ seq: string }[]>`
         insert into cairn_forget_log (id, namespace, prefix, key) values (${id}, ${namespace}, ${prefix}, ${key}) returning seq`);
-      await sent(tx`delete from cairn_forget_log where forgotten_at < now() - ${FORGET_LOG_KEEP}::interval`);
+      // Its trigger (migration 016) raises cairn_forget_log_trimmed in this transaction.
+      await sent(tx`delete from cairn_forget_log where forgotten_at < now() - make_interval(secs => ${logKeepMs / 1000})`);
       seq = Number(logged?.seq);
       await sent(tx`select pg_notify(${FORGET_CHANNEL}, ${JSON.stringify({ id, target, seq })})`);
     }

@@ -21,6 +21,12 @@ export interface PostgresStoreOptions {
   queryTimeoutMs?: number;
   /** How often the change feed checks that its LISTEN session still delivers (Listening.checkMs). */
   feedCheckMs?: number;
+  /**
+   * How long a forget's row stays in cairn_forget_log (default a day, DEFAULT_FORGET_LOG_KEEP_MS):
+   * a replica away longer checks what it holds against the heads (WriteFeed.recheck). Internal:
+   * tests set a few seconds.
+   */
+  forgetLogKeepMs?: number;
 }
 
 /**
@@ -61,7 +67,10 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
     logger.info({ dsn: redactDsn(options.dsn), vectors }, 'postgres store ready');
     // Half the pool for append transactions leaves the rest to reads and the change feed.
     const writers = options.writers ?? Math.max(1, Math.floor(max / 2));
-    return new PostgresStore(sql, feed, { logger, vectors, timeoutMs, writers, probe, schema });
+    return new PostgresStore(sql, feed, {
+      logger, vectors, timeoutMs, writers, probe, schema,
+      ...(options.forgetLogKeepMs === undefined ? {} : { forgetLogKeepMs: options.forgetLogKeepMs }),
+    });
   } catch (error) {
     await feed?.close();
     await probe.end({ timeout: 0 }).catch(() => {});

@@ -6,7 +6,7 @@ import type { RecordListQuery, StoredRecord } from '../../ports/records.ts';
 import { continuesEarlierItem } from '../batch-runs.ts';
 import type { BatchItem, CompactionResult, ForgetTarget, HistoryQuery, LinkedToQuery, ListPage, ListQuery, Store } from '../../ports/store.ts';
 import { randomUUID } from 'node:crypto';
-import { dropVersionRows, forgetRows, vacuumTables } from './forget.ts';
+import { DEFAULT_FORGET_LOG_KEEP_MS, dropVersionRows, forgetRows, vacuumTables } from './forget.ts';
 import { appendBatch } from './append-batch.ts';
 import type { Appended } from './append-entry.ts';
 import { readLinkedTo } from './read-links.ts';
@@ -63,13 +63,15 @@ export class PostgresStore implements Store {
   private readonly recordOps: RecordOps;
   private readonly logger: Logger;
   private readonly timeoutMs: number;
+  /** How long a forget's row stays in cairn_forget_log (PostgresStoreOptions.forgetLogKeepMs). */
+  private readonly forgetLogKeepMs: number;
   private closing: Promise<void> | null = null;
   /** This process's appended entries, and the embedder of the vector their search row kept (appendKept). */
   private readonly keptVectors = new WeakMap<Entry, string | null>();
   /** Operations under way, which close() lets finish. */
   private readonly running = new Set<Promise<unknown>>();
 
-  constructor(sql: Sql, feed: WriteFeed, options: { logger: Logger; vectors: boolean; timeoutMs: number; writers: number; probe: Sql; schema: SchemaCheck }) {
+  constructor(sql: Sql, feed: WriteFeed, options: { logger: Logger; vectors: boolean; timeoutMs: number; writers: number; probe: Sql; schema: SchemaCheck; forgetLogKeepMs?: number }) {
     this.sql = sql;
     this.probe = options.probe;
     this.schema = options.schema;
@@ -82,6 +84,7 @@ export class PostgresStore implements Store {
     this.vectors = options.vectors;
     this.logger = options.logger;
     this.timeoutMs = options.timeoutMs;
+    this.forgetLogKeepMs = options.forgetLogKeepMs ?? DEFAULT_FORGET_LOG_KEEP_MS;
     // A write's deadline starts when it joins its entry's line (domain/turns.ts), not at its turn.
     boundLines(this, options.timeoutMs);
   }
@@ -117,6 +120,8 @@ export class PostgresStore implements Store {
     let after: EntryAddress | undefined;
     for (;;) {
       const page = await this.run('scan heads', () => readHeadsPage(this.sql, after, SCAN_PAGE));
+      // What an in-process index loads from: checked after an absence (WriteFeed.recheck).
+      for (const entry of page) this.feed.hold(entry);
       yield* page;
       after = page.at(-1);
       if (page.length < SCAN_PAGE) return;
@@ -163,7 +168,7 @@ export class PostgresStore implements Store {
   async forget(target: ForgetTarget): Promise<EntryAddress[]> {
     const id = randomUUID();
     this.feed.expectForget(id);
-    const { removed, seq } = await this.write('forget', (guard) => retryingRollbacks(() => forgetRows(this.sql, target, id, guard)));
+    const { removed, seq } = await this.write('forget', (guard) => retryingRollbacks(() => forgetRows(this.sql, target, id, guard, this.forgetLogKeepMs)));
     if (removed.length > 0) this.feed.forgotten(target, seq);
     return removed;
   }

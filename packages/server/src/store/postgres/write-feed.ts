@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Entry } from '../../domain/entry.ts';
+import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { LocalChangeFeed } from '../local-change-feed.ts';
 import type { Sql } from './client.ts';
 import { withDeadline } from './deadline.ts';
 import { schemaMismatch } from './db-errors.ts';
-import { FORGET_CHANNEL, forgetsAfter, maxForgetSeq } from './forget.ts';
+import { FORGET_CHANNEL, forgetLogAfter, maxForgetSeq } from './forget.ts';
+import { HeldEntries, readSegmentHeads, type Segment } from './held-entries.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
+import type { ForgetListener } from '../../ports/change-feed.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
 import { ForgetMarks } from './forget-marks.ts';
 import { fetchAfterSeq, fetchBySeq, maxSeq, parseWriteNote, RecentSet, type WriteNote } from './write-notes.ts';
@@ -22,8 +24,31 @@ const BATCH = 500;
 const CATCH_UP_WINDOW = 1000;
 const LOCAL_CAPACITY = 2000;
 const RETRY_MS = 1000;
+/** Logged forgets remembered as announced here (by seq). */
+const FORGET_SEQS_KEPT = 4096;
 
 type Job = { kind: 'note'; note: WriteNote } | { kind: 'catch-up' };
+
+/**
+ * The local feed, counting its forget listeners: what listens for forgets keeps something of
+ * what it is handed (an in-process search index, the Cortex), and only while one does is what
+ * is handed out noted (HeldEntries). A search indexer writing to the database, or a stream,
+ * listens only for writes.
+ */
+class HoldersFeed extends LocalChangeFeed {
+  holders = 0;
+
+  override subscribeForgets(listener: ForgetListener): () => void {
+    const unsubscribe = super.subscribeForgets(listener);
+    this.holders += 1;
+    let done = false;
+    return () => {
+      if (!done) this.holders -= 1;
+      done = true;
+      unsubscribe();
+    };
+  }
+}
 
 /** How the feed keeps its LISTEN session: its own client, checked every `checkMs`. */
 export interface Listening {
@@ -58,7 +83,7 @@ const DEFAULT_CHECK_MS = 5_000;
  * moment a decision is due (quiet for `checkMs`, or a ping out for `checkMs`), does the checking.
  */
 export class WriteFeed {
-  readonly changes: LocalChangeFeed;
+  readonly changes: HoldersFeed;
   private readonly sql: Sql;
   private readonly logger: Logger;
   private readonly timeoutMs: number;
@@ -70,12 +95,22 @@ export class WriteFeed {
   /** Every forget logged up to this seq (cairn_forget_log) has been announced here, or came before start. */
   private forgetSeq = 0;
   /** Logged forgets announced here (or this process's own), so none is announced twice. */
-  private readonly forgetSeqs = new RecentSet<number>(4096);
+  private readonly forgetSeqs = new RecentSet<number>(FORGET_SEQS_KEPT);
   /**
    * Forgets a catch-up announced from the log: versions it finds still stored that they name
    * were written after them, and are announced again even if announced already (see catchUp).
    */
   private missedForgets: ForgetTarget[] = [];
+  /** What this process handed its in-process holders (HeldEntries): what a check after an absence checks. */
+  readonly held = new HeldEntries();
+  /**
+   * A catch-up found forget log rows it never read trimmed (cairn_forget_log_trimmed): what this
+   * process holds is checked against the heads (recheck) before that catch-up ends; kept set
+   * until a check completes, so a retried catch-up does it too.
+   */
+  private recheckOwed = false;
+  /** Segments a check dropped from the holders and has not announced again in full yet. */
+  private readonly reloading: Segment[] = [];
   /** Settles once start() has read where the log and the versions stand; a catch-up waits for it. */
   private started: Promise<void> = Promise.resolve();
   private listens = 0;
@@ -105,7 +140,7 @@ export class WriteFeed {
     this.connect = listening.connect;
     this.checkMs = listening.checkMs ?? DEFAULT_CHECK_MS;
     this.listener = this.connect();
-    this.changes = new LocalChangeFeed((error) => logger.error({ err: error }, 'change listener failed'));
+    this.changes = new HoldersFeed((error) => logger.error({ err: error }, 'change listener failed'));
     this.ownWrites = new LocalChangeFeed((error) => logger.error({ err: error }, 'own-write listener failed'));
   }
 
@@ -223,6 +258,7 @@ export class WriteFeed {
       if (this.closed || this.published.has(seq) || this.forgets.namesSince(mark, entry)) continue;
       this.local.set(seq, entry);
       if (this.local.size > LOCAL_CAPACITY) this.local.delete(this.local.keys().next().value as number);
+      this.hold(entry);
       this.ownWrites.publish(entry);
     }
   }
@@ -249,6 +285,7 @@ export class WriteFeed {
   forgotten(target: ForgetTarget, seq?: number | null): void {
     if (typeof seq === 'number') this.noteForgetSeq(seq);
     for (const [seq, entry] of this.local) if (forgetNames(target, entry)) this.local.delete(seq);
+    this.held.drop(target);
     this.forgets.note(target);
     this.changes.publishForget(target);
   }
@@ -354,7 +391,11 @@ export class WriteFeed {
   private async catchUp(): Promise<void> {
     // A LISTEN lost during start(): from 0, the log would give every forget of the last day again.
     await this.started;
-    const logged = await this.timed(forgetsAfter(this.sql, this.forgetSeq));
+    const before = this.forgetSeq;
+    const { logged, trimmedThrough } = await this.timed(forgetLogAfter(this.sql, before));
+    // Rows above what was read here are gone unread unless their notifications were heard:
+    // read in the same statement as the rows, so a trim racing this read is seen by one or the other.
+    if (trimmedThrough > before && !this.heardAll(before, trimmedThrough)) this.recheckOwed = true;
     let missed = 0;
     for (const { seq, id, target } of logged) {
       if (this.forgetSeqs.has(seq)) continue;
@@ -366,7 +407,7 @@ export class WriteFeed {
         missed += 1;
       }
     }
-    this.forgetSeq = Math.max(this.forgetSeq, logged.at(-1)?.seq ?? 0);
+    this.forgetSeq = Math.max(this.forgetSeq, logged.at(-1)?.seq ?? 0, trimmedThrough);
     if (missed > 0) this.logger.info({ forgets: missed }, 'applied forgets made while LISTEN was down');
     const floor = Math.min(this.highSeq - CATCH_UP_WINDOW, (this.published.smallest() ?? this.highSeq) - 1);
     let after = Math.max(0, floor);
@@ -376,7 +417,7 @@ export class WriteFeed {
       for (const { seq, entry } of page) {
         this.local.delete(seq);
         if (this.published.has(seq) && this.missedForgets.some((t) => forgetNames(t, entry))) {
-          if (!this.forgets.namesSince(mark, entry)) this.changes.publish(entry);
+          if (!this.forgets.namesSince(mark, entry)) this.announce(entry);
         } else this.publish(seq, entry, mark);
       }
       const last = page.at(-1);
@@ -384,6 +425,12 @@ export class WriteFeed {
       after = last.seq;
     }
     this.missedForgets = [];
+    // After the versions missed, so what is held is as new as what the database holds, and only
+    // what a forget removed (or a forget and a write afresh) differs.
+    if (this.recheckOwed) {
+      await this.recheck();
+      this.recheckOwed = false;
+    }
   }
 
   /** Announce a version read after `mark`, unless a forget heard since then names it (ForgetMarks). */
@@ -391,6 +438,67 @@ export class WriteFeed {
     if (this.published.has(seq)) return;
     this.published.add(seq);
     this.highSeq = Math.max(this.highSeq, seq);
-    if (!this.forgets.namesSince(mark, entry)) this.changes.publish(entry);
+    if (!this.forgets.namesSince(mark, entry)) this.announce(entry);
+  }
+
+  /** Tell local subscribers of a version, noting it as handed to them (HeldEntries). */
+  private announce(entry: Entry): void {
+    this.hold(entry);
+    this.changes.publish(entry);
+  }
+
+  /**
+   * A version handed to this process's holders (announced, or read by a scan of the heads): noted
+   * while anything that keeps what it is handed listens (HoldersFeed), for a check after an absence.
+   */
+  hold(entry: Entry): void {
+    if (this.changes.holders > 0) this.held.hold(entry);
+  }
+
+  /** Every forget between `before` and `through` (trimmed from the log) was heard here by its notification. */
+  private heardAll(before: number, through: number): boolean {
+    if (through - before > FORGET_SEQS_KEPT) return false;
+    for (let seq = before + 1; seq <= through; seq++) if (!this.forgetSeqs.has(seq)) return false;
+    return true;
+  }
+
+  /**
+   * Forgets may have been missed: their log rows were trimmed before this replica read them (its
+   * LISTEN down, the process suspended, the network partitioned, for longer than the log keeps
+   * them: DEFAULT_FORGET_LOG_KEEP_MS, forget.ts). Nothing says what they named, so what this process handed its
+   * holders (HeldEntries) is checked against the heads: each segment holding an entry gone or
+   * written afresh since is forgotten here (every holder drops it, as for a forget heard), then
+   * announced again from the heads the database holds. A seq skipped by a forget that rolled
+   * back after taking it reads as a possible miss too: the check then finds nothing stale.
+   */
+  private async recheck(): Promise<void> {
+    const started = performance.now();
+    const stale = await this.held.stale(this.sql, this.timed);
+    this.logger.warn(
+      { stale_segments: stale.length, held: this.held.size },
+      'forgets may have been missed: the forget log was trimmed past what this replica had read (it was away longer than the log keeps them); dropping what it holds of entries gone since and reloading them from the database',
+    );
+    for (const seg of stale) {
+      this.forgotten({ namespace: seg.namespace, prefix: seg.segment });
+      this.reloading.push(seg);
+    }
+    // Taken after those forgets: a version read below that a forget heard since names is not announced.
+    const mark = this.forgets.mark();
+    let announced = 0;
+    // Segments dropped by a check that failed part way are reloaded by the next (a retried catch-up).
+    for (let seg = this.reloading[0]; seg; this.reloading.shift(), seg = this.reloading[0]) {
+      let after: EntryAddress | undefined;
+      for (;;) {
+        const page = await this.timed(readSegmentHeads(this.sql, seg, after, BATCH));
+        for (const entry of page.entries) {
+          if (this.forgets.namesSince(mark, entry)) continue;
+          this.announce(entry);
+          announced += 1;
+        }
+        after = page.last;
+        if (!page.full) break;
+      }
+    }
+    this.logger.info({ stale_segments: stale.length, announced, ms: Math.round(performance.now() - started) }, 'reloaded what this replica holds after missed forgets');
   }
 }

@@ -1,0 +1,148 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import pino from 'pino';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Entry } from '../../packages/server/src/domain/entry.ts';
+import { MemorySearchIndex } from '../../packages/server/src/search/memory-index.ts';
+import { parseQuery } from '../../packages/server/src/search-rules/query.ts';
+import { openPostgresStore, type PostgresStore } from '../../packages/server/src/store/postgres/index.ts';
+import { makeEntry } from '../contract/store-contract.ts';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+
+/**
+ * Each forget notes its paths in cairn_forget_log, so that a replica whose LISTEN connection
+ * was down catches up on the forgets it missed; rows are deleted after a day (forgetLogKeepMs,
+ * a few seconds here). Replica B is cut off from the database (a TCP proxy stops passing its
+ * connections: a network partition) across a forget on A and a later forget that trims the
+ * first one's row. When B is back, its in-process search index must not find the forgotten
+ * entry: cairn_forget_log_trimmed (migration 016) tells B it may have missed forgets, and B
+ * checks what it holds against the heads. Before, B found the log row gone and kept serving
+ * the forgotten entry until it restarted.
+ */
+const KEEP_MS = 1500;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A TCP proxy to the database that can be cut (every connection ended, new ones refused) and healed. */
+const startProxy = async (port: number) => {
+  const open = new Set<Socket>();
+  let cut = false;
+  const server: Server = createServer((client) => {
+    if (cut) return void client.destroy();
+    const upstream = connect(port, '127.0.0.1');
+    open.add(client).add(upstream);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    cut: () => {
+      cut = true;
+      for (const socket of open) socket.destroy();
+    },
+    heal: () => void (cut = false),
+    close: () => {
+      cut = true;
+      for (const socket of open) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+};
+
+describe('postgres: a replica away longer than the forget log keeps its rows', () => {
+  let pg: TestPostgres;
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
+  let a: PostgresStore;
+  let b: PostgresStore;
+  let index: MemorySearchIndex;
+  let db: postgres.Sql;
+  const lines: { level: number; msg: string; stale_segments?: number }[] = [];
+  const logger = pino({ level: 'silent' });
+  const bLogger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+
+  beforeAll(async () => {
+    pg = await startPostgres();
+    a = await openPostgresStore({ dsn: pg.dsn, logger, forgetLogKeepMs: KEEP_MS });
+    const url = new URL(pg.dsn);
+    proxy = await startProxy(Number(url.port));
+    url.port = String(proxy.port);
+    b = await openPostgresStore({ dsn: url.toString(), logger: bLogger, forgetLogKeepMs: KEEP_MS, feedCheckMs: 500, queryTimeoutMs: 2000 });
+    index = new MemorySearchIndex(null, logger);
+    db = postgres(pg.dsn, { max: 1, onnotice: () => {} });
+  }, 60_000);
+  afterAll(async () => {
+    await index?.close();
+    proxy?.heal();
+    await b?.close();
+    await a?.close();
+    await proxy?.close();
+    await db?.end();
+    await pg?.stop();
+  });
+
+  const found = async (word: string): Promise<string[]> =>
+    (await index.textCandidates(parseQuery(word), { namespace: 'n', now: Date.now() }, 20)).candidates.map((c) => `${c.entry.entity_path}:${c.entry.key}`).sort();
+  const waitFor = async (what: () => Promise<boolean>, ms: number): Promise<boolean> => {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      if (await what()) return true;
+      await sleep(100);
+    }
+    return what();
+  };
+  const entry = (entity_path: string, key: string, value: string): Entry => makeEntry({ namespace: 'n', entity_path, key, value });
+
+  it('a trim of the log moves cairn_forget_log_trimmed, whoever deletes the rows', async () => {
+    const [before] = await db<{ through: string }[]>`select through from cairn_forget_log_trimmed`;
+    expect(Number(before?.through)).toBe(0);
+    await a.append(entry('trim/one', 'k', 'x'), 0);
+    await a.forget({ namespace: 'n', prefix: 'trim' });
+    const [row] = await db<{ seq: string }[]>`select max(seq) as seq from cairn_forget_log`;
+    // A delete by anyone (a server of an earlier release trims with a plain DELETE).
+    await db`delete from cairn_forget_log where seq <= ${row?.seq ?? 0}`;
+    const [after] = await db<{ through: string }[]>`select through from cairn_forget_log_trimmed`;
+    expect(Number(after?.through)).toBe(Number(row?.seq));
+  });
+
+  it('drops what was forgotten while it was away once it is back, and keeps what was written meanwhile', async () => {
+    const word = `okapi${Date.now().toString(36)}`;
+    const secret = `zebu${Date.now().toString(36)}`;
+    await a.append(entry('people/alice', 'note', `${word} alice ${secret}`), 0);
+    await a.append(entry('people/alice/notes', 'n1', `${word} alice ${secret} detail`), 0);
+    await a.append(entry('places/paris', 'note', `${word} paris`), 0);
+    await a.append(entry('trimmer', 'note', `${word} trimmer`), 0);
+    await index.start(b, b.ownWrites);
+    expect(await waitFor(async () => (await found(word)).length === 4, 5000)).toBe(true);
+
+    proxy.cut();
+    await a.forget({ namespace: 'n', prefix: 'people/alice' });
+    // Written afresh after the forget, at the same version (1): B must hold this one, not the old one.
+    await a.append(entry('people/alice', 'note', `${word} alice fresh`), 0);
+    await a.append(entry('places/paris', 'later', `${word} later`), 0);
+    await sleep(KEEP_MS + 300);
+    // A later forget trims the first one's row: B, away, never read it.
+    await a.forget({ namespace: 'n', prefix: 'trimmer' });
+    const rows = await db<{ prefix: string }[]>`select prefix from cairn_forget_log`;
+    expect(rows.map((r) => r.prefix)).toEqual(['trimmer']);
+    // B, cut off, still serves what it held.
+    expect(await found(secret)).toEqual(['people/alice/notes:n1', 'people/alice:note']);
+    proxy.heal();
+
+    const settled = await waitFor(async () => (await found(secret)).length === 0 && (await found(word)).includes('places/paris:later'), 15_000);
+    expect(await found(secret)).toEqual([]);
+    expect(await found(word)).toEqual(['people/alice:note', 'places/paris:later', 'places/paris:note']);
+    expect(await found('fresh')).toEqual(['people/alice:note']);
+    expect(settled).toBe(true);
+    // Only the segment a missed forget named is dropped and reloaded (people/…): places/… and
+    // what the log still told of (trimmer) are not.
+    const warned = lines.filter((l) => l.level === 40 && /forgets may have been missed/.test(l.msg));
+    expect(warned.map((l) => l.stale_segments)).toEqual([1]);
+  }, 60_000);
+});

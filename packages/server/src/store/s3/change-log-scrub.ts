@@ -1,7 +1,8 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Entry } from '../../domain/entry.ts';
+import type { ForgetTarget } from '../../domain/forget-target.ts';
 import type { BucketObjects } from './bucket-objects.ts';
-import { parseEntry, parseForget, parseWithdrawn } from './change-window.ts';
+import { type WithdrawnVersion, parseEntry, parseForget, parseWithdrawn } from './change-window.ts';
 import { mapLimit } from './map-limit.ts';
 import { type ObjectKeys, addressHash } from './object-keys.ts';
 
@@ -23,6 +24,20 @@ export interface ReadChange {
   entry: Entry | null;
   /** A forget's notice (`{"forget"…}`, `{"withdrawn"…}`), which a compaction deletes once older than the notices' keep. */
   notice?: boolean;
+  /** The notice's forget (`{"forget"…}`), or the versions it withdrew (`{"withdrawn"…}`). */
+  forget?: ForgetTarget;
+  withdrawn?: WithdrawnVersion[];
+}
+
+/**
+ * Which forget notices a scrub deletes (a compaction: those older than the notices' keep, see
+ * S3StoreOptions.noticeKeepMs): `pick` by stamp, and `clear`, given those picked, answers
+ * whether they may go (it rewrites the snapshots first: S3Store.clearSnapshotsForNotices).
+ * When it answers false or rejects, they stay, for the next compaction.
+ */
+export interface NoticeDrop {
+  pick: (timeMs: number) => boolean;
+  clear: (notices: ReadChange[]) => Promise<boolean>;
 }
 
 /** The change log's keys as a listing gave them, and when that listing began (ms since the epoch). */
@@ -75,8 +90,7 @@ export interface Scrubbed {
  *
  * `listed`, when given, are the change log's keys (`listChangeLog`), which are not listed again.
  *
- * `dropNotice`, when given, picks the forget notices to delete by their stamp (a compaction:
- * those older than the notices' keep, see S3StoreOptions.noticeKeepMs); without it, notices stay.
+ * `notices`, when given, picks the forget notices to delete (NoticeDrop); without it, notices stay.
  */
 export const scrubChangeLog = async (
   objects: BucketObjects,
@@ -86,7 +100,7 @@ export const scrubChangeLog = async (
   earlier: readonly ReadChange[] = [],
   byKey?: (named: NamedChange) => boolean,
   listed?: Iterable<string>,
-  dropNotice?: (timeMs: number) => boolean,
+  notices?: NoticeDrop,
 ): Promise<Scrubbed> => {
   const decided: string[] = [];
   // Keys naming their version are judged here, and none of them is read.
@@ -97,11 +111,10 @@ export const scrubChangeLog = async (
       return false;
     });
   const changes = await readChangeLog(objects, keys, mayDrop, earlier, unread, listed);
-  const doomed = await mapLimit(changes, CONCURRENCY, async ({ key, timeMs, entry, notice }) => {
-    if (entry === null) return notice && dropNotice?.(timeMs) ? key : null;
-    return (await drop(entry, timeMs)) ? key : null;
-  });
+  const doomed = await mapLimit(changes, CONCURRENCY, async ({ key, timeMs, entry }) => (entry !== null && (await drop(entry, timeMs)) ? key : null));
   const keysToDelete = [...decided, ...doomed.filter((k): k is string => k !== null)];
+  const picked = notices ? changes.filter((change) => change.entry === null && change.notice && notices.pick(change.timeMs)) : [];
+  if (picked.length > 0 && (await notices?.clear(picked).catch(() => false))) keysToDelete.push(...picked.map((change) => change.key));
   await objects.deleteMany(keysToDelete);
   return { deleted: keysToDelete, read: changes };
 };
@@ -145,8 +158,11 @@ export const readChangeLog = async (
 };
 
 const readOne = (key: string, timeMs: number, body: string | null): ReadChange => {
-  const notice = parseForget(body) !== null || parseWithdrawn(body) !== null;
-  return notice ? { key, timeMs, entry: null, notice } : { key, timeMs, entry: parseEntry(body) };
+  const forget = parseForget(body);
+  if (forget !== null) return { key, timeMs, entry: null, notice: true, forget };
+  const withdrawn = parseWithdrawn(body);
+  if (withdrawn !== null) return { key, timeMs, entry: null, notice: true, withdrawn };
+  return { key, timeMs, entry: parseEntry(body) };
 };
 
 /**

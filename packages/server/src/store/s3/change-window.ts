@@ -44,8 +44,9 @@ export class ChangeWindow {
   /** How long forget notices stay in the change log (see the class comment). */
   private readonly noticeKeepMs: number;
   /**
-   * When (this replica's clock) the last complete read began, or the heads it continues were
-   * loaded (a snapshot at start-up): every notice stamped since then, less the lookback, is read.
+   * When (this replica's clock) the last complete read began, or what the heads it continues
+   * reflect (at start-up, a snapshot's watermark): every notice stamped since then, less the
+   * lookback, is read.
    */
   private lastReadAt: number;
 

@@ -85,7 +85,7 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
       everyChanges: options.snapshotEveryChanges ?? 1000,
       minIntervalMs: options.snapshotMinIntervalMs ?? 60_000,
     });
-    // The heads are as of this moment (ChangeWindow: the follow's first reference point).
+    // Without a snapshot, the heads are as of this moment (ChangeWindow: the follow's first reference point).
     const loadedAtMs = Date.now();
     const snapshot = await snapshots.loadLatest();
     for (const entry of snapshot?.entries ?? []) index.apply(entry);
@@ -117,7 +117,11 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
       snapshot?.watermarkMs ?? 0,
       (hash, version) => versions.read(hash, version),
       noticeKeepMs,
-      loadedAtMs,
+      // The snapshot's heads are as of its watermark, not of its loading: one older than the
+      // keep may predate a notice deleted since (a compaction clears the snapshots first, but
+      // this one may have been read just before), and the first read then checks the heads
+      // against the newest snapshot (S3Store.recheckAfterAway).
+      snapshot ? Math.min(snapshot.watermarkMs, loadedAtMs) : loadedAtMs,
     );
     const follower = new ChangeFollower({
       window: changeWindow,

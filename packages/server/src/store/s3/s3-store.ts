@@ -303,9 +303,11 @@ export class S3Store implements Store {
 
   /**
    * This replica has not read the change log for longer than forget notices are kept
-   * (ChangeWindow.read): a forget's notice may have been deleted unread, and its entries' heads
-   * still be here. The newest snapshot, which every forget rewrites without what it forgot,
-   * settles it: a head it holds as it is here stands; every other (written since the snapshot,
+   * (ChangeWindow.read), or started from a snapshot that old: a forget's notice may have been
+   * deleted unread, and its entries' heads still be here. The newest snapshot, which every
+   * forget rewrites without what it forgot, and which holds no head a deleted notice's forget
+   * removed (a compaction rewrites the snapshots before it deletes notices, even one whose slow
+   * PUT landed after the forget's rewrite: clearSnapshotsForNotices), settles it: a head it holds as it is here stands; every other (written since the snapshot,
    * or forgotten since) is checked against its version object, and one whose version is gone
    * goes, as a withdrawn version does (observeWithdrawn: the entry is read again, in case it was
    * written afresh). Record bodies kept to list records go too (a forget purges records).
@@ -500,9 +502,51 @@ export class S3Store implements Store {
       fresh?.read ?? [],
       byKey,
       listed?.keys,
-      (timeMs) => timeMs < noticesBefore,
+      { pick: (timeMs) => timeMs < noticesBefore, clear: (notices) => this.clearSnapshotsForNotices(notices) },
     );
     return { bytesBefore: null, bytesAfter: null, ms: Math.round(performance.now() - started) };
+  }
+
+  /**
+   * Before a compaction deletes forget notices (their keep is over): no snapshot may hold a
+   * version their forgets removed, or a replica loading it once the notices are gone (one
+   * starting, or one back after longer than the keep: recheckAfterAway trusts the heads the
+   * newest snapshot holds) would serve the forgotten entry again. A forget rewrites the
+   * snapshots there are when it runs, but a snapshot whose heads were taken before its replica
+   * heard of the forget, and whose PUT was slow, lands after that rewrite, whole. So the
+   * snapshots that may not reflect the notices are rewritten without the heads the notices name
+   * (by a forget's target, or exactly as a withdrawn version) whose version objects are gone: a
+   * HEAD per such head, since an entry written afresh after its forget is a head that stays.
+   *
+   * Those are the snapshots whose watermark is not past the newest notice by the lookback: a
+   * later one's writer read the notices before taking its heads (the ChangeWindow's
+   * assumption), so a store written to within the keep reads none of them. A snapshot PUT in
+   * flight now, not listed here, cannot hold such a head: its heads were taken within a change
+   * log read of the notices' puts (Snapshots.maybeWrite and writeAtClose write right after a
+   * read), more than the keep ago (a day), and a PUT ends within the client's timeouts (two
+   * attempts of at most 120 s, Snapshots), far below that. A forget on another replica
+   * rewriting a snapshot at this moment replaces only what it read where the server honours
+   * If-Match on PUT (BucketObjects.rewrite); elsewhere it may put back what this removed, as two
+   * forgets' rewrites may. Answers true once done; rejects when the bucket cannot be read or
+   * written, and the notices then stay for the next compaction.
+   */
+  private async clearSnapshotsForNotices(notices: readonly ReadChange[]): Promise<boolean> {
+    const { snapshots, versions, lookbackMs, logger } = this.parts;
+    const targets = notices.flatMap((notice) => (notice.forget ? [notice.forget] : []));
+    const withdrawn = new Set(notices.flatMap((notice) => notice.withdrawn ?? []).map((v) => JSON.stringify([v.namespace, v.entity_path, v.key, v.version, v.written_at])));
+    const named = (entry: Entry) =>
+      targets.some((target) => forgetNames(target, entry)) || withdrawn.has(JSON.stringify([entry.namespace, entry.entity_path, entry.key, entry.version, entry.written_at]));
+    const stands = standingCheck(versions);
+    let checked = 0;
+    const gone = async (entry: Entry) => {
+      if (!named(entry)) return false;
+      checked += 1;
+      return !(await stands(entry));
+    };
+    const newest = Math.max(...notices.map((notice) => notice.timeMs));
+    const changed = await snapshots.rewriteUpTo(gone, newest + lookbackMs);
+    logger.info({ notices: notices.length, checked, snapshotsChanged: changed }, 'snapshots cleared of forgotten heads before their forget notices are deleted');
+    return true;
   }
 
   /** Where this store's replicas keep the saved search index (search-object.ts). */

@@ -153,8 +153,20 @@ export class Snapshots {
    * where the rewrite is conditional (its ETag then tells whether it changed since).
    */
   async rewrite(drop: (entry: Entry) => boolean | Promise<boolean>, loaded?: LoadedSnapshot | null): Promise<number> {
+    return this.rewriteUpTo(drop, Number.POSITIVE_INFINITY, loaded);
+  }
+
+  /**
+   * `rewrite`, of the snapshots listed now whose watermark is at most `upToMs` only (a
+   * compaction before it deletes forget notices: S3Store.clearSnapshotsForNotices). Rejects
+   * when one could not be read or rewritten.
+   */
+  async rewriteUpTo(drop: (entry: Entry) => boolean | Promise<boolean>, upToMs: number, loaded?: LoadedSnapshot | null): Promise<number> {
     let changed = 0;
-    for (const key of await this.list()) if (await this.rewriteOne(key, drop, key === loaded?.key ? loaded.read : undefined)) changed += 1;
+    for (const key of await this.list()) {
+      if ((this.keys.parseSnapshot(key)?.watermarkMs ?? 0) > upToMs) continue;
+      if (await this.rewriteOne(key, drop, key === loaded?.key ? loaded.read : undefined)) changed += 1;
+    }
     return changed;
   }
 

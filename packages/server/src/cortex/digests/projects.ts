@@ -4,7 +4,7 @@ import { byTimeDesc, clipped, ms, objOf, percent, ratio, small, TEXT_CHARS } fro
 
 const name = (value: unknown): string | null => clipped(value, TEXT_CHARS.name);
 
-interface SprintRef {
+export interface SprintRef {
   entity_path: string;
   key: string;
   name: string;
@@ -15,7 +15,7 @@ interface SprintRef {
   days_left: number | null;
 }
 
-interface ReleaseRef {
+export interface ReleaseRef {
   key: string;
   name: string;
   release_date: string | null;

@@ -19,7 +19,7 @@ export interface DeployRef {
   at: string | null;
 }
 
-interface EnvFacts {
+export interface EnvFacts {
   total: number;
   success: number;
   failure: number;

@@ -3,6 +3,7 @@ import pino from 'pino';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
+import type { ForgetTarget } from '../../packages/server/src/domain/forget-target.ts';
 import { MemorySearchIndex } from '../../packages/server/src/search/memory-index.ts';
 import { parseQuery } from '../../packages/server/src/search-rules/query.ts';
 import { openPostgresStore, type PostgresStore } from '../../packages/server/src/store/postgres/index.ts';
@@ -63,7 +64,8 @@ describe('postgres: a replica away longer than the forget log keeps its rows', (
   let b: PostgresStore;
   let index: MemorySearchIndex;
   let db: postgres.Sql;
-  const lines: { level: number; msg: string; stale_segments?: number }[] = [];
+  const lines: { level: number; msg: string; gone?: number }[] = [];
+  const heardForgets: ForgetTarget[] = [];
   const logger = pino({ level: 'silent' });
   const bLogger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
 
@@ -75,6 +77,7 @@ describe('postgres: a replica away longer than the forget log keeps its rows', (
     url.port = String(proxy.port);
     b = await openPostgresStore({ dsn: url.toString(), logger: bLogger, forgetLogKeepMs: KEEP_MS, feedCheckMs: 500, queryTimeoutMs: 2000 });
     index = new MemorySearchIndex(null, logger);
+    b.changes.subscribeForgets((target) => void heardForgets.push(target));
     db = postgres(pg.dsn, { max: 1, onnotice: () => {} });
   }, 60_000);
   afterAll(async () => {
@@ -121,6 +124,7 @@ describe('postgres: a replica away longer than the forget log keeps its rows', (
     await index.start(b, b.ownWrites);
     expect(await waitFor(async () => (await found(word)).length === 4, 5000)).toBe(true);
 
+    heardForgets.length = 0;
     proxy.cut();
     await a.forget({ namespace: 'n', prefix: 'people/alice' });
     // Written afresh after the forget, at the same version (1): B must hold this one, not the old one.
@@ -140,9 +144,120 @@ describe('postgres: a replica away longer than the forget log keeps its rows', (
     expect(await found(word)).toEqual(['people/alice:note', 'places/paris:later', 'places/paris:note']);
     expect(await found('fresh')).toEqual(['people/alice:note']);
     expect(settled).toBe(true);
-    // Only the segment a missed forget named is dropped and reloaded (people/…): places/… and
-    // what the log still told of (trimmer) are not.
+    // Only the entries held at a version the missed forget removed are dropped (and the one written
+    // afresh reloaded), each by its own address: not their segment (people), nor places/… or what
+    // the log still told of (trimmer, announced as logged).
+    expect(heardForgets).toEqual([
+      { namespace: 'n', prefix: 'trimmer' },
+      { namespace: 'n', prefix: 'people/alice', key: 'note' },
+      { namespace: 'n', prefix: 'people/alice/notes', key: 'n1' },
+    ]);
     const warned = lines.filter((l) => l.level === 40 && /forgets may have been missed/.test(l.msg));
-    expect(warned.map((l) => l.stale_segments)).toEqual([1]);
+    // A check cut short after its warning (a query timing out under load) runs again with the
+    // retried catch-up, and finds nothing more to forget.
+    expect(warned.map((l) => l.gone)).toEqual([2, ...warned.slice(1).map(() => 0)]);
+  }, 60_000);
+});
+
+/**
+ * A check after an absence can be a false alarm: a forget that rolled back after taking its seq
+ * leaves a gap no notification fills, and once the log is trimmed past it a replica whose
+ * LISTEN comes back checks what it holds. Another replica's write committing while the check
+ * reads the heads makes a head newer than the version held, its notification still queued
+ * behind the check: an ordinary write. Before, B took it for a forget and announced one of
+ * the whole segment (`people`) to its forget listeners (an in-process index dropped it; the
+ * Cortex purged records quoting any of its paths).
+ */
+describe('postgres: a check after a false alarm forgets nothing', () => {
+  let pg: TestPostgres;
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
+  let a: PostgresStore;
+  let b: PostgresStore;
+  let index: MemorySearchIndex;
+  let db: postgres.Sql;
+  const lines: { level: number; msg: string; gone?: number }[] = [];
+  const logger = pino({ level: 'silent' });
+  const bLogger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+
+  beforeAll(async () => {
+    pg = await startPostgres();
+    a = await openPostgresStore({ dsn: pg.dsn, logger, forgetLogKeepMs: KEEP_MS });
+    const url = new URL(pg.dsn);
+    proxy = await startProxy(Number(url.port));
+    url.port = String(proxy.port);
+    b = await openPostgresStore({ dsn: url.toString(), logger: bLogger, forgetLogKeepMs: KEEP_MS, feedCheckMs: 500, queryTimeoutMs: 2000 });
+    index = new MemorySearchIndex(null, logger);
+    db = postgres(pg.dsn, { max: 1, onnotice: () => {} });
+  }, 60_000);
+  afterAll(async () => {
+    await index?.close();
+    proxy?.heal();
+    await b?.close();
+    await a?.close();
+    await proxy?.close();
+    await db?.end();
+    await pg?.stop();
+  });
+
+  const found = async (word: string): Promise<string[]> =>
+    (await index.textCandidates(parseQuery(word), { namespace: 'n', now: Date.now() }, 20)).candidates.map((c) => `${c.entry.entity_path}:${c.entry.key}:${c.entry.version}`).sort();
+  const waitFor = async (what: () => Promise<boolean>, ms: number): Promise<boolean> => {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      if (await what()) return true;
+      await sleep(100);
+    }
+    return what();
+  };
+  const entry = (entity_path: string, key: string, value: string, version = 1): Entry => makeEntry({ namespace: 'n', entity_path, key, value, version });
+
+  it('a head newer than the version held is an ordinary write, not a forget', async () => {
+    const word = `tapir${Date.now().toString(36)}`;
+    await a.append(entry('people/bob', 'note', `${word} bob`), 0);
+    await a.append(entry('people/carol', 'note', `${word} carol`), 0);
+    await a.append(entry('trim1', 'x', 'x'), 0);
+    await a.append(entry('trim2', 'x', 'x'), 0);
+    const heardForgets: ForgetTarget[] = [];
+    b.changes.subscribeForgets((target) => void heardForgets.push(target));
+    await index.start(b, b.ownWrites);
+    expect(await waitFor(async () => (await found(word)).length === 2, 5000)).toBe(true);
+
+    // A forget that rolled back after taking its seq: a gap in the log no notification fills.
+    await db.begin(async (tx) => {
+      await tx`insert into cairn_forget_log (id, namespace, prefix) values ('rolled-back', 'n', 'nothing')`;
+      throw new Error('rolled back');
+    }).catch(() => {});
+    await a.forget({ namespace: 'n', prefix: 'trim1' });
+    await sleep(KEEP_MS + 300);
+    // Trims trim1's row (and past the gap): B heard both forgets, but cannot tell the gap was none.
+    await a.forget({ namespace: 'n', prefix: 'trim2' });
+    expect(await waitFor(async () => heardForgets.length === 2, 5000)).toBe(true);
+    expect(heardForgets).toEqual([{ namespace: 'n', prefix: 'trim1' }, { namespace: 'n', prefix: 'trim2' }]);
+    heardForgets.length = 0;
+
+    // The other replica writes people/bob as B's check begins: deterministic, before it reads the heads.
+    const held = (b as unknown as { feed: { held: { stale: (...args: unknown[]) => Promise<unknown> } } }).feed.held;
+    const stale = held.stale.bind(held);
+    let raced = false;
+    held.stale = async (...args: unknown[]) => {
+      if (!raced) {
+        raced = true;
+        await a.append(entry('people/bob', 'note', `${word} bob again`, 2), 1);
+      }
+      return stale(...args);
+    };
+    // A short blip of B's connections, no forget made meanwhile: its LISTEN comes back, and the catch-up checks.
+    proxy.cut();
+    await sleep(200);
+    proxy.heal();
+    expect(await waitFor(async () => lines.some((l) => /reloaded what this replica holds/.test(l.msg)), 15_000)).toBe(true);
+    expect(raced).toBe(true);
+    expect(await waitFor(async () => (await found(word)).includes('people/bob:note:2'), 5000)).toBe(true);
+
+    expect(heardForgets).toEqual([]);
+    expect(await found(word)).toEqual(['people/bob:note:2', 'people/carol:note:1']);
+    const warned = lines.filter((l) => l.level === 40 && /forgets may have been missed/.test(l.msg));
+    expect(warned.length).toBeGreaterThan(0);
+    expect(warned.map((l) => l.gone)).toEqual(warned.map(() => 0));
   }, 60_000);
 });

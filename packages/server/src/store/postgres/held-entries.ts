@@ -2,13 +2,12 @@ import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
 import type { Sql } from './client.ts';
-import { ENTRY_COLUMNS, rowToEntry, selectEntryColumns } from './entry-row.ts';
+import { ENTRY_COLUMNS, rowToEntry, selectEntryColumns, textArrayLiteral } from './entry-row.ts';
 import { HEAD_COLUMNS, type HeadPageRow } from './read-entries.ts';
 
-/** A forget target naming every entry at `segment` or below it in `namespace`. */
-export interface Segment {
-  namespace: string;
-  segment: string;
+/** An entry held here, at the version (and write time) held: `<version>@<ms>`. */
+export interface HeldVersion extends EntryAddress {
+  stamp: string;
 }
 
 const segmentOf = (entityPath: string): string => {
@@ -16,20 +15,24 @@ const segmentOf = (entityPath: string): string => {
   return slash < 0 ? entityPath : entityPath.slice(0, slash);
 };
 const segmentKey = (namespace: string, entityPath: string): string => `${namespace}\u0000${segmentOf(entityPath)}`;
-const addressKey = (a: EntryAddress): string => `${a.entity_path}\u0000${a.key}`;
+const addressKey = (a: Pick<EntryAddress, 'entity_path' | 'key'>): string => `${a.entity_path}\u0000${a.key}`;
 
 /**
  * Which version of each entry this process has handed to its in-process holders (the change
  * feed's announcements, and the heads a scan read, which an in-process search index loads
  * from): for each, the highest version handed out, as the holders keep it (an in-process index
  * keeps the newest version of each entry whatever order versions come in). Grouped by the
- * first segment of the entity path, so a forget drops its entries without a walk of them all,
- * and a check after an absence (WriteFeed.recheck) names what to forget by whole segments: a
- * forget names one segment, whatever its prefix, so the segments to drop are at most as many
- * as the forgets missed.
+ * first segment of the entity path, so a forget of a whole segment drops its entries without a
+ * walk of them all, and a forget of one key drops it directly (a forget of a deeper prefix
+ * walks its segment's entries).
  *
- * What it costs: an entry of a map per entry handed out (about 100–150 bytes), kept only
- * while something that holds entries listens (WriteFeed.hold).
+ * A check after an absence (WriteFeed.recheck) finds with it the entries whose held version
+ * the database no longer has (stale): each was forgotten, by a forget this process never
+ * heard, and only those are forgotten here.
+ *
+ * What it costs: an entry of a map per entry held, about 200 bytes with 30-character paths
+ * (measured: ~207 bytes an entry at 200,000 entries), kept only while something that holds
+ * entries listens (WriteFeed.hold).
  */
 export class HeldEntries {
   /** Per segment, per address, the version held and its write time: `<version>@<ms>`. */
@@ -52,39 +55,69 @@ export class HeldEntries {
     const seg = segmentKey(target.namespace, target.prefix);
     const held = this.segments.get(seg);
     if (!held) return;
-    if (target.key === undefined && !target.prefix.includes('/')) return void this.segments.delete(seg);
-    const { namespace } = target;
-    for (const key of held.keys()) {
-      const cut = key.indexOf('\u0000');
-      if (forgetNames(target, { namespace, entity_path: key.slice(0, cut), key: key.slice(cut + 1) })) held.delete(key);
+    if (target.key !== undefined) held.delete(addressKey({ entity_path: target.prefix, key: target.key }));
+    else if (!target.prefix.includes('/')) return void this.segments.delete(seg);
+    else {
+      const { namespace } = target;
+      for (const key of held.keys()) {
+        const cut = key.indexOf('\u0000');
+        if (forgetNames(target, { namespace, entity_path: key.slice(0, cut), key: key.slice(cut + 1) })) held.delete(key);
+      }
     }
     if (held.size === 0) this.segments.delete(seg);
   }
 
+  /** Whether `entry` is still held at `stamp` (not dropped since, nor replaced by a newer version). */
+  holds(entry: HeldVersion): boolean {
+    return this.segments.get(segmentKey(entry.namespace, entry.entity_path))?.get(addressKey(entry)) === entry.stamp;
+  }
+
   /**
-   * The segments holding an entry the database does not hold at the version held here (gone,
-   * or written afresh since a forget): reads the version and write time of every head, in pages.
-   * An entry handed out while this runs may make its segment one of them: a needless rebuild
-   * of that segment, never a missed one.
+   * The entries held at a version the database no longer stores (that address, version and
+   * write time gone from cairn_versions): each was forgotten since it was handed out (and maybe
+   * written afresh). A head merely newer than the version held is an ordinary write, whose
+   * notification delivers it: never one of them.
+   *
+   * Cheap first: every head's version and write time is read, in pages, and compared with what
+   * is held; only an entry whose head differs, or held in a segment where some held entry had
+   * no head at all (every held entry of such a segment), is looked up in cairn_versions, in
+   * batches. An entry handed out while this runs may be looked up needlessly, never missed.
    */
-  async stale(sql: Sql, timed: <T>(query: Promise<T>) => Promise<T>): Promise<Segment[]> {
-    const matched = new Map<string, number>();
+  async stale(sql: Sql, timed: <T>(query: Promise<T>) => Promise<T>): Promise<HeldVersion[]> {
+    /** Per segment, how many held entries have a head. */
+    const present = new Map<string, number>();
+    const differing: HeldVersion[] = [];
     let after: HeadStamp | undefined;
     for (;;) {
       const page = await timed(readHeadStamps(sql, after, STAMP_PAGE));
       for (const head of page) {
         const seg = segmentKey(head.namespace, head.entity_path);
         const held = this.segments.get(seg)?.get(addressKey(head));
-        if (held !== undefined && held === stampOf(head.version, head.written_at.getTime())) matched.set(seg, (matched.get(seg) ?? 0) + 1);
+        if (held === undefined) continue;
+        present.set(seg, (present.get(seg) ?? 0) + 1);
+        if (held !== stampOf(head.version, head.written_at.getTime())) differing.push({ namespace: head.namespace, entity_path: head.entity_path, key: head.key, stamp: held });
       }
       after = page.at(-1);
       if (page.length < STAMP_PAGE || !after) break;
     }
-    const stale: Segment[] = [];
+    const candidates = new Map<string, HeldVersion>();
+    for (const entry of differing) candidates.set(`${entry.namespace}\u0000${addressKey(entry)}`, entry);
     for (const [seg, held] of this.segments) {
-      if ((matched.get(seg) ?? 0) >= held.size) continue;
-      const cut = seg.indexOf('\u0000');
-      stale.push({ namespace: seg.slice(0, cut), segment: seg.slice(cut + 1) });
+      if ((present.get(seg) ?? 0) >= held.size) continue;
+      const namespace = seg.slice(0, seg.indexOf('\u0000'));
+      for (const [key, stamp] of held) {
+        const cut = key.indexOf('\u0000');
+        candidates.set(`${namespace}\u0000${key}`, { namespace, entity_path: key.slice(0, cut), key: key.slice(cut + 1), stamp });
+      }
+    }
+    const stale: HeldVersion[] = [];
+    const all = [...candidates.values()];
+    for (let i = 0; i < all.length; i += CHECK_BATCH) {
+      const batch = all.slice(i, i + CHECK_BATCH);
+      const stored = await timed(readVersionStamps(sql, batch));
+      batch.forEach((entry, at) => {
+        if (stored[at] !== entry.stamp) stale.push(entry);
+      });
     }
     return stale;
   }
@@ -98,6 +131,8 @@ export class HeldEntries {
 }
 
 const STAMP_PAGE = 5000;
+/** Held versions looked up in cairn_versions per statement. */
+const CHECK_BATCH = 1000;
 const stampOf = (version: number, writtenMs: number): string => `${version}@${writtenMs}`;
 
 interface HeadStamp {
@@ -120,44 +155,48 @@ const readHeadStamps = async (sql: Sql, after: EntryAddress | undefined, limit: 
       left join cairn_versions v
         on v.namespace = h.namespace and v.entity_path = h.entity_path and v.key = h.key and v.version = h.version
      order by h.namespace, h.entity_path, h.key`.then((rows) =>
-    // A head without its version row (damage) matches nothing held: its segment is rebuilt.
+    // A head without its version row (damage) matches nothing held: the version held is looked up.
     rows.map((r) => ({ ...r, written_at: r.written_at ?? new Date(Number.NaN) })),
   );
+};
+
+/**
+ * For each held version, the stamp of the row cairn_versions holds at its address and version
+ * (undefined when none): one walk of the versions primary key per entry.
+ */
+const readVersionStamps = async (sql: Sql, held: readonly HeldVersion[]): Promise<(string | undefined)[]> => {
+  const rows = await sql<{ i: string; version: number; written_at: Date }[]>`
+    select a.i, v.version, v.written_at
+      from unnest(${textArrayLiteral(held.map((h) => h.namespace))}::text[],
+                  ${textArrayLiteral(held.map((h) => h.entity_path))}::text[],
+                  ${textArrayLiteral(held.map((h) => h.key))}::text[],
+                  ${`{${held.map((h) => Number.parseInt(h.stamp, 10)).join(',')}}`}::int8[]) with ordinality as a(namespace, entity_path, key, version, i)
+      join cairn_versions v
+        on v.namespace = a.namespace and v.entity_path = a.entity_path and v.key = a.key and v.version = a.version`;
+  const found: (string | undefined)[] = held.map(() => undefined);
+  for (const row of rows) found[Number(row.i) - 1] = stampOf(row.version, row.written_at.getTime());
+  return found;
 };
 
 const COLUMNS = selectEntryColumns('v');
 
 /**
- * One page of the heads at or below `segment`, after `after` (entity path and key), each as
- * its version row: what a rebuilt segment is announced again from. `last` is the page's last
- * head, to go on from; a damaged head (no version row) is left out of `entries`, as a holder
- * loading the heads would have nothing of it either.
+ * The heads of `addresses` (of any namespaces), each as its version row: what an entry found
+ * forgotten is announced again from, when it was written afresh since. An address without a
+ * head, or whose head lacks its version row (damage), has none: a holder loading the heads
+ * would have nothing of it either.
  */
-export const readSegmentHeads = async (
-  sql: Sql,
-  { namespace, segment }: Segment,
-  after: EntryAddress | undefined,
-  limit: number,
-): Promise<{ entries: Entry[]; last: EntryAddress | undefined; full: boolean }> => {
-  const from = after ?? { entity_path: '', key: '' };
+export const readHeadsOf = async (sql: Sql, addresses: readonly EntryAddress[]): Promise<Entry[]> => {
   const rows = await sql<HeadPageRow[]>`
     select ${sql.unsafe(HEAD_COLUMNS)}, ${sql.unsafe(COLUMNS)}
-      from (select namespace, entity_path, key, version from cairn_heads h
-             where h.namespace = ${namespace}
-               and (h.entity_path = ${segment} or starts_with(h.entity_path, ${`${segment}/`}))
-               and (h.entity_path, h.key) > (${from.entity_path}, ${from.key})
-             order by h.entity_path, h.key
-             limit ${sql.unsafe(String(Math.trunc(limit)))}) h
+      from unnest(${textArrayLiteral(addresses.map((a) => a.namespace))}::text[],
+                  ${textArrayLiteral(addresses.map((a) => a.entity_path))}::text[],
+                  ${textArrayLiteral(addresses.map((a) => a.key))}::text[]) as a(namespace, entity_path, key)
+      join cairn_heads h on h.namespace = a.namespace and h.entity_path = a.entity_path and h.key = a.key
       left join lateral (
             select ${sql.unsafe(ENTRY_COLUMNS.join(', '))} from cairn_versions v
              where v.namespace = h.namespace and v.entity_path = h.entity_path
                and v.key = h.key and v.version = h.version
-             limit 1) v on true
-     order by h.entity_path, h.key`;
-  const end = rows.at(-1);
-  return {
-    entries: rows.filter((r) => r.version !== null).map(rowToEntry),
-    last: end && { namespace, entity_path: end.head_entity_path, key: end.head_key },
-    full: rows.length >= limit,
-  };
+             limit 1) v on true`;
+  return rows.filter((r) => r.version !== null).map(rowToEntry);
 };

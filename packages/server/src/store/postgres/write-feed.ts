@@ -7,7 +7,7 @@ import type { Sql } from './client.ts';
 import { withDeadline } from './deadline.ts';
 import { schemaMismatch } from './db-errors.ts';
 import { FORGET_CHANNEL, forgetLogAfter, maxForgetSeq } from './forget.ts';
-import { HeldEntries, readSegmentHeads, type Segment } from './held-entries.ts';
+import { HeldEntries, readHeadsOf } from './held-entries.ts';
 import { forgetNames } from '../../domain/forget-target.ts';
 import type { ForgetListener } from '../../ports/change-feed.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
@@ -109,8 +109,8 @@ export class WriteFeed {
    * until a check completes, so a retried catch-up does it too.
    */
   private recheckOwed = false;
-  /** Segments a check dropped from the holders and has not announced again in full yet. */
-  private readonly reloading: Segment[] = [];
+  /** Entries a check found forgotten and dropped from the holders, whose heads it has not announced again yet. */
+  private readonly reloading: EntryAddress[] = [];
   /** Settles once start() has read where the log and the versions stand; a catch-up waits for it. */
   private started: Promise<void> = Promise.resolve();
   private listens = 0;
@@ -465,40 +465,42 @@ export class WriteFeed {
   /**
    * Forgets may have been missed: their log rows were trimmed before this replica read them (its
    * LISTEN down, the process suspended, the network partitioned, for longer than the log keeps
-   * them: DEFAULT_FORGET_LOG_KEEP_MS, forget.ts). Nothing says what they named, so what this process handed its
-   * holders (HeldEntries) is checked against the heads: each segment holding an entry gone or
-   * written afresh since is forgotten here (every holder drops it, as for a forget heard), then
-   * announced again from the heads the database holds. A seq skipped by a forget that rolled
-   * back after taking it reads as a possible miss too: the check then finds nothing stale.
+   * them: DEFAULT_FORGET_LOG_KEEP_MS, forget.ts). Nothing says what they named, so what this
+   * process handed its holders (HeldEntries) is checked against the database: each entry held at
+   * a version it no longer stores (gone, or gone and written afresh since) is forgotten here, by
+   * its address alone (every holder drops it, as for a forget heard), then its head, if it was
+   * written afresh, announced again. A head merely newer than the version held is an ordinary
+   * write, whose notification delivers it: nothing is forgotten for it. A seq skipped by a
+   * forget that rolled back after taking it reads as a possible miss too: the check then finds
+   * nothing gone, and announces no forget.
    */
   private async recheck(): Promise<void> {
     const started = performance.now();
     const stale = await this.held.stale(this.sql, this.timed);
+    // Still held at the version found gone: one dropped or replaced since (a forget heard, a newer
+    // version handed out, which the holders keep instead) needs no forget here.
+    const gone = stale.filter((entry) => this.held.holds(entry));
     this.logger.warn(
-      { stale_segments: stale.length, held: this.held.size },
-      'forgets may have been missed: the forget log was trimmed past what this replica had read (it was away longer than the log keeps them); dropping what it holds of entries gone since and reloading them from the database',
+      { gone: gone.length, held: this.held.size },
+      'forgets may have been missed: the forget log was trimmed past what this replica had read (it was away longer than the log keeps them); dropping what it holds of entries forgotten since and reloading them from the database',
     );
-    for (const seg of stale) {
-      this.forgotten({ namespace: seg.namespace, prefix: seg.segment });
-      this.reloading.push(seg);
+    for (const { namespace, entity_path, key } of gone) {
+      this.forgotten({ namespace, prefix: entity_path, key });
+      this.reloading.push({ namespace, entity_path, key });
     }
     // Taken after those forgets: a version read below that a forget heard since names is not announced.
     const mark = this.forgets.mark();
     let announced = 0;
-    // Segments dropped by a check that failed part way are reloaded by the next (a retried catch-up).
-    for (let seg = this.reloading[0]; seg; this.reloading.shift(), seg = this.reloading[0]) {
-      let after: EntryAddress | undefined;
-      for (;;) {
-        const page = await this.timed(readSegmentHeads(this.sql, seg, after, BATCH));
-        for (const entry of page.entries) {
-          if (this.forgets.namesSince(mark, entry)) continue;
-          this.announce(entry);
-          announced += 1;
-        }
-        after = page.last;
-        if (!page.full) break;
+    // Entries dropped by a check that failed part way are reloaded by the next (a retried catch-up).
+    while (this.reloading.length > 0) {
+      const batch = this.reloading.slice(0, BATCH);
+      for (const entry of await this.timed(readHeadsOf(this.sql, batch))) {
+        if (this.forgets.namesSince(mark, entry)) continue;
+        this.announce(entry);
+        announced += 1;
       }
+      this.reloading.splice(0, batch.length);
     }
-    this.logger.info({ stale_segments: stale.length, announced, ms: Math.round(performance.now() - started) }, 'reloaded what this replica holds after missed forgets');
+    this.logger.info({ gone: gone.length, announced, ms: Math.round(performance.now() - started) }, 'reloaded what this replica holds after missed forgets');
   }
 }

@@ -84,6 +84,8 @@ export class CompileLoop {
   private readonly forgets: PendingForget[] = [];
   /** Namespaces whose state a forget dropped, to be compiled whole again. */
   private readonly rebuild = new Set<string>();
+  /** Namespaces whose state a forget cut down, to be compiled again where it reached (Compiler.compileForgotten). */
+  private readonly scoped = new Set<string>();
   /** Journal notices already queued here, so a poll does not queue them twice. */
   private readonly queuedNotices = new Set<string>();
   private journalTimer: NodeJS.Timeout | null = null;
@@ -185,33 +187,43 @@ export class CompileLoop {
   private readonly interrupted = (ns: string): boolean => !this.running || this.forgets.some((f) => f.target.namespace === ns);
 
   /**
-   * Apply the forgets heard of, before anything else is compiled: drop the state of their
-   * namespaces (reloaded from the records, which may have lost records to the API's purge),
-   * store the compile events still queued, delete every record quoting what went (a compile
-   * that raced the forget may have written some after the API's purge), tell the API it is
-   * done, then compile each namespace whole again from the reloaded state, which writes back
-   * whatever still derives from the entries left and is missing from the records.
+   * Apply the forgets heard of, before anything else is compiled: drop from the state of
+   * their namespaces what quotes what went (Compiler.forget; the whole state when it is not
+   * held in full, to be reloaded from the records, which may have lost records to the API's
+   * purge), store the compile events still queued, delete every record quoting what went (a
+   * compile that raced the forget may have written some after the API's purge), tell the API
+   * it is done, then compile again what the forgets reached (Compiler.compileForgotten), or
+   * each dropped namespace whole from the reloaded state; either writes back whatever still
+   * derives from the entries left and is missing from the records.
    */
   private async applyForgets(): Promise<boolean> {
     let applied = false;
-    while (this.running && (this.forgets.length > 0 || this.rebuild.size > 0)) {
+    while (this.running && (this.forgets.length > 0 || this.rebuild.size > 0 || this.scoped.size > 0)) {
       if (this.forgets.length > 0) {
         const batch = [...this.forgets];
         for (const { target } of batch) {
-          this.o.compiler.forget(target);
-          this.rebuild.add(target.namespace);
+          if (this.o.compiler.forget(target)) this.scoped.add(target.namespace);
+          else this.rebuild.add(target.namespace);
         }
         await this.o.flushEvents();
         for (const { target } of batch) await purgeQuoting(this.o.store, target);
         for (const { notice } of batch) if (notice) await markApplied(this.o.store, notice.id, notice.data, this.o.id, this.o.now());
         this.forgets.splice(0, batch.length);
         for (const { notice } of batch) if (notice) this.queuedNotices.delete(notice.id);
-        this.o.logger.info({ forgets: batch.length }, 'cortex applied forgets; rebuilding');
+        this.o.logger.info({ forgets: batch.length, rebuilding: [...this.rebuild] }, 'cortex applied forgets; compiling what they reached');
         continue;
       }
-      const [ns] = this.rebuild as Set<string>;
-      await this.catchUp(ns as string);
-      this.rebuild.delete(ns as string);
+      if (this.rebuild.size > 0) {
+        const [ns] = this.rebuild as Set<string>;
+        this.scoped.delete(ns as string);
+        await this.catchUp(ns as string);
+        this.rebuild.delete(ns as string);
+      } else {
+        const [ns] = this.scoped as Set<string>;
+        // The state was not held in step after all: compiled whole.
+        if (!(await this.o.compiler.compileForgotten(ns as string, this.interrupted))) this.rebuild.add(ns as string);
+        this.scoped.delete(ns as string);
+      }
       applied = true;
     }
     return applied;

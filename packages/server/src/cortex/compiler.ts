@@ -5,14 +5,18 @@ import { numbered, pathDigest } from './assemble.ts';
 import { entriesAt, pathGroups } from './path-entries.ts';
 import type { CortexEvent, CortexRecords } from './cortex-records.ts';
 import type { Digest } from './digest-types.ts';
-import { type Changes, rollupsDueIn, syncPatterns, syncRollups, syncThreadLinks, syncTraces } from './insights.ts';
+import { type Changes, rollupsDueIn, syncPatterns, syncRollups, syncThreadLinks, syncTraces, systemsOf } from './insights.ts';
 import type { LinkWriter } from './known-links.ts';
 import type { KeyHistory } from './key-history.ts';
 import { changedIncidentIds, NamespaceState } from './namespace-state.ts';
 import { definitionOf, digestTypeOf } from './digests/registry.ts';
-import { pathScope } from './scopes.ts';
+import { pathScope, serviceKey } from './scopes.ts';
 import { Bounded, readAhead } from './bounded.ts';
 import type { IncidentRef } from './digests/incident-ref.ts';
+import { COMMS, type CommsFacts } from './digests/comms.ts';
+import { quotesTarget } from './forget-purge.ts';
+import { traceIndexAfterForget } from './trace-paths.ts';
+import { compareCodePoints } from '../domain/order.ts';
 
 export interface CompilerDeps {
   store: Store;
@@ -33,6 +37,18 @@ export class CompileInterrupted extends Error {
   }
 }
 
+/**
+ * What forgets took from a namespace state that was kept (Compiler.forget), until
+ * compileForgotten compiles it again: the paths whose digests went, the systems of the
+ * digests and traces that went, and the open incidents the chat digests held were compiled
+ * against (before the first of these forgets).
+ */
+interface Forgotten {
+  paths: Set<string>;
+  systems: Set<string>;
+  openBefore: ReadonlyMap<string, IncidentRef>;
+}
+
 /** Asked before each path a compile reads and before its patterns, traces and roll-ups. */
 export type StopCheck = (ns: string) => boolean;
 
@@ -46,6 +62,8 @@ export class Compiler {
   private readonly states = new Map<string, NamespaceState>();
   /** Namespaces whose state was dropped after a digest write failed: synced whole once reloaded. */
   private readonly resync = new Set<string>();
+  /** Namespaces whose state a forget cut down, to be compiled again where it reached (compileForgotten). */
+  private readonly forgotten = new Map<string, Forgotten>();
   /** Path scopes compiled since start, for the status report. */
   compiled = 0;
   /** Told, at each compile of a path, when its earliest live entry expires (or null). */
@@ -68,17 +86,53 @@ export class Compiler {
   }
 
   /**
-   * A forget: drop what is held of its namespace (reloaded from the records on the next
-   * compile) and what the key histories learnt of the entries it names.
+   * A forget: drop what the key histories learnt of the entries it names, and from the
+   * namespace state every digest, pattern and trace that quotes them (quotesTarget: what the
+   * purge deletes from the records), noting what compileForgotten must compile again. Answers
+   * false when the state is not held in full (not loaded, a compile left it unsynced, or the
+   * chat scopes' words are not known): it is dropped then, and the namespace compiled whole.
    */
-  forget(target: ForgetTarget): void {
-    this.states.delete(target.namespace);
+  forget(target: ForgetTarget): boolean {
+    const ns = target.namespace;
     this.deps.history.forget(target);
+    const st = this.states.get(ns);
+    if (!st || st.unsynced || !st.linked) {
+      this.drop(ns);
+      return false;
+    }
+    let mine = this.forgotten.get(ns);
+    if (!mine) {
+      mine = { paths: new Set(), systems: new Set(), openBefore: st.openIncidents() };
+      this.forgotten.set(ns, mine);
+    }
+    const removed: Digest[] = [];
+    for (const d of [...st.digests.values()]) {
+      if (!quotesTarget(d, target)) continue;
+      st.removeDigest(d.scope);
+      removed.push(d);
+      if (d.kind === 'path' && d.entity_path !== null) mine.paths.add(d.entity_path);
+    }
+    for (const s of systemsOf({ changed: [], removed, kept: [] })) mine.systems.add(s);
+    for (const p of [...st.patterns.values()]) if (quotesTarget(p, target)) st.patterns.delete(p.id);
+    for (const t of [...st.traces.values()]) {
+      if (!quotesTarget(t, target)) continue;
+      st.traces.delete(t.id);
+      mine.systems.add(serviceKey(t.service));
+    }
+    // What is compiled next reads the state as a reload from the records would give it.
+    st.inRecordOrder();
+    return true;
+  }
+
+  private drop(ns: string): void {
+    this.states.delete(ns);
+    this.forgotten.delete(ns);
   }
 
   /** Forget everything loaded (a worker that lost leadership must reload when it regains it). */
   reset(): void {
     this.states.clear();
+    this.forgotten.clear();
   }
 
   digestCount(): number {
@@ -166,7 +220,83 @@ export class Compiler {
       await writes.settle();
       check();
       await this.finish(st, { changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), removed: changes.removed, kept: [] }, true);
+      st.linked = true;
     });
+    // A catch-up after forgets compiled what they reached.
+    this.forgotten.delete(ns);
+  }
+
+  /**
+   * After forgets that kept the namespace state (forget), compile what a catch-up would
+   * change, and nothing else: given a state in step with the entries (every path compiled
+   * since its last write, at this clock), a catch-up rewrites only the paths whose digests
+   * went (their previous digest is gone, so they are written again as a reload would find
+   * them), and the chat paths whose links to open incidents read differently against the
+   * incidents open then (see mayRelink). These are compiled in the order its scan meets
+   * them, the chat threads linked again as it does, then patterns, traces, thread links and
+   * roll-ups synced as it does (the traces of the systems what went and what was written are
+   * about). Answers false when the state is not held in step (dropped: compile it whole).
+   */
+  async compileForgotten(ns: string, stop: StopCheck = () => false): Promise<boolean> {
+    const check = (): void => {
+      if (stop(ns)) throw new CompileInterrupted();
+    };
+    const mine = this.forgotten.get(ns);
+    if (!mine) return true;
+    const st = this.states.get(ns);
+    if (!st || st.unsynced || !st.linked) {
+      this.drop(ns);
+      return false;
+    }
+    check();
+    const changes: Changes = { changed: [], removed: [], kept: [] };
+    const before = st.openIncidents();
+    const applied = new Set<string>();
+    let threads: string[] = [];
+    await this.writing(st, async (writes) => {
+      const chats = [...st.held(COMMS.type)].flatMap((d) => (d.entity_path === null ? [] : [d.entity_path]));
+      const scan = [...new Set([...mine.paths, ...chats])].sort(compareCodePoints);
+      for (const path of scan) {
+        if (!mine.paths.has(path) && !mayRelink(st, path, st.openIncidents(), mine.openBefore)) continue;
+        check();
+        await this.apply(st, path, await this.entriesAt(ns, path), changes, writes);
+        applied.add(path);
+      }
+      const ids = changedIncidentIds(before, st.openIncidents());
+      for (const id of st.openIncidents().keys()) ids.add(id);
+      threads = st
+        .commsNaming(ids)
+        .map((scope) => scope.slice('path:'.length))
+        .filter((path) => applied.has(path) || mayRelink(st, path, st.openIncidents(), mine.openBefore));
+      for await (const [path, entries] of readAhead(threads, IN_FLIGHT, (p) => this.entriesAt(ns, p))) {
+        check();
+        await this.apply(st, path, entries, changes, writes);
+      }
+      await writes.settle();
+      check();
+      const now = this.deps.now();
+      st.unsynced = true;
+      // A thread compiled twice (in the scan, then linked again) counts once, as it now is:
+      // the catch-up syncs from the digests held at its end, not from those on the way.
+      const previous = new Map<string, Digest | undefined>();
+      for (const c of changes.changed) if (!previous.has(c.digest.scope)) previous.set(c.digest.scope, c.previous);
+      const held: Changes = { changed: [], removed: changes.removed, kept: [] };
+      for (const path of new Set([...applied, ...threads])) {
+        const d = st.digests.get(pathScope(path));
+        if (d?.kind !== 'path') continue;
+        if (previous.has(d.scope)) held.changed.push({ digest: d, previous: previous.get(d.scope) });
+        else held.kept.push(d);
+      }
+      await syncPatterns(this.deps, st, held, now, true);
+      await syncTraces(this.deps, st, now, false, held, new Set([...systemsOf(changes), ...mine.systems]));
+      // The purge may have marked the trace index not ready (forget-purge.ts unindex).
+      await traceIndexAfterForget(this.deps.records, st);
+      await syncThreadLinks(this.deps, st, held, false);
+      await syncRollups(this.deps, st, held, now, true);
+      st.unsynced = false;
+    });
+    this.forgotten.delete(ns);
+    return true;
   }
 
   /**
@@ -261,6 +391,38 @@ export class Compiler {
     this.onExpiry?.(st.namespace, last.path, last.expiry === null ? due : Math.min(last.expiry, due));
   }
 }
+
+const refOf = (i: Pick<IncidentRef, 'entity_path' | 'key' | 'id' | 'title' | 'status'> | undefined): string =>
+  i === undefined ? '' : JSON.stringify([i.entity_path, i.key, i.id, i.title, i.status]);
+
+/**
+ * Whether the chat digest held at `path` may read differently compiled against the open
+ * incidents `open`: an incident it links to reads differently there (or is not open), or one
+ * of its id-like words names an incident that reads differently there than in `openBefore`,
+ * those it was compiled against (a thread links to the first open incident it names).
+ */
+const mayRelink = (st: NamespaceState, path: string, open: ReadonlyMap<string, IncidentRef>, openBefore: ReadonlyMap<string, IncidentRef>): boolean => {
+  const scope = pathScope(path);
+  const d = st.digests.get(scope);
+  const tokens = st.tokens.get(scope);
+  if (!d || d.type !== COMMS.type || !tokens) return true;
+  const linked = (d.facts.incident_threads ?? []) as CommsFacts['incident_threads'];
+  if (linked.some((t) => refOf(open.get(t.incident.id)) !== refOf(t.incident))) return true;
+  for (const id of differing(open, openBefore)) if (tokens.has(id)) return true;
+  return false;
+};
+
+/** The ids of incidents that read differently in two maps of open incidents (the last pair asked, remembered). */
+const differing = (() => {
+  let last: { a: ReadonlyMap<string, IncidentRef>; b: ReadonlyMap<string, IncidentRef>; ids: string[] } | null = null;
+  return (a: ReadonlyMap<string, IncidentRef>, b: ReadonlyMap<string, IncidentRef>): string[] => {
+    if (last?.a !== a || last.b !== b) {
+      const ids = [...new Set([...a.keys(), ...b.keys()])].filter((id) => refOf(a.get(id)) !== refOf(b.get(id)));
+      last = { a, b, ids };
+    }
+    return last.ids;
+  };
+})();
 
 /** Digest writes, and reads of the paths ahead, a compile keeps out at once. */
 const IN_FLIGHT = 8;

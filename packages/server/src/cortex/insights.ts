@@ -105,14 +105,14 @@ const TRACES_PER_TURN = 500;
  * incident's `caused_by` link, before the trace is stored, so a compile that fails between
  * the two redoes the link; `all` (the catch-up) checks the links of known traces too.
  */
-export const syncTraces = async (deps: InsightDeps, st: NamespaceState, now: number, all = false, changes?: Changes): Promise<void> => {
+export const syncTraces = async (deps: InsightDeps, st: NamespaceState, now: number, all = false, changes?: Changes, systems?: ReadonlySet<string>): Promise<void> => {
   const at = new Date(now).toISOString();
   let compared = 0;
   // A few traces written at once; the links onto one entry one after another, each before its trace.
   const pool = new Bounded(IN_FLIGHT);
   const links = new EntryTurns();
   const writing = new Set<string>();
-  for (const t of all || !changes ? tracesOf(st.namespace, st.digests.values()) : tracesOfSystems(st, systemsOf(changes))) {
+  for (const t of all || !changes ? tracesOf(st.namespace, st.digests.values()) : tracesOfSystems(st, systems ?? systemsOf(changes))) {
     // Tens of thousands of traces take a while to compare: let requests in between.
     if (++compared % TRACES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     // The same trace twice: compared once the first is stored.

@@ -1,4 +1,5 @@
-import { COLLECTIONS, type CortexRecords } from './cortex-records.ts';
+import { COLLECTIONS, type CortexRecords, recordId } from './cortex-records.ts';
+import { compareCodePoints } from '../domain/order.ts';
 import type { Digest } from './digest-types.ts';
 import { COMMS } from './digests/comms.ts';
 import { type IncidentRef, unresolved } from './digests/incident-ref.ts';
@@ -26,12 +27,18 @@ export class NamespaceState {
    */
   unsynced = false;
   /**
+   * Every chat scope held was compiled since this state was loaded, so `tokens` holds the
+   * id-like words of each: set by a catch-up (compileNamespace). A state loaded from the
+   * records does not know them, and a forget of its namespace is then compiled whole.
+   */
+  linked = false;
+  /**
    * Roll-ups (source and namespace digests): `index` keeps them in parts, updated as path
    * digests are set and removed here (see RollupIndex); roll-ups put off by syncRollups (see
    * ROLLUP_PACE) are the sources the compiles since the last roll-up touched, `pending` until
    * they are rolled up. Not kept anywhere else: a state dropped or reloaded is caught up whole.
    */
-  readonly rollups = { pending: false, sources: new Set<string>(), lastAt: Number.NEGATIVE_INFINITY, lastMs: 0, index: new RollupIndex() };
+  readonly rollups: { pending: boolean; sources: Set<string>; lastAt: number; lastMs: number; index: RollupIndex } = { pending: false, sources: new Set<string>(), lastAt: Number.NEGATIVE_INFINITY, lastMs: 0, index: new RollupIndex() };
   private open: Map<string, IncidentRef> | null = null;
   /**
    * The incident, repository and chat digests among `digests`, in the same order (set and
@@ -50,6 +57,28 @@ export class NamespaceState {
     for await (const p of records.all<Pattern>(COLLECTIONS.patterns(namespace))) state.patterns.set(p.id, p);
     for await (const t of records.all<Trace>(COLLECTIONS.traces(namespace))) state.traces.set(t.id, t);
     return state;
+  }
+
+  /**
+   * Hold digests, patterns and traces in the order a load from the records gives (by record
+   * id): where the order tells (two incidents with one id, the first open one a thread names),
+   * what is compiled next reads as it would from a reloaded state. The roll-up index is
+   * built again in that order too (a roll-up joins its paths in the order they were set).
+   */
+  inRecordOrder(): void {
+    const sorted = <T>(map: Map<string, T>, id: (key: string) => string): void => {
+      const entries = [...map].map(([key, v]) => [id(key), key, v] as const).sort((a, b) => compareCodePoints(a[0], b[0]));
+      map.clear();
+      for (const [, key, v] of entries) map.set(key, v);
+    };
+    sorted(this.digests, recordId);
+    for (const held of this.ofType.values()) sorted(held, recordId);
+    sorted(this.patterns, recordId);
+    sorted(this.traces, recordId);
+    this.open = null;
+    const index = new RollupIndex();
+    for (const d of this.digests.values()) if (d.kind === 'path') index.set(d);
+    this.rollups.index = index;
   }
 
   pathDigests(): Digest[] {

@@ -76,6 +76,19 @@ export const newestTracesUnder = async (store: RecordStore, ns: string, prefix: 
 const known = new WeakSet<object>();
 
 /**
+ * After a forget compiled where it reached (Compiler.compileForgotten): mark the index ready
+ * again if the purge marked it not (forget-purge.ts unindex). Every trace the state holds is
+ * linked: the purge deleted only the links of the traces it deleted (and, for a path, those
+ * naming a path under it, which only such traces have), and each trace written since was
+ * linked before it was stored (CortexRecords.putTrace); the catch-up that loaded the state
+ * linked those before.
+ */
+export const traceIndexAfterForget = async (records: CortexRecords, state: { namespace: string; traces: ReadonlyMap<string, Trace> }): Promise<void> => {
+  if (!known.has(state)) return ensureTraceIndex(records, state);
+  if (!(await traceIndexReady(records.store, state.namespace))) await records.store.putRecord(COLLECTIONS.tracePaths(state.namespace), READY, { since: new Date().toISOString() });
+};
+
+/**
  * Make the index whole (the catch-up, after its traces are synced): link every trace held,
  * then mark the index ready. Once per loaded state; a no-op when the index is ready already.
  */

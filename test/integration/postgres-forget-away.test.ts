@@ -57,52 +57,67 @@ const startProxy = async (port: number) => {
   };
 };
 
-describe('postgres: a replica away longer than the forget log keeps its rows', () => {
-  let pg: TestPostgres;
-  let proxy: Awaited<ReturnType<typeof startProxy>>;
-  let a: PostgresStore;
-  let b: PostgresStore;
-  let index: MemorySearchIndex;
-  let db: postgres.Sql;
-  const lines: { level: number; msg: string; gone?: number }[] = [];
-  const heardForgets: ForgetTarget[] = [];
+/**
+ * Two stores on one database: A directly, B through a proxy that can be cut, with an in-process
+ * search index fed by B and B's log lines kept (`lines`). Started before the suite's tests,
+ * stopped after them.
+ */
+const usePairAcrossProxy = () => {
+  const pair = {} as {
+    pg: TestPostgres;
+    proxy: Awaited<ReturnType<typeof startProxy>>;
+    a: PostgresStore;
+    b: PostgresStore;
+    index: MemorySearchIndex;
+    db: postgres.Sql;
+    lines: { level: number; msg: string; gone?: number }[];
+  };
   const logger = pino({ level: 'silent' });
-  const bLogger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-
   beforeAll(async () => {
-    pg = await startPostgres();
-    a = await openPostgresStore({ dsn: pg.dsn, logger, forgetLogKeepMs: KEEP_MS });
-    const url = new URL(pg.dsn);
-    proxy = await startProxy(Number(url.port));
-    url.port = String(proxy.port);
-    b = await openPostgresStore({ dsn: url.toString(), logger: bLogger, forgetLogKeepMs: KEEP_MS, feedCheckMs: 500, queryTimeoutMs: 2000 });
-    index = new MemorySearchIndex(null, logger);
-    b.changes.subscribeForgets((target) => void heardForgets.push(target));
-    db = postgres(pg.dsn, { max: 1, onnotice: () => {} });
+    pair.lines = [];
+    pair.pg = await startPostgres();
+    pair.a = await openPostgresStore({ dsn: pair.pg.dsn, logger, forgetLogKeepMs: KEEP_MS });
+    const url = new URL(pair.pg.dsn);
+    pair.proxy = await startProxy(Number(url.port));
+    url.port = String(pair.proxy.port);
+    const bLogger = pino({ level: 'info' }, { write: (line: string) => void pair.lines.push(JSON.parse(line)) });
+    pair.b = await openPostgresStore({ dsn: url.toString(), logger: bLogger, forgetLogKeepMs: KEEP_MS, feedCheckMs: 500, queryTimeoutMs: 2000 });
+    pair.index = new MemorySearchIndex(null, logger);
+    pair.db = postgres(pair.pg.dsn, { max: 1, onnotice: () => {} });
   }, 60_000);
   afterAll(async () => {
-    await index?.close();
-    proxy?.heal();
-    await b?.close();
-    await a?.close();
-    await proxy?.close();
-    await db?.end();
-    await pg?.stop();
+    await pair.index?.close();
+    pair.proxy?.heal();
+    await pair.b?.close();
+    await pair.a?.close();
+    await pair.proxy?.close();
+    await pair.db?.end();
+    await pair.pg?.stop();
   });
+  return pair;
+};
 
+const waitFor = async (what: () => Promise<boolean>, ms: number): Promise<boolean> => {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await what()) return true;
+    await sleep(100);
+  }
+  return what();
+};
+const entry = (entity_path: string, key: string, value: string, version = 1): Entry => makeEntry({ namespace: 'n', entity_path, key, value, version });
+
+describe('postgres: a replica away longer than the forget log keeps its rows', () => {
+  const pair = usePairAcrossProxy();
+  const heardForgets: ForgetTarget[] = [];
+  beforeAll(() => {
+    pair.b.changes.subscribeForgets((target) => void heardForgets.push(target));
+  });
   const found = async (word: string): Promise<string[]> =>
-    (await index.textCandidates(parseQuery(word), { namespace: 'n', now: Date.now() }, 20)).candidates.map((c) => `${c.entry.entity_path}:${c.entry.key}`).sort();
-  const waitFor = async (what: () => Promise<boolean>, ms: number): Promise<boolean> => {
-    const until = Date.now() + ms;
-    while (Date.now() < until) {
-      if (await what()) return true;
-      await sleep(100);
-    }
-    return what();
-  };
-  const entry = (entity_path: string, key: string, value: string): Entry => makeEntry({ namespace: 'n', entity_path, key, value });
+    (await pair.index.textCandidates(parseQuery(word), { namespace: 'n', now: Date.now() }, 20)).candidates.map((c) => `${c.entry.entity_path}:${c.entry.key}`).sort();
 
   it('a trim of the log moves cairn_forget_log_trimmed, whoever deletes the rows', async () => {
+    const { a, db } = pair;
     const [before] = await db<{ through: string }[]>`select through from cairn_forget_log_trimmed`;
     expect(Number(before?.through)).toBe(0);
     await a.append(entry('trim/one', 'k', 'x'), 0);
@@ -115,6 +130,7 @@ describe('postgres: a replica away longer than the forget log keeps its rows', (
   });
 
   it('drops what was forgotten while it was away once it is back, and keeps what was written meanwhile', async () => {
+    const { a, b, index, db, proxy, lines } = pair;
     const word = `okapi${Date.now().toString(36)}`;
     const secret = `zebu${Date.now().toString(36)}`;
     await a.append(entry('people/alice', 'note', `${word} alice ${secret}`), 0);
@@ -169,49 +185,12 @@ describe('postgres: a replica away longer than the forget log keeps its rows', (
  * Cortex purged records quoting any of its paths).
  */
 describe('postgres: a check after a false alarm forgets nothing', () => {
-  let pg: TestPostgres;
-  let proxy: Awaited<ReturnType<typeof startProxy>>;
-  let a: PostgresStore;
-  let b: PostgresStore;
-  let index: MemorySearchIndex;
-  let db: postgres.Sql;
-  const lines: { level: number; msg: string; gone?: number }[] = [];
-  const logger = pino({ level: 'silent' });
-  const bLogger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-
-  beforeAll(async () => {
-    pg = await startPostgres();
-    a = await openPostgresStore({ dsn: pg.dsn, logger, forgetLogKeepMs: KEEP_MS });
-    const url = new URL(pg.dsn);
-    proxy = await startProxy(Number(url.port));
-    url.port = String(proxy.port);
-    b = await openPostgresStore({ dsn: url.toString(), logger: bLogger, forgetLogKeepMs: KEEP_MS, feedCheckMs: 500, queryTimeoutMs: 2000 });
-    index = new MemorySearchIndex(null, logger);
-    db = postgres(pg.dsn, { max: 1, onnotice: () => {} });
-  }, 60_000);
-  afterAll(async () => {
-    await index?.close();
-    proxy?.heal();
-    await b?.close();
-    await a?.close();
-    await proxy?.close();
-    await db?.end();
-    await pg?.stop();
-  });
-
+  const pair = usePairAcrossProxy();
   const found = async (word: string): Promise<string[]> =>
-    (await index.textCandidates(parseQuery(word), { namespace: 'n', now: Date.now() }, 20)).candidates.map((c) => `${c.entry.entity_path}:${c.entry.key}:${c.entry.version}`).sort();
-  const waitFor = async (what: () => Promise<boolean>, ms: number): Promise<boolean> => {
-    const until = Date.now() + ms;
-    while (Date.now() < until) {
-      if (await what()) return true;
-      await sleep(100);
-    }
-    return what();
-  };
-  const entry = (entity_path: string, key: string, value: string, version = 1): Entry => makeEntry({ namespace: 'n', entity_path, key, value, version });
+    (await pair.index.textCandidates(parseQuery(word), { namespace: 'n', now: Date.now() }, 20)).candidates.map((c) => `${c.entry.entity_path}:${c.entry.key}:${c.entry.version}`).sort();
 
   it('a head newer than the version held is an ordinary write, not a forget', async () => {
+    const { a, b, index, db, proxy, lines } = pair;
     const word = `tapir${Date.now().toString(36)}`;
     await a.append(entry('people/bob', 'note', `${word} bob`), 0);
     await a.append(entry('people/carol', 'note', `${word} carol`), 0);

@@ -1,12 +1,23 @@
+import { createWriteStream } from 'node:fs';
+import { finished } from 'node:stream/promises';
 import pino from 'pino';
 import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
 import type { Entry, EntryAddress } from '../../packages/server/src/domain/entry.ts';
 import { canonicalJson } from '../../packages/server/src/services/archive/import-archive.ts';
+import { exportArchive } from '../../packages/server/src/services/archive/export-archive.ts';
 import { parseConfig } from '../../packages/server/src/config.ts';
 import type { OpenBackend } from '../../packages/server/src/ports/backend.ts';
 import type { StoredRecord } from '../../packages/server/src/ports/records.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import { openBackend } from '../../packages/server/src/store/backends.ts';
+
+/** `cairn export` of the default namespace into `file`, its last byte written when this resolves. */
+export const exportDefaultTo = async (store: Store, file: string, settleMs = 0): Promise<void> => {
+  const out = createWriteStream(file);
+  await exportArchive(store, out, { namespaces: ['default'], now: Date.now, settleMs });
+  out.end();
+  await finished(out);
+};
 
 /** A backend opened from the environment a BackendEnv gives, as `cairn import` opens one. */
 export const openFromEnv = (env: Record<string, string>): Promise<OpenBackend> =>

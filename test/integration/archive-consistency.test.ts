@@ -1,13 +1,10 @@
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { finished } from 'node:stream/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
-import { exportArchive } from '../../packages/server/src/services/archive/export-archive.ts';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
-import { openFromEnv, versionOf } from '../helpers/archive-fixture.ts';
+import { exportDefaultTo, openFromEnv, versionOf } from '../helpers/archive-fixture.ts';
 
 /**
  * The archive's cut on every backend, with batches written while the export runs: each
@@ -45,10 +42,7 @@ describe('an export taken while batches are written', () => {
         })();
         await new Promise((resolve) => setTimeout(resolve, 300));
         const file = join(dir, `${name}.jsonl`);
-        const out = createWriteStream(file);
-        await exportArchive(store, out, { namespaces: ['default'], now: Date.now, settleMs: 200 });
-        out.end();
-        await finished(out);
+        await exportDefaultTo(store, file, 200);
         await new Promise((resolve) => setTimeout(resolve, 200));
         stop = true;
         await writer;

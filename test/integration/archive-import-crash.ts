@@ -1,16 +1,14 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { afterAll, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
-import { exportArchive } from '../../packages/server/src/services/archive/export-archive.ts';
 import { canonicalJson } from '../../packages/server/src/services/archive/import-archive.ts';
 import type { BatchItem } from '../../packages/server/src/ports/store.ts';
 import { type BackendEnv, filesystemBackend } from '../helpers/backend-env.ts';
-import { openFromEnv, versionOf } from '../helpers/archive-fixture.ts';
+import { exportDefaultTo, openFromEnv, versionOf } from '../helpers/archive-fixture.ts';
 import { CLI_ARGS } from '../helpers/cli-args.ts';
 
 
@@ -65,10 +63,7 @@ export const describeImportCrash = (label: string, makeBackend: (label: string) 
       }
       await from.store.appendBatch(items);
     }
-    const out = createWriteStream(file);
-    await exportArchive(from.store, out, { namespaces: ['default'], now: Date.now, settleMs: 0 });
-    out.end();
-    await finished(out);
+    await exportDefaultTo(from.store, file);
     await from.store.close();
     const archived = (await readFile(file, 'utf8')).trim().split('\n').slice(1, -1).map((l) => (JSON.parse(l) as { versions: Entry[] }).versions);
 

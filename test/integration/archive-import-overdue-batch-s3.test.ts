@@ -1,14 +1,11 @@
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { finished } from 'node:stream/promises';
 import { afterAll, expect, it } from 'vitest';
 import type { BatchItem } from '../../packages/server/src/ports/store.ts';
-import { exportArchive } from '../../packages/server/src/services/archive/export-archive.ts';
 import { canonicalJson, importArchive } from '../../packages/server/src/services/archive/import-archive.ts';
 import { filesystemBackend } from '../helpers/backend-env.ts';
-import { openFromEnv, versionOf } from '../helpers/archive-fixture.ts';
+import { exportDefaultTo, openFromEnv, versionOf } from '../helpers/archive-fixture.ts';
 import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
 
 /**
@@ -42,10 +39,7 @@ it('an import whose check meets an overdue batch of a killed run retries the abo
   }
   const from = await openFromEnv(await source.env());
   await from.store.appendBatch(items);
-  const out = createWriteStream(file);
-  await exportArchive(from.store, out, { namespaces: ['default'], now: Date.now, settleMs: 0 });
-  out.end();
-  await finished(out);
+  await exportDefaultTo(from.store, file);
   await from.store.close();
 
   s3 = await startS3Behind();

@@ -1,14 +1,11 @@
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { finished } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BatchItem, Store } from '../../packages/server/src/ports/store.ts';
-import { exportArchive } from '../../packages/server/src/services/archive/export-archive.ts';
 import { importArchive } from '../../packages/server/src/services/archive/import-archive.ts';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
-import { openFromEnv, snapshotOf, versionOf } from '../helpers/archive-fixture.ts';
+import { exportDefaultTo, openFromEnv, snapshotOf, versionOf } from '../helpers/archive-fixture.ts';
 
 /**
  * What an import costs the target, counted in store calls: a run reads each entry once (its
@@ -46,10 +43,7 @@ beforeAll(async () => {
   }
   await from.store.appendBatch(items);
   for (let i = 0; i < RECORDS; i++) await from.store.putRecord('dedup/default/github', `delivery-${i}`, { entries: [], at: new Date(at).toISOString() });
-  const out = createWriteStream(file);
-  await exportArchive(from.store, out, { namespaces: ['default'], now: Date.now, settleMs: 0 });
-  out.end();
-  await finished(out);
+  await exportDefaultTo(from.store, file);
   expected = await snapshotOf(from.store, ['default']);
   await from.store.close();
 });

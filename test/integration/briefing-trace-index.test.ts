@@ -11,6 +11,7 @@ import { RecordObjects } from '../../packages/server/src/store/s3/record-objects
 import { useFsStore } from '../helpers/fs-store.ts';
 import { type StoreOnPostgres, startStoreOnPostgres } from '../helpers/postgres-store.ts';
 import { useS3Bucket } from '../helpers/s3-bucket.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 /**
  * A scoped briefing reads its traces through the trace index (cortex/trace-paths.ts), not every
@@ -22,11 +23,6 @@ import { useS3Bucket } from '../helpers/s3-bucket.ts';
 const NOW = Date.parse('2026-07-01T00:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** A deterministic random source. */
-const random = (seed: number) => () => {
-  seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-  return seed / 2_147_483_648;
-};
 
 /** Wraps a store: counts the trace records read (listed or fetched). */
 const counted = (records: RecordStore, ns: string) => {
@@ -77,7 +73,7 @@ const makeTrace = (ns: string, rnd: () => number, n: number): Trace => {
 
 /** `limits`: the briefing limits each scope is asked with (on S3, where every read is a request, one). */
 const scenario = async (records: RecordStore, ns: string, seed: number, limits: readonly number[] = [1, 3, 100]): Promise<void> => {
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const { store, read, reset } = counted(records, ns);
   const deps = { store, now: () => NOW, capabilities: { sharedAcrossReplicas: false } } as unknown as ServiceDeps;
   const ctx: Context = { requestId: 'r', namespace: ns, agentId: 'tester' };

@@ -13,6 +13,7 @@ import type { Store } from '../../packages/server/src/ports/store.ts';
 import { writeKnownLink } from '../../packages/server/src/services/write-known-link.ts';
 import { openFromEnv } from '../helpers/archive-fixture.ts';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 /**
  * A forget compiles again only what it reached (Compiler.forget, compileForgotten), with the
@@ -28,10 +29,6 @@ const HOUR = 3_600_000;
 const NOW = T0 + 49 * HOUR;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-const rng = (seed: number) => () => {
-  seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-  return seed / 2_147_483_648;
-};
 
 const NAMES = ['api', 'API-service', 'api-svc', 'web', 'websvc', 'db', 'queue', 'auth'];
 
@@ -41,7 +38,7 @@ const NAMES = ['api', 'API-service', 'api-svc', 'web', 'websvc', 'db', 'queue', 
  * `unique` (then a thread that names one links to it whatever order the digests are held in).
  */
 const randomStore = (seed: number, paths: number, unique = false): Entry[][] => {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
   const at = () => T0 + Math.floor(r() * 48) * (HOUR / 2);
   let seq = 0;
@@ -243,7 +240,7 @@ const oracle = async (backend: BackendEnv, seeds: number[], paths: number): Prom
     return { store: b.store, close: () => b.store.close() };
   };
   for (const seed of seeds) {
-    const r = rng(seed * 7 + 1);
+    const r = seededRandom(seed * 7 + 1);
     // A compile interrupted by the next forget, then compiled whole: the records it wrote are
     // reloaded in their place, where the rebuild appends what it writes, so which of two
     // incidents with one id a thread links to would tell the ways apart: ids are unique then.

@@ -21,6 +21,7 @@ import { serviceKey } from '../../packages/server/src/cortex/scopes.ts';
 import { type Trace, tracesOf } from '../../packages/server/src/cortex/traces.ts';
 import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
 import type { Entry, EntryValue } from '../../packages/server/src/domain/entry.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 /**
  * What a compile costs follows what it changed, not the size of the namespace: times are
@@ -32,11 +33,6 @@ const T0 = Date.parse('2026-11-23T08:00:00.000Z');
 const HOUR = 3_600_000;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** A small seeded generator, so a failing sequence can be replayed. */
-const rng = (seed: number) => () => {
-  seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-  return seed / 2_147_483_648;
-};
 
 const realParse = Date.parse;
 afterEach(() => {
@@ -67,7 +63,7 @@ describe('newest first, each time parsed once', () => {
 
   it('orders and selects exactly as a stable sort by byTimeDesc does', () => {
     for (let seed = 1; seed <= 300; seed++) {
-      const r = rng(seed);
+      const r = seededRandom(seed);
       const items = times(r).map((at, n) => ({ at, n }));
       const sorted = [...items].sort(byTimeDesc((i) => i.at));
       expect(sortedByTimeDesc(items, (i) => i.at)).toEqual(sorted);
@@ -143,7 +139,7 @@ const compile = (st: NamespaceState, path: string, entries: Entry[], changes: Ch
 describe('roll-ups', () => {
   it('keep the newest items of every digest, as a full sort of them did, page by page too', () => {
     for (let seed = 1; seed <= 40; seed++) {
-      const r = rng(seed);
+      const r = seededRandom(seed);
       const st = new NamespaceState('ns');
       for (let i = 0; i < 30; i++) {
         const { path, entries } = randomPath(r);
@@ -163,7 +159,7 @@ describe('roll-ups', () => {
   });
 
   it('parse each listed time about once, not at every comparison of a sort over all of them', () => {
-    const r = rng(7);
+    const r = seededRandom(7);
     const st = new NamespaceState('ns');
     for (let i = 0; i < 400; i++) {
       const { path, entries } = randomPath(r);
@@ -194,7 +190,7 @@ describe('traces of the systems a compile touched', () => {
   it('are those a derivation from every digest gives, after any sequence of compiles', async () => {
     let traces = 0;
     for (let seed = 1; seed <= 60; seed++) {
-      const r = rng(seed);
+      const r = seededRandom(seed);
       // `full` is synced as before (every digest); `mine` from what each compile changed.
       const full = new NamespaceState('ns');
       const mine = new NamespaceState('ns');
@@ -246,7 +242,7 @@ describe('open incidents', () => {
   it('are those of every incident digest, read from the incident digests only, after any sequence of compiles', () => {
     let named = 0;
     for (let seed = 1; seed <= 60; seed++) {
-      const r = rng(seed);
+      const r = seededRandom(seed);
       const st = new NamespaceState('ns');
       for (let step = 0; step < 30; step++) {
         const { path, entries } = randomPath(r);
@@ -311,7 +307,7 @@ describe('roll-ups of a namespace whose roll-up is costly', () => {
       Object.assign(ROLLUP_PACE, { deferAboveMs: -1, share: 1e-9, maxWaitMs: 3_600_000 });
       let deferred = 0;
       for (let seed = 1; seed <= 8; seed++) {
-        const r = rng(seed);
+        const r = seededRandom(seed);
         for (let step = 0; step < 12; step++) {
           const { path, entries } = randomPath(r);
           for (const e of entries) await store.append({ ...e, namespace: 'ns', key: `${e.key}-${seed}-${step}` }, 0);

@@ -7,6 +7,7 @@ import { NamespaceState } from '../../packages/server/src/cortex/namespace-state
 import * as rollup from '../../packages/server/src/cortex/rollup.ts';
 import { contentHash } from '../../packages/server/src/domain/content-hash.ts';
 import type { Entry, EntryValue } from '../../packages/server/src/domain/entry.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 /**
  * A namespace's roll-ups are kept in parts (segments of consecutive paths): a change redoes
@@ -15,10 +16,6 @@ import type { Entry, EntryValue } from '../../packages/server/src/domain/entry.t
 const T0 = Date.parse('2026-11-23T08:00:00.000Z');
 const HOUR = 3_600_000;
 const iso = (ms: number): string => new Date(ms).toISOString();
-const rng = (seed: number) => () => {
-  seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-  return seed / 2_147_483_648;
-};
 
 let seq = 0;
 const entry = (entity_path: string, key: string, value: EntryValue, at: number, agent_id: string, confidence: number): Entry => ({
@@ -82,7 +79,7 @@ const randomPath = (r: () => number, n: number): string => `${TYPES[Math.floor(r
 describe('a roll-up kept in segments', () => {
   it('equals the roll-up of every path, namespace and source, after any history of adds, changes and removals', async () => {
     for (let seed = 1; seed <= 15; seed++) {
-      const r = rng(seed);
+      const r = seededRandom(seed);
       const st = new NamespaceState('ns');
       const small = new rollup.RollupIndex(1 + Math.floor(r() * 6));
       const universe = 20 + Math.floor(r() * 60);
@@ -115,7 +112,7 @@ describe('a roll-up kept in segments', () => {
 
   it('page by page, equals the roll-up of every path at once', () => {
     for (let seed = 1; seed <= 20; seed++) {
-      const r = rng(seed);
+      const r = seededRandom(seed);
       const paths = Array.from({ length: 60 }, (_, i) => randomDigest(r, `${randomPath(r, 1000)}-${i}`));
       const whole = rollup.rollupDigest('namespace', 'ns', 'ns', paths);
       const paged = new rollup.Rollup();
@@ -131,7 +128,7 @@ describe('a one-path change', () => {
     // Never put off here: every roll-up is done (and counted) when asked.
     Object.assign(ROLLUP_PACE, { deferAboveMs: Number.POSITIVE_INFINITY });
     try {
-      const r = rng(11);
+      const r = seededRandom(11);
       const st = new NamespaceState('ns');
       const read = new Set<string>();
       /** The digest, reporting which path digests a roll-up reads the summary or facts of. */

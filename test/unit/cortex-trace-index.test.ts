@@ -8,6 +8,7 @@ import { humanDuration, ms } from '../../packages/server/src/cortex/fields.ts';
 import { repoNameOf, serviceKey } from '../../packages/server/src/cortex/scopes.ts';
 import { TimeIndex } from '../../packages/server/src/cortex/time-index.ts';
 import { tracesOf } from '../../packages/server/src/cortex/traces.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 // The trace rules as they were before the time indexes (cortex/traces.ts and ci-traces.ts,
 // filter + sort per incident and per CI run), kept verbatim as the reference the indexed ones
@@ -140,10 +141,6 @@ const oldCiTracesOf = (namespace: string, digests: readonly Digest[]): T[] => {
 // Randomised digests: few distinct times (ties), times on and around the window's edges,
 // missing and unparseable times, times before 1970 (a deploy without a time counts as at 0
 // for the fix), systems whose names differ but share a service key, many environments.
-const rng = (seed: number) => () => {
-  seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-  return seed / 2_147_483_648;
-};
 
 const randomDigests = (rand: () => number): Digest[] => {
   const pick = <X>(xs: readonly X[]): X => xs[Math.floor(rand() * xs.length)] as X;
@@ -191,7 +188,7 @@ const randomDigests = (rand: () => number): Digest[] => {
 
 describe('trace indexes', () => {
   it('give the same traces as the filter-and-sort rules on randomised digests', () => {
-    const rand = rng(20_261_206);
+    const rand = seededRandom(20_261_206);
     let traces = 0;
     let fixes = 0;
     let ci = 0;

@@ -275,14 +275,14 @@ describe('a forget compiled where it reached writes what the full rebuild writes
   });
 
   it('on the filesystem, for many random stores and targets', async () => {
-    await oracle(fs, Array.from({ length: 60 }, (_, i) => i + 1), 40);
+    await oracle(fs, Array.from({ length: 30 }, (_, i) => i + 1), 40);
   }, 600_000);
 
   it('on PostgreSQL, for a few', async () => {
-    await oracle(pg, [101, 102, 103, 104, 105, 106, 107, 108], 30);
+    await oracle(pg, [101, 102, 103, 104, 105], 30);
   }, 300_000);
 
   it('on S3, for a few', async () => {
-    await oracle(s3, [201, 202, 203, 204, 205, 206], 30);
+    await oracle(s3, [201, 202, 203, 204], 30);
   }, 300_000);
 });

@@ -31,6 +31,11 @@ export type BatchState = 'committed' | 'aborted' | 'pending';
 /** Decided states never change, so they are cached; this bounds the cache. */
 const CACHE_LIMIT = 10_000;
 
+/** Marker writes shared while in flight (decide); past this many at once, callers write their own. */
+const IN_FLIGHT_LIMIT = 1_000;
+
+type Decided = Exclude<BatchState, 'pending'>;
+
 /**
  * S3 has no multi-object transaction, so a batch decides with one object: its versions are
  * created first, tagged with the batch id, and count only once `batches/<id>.json` says
@@ -42,7 +47,9 @@ const CACHE_LIMIT = 10_000;
 export class BatchMarkers {
   private readonly objects: BucketObjects;
   private readonly keys: ObjectKeys;
-  private readonly decided = new Map<string, Exclude<BatchState, 'pending'>>();
+  private readonly decided = new Map<string, Decided>();
+  /** decide()'s marker writes in flight, by wanted state and batch id; removed once settled. */
+  private readonly deciding = new Map<string, Promise<Decided>>();
 
   private readonly logger: Logger | undefined;
 
@@ -68,9 +75,18 @@ export class BatchMarkers {
     if (known) return known;
     const deadline = Number(metadata[BATCH_DEADLINE] ?? 0);
     if (now <= deadline) return 'pending';
-    if (of && (await this.committedChange(of, metadata[WRITTEN_AT], deadline - batchDeadlineMs(), deadline))) {
+    // Every reader of an overdue batch (up to one per version: a search, a list page) gets
+    // here at once. The evidence is per version, so each looks for its own; the marker write
+    // is shared (decide), so the batch gets one PUT from this process, not one per reader.
+    const proof = of ? await this.committedChange(of, metadata[WRITTEN_AT], deadline - batchDeadlineMs(), deadline) : null;
+    // Decided while this reader looked (by another's decide here): a marker exists, and it is
+    // the batch's fate whatever this reader found; no write could change it.
+    const meanwhile = this.decided.get(id);
+    if (meanwhile) return meanwhile;
+    if (proof) {
+      const joined = this.deciding.has(`committed ${id}`);
       const fate = await this.decide(id, 'committed');
-      this.logger?.warn({ key: this.keys.batch(id), fate }, 'batch marker missing, but the batch\'s change objects show it committed; marker written again');
+      if (!joined) this.logger?.warn({ key: this.keys.batch(id), fate, proof }, 'batch marker missing, but the batch\'s change objects show it committed; marker written again');
       return fate;
     }
     return this.decide(id, 'aborted');
@@ -99,8 +115,39 @@ export class BatchMarkers {
     return null;
   }
 
-  /** Try to set the batch's fate; answers the fate that won (the other side may have been first). */
-  async decide(id: string, want: Exclude<BatchState, 'pending'>): Promise<Exclude<BatchState, 'pending'>> {
+  /**
+   * Try to set the batch's fate; answers the fate that won (the other side may have been first).
+   *
+   * Concurrent calls for the same batch and the same wanted state share one write (and its
+   * read-back): the herd of readers of one overdue batch sends one conditional PUT, not one
+   * each that all but one lose and then poll for. The share is keyed by the wanted state too,
+   * never by the batch alone: a reader that found proof of commit must not join an abort in
+   * flight, for its own `committed` PUT may still land first (the abort's may be slow, or fail);
+   * joining would give up that chance and answer `aborted` for a batch it could have kept. So
+   * it sends its own, and `If-None-Match: *` arbitrates between the two exactly as it did
+   * between separate readers: the caller answers what the marker says, never a guess. (A
+   * reader that wants `aborted` joining another's `aborted` gives nothing up: their PUTs are
+   * the same.) A failed write is not kept: the entry goes when the write settles, either way,
+   * so the next caller tries afresh; at most IN_FLIGHT_LIMIT are shared at once.
+   */
+  decide(id: string, want: Decided): Promise<Decided> {
+    const slot = `${want} ${id}`;
+    const running = this.deciding.get(slot);
+    if (running) return running;
+    if (this.deciding.size >= IN_FLIGHT_LIMIT) return this.write(id, want);
+    const work = this.write(id, want).finally(() => {
+      if (this.deciding.get(slot) === work) this.deciding.delete(slot);
+    });
+    this.deciding.set(slot, work);
+    return work;
+  }
+
+  /** Decided writes in flight right now (tests). */
+  get inFlight(): number {
+    return this.deciding.size;
+  }
+
+  private async write(id: string, want: Decided): Promise<Decided> {
     const outcome = await this.objects.create(this.keys.batch(id), JSON.stringify({ state: want }));
     if (outcome === 'created') return this.remember(id, want);
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -113,7 +160,7 @@ export class BatchMarkers {
   }
 
   /** The marker's state; null when there is none; CorruptDataError naming it when it says neither. */
-  private async read(id: string): Promise<Exclude<BatchState, 'pending'> | null> {
+  private async read(id: string): Promise<Decided | null> {
     const key = this.keys.batch(id);
     const text = await this.objects.getText(key);
     if (text === null) return null;
@@ -123,7 +170,7 @@ export class BatchMarkers {
     return this.remember(id, state);
   }
 
-  private remember(id: string, state: Exclude<BatchState, 'pending'>): Exclude<BatchState, 'pending'> {
+  private remember(id: string, state: Decided): Decided {
     if (this.decided.size >= CACHE_LIMIT) this.decided.delete(this.decided.keys().next().value as string);
     this.decided.set(id, state);
     return state;

@@ -15,7 +15,7 @@ import type { IncidentRef } from '../../packages/server/src/cortex/digests/incid
 import { unresolved } from '../../packages/server/src/cortex/digests/incident-ref.ts';
 import { byTimeDesc, newestByTime, sortedByTimeDesc } from '../../packages/server/src/cortex/fields.ts';
 import { type Changes, type InsightDeps, ROLLUP_PACE, syncTraces, systemsOf, tracesOfSystems } from '../../packages/server/src/cortex/insights.ts';
-import { NamespaceState } from '../../packages/server/src/cortex/namespace-state.ts';
+import { laterIncident, NamespaceState } from '../../packages/server/src/cortex/namespace-state.ts';
 import { Rollup, rollupDigest } from '../../packages/server/src/cortex/rollup.ts';
 import { serviceKey } from '../../packages/server/src/cortex/scopes.ts';
 import { type Trace, tracesOf } from '../../packages/server/src/cortex/traces.ts';
@@ -248,7 +248,8 @@ describe('open incidents', () => {
         const { path, entries } = randomPath(r);
         compile(st, path, r() < 0.15 ? [] : entries, { changed: [], removed: [], kept: [] });
         const open = new Map<string, IncidentRef>();
-        for (const d of st.digests.values()) if (d.type === 'incidents') for (const i of d.facts.incidents as IncidentRef[]) if (unresolved(i)) open.set(i.id, i);
+        // One id under two paths: the one updated last (laterIncident), whichever compiled last.
+        for (const d of st.digests.values()) if (d.type === 'incidents') for (const i of d.facts.incidents as IncidentRef[]) if (unresolved(i) && (!open.has(i.id) || laterIncident(i, open.get(i.id) as IncidentRef))) open.set(i.id, i);
         expect([...st.openIncidents()]).toEqual([...open]);
         const ids = new Set([...open.keys()]);
         const naming = [...st.digests.values()].filter((d) => d.type === 'comms' && ((d.facts.incident_threads ?? []) as Array<{ incident: { id: string } }>).some((t) => ids.has(t.incident.id))).map((d) => d.scope);

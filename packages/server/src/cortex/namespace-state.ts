@@ -4,6 +4,7 @@ import type { Digest } from './digest-types.ts';
 import { COMMS } from './digests/comms.ts';
 import { type IncidentRef, unresolved } from './digests/incident-ref.ts';
 import { INCIDENTS } from './digests/incidents.ts';
+import { ms } from './fields.ts';
 import { REPOS } from './digests/repos.ts';
 import type { Pattern } from './patterns.ts';
 import { RollupIndex } from './rollup.ts';
@@ -110,12 +111,21 @@ export class NamespaceState {
     return (this.ofType.get(type) as Map<string, Digest>).values();
   }
 
-  /** Unresolved incidents by PagerDuty id, from the incident digests' indexes. */
+  /**
+   * Unresolved incidents by PagerDuty id, from the incident digests' indexes. Two incident
+   * paths can name one id (the same incident under two services, or moved between them): the
+   * id then answers the one updated last (see laterIncident), whatever order the digests were
+   * compiled or loaded in, so chat digests link a thread to the same incident either way.
+   */
   openIncidents(): ReadonlyMap<string, IncidentRef> {
     if (this.open) return this.open;
     const open = new Map<string, IncidentRef>();
     for (const d of this.held(INCIDENTS.type)) {
-      for (const i of (d.facts.incidents ?? []) as IncidentRef[]) if (unresolved(i)) open.set(i.id, i);
+      for (const i of (d.facts.incidents ?? []) as IncidentRef[]) {
+        if (!unresolved(i)) continue;
+        const held = open.get(i.id);
+        if (held === undefined || laterIncident(i, held)) open.set(i.id, i);
+      }
     }
     this.open = open;
     return open;
@@ -132,6 +142,24 @@ export class NamespaceState {
     return out;
   }
 }
+
+/** When an incident entry last moved: its latest anchor (trigger, acknowledgement, last note), in ms; -Infinity without one. */
+const lastActivity = (i: IncidentRef): number => {
+  let at = Number.NEGATIVE_INFINITY;
+  for (const t of [i.triggered_at, i.acknowledged_at, i.last_note?.at]) at = Math.max(at, ms(t) ?? Number.NEGATIVE_INFINITY);
+  return at;
+};
+
+/**
+ * Whether `a` is the one of two incidents with one id that `openIncidents` answers: the one
+ * updated last (latest trigger, acknowledgement or note), ties by entity path, then key, the
+ * first in code-point order. A total order, so the choice never depends on which came first.
+ */
+export const laterIncident = (a: IncidentRef, b: IncidentRef): boolean => {
+  const [x, y] = [lastActivity(a), lastActivity(b)];
+  if (x !== y) return x > y;
+  return (compareCodePoints(a.entity_path, b.entity_path) || compareCodePoints(a.key, b.key)) < 0;
+};
 
 /** Ids whose open/closed state differs between two snapshots of the open incidents. */
 export const changedIncidentIds = (before: ReadonlyMap<string, IncidentRef>, after: ReadonlyMap<string, IncidentRef>): Set<string> => {

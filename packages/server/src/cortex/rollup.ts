@@ -2,6 +2,7 @@ import type { ConfidenceDrop, Digest, DigestKind, OpenItem, RecentChange } from 
 import { DIGEST_LIMITS } from './digest-types.ts';
 import { DIGEST_TYPE_DEFS } from './digests/registry.ts';
 import { SummaryParts, sourceWriters, summaryHeadline } from './digests/summary.ts';
+import { orderedCounts } from './digests/counts.ts';
 import type { DigestDraft } from './assemble.ts';
 import { NewestByTime } from './fields.ts';
 import { namespaceScope, sourceScope } from './scopes.ts';
@@ -85,7 +86,7 @@ export class Rollup {
   }
 
   draft(kind: Exclude<DigestKind, 'path'>, namespace: string, name: string): DigestDraft {
-    const facts: Record<string, unknown> = { paths: this.paths, types: { ...this.types } };
+    const facts: Record<string, unknown> = { paths: this.paths, types: orderedCounts(this.types) };
     const headlines: string[] = [];
     for (const def of DIGEST_TYPE_DEFS) {
       const combined = this.combined.get(def.type);

@@ -1,6 +1,7 @@
 import type { Entry } from '../../domain/entry.ts';
 import { DAY_MS, type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts } from '../digest-types.ts';
 import { byTimeDesc, clipped, ms, objOf, percent, ratio, small, TEXT_CHARS } from '../fields.ts';
+import { countEntries, orderedCounts } from './counts.ts';
 
 const name = (value: unknown): string | null => clipped(value, TEXT_CHARS.name);
 
@@ -82,6 +83,8 @@ const compileProjects = (entries: Entry[], now: number): TypedFacts => {
   }
   facts.sprint.issues_total = facts.issues.total;
   facts.sprint.done_pct = ratio(facts.sprint.issues_done, facts.issues.total);
+  facts.issues.by_status = orderedCounts(facts.issues.by_status);
+  facts.issues.by_category = orderedCounts(facts.issues.by_category);
   facts.releases = releasesOf(released, pending);
   for (const s of facts.sprint.active) open_items.push({ kind: 'sprint', entity_path: s.entity_path, key: s.key, title: s.name, status: 'active', since: s.start_date, detail: { end_date: s.end_date, time_elapsed_pct: s.time_elapsed_pct } });
   // In-progress work first: it is what someone is doing right now.
@@ -108,8 +111,8 @@ const mergeProjects = (all: ProjectFacts[]): ProjectFacts => {
   for (const f of all) {
     out.issues.total += f.issues.total;
     out.issues.open += f.issues.open;
-    for (const [k, n] of Object.entries(f.issues.by_status)) out.issues.by_status[k] = (out.issues.by_status[k] ?? 0) + n;
-    for (const [k, n] of Object.entries(f.issues.by_category)) out.issues.by_category[k] = (out.issues.by_category[k] ?? 0) + n;
+    for (const [k, n] of countEntries(f.issues.by_status)) out.issues.by_status[k] = (out.issues.by_status[k] ?? 0) + n;
+    for (const [k, n] of countEntries(f.issues.by_category)) out.issues.by_category[k] = (out.issues.by_category[k] ?? 0) + n;
     out.sprint.active.push(...f.sprint.active);
     out.sprint.closed += f.sprint.closed;
     out.sprint.issues_done += f.sprint.issues_done;
@@ -120,6 +123,8 @@ const mergeProjects = (all: ProjectFacts[]): ProjectFacts => {
   }
   out.sprint.issues_total = out.issues.total;
   out.sprint.done_pct = ratio(out.sprint.issues_done, out.issues.total);
+  out.issues.by_status = orderedCounts(out.issues.by_status);
+  out.issues.by_category = orderedCounts(out.issues.by_category);
   const { latest: l, next: n } = releasesOf(latest, next);
   out.releases.latest = l;
   out.releases.next = n;
@@ -127,7 +132,8 @@ const mergeProjects = (all: ProjectFacts[]): ProjectFacts => {
 };
 
 const headlineOf = (f: ProjectFacts): string => {
-  const statuses = Object.entries(f.issues.by_status).map(([s, n]) => `${n} ${s}`).join(', ');
+  // Largest count first, ties by name: never the order the stored map happens to hold (see counts.ts).
+  const statuses = countEntries(f.issues.by_status).map(([s, n]) => `${n} ${s}`).join(', ');
   const sprint = f.sprint.active[0];
   return `${f.issues.total} issues (${statuses || 'none'}); ${percent(f.sprint.done_pct)} done` +
     (sprint ? `; sprint "${sprint.name}" ${sprint.time_elapsed_pct ?? '?'}% elapsed, ${sprint.days_left ?? '?'} days left` : '') +

@@ -1,10 +1,11 @@
 import type { Entry } from '../../domain/entry.ts';
 import { type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
 import { clipped, ms, num, objOf, newestByTime, percent, ratio, small, TEXT_CHARS } from '../fields.ts';
+import { orderedEntries } from './counts.ts';
+import { CI_FAILED, type CiFacts, ciHeadline, emptyCi, finishCi, mergeCi, type RunRef, runOf, tallyCode } from './repo-ci.ts';
 
 /** Environments, states, ids, shas and times as a digest quotes them: cut, whatever the entry holds. */
 const str = (value: unknown): string | null => clipped(value, TEXT_CHARS.name);
-import { CI_FAILED, type CiFacts, ciHeadline, emptyCi, finishCi, mergeCi, type RunRef, runOf, tallyCode } from './repo-ci.ts';
 
 /** One deployment as the digest indexes it (flapping patterns and deploy → incident traces read it). */
 export interface DeployRef {
@@ -112,7 +113,7 @@ const compileRepos = (entries: Entry[], now: number): TypedFacts => {
     tally(env, d);
   }
   finishDeployments(facts);
-  for (const [environment, env] of Object.entries(facts.deployments.by_environment)) {
+  for (const [environment, env] of environments(facts.deployments.by_environment)) {
     if (env.latest && FAILED.has(env.latest.state)) {
       open_items.push({ kind: 'failed_deploy', entity_path: entries[0]?.entity_path ?? '', key: env.latest.key, title: `last ${environment} deploy ${env.latest.state}`, status: env.latest.state, since: env.latest.at, detail: { environment } });
     }
@@ -121,12 +122,21 @@ const compileRepos = (entries: Entry[], now: number): TypedFacts => {
   return { facts: { ...facts }, open_items: newestByTime(open_items, (i) => i.since, DIGEST_LIMITS.openItems), headline: headlineOf(facts) };
 };
 
+/**
+ * Environments in canonical order (most deployments first, ties by name), never the order a
+ * stored map holds its keys in (see counts.ts): headlines, merges and ties follow it.
+ */
+const environments = (byEnv: Readonly<Record<string, EnvFacts>>): Array<[string, EnvFacts]> => orderedEntries(byEnv, (env) => env.total);
+
+/** Rates each environment, keys them in canonical order, and finds the last failure of all (ties: the first in that order). */
 const finishDeployments = (facts: RepoFacts): void => {
   let last: RepoFacts['deployments']['last_failed'] = null;
-  for (const [environment, env] of Object.entries(facts.deployments.by_environment)) {
-    facts.deployments.by_environment[environment] = rated(env);
+  const out: Record<string, EnvFacts> = {};
+  for (const [environment, env] of environments(facts.deployments.by_environment)) {
+    out[environment] = rated(env);
     if (env.last_failed && (last === null || later(env.last_failed.at, last.at))) last = { ...env.last_failed, environment };
   }
+  facts.deployments.by_environment = out;
   facts.deployments.last_failed = last;
 };
 
@@ -142,7 +152,7 @@ const mergeRepos = (all: RepoFacts[]): RepoFacts => {
     for (const k of ['open', 'merged_7d'] as const) for (const n of ['count', 'additions', 'deletions'] as const) out.prs[k][n] += f.prs[k][n];
     out.issues.open += f.issues.open;
     out.issues.closed += f.issues.closed;
-    for (const [name, env] of Object.entries(f.deployments.by_environment)) {
+    for (const [name, env] of environments(f.deployments.by_environment)) {
       const m = (out.deployments.by_environment[name] ??= emptyEnv());
       for (const n of ['total', 'success', 'failure', 'error'] as const) m[n] += env[n];
       if (env.last_failed && (m.last_failed === null || later(env.last_failed.at, m.last_failed.at))) m.last_failed = env.last_failed;
@@ -154,7 +164,7 @@ const mergeRepos = (all: RepoFacts[]): RepoFacts => {
 };
 
 const headlineOf = (f: RepoFacts): string => {
-  const envs = Object.entries(f.deployments.by_environment)
+  const envs = environments(f.deployments.by_environment)
     .map(([name, env]) => `${name} ${percent(env.success_rate)} (${env.success}/${env.success + env.failure + env.error})`);
   return `${f.prs.open.count} open PRs; ${f.prs.merged_7d.count} merged in 7 days (+${f.prs.merged_7d.additions}/−${f.prs.merged_7d.deletions})` +
     (envs.length > 0 ? `; deploy success ${envs.join(', ')}` : '') +

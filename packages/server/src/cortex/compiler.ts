@@ -210,16 +210,10 @@ export class Compiler {
         await this.apply(st, d.entity_path, [], changes, writes);
       }
       // The scan meets comms/ before incidents/, so threads are linked again once incidents are known.
-      const ids = changedIncidentIds(before, st.openIncidents());
-      for (const id of st.openIncidents().keys()) ids.add(id);
-      const threads = st.commsNaming(ids).map((scope) => scope.slice('path:'.length));
-      for await (const [path, entries] of readAhead(threads, IN_FLIGHT, (p) => this.entriesAt(ns, p))) {
-        check();
-        await this.apply(st, path, entries, changes, writes);
-      }
-      await writes.settle();
-      check();
-      await this.finish(st, { changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), removed: changes.removed, kept: [] }, true);
+      await this.endCatchUp(st, { before, changes, writes, check }, () => ({
+        changes: { changed: st.pathDigests().map((digest) => ({ digest, previous: undefined })), removed: changes.removed, kept: [] },
+        traces: 'all',
+      }));
       st.linked = true;
     });
     // A catch-up after forgets compiled what they reached.
@@ -233,9 +227,9 @@ export class Compiler {
    * went (their previous digest is gone, so they are written again as a reload would find
    * them), and the chat paths whose links to open incidents read differently against the
    * incidents open then (see mayRelink). These are compiled in the order its scan meets
-   * them, the chat threads linked again as it does, then patterns, traces, thread links and
-   * roll-ups synced as it does (the traces of the systems what went and what was written are
-   * about). Answers false when the state is not held in step (dropped: compile it whole).
+   * them, then the chat threads linked again and patterns, traces, thread links and roll-ups
+   * synced by the catch-up's own ending (endCatchUp; the traces of the systems what went and
+   * what was written are about). Answers false when the state is not held in step (dropped: compile it whole).
    */
   async compileForgotten(ns: string, stop: StopCheck = () => false): Promise<boolean> {
     const check = (): void => {
@@ -252,48 +246,21 @@ export class Compiler {
     const changes: Changes = { changed: [], removed: [], kept: [] };
     const before = st.openIncidents();
     const applied = new Set<string>();
-    let threads: string[] = [];
+    const relinks = relinkCheck(st, mine.openBefore);
     await this.writing(st, async (writes) => {
       const chats = [...st.held(COMMS.type)].flatMap((d) => (d.entity_path === null ? [] : [d.entity_path]));
       const scan = [...new Set([...mine.paths, ...chats])].sort(compareCodePoints);
       for (const path of scan) {
-        if (!mine.paths.has(path) && !mayRelink(st, path, st.openIncidents(), mine.openBefore)) continue;
+        if (!mine.paths.has(path) && !relinks(path)) continue;
         check();
         await this.apply(st, path, await this.entriesAt(ns, path), changes, writes);
         applied.add(path);
       }
-      const ids = changedIncidentIds(before, st.openIncidents());
-      for (const id of st.openIncidents().keys()) ids.add(id);
-      threads = st
-        .commsNaming(ids)
-        .map((scope) => scope.slice('path:'.length))
-        .filter((path) => applied.has(path) || mayRelink(st, path, st.openIncidents(), mine.openBefore));
-      for await (const [path, entries] of readAhead(threads, IN_FLIGHT, (p) => this.entriesAt(ns, p))) {
-        check();
-        await this.apply(st, path, entries, changes, writes);
-      }
-      await writes.settle();
-      check();
-      const now = this.deps.now();
-      st.unsynced = true;
-      // A thread compiled twice (in the scan, then linked again) counts once, as it now is:
-      // the catch-up syncs from the digests held at its end, not from those on the way.
-      const previous = new Map<string, Digest | undefined>();
-      for (const c of changes.changed) if (!previous.has(c.digest.scope)) previous.set(c.digest.scope, c.previous);
-      const held: Changes = { changed: [], removed: changes.removed, kept: [] };
-      for (const path of new Set([...applied, ...threads])) {
-        const d = st.digests.get(pathScope(path));
-        if (d?.kind !== 'path') continue;
-        if (previous.has(d.scope)) held.changed.push({ digest: d, previous: previous.get(d.scope) });
-        else held.kept.push(d);
-      }
-      await syncPatterns(this.deps, st, held, now, true);
-      await syncTraces(this.deps, st, now, false, held, new Set([...systemsOf(changes), ...mine.systems]));
-      // The purge may have marked the trace index not ready (forget-purge.ts unindex).
-      await traceIndexAfterForget(this.deps.records, st);
-      await syncThreadLinks(this.deps, st, held, false);
-      await syncRollups(this.deps, st, held, now, true);
-      st.unsynced = false;
+      await this.endCatchUp(st, { before, changes, writes, check, relink: (path) => applied.has(path) || relinks(path) }, (threads) => ({
+        changes: heldAtEnd(st, changes, new Set([...applied, ...threads])),
+        // The traces of the systems what went and what was written are about.
+        traces: new Set([...systemsOf(changes), ...mine.systems]),
+      }));
     });
     this.forgotten.delete(ns);
     return true;
@@ -364,18 +331,68 @@ export class Compiler {
   /**
    * What follows from the path digests a compile wrote: patterns (looked at again for every
    * path compiled, written or not: their rules count over time windows), traces, thread
-   * links and roll-ups. `all`: every one of them, from every digest held. Until this has run
-   * to the end, the namespace is marked unsynced (set as a digest is written), so a compile
-   * that fails on the way leaves the next compile of the namespace to sync it whole.
+   * links and roll-ups. `all`: every one of them, from every digest held, as a catch-up ends
+   * (syncCaughtUp). Until this has run to the end, the namespace is marked unsynced (set as a
+   * digest is written), so a compile that fails on the way leaves the next compile of the
+   * namespace to sync it whole.
    */
   private async finish(st: NamespaceState, changes: Changes, all: boolean): Promise<void> {
+    if (all) return this.syncCaughtUp(st, changes, 'all');
     const now = this.deps.now();
-    await syncPatterns(this.deps, st, changes, now, all);
-    if (changes.changed.length === 0 && changes.removed.length === 0 && !all && !st.rollups.pending) return;
+    await syncPatterns(this.deps, st, changes, now, false);
+    if (changes.changed.length === 0 && changes.removed.length === 0 && !st.rollups.pending) return;
     const crossScope = (d: Digest): boolean => definitionOf(d.type)?.crossScope === true;
-    if (all || [...changes.changed.map((c) => c.digest), ...changes.removed].some(crossScope)) await syncTraces(this.deps, st, now, all, changes);
-    await syncThreadLinks(this.deps, st, changes, all);
-    if (await syncRollups(this.deps, st, changes, now, all)) this.rollupsLater(st);
+    if ([...changes.changed.map((c) => c.digest), ...changes.removed].some(crossScope)) await syncTraces(this.deps, st, now, false, changes);
+    await syncThreadLinks(this.deps, st, changes, false);
+    if (await syncRollups(this.deps, st, changes, now, false)) this.rollupsLater(st);
+    st.unsynced = false;
+  }
+
+  /**
+   * How a catch-up ends (compileNamespace), and a forget's compile (compileForgotten, which
+   * compiles the part of a catch-up that a forget changes) with it: the chat threads naming
+   * an incident open now, or one opened or closed since `before`, are compiled again (those
+   * `relink` keeps), the digest writes settled, then what `synced` answers for the threads is
+   * synced (syncCaughtUp). One ending for both, so that the forget path cannot drift from it.
+   */
+  private async endCatchUp(
+    st: NamespaceState,
+    run: { before: ReadonlyMap<string, IncidentRef>; changes: Changes; writes: DigestWrites; check: () => void; relink?: (path: string) => boolean },
+    synced: (threads: readonly string[]) => { changes: Changes; traces: 'all' | ReadonlySet<string> },
+  ): Promise<void> {
+    const { changes, writes, check } = run;
+    const ids = changedIncidentIds(run.before, st.openIncidents());
+    for (const id of st.openIncidents().keys()) ids.add(id);
+    let threads = st.commsNaming(ids).map((scope) => scope.slice('path:'.length));
+    if (run.relink) threads = threads.filter(run.relink);
+    for await (const [path, entries] of readAhead(threads, IN_FLIGHT, (p) => this.entriesAt(st.namespace, p))) {
+      check();
+      await this.apply(st, path, entries, changes, writes);
+    }
+    await writes.settle();
+    check();
+    const { changes: held, traces } = synced(threads);
+    await this.syncCaughtUp(st, held, traces);
+  }
+
+  /**
+   * The sync a catch-up ends with: patterns with the sweep of those whose digest went,
+   * traces, thread links and roll-ups (all rolled up now). `traces`: 'all' re-derives every
+   * trace and thread link (and links every trace in the index, once per loaded state); a set
+   * of systems (after forgets) re-derives the traces of those systems only, the thread links
+   * of the digests written, and marks the trace index ready again (the purge may have marked
+   * it not: forget-purge.ts). The state is marked unsynced until it is done.
+   */
+  private async syncCaughtUp(st: NamespaceState, changes: Changes, traces: 'all' | ReadonlySet<string>): Promise<void> {
+    const now = this.deps.now();
+    const whole = traces === 'all';
+    st.unsynced = true;
+    await syncPatterns(this.deps, st, changes, now, true);
+    await syncTraces(this.deps, st, now, whole, changes, whole ? undefined : traces);
+    if (!whole) await traceIndexAfterForget(this.deps.records, st);
+    await syncThreadLinks(this.deps, st, changes, whole);
+    // All rolled up now: nothing is put off (syncRollups answers false).
+    await syncRollups(this.deps, st, changes, now, true);
     st.unsynced = false;
   }
 
@@ -396,33 +413,59 @@ const refOf = (i: Pick<IncidentRef, 'entity_path' | 'key' | 'id' | 'title' | 'st
   i === undefined ? '' : JSON.stringify([i.entity_path, i.key, i.id, i.title, i.status]);
 
 /**
+ * What a forget's compile syncs (compileForgotten): the path digests now held at the paths it
+ * compiled, each changed (against the digest it replaced first) or kept. A thread compiled
+ * twice (in the scan, then linked again) counts once, as it now is: the catch-up syncs from
+ * the digests held at its end, not from those on the way.
+ */
+const heldAtEnd = (st: NamespaceState, changes: Changes, paths: ReadonlySet<string>): Changes => {
+  const previous = new Map<string, Digest | undefined>();
+  for (const c of changes.changed) if (!previous.has(c.digest.scope)) previous.set(c.digest.scope, c.previous);
+  const held: Changes = { changed: [], removed: changes.removed, kept: [] };
+  for (const path of paths) {
+    const d = st.digests.get(pathScope(path));
+    if (d?.kind !== 'path') continue;
+    if (previous.has(d.scope)) held.changed.push({ digest: d, previous: previous.get(d.scope) });
+    else held.kept.push(d);
+  }
+  return held;
+};
+
+/**
+ * Whether a chat path may read differently compiled against the incidents open now than
+ * against `openBefore` (mayRelink), for one forget's compile: the ids of the incidents that
+ * read differently in the two are worked out once for each set of open incidents the state
+ * holds (it is rebuilt when an incident digest is written), not once per path.
+ */
+const relinkCheck = (st: NamespaceState, openBefore: ReadonlyMap<string, IncidentRef>): ((path: string) => boolean) => {
+  let last: { open: ReadonlyMap<string, IncidentRef>; ids: ReadonlySet<string> } | null = null;
+  return (path) => {
+    const open = st.openIncidents();
+    if (last?.open !== open) last = { open, ids: differing(open, openBefore) };
+    return mayRelink(st, path, open, last.ids);
+  };
+};
+
+/**
  * Whether the chat digest held at `path` may read differently compiled against the open
  * incidents `open`: an incident it links to reads differently there (or is not open), or one
- * of its id-like words names an incident that reads differently there than in `openBefore`,
+ * of its id-like words is one of `differ`, the incidents that read differently there than in
  * those it was compiled against (a thread links to the first open incident it names).
  */
-const mayRelink = (st: NamespaceState, path: string, open: ReadonlyMap<string, IncidentRef>, openBefore: ReadonlyMap<string, IncidentRef>): boolean => {
+const mayRelink = (st: NamespaceState, path: string, open: ReadonlyMap<string, IncidentRef>, differ: ReadonlySet<string>): boolean => {
   const scope = pathScope(path);
   const d = st.digests.get(scope);
   const tokens = st.tokens.get(scope);
   if (!d || d.type !== COMMS.type || !tokens) return true;
   const linked = (d.facts.incident_threads ?? []) as CommsFacts['incident_threads'];
   if (linked.some((t) => refOf(open.get(t.incident.id)) !== refOf(t.incident))) return true;
-  for (const id of differing(open, openBefore)) if (tokens.has(id)) return true;
+  for (const id of differ) if (tokens.has(id)) return true;
   return false;
 };
 
-/** The ids of incidents that read differently in two maps of open incidents (the last pair asked, remembered). */
-const differing = (() => {
-  let last: { a: ReadonlyMap<string, IncidentRef>; b: ReadonlyMap<string, IncidentRef>; ids: string[] } | null = null;
-  return (a: ReadonlyMap<string, IncidentRef>, b: ReadonlyMap<string, IncidentRef>): string[] => {
-    if (last?.a !== a || last.b !== b) {
-      const ids = [...new Set([...a.keys(), ...b.keys()])].filter((id) => refOf(a.get(id)) !== refOf(b.get(id)));
-      last = { a, b, ids };
-    }
-    return last.ids;
-  };
-})();
+/** The ids of incidents that read differently in two maps of open incidents. */
+const differing = (a: ReadonlyMap<string, IncidentRef>, b: ReadonlyMap<string, IncidentRef>): Set<string> =>
+  new Set([...new Set([...a.keys(), ...b.keys()])].filter((id) => refOf(a.get(id)) !== refOf(b.get(id))));
 
 /** Digest writes, and reads of the paths ahead, a compile keeps out at once. */
 const IN_FLIGHT = 8;

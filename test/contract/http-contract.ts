@@ -45,7 +45,7 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
         expect(health.status).toBe(200);
         expect(health.body).toMatchObject({ status: 'ok', backend: name, version: expect.any(String), uptime_s: expect.any(Number) });
         // Where replicas share the data, ready once the search index has loaded: soon, here.
-        await expect.poll(async () => (await cairn.call('GET', '/ready')).status).toBe(200);
+        await expect.poll(async () => (await cairn.call('GET', '/ready')).status, { timeout: 15_000 }).toBe(200);
       });
 
       it('serves an OpenAPI 3.1 document covering the entry routes', async () => {
@@ -653,7 +653,7 @@ export const describeHttpContract = (name: string, backend: BackendEnv): void =>
 
       it('requires a valid key on every API route, by header or bearer', async () => {
         expect((await secured.call('GET', '/health')).status).toBe(200);
-        await expect.poll(async () => (await secured.call('GET', '/ready')).status).toBe(200);
+        await expect.poll(async () => (await secured.call('GET', '/ready')).status, { timeout: 15_000 }).toBe(200);
         const none = await secured.call('GET', '/api/v1/entries');
         expect(none.status).toBe(401);
         expect(none.body.error.code).toBe('UNAUTHENTICATED');

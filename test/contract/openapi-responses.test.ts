@@ -119,7 +119,7 @@ describe('OpenAPI document: success responses', () => {
     };
 
     // System.
-    await expect.poll(async () => (await cairn.call('GET', '/ready')).status).toBe(200);
+    await expect.poll(async () => (await cairn.call('GET', '/ready')).status, { timeout: 15_000 }).toBe(200);
     await call('GET /health', '/health');
     await call('GET /ready', '/ready');
     await call('GET /api/v1/openapi.json', '/api/v1/openapi.json');

@@ -206,7 +206,7 @@ describe('servers', () => {
   it('a forget removes the saved index at once, on a server that searches in SQL too; a memory-index server saves its own again without the forgotten entries', async () => {
     const memory = await startCairn(env);
     try {
-      await expect.poll(async () => (await memory.call('GET', '/ready')).status).toBe(200);
+      await expect.poll(async () => (await memory.call('GET', '/ready')).status, { timeout: 15_000 }).toBe(200);
       await memory.close();
       expect(await partCount()).toBeGreaterThan(0);
       // The forgotten batch's own words, found nowhere else.
@@ -229,7 +229,7 @@ describe('servers', () => {
 
       const again = await startCairn(env);
       try {
-        await expect.poll(async () => (await again.call('GET', '/ready')).status).toBe(200);
+        await expect.poll(async () => (await again.call('GET', '/ready')).status, { timeout: 15_000 }).toBe(200);
         const forgot = await again.call('POST', '/api/v1/admin/forget', { entity_path: 'saved/b2' });
         expect(forgot.status, JSON.stringify(forgot.body)).toBe(200);
         // The forget waits for the server's own save: the rows are back, without batch 2.

@@ -169,7 +169,8 @@ describe('a scoped briefing reads its traces through the trace index', () => {
       await pg?.close();
     });
     it('answers as the read of every trace, reading only the traces of its scope', async () => {
-      await scenario(pg.store, 'ti', 2);
+      // One limit, as on S3: the limits' reads are the filesystem run's to compare; here the backend's id ranges.
+      await scenario(pg.store, 'ti', 2, [100]);
     }, 180_000);
   });
 

@@ -245,6 +245,8 @@ describe.runIf(haveHelm || process.env.CI)('deploy/helm/cairn rendered by helm',
     // Its metrics port (cortex.metrics, on by default): scraped through the pod annotations.
     expect(container(cortex).ports).toEqual([{ name: 'metrics', containerPort: 9464, protocol: 'TCP' }]);
     expect(envOf(cortex)).toMatchObject({ CAIRN_HOST: '0.0.0.0', CAIRN_CORTEX_METRICS_PORT: '9464' });
+    // A heap ceiling under the container's 512Mi limit (cortex.heapMiB).
+    expect(envOf(cortex).NODE_OPTIONS).toBe('--max-old-space-size=384');
     expect(pod(cortex).metadata).toMatchObject({ annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9464', 'prometheus.io/path': '/metrics' } });
     expect(container(cortex).livenessProbe).toMatchObject({ httpGet: { path: '/health', port: 'metrics' } });
     expect(container(cortex).readinessProbe).toMatchObject({ exec: { command: ['cairn', 'cortex', '--health'] }, periodSeconds: 30, timeoutSeconds: 5, failureThreshold: 3 });
@@ -268,6 +270,14 @@ describe.runIf(haveHelm || process.env.CI)('deploy/helm/cairn rendered by helm',
     for (const probe of [container(off).livenessProbe, container(off).readinessProbe]) {
       expect(probe).toMatchObject({ exec: { command: ['cairn', 'cortex', '--health'] }, periodSeconds: 30, timeoutSeconds: 5, failureThreshold: 3 });
     }
+  });
+
+  it('cortex.heapMiB: the worker\'s heap ceiling as set; 0 leaves Node\'s own; the API pods get none', async () => {
+    const raised = find(await render({ 'cortex.heapMiB': 1536, 'cortex.resources.limits.memory': '2Gi' }), 'Deployment', 'rel-cairn-cortex');
+    expect(envOf(raised).NODE_OPTIONS).toBe('--max-old-space-size=1536');
+    const objects = await render({ 'cortex.heapMiB': 0 });
+    expect(envOf(find(objects, 'Deployment', 'rel-cairn-cortex'))).not.toHaveProperty('NODE_OPTIONS');
+    expect(envOf(find(objects, 'Deployment', 'rel-cairn'))).not.toHaveProperty('NODE_OPTIONS');
   });
 
   it('postgres external: no database of its own, the given DSN in the Secret', async () => {

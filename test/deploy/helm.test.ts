@@ -278,6 +278,11 @@ describe.runIf(haveHelm || process.env.CI)('deploy/helm/cairn rendered by helm',
     const objects = await render({ 'cortex.heapMiB': 0 });
     expect(envOf(find(objects, 'Deployment', 'rel-cairn-cortex'))).not.toHaveProperty('NODE_OPTIONS');
     expect(envOf(find(objects, 'Deployment', 'rel-cairn'))).not.toHaveProperty('NODE_OPTIONS');
+    // A NODE_OPTIONS of the user's own is used instead of the chart's, never listed twice.
+    const own = find(await render({ 'cairn.extraEnv[0].name': 'NODE_OPTIONS', 'cairn.extraEnv[0].value': '--use-openssl-ca' }), 'Deployment', 'rel-cairn-cortex');
+    expect(container(own).env?.filter((e) => e.name === 'NODE_OPTIONS')).toEqual([{ name: 'NODE_OPTIONS', value: '--use-openssl-ca' }]);
+    // Written like the memory limit beside it: refused, not rendered as no ceiling.
+    await expect(render({ 'cortex.heapMiB': '512Mi' })).rejects.toThrow(/cortex.heapMiB must be a whole number of MiB/);
   });
 
   it('postgres external: no database of its own, the given DSN in the Secret', async () => {

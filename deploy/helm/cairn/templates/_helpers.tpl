@@ -71,6 +71,9 @@ app.kubernetes.io/component: {{ .component }}
 {{- if and (eq $backend "s3") (not .Values.s3.bucket) -}}
 {{- fail "storage.backend is s3: set s3.bucket" -}}
 {{- end -}}
+{{- if not (regexMatch "^[0-9]+$" (toString .Values.cortex.heapMiB)) -}}
+{{- fail (printf "cortex.heapMiB must be a whole number of MiB (about three quarters of cortex.resources.limits.memory; 0: Node's own choice), not %v" .Values.cortex.heapMiB) -}}
+{{- end -}}
 {{- if and (eq $backend "filesystem") .Values.filesystem.persistence.enabled (or .Values.autoscaling.enabled (gt (int .Values.replicaCount) 1)) -}}
 {{- fail "the filesystem backend's volume belongs to one server pod: keep replicaCount 1 and autoscaling off, set filesystem.persistence.enabled=false (a volume per pod, lost with it), or use postgres or s3" -}}
 {{- end -}}

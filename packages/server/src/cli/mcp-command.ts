@@ -1,61 +1,5 @@
 import type { Command } from 'commander';
-import pino from 'pino';
-import { type Config, ConfigError, parseConfig } from '../config.ts';
-import { SettingError } from '../domain/setting-error.ts';
-import { createLogger } from '../http/logger.ts';
-import { serveStdioMcp } from '../mcp/stdio.ts';
-import { forwardingSession } from '../mcp/stdio-forward.ts';
-import { unusablePlaceOf } from '../store/backends.ts';
-import { clientOptionsFrom } from './client-env.ts';
-import { sayFailure } from './command-exit.ts';
-import { openLocalMemory } from './mcp-local.ts';
-import { userDataDir } from './mcp-owner-note.ts';
-
-interface McpFlags {
-  url?: string;
-  dataDir?: string;
-  withCortex?: boolean;
-}
-
-/** This command's failures say its name: its stdout is the protocol, and a client shows its stderr beside others'. */
-const COMMAND = 'cairn mcp';
-
-const usage = (message: string): never => {
-  process.stderr.write(`${COMMAND}: ${message}\n`);
-  process.exit(2);
-};
-
-/** The configuration of a `cairn mcp` that serves memory itself; a bad one exits 2. */
-const localConfig = async (flags: McpFlags): Promise<Config> => {
-  try {
-    const dataDir = flags.dataDir ?? (process.env.CAIRN_DATA_DIR ? undefined : userDataDir(process.env));
-    const config = parseConfig(process.env, dataDir === undefined ? {} : { dataDir });
-    const unusable = await unusablePlaceOf(config.storage);
-    if (unusable) throw new ConfigError(unusable);
-    return config;
-  } catch (error) {
-    if (error instanceof SettingError) process.exit(sayFailure(error, COMMAND));
-    throw error;
-  }
-};
-
-/** `cairn mcp` with no server address: serve the configured backend from this process (mcp-local.ts). */
-const serveLocally = async (flags: McpFlags): Promise<void> => {
-  const config = await localConfig(flags);
-  // stdout carries the protocol alone: the log goes to stderr, which MCP clients keep.
-  const logger = createLogger(config.logLevel, pino.destination({ dest: 2, sync: true }));
-  let session;
-  try {
-    session = await openLocalMemory(config, logger, { withCortex: flags.withCortex === true });
-  } catch (error) {
-    // A setting to change (a data directory this user cannot make or write) is said as above;
-    // one another process holds is a failure to open, with what that process is.
-    if (error instanceof SettingError && !error.held) process.exit(sayFailure(error, COMMAND));
-    process.stderr.write(`${COMMAND}: cannot open the ${config.storage.backend} backend: ${(error as Error).message}\n`);
-    process.exit(1);
-  }
-  await serveStdioMcp(session);
-};
+import type { McpFlags } from './mcp-run.ts';
 
 /**
  * `cairn mcp`: the local stdio MCP server. With a server address (CAIRN_HTTP_URL or --url) it
@@ -68,18 +12,9 @@ export const registerMcpCommand = (program: Command): void => {
     .option('--url <url>', 'server address to forward to (default CAIRN_HTTP_URL)')
     .option('--data-dir <dir>', 'without a server address: the data directory (CAIRN_DATA_DIR, default $XDG_DATA_HOME/cairn or ~/.local/share/cairn)')
     .option('--with-cortex', 'without a server address: also run the Cortex worker in this process')
+    // The implementation is loaded only when the command runs (mcp-run.ts says why).
     .action(async function (this: Command) {
-      const flags = this.opts<McpFlags>();
-      const forwarding = flags.url !== undefined || Boolean(process.env.CAIRN_HTTP_URL);
-      if (!forwarding) return serveLocally(flags);
-      if (flags.dataDir !== undefined || flags.withCortex) usage('--data-dir and --with-cortex serve memory in this process: leave out CAIRN_HTTP_URL and --url to use them');
-      let options;
-      try {
-        options = clientOptionsFrom(process.env, { url: flags.url });
-      } catch (error) {
-        if (!(error instanceof SettingError)) throw error;
-        process.exit(sayFailure(error, COMMAND));
-      }
-      await serveStdioMcp(forwardingSession(options));
+      const { runMcp } = await import('./mcp-run.ts');
+      await runMcp(this.opts<McpFlags>());
     });
 };

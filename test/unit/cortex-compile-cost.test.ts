@@ -13,7 +13,7 @@ import type { Digest } from '../../packages/server/src/cortex/digest-types.ts';
 import { DIGEST_LIMITS } from '../../packages/server/src/cortex/digest-types.ts';
 import type { IncidentRef } from '../../packages/server/src/cortex/digests/incident-ref.ts';
 import { unresolved } from '../../packages/server/src/cortex/digests/incident-ref.ts';
-import { byTimeDesc, newestByTime, sortedByTimeDesc } from '../../packages/server/src/cortex/fields.ts';
+import { byTimeDesc, canonicalOrder, newestByTime, sortedByTimeDesc } from '../../packages/server/src/cortex/fields.ts';
 import { type Changes, type InsightDeps, ROLLUP_PACE, syncTraces, systemsOf, tracesOfSystems } from '../../packages/server/src/cortex/insights.ts';
 import { laterIncident, NamespaceState } from '../../packages/server/src/cortex/namespace-state.ts';
 import { Rollup, rollupDigest } from '../../packages/server/src/cortex/rollup.ts';
@@ -68,6 +68,18 @@ describe('newest first, each time parsed once', () => {
       const sorted = [...items].sort(byTimeDesc((i) => i.at));
       expect(sortedByTimeDesc(items, (i) => i.at)).toEqual(sorted);
       for (const limit of [0, 1, 3, 20, 200]) expect(newestByTime(items, (i) => i.at, limit)).toEqual(sorted.slice(0, limit));
+    }
+  });
+
+  it('with a tie order, selects as a sort by time then that order does, whatever order the items come in', () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const r = seededRandom(seed);
+      const items = times(r).map((at) => ({ at, n: Math.floor(r() * 5) }));
+      const sorted = [...items].sort((a, b) => byTimeDesc<{ at: string | null }>((i) => i.at)(a, b) || canonicalOrder(a, b));
+      for (const limit of [0, 1, 3, 20, 200]) {
+        expect(newestByTime(items, (i) => i.at, limit, canonicalOrder)).toEqual(sorted.slice(0, limit));
+        expect(newestByTime([...items].reverse(), (i) => i.at, limit, canonicalOrder)).toEqual(sorted.slice(0, limit));
+      }
     }
   });
 
@@ -137,7 +149,7 @@ const compile = (st: NamespaceState, path: string, entries: Entry[], changes: Ch
 };
 
 describe('roll-ups', () => {
-  it('keep the newest items of every digest, as a full sort of them did, page by page too', () => {
+  it('keep the newest items of every digest, as a full sort of them did (ties in canonical order), page by page too', () => {
     for (let seed = 1; seed <= 40; seed++) {
       const r = seededRandom(seed);
       const st = new NamespaceState('ns');
@@ -147,14 +159,16 @@ describe('roll-ups', () => {
       }
       const paths = st.pathDigests();
       const draft = rollupDigest('namespace', 'ns', 'ns', paths);
-      const all = <T>(list: (d: Digest) => T[], time: (x: T) => string | null, limit: number): T[] => paths.flatMap(list).sort(byTimeDesc(time)).slice(0, limit);
+      // Ties by what the items quote, not by which path came first (a reload joins them in another order).
+      const newestFirst = <T>(time: (x: T) => string | null) => (a: T, b: T): number => byTimeDesc(time)(a, b) || canonicalOrder(a, b);
+      const all = <T>(list: (d: Digest) => T[], time: (x: T) => string | null, limit: number): T[] => paths.flatMap(list).sort(newestFirst(time)).slice(0, limit);
       expect(draft.open_items).toEqual(all((d) => d.open_items, (i) => i.since, DIGEST_LIMITS.openItems));
       expect(draft.recent_changes).toEqual(all((d) => d.recent_changes, (c) => c.written_at, DIGEST_LIMITS.recent));
-      // Pages: what is kept so far, then the page's items (the kept first among ties).
+      // Pages: what is kept so far, then the page's items, the same as all at once.
       const half = Math.floor(paths.length / 2);
       const paged = new Rollup().add(paths.slice(0, half)).add(paths.slice(half)).draft('namespace', 'ns', 'ns');
-      const first = paths.slice(0, half).flatMap((d) => d.recent_changes).sort(byTimeDesc((c) => c.written_at)).slice(0, DIGEST_LIMITS.recent);
-      expect(paged.recent_changes).toEqual([...first, ...paths.slice(half).flatMap((d) => d.recent_changes)].sort(byTimeDesc((c) => c.written_at)).slice(0, DIGEST_LIMITS.recent));
+      expect(paged.recent_changes).toEqual(draft.recent_changes);
+      expect(paged.open_items).toEqual(draft.open_items);
     }
   });
 

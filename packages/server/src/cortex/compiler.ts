@@ -12,7 +12,7 @@ import { changedIncidentIds, NamespaceState } from './namespace-state.ts';
 import { definitionOf, digestTypeOf } from './digests/registry.ts';
 import { pathScope, serviceKey } from './scopes.ts';
 import { Bounded, readAhead } from './bounded.ts';
-import type { IncidentRef } from './digests/incident-ref.ts';
+import { type IncidentRef, quotesDiffer } from './digests/incident-ref.ts';
 import { COMMS, type CommsFacts } from './digests/comms.ts';
 import { quotesTarget } from './forget-purge.ts';
 import { traceIndexAfterForget } from './trace-paths.ts';
@@ -409,9 +409,6 @@ export class Compiler {
   }
 }
 
-const refOf = (i: Pick<IncidentRef, 'entity_path' | 'key' | 'id' | 'title' | 'status'> | undefined): string =>
-  i === undefined ? '' : JSON.stringify([i.entity_path, i.key, i.id, i.title, i.status]);
-
 /**
  * What a forget's compile syncs (compileForgotten): the path digests now held at the paths it
  * compiled, each changed (against the digest it replaced first) or kept. A thread compiled
@@ -441,7 +438,7 @@ const relinkCheck = (st: NamespaceState, openBefore: ReadonlyMap<string, Inciden
   let last: { open: ReadonlyMap<string, IncidentRef>; ids: ReadonlySet<string> } | null = null;
   return (path) => {
     const open = st.openIncidents();
-    if (last?.open !== open) last = { open, ids: differing(open, openBefore) };
+    if (last?.open !== open) last = { open, ids: changedIncidentIds(openBefore, open) };
     return mayRelink(st, path, open, last.ids);
   };
 };
@@ -458,14 +455,10 @@ const mayRelink = (st: NamespaceState, path: string, open: ReadonlyMap<string, I
   const tokens = st.tokens.get(scope);
   if (!d || d.type !== COMMS.type || !tokens) return true;
   const linked = (d.facts.incident_threads ?? []) as CommsFacts['incident_threads'];
-  if (linked.some((t) => refOf(open.get(t.incident.id)) !== refOf(t.incident))) return true;
+  if (linked.some((t) => quotesDiffer(open.get(t.incident.id), t.incident))) return true;
   for (const id of differ) if (tokens.has(id)) return true;
   return false;
 };
-
-/** The ids of incidents that read differently in two maps of open incidents. */
-const differing = (a: ReadonlyMap<string, IncidentRef>, b: ReadonlyMap<string, IncidentRef>): Set<string> =>
-  new Set([...new Set([...a.keys(), ...b.keys()])].filter((id) => refOf(a.get(id)) !== refOf(b.get(id))));
 
 /** Digest writes, and reads of the paths ahead, a compile keeps out at once. */
 const IN_FLIGHT = 8;

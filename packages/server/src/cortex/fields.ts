@@ -1,5 +1,7 @@
 import type { EntryValue } from '../domain/entry.ts';
 import { clipWithEllipsis } from '../domain/clip-text.ts';
+import { canonicalJson } from '../domain/content-hash.ts';
+import { compareCodePoints } from '../domain/order.ts';
 
 /**
  * Reading connector values defensively: an entry's value is whatever its writer sent, so a
@@ -88,24 +90,38 @@ export class NewestByTime<T> {
   private readonly kept: T[] = [];
   private readonly time: (item: T) => string | null;
   private readonly limit: number;
+  private readonly tie: ((a: T, b: T) => number) | undefined;
 
-  constructor(time: (item: T) => string | null, limit: number) {
+  /**
+   * `tie`: how items of the same time are ordered (negative: `a` first), in place of the order
+   * they were offered in. Roll-ups pass canonicalOrder: the paths they join come in the order
+   * a worker set them, which a reload does not keep, so a tie must not depend on it.
+   */
+  constructor(time: (item: T) => string | null, limit: number, tie?: (a: T, b: T) => number) {
     this.time = time;
     this.limit = limit;
+    this.tie = tie;
+  }
+
+  /** Whether `item` (at time `t`) goes before the kept item at index `i`. */
+  private before(item: T, t: number, i: number): boolean {
+    const k = this.keys[i] as number;
+    if (t !== k) return t > k;
+    return this.tie !== undefined && this.tie(item, this.kept[i] as T) < 0;
   }
 
   offer(item: T): void {
     const { keys, kept, limit } = this;
     if (limit <= 0) return;
     const t = timeKey(this.time, item);
-    // Full, and not newer than the last kept: an item that comes later loses ties.
-    if (kept.length === limit && !(t > (keys[limit - 1] as number))) return;
-    // After every kept item at least as new (they came first).
+    // Full, and not before the last kept: without `tie`, an item that comes later loses ties.
+    if (kept.length === limit && !this.before(item, t, limit - 1)) return;
+    // After every kept item it does not go before (without `tie`: every one at least as new).
     let lo = 0;
     let hi = kept.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((keys[mid] as number) >= t) lo = mid + 1;
+      if (!this.before(item, t, mid)) lo = mid + 1;
       else hi = mid;
     }
     keys.splice(lo, 0, t);
@@ -122,10 +138,36 @@ export class NewestByTime<T> {
 }
 
 /** The `limit` newest of `items` by an ISO field: `sortedByTimeDesc(items, time).slice(0, limit)`, see NewestByTime. */
-export const newestByTime = <T>(items: Iterable<T>, time: (item: T) => string | null, limit: number): T[] => {
-  const newest = new NewestByTime(time, limit);
+export const newestByTime = <T>(items: Iterable<T>, time: (item: T) => string | null, limit: number, tie?: (a: T, b: T) => number): T[] => {
+  const newest = new NewestByTime(time, limit, tie);
   for (const item of items) newest.offer(item);
   return newest.items();
+};
+
+/**
+ * A total order over JSON values (code-point order of their canonical JSON), for ties that a roll-up
+ * must break the same way whatever order its paths come in: a running worker joins them in
+ * the order it compiled them, a reloaded one in record order. Values it calls equal read the same.
+ */
+export const canonicalOrder = (a: unknown, b: unknown): number => compareCodePoints(canonicalText(a), canonicalText(b));
+
+/** canonicalJson of the objects compared, kept while they are: a selection compares one item many times. Items compared are never changed after. */
+const canonicalTexts = new WeakMap<object, string>();
+const canonicalText = (value: unknown): string => {
+  if (value === null || typeof value !== 'object') return canonicalJson(value);
+  let text = canonicalTexts.get(value);
+  if (text === undefined) canonicalTexts.set(value, (text = canonicalJson(value)));
+  return text;
+};
+
+/**
+ * Whether `a` is the later of two items by an ISO time (missing: earliest), ties to the first
+ * in canonicalOrder: which of equal-time items a merge keeps never depends on the order it met them.
+ */
+export const laterOf = <T>(a: T, b: T | null, time: (item: T) => string | null): boolean => {
+  if (b === null) return true;
+  const [x, y] = [ms(time(a)) ?? Number.NEGATIVE_INFINITY, ms(time(b)) ?? Number.NEGATIVE_INFINITY];
+  return x !== y ? x > y : canonicalOrder(a, b) < 0;
 };
 
 /** A ratio rounded to four places, or null when there is nothing to divide. */

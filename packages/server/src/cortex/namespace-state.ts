@@ -2,7 +2,7 @@ import { COLLECTIONS, type CortexRecords, recordId } from './cortex-records.ts';
 import { compareCodePoints } from '../domain/order.ts';
 import type { Digest } from './digest-types.ts';
 import { COMMS } from './digests/comms.ts';
-import { type IncidentRef, unresolved } from './digests/incident-ref.ts';
+import { type IncidentRef, quotesDiffer, unresolved } from './digests/incident-ref.ts';
 import { INCIDENTS } from './digests/incidents.ts';
 import { ms } from './fields.ts';
 import { REPOS } from './digests/repos.ts';
@@ -161,10 +161,15 @@ export const laterIncident = (a: IncidentRef, b: IncidentRef): boolean => {
   return (compareCodePoints(a.entity_path, b.entity_path) || compareCodePoints(a.key, b.key)) < 0;
 };
 
-/** Ids whose open/closed state differs between two snapshots of the open incidents. */
+/**
+ * Ids a chat thread naming them would read differently for between two snapshots of the open
+ * incidents: opened, closed, or answering another incident or the same one quoted differently
+ * (a second path with the id updated later, the one it answered resolved while another stays
+ * open, a new status or title): what a thread quotes (quotesDiffer), not the status alone.
+ */
 export const changedIncidentIds = (before: ReadonlyMap<string, IncidentRef>, after: ReadonlyMap<string, IncidentRef>): Set<string> => {
   const ids = new Set<string>();
   for (const id of before.keys()) if (!after.has(id)) ids.add(id);
-  for (const [id, i] of after) if (before.get(id)?.status !== i.status) ids.add(id);
+  for (const [id, i] of after) if (quotesDiffer(before.get(id), i)) ids.add(id);
   return ids;
 };

@@ -4,15 +4,16 @@ import { DIGEST_TYPE_DEFS } from './digests/registry.ts';
 import { SummaryParts, sourceWriters, summaryHeadline } from './digests/summary.ts';
 import { orderedCounts } from './digests/counts.ts';
 import type { DigestDraft } from './assemble.ts';
-import { NewestByTime } from './fields.ts';
+import { canonicalOrder, NewestByTime } from './fields.ts';
 import { namespaceScope, sourceScope } from './scopes.ts';
 
 /**
- * The `limit` newest of the kept items and those of the lists that follow (the kept first
- * among those of the same time, then in order), each time parsed once: a selection, not a sort.
+ * The `limit` newest of the kept items and those of the lists that follow, those of the same
+ * time in canonicalOrder (not in the order the paths came: a running worker and a reloaded
+ * one join them in different orders), each time parsed once: a selection, not a sort.
  */
 const newest = <T>(kept: readonly T[], lists: Iterable<readonly T[]>, time: (item: T) => string | null, limit: number): T[] => {
-  const selection = new NewestByTime(time, limit);
+  const selection = new NewestByTime(time, limit, canonicalOrder);
   for (const item of kept) selection.offer(item);
   for (const list of lists) for (const item of list) selection.offer(item);
   return selection.items();

@@ -1,7 +1,7 @@
 import type { Entry } from '../../domain/entry.ts';
 import { DAY_MS, type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts } from '../digest-types.ts';
-import { byTimeDesc, clipped, cut, ms, num, objOf, objects, str, strings, TEXT_CHARS, topCounts } from '../fields.ts';
-import type { IncidentRef } from './incident-ref.ts';
+import { byTimeDesc, canonicalOrder, clipped, cut, ms, num, objOf, objects, str, strings, TEXT_CHARS, topCounts } from '../fields.ts';
+import { type IncidentQuote, type IncidentRef, quoteIncident } from './incident-ref.ts';
 
 export interface CommsFacts {
   messages: { total: number; last_24h: number; bots: number };
@@ -9,7 +9,7 @@ export interface CommsFacts {
   threads: { total: number; active: number };
   participants: { count: number; top: Array<{ user: string; messages: number }>; users: string[] };
   busiest_threads: Array<{ entity_path: string; key: string; replies: number; participants: number; last_reply_at: string | null }>;
-  incident_threads: Array<{ entity_path: string; key: string; incident: { entity_path: string; key: string; id: string; title: string; status: string } }>;
+  incident_threads: Array<{ entity_path: string; key: string; incident: IncidentQuote }>;
 }
 
 /** Words that look like PagerDuty incident ids (upper-case letters and digits). */
@@ -60,7 +60,7 @@ const compileComms = (entries: Entry[], now: number, openIncidents: ReadonlyMap<
     for (const token of named) tokens.add(token);
     const incident = named.map((token) => openIncidents.get(token)).find((i) => i !== undefined);
     if (incident) {
-      facts.incident_threads.push({ entity_path: t.entity_path, key: t.key, incident: { entity_path: incident.entity_path, key: incident.key, id: incident.id, title: incident.title, status: incident.status } });
+      facts.incident_threads.push({ entity_path: t.entity_path, key: t.key, incident: quoteIncident(incident) });
     }
     facts.busiest_threads.push({ entity_path: t.entity_path, key: t.key, replies: num(v.reply_count) ?? 0, participants: strings(v.participants).length, last_reply_at: clipped(v.last_reply_at, TEXT_CHARS.name) });
   }
@@ -84,7 +84,7 @@ const participantsOf = (users: Set<string>, top: Array<[string, number]>): Comms
 /**
  * Chat facts of several scopes as one, or of parts combined before: sums, every participant
  * and every author's count (cut to the first 1000 and the top 10 by finishComms), the 5
- * busiest threads (ties: the first), the first threads about open incidents. Combining
+ * busiest threads and the first threads about open incidents (ties and firsts in canonicalOrder). Combining
  * combined parts in order gives what combining every scope at once gives.
  */
 const combineComms = (all: CommsFacts[]): CommsFacts => {
@@ -100,8 +100,9 @@ const combineComms = (all: CommsFacts[]): CommsFacts => {
     out.busiest_threads.push(...f.busiest_threads);
     out.incident_threads.push(...f.incident_threads);
   }
-  out.busiest_threads = out.busiest_threads.sort((a, b) => b.replies - a.replies).slice(0, 5);
-  out.incident_threads = out.incident_threads.slice(0, DIGEST_LIMITS.openItems);
+  // Ties, and which threads about incidents are kept, by what they quote: the parts come in no canonical order.
+  out.busiest_threads = out.busiest_threads.sort((a, b) => b.replies - a.replies || canonicalOrder(a, b)).slice(0, 5);
+  out.incident_threads = out.incident_threads.sort(canonicalOrder).slice(0, DIGEST_LIMITS.openItems);
   out.participants = { count: users.size, top: [...authored].map(([user, messages]) => ({ user, messages })), users: [...users] };
   return out;
 };

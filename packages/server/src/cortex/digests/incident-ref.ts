@@ -23,3 +23,15 @@ export interface IncidentRef {
 }
 
 export const unresolved = (i: IncidentRef): boolean => i.status !== 'resolved';
+
+/** What a chat digest quotes of the incident a thread names (CommsFacts' incident_threads). */
+export type IncidentQuote = Pick<IncidentRef, 'entity_path' | 'key' | 'id' | 'title' | 'status'>;
+
+export const quoteIncident = (i: IncidentQuote): IncidentQuote => ({ entity_path: i.entity_path, key: i.key, id: i.id, title: i.title, status: i.status });
+
+/**
+ * Whether a thread linked to `a` would read differently linked to `b` (either missing: not
+ * open): the one comparison of incidents that decides which chat threads are compiled again.
+ */
+export const quotesDiffer = (a: IncidentQuote | undefined, b: IncidentQuote | undefined): boolean =>
+  a === undefined || b === undefined ? a !== b : a.entity_path !== b.entity_path || a.key !== b.key || a.id !== b.id || a.title !== b.title || a.status !== b.status;

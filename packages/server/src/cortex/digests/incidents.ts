@@ -3,6 +3,7 @@ import { type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK
 import { clipped, clippedStrings, humanDuration, mean, ms, objOf, sortedByTimeDesc, str, TEXT_CHARS, topCounts } from '../fields.ts';
 import { type IncidentRef, unresolved } from './incident-ref.ts';
 import { clipText } from '../../domain/clip-text.ts';
+import { compareCodePoints } from '../../domain/order.ts';
 
 export interface IncidentFacts {
   counts: { open: number; acknowledged: number; resolved: number; total: number };
@@ -149,7 +150,9 @@ const combineIncidents = (all: IncidentFacts[]): IncidentFacts => {
     for (const s of f.services) {
       const m = services.get(s.service) ?? { service: s.service, incidents: 0, unresolved: 0, last_7d: 0, last_triggered_at: null };
       const at = ms(s.last_triggered_at) ?? 0;
-      const later = at > (lastMs.get(s.service) ?? 0);
+      // Ties (the same instant written two ways) by code points, not by which part came first.
+      const held = lastMs.get(s.service) ?? 0;
+      const later = at > held || (at === held && at > 0 && m.last_triggered_at !== null && s.last_triggered_at !== null && compareCodePoints(s.last_triggered_at, m.last_triggered_at) < 0);
       if (later) lastMs.set(s.service, at);
       services.set(s.service, {
         ...m, incidents: m.incidents + s.incidents, unresolved: m.unresolved + s.unresolved, last_7d: m.last_7d + s.last_7d,

@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { DAY_MS, type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts } from '../digest-types.ts';
-import { byTimeDesc, clipped, ms, objOf, percent, ratio, small, TEXT_CHARS } from '../fields.ts';
+import { byTimeDesc, canonicalOrder, clipped, ms, objOf, percent, ratio, small, TEXT_CHARS } from '../fields.ts';
 import { countEntries, orderedCounts } from './counts.ts';
 
 const name = (value: unknown): string | null => clipped(value, TEXT_CHARS.name);
@@ -96,8 +96,8 @@ const compileProjects = (entries: Entry[], now: number): TypedFacts => {
 const releasesOf = (released: ReleaseRef[], pending: ReleaseRef[]): ProjectFacts['releases'] => ({
   released: released.length,
   unreleased: pending.length,
-  latest: released.sort(byTimeDesc((r) => r.release_date))[0] ?? null,
-  next: pending.filter((r) => r.release_date !== null).sort((a, b) => (ms(a.release_date) ?? 0) - (ms(b.release_date) ?? 0))[0] ?? null,
+  latest: released.sort((a, b) => byTimeDesc<ReleaseRef>((r) => r.release_date)(a, b) || canonicalOrder(a, b))[0] ?? null,
+  next: pending.filter((r) => r.release_date !== null).sort((a, b) => (ms(a.release_date) ?? 0) - (ms(b.release_date) ?? 0) || canonicalOrder(a, b))[0] ?? null,
 });
 
 const mergeProjects = (all: ProjectFacts[]): ProjectFacts => {
@@ -121,6 +121,8 @@ const mergeProjects = (all: ProjectFacts[]): ProjectFacts => {
     if (f.releases.latest) latest.push(f.releases.latest);
     if (f.releases.next) next.push(f.releases.next);
   }
+  // Active sprints of every part, in one order whatever order the parts came in (the headline names the first).
+  out.sprint.active.sort(canonicalOrder);
   out.sprint.issues_total = out.issues.total;
   out.sprint.done_pct = ratio(out.sprint.issues_done, out.issues.total);
   out.issues.by_status = orderedCounts(out.issues.by_status);

@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { DIGEST_LIMITS } from '../digest-types.ts';
-import { clipped, ms, num, newestByTime, objOf, sortedByTimeDesc, TEXT_CHARS } from '../fields.ts';
+import { canonicalOrder, clipped, laterOf, ms, num, newestByTime, objOf, sortedByTimeDesc, TEXT_CHARS } from '../fields.ts';
 
 /** Names, shas, branches and times as a digest quotes them: cut, whatever the entry holds. */
 const str = (value: unknown): string | null => clipped(value, TEXT_CHARS.name);
@@ -91,11 +91,12 @@ export const mergeCi = (all: readonly CiFacts[]): CiFacts => {
   for (const ci of all) {
     if (ci.state === 'failing' || (ci.state === 'passing' && out.state === 'unknown')) out.state = ci.state;
     out.latest.push(...ci.latest);
-    if (ci.last_failure && (out.last_failure === null || later(ci.last_failure.at, out.last_failure.at))) out.last_failure = ci.last_failure;
-    if (ci.releases.latest && (out.releases.latest === null || later(ci.releases.latest.at, out.releases.latest.at))) out.releases.latest = ci.releases.latest;
+    // Ties by what they quote (see laterOf): the parts come in no canonical order.
+    if (ci.last_failure && laterOf(ci.last_failure, out.last_failure, (f) => f.at)) out.last_failure = ci.last_failure;
+    if (ci.releases.latest && laterOf(ci.releases.latest, out.releases.latest, (r) => r.at)) out.releases.latest = ci.releases.latest;
     out.pushes = { count: out.pushes.count + ci.pushes.count, commits: out.pushes.commits + ci.pushes.commits, last_at: later(ci.pushes.last_at, out.pushes.last_at) ? ci.pushes.last_at : out.pushes.last_at };
   }
-  out.latest = newestByTime(out.latest, (r) => r.at, DIGEST_LIMITS.recent);
+  out.latest = newestByTime(out.latest, (r) => r.at, DIGEST_LIMITS.recent, canonicalOrder);
   return out;
 };
 

@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { type DigestTypeDef, DIGEST_LIMITS, type OpenItem, type TypedFacts, WEEK_MS } from '../digest-types.ts';
-import { clipped, ms, num, objOf, newestByTime, percent, ratio, small, TEXT_CHARS } from '../fields.ts';
+import { clipped, laterOf, ms, num, objOf, newestByTime, percent, ratio, small, TEXT_CHARS } from '../fields.ts';
 import { orderedEntries } from './counts.ts';
 import { CI_FAILED, type CiFacts, ciHeadline, emptyCi, finishCi, mergeCi, type RunRef, runOf, tallyCode } from './repo-ci.ts';
 
@@ -45,6 +45,7 @@ export interface RepoFacts {
 const FAILED = new Set(['failure', 'error']);
 const emptyEnv = (): EnvFacts => ({ total: 0, success: 0, failure: 0, error: 0, success_rate: null, last_failed: null, latest: null });
 const later = (a: string | null, b: string | null): boolean => (ms(a) ?? Number.NEGATIVE_INFINITY) > (ms(b) ?? Number.NEGATIVE_INFINITY);
+const at = (x: { at: string | null }): string | null => x.at;
 
 const deployOf = (e: Entry): DeployRef | null => {
   const v = objOf(e.value);
@@ -62,8 +63,10 @@ const tally = (env: EnvFacts, d: DeployRef): void => {
   if (d.state === 'success') env.success += 1;
   if (d.state === 'failure') env.failure += 1;
   if (d.state === 'error') env.error += 1;
-  if (FAILED.has(d.state) && (env.last_failed === null || later(d.at, env.last_failed.at))) env.last_failed = { key: d.key, id: d.id, sha: d.sha, at: d.at };
-  if (env.latest === null || later(d.at, env.latest.at)) env.latest = { key: d.key, state: d.state, at: d.at };
+  const failed = { key: d.key, id: d.id, sha: d.sha, at: d.at };
+  if (FAILED.has(d.state) && laterOf(failed, env.last_failed, at)) env.last_failed = failed;
+  const latest = { key: d.key, state: d.state, at: d.at };
+  if (laterOf(latest, env.latest, at)) env.latest = latest;
 };
 
 const rated = (env: EnvFacts): EnvFacts => ({ ...env, success_rate: ratio(env.success, env.success + env.failure + env.error) });
@@ -155,8 +158,9 @@ const mergeRepos = (all: RepoFacts[]): RepoFacts => {
     for (const [name, env] of environments(f.deployments.by_environment)) {
       const m = (out.deployments.by_environment[name] ??= emptyEnv());
       for (const n of ['total', 'success', 'failure', 'error'] as const) m[n] += env[n];
-      if (env.last_failed && (m.last_failed === null || later(env.last_failed.at, m.last_failed.at))) m.last_failed = env.last_failed;
-      if (env.latest && (m.latest === null || later(env.latest.at, m.latest.at))) m.latest = env.latest;
+      // The later of two repositories' deploys; ties by what they quote (see laterOf), not by which came first.
+      if (env.last_failed && laterOf(env.last_failed, m.last_failed, at)) m.last_failed = env.last_failed;
+      if (env.latest && laterOf(env.latest, m.latest, at)) m.latest = env.latest;
     }
   }
   finishDeployments(out);

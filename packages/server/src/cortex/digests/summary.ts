@@ -1,6 +1,6 @@
 import type { Entry } from '../../domain/entry.ts';
 import { DIGEST_LIMITS, type RecentChange, type Summary } from '../digest-types.ts';
-import { newestByTime, shortText } from '../fields.ts';
+import { canonicalOrder, newestByTime, shortText } from '../fields.ts';
 import { isSourceWriter } from '../scopes.ts';
 
 const round = (n: number): number => Math.round(n * 10_000) / 10_000;
@@ -61,6 +61,10 @@ export const recentChanges = (entries: Entry[]): RecentChange[] =>
     written_at: e.written_at, confidence: e.confidence, summary: shortText(e.value),
   }));
 
+/** Whether change `a` is later than `b` (written_at), ties by what they quote: not by which part came first. */
+const newerChange = (a: NonNullable<Summary['last_change']>, b: Summary['last_change']): boolean =>
+  b === null || a.written_at > b.written_at || (a.written_at === b.written_at && canonicalOrder(a, b) < 0);
+
 /**
  * Summaries of several scopes as one, kept in a form that merges again (see SummaryParts): the
  * sums, the extremes, the latest change and every writer's count.
@@ -87,7 +91,7 @@ export class SummaryParts {
         this.min = Math.min(this.min, s.confidence.min);
         this.max = Math.max(this.max, s.confidence.max);
       }
-      if (s.last_change && (this.last === null || s.last_change.written_at > this.last.written_at)) this.last = s.last_change;
+      if (s.last_change && newerChange(s.last_change, this.last)) this.last = s.last_change;
     }
     return this;
   }
@@ -100,7 +104,7 @@ export class SummaryParts {
       this.belowHalf += o.belowHalf;
       this.min = Math.min(this.min, o.min);
       this.max = Math.max(this.max, o.max);
-      if (o.last && (this.last === null || o.last.written_at > this.last.written_at)) this.last = o.last;
+      if (o.last && newerChange(o.last, this.last)) this.last = o.last;
       for (const [agent, n] of o.writers) this.writers.set(agent, (this.writers.get(agent) ?? 0) + n);
     }
     return this;

@@ -39,7 +39,7 @@ const loadsOf = (args: string[]): { loaded: string[]; status: number | null; std
 };
 
 /** The heavy part of the server's graph: a command that loads any of these runs the server's code. */
-const HEAVY = /\/node_modules\/(fastify|pg|@aws-sdk|@modelcontextprotocol|prom-client|onnxruntime-node)\/|\/packages\/server\/src\/(server|runtime)\.ts$/;
+const HEAVY = /\/node_modules\/(fastify|@fastify|postgres|@aws-sdk|@modelcontextprotocol|prom-client|onnxruntime-node)\/|\/packages\/server\/src\/(server|runtime)\.ts$/;
 const heavyIn = (loaded: string[]): string[] => loaded.filter((url) => HEAVY.test(url));
 
 describe('cairn loads only what the command it runs needs', () => {

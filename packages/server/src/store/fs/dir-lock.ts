@@ -333,6 +333,10 @@ const hold = (dir: string, path: string, real: string, token: string, options: L
   const refresh = async (): Promise<void> => {
     if (released || lost || refreshing) return;
     refreshing = true;
+    // Ours as of when we looked, not as of when the look's answer came back: a process stopped
+    // between the two (SIGSTOP, a frozen VM) may find its LOCK taken over meanwhile, and a
+    // confirmation stamped on waking would let assertHeld pass a write without looking again.
+    const asked = Date.now();
     try {
       const raw = await readFile(path, 'utf8');
       if (released || lost) return;
@@ -342,7 +346,7 @@ const hold = (dir: string, path: string, real: string, token: string, options: L
       }
       const now = new Date();
       await utimes(path, now, now);
-      confirmed = Date.now();
+      confirmed = asked;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !released) {
         // The whole directory deleted under us is no takeover: its writes fail on their own.
@@ -364,6 +368,7 @@ const hold = (dir: string, path: string, real: string, token: string, options: L
       if (lost) throw lost;
       if (released || Date.now() - confirmed < REFRESH_MS * 2) return;
       // The timer has not run for a while (this process was stopped, or its loop blocked): look now.
+      const asked = Date.now();
       let raw: string | null = null;
       try {
         raw = readFileSync(path, 'utf8');
@@ -375,7 +380,7 @@ const hold = (dir: string, path: string, real: string, token: string, options: L
       try {
         const now = new Date();
         utimesSync(path, now, now);
-        confirmed = Date.now();
+        confirmed = asked;
       } catch {
         // Tried again at the next refresh.
       }

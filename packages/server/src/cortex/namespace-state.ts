@@ -4,7 +4,7 @@ import type { Digest } from './digest-types.ts';
 import { COMMS } from './digests/comms.ts';
 import { type IncidentRef, quotesDiffer, unresolved } from './digests/incident-ref.ts';
 import { INCIDENTS } from './digests/incidents.ts';
-import { ms } from './fields.ts';
+import { canonicalOrder, ms } from './fields.ts';
 import { REPOS } from './digests/repos.ts';
 import type { Pattern } from './patterns.ts';
 import { RollupIndex } from './rollup.ts';
@@ -152,13 +152,12 @@ const lastActivity = (i: IncidentRef): number => {
 
 /**
  * Whether `a` is the one of two incidents with one id that `openIncidents` answers: the one
- * updated last (latest trigger, acknowledgement or note), ties by entity path, then key, the
- * first in code-point order. A total order, so the choice never depends on which came first.
+ * updated last (latest trigger, acknowledgement or note), ties in canonicalOrder (entity path,
+ * then key: the roll-ups' tie-break). A total order, so the choice never depends on which came first.
  */
 export const laterIncident = (a: IncidentRef, b: IncidentRef): boolean => {
   const [x, y] = [lastActivity(a), lastActivity(b)];
-  if (x !== y) return x > y;
-  return (compareCodePoints(a.entity_path, b.entity_path) || compareCodePoints(a.key, b.key)) < 0;
+  return x !== y ? x > y : canonicalOrder(a, b) < 0;
 };
 
 /**

@@ -163,6 +163,45 @@ describe('postgres search rows: a version of the same text', () => {
     }
   });
 
+  it('counts the entries the change feed announces between reads, so that a word new to the store is not rare', async () => {
+    // Until the next read (a tenth of the rows changed, or minutes later) a word no read had
+    // seen counted as held by one row, however many entries written since held it: ranked by
+    // it as a rare word, they crowded out better matches.
+    const stats = new SearchStats(sql, logger);
+    await stats.refresh();
+    const embedder = new BuiltinEmbedder();
+    const indexer = new SearchIndexer({
+      sql, store, embedder, vectors: false, stats, logger,
+      vectorsReady: () => false,
+      onUnembedded: () => {},
+      appendKept: (entry) => store.appendKept(entry),
+    });
+    indexer.start();
+    const mine = () => stats.of(namespace);
+    try {
+      const rows = mine().docCount;
+      for (const key of ['feed-a', 'feed-b', 'feed-c']) await store.append(at(`stats-${key}`, 1, { value: 'zqfeed arrival' }), 0);
+      await expect.poll(() => mine().docFrequency('zqfeed'), { timeout: 5000 }).toBe(3);
+      expect(mine().docCount).toBe(rows + 3);
+      expect(mine().lists('zqfeed')).toBe(true);
+      expect(stats.docFrequency('zqfeed')).toBe(3);
+      expect(stats.of('another-namespace').docFrequency('zqfeed')).toBe(1);
+      // A replacement is no row more; a deletion is one row less (which terms it held is not known here).
+      await store.append(at('stats-feed-a', 2, { value: 'zqfeed arrival again' }), 1);
+      await store.append(at('stats-feed-b', 2, { deleted: true }), 1);
+      await expect.poll(() => mine().docCount, { timeout: 5000 }).toBe(rows + 2);
+      expect(mine().docFrequency('zqfeed')).toBe(3);
+      // A read counts what is there, and nothing twice.
+      await stats.refresh();
+      expect(mine().docFrequency('zqfeed')).toBe(2);
+      expect(mine().docCount).toBe(rows + 2);
+    } finally {
+      indexer.close();
+      stats.close();
+      await embedder.close();
+    }
+  });
+
   /**
    * An indexer over `over`'s change feed, without the embedding backlog (which gives rows of
    * other embedders, and rows without a vector, theirs): what it asks the embedder for is what

@@ -98,6 +98,8 @@ export class SearchIndexer {
       while (this.pending.size > 0 && !this.closed) {
         const batch = [...this.pending.values()].slice(0, BATCH);
         for (const e of batch) this.pending.delete(`${e.namespace}\u0000${e.entity_path}\u0000${e.key}`);
+        // Their rows are written (by the append) whether or not the vectors that follow are.
+        this.o.stats.noteEntries(batch);
         await this.write(batch, 'feed').catch((error: unknown) => {
           // The sweep picks up missing rows once the database answers again, and the embedding
           // backlog the vectors of rows the append already wrote.

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
+import type { Entry } from '../../domain/entry.ts';
 import type { CollectionStats } from '../../search-rules/bm25.ts';
 import type { Sql } from './client.ts';
+import { termsOf } from './search-terms.ts';
 
 /**
  * Below this many rows a read is cheap enough to wait for, inside a search (a stale refresh)
@@ -30,13 +32,31 @@ export interface NamespaceStats extends CollectionStats {
 
 const NO_SPACE: Space = { docs: 0, average: 1, df: new Map() };
 
+/** One namespace's rows announced since the last read began: created rows less deleted ones, and the created rows' terms. */
+interface Recent {
+  docs: number;
+  df: Map<string, number>;
+}
+
+/** Adds `more` to a namespace's counts in `recent`. */
+const addRecent = (recent: Map<string, Recent>, namespace: string, more: Recent): void => {
+  const into = recent.get(namespace);
+  if (!into) {
+    recent.set(namespace, more);
+    return;
+  }
+  into.docs += more.docs;
+  for (const [term, n] of more.df) into.df.set(term, (into.df.get(term) ?? 0) + n);
+};
+
 /**
  * Document frequencies for BM25 on PostgreSQL, read with ts_stat over the search rows and
  * kept in memory. ts_rank has no idea of how rare a word is; BM25 does, and computing it in
  * the application with these figures ranks exactly as the in-process index does. Refreshed
  * when a tenth of the rows have changed since the last read, or in the background when any
- * have and the last read is STALE_AFTER_MS old; terms written since count as rare, which errs
- * towards showing new entries.
+ * have and the last read is STALE_AFTER_MS old. Between reads, the entries the change feed
+ * announces (every replica's) are counted in (`noteEntries`), so that a word new to the store
+ * does not count as rare however many entries hold it until the next read.
  *
  * The first read (`open`) is waited for at start-up only below WAIT_BELOW_ROWS rows, so a
  * large store listens at once (a million rows take ~30 s to read). Until that read lands,
@@ -53,6 +73,7 @@ export class SearchStats implements CollectionStats {
   docCount = 0;
   averageLength = 1;
   private spaces = new Map<string, Space>();
+  private recent = new Map<string, Recent>();
   private changes = 0;
   /** Changes since the row count was last read (the count feeds /metrics). */
   private uncounted = 0;
@@ -76,11 +97,13 @@ export class SearchStats implements CollectionStats {
   /** A namespace's statistics, as last read (none: no row then). */
   of(namespace: string): NamespaceStats {
     const space = this.spaces.get(namespace) ?? NO_SPACE;
+    const recent = this.recent.get(namespace);
+    const since = (term: string): number => recent?.df.get(term) ?? 0;
     return {
-      docCount: space.docs,
+      docCount: Math.max(0, space.docs + (recent?.docs ?? 0)),
       averageLength: space.average,
-      docFrequency: (term) => space.df.get(term) ?? 1,
-      lists: (term) => space.df.has(term),
+      docFrequency: (term) => (space.df.get(term) ?? 0) + since(term) || 1,
+      lists: (term) => (space.df.get(term) ?? 0) + since(term) >= 2,
     };
   }
 
@@ -88,13 +111,28 @@ export class SearchStats implements CollectionStats {
   docFrequency(term: string): number {
     let df = 0;
     for (const space of this.spaces.values()) df += space.df.get(term) ?? 0;
+    for (const recent of this.recent.values()) df += recent.df.get(term) ?? 0;
     return df || 1;
   }
 
-  /** Whether the statistics as read list `term` in some namespace (held by two rows or more there then). */
+  /** Whether the statistics list `term` (held by two rows or more when read, counting those created since). */
   lists(term: string): boolean {
-    for (const space of this.spaces.values()) if (space.df.has(term)) return true;
-    return false;
+    return this.docFrequency(term) >= 2;
+  }
+
+  /**
+   * Counts versions the change feed announced into the figures until the next read: a created
+   * entry (version 1) is a row more, holding each of its terms once more; a deletion is a row
+   * less. A replacement is not counted (the terms it dropped are not known here), nor is the
+   * length of created rows; the next read counts them all. A version announced while a read
+   * is under way may be counted twice (in the read and here), which errs towards common.
+   */
+  noteEntries(entries: readonly Entry[]): void {
+    for (const entry of entries) {
+      if (entry.version !== 1 && !entry.deleted) continue;
+      if (entry.deleted) addRecent(this.recent, entry.namespace, { docs: -1, df: new Map() });
+      else addRecent(this.recent, entry.namespace, { docs: 1, df: new Map([...termsOf(entry)].map((term) => [term, 1])) });
+    }
   }
 
   /** Counts rows written or removed (by any replica: the change feed reports them all). */
@@ -166,6 +204,9 @@ export class SearchStats implements CollectionStats {
   refresh(): Promise<void> {
     this.refreshing ??= (async () => {
       const changes = this.changes;
+      // What is announced from now on is counted beside this read's figures.
+      const recent = this.recent;
+      this.recent = new Map();
       const started = performance.now();
       try {
         const totals = await this.sql<{ namespace: string; n: string; avg: number | null }[]>`
@@ -191,6 +232,10 @@ export class SearchStats implements CollectionStats {
         this.changes -= changes;
         this.readMs = performance.now() - started;
         this.logger.debug({ rows: this.docCount, namespaces: spaces.size, ms: Math.round(this.readMs) }, 'search statistics refreshed');
+      } catch (error) {
+        // The read failed: what was announced before it still counts beside the last figures.
+        for (const [namespace, before] of recent) addRecent(this.recent, namespace, before);
+        throw error;
       } finally {
         this.readAt = performance.now();
         this.refreshing = null;

@@ -43,6 +43,13 @@ export const tsvectorOf = (entry: Entry): { literal: string; length: number } =>
   return { literal: parts.join(' '), length };
 };
 
+/** The distinct terms of an entry's search row (tsvectorOf's lexemes). */
+export const termsOf = (entry: Entry): Set<string> => {
+  const terms = new Set<string>();
+  for (const f of entryFields(entry)) for (const token of analyze(f.text)) terms.add(token.term);
+  return terms;
+};
+
 /**
  * A digest of what a search row's terms and vector are made from: the value as written (its
  * object keys in their own order, which the text walk follows and jsonb does not keep) and the

@@ -88,6 +88,13 @@ describe('the cairn command', () => {
       const result = await runCli([...args], env);
       expect(result, args.join(' ')).toMatchObject({ code: 2, stdout: '', stderr: expect.stringMatching(expected) });
     }
+    // `cairn mcp`'s own default (under XDG_DATA_HOME), named as that, not as a --data-dir nobody typed.
+    const own = await runCli(['mcp'], { XDG_DATA_HOME: denied });
+    expect(own).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: expect.stringMatching(new RegExp(`^cairn mcp: the data directory ${denied}/cairn \\(cairn mcp's default, CAIRN_DATA_DIR unset\\) cannot be written: (operation not permitted|permission denied) \\(at ${denied}\\); choose one you can write with --data-dir \\./\\.cairn or CAIRN_DATA_DIR=\\./\\.cairn\n$`)),
+    });
   });
 
   it('refuses a port already in use in one line naming CAIRN_PORT, with exit code 2, releasing the data directory', async () => {

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { userDataDir } from '../../packages/server/src/domain/user-data-dir.ts';
 import { DataDirUnwritableError, DEFAULT_DATA_DIR, dataDirFailure } from '../../packages/server/src/store/fs/data-dir-place.ts';
 import { DirectoryLockedError } from '../../packages/server/src/store/fs/dir-lock.ts';
 
@@ -43,6 +44,16 @@ describe('dataDirFailure', () => {
     expect((there as Error).message).toBe(
       'the data directory /data/.cairn (the default, CAIRN_DATA_DIR unset) is in use by process 1 on host box-2; stop that server or choose another with --data-dir or CAIRN_DATA_DIR',
     );
+  });
+
+  it("says cairn mcp's own default, not a flag nobody typed, when CAIRN_DATA_DIR is unset", () => {
+    delete process.env.CAIRN_DATA_DIR;
+    const own = userDataDir(process.env);
+    expect((dataDirFailure(own, errno('EACCES', own)) as Error).message).toBe(
+      `the data directory ${own} (cairn mcp's default, CAIRN_DATA_DIR unset) cannot be written: permission denied; choose one you can write with --data-dir ./.cairn or CAIRN_DATA_DIR=./.cairn`,
+    );
+    // Given as a flag, any other directory is the flag's.
+    expect((dataDirFailure('/srv/elsewhere', errno('EACCES', '/srv/elsewhere')) as Error).message).toContain('(--data-dir)');
   });
 
   it('answers any other failure as it is', () => {

@@ -4,7 +4,7 @@ import { hostname, tmpdir, userInfo } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repeatable } from '../../packages/server/src/cli/mcp-local.ts';
-import { userDataDir } from '../../packages/server/src/cli/mcp-owner-note.ts';
+import { userDataDir } from '../../packages/server/src/domain/user-data-dir.ts';
 import { lockHolder } from '../../packages/server/src/store/fs/dir-lock.ts';
 
 describe('cairn mcp on a shared data directory: the small rules', () => {

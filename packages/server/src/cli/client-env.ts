@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { ClientOptions } from 'cairn-memory-client';
 import { ConfigError } from '../config.ts';
 import { AgentIdSchema } from '../domain/names.ts';
-import { servingProcess, userDataDir } from './mcp-owner-note.ts';
+import { userDataDir } from '../domain/user-data-dir.ts';
+import { servingProcess } from './mcp-owner-note.ts';
 
 /**
  * The settings of the commands that talk to a running server (`cairn mcp`, `cairn read`, …):

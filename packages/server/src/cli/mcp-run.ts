@@ -8,7 +8,7 @@ import { unusablePlaceOf } from '../store/backends.ts';
 import { clientOptionsFrom } from './client-env.ts';
 import { sayFailure } from './command-exit.ts';
 import { openLocalMemory } from './mcp-local.ts';
-import { userDataDir } from './mcp-owner-note.ts';
+import { userDataDir } from '../domain/user-data-dir.ts';
 
 // What `cairn mcp` runs, loaded by its action (mcp-command.ts) only when that command runs: the
 // MCP SDK, and for a local server the server's whole graph, are no cost to the other commands.

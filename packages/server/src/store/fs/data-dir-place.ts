@@ -1,6 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { SettingError } from '../../domain/setting-error.ts';
+import { userDataDir } from '../../domain/user-data-dir.ts';
 import type { PlaceWithoutData } from '../../ports/backend.ts';
 import { DirectoryLockedError } from './dir-lock.ts';
 import { holdsStore } from './store-files.ts';
@@ -15,11 +16,14 @@ import { holdsStore } from './store-files.ts';
 /** Where the filesystem backend keeps its data when CAIRN_DATA_DIR is unset. */
 export const DEFAULT_DATA_DIR = '/data/.cairn';
 
-/** The setting that named `dataDir`: `cairn serve --data-dir` wins over the variable. */
+/** The setting that named `dataDir`: `--data-dir` wins over the variable, which wins over a default. */
 const named = (dataDir: string): string => {
   const variable = process.env.CAIRN_DATA_DIR;
   if (variable === dataDir) return 'CAIRN_DATA_DIR';
-  return variable || dataDir !== DEFAULT_DATA_DIR ? '--data-dir' : 'the default, CAIRN_DATA_DIR unset';
+  if (!variable && dataDir === DEFAULT_DATA_DIR) return 'the default, CAIRN_DATA_DIR unset';
+  // `cairn mcp` passes its own default as if it were given (mcp-run.ts): not a flag the user typed.
+  if (!variable && dataDir === userDataDir(process.env)) return "cairn mcp's default, CAIRN_DATA_DIR unset";
+  return '--data-dir';
 };
 
 /** What to do instead, for the setting that named the data directory. */

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { github } from '../../packages/server/src/connectors/github/index.ts';
-import { parseJsonBody, peekJson } from '../../packages/server/src/connectors/parse-json.ts';
+import { forgetDocument, parseJsonBody, peekJson } from '../../packages/server/src/connectors/parse-json.ts';
 import { ServiceError } from '../../packages/server/src/domain/errors.ts';
 
 const parse = (text: string): unknown => parseJsonBody(Buffer.from(text), z.unknown());
@@ -54,6 +54,22 @@ describe('provider JSON bodies', () => {
       const broken = Buffer.from('{"action":');
       expect(peekJson(broken)).toBeNull();
       expect(() => parseJsonBody(broken, z.unknown())).toThrow(ServiceError);
+      expect(parse).toHaveBeenCalledTimes(2);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('drops a body\'s document once forgotten (its delivery mapped): a later reader parses it anew', () => {
+    const body = Buffer.from('{"action":"opened","number":7}');
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const first = peekJson(body);
+      expect(peekJson(body)).toBe(first);
+      forgetDocument(body);
+      const again = peekJson(body);
+      expect(again).not.toBe(first);
+      expect(again).toEqual({ action: 'opened', number: 7 });
       expect(parse).toHaveBeenCalledTimes(2);
     } finally {
       parse.mockRestore();

@@ -61,14 +61,14 @@ export const ingestWebhook = async (deps: ServiceDeps, ctx: Context, name: strin
   const state = await connectorState(deps, ctx.namespace, connector);
   if (!state.enabled || !state.secret) throw new ServiceError('NOT_FOUND', `the ${name} connector is not enabled`);
   const at = new Date(deps.now()).toISOString();
+  // Named before it is received: the body's parsed document is dropped once it is mapped.
+  const names = named(connector, delivery);
   const log = (line: Line) => {
     deps.deliveries.count(ctx.namespace, name, line.outcome === 'duplicate' ? 'duplicates' : line.outcome, at);
-    return deps.deliveryLog.record(ctx.namespace, name, { at, ...named(connector, delivery), ...line });
+    return deps.deliveryLog.record(ctx.namespace, name, { at, ...names, ...line });
   };
   try {
-    const outcome = await receiveDelivery(deps, ctx, connector, state.secret, state.settings, delivery);
-    await log(lineOf(outcome));
-    return outcome;
+    return await receiveDelivery(deps, ctx, connector, state.secret, state.settings, delivery, (outcome) => log(lineOf(outcome)));
   } catch (error) {
     if (error instanceof ServiceError && REFUSALS.has(error.code)) await log({ outcome: 'rejected', status: ERROR_STATUS[error.code], reason: error.message });
     throw error;

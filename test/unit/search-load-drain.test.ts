@@ -44,12 +44,15 @@ describe('search index: writes heard while it loads', () => {
     const index = new MemorySearchIndex(null, logger, null);
     // Writes the heads' scan cannot have seen: made once it has ended, while the index still loads.
     let late: Promise<unknown>[] = [];
-    const scan = store.scanHeads.bind(store);
+    const held = store.heldHeads.bind(store);
     let scanned = false;
-    vi.spyOn(store, 'scanHeads').mockImplementation(async function* () {
-      yield* scan();
-      scanned = true;
-      late = Array.from({ length: AFTER_SCAN }, (_, i) => store.append(afterScan(i), 0));
+    vi.spyOn(store, 'heldHeads').mockImplementation(async () => {
+      const heads = await held();
+      return (function* () {
+        yield* heads;
+        scanned = true;
+        late = Array.from({ length: AFTER_SCAN }, (_, i) => store.append(afterScan(i), 0));
+      })();
     });
     // Turns of the event loop, counted while the writes heard during the load are applied.
     let turns = 0;

@@ -121,10 +121,10 @@ describe('saved search index', () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const scan = store.scanHeads.bind(store);
-    vi.spyOn(store, 'scanHeads').mockImplementation(async function* () {
+    const held = store.heldHeads.bind(store);
+    vi.spyOn(store, 'heldHeads').mockImplementation(async () => {
       await gate;
-      yield* scan();
+      return held();
     });
     const loading = index.start(store);
     await store.forget({ namespace: 'default', prefix: 'notes', key: 'n7' });

@@ -53,6 +53,26 @@ describe('slot table', () => {
     expect(slots.entry(0)).toBe(same);
   });
 
+  it('claims by the slot the head is expected at as by its address, and a saved address named twice only at its later slot', async () => {
+    const slots = new SlotTable();
+    await slots.restore([idOf('a'), idOf('b'), idOf('c')], [1, 1, 1]);
+    // A hint naming another address, or past the saved slots, falls back on the address.
+    expect(slots.claim(entry('b', 1), () => true, 0)).toBe(1);
+    expect(slots.claim(entry('c', 1), () => true, 9)).toBe(2);
+    expect(slots.claim(entry('a', 1), () => true, 0)).toBe(0);
+    // A slot forgotten while loading is no claim, hinted or not.
+    const forgetting = new SlotTable();
+    await forgetting.restore([idOf('a')], [1]);
+    forgetting.forget(({ key }) => key === 'a');
+    expect(forgetting.claim(entry('a', 1), () => true, 0)).toBe(-1);
+    // The map holds the later slot of an address named twice: a hint at the earlier one gets the same answer.
+    const twice = new SlotTable();
+    await twice.restore([idOf('a'), idOf('b'), idOf('a')], [1, 1, 1]);
+    expect(twice.claim(entry('a', 1), () => true, 0)).toBe(2);
+    expect(twice.claim(entry('b', 1), () => true, 1)).toBe(1);
+    expect(twice.dropUnclaimed()).toEqual([0]);
+  });
+
   it('while restored slots await their claim, a write of the address newer than the saved version replaces it', async () => {
     const slots = new SlotTable();
     await slots.restore([idOf('a')], [2]);

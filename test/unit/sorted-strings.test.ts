@@ -31,8 +31,24 @@ describe('SortedStrings', () => {
     expect(set.sorted()).toEqual([...model].sort(compareCodePoints));
   });
 
+  it('sorts strings given in any order when first read, after the adds and removes made before it', () => {
+    const next = randomFrom(5);
+    const words = [...new Set(Array.from({ length: 300 }, () => Array.from({ length: 1 + Math.floor(next() * 3) }, () => ALPHABET[Math.floor(next() * ALPHABET.length)]).join('')))];
+    const set = SortedStrings.unsorted(words.slice(0, 200));
+    const model = new Set(words.slice(0, 200));
+    for (const word of words.slice(200)) {
+      set.add(word);
+      model.add(word);
+    }
+    for (const word of words.slice(0, 50)) {
+      set.remove(word);
+      model.delete(word);
+    }
+    expect(set.sorted()).toEqual([...model].sort(compareCodePoints));
+  });
+
   it('never changes an array it handed out', () => {
-    const set = SortedStrings.of(['c', 'a', 'b']);
+    const set = SortedStrings.unsorted(['c', 'a', 'b']);
     const before = set.sorted();
     set.add('aa');
     set.remove('b');

@@ -125,6 +125,12 @@ export interface Store extends RecordStore {
    */
   scanHeads(): AsyncIterable<Entry>;
   /**
+   * The heads `scanHeads` gives, where the store holds them in memory (filesystem, S3), as a
+   * plain iterable once they are current: walked without an await per head, which at a million
+   * heads cost a restart's index load about half a second.
+   */
+  heldHeads?(): Promise<Iterable<Entry>>;
+  /**
    * Every namespace holding at least one entry (whatever its newest version: tombstones and
    * expired ones count), each once, in no particular order: what the Cortex catches up on when
    * it starts. PostgreSQL reads one index probe per namespace; the filesystem and S3 answer from

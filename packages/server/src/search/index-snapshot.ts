@@ -3,6 +3,8 @@ import type { Entry } from '../domain/entry.ts';
 import { ANALYSIS_VERSION } from '../search-rules/analyzer.ts';
 import { ByteReader, type ByteWriter, slicer } from './byte-codec.ts';
 import { grownCapacity } from './capacity.ts';
+import { CoarseQuantizer } from './coarse-quantizer.ts';
+import { readSavedLists } from './read-saved-lists.ts';
 
 /**
  * The in-process index as a file, so a restart loads it instead of analysing and embedding
@@ -252,26 +254,11 @@ export const readSnapshot = async (buf: Buffer, pause: () => Promise<void> = asy
       const c2 = r.varint();
       const top = readInto(r, new Float32Array(c1 * dim));
       const second = Array.from({ length: c1 }, () => readInto(r, new Float32Array(c2 * dim)));
-      // Every list's rows in one block per kind, each list a view: three allocations, not
-      // three per list (a fresh allocation costs page faults, and large ones a collection).
       const rows = r.varint();
-      const slots = new Int32Array(rows);
-      const codes = new Int8Array(rows * dim);
-      const scales = new Float32Array(rows);
-      let at = 0;
-      const lists = Array.from({ length: c1 * c2 }, (): SavedList => {
-        const n = r.varint();
-        if (at + n > rows) throw new RangeError('the lists hold more rows than the file says');
-        r.copyTo(new Uint8Array(slots.buffer), at * 4, n * 4);
-        r.copyTo(new Uint8Array(codes.buffer), at * dim, n * dim);
-        r.copyTo(new Uint8Array(scales.buffer), at * 4, n * 4);
-        const list = { slots: slots.subarray(at, at + n), codes: codes.subarray(at * dim, (at + n) * dim), scales: scales.subarray(at, at + n) };
-        at += n;
-        return list;
-      });
-      if (at !== rows) return null;
-      for (const slot of slots) if (slot < 0 || slot >= count) return null;
-      filing = { c1, c2, top, second, rows, lists };
+      const quantizer = CoarseQuantizer.restore(dim, c1, c2, top, second);
+      const lists = readSavedLists(r, c1 * c2, rows, { dim, count, quantizer, vectors, hasVector });
+      if (!lists) return null;
+      filing = { c1, c2, top, second, rows: lists.reduce((n, list) => n + list.slots.length, 0), lists };
     }
     return { embedder: header.embedder, ids, versions, dimension: dim, stamps, lengths, vectors, hasVector, postings, filing };
   } catch {

@@ -14,7 +14,7 @@ import { phraseTest } from '../search-rules/phrase-test.ts';
 import { slicer } from './byte-codec.ts';
 import { EmbedQueue } from './embed-queue.ts';
 import { type SnapshotFile, stampOf } from './index-snapshot.ts';
-import { restoreSnapshot } from './index-persistence.ts';
+import { type Restored, restoreSnapshot } from './index-persistence.ts';
 import { IndexSaver } from './index-saver.ts';
 import { SlotTable } from './slot-table.ts';
 import { TextIndex } from './text-index.ts';
@@ -25,6 +25,8 @@ import { yieldTurns } from '../event-loop.ts';
 const LOADING_WAIT_MS = 3_000;
 /** How long the slices applying the writes heard while loading may go on (searches wait LOADING_WAIT_MS for the index, then fail). */
 const DRAIN_SLICED_MS = 2_000;
+/** Heads offered to the index between two yields to the event loop while it loads. */
+const HEADS_PER_TURN = 2_000;
 /** While fewer embeddings than this are queued, a vector search waits for them (read-your-writes). */
 const WAIT_FOR_EMBEDDINGS_BELOW = 2_000;
 
@@ -115,13 +117,7 @@ export class MemorySearchIndex implements SearchIndex {
     this.ready = (async () => {
       // A saved index serves every head it holds at that very version; the rest is indexed anew.
       const saved = this.file ? await restoreSnapshot(this, this.file) : null;
-      let n = 0;
-      let reused = 0;
-      for await (const head of store.scanHeads()) {
-        if (saved && this.slots.claim(head, (slot) => saved.stamps[slot] === stampOf(head)) >= 0) reused += 1;
-        else this.apply(head);
-        if (++n % 2_000 === 0) await yieldTurns();
-      }
+      const reused = await this.takeHeads(store, saved);
       const reanalysed = saved ? await saved.finish() : 0;
       // Before the writes that came meanwhile, which may write a forgotten address anew.
       for (const target of forgottenWhileLoading.splice(0)) this.dropSlots(target);
@@ -134,6 +130,39 @@ export class MemorySearchIndex implements SearchIndex {
       this.logger.info({ entries: this.text.docCount, reused, terms: this.text.termCount, ms: Math.round(performance.now() - started) }, 'search index loaded');
     })();
     return this.ready;
+  }
+
+  /**
+   * Offer every head of the store to the index: a saved slot holding its very version serves
+   * it, anything else is indexed anew. Answers how many saved slots served. The saved index
+   * numbered the heads in the order the store scans them, mostly, so each head is first looked
+   * for in the slot after the last one claimed; heads the store holds in memory are walked
+   * without an await each (Store.heldHeads).
+   */
+  private async takeHeads(store: Store, saved: Restored | null): Promise<number> {
+    let reused = 0;
+    let next = 0;
+    const take = (head: Entry): void => {
+      const slot = saved ? this.slots.claim(head, (at) => saved.stamps[at] === stampOf(head), next) : -1;
+      if (slot >= 0) {
+        reused += 1;
+        next = slot + 1;
+      } else this.apply(head);
+    };
+    let n = 0;
+    const held = await store.heldHeads?.();
+    if (held) {
+      for (const head of held) {
+        take(head);
+        if (++n % HEADS_PER_TURN === 0) await yieldTurns();
+      }
+    } else {
+      for await (const head of store.scanHeads()) {
+        take(head);
+        if (++n % HEADS_PER_TURN === 0) await yieldTurns();
+      }
+    }
+    return reused;
   }
 
   /** Index one version: the newest version of an entry replaces the one held; tombstones remove it. */

@@ -31,7 +31,7 @@ const idOf = (namespace: string, path: string, key: string): string => `${namesp
  * S3): namespace → entity path → key, with paths and keys kept in code point order so a
  * prefix list is a range walk, not a sort. `S` is the backend's state per entry; `headOf`
  * finds its newest version. While loading (`bulk`), inserts skip the orders and
- * `finishBulk` sorts once.
+ * `finishBulk` sorts the paths once, and each path's keys when first read.
  */
 export class HeadTree<S> {
   private readonly namespaces = new Map<string, NamespaceNode<S>>();
@@ -64,12 +64,16 @@ export class HeadTree<S> {
       ns.paths.set(address.entity_path, path);
       if (!this.bulk) ns.pathOrder.add(address.entity_path);
     }
-    if (!path.items.has(address.key)) {
+    const added = !path.items.has(address.key);
+    if (added) {
       this.size += 1;
       if (!this.bulk) path.keys.add(address.key);
     }
     path.items.set(address.key, state);
-    this.noteLinks(address, this.headOf(state));
+    // A new address has no links noted (delete drops them): one whose head links nowhere has
+    // nothing to note, and a store's load makes no name for each of its million entries.
+    const head = this.headOf(state);
+    if (!added || (head.links?.length ?? 0) > 0) this.noteLinks(address, head);
   }
 
   /**
@@ -148,7 +152,8 @@ export class HeadTree<S> {
   finishBulk(): void {
     for (const ns of this.namespaces.values()) {
       ns.pathOrder = SortedStrings.of(ns.paths.keys());
-      for (const path of ns.paths.values()) path.keys = SortedStrings.of(path.items.keys());
+      // A path's keys are sorted when a list first walks them: most never are.
+      for (const path of ns.paths.values()) path.keys = SortedStrings.unsorted(path.items.keys());
     }
     this.bulk = false;
   }

@@ -95,6 +95,11 @@ export class EntryIndex {
     return this.tree.values();
   }
 
+  /** Every entry's head, in the order of `states`. */
+  *heads(): Generator<Entry> {
+    for (const state of this.tree.values()) yield state.head;
+  }
+
   list(query: ListQuery): ListPage {
     return this.tree.list(query);
   }

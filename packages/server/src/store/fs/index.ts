@@ -233,7 +233,12 @@ export class FsStore implements Store {
   }
 
   async *scanHeads(): AsyncGenerator<Entry> {
-    for (const state of this.index.states()) yield state.head;
+    yield* this.index.heads();
+  }
+
+  /** From the in-memory index. */
+  async heldHeads(): Promise<Iterable<Entry>> {
+    return this.index.heads();
   }
 
   /** From the in-memory index. */

@@ -148,9 +148,14 @@ export class S3Store implements Store {
   }
 
   async *scanHeads(): AsyncGenerator<Entry> {
+    yield* await this.heldHeads();
+  }
+
+  /** From this replica's index, after catching up with the change log, as scanHeads is. */
+  async heldHeads(): Promise<Iterable<Entry>> {
     this.assertOpen();
     await this.follower?.sync();
-    for (const head of this.parts.index.heads()) yield head;
+    return this.parts.index.heads();
   }
 
   async append(entry: Entry, expectedHead: number): Promise<void> {

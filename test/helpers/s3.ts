@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.ts';
 import { type ConditionalProxy, startConditionalProxy } from './s3-conditional-proxy.ts';
 
@@ -22,65 +22,12 @@ export interface TestS3 {
   stop(): Promise<void>;
 }
 
-// s3rver runs in a child process rather than in the test process: a test that blocks its own
-// event loop (execFileSync of the CLI, say) would otherwise stall the S3 server its subject is
-// talking to, and killing the child is a faithful outage. The IPC channel doubles as a
-// lifeline: when the test process dies, however it dies, the child sees `disconnect`, removes
-// the directory and exits, so a crashed run leaves nothing behind.
-//
-// S3 replaces an object atomically: a GET sees the old object or the new one, never a mix.
-// s3rver's filesystem store truncates the file in place and answers the PUT before the bytes
-// are written, so a GET racing a PUT of the same key can read an empty or half-written body
-// (a record read as torn JSON). The child makes each key's PUT, GET and DELETE take turns and
-// a PUT complete before it is answered, as S3 behaves.
-const CHILD = `
-const [modulePath, options] = [process.argv[1], JSON.parse(process.argv[2])];
-const S3rver = require(modulePath);
-const { dirname, join } = require('node:path');
-const { createHash } = require('node:crypto');
-const { mkdir, writeFile } = require('node:fs/promises');
-const { Readable } = require('node:stream');
-const Store = require(join(dirname(modulePath), 'stores', 'filesystem.js'));
-const turns = new Map();
-const inTurn = (id, work) => {
-  const run = (turns.get(id) ?? Promise.resolve()).then(work);
-  const settled = run.catch(() => {});
-  turns.set(id, settled);
-  settled.then(() => { if (turns.get(id) === settled) turns.delete(id); });
-  return run;
-};
-const collect = async (stream) => { const chunks = []; for await (const chunk of stream) chunks.push(chunk); return Buffer.concat(chunks); };
-const { getObject, deleteObject } = Store.prototype;
-Store.prototype.putObject = function (object) {
-  return inTurn(object.bucket + '/' + object.key, async () => {
-    const content = Buffer.isBuffer(object.content) ? object.content : await collect(object.content);
-    const path = this.getResourcePath(object.bucket, object.key, 'object');
-    await mkdir(dirname(path), { recursive: true });
-    const md5 = createHash('md5').update(content).digest('hex');
-    await writeFile(path, content);
-    await this.putMetadata(object.bucket, object.key, object.metadata, md5);
-    return { size: content.length, md5 };
-  });
-};
-Store.prototype.getObject = function (bucket, key, options) {
-  return inTurn(bucket + '/' + key, async () => {
-    const object = await getObject.call(this, bucket, key, options);
-    if (object && object.content) object.content = Readable.from([await collect(object.content)]);
-    return object;
-  });
-};
-Store.prototype.deleteObject = function (bucket, key) {
-  return inTurn(bucket + '/' + key, () => deleteObject.call(this, bucket, key));
-};
-process.on('disconnect', () => {
-  require('node:fs').rmSync(options.directory, { recursive: true, force: true });
-  process.exit(0);
-});
-new S3rver(options).run().then(
-  () => process.send('ready'),
-  (err) => { console.error(err); process.exit(1); },
-);
-`;
+// s3rver runs in a child process (s3rver-child.ts, which also makes it behave as S3 where it
+// matters) rather than in the test process: a test that blocks its own event loop
+// (execFileSync of the CLI, say) would otherwise stall the S3 server its subject is talking
+// to, and killing the child is a faithful outage. The child removes the directory and exits
+// when the test process dies, so a crashed run leaves nothing behind.
+const CHILD_SOURCE = fileURLToPath(new URL('./s3rver-child.ts', import.meta.url));
 
 export async function startS3(): Promise<TestS3> {
   const directory = await mkdtemp(join(tmpdir(), 'cairn-s3-'));
@@ -94,14 +41,13 @@ export async function startS3(): Promise<TestS3> {
     // Creating an existing bucket is a no-op, so restarts keep their objects.
     configureBuckets: [{ name: bucket, configs: [] }],
   };
-  const modulePath = createRequire(import.meta.url).resolve('s3rver');
   let child: ChildProcess | undefined;
 
   async function startServer(): Promise<void> {
     if (child) return;
     // s3rver signs its list continuation tokens with DES, which OpenSSL 3 only offers through
     // the legacy provider; without it every truncated listing (over 1000 keys) answers 500.
-    const proc = spawn(process.execPath, ['--openssl-legacy-provider', '-e', CHILD, modulePath, JSON.stringify(options)], {
+    const proc = spawn(process.execPath, ['--openssl-legacy-provider', CHILD_SOURCE, JSON.stringify(options)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     await waitReady(proc);

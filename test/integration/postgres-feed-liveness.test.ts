@@ -46,8 +46,10 @@ describe('postgres change feed: checking the LISTEN session', () => {
 
   it('never replaces the session of a healthy idle replica', async () => {
     const { logger, lines } = recording();
-    // A check every 50 ms: some 80 self-notifications in 8 s, each a chance for the race.
-    const replica = await openPostgresStore({ dsn: pg.dsn, logger, feedCheckMs: 50 });
+    // A check every 200 ms: some 40 self-notifications in 8 s, each a chance for the race. At
+    // 50 ms a busy machine (a CI runner's two cores under a whole suite) delayed one answer past
+    // its check, which is a silence by the rule, not the race.
+    const replica = await openPostgresStore({ dsn: pg.dsn, logger, feedCheckMs: 200 });
     open.push(replica);
     const ns = `idle-${Date.now()}`;
     const heard: Entry[] = [];

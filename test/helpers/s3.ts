@@ -1,3 +1,4 @@
+import { S3Client } from '@aws-sdk/client-s3';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -88,6 +89,17 @@ export async function startS3(): Promise<TestS3> {
     },
   };
 }
+
+/** An SDK client straight to the server (not through the proxy), no retries: what a test asks it is what it sent. */
+export const rawClient = (s3: TestS3): S3Client =>
+  new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    maxAttempts: 1,
+  });
 
 function waitReady(proc: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -1,21 +1,7 @@
-/**
- * Compares two keys as S3 lists them: by the bytes of their UTF-8. JavaScript's `<` compares
- * UTF-16 code units, which order differently only where a character beyond U+FFFF (a surrogate
- * pair, D800–DFFF) meets one in E000–FFFF: UTF-8, like code points, puts the former after.
- */
-export const byteOrder = (a: string, b: string): number => {
-  const length = Math.min(a.length, b.length);
-  for (let i = 0; i < length; i += 1) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    const xSurrogate = x >= 0xd800 && x <= 0xdfff;
-    const ySurrogate = y >= 0xd800 && y <= 0xdfff;
-    if (xSurrogate !== ySurrogate) return xSurrogate ? 1 : -1;
-    return x - y;
-  }
-  return a.length - b.length;
-};
+import { compareCodePoints } from '../../packages/server/src/domain/order.ts';
+
+// S3 lists keys by the bytes of their UTF-8, which is code point order.
+const byteOrder = compareCodePoints;
 
 /** What s3rver's controller asks its store's `listObjects` for (absent: no limit of that kind). */
 export interface ListOptions {

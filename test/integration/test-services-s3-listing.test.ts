@@ -1,10 +1,10 @@
 // The test S3 server lists from keys it holds in memory (test/helpers/s3rver-child.ts), not
 // from a walk of its directory: these check that its listings answer as S3's do, after
 // writes, deletes and a restart.
-import { DeleteObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandInput, PutObjectCommand, S3Client, paginateListObjectsV2 } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandInput, PutObjectCommand, type S3Client, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapLimit } from '../../packages/server/src/store/s3/map-limit.ts';
-import { startS3, type TestS3 } from '../helpers/s3.ts';
+import { rawClient, startS3, type TestS3 } from '../helpers/s3.ts';
 
 describe('test S3 server listings', () => {
   let s3: TestS3;
@@ -12,14 +12,7 @@ describe('test S3 server listings', () => {
 
   beforeAll(async () => {
     s3 = await startS3();
-    client = new S3Client({
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-      maxAttempts: 1,
-    });
+    client = rawClient(s3);
   });
 
   afterAll(async () => {

@@ -1,10 +1,10 @@
 // Checks the test-service helpers themselves, so a broken machine setup shows up here as one
 // clear failure instead of as every store test failing at once.
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
-import { startS3, type TestS3 } from '../helpers/s3.ts';
+import { rawClient, startS3, type TestS3 } from '../helpers/s3.ts';
 
 describe('test services', () => {
   let pg: TestPostgres;
@@ -47,14 +47,7 @@ describe('test services', () => {
   });
 
   it('runs an S3 server that survives stop and start on the same port', async () => {
-    const client = new S3Client({
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-      maxAttempts: 1,
-    });
+    const client = rawClient(s3);
     const key = 'hello.txt';
     const get = async () => {
       const res = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key }));

@@ -11,8 +11,9 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    // The browser and serving tests need the dashboard's dist/; built once here, not per file.
-    globalSetup: ['test/e2e/build-once.ts'],
+    // The browser and serving tests need the dashboard's dist/; built once here, not per file,
+    // and the PostgreSQL cluster suites copy is made once (test/services-once.ts).
+    globalSetup: ['test/e2e/build-once.ts', 'test/services-once.ts'],
     // Suites start real servers, databases and child processes: give them room, and run
     // files in separate forks so a crashed child cannot take the runner with it.
     pool: 'forks',

@@ -20,6 +20,8 @@ export interface TestPostgres {
   startServer(): Promise<void>;
   /** Stops the server and deletes the cluster. */
   stop(): Promise<void>;
+  /** The cluster's data directory. */
+  dataDir: string;
 }
 
 // initdb and pg_ctl refuse to run as root, and CI runs as root: the cluster then belongs to
@@ -33,6 +35,15 @@ async function pgTool(tool: string, args: string[], cwd: string): Promise<void> 
   else await run(file, args, { cwd });
 }
 
+/**
+ * The data directory of a cluster made once for the whole run (test/services-once.ts): initdb,
+ * the `cairn` database and pgvector cost about a second of CPU and two of waiting per cluster,
+ * and some forty suites start one. A suite copies it instead (a plain copy of a cleanly stopped
+ * cluster is a valid cluster); without it (a single file run outside the runner's setup, the
+ * reliability script, the bench) each cluster is made from scratch, as before.
+ */
+const TEMPLATE_ENV = 'CAIRN_TEST_PG_TEMPLATE';
+
 export async function startPostgres(): Promise<TestPostgres> {
   const dir = await mkdtemp(join(tmpdir(), 'cairn-pg-'));
   if (AS_ROOT) {
@@ -43,15 +54,21 @@ export async function startPostgres(): Promise<TestPostgres> {
   const data = join(dir, 'data');
   const log = join(dir, 'server.log');
   const guardian = startGuardian(dir, data);
+  const template = process.env[TEMPLATE_ENV];
 
   try {
-    // --no-sync only skips initdb's final flush of a throwaway cluster; the server itself keeps
-    // fsync on, since crash tests depend on committed data surviving an immediate stop.
-    await pgTool(
-      'initdb',
-      ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
-      dir,
-    );
+    // `cp -a`, not fs.cp: as root it must keep the template's owner (postgres), and the server
+    // insists on its 0700 mode.
+    if (template) await run('cp', ['-a', template, data]);
+    else {
+      // --no-sync only skips initdb's final flush of a throwaway cluster; the server itself keeps
+      // fsync on, since crash tests depend on committed data surviving an immediate stop.
+      await pgTool(
+        'initdb',
+        ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
+        dir,
+      );
+    }
     const port = await freePort();
     // Loopback TCP only, and the socket in our own directory so clusters never collide
     // with each other or with a system cluster in /var/run/postgresql.
@@ -66,24 +83,10 @@ export async function startPostgres(): Promise<TestPostgres> {
     await startServer();
 
     const base = `postgres://postgres@127.0.0.1:${port}`;
-    const admin = postgres(`${base}/postgres`, { max: 1, onnotice: () => {} });
-    try {
-      await admin`create database cairn`;
-    } finally {
-      await admin.end();
-    }
-    const db = postgres(`${base}/cairn`, { max: 1, onnotice: () => {} });
-    try {
-      // Without pgvector (setup.sh not run) the cluster still starts; tests that need vectors
-      // then fail with a clear "type vector does not exist" rather than here.
-      const available = await db`select 1 from pg_available_extensions where name = 'vector'`;
-      if (available.length > 0) await db`create extension if not exists vector`;
-    } finally {
-      await db.end();
-    }
-
+    if (!template) await createCairnDatabase(base);
     return {
       dsn: `${base}/cairn`,
+      dataDir: data,
       startServer,
       stopServer,
       async stop() {
@@ -99,6 +102,40 @@ export async function startPostgres(): Promise<TestPostgres> {
     guardian.release();
     throw new Error(`startPostgres failed: ${String(err)}\n${serverLog.slice(-2000)}`, { cause: err });
   }
+}
+
+/** The `cairn` database, with pgvector where it is installed. */
+async function createCairnDatabase(base: string): Promise<void> {
+  const admin = postgres(`${base}/postgres`, { max: 1, onnotice: () => {} });
+  try {
+    await admin`create database cairn`;
+  } finally {
+    await admin.end();
+  }
+  const db = postgres(`${base}/cairn`, { max: 1, onnotice: () => {} });
+  try {
+    // Without pgvector (setup.sh not run) the cluster still starts; tests that need vectors
+    // then fail with a clear "type vector does not exist" rather than here.
+    const available = await db`select 1 from pg_available_extensions where name = 'vector'`;
+    if (available.length > 0) await db`create extension if not exists vector`;
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * Make the run's template cluster and name it to every suite started after this (vitest's
+ * forks inherit the environment): a cluster made as startPostgres makes one, then stopped
+ * cleanly so its copies start without recovery. Answers what removes it.
+ */
+export async function makePostgresTemplate(): Promise<() => Promise<void>> {
+  const pg = await startPostgres();
+  await pg.stopServer('fast');
+  process.env[TEMPLATE_ENV] = pg.dataDir;
+  return async () => {
+    delete process.env[TEMPLATE_ENV];
+    await pg.stop();
+  };
 }
 
 // A test process can die without running any cleanup (SIGKILL, a runner timeout), which

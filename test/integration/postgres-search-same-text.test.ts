@@ -202,6 +202,52 @@ describe('postgres search rows: a version of the same text', () => {
     }
   });
 
+  it('counts an entry created and replaced while the indexer is busy as a row more', async () => {
+    // The indexer keeps an entry's newest announced version only; counted when it flushed,
+    // a version 1 replaced while an earlier flush was embedding never counted as a row more.
+    const builtin = new BuiltinEmbedder();
+    let release = (): void => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let asked = 0;
+    const held = Object.assign(Object.create(builtin) as BuiltinEmbedder, {
+      embedInBackground: async (texts: readonly string[]) => (asked++, await gate, builtin.embed(texts)),
+      embed: async (texts: readonly string[]) => (asked++, await gate, builtin.embed(texts)),
+    });
+    await prepareSearchVectors(sql, { id: builtin.id, dimension: builtin.dimension }, logger);
+    const stats = new SearchStats(sql, logger);
+    await stats.refresh();
+    const indexer = new SearchIndexer({
+      sql, store, embedder: held, vectors: true, stats, logger,
+      vectorsReady: () => true,
+      onUnembedded: () => {},
+      appendKept: (entry) => store.appendKept(entry),
+    });
+    indexer.start();
+    const mine = () => stats.of(namespace);
+    try {
+      const rows = mine().docCount;
+      // The first flush waits in the embedder; what is announced meanwhile queues behind it.
+      await store.append(at('stats-busy-first', 1, { value: 'a first entry' }), 0);
+      await expect.poll(() => asked).toBe(1);
+      for (const key of ['stats-busy-a', 'stats-busy-b']) {
+        await store.append(at(key, 1, { value: 'zqwait arrival' }), 0);
+        await store.append(at(key, 2, { value: 'zqwait arrival, replaced' }), 1);
+      }
+      await expect.poll(() => mine().docCount, { timeout: 5000 }).toBe(rows + 3);
+      expect(mine().docFrequency('zqwait')).toBe(2);
+      release();
+      await indexer.idle();
+      expect(mine().docFrequency('zqwait')).toBe(2);
+    } finally {
+      release();
+      indexer.close();
+      stats.close();
+      await builtin.close();
+    }
+  });
+
   /**
    * An indexer over `over`'s change feed, without the embedding backlog (which gives rows of
    * other embedders, and rows without a vector, theirs): what it asks the embedder for is what

@@ -54,6 +54,10 @@ export class SearchIndexer {
 
   start(): void {
     this.unsubscribe = this.o.store.changes.subscribe((entry) => {
+      // Counted as announced, not as flushed: `pending` keeps an entry's newest version only,
+      // and a version 1 replaced before the flush took it would never count as a row more.
+      // Its row is written (by the append) whether or not the vector that follows is.
+      this.o.stats.noteEntry(entry);
       const id = `${entry.namespace}\u0000${entry.entity_path}\u0000${entry.key}`;
       const known = this.pending.get(id);
       if (!known || known.version < entry.version) this.pending.set(id, entry);
@@ -98,8 +102,6 @@ export class SearchIndexer {
       while (this.pending.size > 0 && !this.closed) {
         const batch = [...this.pending.values()].slice(0, BATCH);
         for (const e of batch) this.pending.delete(`${e.namespace}\u0000${e.entity_path}\u0000${e.key}`);
-        // Their rows are written (by the append) whether or not the vectors that follow are.
-        this.o.stats.noteEntries(batch);
         await this.write(batch, 'feed').catch((error: unknown) => {
           // The sweep picks up missing rows once the database answers again, and the embedding
           // backlog the vectors of rows the append already wrote.

@@ -55,7 +55,7 @@ const addRecent = (recent: Map<string, Recent>, namespace: string, more: Recent)
  * the application with these figures ranks exactly as the in-process index does. Refreshed
  * when a tenth of the rows have changed since the last read, or in the background when any
  * have and the last read is STALE_AFTER_MS old. Between reads, the entries the change feed
- * announces (every replica's) are counted in (`noteEntries`), so that a word new to the store
+ * announces (every replica's) are counted in (`noteEntry`), so that a word new to the store
  * does not count as rare however many entries hold it until the next read.
  *
  * The first read (`open`) is waited for at start-up only below WAIT_BELOW_ROWS rows, so a
@@ -127,12 +127,9 @@ export class SearchStats implements CollectionStats {
    * length of created rows; the next read counts them all. A version announced while a read
    * is under way may be counted twice (in the read and here), which errs towards common.
    */
-  noteEntries(entries: readonly Entry[]): void {
-    for (const entry of entries) {
-      if (entry.version !== 1 && !entry.deleted) continue;
-      if (entry.deleted) addRecent(this.recent, entry.namespace, { docs: -1, df: new Map() });
-      else addRecent(this.recent, entry.namespace, { docs: 1, df: new Map([...termsOf(entry)].map((term) => [term, 1])) });
-    }
+  noteEntry(entry: Entry): void {
+    if (entry.deleted) addRecent(this.recent, entry.namespace, { docs: -1, df: new Map() });
+    else if (entry.version === 1) addRecent(this.recent, entry.namespace, { docs: 1, df: new Map([...termsOf(entry)].map((term) => [term, 1])) });
   }
 
   /** Counts rows written or removed (by any replica: the change feed reports them all). */

@@ -163,6 +163,18 @@ describe('postgres search rows: a version of the same text', () => {
     }
   });
 
+  /** An indexer over the store's change feed, feeding `stats`, with vectors or without. */
+  const startIndexer = (embedder: BuiltinEmbedder, stats: SearchStats, vectors: boolean): SearchIndexer => {
+    const indexer = new SearchIndexer({
+      sql, store, embedder, vectors, stats, logger,
+      vectorsReady: () => vectors,
+      onUnembedded: () => {},
+      appendKept: (entry) => store.appendKept(entry),
+    });
+    indexer.start();
+    return indexer;
+  };
+
   it('counts the entries the change feed announces between reads, so that a word new to the store is not rare', async () => {
     // Until the next read (a tenth of the rows changed, or minutes later) a word no read had
     // seen counted as held by one row, however many entries written since held it: ranked by
@@ -170,13 +182,7 @@ describe('postgres search rows: a version of the same text', () => {
     const stats = new SearchStats(sql, logger);
     await stats.refresh();
     const embedder = new BuiltinEmbedder();
-    const indexer = new SearchIndexer({
-      sql, store, embedder, vectors: false, stats, logger,
-      vectorsReady: () => false,
-      onUnembedded: () => {},
-      appendKept: (entry) => store.appendKept(entry),
-    });
-    indexer.start();
+    const indexer = startIndexer(embedder, stats, false);
     const mine = () => stats.of(namespace);
     try {
       const rows = mine().docCount;
@@ -218,13 +224,7 @@ describe('postgres search rows: a version of the same text', () => {
     await prepareSearchVectors(sql, { id: builtin.id, dimension: builtin.dimension }, logger);
     const stats = new SearchStats(sql, logger);
     await stats.refresh();
-    const indexer = new SearchIndexer({
-      sql, store, embedder: held, vectors: true, stats, logger,
-      vectorsReady: () => true,
-      onUnembedded: () => {},
-      appendKept: (entry) => store.appendKept(entry),
-    });
-    indexer.start();
+    const indexer = startIndexer(held, stats, true);
     const mine = () => stats.of(namespace);
     try {
       const rows = mine().docCount;

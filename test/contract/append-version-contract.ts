@@ -31,12 +31,23 @@ const appendValue = (address: EntryAddress, value: Record<string, unknown>) => (
 /**
  * The store, counting head reads and appends; with `competeTimes`, another writer appends a
  * version right after each of the first `competeTimes` head reads — between the read and
- * the caller's append, which is exactly the race the protocol exists for.
+ * the caller's append, which is exactly the race the protocol exists for. Its own unconfirmed
+ * heads (Store.knownHead) are hidden, so every attempt reads `head`, unless `known` stands in
+ * for them (a replica's view that may lag: see the guessed-head tests).
  */
-const watched = (store: Store, competeTimes = 0) => {
-  const calls = { head: 0, append: 0, competitor: 0 };
+const watched = (store: Store, competeTimes = 0, known?: (address: EntryAddress) => Entry | null) => {
+  const calls = { head: 0, append: 0, competitor: 0, known: 0 };
   const proxy = new Proxy(store, {
     get(target, prop) {
+      if (prop === 'knownHead') {
+        return (
+          known &&
+          ((address: EntryAddress) => {
+            calls.known++;
+            return known(address);
+          })
+        );
+      }
       if (prop === 'head') {
         return async (address: EntryAddress) => {
           calls.head++;
@@ -197,6 +208,70 @@ export const describeAppendVersionContract = (getStore: () => Store): void => {
       // One read and one append per attempt, 16 attempts: the only retry loop there is.
       expect(calls).toMatchObject({ head: 16, append: 16 });
       expect((await getStore().head(address))?.value).toEqual({ competitor: 16 });
+    });
+
+    // A first attempt may build on the head the store holds without asking the backend
+    // (Store.knownHead: S3's head index, which lags another replica's writes). Here that view
+    // is version 1 while version 2 is stored, as another replica wrote it: the store must refuse
+    // the version built on 1, and the write land on 2, exactly as if no guess had been made.
+    const staleByOne = async () => {
+      const address = fresh();
+      const first = versionOf(address, 1, { n: 1 });
+      await getStore().append(first, 0);
+      await getStore().append(versionOf(address, 2, { n: 2 }), 1);
+      return { address, first };
+    };
+
+    it('refuses a write built on a head the store held that is not the newest, and lands it on the newest', async () => {
+      const { address, first } = await staleByOne();
+      const { store, calls } = watched(getStore(), 0, () => first);
+      const seen: Array<number | null> = [];
+      const result = await appendVersion(deps(store), address, (view) => {
+        seen.push(view.head?.version ?? null);
+        return appendValue(address, { mine: true })(view);
+      });
+      expect(seen).toEqual([1, 2]);
+      expect(result).toMatchObject({ created: true, entry: { version: 3, value: { mine: true } } });
+      expect(calls).toMatchObject({ known: 1, head: 1, append: 2 });
+      expect((await getStore().history(address, { limit: 10 })).map((e) => e.value)).toEqual([{ mine: true }, { n: 2 }, { n: 1 }]);
+    });
+
+    it('answers nothing to store, a refusal or a compare-and-set only on the newest head, never on one the store held', async () => {
+      const { address, first } = await staleByOne();
+      const { store, calls } = watched(getStore(), 0, () => first);
+      // Unchanged on the held version 1, not on the stored version 2: written.
+      const same = (view: HeadView): AppendDecision => ((view.head?.value as { n: number }).n === 1 ? { kind: 'unchanged', entry: view.head as Entry } : appendValue(address, { n: 1 })(view));
+      expect(await appendVersion(deps(store), address, same)).toMatchObject({ created: true, entry: { version: 3, value: { n: 1 } } });
+      // A compare-and-set on the stored version, which the held one does not match: written.
+      const { store: again } = watched(getStore(), 0, () => first);
+      expect(await appendVersion(deps(again), address, appendValue(address, { cas: 3 }), { ifVersion: 3 })).toMatchObject({ created: true, entry: { version: 4 } });
+      // One the held version matches, and the stored one does not: refused, naming the stored one.
+      const { store: stale } = watched(getStore(), 0, () => first);
+      expect(await conflictOf(appendVersion(deps(stale), address, appendValue(address, { late: true }), { ifVersion: 1 }))).toMatchObject({ code: 'CONFLICT', message: 'entry is at version 4, not 1' });
+      // A refusal given on the held version only: written.
+      const { store: refusing } = watched(getStore(), 0, () => first);
+      const refuseOne = (view: HeadView): AppendDecision => (view.head?.version === 1 ? { kind: 'refuse', error: new ServiceError('NOT_FOUND', 'gone') } : appendValue(address, { n: 5 })(view));
+      expect(await appendVersion(deps(refusing), address, refuseOne)).toMatchObject({ created: true, entry: { version: 5 } });
+      expect(calls.head).toBe(1);
+      expect((await getStore().head(address))?.version).toBe(5);
+    });
+
+    it('refuses a batch built on a held head that is not the newest as a whole, and lands it on the newest', async () => {
+      const { address, first } = await staleByOne();
+      const beside = { ...address, key: 'beside' };
+      // The held view has neither the newest version of `address` nor anything of `beside`, which is new.
+      const { store, calls } = watched(getStore(), 0, (at) => (at.key === address.key ? first : null));
+      const seen: Array<number | null> = [];
+      const decide = (at: EntryAddress) => (view: HeadView) => {
+        if (at.key === address.key) seen.push(view.head?.version ?? null);
+        return appendValue(at, { batch: true })(view);
+      };
+      const results = await appendVersions(deps(store), [beside, address].map((at) => ({ address: at, decide: decide(at) })));
+      expect(seen).toEqual([1, 2]);
+      expect(results.map((r) => r.entry.version)).toEqual([1, 3]);
+      expect(calls).toMatchObject({ known: 2, head: 2 });
+      // Nothing of the refused attempt stands: `beside` has the one version of the second.
+      expect((await getStore().history(beside, { limit: 10 })).map((e) => e.version)).toEqual([1]);
     });
   });
 };

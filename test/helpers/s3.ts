@@ -30,6 +30,20 @@ export interface TestS3 {
 // when the test process dies, so a crashed run leaves nothing behind.
 const CHILD_SOURCE = fileURLToPath(new URL('./s3rver-child.ts', import.meta.url));
 
+/**
+ * Where each test S3 server started by this process keeps a bucket's objects, by the endpoints
+ * that reach it (its own and its proxy's): s3rver keeps an object as files named by its key
+ * (s3rver-child.ts), written before the request that stores it is answered. A dump of every
+ * byte held (backend-dump.ts) reads them there rather than a GET per object.
+ */
+const bucketFolders = new Map<string, string>();
+
+/** The folder holding `bucket`'s objects on the test S3 server `endpoint` reaches, when this process started it. */
+export const bucketFolder = (endpoint: string, bucket: string): string | undefined => {
+  const root = bucketFolders.get(endpoint);
+  return root === undefined ? undefined : join(root, bucket);
+};
+
 export async function startS3(): Promise<TestS3> {
   const directory = await mkdtemp(join(tmpdir(), 'cairn-s3-'));
   const port = await freePort();
@@ -76,6 +90,7 @@ export async function startS3(): Promise<TestS3> {
     await rm(directory, { recursive: true, force: true });
     throw err;
   }
+  bucketFolders.set(`http://127.0.0.1:${port}`, directory);
   return {
     endpoint: `http://127.0.0.1:${port}`,
     bucket,
@@ -85,6 +100,7 @@ export async function startS3(): Promise<TestS3> {
     stopServer,
     async stop() {
       await stopServer();
+      bucketFolders.delete(`http://127.0.0.1:${port}`);
       await rm(directory, { recursive: true, force: true });
     },
   };
@@ -140,6 +156,8 @@ export async function startS3Behind(): Promise<TestS3Behind> {
   }
   process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
   process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
+  const folder = bucketFolders.get(s3.endpoint);
+  if (folder !== undefined) bucketFolders.set(proxy.endpoint, folder);
   return {
     ...s3,
     proxy,
@@ -151,6 +169,7 @@ export async function startS3Behind(): Promise<TestS3Behind> {
       AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
     }),
     async stop() {
+      bucketFolders.delete(proxy.endpoint);
       await proxy.close();
       await s3.stop();
     },

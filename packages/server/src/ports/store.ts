@@ -100,6 +100,14 @@ export interface Store extends RecordStore {
   readonly changes: ChangeFeed;
 
   head(address: EntryAddress): Promise<Entry | null>;
+  /**
+   * The newest version as this process last knew it, without asking the backend: S3's head
+   * index, which may lag another replica's write or miss its forget (`head` settles both with a
+   * round trip). Only for a write about to be arbitrated by `append`/`appendBatch`, which refuse
+   * one built on a version that is not the newest (VersionConflict): never for an answer.
+   * Absent where `head` costs no round trip of its own to spare.
+   */
+  knownHead?(address: EntryAddress): Entry | null;
   version(address: EntryAddress, version: number): Promise<Entry | null>;
   /**
    * The version current at `at` (ms since the epoch): the highest-numbered version written at

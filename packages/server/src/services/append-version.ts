@@ -67,7 +67,8 @@ const backoff = (attempt: number): Promise<void> => {
  * `VersionConflict`, which is retried here and nowhere else. A refusal from `decide` (or an
  * error it throws) wins over an `ifVersion` mismatch, so deleting what is gone stays a 404.
  * Writers of the entry in this process take turns (domain/turns.ts): the races retried are
- * those with other processes.
+ * those with other processes. Where the store holds heads of its own (S3), a write is first
+ * tried on the one it holds (see `guessed`).
  */
 export const appendVersion = (
   deps: Pick<ServiceDeps, 'store' | 'now'>,
@@ -82,17 +83,28 @@ const appendWithRetries = async (
   decide: (view: HeadView) => AppendDecision,
   { ifVersion }: AppendOptions,
 ): Promise<Appended> => {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 1) await backoff(attempt);
-    const found = await deps.store.head(address);
-    const view = viewOf(found, instantAfter(deps.now(), [found]));
-    const { head, live } = view;
+  /** What an attempt makes of `head`; a refusal, or a compare-and-set that does not match, is thrown. */
+  const decideOn = (head: Entry | null): Exclude<AppendDecision, { kind: 'refuse' }> => {
+    const view = viewOf(head, instantAfter(deps.now(), [head]));
     const decision = decide(view);
     if (decision.kind === 'refuse') throw decision.error;
-    const liveVersion = live?.version ?? 0;
+    const liveVersion = view.live?.version ?? 0;
     if (ifVersion !== undefined && ifVersion !== liveVersion) {
       throw new ServiceError('CONFLICT', `entry is at version ${liveVersion}, not ${ifVersion}`);
     }
+    return decision;
+  };
+  const known = deps.store.knownHead?.(address);
+  const guess = known === undefined ? null : guessed(() => decideOn(known));
+  if (known !== undefined && guess?.kind === 'append') {
+    const expected = known?.version ?? 0;
+    assertNext(guess.entry, address, expected);
+    if (await storedOnGuess(() => deps.store.append(guess.entry, expected))) return { entry: guess.entry, created: true };
+  }
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 1) await backoff(attempt);
+    const head = await deps.store.head(address);
+    const decision = decideOn(head);
     if (decision.kind === 'unchanged') return { entry: decision.entry, created: false };
     const expected = head?.version ?? 0;
     assertNext(decision.entry, address, expected);
@@ -105,6 +117,34 @@ const appendWithRetries = async (
     }
   }
   throw new ServiceError('CONFLICT', `entry ${address.entity_path} / ${address.key} is being written by too many writers at once; retry`);
+};
+
+/**
+ * A write is first tried on the heads the store holds without asking the backend
+ * (Store.knownHead): where such a head is not the newest, the store refuses a version built on
+ * it (VersionConflict), so one it stores was built on the newest, and where `head` is a round
+ * trip (S3) the write costs one fewer. Anything but versions to store (nothing to store, a
+ * refusal, a compare-and-set that does not match, an error) is an answer, which only confirmed
+ * heads give: then, and when the store refuses, the attempts go on from `head`, at once, as if
+ * no guess had been made.
+ */
+const guessed = <T>(decideOn: () => T): T | null => {
+  try {
+    return decideOn();
+  } catch {
+    return null;
+  }
+};
+
+/** Whether a write built on heads the store only held was stored (false: refused as not built on the newest). */
+const storedOnGuess = async (write: () => Promise<void>): Promise<boolean> => {
+  try {
+    await write();
+    return true;
+  } catch (error) {
+    if (error instanceof VersionConflict) return false;
+    throw error;
+  }
 };
 
 /** A decision that does not follow its head is a bug in the caller, not a conflict to retry. */
@@ -158,9 +198,8 @@ export const appendVersions = async (deps: Pick<ServiceDeps, 'store' | 'now'>, i
 };
 
 const appendAllWithRetries = async (deps: Pick<ServiceDeps, 'store' | 'now'>, items: readonly BatchAppend[]): Promise<Appended[]> => {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 1) await backoff(attempt);
-    const heads = await Promise.all(items.map(({ address }) => deps.store.head(address)));
+  /** What an attempt makes of `heads` (one per item); an item's refusal, or compare-and-set that does not match, is thrown. */
+  const decideOn = (heads: readonly (Entry | null)[]) => {
     const now = instantAfter(deps.now(), heads);
     const results: Appended[] = [];
     const appends: { entry: Entry; expectedHead: number }[] = [];
@@ -185,12 +224,23 @@ const appendAllWithRetries = async (deps: Pick<ServiceDeps, 'store' | 'now'>, it
       appends.push({ entry: decision.entry, expectedHead: head?.version ?? 0 });
       owners.push(i);
     }
+    return { results, appends, owners };
+  };
+  const store = (appends: readonly { entry: Entry; expectedHead: number }[]): Promise<void> => {
+    const [only] = appends;
+    // One changed entry needs no batch: the single append is the same all-or-nothing.
+    return only && appends.length === 1 ? deps.store.append(only.entry, only.expectedHead) : deps.store.appendBatch(appends);
+  };
+  const { knownHead } = deps.store;
+  const guess = knownHead ? guessed(() => decideOn(items.map(({ address }) => knownHead.call(deps.store, address)))) : null;
+  // Only when every item has a version to store: an item left unchanged is an answer (see `guessed`).
+  if (guess && guess.appends.length === items.length && (await storedOnGuess(() => store(guess.appends)))) return guess.results;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 1) await backoff(attempt);
+    const { results, appends, owners } = decideOn(await Promise.all(items.map(({ address }) => deps.store.head(address))));
     if (appends.length === 0) return results;
     try {
-      const [only] = appends;
-      // One changed entry needs no batch: the single append is the same all-or-nothing.
-      if (only && appends.length === 1) await deps.store.append(only.entry, only.expectedHead);
-      else await deps.store.appendBatch(appends);
+      await store(appends);
       return results;
     } catch (error) {
       if (!(error instanceof VersionConflict)) throw error;

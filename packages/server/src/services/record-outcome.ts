@@ -41,6 +41,9 @@ export const RecordOutcomeInput = z
 // What an outcome did to each entry: declared once, in the client.
 export type { OutcomeResult };
 
+/** Evidence pointers written at once by one outcome (it names up to 100 entries). */
+const NOTE_AHEAD = 16;
+
 /**
  * Feedback from acting on memory: success moves confidence toward 1, failure toward 0, by
  * `weight` of the remaining distance (c + w(1−c), or c − wc), so repeated outcomes converge
@@ -72,6 +75,7 @@ export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknow
     }),
   );
   const results: OutcomeResult[] = [];
+  const updated: Entry[] = [];
   for (const [i, ref] of input.entries.entries()) {
     const { entry } = audited(deps, ctx, appended[i] as Appended);
     const head = read[i] as Entry;
@@ -80,9 +84,14 @@ export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknow
       results.push({ ...base, status: 'stale', confidence: head.confidence });
       continue;
     }
-    // The pointer briefings find judged entries by; the version is the truth, so a failed update only delays a mention.
-    await noteEvidence(deps, entry).catch(() => {});
+    updated.push(entry);
     results.push({ ...base, status: 'updated', version: entry.version, confidence: entry.confidence, evidence: entry.evidence });
+  }
+  // The pointers briefings find judged entries by; the version is the truth, so a failed update
+  // only delays a mention. A pointer is a round trip where records are objects (S3), and the
+  // entries are distinct (each is one record): NOTE_AHEAD at once, not one after another.
+  for (let at = 0; at < updated.length; at += NOTE_AHEAD) {
+    await Promise.all(updated.slice(at, at + NOTE_AHEAD).map((entry) => noteEvidence(deps, entry).catch(() => {})));
   }
   return { results };
 };

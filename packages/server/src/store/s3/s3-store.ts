@@ -110,6 +110,12 @@ export class S3Store implements Store {
     return found?.entry ?? null;
   }
 
+  /** The head index's, unconfirmed: `append` refuses a write built on it when it is not the newest (see appendOne). */
+  knownHead(address: EntryAddress): Entry | null {
+    this.assertOpen();
+    return this.parts.index.get(address) ?? null;
+  }
+
   async version(address: EntryAddress, version: number): Promise<Entry | null> {
     this.assertOpen();
     if (!Number.isSafeInteger(version) || version < 1) return null;
@@ -126,8 +132,11 @@ export class S3Store implements Store {
   async history(address: EntryAddress, query: HistoryQuery): Promise<Entry[]> {
     this.assertOpen();
     const hash = addressHash(address);
-    const newest = await this.parts.versions.newest(hash, this.parts.index.get(address)?.version ?? 0);
-    const top = query.beforeVersion === undefined ? newest : Math.min(newest, query.beforeVersion - 1);
+    const known = this.parts.index.get(address)?.version ?? 0;
+    // `newest` answers `known` or above, so a page that ends at or below the head held here
+    // (an export's, a history paged back) needs no probe for a newer version: it ends there.
+    const below = query.beforeVersion === undefined ? undefined : query.beforeVersion - 1;
+    const top = below !== undefined && below <= known ? below : Math.min(await this.parts.versions.newest(hash, known), below ?? Number.POSITIVE_INFINITY);
     return this.parts.versions.range(hash, top, query.limit);
   }
 

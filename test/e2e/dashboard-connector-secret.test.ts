@@ -46,6 +46,15 @@ const deliver = async (secret: string): Promise<number> => {
 
 it('drops a shown signing secret once it is rotated, or the connector re-enabled, elsewhere', { timeout: 90_000 }, async () => {
   const { page } = b;
+  // The page's own clock, run ahead where the test would only wait for its listing every 10 s
+  // (it flows as the real one otherwise).
+  await page.clock.install();
+  /** Runs the page's clock past its next listing, and resolves once that listing is answered. */
+  const nextListing = async (): Promise<void> => {
+    const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/connectors' && r.request().method() === 'GET');
+    await page.clock.fastForward(10_000);
+    await answered;
+  };
   await page.goto('/');
   await page.getByLabel('API key').fill(KEY);
   await page.getByRole('button', { name: 'Open the dashboard' }).click();
@@ -68,6 +77,7 @@ it('drops a shown signing secret once it is rotated, or the connector re-enabled
   // Rotated through the API: the page's next listing (every 10 s) drops the secret it shows.
   const rotated = (await api('POST', '/api/v1/connectors/github/rotate-secret', {})).body.signing_secret as string;
   expect(await deliver(first)).toBe(401);
+  await nextListing();
   await expect.poll(onScreen, { timeout: 12_000 }).toBeNull();
   expect(await card.textContent()).toContain('set — shown only when issued');
 
@@ -78,7 +88,10 @@ it('drops a shown signing secret once it is rotated, or the connector re-enabled
   const mine = (await onScreen())!;
   expect(mine).not.toBe(rotated);
   expect(await deliver(mine)).toBe(202);
-  await page.waitForTimeout(11_000);
+  // The listing that delivery brings, then the next of every 10 s.
+  await expect.poll(() => card.locator('[data-counter="written"]').textContent(), { timeout: 5_000 }).toBe('2');
+  await nextListing();
+  await page.waitForTimeout(1_000);
   expect(await onScreen()).toBe(mine);
 
   // Disabled and enabled again through the API: the page's secret no longer verifies, nor shows.

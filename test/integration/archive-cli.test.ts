@@ -115,12 +115,13 @@ describe('cairn export and cairn import', () => {
     const both = await exportAs(ADMIN, '?all=true&namespace=acme');
     expect(both.status).toBe(422);
     expect(((await both.json()) as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual(['namespace']);
-    // The export is audited once its archive is complete.
+    // The export is audited once its archive is complete (the acme one above, whose answer
+    // began at once and whose archive comes after the export's settle, SETTLE_MS).
     const audited = async (): Promise<number> => {
       const audit = await fetch(`${server.url}/api/v1/admin/audit?namespace=acme&action=archive.exported`, { headers: { 'x-cairn-api-key': ADMIN } });
       return ((await audit.json()) as { events: unknown[] }).events.length;
     };
-    await expect.poll(audited).toBe(1);
+    await expect.poll(audited, { timeout: 5_000 }).toBe(1);
     // The store is locked by the running server: a direct export says how to export instead.
     const locked = await runCli(['export'], { CAIRN_DATA_DIR: source });
     expect(locked.code).toBe(1);

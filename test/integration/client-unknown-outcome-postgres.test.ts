@@ -52,7 +52,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   target.port = String((proxy.address() as { port: number }).port);
-  server = await spawnCairn({ CAIRN_DB_DSN: target.href, CAIRN_RATE_LIMIT_RPM: '0' }, [], 60_000);
+  // A write deadline of 3 s (10 s unless set): each case waits it out once, with the reply held back.
+  server = await spawnCairn({ CAIRN_DB_DSN: target.href, CAIRN_RATE_LIMIT_RPM: '0', CAIRN_TEST_QUERY_TIMEOUT_MS: '3000' }, [], 60_000);
 }, 120_000);
 
 afterAll(async () => {

@@ -51,10 +51,14 @@ const open = async (): Promise<{ store: Store; records: CortexRecords; fault: { 
   return { store: backend.store, records: new CortexRecords(backend.store), fault: { on: true } };
 };
 
-const start = async (store: Store): Promise<CortexWorker> => {
+/**
+ * A worker whose failing paths are retried after `retryMs` first (then twice as long each
+ * time): a quarter of the 2 s it waits unless told, where the test only waits for the retries.
+ */
+const start = async (store: Store, retryMs = 500): Promise<CortexWorker> => {
   if (!backend) throw new Error('open first');
   const id = `poison-test-${Math.random().toString(16).slice(2)}`;
-  const w = new CortexWorker({ id, store, shared: false, lease: await backend.openLease(id), logger: pino({ level: 'silent' }), debounceMs: 50, namespace: NS, writeLink: async () => false });
+  const w = new CortexWorker({ id, store, shared: false, lease: await backend.openLease(id), logger: pino({ level: 'silent' }), debounceMs: 50, retryMs, namespace: NS, writeLink: async () => false });
   w.start();
   return w;
 };
@@ -136,7 +140,9 @@ describe('a Cortex path whose compile keeps failing', () => {
     // (2, 4, 8, 16 s), holding every other write that long.
     version = new Map();
     const { store, records, fault } = await open();
-    worker = await start(refusing(store, fault));
+    // The delay the server uses (2 s, doubling): the shared wait of the old way would be 8 s
+    // after three failures, well past the 3 s a later write is given below.
+    worker = await start(refusing(store, fault), 2000);
     const w = worker;
     await expect.poll(() => w.status().last_compiled_at, { timeout: 20_000, interval: 100 }).not.toBeNull();
     await write(store, POISON);
@@ -163,8 +169,9 @@ describe('a Cortex path whose compile keeps failing', () => {
     // The fault stays; the path goes.
     await store.forget({ namespace: NS, prefix: POISON });
     await expect.poll(() => w.status().failing, { timeout: 10_000, interval: 100 }).toBeNull();
+    // Longer than the next retry of the forgotten path would wait (at most 2 s after three failures).
     const failures = w.failures;
-    await new Promise((resolve) => setTimeout(resolve, 5000));
+    await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(w.failures).toBe(failures);
     expect(w.status().failing).toBeNull();
     expect(await digestOf(records, 'notes/a')).not.toBeNull();

@@ -157,8 +157,9 @@ describe('requests over raw HTTP/1.1', () => {
     for (const answer of short) expectEnvelope(answer, 400, 'BAD_REQUEST');
     expectEnvelope((await rawExchange(cairn.url, 'NOT AN HTTP REQUEST\r\n\r\n'))[0], 400, 'BAD_REQUEST');
     expectEnvelope((await raw('GET /health', `X-Big: ${'x'.repeat(20_000)}\r\n`))[0], 431, 'BAD_REQUEST');
-    // HTTP/1.1 without a Host header: refused (RFC 9112) in the same envelope, with its request id.
-    const hostless = await rawExchange(cairn.url, `POST /api/v1/entries HTTP/1.1\r\nX-Request-Id: no-host-1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    // HTTP/1.1 without a Host header: refused (RFC 9112) in the same envelope, with its request id
+    // (Connection: close, so the exchange ends with the answer rather than at rawExchange's timeout).
+    const hostless = await rawExchange(cairn.url, `POST /api/v1/entries HTTP/1.1\r\nX-Request-Id: no-host-1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
     expectEnvelope(hostless[0], 400, 'BAD_REQUEST');
     expect(hostless[0]!.body.error).toMatchObject({ message: expect.stringContaining('Host'), request_id: 'no-host-1' });
     expect((await cairn.call('GET', '/api/v1/entries?entity_path=parser')).body.entries).toEqual([]);
@@ -167,8 +168,9 @@ describe('requests over raw HTTP/1.1', () => {
 
   it('answers an Expect it does not meet 417 in the error envelope, storing nothing, and meets 100-continue', async () => {
     const body = '{"entity_path":"expect/refused","key":"k","value":"v"}';
+    // Connection: close: the exchange ends with the answer (a 201 would keep the connection open).
     const post = (expect: string) =>
-      rawExchange(cairn.url, `POST /api/v1/entries HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: expect-1\r\nExpect: ${expect}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      rawExchange(cairn.url, `POST /api/v1/entries HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Request-Id: expect-1\r\nExpect: ${expect}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
     const [refused] = await post('foo');
     expectEnvelope(refused, 417, 'BAD_REQUEST');
     expect(refused!.body.error).toMatchObject({ message: expect.stringContaining('"foo"'), request_id: 'expect-1' });

@@ -62,17 +62,30 @@ describe('postgres writes under the deadline', () => {
     return a;
   };
 
-  /** Holds the entry's head row for `ms` from another session; resolves once it is held. */
-  const hold = async (a: EntryAddress, ms: number): Promise<{ released: Promise<void> }> => {
+  /**
+   * Holds the entry's head row from another session for `ms`, or until `release()` when that
+   * comes first (once the writes waiting on it have been answered, nothing is left to wait
+   * for); resolves once it is held. `release()` resolves once the row is let go.
+   */
+  const hold = async (a: EntryAddress, ms: number): Promise<{ release: () => Promise<void> }> => {
     let held!: () => void;
     const isHeld = new Promise<void>((r) => (held = r));
+    let letGo!: () => void;
+    const early = new Promise<void>((r) => (letGo = r));
     const released = locker.begin(async (t) => {
       await t`select 1 from cairn_heads where namespace = ${a.namespace} and entity_path = ${a.entity_path} and key = ${a.key} for update`;
       held();
-      await sleep(ms);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise((r) => (timer = setTimeout(r, ms))), early]);
+      clearTimeout(timer);
     }).then(() => {});
     await isHeld;
-    return { released };
+    return {
+      release: () => {
+        letGo();
+        return released;
+      },
+    };
   };
 
   const versions = async (a: EntryAddress) => (await store.history(a, { limit: 10 })).map((e) => e.version);
@@ -82,11 +95,11 @@ describe('postgres writes under the deadline', () => {
 
   it('answers a single write UNAVAILABLE within the deadline and stores nothing; its retry stores it once', async () => {
     const a = await fresh();
-    const { released } = await hold(a, DEADLINE + 1_000);
+    const { release } = await hold(a, DEADLINE + 1_000);
     const r = await timed(appendVersion(deps, a, next(a, 'v2'), { ifVersion: 1 }));
     expect(r.error).toMatchObject({ code: 'UNAVAILABLE' });
     expect(r.ms).toBeLessThan(ANSWER_BY);
-    await released;
+    await release();
     expect(await versions(a)).toEqual([1]);
     await appendVersion(deps, a, next(a, 'v2'), { ifVersion: 1 });
     expect(await versions(a)).toEqual([2, 1]);
@@ -95,7 +108,7 @@ describe('postgres writes under the deadline', () => {
   it('answers a batch UNAVAILABLE within the deadline and stores none of it; its retry stores it once', async () => {
     const a = await fresh();
     const b = await fresh();
-    const { released } = await hold(b, DEADLINE + 1_000);
+    const { release } = await hold(b, DEADLINE + 1_000);
     const batch = () => appendVersions(deps, [
       { address: a, decide: next(a, 'a2'), ifVersion: 1 },
       { address: b, decide: next(b, 'b2'), ifVersion: 1 },
@@ -103,7 +116,7 @@ describe('postgres writes under the deadline', () => {
     const r = await timed(batch());
     expect(r.error).toMatchObject({ code: 'UNAVAILABLE' });
     expect(r.ms).toBeLessThan(ANSWER_BY);
-    await released;
+    await release();
     expect([await versions(a), await versions(b)]).toEqual([[1], [1]]);
     await batch();
     expect([await versions(a), await versions(b)]).toEqual([[2, 1], [2, 1]]);
@@ -111,12 +124,12 @@ describe('postgres writes under the deadline', () => {
 
   it('counts an outcome once when its first report was answered UNAVAILABLE and then retried', async () => {
     const a = await fresh();
-    const { released } = await hold(a, DEADLINE + 1_000);
+    const { release } = await hold(a, DEADLINE + 1_000);
     const report = () => recordOutcome(deps, ctx, { namespace: ns, entries: [{ entity_path: a.entity_path, key: a.key }], outcome: 'failure' });
     const r = await timed(report());
     expect(r.error).toMatchObject({ code: 'UNAVAILABLE' });
     expect(r.ms).toBeLessThan(ANSWER_BY);
-    await released;
+    await release();
     expect((await store.head(a))?.evidence).toMatchObject({ failures: 0 });
     await report();
     const head = await store.head(a);
@@ -147,13 +160,13 @@ describe('postgres writes under the deadline', () => {
 
   it('answers every writer in line for a stuck entry within the deadline, and stores none of the refused', async () => {
     const a = await fresh();
-    const { released } = await hold(a, DEADLINE * 2.5);
+    const { release } = await hold(a, DEADLINE * 2.5);
     const writers = await Promise.all([0, 1, 2, 3].map((i) => timed(appendVersion(deps, a, next(a, `w${i}`)))));
     for (const w of writers) {
       expect(w.error).toMatchObject({ code: 'UNAVAILABLE' });
       expect(w.ms).toBeLessThan(ANSWER_BY);
     }
-    await released;
+    await release();
     expect(await versions(a)).toEqual([1]);
     await appendVersion(deps, a, next(a, 'after'));
     expect(await versions(a)).toEqual([2, 1]);
@@ -164,7 +177,7 @@ describe('postgres writes under the deadline', () => {
     const stuck = await fresh();
     const other = await fresh();
     const later = await fresh();
-    const { released } = await hold(stuck, DEADLINE * 3);
+    const { release } = await hold(stuck, DEADLINE * 3);
     const first = timed(store.append(makeEntry({ ...stuck, version: 2 }), 1));
     await sleep(500);
     // Sent together once the first is cancelled (at 1.8 s); their own deadlines come at 2.3 s.
@@ -179,17 +192,17 @@ describe('postgres writes under the deadline', () => {
     // A write asked after the group was cancelled is not touched by it.
     const ok = await timed(store.append(makeEntry({ ...later, version: 2 }), 1));
     expect(ok.ok).toBe(true);
-    await released;
+    await release();
     expect(await versions(stuck)).toEqual([1]);
   });
 
   it('answers a forget UNAVAILABLE within the deadline and forgets nothing; its retry forgets', async () => {
     const a = await fresh();
-    const { released } = await hold(a, DEADLINE + 1_000);
+    const { release } = await hold(a, DEADLINE + 1_000);
     const r = await timed(store.forget({ namespace: ns, prefix: a.entity_path }));
     expect(r.error).toMatchObject({ code: 'UNAVAILABLE' });
     expect(r.ms).toBeLessThan(ANSWER_BY);
-    await released;
+    await release();
     expect(await versions(a)).toEqual([1]);
     expect(await store.forget({ namespace: ns, prefix: a.entity_path })).toHaveLength(1);
     expect(await store.head(a)).toBeNull();

@@ -36,6 +36,8 @@ export interface LoopOptions {
   compiler: Compiler;
   logger: Logger;
   debounceMs: number;
+  /** The first retry's delay of a failing compile (PathFailures; 2 s unless set). */
+  retryMs?: number;
   /** Always caught up on, even before anything was written to it. */
   namespace: string;
   now: () => number;
@@ -101,7 +103,7 @@ export class CompileLoop {
   constructor(options: LoopOptions) {
     this.o = options;
     this.queue = new ScopeQueue(options.debounceMs);
-    this.failures = new PathFailures(options.now);
+    this.failures = new PathFailures(options.now, options.retryMs);
     this.journalFailures = new FailureEpisode(options.logger, 'cortex: cannot read the forget journal', options.now);
     this.fallback = {
       compiler: options.compiler,

@@ -1,6 +1,6 @@
 import { clipWithEllipsis } from '../domain/clip-text.ts';
 
-/** The first retry of a failing compile or job waits this long; each next one twice as long... */
+/** The first retry of a failing compile or job waits this long (unless told another); each next one twice as long... */
 const RETRY_MS = 2000;
 /** ...up to this: a permanent failure does not spin, a backend that comes back is picked up within it. */
 const MAX_RETRY_MS = 30_000;
@@ -28,8 +28,8 @@ const messageOf = (error: unknown): string => {
   return clipWithEllipsis(text, ERROR_CHARS);
 };
 
-/** The retry delay after `attempts` failed attempts: RETRY_MS doubling, at most MAX_RETRY_MS. */
-const retryDelay = (attempts: number): number => Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(Math.max(attempts, 1) - 1, 20));
+/** The retry delay after `attempts` failed attempts: `first` doubling, at most MAX_RETRY_MS. */
+const retryDelay = (first: number, attempts: number): number => Math.min(MAX_RETRY_MS, first * 2 ** Math.min(Math.max(attempts, 1) - 1, 20));
 
 const scopeId = (ns: string, path: string): string => `${ns}\u0000${path}`;
 
@@ -44,6 +44,8 @@ const scopeId = (ns: string, path: string): string => `${ns}\u0000${path}`;
  */
 export class PathFailures {
   private readonly now: () => number;
+  /** The first retry's delay (RETRY_MS unless told another). */
+  private readonly retryMs: number;
   /** The failure under way: set by a failed attempt, cleared by the next job that works. */
   private current: LoopFailure | null = null;
   /** Failed attempts since the loop started. */
@@ -58,8 +60,9 @@ export class PathFailures {
   /** Ends the shared wait under way early (the loop stops, or a forget waits). */
   private wakeUp: (() => void) | null = null;
 
-  constructor(now: () => number) {
+  constructor(now: () => number, retryMs = RETRY_MS) {
     this.now = now;
+    this.retryMs = retryMs;
   }
 
   /** The failure under way, if any: a copy. */
@@ -76,7 +79,7 @@ export class PathFailures {
   loopFailed(error: unknown): FailedAttempt {
     const failure = this.note(messageOf(error));
     this.shared += 1;
-    return { attempts: failure.attempts, since: failure.since, delay: retryDelay(this.shared) };
+    return { attempts: failure.attempts, since: failure.since, delay: retryDelay(this.retryMs, this.shared) };
   }
 
   /**
@@ -87,7 +90,7 @@ export class PathFailures {
     const pathAttempts = this.count(namespace, path);
     const at = this.now();
     const failure = this.note(messageOf(`path ${path}: ${messageOf(error)}`), at);
-    return { attempts: failure.attempts, since: failure.since, delay: retryDelay(pathAttempts), pathAttempts, at };
+    return { attempts: failure.attempts, since: failure.since, delay: retryDelay(this.retryMs, pathAttempts), pathAttempts, at };
   }
 
   /** A path failed when the whole loop did: noted as failing (tried last, and alone, next round). */

@@ -22,6 +22,8 @@ export interface WorkerOptions {
   lease: LeaderLease;
   logger: Logger;
   debounceMs: number;
+  /** The first retry's delay of a failing compile (2 s unless set; CompileLoop). */
+  retryMs?: number;
   /** The configured namespace: always caught up on, even before anything was written to it. */
   namespace: string;
   /** Where compile events go when the backend is not shared (the filesystem's in-process stream). */

@@ -99,7 +99,6 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
   const cut = options.now();
   const ahead = <T, C>(items: AsyncIterable<T>, parts: ReadAheadParts<T, C>, limits: ReadAheadLimits) =>
     options.readsOverNetwork ? readAhead(items, parts, limits) : inTurn(items, parts);
-  await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? SETTLE_MS));
   const wanted = options.namespaces === '*' ? null : new Set(options.namespaces);
   const writer = new ArchiveWriter(sink, options.entryLineChars);
   /** Writes `write` does, counted to `namespace` in the tally. */
@@ -124,6 +123,10 @@ export const exportArchive = async (store: Store, sink: Writable, options: Expor
     source_backend: store.backend,
     cairn_version: VERSION,
   });
+  // The header reads nothing, so it goes before the settle: written at once, it begins the
+  // answer of GET /api/v1/admin/export, whose client then has its status and headers now
+  // rather than a settle later.
+  await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? SETTLE_MS));
 
   const sources = new Map<string, Set<string>>();
   const heads = async function* (): AsyncGenerator<Entry> {

@@ -30,6 +30,16 @@ export interface PostgresStoreOptions {
 }
 
 /**
+ * How long an operation may take when the caller does not say (PostgresStoreOptions.queryTimeoutMs).
+ * CAIRN_TEST_QUERY_TIMEOUT_MS shortens it for tests alone: a test that holds a reply back from
+ * a server it spawned waits this long for the server's answer.
+ */
+const defaultTimeoutMs = (): number => {
+  const forTests = Number(process.env.CAIRN_TEST_QUERY_TIMEOUT_MS);
+  return forTests > 0 ? forTests : 10_000;
+};
+
+/**
  * Connects, migrates the schema (serialized across servers by an advisory lock), starts the
  * LISTEN feed and returns the store. Rejects with UNAVAILABLE when the database cannot be
  * reached, so the caller can report it and exit or retry, and with SchemaMismatchError when
@@ -37,7 +47,7 @@ export interface PostgresStoreOptions {
  */
 export const openPostgresStore = async (options: PostgresStoreOptions): Promise<PostgresStore> => {
   const logger = options.logger.child({ component: 'postgres' });
-  const timeoutMs = options.queryTimeoutMs ?? 10_000;
+  const timeoutMs = options.queryTimeoutMs ?? defaultTimeoutMs();
   const max = options.max ?? 10;
   const sql = createClient({
     dsn: options.dsn,

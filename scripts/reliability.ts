@@ -35,6 +35,7 @@ const crashCheck = (name: string, backend: 'filesystem' | 'postgres'): Check => 
         cycles: CYCLES,
         writers: WRITERS,
         onCycle: (cycle, acked) => progress(`cycle ${cycle}/${CYCLES}, ${acked} writes acknowledged`),
+        recheckAll: true,
       });
       return {
         name,

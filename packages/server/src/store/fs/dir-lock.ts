@@ -1,3 +1,4 @@
+import { testableMs } from '../../domain/test-timing.ts';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, linkSync, openSync, readFileSync, readlinkSync, realpathSync, renameSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { readFile, utimes } from 'node:fs/promises';
@@ -34,7 +35,7 @@ export class DirectoryLockedError extends SettingError {
  * every STALE_MS / 4: one not refreshed for STALE_MS was left by a process that is gone.
  * CAIRN_TEST_LOCK_STALE_MS shortens the window for tests alone.
  */
-const STALE_MS = Number(process.env.CAIRN_TEST_LOCK_STALE_MS) > 0 ? Number(process.env.CAIRN_TEST_LOCK_STALE_MS) : 20_000;
+const STALE_MS = testableMs('CAIRN_TEST_LOCK_STALE_MS', 20_000);
 const REFRESH_MS = Math.max(10, Math.floor(STALE_MS / 4));
 /** How often a starter looks at a LOCK it waits on. */
 const WATCH_MS = Math.max(10, Math.min(1_000, Math.floor(STALE_MS / 20)));

@@ -1,3 +1,4 @@
+import { testableMs } from '../../domain/test-timing.ts';
 import type { Logger } from 'pino';
 import { createClient, redactDsn } from './client.ts';
 import { storeError } from './db-errors.ts';
@@ -30,16 +31,6 @@ export interface PostgresStoreOptions {
 }
 
 /**
- * How long an operation may take when the caller does not say (PostgresStoreOptions.queryTimeoutMs).
- * CAIRN_TEST_QUERY_TIMEOUT_MS shortens it for tests alone: a test that holds a reply back from
- * a server it spawned waits this long for the server's answer.
- */
-const defaultTimeoutMs = (): number => {
-  const forTests = Number(process.env.CAIRN_TEST_QUERY_TIMEOUT_MS);
-  return forTests > 0 ? forTests : 10_000;
-};
-
-/**
  * Connects, migrates the schema (serialized across servers by an advisory lock), starts the
  * LISTEN feed and returns the store. Rejects with UNAVAILABLE when the database cannot be
  * reached, so the caller can report it and exit or retry, and with SchemaMismatchError when
@@ -47,7 +38,9 @@ const defaultTimeoutMs = (): number => {
  */
 export const openPostgresStore = async (options: PostgresStoreOptions): Promise<PostgresStore> => {
   const logger = options.logger.child({ component: 'postgres' });
-  const timeoutMs = options.queryTimeoutMs ?? defaultTimeoutMs();
+  // 10 s unless the caller says; CAIRN_TEST_QUERY_TIMEOUT_MS shortens it for tests alone (one
+  // that holds a reply back from a server it spawned waits this long for the server's answer).
+  const timeoutMs = options.queryTimeoutMs ?? testableMs('CAIRN_TEST_QUERY_TIMEOUT_MS', 10_000);
   const max = options.max ?? 10;
   const sql = createClient({
     dsn: options.dsn,

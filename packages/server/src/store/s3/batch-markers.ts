@@ -1,3 +1,4 @@
+import { testableMs } from '../../domain/test-timing.ts';
 import type { Logger } from 'pino';
 import type { BucketObjects } from './bucket-objects.ts';
 import { parseEntry } from './change-window.ts';
@@ -15,10 +16,7 @@ export const BATCH_DEADLINE = 'cairn-batch-deadline';
  * tests alone (a crash test waits it out after every kill); read at each use, so a test
  * process can set it before its first batch.
  */
-export const batchDeadlineMs = (): number => {
-  const forTests = Number(process.env.CAIRN_TEST_BATCH_DEADLINE_MS);
-  return forTests > 0 ? forTests : 20_000;
-};
+export const batchDeadlineMs = (): number => testableMs('CAIRN_TEST_BATCH_DEADLINE_MS', 20_000);
 
 /** Version objects' metadata: the version's written_at (version-objects.ts). */
 export const WRITTEN_AT = 'cairn-written-at';

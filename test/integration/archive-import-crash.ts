@@ -7,6 +7,7 @@ import { afterAll, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { canonicalJson } from '../../packages/server/src/services/archive/import-archive.ts';
 import type { BatchItem } from '../../packages/server/src/ports/store.ts';
+import { mapLimit } from '../../packages/server/src/store/s3/map-limit.ts';
 import { type BackendEnv, filesystemBackend } from '../helpers/backend-env.ts';
 import { exportDefaultTo, openFromEnv, versionOf } from '../helpers/archive-fixture.ts';
 import { CLI_ARGS } from '../helpers/cli-args.ts';
@@ -33,17 +34,6 @@ const startImport = (file: string, env: Record<string, string>) => {
 
 /** Reads of the target in flight at once: on PostgreSQL concurrent head reads share statements. */
 const READS_AT_ONCE = 16;
-
-/** `read` of every item, READS_AT_ONCE at a time; answers in the items' order. */
-const readAll = async <T, R>(items: readonly T[], read: (item: T) => Promise<R>): Promise<R[]> => {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const reader = async (): Promise<void> => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await read(items[i] as T);
-  };
-  await Promise.all(Array.from({ length: READS_AT_ONCE }, reader));
-  return out;
-};
 
 /**
  * Kill -9 `cairn import` at random moments into a target that already holds writes of its
@@ -109,7 +99,7 @@ export const describeImportCrash = (label: string, makeBackend: (label: string) 
       try {
         expect((await check.store.head(own))?.version).toBe(1);
         // Versions are contiguous in every store, so the head's number says how many are there.
-        const heads = await readAll(archived, async (versions) => (await check.store.head(versions[0] as Entry))?.version ?? 0);
+        const heads = await mapLimit(archived, READS_AT_ONCE, async (versions) => (await check.store.head(versions[0] as Entry))?.version ?? 0);
         // Gathered, then asserted once: an expect per entry cost seconds over 20,000 entries.
         const wrong: string[] = [];
         for (const [i, versions] of archived.entries()) {
@@ -127,7 +117,7 @@ export const describeImportCrash = (label: string, makeBackend: (label: string) 
     expect(await last.exited, last.stderr()).toBe(0);
     const done = await openFromEnv(env);
     try {
-      const histories = await readAll(archived, (versions) => done.store.history(versions[0] as Entry, { limit: 10 }));
+      const histories = await mapLimit(archived, READS_AT_ONCE, (versions) => done.store.history(versions[0] as Entry, { limit: 10 }));
       const differ = archived.flatMap((versions, i) => {
         const held = canonicalJson((histories[i] as Entry[]).reverse());
         return held === canonicalJson(versions) ? [] : [`entry ${i}: ${held} instead of ${canonicalJson(versions)}`];

@@ -36,10 +36,18 @@ const serverPid = (server: CairnProcess): number | null => {
   }
 };
 
-/** Signals the server itself: `unshare` passes no signal on to it. */
+/**
+ * Signals the server itself: `unshare` passes no signal on to it. A server that died between
+ * the look-up and the signal (pgrep still lists it until it is reaped) is left alone.
+ */
 const signal = (server: CairnProcess, name: NodeJS.Signals): void => {
   const pid = serverPid(server);
-  if (pid !== null) process.kill(pid, name);
+  if (pid === null) return;
+  try {
+    process.kill(pid, name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -7,7 +7,7 @@ import { afterAll, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import { canonicalJson } from '../../packages/server/src/services/archive/import-archive.ts';
 import type { BatchItem } from '../../packages/server/src/ports/store.ts';
-import { mapLimit } from '../../packages/server/src/store/s3/map-limit.ts';
+import { mapLimit } from '../../packages/server/src/domain/map-limit.ts';
 import { type BackendEnv, filesystemBackend } from '../helpers/backend-env.ts';
 import { exportDefaultTo, openFromEnv, versionOf } from '../helpers/archive-fixture.ts';
 import { CLI_ARGS } from '../helpers/cli-args.ts';

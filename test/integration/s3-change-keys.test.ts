@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 import type { Store } from '../../packages/server/src/ports/store.ts';
 import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
-import { mapLimit } from '../../packages/server/src/store/s3/map-limit.ts';
+import { mapLimit } from '../../packages/server/src/domain/map-limit.ts';
 import { makeEntry } from '../contract/store-contract.ts';
 import { useS3Bucket } from '../helpers/s3-bucket.ts';
 import { keysGot } from '../helpers/s3-gets.ts';

@@ -3,7 +3,7 @@
 // writes, deletes and a restart.
 import { DeleteObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandInput, PutObjectCommand, type S3Client, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mapLimit } from '../../packages/server/src/store/s3/map-limit.ts';
+import { mapLimit } from '../../packages/server/src/domain/map-limit.ts';
 import { rawClient, startS3, type TestS3 } from '../helpers/s3.ts';
 
 describe('test S3 server listings', () => {

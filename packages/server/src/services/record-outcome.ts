@@ -6,6 +6,7 @@ import { UNTESTED, withOutcome } from '../domain/evidence.ts';
 import { EntityPathSchema, KeySchema, NamespaceSchema } from '../domain/names.ts';
 import { parseInput } from '../domain/parse-input.ts';
 import { LIMITS } from '../domain/limits.ts';
+import { mapLimit } from '../domain/map-limit.ts';
 import { namespaceFor, requirePath, requireScope } from './authorize.ts';
 import type { Context, ServiceDeps } from './context.ts';
 import { noteEvidence } from './judged-entries.ts';
@@ -90,9 +91,7 @@ export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknow
   // The pointers briefings find judged entries by; the version is the truth, so a failed update
   // only delays a mention. A pointer is a round trip where records are objects (S3), and the
   // entries are distinct (each is one record): NOTE_AHEAD at once, not one after another.
-  for (let at = 0; at < updated.length; at += NOTE_AHEAD) {
-    await Promise.all(updated.slice(at, at + NOTE_AHEAD).map((entry) => noteEvidence(deps, entry).catch(() => {})));
-  }
+  await mapLimit(updated, NOTE_AHEAD, (entry) => noteEvidence(deps, entry).catch(() => {}));
   return { results };
 };
 

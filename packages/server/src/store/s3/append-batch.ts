@@ -5,7 +5,7 @@ import { outcomeUnknown } from '../../domain/outcome-unknown.ts';
 import type { BatchItem } from '../../ports/store.ts';
 import { BATCH_DEADLINE, BATCH_ID, type BatchMarkers, batchDeadlineMs } from './batch-markers.ts';
 import { UnsettledCreate } from './bucket-objects.ts';
-import { mapLimit } from './map-limit.ts';
+import { mapLimit } from '../../domain/map-limit.ts';
 import { addressHash } from './object-keys.ts';
 import { HistoryGone, type VersionObjects } from './version-objects.ts';
 

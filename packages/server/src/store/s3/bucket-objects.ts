@@ -11,7 +11,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { ServiceError } from '../../domain/errors.ts';
-import { mapLimit } from './map-limit.ts';
+import { mapLimit } from '../../domain/map-limit.ts';
 import { isConditionalConflict, isMissingObject, isPreconditionFailed, mayHaveLanded, retried, s3Unavailable } from './s3-client.ts';
 
 /** The deadline of the one read that tries to settle a create whose answer was lost (create). */

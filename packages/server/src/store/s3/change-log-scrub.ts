@@ -3,7 +3,7 @@ import type { Entry } from '../../domain/entry.ts';
 import type { ForgetTarget } from '../../domain/forget-target.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { type WithdrawnVersion, parseEntry, parseForget, parseWithdrawn } from './change-window.ts';
-import { mapLimit } from './map-limit.ts';
+import { mapLimit } from '../../domain/map-limit.ts';
 import { type ObjectKeys, addressHash } from './object-keys.ts';
 
 const CONCURRENCY = 16;

@@ -4,7 +4,7 @@ import { forgetNames } from '../../domain/forget-target.ts';
 import type { ForgetTarget } from '../../ports/store.ts';
 import type { BucketObjects } from './bucket-objects.ts';
 import { CorruptDataError } from './damaged-object.ts';
-import { mapLimit } from './map-limit.ts';
+import { mapLimit } from '../../domain/map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
 const FETCH_CHUNK = 64;

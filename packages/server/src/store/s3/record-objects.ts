@@ -6,7 +6,7 @@ import type { BucketObjects } from './bucket-objects.ts';
 import { CorruptDataError, parseObject } from './damaged-object.ts';
 import { assertRecordSize } from '../record-size.ts';
 import { BodyCache } from './body-cache.ts';
-import { mapLimit } from './map-limit.ts';
+import { mapLimit } from '../../domain/map-limit.ts';
 import { s3Unavailable } from './s3-client.ts';
 
 /** How long to wait on S3's "another conditional request is in flight" before re-checking. */

@@ -22,7 +22,7 @@ import type { ChangeFollower } from './change-follower.ts';
 import type { ChangeLogWriter } from './change-log-writer.ts';
 import type { WithdrawnVersion } from './change-window.ts';
 import type { HeadIndex } from './head-index.ts';
-import { mapLimit } from './map-limit.ts';
+import { mapLimit } from '../../domain/map-limit.ts';
 import { addressHash, addressOf } from './object-keys.ts';
 import type { RecordObjects } from './record-objects.ts';
 import type { Snapshots } from './snapshots.ts';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Entry } from '../../domain/entry.ts';
 import type { BucketObjects } from './bucket-objects.ts';
-import { mapLimit } from './map-limit.ts';
+import { mapLimit } from '../../domain/map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
 
 export interface SnapshotPolicy {

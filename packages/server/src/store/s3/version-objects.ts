@@ -2,7 +2,7 @@ import type { Entry } from '../../domain/entry.ts';
 import { VersionConflict } from '../../domain/errors.ts';
 import { BATCH_ID, type BatchMarkers, type BatchState, WRITTEN_AT } from './batch-markers.ts';
 import type { BucketObjects } from './bucket-objects.ts';
-import { mapLimit } from './map-limit.ts';
+import { mapLimit } from '../../domain/map-limit.ts';
 import type { ObjectKeys } from './object-keys.ts';
 import { CorruptDataError, parseObject } from './damaged-object.ts';
 import { isEntryShaped } from './change-window.ts';

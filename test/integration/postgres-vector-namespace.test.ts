@@ -64,5 +64,15 @@ describe('PostgreSQL vector search in a small namespace beside a large one', () 
     expect(hits.map((h) => h.entry.key)).toEqual(exact.slice(0, 10));
     // b, larger than the exact scan's bound, still goes through the index.
     expect((await index.vectorCandidates(query, { namespace: 'b', now: Date.now() }, 10)).length).toBe(10);
+    // The walk's breadth for a search's first round comes from the search pool's connection
+    // settings, with no transaction around the statement (search-nearest.ts): pgvector's
+    // defaults (ef_search 40, no iterative scan) would answer 40 of 50. Each row's entry is read
+    // in the same statement: its own version, nearest first.
+    for (const n of [50, 120]) {
+      const walked = await index.vectorCandidates(query, { namespace: 'b', now: Date.now() }, n);
+      expect(walked).toHaveLength(n);
+      expect(walked.every((h) => h.entry.key === `near-${(h.entry.value as { n: number }).n}` && h.entry.namespace === 'b')).toBe(true);
+      expect(walked.map((h) => h.score)).toEqual(walked.map((h) => h.score).sort((x, y) => y - x));
+    }
   }, 120_000);
 });

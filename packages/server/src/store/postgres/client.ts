@@ -14,6 +14,8 @@ export interface ClientOptions {
   statementTimeoutMs: number;
   /** Longest wait in seconds between reconnection attempts while the database is down. */
   maxBackoffS?: number;
+  /** Settings each connection starts with (startup parameters), beside the timeout. */
+  settings?: Readonly<Record<string, string | number>>;
 }
 
 /**
@@ -54,5 +56,6 @@ export const createClient = (options: ClientOptions): Sql =>
     connection: {
       application_name: 'cairn',
       statement_timeout: options.statementTimeoutMs,
+      ...options.settings,
     },
   });

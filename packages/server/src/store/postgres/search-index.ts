@@ -15,15 +15,8 @@ import { countHolders } from './search-holders.ts';
 import { filterSql } from './search-sql.ts';
 import { SearchStats } from './search-stats.ts';
 import { type KeyRow, rankText } from './search-text.ts';
+import { NEAREST_SETTINGS, readNearest } from './search-nearest.ts';
 import { prepareSearchVectors, recordedDimension, vectorLiteral, vectorsOf } from './search-vectors.ts';
-
-/**
- * The HNSW walk's breadth for `n` candidates. Measured at 100k entries of the bench corpus
- * (built-in embedder, 200 queries, 50 candidates each as a search asks): of the exact 10
- * nearest, the walk found 69 % at 100 (pgvector's default), 78 % at 200, 89 % at 400 and 95 %
- * at 1,000, for 1.1, 1.5, 2.0 and 4.0 ms a query. The in-process index finds 83 %.
- */
-const efSearch = (n: number): number => Math.max(400, Math.min(1000, 8 * Math.trunc(n)));
 
 /**
  * A namespace of fewer rows than this (as the statistics last counted them) is searched by an
@@ -125,21 +118,13 @@ export class PostgresSearchIndex implements SearchIndex {
     if (dim === null || vector.length !== dim) return [];
     return this.guard(async () => {
       const f = filterSql(filter, 2);
-      const distance = `embedding::vector(${dim}) <=> $1::vector(${dim})`;
       const exact = this.stats.of(filter.namespace).docCount < EXACT_BELOW_ROWS ? await this.exactVectorRows(vector, dim, f, n) : null;
-      const rows = exact ?? await this.sql.begin(async (tx) => {
-        // Filters apply after the HNSW walk; iterative scans keep walking until enough rows pass.
-        // Both settings in one simple-protocol message: one round trip fewer per search.
-        await tx.unsafe(`set local hnsw.ef_search = ${efSearch(n)}; set local hnsw.iterative_scan = relaxed_order`).simple();
-        return tx.unsafe<(KeyRow & { distance: number })[]>(
-          `select namespace, entity_path, key, version, ${distance} as distance from cairn_search
-            where ${vectorsOf({ id: this.embedder.id, dimension: dim })} and ${f.where}
-            order by ${distance} limit ${Math.trunc(n)}`,
-          [vectorLiteral(vector), ...f.values],
-        );
-      });
-      rows.sort((a, b) => a.distance - b.distance);
-      return this.withEntries(rows, rows.map((r) => 1 - r.distance), filter);
+      if (exact === null) {
+        const near = await readNearest(this.sql, vector, dim, vectorsOf({ id: this.embedder.id, dimension: dim }), f, n);
+        return near.filter((r) => passesFilter(r.entry, filter)).map((r) => ({ entry: r.entry, score: 1 - r.distance }));
+      }
+      exact.sort((a, b) => a.distance - b.distance);
+      return this.withEntries(exact, exact.map((r) => 1 - r.distance), filter);
     });
   }
 
@@ -231,7 +216,8 @@ export class PostgresSearchIndex implements SearchIndex {
 
 /** Search over the PostgreSQL store, on a small pool of its own so searches never starve writes. */
 export const openPostgresSearch = async (dsn: string, store: PostgresStore, embedder: Embedder, logger: Logger): Promise<PostgresSearchIndex> => {
-  const sql = createClient({ dsn, logger, max: 4, connectTimeoutS: 3, statementTimeoutMs: 15_000 });
+  // Each connection starts with the HNSW walk's settings, so that a search's nearest rows take no transaction (search-nearest.ts).
+  const sql = createClient({ dsn, logger, max: 4, connectTimeoutS: 3, statementTimeoutMs: 15_000, settings: store.vectors ? NEAREST_SETTINGS : undefined });
   const index = new PostgresSearchIndex(sql, store, embedder, store.vectors, logger);
   try {
     await index.start();

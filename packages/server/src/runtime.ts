@@ -1,14 +1,12 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { CortexFeed } from './cortex/cortex-feed.ts';
-import { startCortex } from './cortex/start-cortex.ts';
 import type { CortexWorker } from './cortex/worker.ts';
 import { BuiltinEmbedder } from './embed/builtin-embedder.ts';
 import { openLocalModel } from './embed/local-model.ts';
 import { OpenAiEmbedder } from './embed/openai-embedder.ts';
 import { WithLexicon } from './embed/with-lexicon.ts';
 import { countBackendErrors } from './http/backend-errors.ts';
-import { registerCortexMetrics } from './http/cortex-metrics.ts';
 import { type Metrics, createMetrics } from './http/metrics.ts';
 import type { OpenBackend } from './ports/backend.ts';
 import type { Embedder } from './ports/embedder.ts';
@@ -96,8 +94,12 @@ export const createRuntime = async (config: Readonly<Config>, logger: Logger, op
     // wherever it runs; otherwise the worker is in this process and publishes locally.
     const cortexFeed = new CortexFeed(store, { poll: backend.capabilities.sharedAcrossReplicas, logger });
     parts.push(async () => cortexFeed.close());
-    if (options.withCortex) cortex = await startCortex(config, backend, store, logger, (ns, known) => writeKnownLink({ store, now }, ns, known), (event) => cortexFeed.publishLocal(event));
-    if (cortex) registerCortexMetrics(metrics, cortex);
+    if (options.withCortex) {
+      // The worker's modules (its compiler, every digest) are loaded only by a process that runs it.
+      const [{ startCortex }, { registerCortexMetrics }] = await Promise.all([import('./cortex/start-cortex.ts'), import('./http/cortex-metrics.ts')]);
+      cortex = await startCortex(config, backend, store, logger, (ns, known) => writeKnownLink({ store, now }, ns, known), (event) => cortexFeed.publishLocal(event));
+      registerCortexMetrics(metrics, cortex);
+    }
     const embedder = await openEmbedder(config, logger);
     const index = await backend.openSearch(embedder).catch(async (error: unknown) => {
       await embedder.close?.();

@@ -1,9 +1,8 @@
-import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import Fastify, {
+  type FastifyBaseLogger, type FastifyInstance, type FastifySchemaCompiler, type FastifySerializerCompiler, type FastifyServerOptions, LogController,
+} from 'fastify';
 import { LIMITS } from '../domain/limits.ts';
 import { KeyResolver } from '../services/admin/key-resolver.ts';
-import { VERSION } from '../version.ts';
 import { HttpDrain } from './drain.ts';
 import { clientErrorAnswerer, unmetExpectationAnswerer } from './client-errors.ts';
 import { frameworkErrorAnswerer, registerErrorHandlers } from './errors.ts';
@@ -21,6 +20,7 @@ import { refuseUnknownQuery } from './known-query.ts';
 import { parseQuery } from './query-string.ts';
 import { registerOriginCheck } from './origin-check.ts';
 import { collectRoutes } from './route-table.ts';
+import { recordOpenApi } from './openapi.ts';
 import { serializeJson } from './serialize.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { exportRoutes } from './routes/export.ts';
@@ -39,6 +39,15 @@ import { cortexRoutes } from './routes/cortex.ts';
 import { systemRoutes } from './routes/system.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { mcpRoutes } from '../mcp/http-route.ts';
+
+/**
+ * Zod schemas are for documentation; services validate, so the compilers pass data through.
+ * Typed by fastify as ajv's and fast-json-stringify's factories; it takes any that return a compiler.
+ */
+const COMPILERS = {
+  buildValidator: (): FastifySchemaCompiler<unknown> => () => (data) => ({ value: data }),
+  buildSerializer: (): FastifySerializerCompiler<unknown> => () => serializeJson,
+} as unknown as NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 
 /** Every group of routes, each a fastify plugin given the same HTTP context. */
 const ROUTES: readonly RoutePlugin[] = [
@@ -80,6 +89,10 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
     // close) rather than refused with fastify's own 503 body: it is already here, the store is
     // still open, and a client that sent it before seeing the close must not lose it.
     return503OnClosing: false,
+    // Given here rather than by setValidatorCompiler/setSerializerCompiler (which install the
+    // same), so that fastify does not load its own compilers: ajv and fast-json-stringify,
+    // about 0.1 s of a start (schema-controller.js).
+    schemaController: { compilersFactory: COMPILERS },
   });
   collectRoutes(app);
   refuseUnknownQuery(app);
@@ -91,32 +104,11 @@ export const buildApp = async (runtime: AppParts): Promise<{ app: FastifyInstanc
   registerFollowingCounter(metrics, 'cairn_log_lines_dropped_total', 'Log lines dropped because their destination could not take them (a full disk, a closed pipe, a stdout too slow)', droppedLogLines);
   registerSearchMetrics(metrics, search.index);
 
-  // Zod schemas are for documentation; services validate, so the compilers pass data through.
-  app.setValidatorCompiler(() => (data) => ({ value: data }));
-  app.setSerializerCompiler(() => serializeJson);
   app.removeContentTypeParser('text/plain');
   registerJsonBodies(app);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Cairn', version: VERSION, description: 'Shared memory for software agents.' },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-Cairn-API-Key' },
-          bearer: { type: 'http', scheme: 'bearer' },
-        },
-      },
-      security: [{ apiKey: [] }, { bearer: [] }],
-    },
-    // Entry routes match `*` (entity paths have any number of segments); document them as
-    // the two parameters they really are.
-    transform: (input) => {
-      const out = jsonSchemaTransform(input);
-      return out.url.endsWith('/*') ? { ...out, url: `${out.url.slice(0, -2)}/{entity_path}/{key}` } : out;
-    },
-    transformObject: jsonSchemaTransformObject,
-  });
+  // The OpenAPI document is built when first asked for (openapi.ts), of the routes added from here on.
+  recordOpenApi(app, COMPILERS);
 
   registerErrorHandlers(app, () => metrics.damagedData.inc());
   const keys = new KeyResolver(runtime.store, config.apiKeys);

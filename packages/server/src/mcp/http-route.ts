@@ -5,11 +5,9 @@ import { answerError, isBodyNotJson, meetDamagedData } from '../http/errors.ts';
 import type { RoutePlugin } from '../http/http-context.ts';
 import { ErrorResponse } from '../http/routes/error-schema.ts';
 import { mcpAnswerJson } from './answer-json.ts';
-import { McpDispatcher } from './http-dispatch.ts';
-import { INVALID_REQUEST, errorAnswer, parseErrorAnswer } from './malformed.ts';
-import { tooLargeMessage } from './messages.ts';
+import type { McpDispatcher } from './http-dispatch.ts';
+import { INVALID_REQUEST, errorAnswer, parseErrorAnswer, tooLargeMessage } from './malformed.ts';
 import type { CallScope } from './call-tool.ts';
-import { createMcpServer, offeredTools } from './server.ts';
 import { SERVED_OPERATIONS, serviceOperations } from './service-operations.ts';
 
 /** A JSON-RPC 2.0 answer: a result, or an error (-32700/-32600/-32601/-32602/-32603, -32001 for a refused key). */
@@ -42,10 +40,23 @@ const MCP_ANSWERS = {
  * a protocol-level failure.
  */
 export const mcpRoutes: RoutePlugin = async (app, { deps, metrics }) => {
-  const tools = offeredTools(SERVED_OPERATIONS);
-  const server = createMcpServer(tools, (extra) => extra.authInfo?.extra?.scope as CallScope);
-  const dispatcher = await McpDispatcher.connect(server, tools);
-  app.addHook('onClose', async () => server.close());
+  // The MCP SDK and the tools' listing (their schemas as JSON Schema) take about 0.2 s to load:
+  // the first message to /mcp loads them, not every start of a server that may never see one.
+  let connecting: Promise<{ dispatcher: McpDispatcher; close: () => Promise<void> }> | null = null;
+  const connect = async () => {
+    const [{ McpDispatcher }, { createMcpServer, offeredTools }] = await Promise.all([import('./http-dispatch.ts'), import('./server.ts')]);
+    const tools = offeredTools(SERVED_OPERATIONS);
+    const server = createMcpServer(tools, (extra) => extra.authInfo?.extra?.scope as CallScope);
+    return { dispatcher: await McpDispatcher.connect(server, tools), close: () => server.close() };
+  };
+  const mcp = () => (connecting ??= connect().catch((error: unknown) => {
+    connecting = null; // a failed load is tried again by the next message, not remembered
+    throw error;
+  }));
+  app.addHook('onClose', async () => {
+    const open = await connecting?.catch(() => null);
+    await open?.close();
+  });
 
   // A body that is not JSON is answered as JSON-RPC says (-32700), and one over 1 MiB with the
   // refusal `cairn mcp` gives a line over 1 MiB (-32600, naming its size), which an MCP client
@@ -68,6 +79,7 @@ export const mcpRoutes: RoutePlugin = async (app, { deps, metrics }) => {
       onBug: (error) => request.log.error({ err: error }, 'MCP tool failed'),
       onDamaged: (error) => void meetDamagedData(error, request.log, () => metrics.damagedData.inc()),
     };
+    const { dispatcher } = await mcp();
     const answer = await dispatcher.handle(request.headers, request.body, scope);
     void reply.status(answer.status);
     return answer.status === 202 ? reply.send() : reply.type('application/json').send(mcpAnswerJson(answer.body));

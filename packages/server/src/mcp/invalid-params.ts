@@ -1,11 +1,6 @@
 import type { z } from 'zod';
 import { InitializeRequestSchema, type JSONRPCMessage, type JSONRPCRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-
-/** JSON-RPC's code for a request whose params the method cannot take. */
-export const INVALID_PARAMS = -32602;
-
-/** A JSON object: not null, not an array. */
-export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+import { INVALID_PARAMS, isObject } from './malformed.ts';
 
 /**
  * Why a tools/call cannot be a call, or null. The SDK would refuse these too, but as an

@@ -1,9 +1,23 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { INVALID_PARAMS, isObject } from './invalid-params.ts';
+import { LIMITS } from '../domain/limits.ts';
+
+// No run-time import of the MCP SDK here: /mcp answers these refusals without loading it
+// (http-route.ts loads the SDK on the first message it has to handle).
 
 /** JSON-RPC's codes for text that is not JSON, JSON that is not a request, and params a method cannot take. */
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
+export const INVALID_PARAMS = -32602;
+
+/** A JSON object: not null, not an array. */
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The most one JSON-RPC message (a line on stdio, a POST body on /mcp) may hold: REST's body limit, on every transport. */
+export const MAX_MESSAGE_BYTES = LIMITS.bodyBytes;
+
+/** The refusal of a message over MAX_MESSAGE_BYTES, naming its size (`bytes`, or a floor of it when not read whole). */
+export const tooLargeMessage = (bytes: number | undefined, whole = true): string =>
+  `Invalid Request: the message is ${bytes === undefined ? 'larger than the limit' : `${whole ? '' : 'more than '}${bytes} bytes`}; a message is at most ${MAX_MESSAGE_BYTES} bytes (1 MiB): split a batch into smaller calls`;
 
 /** An error answer; `id` null when the message gave none usable (the SDK's types require one). */
 export const errorAnswer = (id: string | number | null, code: number, message: string): JSONRPCMessage =>

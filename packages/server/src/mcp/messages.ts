@@ -24,13 +24,6 @@ export const answerChars = (answer: JSONRPCMessage): number => {
   return chars;
 };
 
-/** The most one JSON-RPC message (a line on stdio, a POST body on /mcp) may hold: REST's body limit, on every transport. */
-export const MAX_MESSAGE_BYTES = LIMITS.bodyBytes;
-
-/** The refusal of a message over MAX_MESSAGE_BYTES, naming its size (`bytes`, or a floor of it when not read whole). */
-export const tooLargeMessage = (bytes: number | undefined, whole = true): string =>
-  `Invalid Request: the message is ${bytes === undefined ? 'larger than the limit' : `${whole ? '' : 'more than '}${bytes} bytes`}; a message is at most ${MAX_MESSAGE_BYTES} bytes (1 MiB): split a batch into smaller calls`;
-
 /** One body or line sorted: the messages to handle, and the answers to what is not a message. */
 export interface SortedMessages {
   /** A JSON-RPC batch (an array), answered with an array whatever it holds (JSON-RPC 2.0 §6). */

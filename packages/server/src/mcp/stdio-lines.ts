@@ -1,7 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, type RequestId, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
-import { INVALID_REQUEST, errorAnswer, parseErrorAnswer } from './malformed.ts';
-import { BATCH_ANSWER_CHARS, MAX_MESSAGE_BYTES, answerChars, batchFullMessage, sortMessages, tooLargeMessage } from './messages.ts';
+import { INVALID_REQUEST, MAX_MESSAGE_BYTES, errorAnswer, parseErrorAnswer, tooLargeMessage } from './malformed.ts';
+import { BATCH_ANSWER_CHARS, answerChars, batchFullMessage, sortMessages } from './messages.ts';
 
 /**
  * A line longer than this is not even read whole: answered once, with no id, and skipped (as

@@ -125,5 +125,5 @@ export const systemRoutes: RoutePlugin = async (app, { store, metrics, drain, de
     },
   );
 
-  app.get('/api/v1/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document', tags: ['system'], response: { 200: OpenApiDocument } } }, async () => app.swagger());
+  app.get('/api/v1/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document', tags: ['system'], response: { 200: OpenApiDocument } } }, async () => app.openApiDocument());
 };

@@ -104,17 +104,16 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, backend: runtime.backend.name }, 'cairn is listening');
-    // The built-in embedder's word table takes 0.3–0.7 s to read: read it now, not inside
-    // the first write or search, in steps that let the first requests in (embedder.warm);
-    // then run the search code a few times (warm-search.ts).
+    // The built-in embedder's word table takes about 0.1 s to read: read it now, not inside
+    // the first write or search; then run the search code a few times (warm-search.ts).
     let closed = false;
-    setImmediate(async () => {
+    setImmediate(() => {
       try {
-        await runtime.search.embedder.warm?.();
+        runtime.search.embedder.warm?.();
       } catch (error) {
         logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
       }
-      await warmUp(runtime, () => closed);
+      void warmUp(runtime, () => closed);
     });
 
     const stopHttp = async (): Promise<void> => {

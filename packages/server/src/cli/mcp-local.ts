@@ -257,12 +257,13 @@ export const openLocalMemory = async (config: Readonly<Config>, logger: Logger, 
     return shared;
   }
   const runtime = await createRuntime(config, logger, { withCortex: options.withCortex });
-  // The word table takes 0.3–0.7 s to read: now, rather than inside the first call (in
-  // steps that let the first messages in).
+  // The word table takes about 0.1 s to read: now, rather than inside the first call.
   setImmediate(() => {
-    runtime.search.embedder.warm?.().catch((error: unknown) => {
+    try {
+      runtime.search.embedder.warm?.();
+    } catch (error) {
       logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
-    });
+    }
   });
   return localSession({ deps: runtime.deps, logger, serving: `the ${config.storage.backend} backend`, close: () => runtime.close() });
 };

@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Embedder } from '../ports/embedder.ts';
 import { STOP_WORDS, type Word, joinedNames, termOf, words } from '../search-rules/analyzer.ts';
 import { ACRONYM_WEIGHT, Acronyms } from './acronyms.ts';
@@ -121,13 +120,9 @@ export class BuiltinEmbedder implements Embedder {
     });
   }
 
-  /**
-   * Read the word table, the lexicon and its acronyms now rather than in the first write or
-   * search: a file per turn of the event loop, so that requests arriving meanwhile are answered.
-   */
-  async warm(): Promise<void> {
-    await this.words.warmInTurns();
-    await nextTurn();
+  /** Read the word table, the lexicon and its acronyms now rather than in the first write or search. */
+  warm(): void {
+    this.warmVectors();
     this.acronymTable();
   }
 

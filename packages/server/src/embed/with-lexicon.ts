@@ -53,9 +53,9 @@ export class WithLexicon implements Embedder {
     return this.lexicon.knowsWord(word);
   }
 
-  async warm(): Promise<void> {
-    await this.model.warm?.();
-    await this.lexicon.warm();
+  warm(): void {
+    this.model.warm?.();
+    this.lexicon.warm();
   }
 
   async close(): Promise<void> {

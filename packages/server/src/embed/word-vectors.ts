@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type WordGraph, loadGraph } from './word-graph.ts';
 import type { HomedVector } from './word-similarities.ts';
 import { type WordTable, loadTable } from './word-table.ts';
@@ -39,8 +38,6 @@ export class WordVectors {
   private readonly file: URL;
   private readonly lexiconFiles: { graph: URL; vectors: URL } | null;
   private table: WordTable | undefined;
-  /** The load under way (loadSteps), shared by warmInTurns and a use that cannot wait for it. */
-  private loading: Generator<void, WordTable> | null = null;
   private lexicon: { graph: WordGraph; words: string[] } | null = null;
   private unknownNorm = 1;
   private zipfNorm = 1;
@@ -60,18 +57,6 @@ export class WordVectors {
   /** Read the table (and the lexicon) now rather than on first use. */
   warm(): void {
     this.load();
-  }
-
-  /**
-   * As warm, a file per turn of the event loop: a request that arrives meanwhile (a server's
-   * first /health, an MCP client's initialize) waits for one file's decoding, not for all of
-   * them (0.3–0.7 s together, by the machine's load). A use in between finishes the load at once.
-   */
-  async warmInTurns(): Promise<void> {
-    while (!this.table) {
-      if (this.loadStep().done) return;
-      await nextTurn();
-    }
   }
 
   /** Add `word`'s weighted vector to `out`. */
@@ -147,33 +132,10 @@ export class WordVectors {
 
   private load(): WordTable {
     if (this.table) return this.table;
-    for (;;) {
-      const step = this.loadStep();
-      if (step.done) return step.value;
-    }
-  }
-
-  /** The next step of the load; one that fails is started afresh by the next use. */
-  private loadStep(): IteratorResult<void, WordTable> {
-    this.loading ??= this.loadSteps();
-    try {
-      return this.loading.next();
-    } catch (error) {
-      this.loading = null;
-      throw error;
-    }
-  }
-
-  /** The load, pausing (yield) between its files; sets `table` once done. */
-  private *loadSteps(): Generator<void, WordTable> {
     const table = loadTable(this.file);
     if (this.lexiconFiles) {
-      yield;
       const graph = loadGraph(this.lexiconFiles.graph, table.scales.length);
-      yield;
-      const retrofitted = loadTable(this.lexiconFiles.vectors);
-      yield;
-      overlay(table, retrofitted);
+      overlay(table, loadTable(this.lexiconFiles.vectors));
       const words = new Array<string>(table.scales.length);
       for (const [word, row] of table.rows) words[row] = word;
       this.lexicon = { graph, words };

@@ -25,10 +25,9 @@ export interface Embedder {
   wordMatch?(query: string, texts: readonly string[]): Promise<number[]>;
   /**
    * Optional: load now what the first embedding would load (a word table), so that no
-   * request waits for it. Called once the server listens; it yields to the event loop as it
-   * goes, so that the requests arriving meanwhile do not wait for all of it.
+   * request waits for it. Called once the server listens.
    */
-  warm?(): Promise<void>;
+  warm?(): void;
   /**
    * Optional: `embed` for batches off the request path (the index's queue, an indexer, a
    * search as of a past instant), where the embedder can run them in another thread; callers

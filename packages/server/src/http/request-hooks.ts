@@ -58,12 +58,7 @@ export const registerRequestHooks = (app: FastifyInstance, requests: RequestMetr
       }
     }
     // RFC 9112: a server must refuse an HTTP/1.1 request without a Host (app.ts lets it reach here).
-    // The connection closes after the answer, as after the parser's own refusals: a client that
-    // sends no Host is not one whose next request on it should be read.
-    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
-      reply.header('connection', 'close');
-      return done(new ServiceError('BAD_REQUEST', 'an HTTP/1.1 request must carry a Host header'));
-    }
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') return done(new ServiceError('BAD_REQUEST', 'an HTTP/1.1 request must carry a Host header'));
     // As entry-url.ts refuses one in the path: read literally, `%C0%AF` named another path.
     if (queryMalformed(request.query)) return done(new ServiceError('BAD_REQUEST', 'malformed percent-encoding in the query'));
     if (route.config?.public) return done();

@@ -27,6 +27,8 @@ const longLived = (method: string, url: string): boolean => url.endsWith('/strea
  * client-errors.ts).
  */
 export const registerRequestHooks = (app: FastifyInstance, requests: RequestMetrics, keys: KeyResolver, limits: LoadLimits): void => {
+  /** Connections that answer no more requests: a request on them was refused for its framing. */
+  const closing = new WeakSet<object>();
   const finished = (request: FastifyRequest, reply: FastifyReply, series: RouteSeries, slot: boolean): void => {
     if (slot) limits.release();
     if (!reply.raw.writableFinished) {
@@ -57,8 +59,19 @@ export const registerRequestHooks = (app: FastifyInstance, requests: RequestMetr
         return done(error as Error);
       }
     }
-    // RFC 9112: a server must refuse an HTTP/1.1 request without a Host (app.ts lets it reach here).
-    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') return done(new ServiceError('BAD_REQUEST', 'an HTTP/1.1 request must carry a Host header'));
+    // RFC 9112: a server must refuse an HTTP/1.1 request without a Host (app.ts lets it reach
+    // here), and then closes the connection (§9.6): no request after it on that connection is
+    // run, not even one pipelined behind it that Node has already parsed and handed on, whose
+    // answer the close would lose.
+    if (closing.has(request.raw.socket)) {
+      reply.header('connection', 'close');
+      return done(new ServiceError('BAD_REQUEST', 'this connection is closing: an earlier request on it was refused'));
+    }
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      closing.add(request.raw.socket);
+      reply.header('connection', 'close');
+      return done(new ServiceError('BAD_REQUEST', 'an HTTP/1.1 request must carry a Host header'));
+    }
     // As entry-url.ts refuses one in the path: read literally, `%C0%AF` named another path.
     if (queryMalformed(request.query)) return done(new ServiceError('BAD_REQUEST', 'malformed percent-encoding in the query'));
     if (route.config?.public) return done();

@@ -63,14 +63,11 @@ export const registerRequestHooks = (app: FastifyInstance, requests: RequestMetr
     // here), and then closes the connection (§9.6): no request after it on that connection is
     // run, not even one pipelined behind it that Node has already parsed and handed on, whose
     // answer the close would lose.
-    if (closing.has(request.raw.socket)) {
-      reply.header('connection', 'close');
-      return done(new ServiceError('BAD_REQUEST', 'this connection is closing: an earlier request on it was refused'));
-    }
-    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+    const hostless = request.headers.host === undefined && request.raw.httpVersion === '1.1';
+    if (hostless || closing.has(request.raw.socket)) {
       closing.add(request.raw.socket);
       reply.header('connection', 'close');
-      return done(new ServiceError('BAD_REQUEST', 'an HTTP/1.1 request must carry a Host header'));
+      return done(new ServiceError('BAD_REQUEST', hostless ? 'an HTTP/1.1 request must carry a Host header' : 'this connection is closing: an earlier request on it was refused'));
     }
     // As entry-url.ts refuses one in the path: read literally, `%C0%AF` named another path.
     if (queryMalformed(request.query)) return done(new ServiceError('BAD_REQUEST', 'malformed percent-encoding in the query'));

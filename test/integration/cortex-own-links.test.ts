@@ -49,7 +49,13 @@ describe.each(backends)('the Cortex on %s and its own link writes', (_name, env)
   it('compiles nothing again for the links its catch-up wrote, and compiles a real write after them', async () => {
     const backend = (held.backend = await openFromEnv(await env.env()));
     const { store } = backend;
+    // The seed's notices are let through first (PostgreSQL's LISTEN brings them after the commits):
+    // one heard after the worker's catch-up began its scan is a write it must compile again.
+    let heard = 0;
+    const unsubscribe = store.changes.subscribe(() => void (heard += 1));
     await seed(backend, Date.now());
+    await expect.poll(() => heard, { timeout: 10_000, interval: 20 }).toBe(3);
+    unsubscribe();
     const id = `own-links-${Math.random().toString(16).slice(2)}`;
     const w = new CortexWorker({
       id, store, shared: backend.capabilities.sharedAcrossReplicas, lease: await backend.openLease(id), logger: pino({ level: 'silent' }),

@@ -73,6 +73,13 @@ export class CompileLoop {
    * which sees it (the feed is subscribed first). Counted in queueDepth while they wait.
    */
   private readonly catchingUp = new Set<string>();
+  /**
+   * Namespaces written to before the start-up catch-up has listed the namespaces: its list may
+   * have been read before such a write committed, so they join it (and are scanned, write
+   * included). Without this, a write whose notice comes late (PostgreSQL's LISTEN) queued a
+   * second full catch-up of its namespace. Null once the list is read.
+   */
+  private heardBeforeListing: Set<string> | null = new Set();
   /** When the start-up catch-up began, until it ends: what lagMs reports meanwhile, at least. */
   private catchUpSince: number | null = null;
   private unsubscribe: (() => void) | null = null;
@@ -136,7 +143,8 @@ export class CompileLoop {
         // Every namespace the store holds (written while no worker ran, or before the Cortex was
         // ever enabled), and those compiled before whose entries may all be gone since.
         const [held, recorded] = await Promise.all([this.o.store.listNamespaces(), this.o.records.namespaces()]);
-        namespaces = [...new Set([this.o.namespace, ...held, ...recorded])];
+        namespaces = [...new Set([this.o.namespace, ...held, ...recorded, ...(this.heardBeforeListing ?? [])])];
+        this.heardBeforeListing = null;
         for (const ns of namespaces) this.catchingUp.add(ns);
       }
       // One at a time, in its own turns: writes and forgets heard meanwhile are not held back
@@ -381,6 +389,7 @@ export class CompileLoop {
     if (!this.running) return;
     if (!this.known.has(entry.namespace)) {
       // The start-up catch-up will scan it, this write included.
+      if (this.heardBeforeListing) return void this.heardBeforeListing.add(entry.namespace);
       if (this.catchingUp.has(entry.namespace)) return;
       // A namespace first seen now may hold writes made while no worker ran: scan it whole.
       this.known.add(entry.namespace);

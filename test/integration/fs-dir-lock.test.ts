@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,12 +120,16 @@ describe('the data directory lock', () => {
     for (const [before, after] of [['r-cairn-aaaa', 'r-cairn-bbbb'], ['r-cairn-bbbb', 'r-cairn-bbbb']] as const) {
       const pod = await spawnCairn(podEnv(), [], 20_000, asPid1(before));
       expect((await put(pod, before)).status).toBe(201);
+      // Its pid namespace is held open, so the next pod's is another: the kernel gives a freed
+      // namespace's number to the next one made, and a LOCK of pid 1 in the namespace the new
+      // server runs in is rightly taken at once (its holder died with that namespace).
+      const namespace = await open(`/proc/${serverPid(pod)}/ns/pid`, 'r');
       signal(pod, 'SIGKILL');
       await pod.exited;
       expect(JSON.parse(await readFile(join(dir, 'LOCK'), 'utf8'))).toMatchObject({ pid: 1, host: before });
       // The LOCK goes stale a window after its last refresh: no pod of another host may take it sooner.
       const staleAt = (await stat(join(dir, 'LOCK'))).mtimeMs + window;
-      const next = await spawnCairn(podEnv(), [], 30_000, asPid1(after));
+      const next = await spawnCairn(podEnv(), [], 30_000, asPid1(after)).finally(() => namespace.close());
       running.push(next);
       // It came up only once the LOCK was stale: it waited, saying so, or (a start slower than
       // the window, on a loaded machine) found it stale already.

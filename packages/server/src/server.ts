@@ -105,16 +105,21 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, backend: runtime.backend.name }, 'cairn is listening');
     // The built-in embedder's word table takes about 0.1 s to read: read it now, not inside
-    // the first write or search; then run the search code a few times (warm-search.ts).
+    // the first write or search; then run the search code a few times (warm-search.ts). Once
+    // the lines logged so far are written: the table's read holds the main thread (a second
+    // and more on a loaded host), and "cairn is listening", queued behind the line before it,
+    // would reach a supervisor or a script waiting for it only after that.
     let closed = false;
-    setImmediate(() => {
-      try {
-        runtime.search.embedder.warm?.();
-      } catch (error) {
-        logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
-      }
-      void warmUp(runtime, () => closed);
-    });
+    logger.flush(() =>
+      setImmediate(() => {
+        try {
+          runtime.search.embedder.warm?.();
+        } catch (error) {
+          logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
+        }
+        void warmUp(runtime, () => closed);
+      }),
+    );
 
     const stopHttp = async (): Promise<void> => {
       drain.begin();

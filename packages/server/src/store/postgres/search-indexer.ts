@@ -44,6 +44,8 @@ export class SearchIndexer {
   private readonly o: IndexerOptions;
   private readonly pending = new Map<string, Entry>();
   private flushing: Promise<void> | null = null;
+  /** Versions taken from `pending` by the batch being embedded and written now. */
+  private writing = 0;
   private unsubscribe: () => void = () => {};
   private closed = false;
   indexed = 0;
@@ -72,9 +74,14 @@ export class SearchIndexer {
     void sweepLoop();
   }
 
-  /** Announced versions not yet indexed: each has its text row already, its vector not yet. */
+  /**
+   * Announced versions not yet indexed: each has its text row already, its vector not yet.
+   * The batch under way counts until it is written: a gauge read while it is embedded (what
+   * `cairn_search_pending_embeddings` shows, and what a caller waiting for the index to catch
+   * up reads) said 0 with its vectors still to come.
+   */
   get queued(): number {
-    return this.pending.size;
+    return this.pending.size + this.writing;
   }
 
   /** Resolves when every announced version so far is in cairn_search (or failed to be). */
@@ -102,14 +109,17 @@ export class SearchIndexer {
       while (this.pending.size > 0 && !this.closed) {
         const batch = [...this.pending.values()].slice(0, BATCH);
         for (const e of batch) this.pending.delete(`${e.namespace}\u0000${e.entity_path}\u0000${e.key}`);
+        this.writing = batch.length;
         await this.write(batch, 'feed').catch((error: unknown) => {
           // The sweep picks up missing rows once the database answers again, and the embedding
           // backlog the vectors of rows the append already wrote.
           this.o.logger.warn({ err: schemaMismatch(error, 'search indexing') ?? error, entries: batch.length }, 'search indexing failed; the next catch-up retries');
           this.o.onUnembedded();
         });
+        this.writing = 0;
       }
     } finally {
+      this.writing = 0;
       this.flushing = null;
     }
   }

@@ -6,12 +6,18 @@ import { readFileSync } from 'node:fs';
  * Layout: "CWT1", u32 words, u32 dimension, u32 vocabulary bytes, the vocabulary as UTF-8
  * lines in frequency order, padding to 4 bytes, f32 scales, int8 components.
  */
-export interface WordTable {
+export interface WordRows {
   dimension: number;
-  /** Word → row; the row is also the word's frequency rank (0 = most frequent). */
-  rows: Map<string, number>;
+  /** The words by row; the row is also the word's frequency rank (0 = most frequent). */
+  words: string[];
   scales: Float32Array;
   components: Int8Array;
+}
+
+/** A table with its words indexed: what lookups by word need. */
+export interface WordTable extends WordRows {
+  /** Word → row. */
+  rows: Map<string, number>;
 }
 
 const MAGIC = 0x31545743; // "CWT1" little-endian
@@ -37,7 +43,7 @@ export const encodeTable = (words: readonly string[], dimension: number, vectors
   return out;
 };
 
-const decodeTable = (buffer: Buffer): WordTable => {
+const decodeTable = (buffer: Buffer): WordRows => {
   if (buffer.readUInt32LE(0) !== MAGIC) throw new Error('not a Cairn word table (bad magic)');
   const count = buffer.readUInt32LE(4);
   const dimension = buffer.readUInt32LE(8);
@@ -49,9 +55,19 @@ const decodeTable = (buffer: Buffer): WordTable => {
   // Copies, so the views are aligned whatever offset the file buffer has in its pool.
   const scales = new Float32Array(buffer.buffer.slice(buffer.byteOffset + scalesAt, buffer.byteOffset + componentsAt));
   const components = new Int8Array(buffer.buffer.slice(buffer.byteOffset + componentsAt, buffer.byteOffset + componentsAt + count * dimension));
-  const rows = new Map<string, number>();
-  for (let i = 0; i < count; i++) rows.set(words[i] as string, i);
-  return { dimension, rows, scales, components };
+  return { dimension, words, scales, components };
 };
 
-export const loadTable = (file: URL | string): WordTable => decodeTable(readFileSync(file));
+/**
+ * The table's rows as stored, its words unindexed: a table read only to be copied row by row
+ * (the retrofitted vectors laid over the main table) needs no map of its 33k words, which took
+ * a quarter of a start's table read with the garbage it left.
+ */
+export const readRows = (file: URL | string): WordRows => decodeTable(readFileSync(file));
+
+export const loadTable = (file: URL | string): WordTable => {
+  const table = readRows(file);
+  const rows = new Map<string, number>();
+  for (let i = 0; i < table.words.length; i++) rows.set(table.words[i] as string, i);
+  return { ...table, rows };
+};

@@ -1,6 +1,6 @@
 import { type WordGraph, loadGraph } from './word-graph.ts';
 import type { HomedVector } from './word-similarities.ts';
-import { type WordTable, loadTable } from './word-table.ts';
+import { type WordRows, type WordTable, loadTable, readRows } from './word-table.ts';
 
 /** SIF smoothing (Arora et al. 2017): a word's weight is a / (a + p(word)). */
 const SIF_A = 3e-4;
@@ -135,10 +135,8 @@ export class WordVectors {
     const table = loadTable(this.file);
     if (this.lexiconFiles) {
       const graph = loadGraph(this.lexiconFiles.graph, table.scales.length);
-      overlay(table, loadTable(this.lexiconFiles.vectors));
-      const words = new Array<string>(table.scales.length);
-      for (const [word, row] of table.rows) words[row] = word;
-      this.lexicon = { graph, words };
+      overlay(table, readRows(this.lexiconFiles.vectors));
+      this.lexicon = { graph, words: table.words };
     }
     if (table.dimension !== this.dimension) throw new Error(`word table has ${table.dimension} dimensions, expected ${this.dimension}`);
     // Typical norm of a rare known word, so an unknown word weighs like one.
@@ -208,11 +206,11 @@ const rowCosine = (table: WordTable, a: number, b: number): number => {
 };
 
 /** Replaces the rows of `table` that `over` has (same words, same dimension), in place. */
-const overlay = (table: WordTable, over: WordTable): void => {
+const overlay = (table: WordTable, over: WordRows): void => {
   if (over.dimension !== table.dimension) throw new Error(`retrofitted vectors have ${over.dimension} dimensions, the table ${table.dimension}`);
   const dim = table.dimension;
-  for (const [word, i] of over.rows) {
-    const row = table.rows.get(word);
+  for (let i = 0; i < over.words.length; i++) {
+    const row = table.rows.get(over.words[i] as string);
     if (row === undefined) continue;
     table.scales[row] = over.scales[i] as number;
     table.components.set(over.components.subarray(i * dim, (i + 1) * dim), row * dim);

@@ -21,6 +21,8 @@ export interface CrashLoopOptions {
 export interface CrashLoopReport {
   cycles: number;
   acknowledged: number;
+  /** Kills that cut off at least one write the server had been sent and not yet answered. */
+  killedMidWrite: number;
   /** Acknowledged writes missing or changed after a restart (goal: none). */
   lost: string[];
   /** Keys whose versions have a gap (a half-written entry). */
@@ -68,7 +70,7 @@ const check = async (url: string, acked: Acked[], cycle: number, report: CrashLo
 
 export const crashLoop = async (options: CrashLoopOptions): Promise<CrashLoopReport> => {
   const acked: Acked[] = [];
-  const report: CrashLoopReport = { cycles: options.cycles, acknowledged: 0, lost: [], gaps: [] };
+  const report: CrashLoopReport = { cycles: options.cycles, acknowledged: 0, killedMidWrite: 0, lost: [], gaps: [] };
   // One more start than kills, so the last kill is checked too.
   for (let cycle = 0; cycle <= options.cycles; cycle++) {
     const server: CairnProcess = await spawnCairn(options.env);
@@ -79,6 +81,7 @@ export const crashLoop = async (options: CrashLoopOptions): Promise<CrashLoopRep
       break;
     }
     let stop = false;
+    let cutOff = 0;
     const writers = Array.from({ length: options.writers }, async (_, w) => {
       const key = `c${cycle}-w${w}`;
       for (let seq = 0; !stop; seq++) {
@@ -93,6 +96,7 @@ export const crashLoop = async (options: CrashLoopOptions): Promise<CrashLoopRep
           const body = (await res.json()) as { entry: { version: number } };
           acked.push({ key, version: body.entry.version, seq });
         } catch {
+          if (stop) cutOff += 1;
           return; // the server died mid-request: this write was never acknowledged
         }
       }
@@ -102,6 +106,7 @@ export const crashLoop = async (options: CrashLoopOptions): Promise<CrashLoopRep
     stop = true;
     await Promise.all(writers);
     await server.exited;
+    if (cutOff > 0) report.killedMidWrite += 1;
   }
   report.acknowledged = acked.length;
   return report;

@@ -33,11 +33,13 @@ export const filesystemBackend = (label: string): BackendEnv => {
 };
 
 export const postgresBackend = (label: string): BackendEnv => {
-  let pg: TestPostgres | undefined;
+  // The promise, not the cluster, is kept: calls made side by side share one cluster.
+  let started: Promise<TestPostgres> | undefined;
   let databases = 0;
   return {
     async env() {
-      pg ??= await startPostgres();
+      started ??= startPostgres();
+      const pg = await started;
       const name = `${label}_${++databases}`;
       const admin = postgres(pg.dsn, { max: 1, onnotice: () => {} });
       await admin.unsafe(`CREATE DATABASE ${name}`);
@@ -47,7 +49,7 @@ export const postgresBackend = (label: string): BackendEnv => {
       return { CAIRN_DB_DSN: dsn.toString(), ...STREAM };
     },
     async cleanup() {
-      await pg?.stop();
+      await (await started?.catch(() => undefined))?.stop();
     },
   };
 };
@@ -57,15 +59,17 @@ export const postgresBackend = (label: string): BackendEnv => {
  * start on a server that would let two replicas write the same version).
  */
 export const s3Backend = (label: string): BackendEnv => {
-  let s3: TestS3Behind | undefined;
+  // As above: one server however many calls wait for it at once.
+  let started: Promise<TestS3Behind> | undefined;
   let prefixes = 0;
   return {
     async env() {
-      s3 ??= await startS3Behind();
+      started ??= startS3Behind();
+      const s3 = await started;
       return { CAIRN_OBJECT_BUCKET: s3.bucket, CAIRN_OBJECT_ENDPOINT: s3.proxy.endpoint, CAIRN_OBJECT_PREFIX: `${label}-${++prefixes}/`, ...STREAM };
     },
     async cleanup() {
-      await s3?.stop();
+      await (await started?.catch(() => undefined))?.stop();
     },
   };
 };

@@ -42,9 +42,10 @@ const forgotten = { source: 'forgetful', entity_path: 'evt/forgotten', key: 'k',
 /** Sent by "pruned", whose version retention then drops behind a newer one written directly. */
 const pruned = { source: 'pruned', entity_path: 'evt/pruned', key: 'k', value: { level: 'critical' }, event_type: 'alert', event_id: 'r-1' };
 
+// The backends run at once: each has its own servers and store on its own service.
 describe('event dedup records across an export and import', () => {
   for (const [name, backend] of backends) {
-    it(`carries the event ids of sources whose versions are all gone (${name})`, async () => {
+    it.concurrent(`carries the event ids of sources whose versions are all gone (${name})`, async ({ expect }) => {
       const source = await started(await backend.env());
       expect((await source.call('POST', '/api/v1/events', forgotten)).status).toBe(201);
       expect((await source.call('POST', '/api/v1/admin/forget', { entity_path: forgotten.entity_path })).status).toBe(200);

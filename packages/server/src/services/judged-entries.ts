@@ -23,11 +23,19 @@ const idOf = (e: { entity_path: string; key: string }): string => sha256(JSON.st
 /** Entries read at once to check records against: a briefing's reads stay bounded in flight. */
 const READ_AHEAD = 16;
 
-/** Keep the pointer in step with an entry whose evidence an outcome just changed. */
-export const noteEvidence = async (deps: Pick<ServiceDeps, 'store'>, entry: Entry): Promise<void> => {
-  const judged = entry.evidence.status === 'contested' || entry.evidence.status === 'discredited';
-  if (judged) await deps.store.putRecord(evidenceCollection(entry.namespace), idOf(entry), { entity_path: entry.entity_path, key: entry.key });
-  else await deps.store.deleteRecord(evidenceCollection(entry.namespace), idOf(entry));
+/** Whether outcomes have called this version into question: what a pointer is kept for. */
+export const isJudged = (entry: Entry): boolean => entry.evidence?.status === 'contested' || entry.evidence?.status === 'discredited';
+
+/**
+ * Keep the pointer in step with an entry whose evidence an outcome just changed from that of
+ * `before`. A judged version's pointer is written each time (a write that failed before is made
+ * good); one that was not judged before and is not now has none to remove: a pointer left
+ * behind is checked against the entry when read (judgedEntries), so the delete it cost each
+ * such outcome (a request on S3) bought nothing.
+ */
+export const noteEvidence = async (deps: Pick<ServiceDeps, 'store'>, entry: Entry, before: Entry): Promise<void> => {
+  if (isJudged(entry)) await deps.store.putRecord(evidenceCollection(entry.namespace), idOf(entry), { entity_path: entry.entity_path, key: entry.key });
+  else if (isJudged(before)) await deps.store.deleteRecord(evidenceCollection(entry.namespace), idOf(entry));
 };
 
 /**

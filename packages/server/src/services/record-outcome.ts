@@ -76,7 +76,7 @@ export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknow
     }),
   );
   const results: OutcomeResult[] = [];
-  const updated: Entry[] = [];
+  const updated: { entry: Entry; before: Entry }[] = [];
   for (const [i, ref] of input.entries.entries()) {
     const { entry } = audited(deps, ctx, appended[i] as Appended);
     const head = read[i] as Entry;
@@ -85,13 +85,13 @@ export const recordOutcome = async (deps: ServiceDeps, ctx: Context, raw: unknow
       results.push({ ...base, status: 'stale', confidence: head.confidence });
       continue;
     }
-    updated.push(entry);
+    updated.push({ entry, before: head });
     results.push({ ...base, status: 'updated', version: entry.version, confidence: entry.confidence, evidence: entry.evidence });
   }
   // The pointers briefings find judged entries by; the version is the truth, so a failed update
   // only delays a mention. A pointer is a round trip where records are objects (S3), and the
   // entries are distinct (each is one record): NOTE_AHEAD at once, not one after another.
-  await mapLimit(updated, NOTE_AHEAD, (entry) => noteEvidence(deps, entry).catch(() => {}));
+  await mapLimit(updated, NOTE_AHEAD, ({ entry, before }) => noteEvidence(deps, entry, before).catch(() => {}));
   return { results };
 };
 

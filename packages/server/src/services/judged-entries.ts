@@ -23,8 +23,14 @@ const idOf = (e: { entity_path: string; key: string }): string => sha256(JSON.st
 /** Entries read at once to check records against: a briefing's reads stay bounded in flight. */
 const READ_AHEAD = 16;
 
-/** Whether outcomes have called this version into question: what a pointer is kept for. */
-export const isJudged = (entry: Entry): boolean => entry.evidence?.status === 'contested' || entry.evidence?.status === 'discredited';
+/**
+ * How outcomes have called this version into question, if they have: what a pointer is kept for.
+ * Versions written before evidence existed (filesystem, S3) carry none: untested.
+ */
+const judgedStatus = (entry: Entry): JudgedEntry['status'] | null => {
+  const status = entry.evidence?.status;
+  return status === 'contested' || status === 'discredited' ? status : null;
+};
 
 /**
  * Keep the pointer in step with an entry whose evidence an outcome just changed from that of
@@ -34,8 +40,8 @@ export const isJudged = (entry: Entry): boolean => entry.evidence?.status === 'c
  * such outcome (a request on S3) bought nothing.
  */
 export const noteEvidence = async (deps: Pick<ServiceDeps, 'store'>, entry: Entry, before: Entry): Promise<void> => {
-  if (isJudged(entry)) await deps.store.putRecord(evidenceCollection(entry.namespace), idOf(entry), { entity_path: entry.entity_path, key: entry.key });
-  else if (isJudged(before)) await deps.store.deleteRecord(evidenceCollection(entry.namespace), idOf(entry));
+  if (judgedStatus(entry)) await deps.store.putRecord(evidenceCollection(entry.namespace), idOf(entry), { entity_path: entry.entity_path, key: entry.key });
+  else if (judgedStatus(before)) await deps.store.deleteRecord(evidenceCollection(entry.namespace), idOf(entry));
 };
 
 /**
@@ -77,9 +83,10 @@ export const judgedEntries = async (
   const judged: JudgedEntry[] = [];
   const check = async ({ entity_path, key }: { entity_path: string; key: string }): Promise<JudgedEntry | null> => {
     const head = await deps.store.head({ namespace, entity_path, key });
-    // Versions written before evidence existed (filesystem, S3) carry none: untested.
-    if (!head?.evidence || !isLive(head, now) || head.evidence.status === 'untested' || head.evidence.status === 'validated') return null;
-    const { successes, failures, status } = head.evidence;
+    if (!head || !isLive(head, now)) return null;
+    const status = judgedStatus(head);
+    if (!status) return null;
+    const { successes, failures } = head.evidence;
     return { entity_path, key, version: head.version, status, successes, failures, written_at: head.written_at, summary: shortText(head.value) };
   };
   // In the records' order (by id), whichever read finishes first.

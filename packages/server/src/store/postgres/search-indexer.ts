@@ -116,7 +116,6 @@ export class SearchIndexer {
           this.o.logger.warn({ err: schemaMismatch(error, 'search indexing') ?? error, entries: batch.length }, 'search indexing failed; the next catch-up retries');
           this.o.onUnembedded();
         });
-        this.writing = 0;
       }
     } finally {
       this.writing = 0;

@@ -4,6 +4,7 @@ import { COLLECTIONS, CortexRecords, recordId, traceLink, traceLinkId } from '..
 import { purgeQuoting } from '../../packages/server/src/cortex/forget-purge.ts';
 import { ensureTraceIndex, READY, traceIndexReady } from '../../packages/server/src/cortex/trace-paths.ts';
 import type { Trace } from '../../packages/server/src/cortex/traces.ts';
+import { mapLimit } from '../../packages/server/src/domain/map-limit.ts';
 import type { RecordStore } from '../../packages/server/src/ports/records.ts';
 import { briefing } from '../../packages/server/src/services/briefing.ts';
 import type { Context, ServiceDeps } from '../../packages/server/src/services/context.ts';
@@ -104,15 +105,6 @@ const scenario = async (records: RecordStore, ns: string, seed: number, limits: 
     const answer = await briefing(deps, ctx, { namespace: ns, entity_path, limit, max_chars: 200_000 });
     return { traces: answer.traces, read: read() };
   };
-  /** `ask` for every item, four at a time: on S3 each briefing is tens of requests, mostly waited on. */
-  const eachOf = async <T, R>(items: readonly T[], ask: (item: T) => Promise<R>): Promise<R[]> => {
-    const out: R[] = new Array(items.length);
-    let next = 0;
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      for (let i = next++; i < items.length; i = next++) out[i] = await ask(items[i] as T);
-    }));
-    return out;
-  };
   const held = new Map<string, Trace>();
   const cortex = new CortexRecords(records);
   const put = async (t: Trace, indexed: boolean): Promise<void> => {
@@ -130,10 +122,11 @@ const scenario = async (records: RecordStore, ns: string, seed: number, limits: 
     const ready = await traceIndexReady(records, ns);
     // Every scope and limit through the index (when it is ready), then the same with the index
     // marked not ready, where the briefing reads every trace: that answer is the one to match.
-    const indexed = await eachOf(asked, (a) => brief(a.entity_path, a.limit));
+    // Four briefings at a time: on S3 each is tens of requests, mostly waited on.
+    const indexed = await mapLimit(asked, 4, (a) => brief(a.entity_path, a.limit));
     await records.deleteRecord(COLLECTIONS.tracePaths(ns), READY);
     const everyTrace = sameReadsOnce(records);
-    const full = await eachOf(asked, (a) => brief(a.entity_path, a.limit, everyTrace));
+    const full = await mapLimit(asked, 4, (a) => brief(a.entity_path, a.limit, everyTrace));
     if (ready) await records.putRecord(COLLECTIONS.tracePaths(ns), READY, {});
     let answered = 0;
     asked.forEach(({ entity_path, limit }, i) => {

@@ -14,8 +14,10 @@ if (typecheck !== 0) {
   process.exit(typecheck);
 }
 
+// CAIRN_TEST_REPORT keeps vitest's JSON report (each file's start and end: where the time goes)
+// at the path it names; otherwise it lives in a temporary directory removed at the end.
 const dir = mkdtempSync(join(tmpdir(), 'cairn-test-report-'));
-const report = join(dir, 'vitest.json');
+const report = process.env.CAIRN_TEST_REPORT || join(dir, 'vitest.json');
 const status = run('vitest', ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)]);
 try {
   const r = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };

@@ -25,7 +25,11 @@ export const startCairn = async (env: Record<string, string>, options: { logLine
   const logger = lines
     ? createLogger('debug', { write: (line: string) => void lines.push(line) })
     : pino({ level: process.env.CAIRN_TEST_LOG ?? 'silent' });
-  const server = await startServer(config, logger, {}, { withCortex: options.withCortex === true });
+  // No settle on close: that pause (SHUTDOWN_TIMINGS.settleMs) gives a load balancer time to
+  // see the server not ready, and every server a test closes with a client connection open
+  // would wait it out — a quarter of a second, a thousand times a run. The stop order itself
+  // is shutdown.test.ts's subject, with timings of its own.
+  const server = await startServer(config, logger, { settleMs: 0 }, { withCortex: options.withCortex === true });
   const call: Cairn['call'] = async (method, path, body, headers = {}) => {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {

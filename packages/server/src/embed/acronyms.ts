@@ -32,6 +32,9 @@ const inCapitals = (query: string, start: number, end: number): boolean => {
   return letters >= 2;
 };
 
+/** Acronym tables read in this process, by file (Acronyms.load). */
+const readTables = new Map<string, Acronyms>();
+
 interface Expansion {
   acronym: string;
   words: readonly string[];
@@ -82,8 +85,14 @@ export class Acronyms {
     }
   }
 
+  /** The table in `file`, read once per process: embedders share it (it never changes; `read`'s memo is of the query alone). */
   static load(file: URL): Acronyms {
-    return new Acronyms(readFileSync(file, 'utf8'));
+    let table = readTables.get(file.href);
+    if (!table) {
+      table = new Acronyms(readFileSync(file, 'utf8'));
+      readTables.set(file.href, table);
+    }
+    return table;
   }
 
   /**

@@ -28,6 +28,41 @@ export interface WordUnit extends HomedVector {
 
 const INFLECTIONS: [string, string][] = [['ies', 'y'], ['es', ''], ['s', ''], ['ed', ''], ['ed', 'e'], ['ing', ''], ['ing', 'e']];
 
+/** A word table as read, with the lexicon laid over it and the norms the weights need. */
+interface ReadWords {
+  table: WordTable;
+  lexicon: { graph: WordGraph; words: string[] } | null;
+  unknownNorm: number;
+  zipfNorm: number;
+}
+
+/**
+ * Tables read in this process, by their files. Nothing changes them once read, so embedders
+ * in one process share them: each server started in a process (a test file starts dozens, a
+ * host may embed several) would otherwise spend a fifth of a second and some 40 MiB on its own
+ * copy. Workers are other isolates and read their own.
+ */
+const readWords = new Map<string, ReadWords>();
+
+const readWordFiles = (file: URL, lexiconFiles: { graph: URL; vectors: URL } | null): ReadWords => {
+  const table = loadTable(file);
+  let lexicon: ReadWords['lexicon'] = null;
+  if (lexiconFiles) {
+    const graph = loadGraph(lexiconFiles.graph, table.scales.length);
+    overlay(table, readRows(lexiconFiles.vectors));
+    lexicon = { graph, words: table.words };
+  }
+  // Typical norm of a rare known word, so an unknown word weighs like one.
+  let sum = 0;
+  const sample = Math.min(2000, table.scales.length);
+  for (let row = table.scales.length - sample; row < table.scales.length; row++) {
+    let n = 0;
+    for (let d = 0; d < table.dimension; d++) n += ((table.components[row * table.dimension + d] as number) * (table.scales[row] as number)) ** 2;
+    sum += Math.sqrt(n);
+  }
+  return { table, lexicon, unknownNorm: sum / sample, zipfNorm: Math.log(table.scales.length) + 0.5772 };
+};
+
 /**
  * The built-in embedder's words: GloVe vectors from the distilled table (loaded on first use,
  * about 0.15 s), each with its weight in a sentence — SIF for known words, from their
@@ -132,25 +167,18 @@ export class WordVectors {
 
   private load(): WordTable {
     if (this.table) return this.table;
-    const table = loadTable(this.file);
-    if (this.lexiconFiles) {
-      const graph = loadGraph(this.lexiconFiles.graph, table.scales.length);
-      overlay(table, readRows(this.lexiconFiles.vectors));
-      this.lexicon = { graph, words: table.words };
+    const key = `${this.file.href} ${this.lexiconFiles?.graph.href ?? ''} ${this.lexiconFiles?.vectors.href ?? ''}`;
+    let words = readWords.get(key);
+    if (!words) {
+      words = readWordFiles(this.file, this.lexiconFiles);
+      readWords.set(key, words);
     }
-    if (table.dimension !== this.dimension) throw new Error(`word table has ${table.dimension} dimensions, expected ${this.dimension}`);
-    // Typical norm of a rare known word, so an unknown word weighs like one.
-    let sum = 0;
-    const sample = Math.min(2000, table.scales.length);
-    for (let row = table.scales.length - sample; row < table.scales.length; row++) {
-      let n = 0;
-      for (let d = 0; d < table.dimension; d++) n += ((table.components[row * table.dimension + d] as number) * (table.scales[row] as number)) ** 2;
-      sum += Math.sqrt(n);
-    }
-    this.unknownNorm = sum / sample;
-    this.zipfNorm = Math.log(table.scales.length) + 0.5772;
-    this.table = table;
-    return table;
+    if (words.table.dimension !== this.dimension) throw new Error(`word table has ${words.table.dimension} dimensions, expected ${this.dimension}`);
+    this.lexicon = words.lexicon;
+    this.unknownNorm = words.unknownNorm;
+    this.zipfNorm = words.zipfNorm;
+    this.table = words.table;
+    return words.table;
   }
 
   /** The word's row, or that of a plain inflection of it ("deploys", "deployed", "retries"). */

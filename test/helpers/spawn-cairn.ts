@@ -27,7 +27,9 @@ export const spawnCairn = (
   new Promise((resolve, reject) => {
     const [program = process.execPath, ...leading] = command;
     const child = spawn(program, [...leading, 'serve', '--port', '0', ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CAIRN_LOG_LEVEL: 'info', CAIRN_SECRET_KEY: 'test-secret-key-0123456789abcdef', ...env },
+      // A 1 ms settle on SIGTERM (server.ts): the load balancer's pause is shutdown.test.ts's to
+      // test, with the real one; every other stop would wait it out with a client connected.
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CAIRN_LOG_LEVEL: 'info', CAIRN_SECRET_KEY: 'test-secret-key-0123456789abcdef', CAIRN_TEST_SETTLE_MS: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

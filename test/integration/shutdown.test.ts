@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../packages/server/src/config.ts';
-import { startServer } from '../../packages/server/src/server.ts';
+import { SHUTDOWN_TIMINGS, startServer } from '../../packages/server/src/server.ts';
 import { startPostgres } from '../helpers/postgres.ts';
 import { spawnCairn } from '../helpers/spawn-cairn.ts';
 
@@ -98,7 +98,8 @@ const BACKENDS: Record<string, () => Promise<{ env: Record<string, string>; clea
 /** Start cairn on `env`, load it with writes, SIGTERM it, then restart and find every
  * acknowledged write. */
 const underLoad = async (env: Record<string, string>, backend: string): Promise<void> => {
-  const server = await spawnCairn({ ...env, CAIRN_RATE_LIMIT_RPM: '0' });
+  // The real settle: this stop under load is the one the production pause is for.
+  const server = await spawnCairn({ ...env, CAIRN_RATE_LIMIT_RPM: '0', CAIRN_TEST_SETTLE_MS: String(SHUTDOWN_TIMINGS.settleMs) });
   let signalled: number | null = null;
   const load = writeLoad(server.url, () => signalled);
   const streams = [await openStream(server.url), await openStream(server.url)];

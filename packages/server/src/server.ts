@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, ConfigError } from './config.ts';
 import type { CortexWorker } from './cortex/worker.ts';
+import { testableMs } from './domain/test-timing.ts';
 import { buildApp } from './http/app.ts';
 import type { Store } from './ports/store.ts';
 import { noteConnection } from './event-loop.ts';
@@ -91,7 +92,9 @@ const REAP_EVERY_MS = 100;
  * so that its lock is released while the backend is still there.
  */
 export const startServer = async (config: Config, logger: Logger, timings: Partial<ShutdownTimings> = {}, options: ServerOptions = {}): Promise<RunningServer> => {
-  const { settleMs, graceMs, storeCloseMs } = { ...SHUTDOWN_TIMINGS, ...timings };
+  // CAIRN_TEST_SETTLE_MS shortens the settle for tests alone: the suites stop their spawned
+  // servers with a client connection open, and each would sit it out.
+  const { settleMs, graceMs, storeCloseMs } = { ...SHUTDOWN_TIMINGS, settleMs: testableMs('CAIRN_TEST_SETTLE_MS', SHUTDOWN_TIMINGS.settleMs), ...timings };
   const runtime = await createRuntime(config, logger, { withCortex: options.withCortex === true });
   try {
     const { app, drain } = await buildApp(runtime);

@@ -2,12 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import type { Page } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../packages/server/src/config.ts';
 import { type RunningServer, startServer } from '../../packages/server/src/server.ts';
 import { TEST_SECRET_KEY } from '../helpers/cairn.ts';
-import { type Session, openBrowser } from './browser.ts';
+import { type Session, launchChromium, openSession } from './browser.ts';
 
 /**
  * The dashboard under big and hot entries: the Memory page lists in small pages, a diff of two
@@ -16,17 +16,25 @@ import { type Session, openBrowser } from './browser.ts';
  * write (600 writes: 600 history requests, 615 MB, and nothing shown until the burst ended).
  */
 const KEY = 'e2e-heavy-admin-key-0123456789';
+// One browser for the file; each test has a server and a browser context (profile) of its own.
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
 
 const withServer = async (body: (server: RunningServer, b: Session, post: (path: string, data: unknown) => Promise<Response>) => Promise<void>): Promise<void> => {
   const dir = await mkdtemp(join(tmpdir(), 'cairn-e2e-heavy-'));
   const config = parseConfig({ CAIRN_PORT: '0', CAIRN_HOST: '127.0.0.1', CAIRN_DATA_DIR: dir, CAIRN_SECRET_KEY: TEST_SECRET_KEY, CAIRN_API_KEYS: KEY, CAIRN_RATE_LIMIT_RPM: '0' });
   const server = await startServer(config, pino({ level: process.env.CAIRN_TEST_LOG ?? 'silent' }), {}, { withCortex: false });
-  const b = await openBrowser(server.url);
+  const b = await openSession(browser, server.url);
   const post = (path: string, data: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-cairn-api-key': KEY }, body: JSON.stringify(data) });
   try {
     await body(server, b, post);
   } finally {
-    await b.browser.close();
+    await b.context.close();
     await server.close();
     await rm(dir, { recursive: true, force: true });
   }

@@ -51,9 +51,11 @@ describe('cairn export -o, onto what is not a plain file', () => {
     const socket = createNetServer();
     await new Promise<void>((resolve) => socket.listen(socketPath, resolve));
     try {
-      for (const [path, check] of [[fifo, (s: { isFIFO(): boolean }) => s.isFIFO()], [socketPath, (s: { isSocket(): boolean }) => s.isSocket()]] as const) {
-        const result = await runCli(['export', '--all', '-o', path], { CAIRN_DATA_DIR: source });
-        expect(result, path).toMatchObject({ code: 2, stderr: oneLine(/it is not a regular file \(a FIFO, a device or a socket\)/) });
+      const cases = [[fifo, (s: { isFIFO(): boolean }) => s.isFIFO()], [socketPath, (s: { isSocket(): boolean }) => s.isSocket()]] as const;
+      // Both refused before the store is opened (nothing locks it), so the two run at once.
+      const results = await Promise.all(cases.map(([path]) => runCli(['export', '--all', '-o', path], { CAIRN_DATA_DIR: source })));
+      for (const [i, [path, check]] of cases.entries()) {
+        expect(results[i], path).toMatchObject({ code: 2, stderr: oneLine(/it is not a regular file \(a FIFO, a device or a socket\)/) });
         expect(check(await lstat(path)), path).toBe(true);
       }
     } finally {
@@ -91,10 +93,10 @@ describe('cairn export -o, onto what is not a plain file', () => {
     // Through a link from outside too, and a new file in a directory of the store's.
     const link = join(dir, 'into-store');
     await symlink(join(source, storeFile), link);
-    for (const path of [join(source, storeFile), join(source, 'new.jsonl'), link]) {
-      const result = await runCli(['export', '--all', '-o', path], { CAIRN_DATA_DIR: source });
-      expect(result, path).toMatchObject({ code: 2, stderr: oneLine(/it is inside the data directory being exported/) });
-    }
+    // Refused before the store is opened, so the three run at once.
+    const paths = [join(source, storeFile), join(source, 'new.jsonl'), link];
+    const results = await Promise.all(paths.map((path) => runCli(['export', '--all', '-o', path], { CAIRN_DATA_DIR: source })));
+    for (const [i, path] of paths.entries()) expect(results[i], path).toMatchObject({ code: 2, stderr: oneLine(/it is inside the data directory being exported/) });
     expect(await listing(source)).toEqual(before);
     const after = await runCli(['export', '--all', '-o', join(dir, 'after.jsonl')], { CAIRN_DATA_DIR: source });
     expect(after.code, after.stderr).toBe(0);
@@ -143,11 +145,14 @@ describe('cairn export from a server', () => {
 
   it('exports under the path of CAIRN_HTTP_URL and of --url (a server behind a proxy at /cairn)', async () => {
     const viaEnv = join(dir, 'via-env.jsonl');
-    const env = await runCli(['export', '--all', '-o', viaEnv], { CAIRN_HTTP_URL: proxyUrl, CAIRN_API_KEY: ADMIN });
+    const viaFlag = join(dir, 'via-flag.jsonl');
+    // Two exports of a server at once, as a server serves them.
+    const [env, flag] = await Promise.all([
+      runCli(['export', '--all', '-o', viaEnv], { CAIRN_HTTP_URL: proxyUrl, CAIRN_API_KEY: ADMIN }),
+      runCli(['export', '--all', '--url', `${proxyUrl}/`, '-o', viaFlag], { CAIRN_API_KEY: ADMIN }),
+    ]);
     expect(env.code, env.stderr).toBe(0);
     expect(await isArchive(viaEnv)).toBe(true);
-    const viaFlag = join(dir, 'via-flag.jsonl');
-    const flag = await runCli(['export', '--all', '--url', `${proxyUrl}/`, '-o', viaFlag], { CAIRN_API_KEY: ADMIN });
     expect(flag.code, flag.stderr).toBe(0);
     expect(await isArchive(viaFlag)).toBe(true);
     expect(proxied.filter((url) => url.includes('admin/export'))).toEqual(['/cairn/api/v1/admin/export?all=true', '/cairn/api/v1/admin/export?all=true']);
@@ -156,15 +161,19 @@ describe('cairn export from a server', () => {
   it('says when a namespace named on the command line holds nothing (a misspelt name), offline and from a server, and keeps the archive', async () => {
     const warning = 'cairn export: namespace "defualt" holds no entries and no records: the archive is empty (is the name right?)';
     const viaServer = join(dir, 'typo-server.jsonl');
-    const served = await runCli(['export', '--namespace', 'defualt', '-o', viaServer], { CAIRN_HTTP_URL: server.url, CAIRN_API_KEY: ADMIN });
+    // Three exports from different places (two of the server, one of an offline store), run at
+    // once: each waits out its export's second of settling, which need not be taken in turn.
+    const [served, named, offline] = await Promise.all([
+      runCli(['export', '--namespace', 'defualt', '-o', viaServer], { CAIRN_HTTP_URL: server.url, CAIRN_API_KEY: ADMIN }),
+      runCli(['export', '--namespace', 'default', '-o', join(dir, 'named-server.jsonl')], { CAIRN_HTTP_URL: server.url, CAIRN_API_KEY: ADMIN }),
+      // Offline, to standard output: the same word, the archive written.
+      runCli(['export', '--namespace', 'defualt'], { CAIRN_DATA_DIR: source }),
+    ]);
     expect(served.code, served.stderr).toBe(0);
     expect(served.stderr).toContain(warning);
     expect(await isArchive(viaServer)).toBe(true);
-    const named = await runCli(['export', '--namespace', 'default', '-o', join(dir, 'named-server.jsonl')], { CAIRN_HTTP_URL: server.url, CAIRN_API_KEY: ADMIN });
     expect(named.code, named.stderr).toBe(0);
     expect(named.stderr).not.toContain('holds no entries');
-    // Offline, to standard output: the same word, the archive written.
-    const offline = await runCli(['export', '--namespace', 'defualt'], { CAIRN_DATA_DIR: source });
     expect(offline.code, offline.stderr).toBe(0);
     expect(offline.stderr).toContain(warning);
     expect(offline.stdout).toContain('"cairn-archive"');
@@ -172,13 +181,17 @@ describe('cairn export from a server', () => {
 
   it('runs two exports to one file at once, each under its own temporary name: both succeed, a whole archive is kept', async () => {
     const env = { CAIRN_HTTP_URL: server.url, CAIRN_API_KEY: ADMIN };
-    for (let round = 0; round < 4; round++) {
-      const out = join(dir, `same-${round}.jsonl`);
-      const [a, b] = await Promise.all([runCli(['export', '--all', '-o', out], env), runCli(['export', '--all', '-o', out], env)]);
-      expect({ round, a, b }).toMatchObject({ a: { code: 0, stderr: '' }, b: { code: 0, stderr: '' } });
-      expect(await isArchive(out)).toBe(true);
-      expect((await stat(out)).mode & 0o777).toBe(0o600);
-    }
+    // Four rounds, each two exports to a file of its own; the rounds run at once, as nothing
+    // joins them, so their waits on the server (a second of settling each) overlap.
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, round) => {
+        const out = join(dir, `same-${round}.jsonl`);
+        const [a, b] = await Promise.all([runCli(['export', '--all', '-o', out], env), runCli(['export', '--all', '-o', out], env)]);
+        expect({ round, a, b }).toMatchObject({ a: { code: 0, stderr: '' }, b: { code: 0, stderr: '' } });
+        expect(await isArchive(out)).toBe(true);
+        expect((await stat(out)).mode & 0o777).toBe(0o600);
+      }),
+    );
     expect((await readdir(dir)).filter((name) => name.endsWith('.partial'))).toEqual([]);
     expect(existsSync(join(dir, 'same-0.jsonl.partial'))).toBe(false);
   }, 120_000);

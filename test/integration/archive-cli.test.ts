@@ -64,17 +64,17 @@ describe('cairn export and cairn import', () => {
     }
     expect(await server.stop('SIGTERM')).toBe(0);
 
+    // Offline now, the source can be exported directly too; both stores hold the same versions
+    // up to the cut. Commands on different data directories run at once: the import and the
+    // direct export, then the second import and the import of the direct export.
     const target = join(dir, 'target');
-    const imported = await runCli(['import', file], { CAIRN_DATA_DIR: target });
+    const direct = join(dir, 'direct.jsonl.gz');
+    const [imported, directly] = await Promise.all([runCli(['import', file], { CAIRN_DATA_DIR: target }), runCli(['export', '--all', '--gzip', '-o', direct], { CAIRN_DATA_DIR: source })]);
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stderr).toMatch(/entries written/);
-    const again = await runCli(['import', file], { CAIRN_DATA_DIR: target });
+    expect(directly.code, directly.stderr).toBe(0);
+    const [again, fromGzip] = await Promise.all([runCli(['import', file], { CAIRN_DATA_DIR: target }), runCli(['import', direct], { CAIRN_DATA_DIR: join(dir, 'from-gzip') })]);
     expect(again.stderr).toMatch(/: 0 entries written \(0 versions\)/);
-
-    // Offline now, the source can be exported directly; both stores hold the same versions up to the cut.
-    const direct = join(dir, 'direct.jsonl.gz');
-    expect((await runCli(['export', '--all', '--gzip', '-o', direct], { CAIRN_DATA_DIR: source })).code).toBe(0);
-    const fromGzip = await runCli(['import', direct], { CAIRN_DATA_DIR: join(dir, 'from-gzip') });
     expect(fromGzip.code, fromGzip.stderr).toBe(0);
     expect(fromGzip.stderr).toMatch(/: [1-9]\d* entries written/);
     const copy = await openFromEnv({ CAIRN_DATA_DIR: target });
@@ -123,11 +123,11 @@ describe('cairn export and cairn import', () => {
     };
     await expect.poll(audited, { timeout: 5_000 }).toBe(1);
     // The store is locked by the running server: a direct export says how to export instead.
-    const locked = await runCli(['export'], { CAIRN_DATA_DIR: source });
+    // (Both commands only meet the server's lock, so they run at once.)
+    await writeFile(join(dir, 'served.jsonl'), text);
+    const [locked, lockedImport] = await Promise.all([runCli(['export'], { CAIRN_DATA_DIR: source }), runCli(['import', join(dir, 'served.jsonl')], { CAIRN_DATA_DIR: source })]);
     expect(locked.code).toBe(1);
     expect(locked.stderr).toMatch(/CAIRN_HTTP_URL/);
-    await writeFile(join(dir, 'served.jsonl'), text);
-    const lockedImport = await runCli(['import', join(dir, 'served.jsonl')], { CAIRN_DATA_DIR: source });
     expect(lockedImport.code).toBe(1);
     expect(lockedImport.stderr).toMatch(/stop it, import, then start it again/);
     await server.stop('SIGTERM');
@@ -139,14 +139,17 @@ describe('cairn export and cairn import', () => {
       await writeFile(path, content);
       return runCli(['import', path], { CAIRN_DATA_DIR: target });
     };
-    const truncated = await tryImport('truncated.jsonl', `${lines.slice(0, -2).join('\n')}\n`);
+    // Each is refused before the target is opened, so the four run at once.
+    const [truncated, tampered, newer, foreign] = await Promise.all([
+      tryImport('truncated.jsonl', `${lines.slice(0, -2).join('\n')}\n`),
+      tryImport('tampered.jsonl', `${[lines[0], lines[1]?.replace('"i":', '"j":'), ...lines.slice(2)].join('\n')}\n`),
+      tryImport('newer.jsonl', `${[lines[0]?.replace('"version":1', '"version":2'), ...lines.slice(1)].join('\n')}\n`),
+      tryImport('foreign.jsonl', '{"hello":"world"}\n'),
+    ]);
     expect(truncated.code).toBe(1);
     expect(truncated.stderr).toMatch(/no trailer line: it was cut short/);
-    const tampered = await tryImport('tampered.jsonl', `${[lines[0], lines[1]?.replace('"i":', '"j":'), ...lines.slice(2)].join('\n')}\n`);
     expect(tampered.stderr).toMatch(/checksum does not match/);
-    const newer = await tryImport('newer.jsonl', `${[lines[0]?.replace('"version":1', '"version":2'), ...lines.slice(1)].join('\n')}\n`);
     expect(newer.stderr).toMatch(/format version 2 is not supported; this Cairn reads version 1/);
-    const foreign = await tryImport('foreign.jsonl', '{"hello":"world"}\n');
     expect(foreign.stderr).toMatch(/not a Cairn archive/);
     const empty = await openFromEnv({ CAIRN_DATA_DIR: target });
     expect((await snapshotOf(empty.store, ['default'])).size).toBe(0);

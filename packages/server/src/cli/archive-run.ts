@@ -216,7 +216,10 @@ const exportTo = async (flags: ExportFlags): Promise<void> => {
   await withStore(config, WHEN_LOCKED_EXPORT, async (store, backend) => {
     const namespaces = flags.all ? '*' : [flags.namespace ?? config.namespace];
     await writeOut(flags, output, async (sink) => {
-      const trailer = await exportArchive(store, sink, { namespaces, now: Date.now, readsOverNetwork: backend.capabilities.readsOverNetwork });
+      // The settle lets writes stamped before the cut land; a backend one process owns is this
+      // command's alone while it runs (it holds the store), so nothing is on its way.
+      const settle = backend.capabilities.sharedAcrossReplicas ? {} : { settleMs: 0 };
+      const trailer = await exportArchive(store, sink, { namespaces, now: Date.now, readsOverNetwork: backend.capabilities.readsOverNetwork, ...settle });
       process.stderr.write(`exported ${trailer.entries} entries (${trailer.versions} versions) and ${trailer.records} records\n`);
       warnIfEmpty(flags, trailer);
     });

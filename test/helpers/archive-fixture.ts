@@ -85,18 +85,19 @@ export const LONG_HISTORY = { versions: 250, dropped: 30 };
 /**
  * Two entries with histories longer than an export reads at once (export-history.ts), of
  * values large enough that a small line budget spreads each over many lines: one whole, one
- * whose oldest versions retention dropped.
+ * whose oldest versions retention dropped. `size`: their versions and how many of the pruned
+ * one's are dropped (LONG_HISTORY unless told another).
  */
-export const fillLongHistories = async (store: Store, namespace: string): Promise<void> => {
+export const fillLongHistories = async (store: Store, namespace: string, size: { versions: number; dropped: number } = LONG_HISTORY): Promise<void> => {
   const at = Date.now() - 60_000;
   for (const key of ['whole', 'pruned']) {
     const address = { namespace, entity_path: 'long/history', key };
-    const items = Array.from({ length: LONG_HISTORY.versions }, (_, i) => {
+    const items = Array.from({ length: size.versions }, (_, i) => {
       const value = { v: i + 1, text: `${key} ${i + 1} `.repeat(40) };
       return { entry: versionOf(address, i + 1, { at, value, confidence: 0.7, written_at: new Date(at + i).toISOString() }), expectedHead: i };
     });
     for (let i = 0; i < items.length; i += 50) await store.appendBatch(items.slice(i, i + 50));
-    if (key === 'pruned' && (await store.dropVersionsBefore(address, LONG_HISTORY.dropped + 1)) !== LONG_HISTORY.dropped) throw new Error('retention should have dropped the oldest versions');
+    if (key === 'pruned' && (await store.dropVersionsBefore(address, size.dropped + 1)) !== size.dropped) throw new Error('retention should have dropped the oldest versions');
   }
 };
 

@@ -8,8 +8,9 @@ import { exportArchive } from '../../packages/server/src/services/archive/export
 import { importArchive } from '../../packages/server/src/services/archive/import-archive.ts';
 import { AUDIT_COLLECTIONS } from '../../packages/server/src/services/audit-log.ts';
 import { DEDUP_COLLECTIONS } from '../../packages/server/src/services/retention/dedup-collections.ts';
+import { HISTORY_PAGE } from '../../packages/server/src/services/archive/export-history.ts';
 import { type BackendEnv, filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
-import { LONG_HISTORY, fillLongHistories, fillStore, openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
+import { fillLongHistories, fillStore, openFromEnv, snapshotOf } from '../helpers/archive-fixture.ts';
 import type { Entry } from '../../packages/server/src/domain/entry.ts';
 
 /**
@@ -19,10 +20,17 @@ import type { Entry } from '../../packages/server/src/domain/entry.ts';
  * one, which takes half a gigabyte to reach): they go over several lines and come back whole.
  */
 const NAMESPACES = ['acme', 'beta'];
+/**
+ * The long histories: each just over one page of an export's reads once pruned, which is all
+ * the pairs need of them (archive-long-history.test.ts reads longer ones page by page). Each
+ * version imported into S3 is two writes (its version object and its change object), and the
+ * pairs into S3 import every version twice over: longer histories cost them seconds each.
+ */
+const LONG = { versions: 140, dropped: 30 };
 /** About twenty of the long histories' versions per line. */
 const LINE_CHARS = 16 * 1024;
 const ENTRIES = 24 + 2;
-const VERSIONS = 42 + LONG_HISTORY.versions + (LONG_HISTORY.versions - LONG_HISTORY.dropped);
+const VERSIONS = 42 + LONG.versions + (LONG.versions - LONG.dropped);
 const backends: Record<string, BackendEnv> = {
   filesystem: filesystemBackend('archive'),
   postgres: postgresBackend('archive'),
@@ -32,11 +40,12 @@ const archives = new Map<string, { path: string; snapshot: Map<string, string> }
 let dir = '';
 
 beforeAll(async () => {
+  expect(LONG.versions - LONG.dropped).toBeGreaterThan(HISTORY_PAGE);
   dir = await mkdtemp(join(tmpdir(), 'cairn-archives-'));
   for (const [name, env] of Object.entries(backends)) {
     const source = await openFromEnv(await env.env());
     await fillStore(source.store, NAMESPACES);
-    await fillLongHistories(source.store, 'acme');
+    await fillLongHistories(source.store, 'acme', LONG);
     const path = join(dir, `${name}.jsonl`);
     const out = createWriteStream(path);
     // Read ahead on every backend (the filesystem reads one at a time when served): the archive is the same either way.
@@ -52,8 +61,8 @@ beforeAll(async () => {
       const mine = lines.flatMap((l, i) => (l.versions?.[0]?.entity_path === 'long/history' && l.versions[0].key === key ? [i] : []));
       expect(mine.map((i) => lines[i]?.type)).toEqual(['entry', ...Array(mine.length - 1).fill('entry-continued')]);
       expect(mine).toEqual(mine.map((_, j) => (mine[0] as number) + j));
-      const first = key === 'whole' ? 1 : LONG_HISTORY.dropped + 1;
-      expect(mine.flatMap((i) => lines[i]?.versions?.map((v) => v.version))).toEqual(Array.from({ length: LONG_HISTORY.versions - first + 1 }, (_, j) => first + j));
+      const first = key === 'whole' ? 1 : LONG.dropped + 1;
+      expect(mine.flatMap((i) => lines[i]?.versions?.map((v) => v.version))).toEqual(Array.from({ length: LONG.versions - first + 1 }, (_, j) => first + j));
     }
     archives.set(name, { path, snapshot: await snapshotOf(source.store, NAMESPACES) });
     await source.store.close();

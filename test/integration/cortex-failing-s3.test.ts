@@ -13,6 +13,12 @@ import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
  * lasted longer than the threshold. All clears once the backend takes the writes again.
  */
 const ADMIN = 'cortex-failing-admin-key';
+/**
+ * The first retry's delay, half the production 2 s (each next one twice as long): the test
+ * waits out three or four of them, and what it checks of them is their ratios, so the
+ * production delays would only add seconds.
+ */
+const RETRY_MS = 1000;
 
 let s3: TestS3Behind;
 let cairn: Cairn;
@@ -35,6 +41,7 @@ const until = async <T>(read: () => Promise<T>, ok: (value: T) => boolean, ms: n
 };
 
 beforeAll(async () => {
+  process.env.CAIRN_TEST_CORTEX_RETRY_MS = String(RETRY_MS);
   s3 = await startS3Behind();
   env = { CAIRN_OBJECT_BUCKET: s3.bucket, CAIRN_OBJECT_ENDPOINT: s3.proxy.endpoint, CAIRN_OBJECT_PREFIX: 'failing/', CAIRN_API_KEYS: ADMIN, CAIRN_CORTEX_DEBOUNCE_MS: '50' };
   cairn = await startCairn(env, { withCortex: true });
@@ -43,6 +50,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await cairn?.close();
   await s3?.stop();
+  delete process.env.CAIRN_TEST_CORTEX_RETRY_MS;
 });
 
 describe('a Cortex compile that keeps failing', () => {
@@ -69,7 +77,7 @@ describe('a Cortex compile that keeps failing', () => {
     const second = await until(() => status(), (s) => s.failing?.attempts >= 2, 15_000, 'a second attempt');
     const secondAt = Date.now();
     await until(() => status(), (s) => s.failing?.attempts >= 3, 20_000, 'a third attempt');
-    expect(Date.now() - secondAt).toBeGreaterThanOrEqual(3000);
+    expect(Date.now() - secondAt).toBeGreaterThanOrEqual(1.5 * RETRY_MS);
     const third = await status();
     expect(third.failing.since).toBe(second.failing.since);
 
@@ -80,7 +88,8 @@ describe('a Cortex compile that keeps failing', () => {
     expect(asReader.failing).toEqual({ since: third.failing.since, attempts: expect.any(Number) });
 
     expect(await metric('cairn_cortex_failures_total')).toBeGreaterThanOrEqual(3);
-    expect(await metric('cairn_cortex_failing_seconds')).toBeGreaterThan(3);
+    // Failing since the first attempt, 1 + 2 retry delays ago (the bound is half of that).
+    expect(await metric('cairn_cortex_failing_seconds')).toBeGreaterThan((1.5 * RETRY_MS) / 1000);
 
     // Healthy while the failure is younger than the threshold; unhealthy past it.
     const config = parseConfig(env);
@@ -105,11 +114,11 @@ describe('a Cortex compile that keeps failing', () => {
   it('stops at once while it waits to retry, however long the wait', async () => {
     s3.proxy.failNext({ method: 'PUT', pathIncludes: `v1/records/${sha256(COLLECTIONS.digests('default'))}/` }, 1_000_000);
     await cairn.call('POST', '/api/v1/entries', { entity_path: 'repos/acme/api', key: 'retry-policy', value: 'retry at most 5 times' }, { 'x-cairn-api-key': ADMIN });
-    // The third attempt failed: the worker now waits 8 s before the fourth.
+    // The third attempt failed: the worker now waits 4 retry delays before the fourth.
     await until(() => status(), (s) => s.failing?.attempts >= 3, 30_000, 'a third attempt');
     const started = Date.now();
     await cairn.close();
-    expect(Date.now() - started).toBeLessThan(4000);
+    expect(Date.now() - started).toBeLessThan(2 * RETRY_MS);
     s3.proxy.clearFaults();
   }, 60_000);
 });

@@ -1,6 +1,10 @@
 import { clipWithEllipsis } from '../domain/clip-text.ts';
+import { testableMs } from '../domain/test-timing.ts';
 
-/** The first retry of a failing compile or job waits this long (unless told another); each next one twice as long... */
+/**
+ * The first retry of a failing compile or job waits this long (unless told another;
+ * CAIRN_TEST_CORTEX_RETRY_MS shortens it for tests); each next one twice as long...
+ */
 const RETRY_MS = 2000;
 /** ...up to this: a permanent failure does not spin, a backend that comes back is picked up within it. */
 const MAX_RETRY_MS = 30_000;
@@ -60,7 +64,7 @@ export class PathFailures {
   /** Ends the shared wait under way early (the loop stops, or a forget waits). */
   private wakeUp: (() => void) | null = null;
 
-  constructor(now: () => number, retryMs = RETRY_MS) {
+  constructor(now: () => number, retryMs = testableMs('CAIRN_TEST_CORTEX_RETRY_MS', RETRY_MS)) {
     this.now = now;
     this.retryMs = retryMs;
   }

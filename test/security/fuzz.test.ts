@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { type TestPostgres, startPostgres } from '../helpers/postgres.ts';
 import { hostileRequests, seeded, send } from './hostile-requests.ts';
@@ -52,6 +52,15 @@ const fuzz = async (env: Record<string, string>, parent: string, seed: number) =
 
 describe('fuzz', () => {
   const cleanups: Array<() => Promise<void>> = [];
+  // The PostgreSQL case's database starts while the filesystem case runs, not after it.
+  let pgStarted: Promise<TestPostgres> | undefined;
+  beforeAll(() => {
+    pgStarted = startPostgres();
+    // Handled here too: a start that fails before the case waits would be an unhandled rejection.
+    pgStarted.catch(() => {});
+    // Stopped however the cases end; a start that failed fails the case that waits for it.
+    cleanups.push(async () => (await pgStarted?.catch(() => undefined))?.stop());
+  });
   afterAll(async () => {
     for (const c of cleanups) await c();
   });
@@ -64,8 +73,7 @@ describe('fuzz', () => {
   }, 180_000);
 
   it(`survives ${COUNT} hostile requests on the PostgreSQL backend`, async () => {
-    const pg: TestPostgres = await startPostgres();
-    cleanups.push(() => pg.stop());
+    const pg = await pgStarted!;
     const parent = await mkdtemp(join(tmpdir(), 'cairn-fuzz-pg-'));
     cleanups.push(() => rm(parent, { recursive: true, force: true }));
     const tally = await fuzz({ CAIRN_DB_DSN: pg.dsn, CAIRN_RATE_LIMIT_RPM: '0' }, parent, 2);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { connectHttp } from '../helpers/mcp.ts';
 import { type TestPostgres, startPostgres } from '../helpers/postgres.ts';
@@ -161,6 +161,15 @@ const sweep = async (cairn: Cairn, logLines: string[]): Promise<{ sent: number; 
 
 describe('hostile MCP tool arguments', () => {
   const cleanups: Array<() => Promise<void>> = [];
+  // The PostgreSQL case's database starts while the filesystem case runs, not after it.
+  let pgStarted: Promise<TestPostgres> | undefined;
+  beforeAll(() => {
+    pgStarted = startPostgres();
+    // Handled here too: a start that fails before the case waits would be an unhandled rejection.
+    pgStarted.catch(() => {});
+    // Stopped last (cleanups run in reverse), after the server that uses it.
+    cleanups.push(async () => (await pgStarted?.catch(() => undefined))?.stop());
+  });
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c();
   });
@@ -176,8 +185,7 @@ describe('hostile MCP tool arguments', () => {
   }, 120_000);
 
   it('answers every argument of every tool, spoilt one at a time, without an internal error (PostgreSQL)', async () => {
-    const pg: TestPostgres = await startPostgres();
-    cleanups.push(() => pg.stop());
+    const pg = await pgStarted!;
     const logLines: string[] = [];
     const cairn = await startCairn({ CAIRN_DB_DSN: pg.dsn, CAIRN_RATE_LIMIT_RPM: '0', CAIRN_API_KEYS: KEY }, { logLines });
     cleanups.push(() => cairn.close());

@@ -138,6 +138,37 @@ describe('S3 store: idle polling backs off; snapshots count batch entries and ar
     expect(await store.history(address, { limit: 5, beforeVersion: 31 })).toEqual([]);
   });
 
+  it('writes a snapshot at close of a small store after a sixteenth of its heads in changes, under the periodic threshold', async () => {
+    // The default 1,000 changes between snapshots; no timed poll ever runs. Each close comes
+    // past the lookback after the last write, so a start reads only changes after the snapshot.
+    const options = { lookbackMs: 200, snapshotMinIntervalMs: 60_000 };
+    const first = await open('small/', options);
+    await first.appendBatch(Array.from({ length: 60 }, (_, i) => ({ entry: makeEntry({ namespace: 's', key: `k${String(i).padStart(2, '0')}` }), expectedHead: 0 })));
+    await sleep(400);
+    await first.close();
+    // 60 heads in 60 changes: snapshotted (past both the 20-change floor and 60 / 16).
+    expect(await snapshotKeys('small/')).toHaveLength(1);
+    const second = await open('small/', options);
+    // 19 changes more: under the floor, read again at the next start instead.
+    for (let i = 0; i < 19; i++) await second.append(makeEntry({ namespace: 's', key: `late${i}` }), 0);
+    await sleep(400);
+    await second.close();
+    expect(await snapshotKeys('small/')).toHaveLength(1);
+    const log = capture();
+    const third = await open('small/', { ...options, logger: log.logger });
+    expect(log.lines.find((l) => l.msg === 's3 store ready')?.changesRead).toBe(19);
+    // One more makes 20 since the snapshot (those read at the start count): the close writes a
+    // second one, and the next start reads no change.
+    await third.append(makeEntry({ namespace: 's', key: 'twentieth' }), 0);
+    await sleep(400);
+    await third.close();
+    expect(await snapshotKeys('small/')).toHaveLength(2);
+    const again = capture();
+    const fourth = await open('small/', { ...options, logger: again.logger });
+    expect(again.lines.find((l) => l.msg === 's3 store ready')?.changesRead).toBe(0);
+    expect((await fourth.list({ namespace: 's', limit: 200, now: Date.now() })).entries).toHaveLength(80);
+  });
+
   it('writes no snapshot at close below the threshold', async () => {
     const store = await open('quiet/', { lookbackMs: 200, snapshotEveryChanges: 50 });
     await store.append(makeEntry({ namespace: 'q', key: 'one' }), 0);

@@ -105,6 +105,7 @@ export const openS3Store = async (options: S3StoreOptions): Promise<S3Store> => 
             return changeWindow.watermarkMs;
           },
           () => index.heads(),
+          index.size,
           CLOSE_SNAPSHOT_MS,
         ),
     });

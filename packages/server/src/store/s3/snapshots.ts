@@ -31,6 +31,17 @@ export interface LoadedSnapshot {
 // short request timeout.
 const LARGE_OBJECT_TIMEOUT_MS = 120_000;
 const KEEP = 3;
+/**
+ * At close, a snapshot is due after this share of the heads' count in changes (and at least
+ * CLOSE_MIN_CHANGES), if that is fewer than `everyChanges`: the next start reads each change
+ * since the last snapshot as an object of its own, a round trip each, while a snapshot of a
+ * small store is one small PUT. A store of 500 heads is snapshotted at close after 32 changes,
+ * one of a million heads still after `everyChanges` (the filesystem's checkpoint at close
+ * follows the same share: fs/index.ts).
+ */
+const CLOSE_SNAPSHOT_SHARE = 16;
+/** Fewer changes than this are read again at the next start rather than snapshotted at close. */
+const CLOSE_MIN_CHANGES = 20;
 /** Reads and conditional writes of one snapshot by a forget before it gives up (503; repeating the forget finishes it). */
 const REWRITE_ATTEMPTS = 8;
 
@@ -105,15 +116,17 @@ export class Snapshots {
   }
 
   /**
-   * At close (a server stopping, an import ending): a snapshot when `everyChanges` changes were
-   * applied since the last one, whatever the interval, so that the next start does not read
-   * them one change object each. `catchUp` reads the change log once more and answers its
+   * At close (a server stopping, an import ending): a snapshot when enough changes were applied
+   * since the last one (`everyChanges`, or fewer for a small store: CLOSE_SNAPSHOT_SHARE),
+   * whatever the interval, so that the next start does not read them one change object each.
+   * `headCount` is how many heads the snapshot would hold. `catchUp` reads the change log once more and answers its
    * watermark. Bounded by `withinMs` (the store's close has a shutdown budget) and never rejects:
    * a snapshot that is not written, or is cut short (a damaged one is passed over when loading),
    * loses nothing, as every change it would hold is in the change log.
    */
-  async writeAtClose(catchUp: () => Promise<number>, heads: () => Iterable<Entry>, withinMs: number): Promise<void> {
-    if (this.changesSince < this.policy.everyChanges) return;
+  async writeAtClose(catchUp: () => Promise<number>, heads: () => Iterable<Entry>, headCount: number, withinMs: number): Promise<void> {
+    const due = Math.min(this.policy.everyChanges, Math.max(CLOSE_MIN_CHANGES, headCount / CLOSE_SNAPSHOT_SHARE));
+    if (this.changesSince < due) return;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), withinMs);

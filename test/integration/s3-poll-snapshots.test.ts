@@ -34,6 +34,12 @@ describe('S3 store: idle polling backs off; snapshots count batch entries and ar
     opened.push(store);
     return store;
   };
+  /** A store opened on `prefix`, with how many change objects its start read. */
+  const openReading = async (prefix: string, options: Partial<S3StoreOptions> = {}) => {
+    const log = capture();
+    const store = await open(prefix, { ...options, logger: log.logger });
+    return { store, changesRead: log.lines.find((l) => l.msg === 's3 store ready')?.changesRead };
+  };
   const snapshotKeys = async (prefix: string) => {
     const keys: string[] = [];
     for await (const page of objects.list(`${prefix}v1/snapshots/`)) keys.push(...page);
@@ -154,19 +160,17 @@ describe('S3 store: idle polling backs off; snapshots count batch entries and ar
     await sleep(400);
     await second.close();
     expect(await snapshotKeys('small/')).toHaveLength(1);
-    const log = capture();
-    const third = await open('small/', { ...options, logger: log.logger });
-    expect(log.lines.find((l) => l.msg === 's3 store ready')?.changesRead).toBe(19);
+    const third = await openReading('small/', options);
+    expect(third.changesRead).toBe(19);
     // One more makes 20 since the snapshot (those read at the start count): the close writes a
     // second one, and the next start reads no change.
-    await third.append(makeEntry({ namespace: 's', key: 'twentieth' }), 0);
+    await third.store.append(makeEntry({ namespace: 's', key: 'twentieth' }), 0);
     await sleep(400);
-    await third.close();
+    await third.store.close();
     expect(await snapshotKeys('small/')).toHaveLength(2);
-    const again = capture();
-    const fourth = await open('small/', { ...options, logger: again.logger });
-    expect(again.lines.find((l) => l.msg === 's3 store ready')?.changesRead).toBe(0);
-    expect((await fourth.list({ namespace: 's', limit: 200, now: Date.now() })).entries).toHaveLength(80);
+    const fourth = await openReading('small/', options);
+    expect(fourth.changesRead).toBe(0);
+    expect((await fourth.store.list({ namespace: 's', limit: 200, now: Date.now() })).entries).toHaveLength(80);
   });
 
   it('writes no snapshot at close below the threshold', async () => {

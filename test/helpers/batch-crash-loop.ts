@@ -1,4 +1,5 @@
 import { recheckEveryCycle } from './crash-depth.ts';
+import { killMoment } from './kill-moment.ts';
 import { type CairnProcess, spawnCairn } from './spawn-cairn.ts';
 
 /**
@@ -84,12 +85,9 @@ export const batchCrashLoop = async (options: BatchCrashOptions): Promise<BatchC
         }
       }
     });
-    // The random moment counts from the cycle's first answered batch (waited for up to 30 s): on
-    // a loaded host an S3 batch can take longer than the whole window, and kills that never let
-    // one through check nothing acknowledged (5 batches in 8 cycles at load 9, where the test
-    // needs more batches than cycles).
-    for (const until = Date.now() + 30_000; report.acknowledged === before && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 200 + Math.random() * 800));
+    // On a loaded host an S3 batch can take longer than the whole random window (5 batches in
+    // 8 cycles at load 9, where the test needs more batches than cycles).
+    await killMoment(() => report.acknowledged !== before, 200, 800);
     server.child.kill('SIGKILL');
     stop = true;
     await Promise.all(writers);

@@ -1,4 +1,5 @@
 import { recheckEveryCycle } from './crash-depth.ts';
+import { killMoment } from './kill-moment.ts';
 import { type CairnProcess, spawnCairn } from './spawn-cairn.ts';
 
 /**
@@ -101,7 +102,8 @@ export const crashLoop = async (options: CrashLoopOptions): Promise<CrashLoopRep
         }
       }
     });
-    await new Promise((r) => setTimeout(r, 150 + Math.random() * 600));
+    const before = acked.length;
+    await killMoment(() => acked.length > before, 150, 600);
     server.child.kill('SIGKILL');
     stop = true;
     await Promise.all(writers);

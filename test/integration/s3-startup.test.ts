@@ -38,12 +38,6 @@ describe('S3 store: start-up from a snapshot plus the change-log tail', () => {
   };
 
   beforeAll(async () => {
-    // s3rver builds list continuation tokens with DES, which OpenSSL 3 only offers through its
-    // legacy provider: without it every listing of more than 1000 keys fails with a 500. The
-    // s3rver child inherits this environment. (Better fixed in test/helpers/s3.ts.)
-    if (!process.env.NODE_OPTIONS?.includes('--openssl-legacy-provider')) {
-      process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --openssl-legacy-provider`.trim();
-    }
     s3 = await startS3Behind();
   });
   afterAll(async () => {

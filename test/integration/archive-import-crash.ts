@@ -46,8 +46,14 @@ export const describeImportCrash = (label: string, makeBackend: (label: string) 
   const ENTRIES = entries;
   const source = filesystemBackend(`${label}-src`);
   const target = makeBackend(`${label}_dst`);
+  const found = Object.fromEntries(Object.keys(extraEnv).map((name) => [name, process.env[name]]));
   let dir = '';
   afterAll(async () => {
+    // The next file in this process starts from the environment this one found.
+    for (const [name, value] of Object.entries(found)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
     await source.cleanup();
     await target.cleanup();
     if (dir) await rm(dir, { recursive: true, force: true });

@@ -108,7 +108,7 @@ export const createRuntime = async (config: Readonly<Config>, logger: Logger, op
     // Search stops first (parts run in order), then the embedder it feeds from.
     parts.push(async () => index.close(), async () => embedder.close?.());
     const deliveries = new DeliveryCounters(store, (connector, outcome) => metrics.connectorDeliveries.inc({ connector, outcome }));
-    const audit = new AuditLog(store, now);
+    const audit = new AuditLog(store, now, backend.capabilities.auditWindowMs);
     parts.push(() => deliveries.close(), () => audit.drain());
     const retention = new RetentionLoop({ store, logger: logger.child({ component: 'retention' }), intervalMs: config.retentionIntervalMs, windows: config, now });
     retention.start();

@@ -23,6 +23,12 @@ export interface BackendCapabilities {
    * local, and reading ahead only adds work.
    */
   readonly readsOverNetwork: boolean;
+  /**
+   * How long the audit log gathers events before it stores them as one record (audit-log.ts):
+   * what one stored batch costs decides it. A crash loses at most this window's events, never
+   * a write (the version is the write's durable record).
+   */
+  readonly auditWindowMs: number;
 }
 
 /** A place that is there and holds none of a backend's data (BackendModule.placeWithoutData). */

@@ -44,11 +44,9 @@ interface Pending {
 }
 
 /**
- * How long events gather before they are stored. A write does not wait for its audit event
- * (the version is the durable record of the write), but on the filesystem each stored batch
- * is a log append with its own fdatasync, and one written right behind each entry doubled
- * the syncs of writes made one at a time (p50 0.70 ms against 0.51 with the window). A crash
- * loses at most this window's events, never a write.
+ * How long events gather before they are stored, unless the backend says otherwise
+ * (BackendCapabilities.auditWindowMs). A write does not wait for its audit event (the version
+ * is the durable record of the write); a crash loses at most this window's events, never a write.
  */
 const AUDIT_BATCH_MS = 10;
 

@@ -7,7 +7,9 @@ import { DEFAULT_DATA_DIR, dataDirWithoutStore, missingDataDir, unusableDataDir 
  * The embedded default: a data directory owned by one server process, which therefore holds
  * the Cortex's lease itself and searches with the in-process index.
  */
-const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: false, readsOverNetwork: false };
+// Each audit batch is a log append with its own fdatasync: one right behind each entry written
+// one at a time doubled the syncs (p50 0.70 ms against 0.51 with a 10 ms window).
+const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: false, readsOverNetwork: false, auditWindowMs: 10 };
 
 export const filesystemBackend = defineBackend({
   name: 'filesystem',

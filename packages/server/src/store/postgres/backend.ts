@@ -10,7 +10,8 @@ import { dsnProblem } from './dsn-problem.ts';
  * CAIRN_SEARCH_INDEX=memory, in an index each replica keeps in process, and the Cortex's
  * lease is a session advisory lock.
  */
-const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: true, readsOverNetwork: true };
+// An audit batch is one INSERT beside the writes' own statements: the filesystem's short window.
+const CAPABILITIES: BackendCapabilities = { sharedAcrossReplicas: true, readsOverNetwork: true, auditWindowMs: 10 };
 
 export const postgresBackend = defineBackend({
   name: 'postgres',

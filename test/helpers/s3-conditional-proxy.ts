@@ -93,9 +93,17 @@ const INTERNAL_ERROR = Buffer.from(
 );
 
 /**
+ * Sent by the proxy with a conditional PUT while it is `enforcing`: s3rver-child.ts then refuses
+ * it if the key exists, as S3 does. Without it, s3rver stores the object whatever is there, as
+ * servers without conditional writes do (and as it does for a client that reaches it directly).
+ */
+export const ENFORCE_CONDITIONS = 'x-cairn-test-enforce-conditions';
+
+/**
  * An HTTP proxy in front of s3rver that adds what s3rver lacks: `If-None-Match: *` on PUT and
- * `If-Match` on DELETE are enforced (writes are serialized per key, the object is checked,
- * then the request is forwarded), so replicas racing for a version or a delete are really
+ * `If-Match` on DELETE are enforced (writes are serialized per key; the server behind refuses
+ * a conditional PUT of a key it holds, s3rver-child.ts; for an If-Match the proxy reads the
+ * object, then forwards the request), so replicas racing for a version or a delete are really
  * tested. It refuses keys over 1,024 bytes, as AWS does (maxKeyBytes). It also injects faults. When s3rver is
  * down, client connections are dropped, as an unreachable server would do.
  */
@@ -204,16 +212,15 @@ export async function startConditionalProxy(upstream: string): Promise<Condition
       proxy.injected += 1;
       req.socket.destroy();
     };
-    if (method === 'PUT' && req.headers['if-none-match'] === '*' && proxy.enforcing) {
+    if (method === 'PUT' && req.headers['if-none-match'] === '*') {
+      if (!proxy.enforcing) return send(await forward(method, url, req.headers, body));
+      // The server behind refuses it if the key exists (s3rver-child.ts); this key's lock keeps
+      // any other write of the key from landing between its look and the PUT.
       await withKeyLock(path, async () => {
-        // s3rver lets unsigned requests through, so the proxy can look without credentials.
-        const existing = await forward('HEAD', path, { host: req.headers.host ?? target.host });
-        if (existing.status === 200) {
-          proxy.refused += 1;
-          res.writeHead(412, { 'content-type': 'application/xml' }).end(preconditionFailed('If-None-Match'));
-          return;
-        }
-        send(await forward(method, url, req.headers, body));
+        const reply = await forward(method, url, { ...req.headers, [ENFORCE_CONDITIONS]: '1' }, body);
+        if (reply.status !== 412) return send(reply);
+        proxy.refused += 1;
+        res.writeHead(412, reply.headers).end(reply.body);
       });
       return;
     }

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
+import { ENFORCE_CONDITIONS } from './s3-conditional-proxy.ts';
 import { KeyIndex, type ListOptions } from './s3rver-listing.ts';
 
 type Metadata = Record<string, unknown>;
@@ -277,7 +278,56 @@ process.on('disconnect', () => {
   process.exit(0);
 });
 
-new S3rver(options).run().then(
+/** S3's answer to a conditional PUT of a key it holds. */
+const PRECONDITION_FAILED =
+  '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PreconditionFailed</Code>' +
+  '<Message>At least one of the pre-conditions you specified did not hold</Message><Condition>If-None-Match</Condition></Error>';
+
+/** The parts of a Koa context this middleware reads and sets. */
+interface KoaContext {
+  method: string;
+  path: string;
+  get(header: string): string;
+  status: number;
+  type: string;
+  body: unknown;
+}
+
+/**
+ * S3 refuses a PUT carrying `If-None-Match: *` of a key it holds (412); s3rver ignores the
+ * header. The enforcing proxy in front (s3-conditional-proxy.ts) marks the PUTs to refuse so
+ * (ENFORCE_CONDITIONS), and the key is looked up here, in its turn, among the keys held in
+ * memory: the proxy used to ask with a HEAD of its own before each such PUT, a second request
+ * for every object created. The proxy holds each key's writes in turn, so nothing is written
+ * between this look and the PUT it lets through. Unmarked, the PUT goes on as s3rver takes it.
+ */
+const refuseExisting = (store: FilesystemStore) => async (ctx: KoaContext, next: () => Promise<void>): Promise<void> => {
+  if (ctx.method !== 'PUT' || ctx.get('if-none-match') !== '*' || ctx.get(ENFORCE_CONDITIONS) === '') return next();
+  const slash = ctx.path.indexOf('/', 1);
+  let name: string;
+  let key: string;
+  try {
+    [name, key] = [decodeURIComponent(ctx.path.slice(1, slash)), decodeURIComponent(ctx.path.slice(slash + 1))];
+  } catch {
+    return next();
+  }
+  if (slash < 0 || key === '') return next();
+  let bucket: Bucket;
+  try {
+    bucket = bucketOf(store, name);
+  } catch {
+    return next(); // no such bucket: s3rver answers that
+  }
+  if (!(await inTurn(name, key, async () => bucket.keys.has(key)))) return next();
+  ctx.status = 412;
+  ctx.type = 'application/xml';
+  ctx.body = PRECONDITION_FAILED;
+};
+
+const server = new S3rver(options) as unknown as { run(): Promise<unknown>; store: FilesystemStore; middleware: unknown[] };
+// First, before s3rver's own: a refused PUT is answered before its body is read and stored.
+server.middleware.unshift(refuseExisting(server.store));
+server.run().then(
   () => process.send?.('ready'),
   (error: unknown) => {
     console.error(error);

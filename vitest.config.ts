@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { LongFirstSequencer } from './test/sequencer.ts';
 
 // Tests run the TypeScript sources of both packages, never their dist/: inside the runner this
 // alias points the server's `cairn-memory-client` imports at the client's sources (the
@@ -24,6 +25,7 @@ export default defineConfig({
     // must leave the process as it found it: close the servers and stores it opens, and put
     // back any environment variable it sets (delete it in afterAll).
     isolate: false,
+    sequence: { sequencer: LongFirstSequencer },
     // Two files at a time even on two cores (vitest's default there is one): most suites spend
     // their time waiting on the servers, databases and children they start, so the second
     // file fills the first's waits. On the 2-core CI machine the suite took 837 s one file at a

@@ -20,10 +20,10 @@ export default defineConfig({
     // files in forks, not the runner's process, so a crashed child cannot take the runner with it.
     pool: 'forks',
     // Each fork runs file after file, keeping what it has loaded: a fresh fork per file cost
-    // ~0.2 s to spawn and ~1 s to import the server again, 286 times (the whole suite's CPU
-    // 2,534 s with a fork per file, 2,173 s without; its span 1,463 s and 1,309 s). So a file
-    // must leave the process as it found it: close the servers and stores it opens, and put
-    // back any environment variable it sets (delete it in afterAll).
+    // ~0.2 s to spawn and ~1 s to import the server again, 286 times (the unit files alone:
+    // 220 s of CPU with a fork per file, 187 s without). So a file must leave the process as it
+    // found it: close the servers and stores it opens, and put back any environment variable it
+    // sets (test/setup/environment-kept.ts fails a file that does not).
     isolate: false,
     sequence: { sequencer: LongFirstSequencer },
     // Two files at a time even on two cores (vitest's default there is one): most suites spend

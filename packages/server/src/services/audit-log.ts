@@ -44,13 +44,6 @@ interface Pending {
 }
 
 /**
- * How long events gather before they are stored, unless the backend says otherwise
- * (BackendCapabilities.auditWindowMs). A write does not wait for its audit event (the version
- * is the durable record of the write); a crash loses at most this window's events, never a write.
- */
-const AUDIT_BATCH_MS = 10;
-
-/**
  * The event with every string made storable: U+0000 becomes U+FFFD and lone surrogates too.
  * An event carries what callers sent (a reason, a name), and events share one record per
  * batch: one string PostgreSQL refuses would lose every other caller's events with it.
@@ -77,7 +70,7 @@ const needsCleaning = (value: unknown, depth = 0): boolean => {
 const storable = <T>(value: T): T => (needsCleaning(value) ? cleaned(value) : value);
 
 /**
- * The audit log, written in batches: events recorded within AUDIT_BATCH_MS of each other, or
+ * The audit log, written in batches: events recorded within `batchMs` of each other, or
  * while a batch is being stored, go into one record per namespace (`{events: [...]}`,
  * newest last). Each caller's promise resolves once its event is stored; drain() stores what
  * is pending without waiting out the window, so a reader of the log sees every change this
@@ -93,7 +86,12 @@ export class AuditLog implements AuditTrail {
   /** The millisecond in the last batch's id: a later batch takes a later one, so ids keep their order. */
   private lastIdMs = 0;
 
-  constructor(records: RecordStore, now: () => number = Date.now, batchMs = AUDIT_BATCH_MS) {
+  /**
+   * `batchMs`: how long events gather before they are stored, the backend's window
+   * (BackendCapabilities.auditWindowMs). A write does not wait for its audit event (the version
+   * is its durable record); a crash loses at most this window's events, never a write.
+   */
+  constructor(records: RecordStore, now: () => number, batchMs: number) {
     this.records = records;
     this.now = now;
     this.batchMs = batchMs;

@@ -15,7 +15,7 @@ export default defineConfig({
     // The browser and serving tests need the dashboard's dist/; built once here, not per file,
     // and the PostgreSQL cluster suites copy is made once (test/services-once.ts).
     globalSetup: ['test/e2e/build-once.ts', 'test/services-once.ts'],
-    setupFiles: ['test/setup/environment-kept.ts'],
+    setupFiles: ['test/setup/environment-kept.ts', 'test/setup/file-cpu.ts'],
     // Suites start real servers, databases and child processes: give them room, and run
     // files in forks, not the runner's process, so a crashed child cannot take the runner with it.
     pool: 'forks',

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { printCpuByFile } from './test-cpu.ts';
 
 const run = (cmd: string, args: string[]): number => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1;
 
@@ -18,7 +19,12 @@ if (typecheck !== 0) {
 // at the path it names; otherwise it lives in a temporary directory removed at the end.
 const dir = mkdtempSync(join(tmpdir(), 'cairn-test-report-'));
 const report = process.env.CAIRN_TEST_REPORT || join(dir, 'vitest.json');
+// Each file's CPU (test/setup/file-cpu.ts), for the table printed below; kept beside a kept report.
+const cpuLog = process.env.CAIRN_TEST_REPORT ? `${report}.cpu.jsonl` : join(dir, 'cpu.jsonl');
+rmSync(cpuLog, { force: true });
+process.env.CAIRN_TEST_CPU_LOG = cpuLog;
 const status = run('vitest', ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)]);
+printCpuByFile(cpuLog, 15);
 try {
   const r = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
   console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { printCpuByFile } from './test-cpu.ts';
+import { memoryTmpdir } from './test-tmpdir.ts';
 
 const run = (cmd: string, args: string[]): number => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1;
 
@@ -23,6 +24,9 @@ const report = process.env.CAIRN_TEST_REPORT || join(dir, 'vitest.json');
 const cpuLog = process.env.CAIRN_TEST_REPORT ? `${report}.cpu.jsonl` : join(dir, 'cpu.jsonl');
 rmSync(cpuLog, { force: true });
 process.env.CAIRN_TEST_CPU_LOG = cpuLog;
+// The suites' temporary files in memory where the machine allows (test-tmpdir.ts), removed at the end.
+const scratch = memoryTmpdir();
+if (scratch) process.env.TMPDIR = scratch;
 const status = run('vitest', ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)]);
 printCpuByFile(cpuLog, 15);
 try {
@@ -32,4 +36,5 @@ try {
   console.log('tests: 0 passed, 1 failed (no report: the runner crashed)');
 }
 rmSync(dir, { recursive: true, force: true });
+if (scratch) rmSync(scratch, { recursive: true, force: true });
 process.exit(status);

@@ -464,9 +464,18 @@ export class FsStore implements Store {
     this.queuedCompaction = run;
     this.compacting = run;
     this.compactions += 1;
-    void run.catch(() => {}).finally(() => {
-      this.compactions -= 1;
-    });
+    void run.then(
+      () => {
+        this.compactions -= 1;
+        // Records replaced while it ran are garbage it did not free, and a write that came
+        // meanwhile found a compaction running and started none: look again now, or the log
+        // keeps that garbage until some later write (a failed compaction is not tried again here).
+        if (!this.closed) this.maybeCompact();
+      },
+      () => {
+        this.compactions -= 1;
+      },
+    );
     return run;
   }
 

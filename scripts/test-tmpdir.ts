@@ -15,7 +15,8 @@ const ROOM_NEEDED = 4 * 1024 ** 3;
  * make lives under TMPDIR: on a disk each file they create, sync and remove costs the kernel
  * journal work. On a 2-core host a fresh clone's suite took 1,034–1,192 s in memory against
  * 1,300–1,338 s on the disk the same evening (system CPU 285–307 s against 484–491 s). What
- * the tests check does not change: a killed process leaves what it wrote in the page cache on either, and the bench and `npm run reliability`,
+ * the tests check does not change: a killed process leaves what it wrote in the page cache on
+ * either, and the bench and `npm run reliability`,
  * which measure the disk, keep the machine's own TMPDIR. Made like /tmp (sticky, writable by
  * all): PostgreSQL's clusters run as the postgres user when the suite runs as root.
  */

@@ -15,11 +15,11 @@ FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
 COPY packages/client/package.json packages/client/tsconfig.json ./packages/client/
-COPY packages/server/package.json packages/server/tsconfig.json ./packages/server/
-# Every dependency (TypeScript and Vite build the packages), but no install scripts: the only
+COPY packages/server/package.json ./packages/server/
+# Every dependency (TypeScript, rolldown and Vite build the packages), but no install scripts: the only
 # one is the `node` package's, whose binary this stage does not need.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY scripts/build.ts scripts/build-dashboard.ts ./scripts/
+COPY scripts/build.ts scripts/build-dashboard.ts scripts/build-server.ts ./scripts/
 COPY packages/client/src ./packages/client/src
 COPY packages/server/src ./packages/server/src
 COPY packages/server/bin ./packages/server/bin

@@ -3,16 +3,18 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { LongFirstSequencer } from './test/sequencer.ts';
 
-// Tests run the TypeScript sources of both packages, never their dist/: inside the runner this
-// alias points the server's `cairn-memory-client` imports at the client's sources (the
-// processes the suites spawn get the same through test/helpers/cli-args.ts).
+// Inside the runner, tests run the TypeScript sources of both packages: this alias points the
+// server's `cairn-memory-client` imports at the client's sources. The `cairn` processes the
+// suites spawn run the package as built (test/helpers/cli-args.ts), which the global setup
+// below rebuilds first when the sources are newer.
 export default defineConfig({
   resolve: {
     alias: { 'cairn-memory-client': fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) },
   },
   test: {
     include: ['test/**/*.test.ts'],
-    // The browser and serving tests need the dashboard's dist/; built once here, not per file,
+    // The packages' dist/ (spawned `cairn`) and the dashboard's, for the browser and serving
+    // tests, are built once here when stale, not per file,
     // and the PostgreSQL cluster suites copy is made once (test/services-once.ts).
     globalSetup: ['test/e2e/build-once.ts', 'test/services-once.ts'],
     setupFiles: ['test/setup/environment-kept.ts', 'test/setup/file-cpu.ts'],

@@ -1,18 +1,18 @@
-// Builds what the packages ship: the client (packages/client/dist), then the server, which
-// compiles against the client's declarations (packages/server/dist, with the SQL migrations
-// and the word table copied beside the code that reads them, and integrations/ copied into
-// packages/server/integrations), then the dashboard.
+// Builds what the packages ship: the client (packages/client/dist, compiled by tsc with its
+// declarations), then the server (packages/server/dist, bundled: scripts/build-server.ts; and
+// integrations/ copied into packages/server/integrations), then the dashboard.
 // Each step is skipped when its output is newer than every source; `--force` builds all.
 // `--dashboard` builds the dashboard only (what `npm start` needs: it runs the sources).
+// The suites' global setup runs the same incremental build (test/e2e/build-once.ts): the
+// `cairn` processes they spawn run the package's dist/, as users do.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildDashboard, dashboardStale } from './build-dashboard.ts';
+import { buildServer } from './build-server.ts';
 
 const root = join(import.meta.dirname, '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-/** Files the server reads at run time beside its modules (import.meta.url-relative). */
-const ASSETS = /\.(sql|bin|tsv)$|-LICENSE$/;
 const STAMP = '.build-stamp';
 
 const newest = (dir: string): number => {
@@ -21,20 +21,19 @@ const newest = (dir: string): number => {
   return at;
 };
 
-const stale = (pkg: string, after = 0): boolean => {
+/** Whether `pkg`/dist is missing or older than its sources or the file that says how to build them. */
+const stale = (pkg: string, config: string): boolean => {
   const stamp = join(pkg, 'dist', STAMP);
   if (!existsSync(stamp)) return true;
-  const built = statSync(stamp).mtimeMs;
-  return built < Math.max(newest(join(pkg, 'src')), statSync(join(pkg, 'tsconfig.json')).mtimeMs, after);
+  return statSync(stamp).mtimeMs < Math.max(newest(join(pkg, 'src')), statSync(config).mtimeMs);
 };
 
-const compile = (pkg: string): void => {
+const compileClient = (pkg: string): void => {
   const dist = join(pkg, 'dist');
   // From empty, so a module deleted from src/ cannot live on in what is packed.
   rmSync(dist, { recursive: true, force: true });
   const result = spawnSync(process.execPath, [tsc, '-p', join(pkg, 'tsconfig.json')], { stdio: 'inherit' });
   if (result.status !== 0) throw new Error(`build of ${pkg} failed (tsc exit ${result.status})`);
-  cpSync(join(pkg, 'src'), dist, { recursive: true, filter: (from) => statSync(from).isDirectory() || ASSETS.test(from) });
   writeFileSync(join(dist, STAMP), `${new Date().toISOString()}\n`);
   console.log(`built ${pkg.slice(root.length + 1)}/dist`);
 };
@@ -50,18 +49,21 @@ const copyIntegrations = (server: string): void => {
   cpSync(join(root, 'integrations'), target, { recursive: true });
 };
 
-export const buildPackages = (force: boolean): void => {
+export const buildPackages = async (force: boolean): Promise<void> => {
   const client = join(root, 'packages', 'client');
   const server = join(root, 'packages', 'server');
-  const clientStale = force || stale(client);
-  if (clientStale) compile(client);
-  // The server's declarations embed the client's types: a new client means a new server.
-  if (clientStale || stale(server, statSync(join(client, 'dist', STAMP)).mtimeMs)) compile(server);
+  if (force || stale(client, join(client, 'tsconfig.json'))) compileClient(client);
+  // The server imports the client's build at run time (a dependency, not bundled): a server
+  // build is stale only when its own sources changed. (Type checking is `npm run typecheck`'s.)
+  if (force || stale(server, join(root, 'scripts', 'build-server.ts'))) {
+    await buildServer(server, STAMP);
+    console.log('built packages/server/dist');
+  }
   copyIntegrations(server);
 };
 
 if (import.meta.main) {
   const force = process.argv.includes('--force');
-  if (!process.argv.includes('--dashboard')) buildPackages(force);
+  if (!process.argv.includes('--dashboard')) await buildPackages(force);
   if (force || dashboardStale()) buildDashboard();
 }

@@ -1,14 +1,17 @@
 import { fileURLToPath } from 'node:url';
 
-/** The server's CLI entry point, run from its TypeScript sources. */
-export const CLI_SOURCE = fileURLToPath(new URL('../../packages/server/src/cli.ts', import.meta.url));
+/**
+ * The `cairn` command the package ships: packages/server/bin/cairn.js over the bundle in dist/.
+ * The suites' global setup (test/e2e/build-once.ts) builds it from the sources when they are
+ * newer, so a spawned `cairn` runs the code under test, as a user's install runs it.
+ */
+export const CLI_BIN = fileURLToPath(new URL('../../packages/server/bin/cairn.js', import.meta.url));
 
 /** Enables Node's compile cache in the spawned process before the CLI loads (compile-cache.ts). */
 const COMPILE_CACHE = new URL('./compile-cache.ts', import.meta.url).href;
 
 /**
- * Node arguments that run `cairn` from the sources of both packages: the "cairn-source"
- * export condition resolves the server's `cairn-memory-client` imports to the client's
- * sources instead of its build. Spawn as `spawn(process.execPath, [...CLI_ARGS, 'serve'])`.
+ * Node arguments that run `cairn` as built: spawn as `spawn(process.execPath, [...CLI_ARGS,
+ * 'serve'])`. Source maps turn a stack trace the process prints into lines of the sources.
  */
-export const CLI_ARGS: readonly string[] = ['--conditions=cairn-source', `--import=${COMPILE_CACHE}`, CLI_SOURCE];
+export const CLI_ARGS: readonly string[] = ['--enable-source-maps', `--import=${COMPILE_CACHE}`, CLI_BIN];

@@ -28,7 +28,7 @@ let packs: Packed[];
 const tarball = (name: string) => join(scratch, (packs.find((p) => p.name === name) as Packed).filename);
 
 beforeAll(async () => {
-  buildPackages(false);
+  await buildPackages(false);
   scratch = await mkdtemp(join(tmpdir(), 'cairn-install-'));
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', scratch, '--workspace', 'packages/client', '--workspace', 'packages/server'], { cwd: root });
   packs = JSON.parse(stdout) as Packed[];
@@ -43,19 +43,20 @@ beforeAll(async () => {
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 
 describe('the packed packages', () => {
-  it('ship compiled JavaScript with declarations (and the server its source maps), no TypeScript sources', () => {
+  it('ship compiled JavaScript (the client with declarations, the server bundled with source maps), no TypeScript sources', () => {
     for (const pack of packs) {
       const paths = pack.files.map((f) => f.path);
       expect(paths, pack.name).toContain(pack.name === 'cairn-memory' ? 'dist/cli.js' : 'dist/index.js');
       expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts')), pack.name).toEqual([]);
-      expect(paths.some((p) => p.endsWith('.d.ts')), pack.name).toBe(true);
+      // The server has no importable API (its exports name package.json only): no declarations.
+      expect(paths.some((p) => p.endsWith('.d.ts')), pack.name).toBe(pack.name === 'cairn-memory-client');
       // Apache-2.0 §4: a copy of the licence goes with every redistribution.
       expect(paths, pack.name).toContain('LICENSE');
     }
     const server = packs.find((p) => p.name === 'cairn-memory') as Packed;
     const shipped = server.files.map((f) => f.path);
     expect(shipped).toContain('dist/cli.js.map');
-    expect(shipped).toEqual(expect.arrayContaining(['bin/cairn.js', 'server.json', 'dashboard/dist/index.html', 'dist/embed/data/glove-100d.bin', 'dist/embed/data/glove-100d-wordnet.bin', 'dist/embed/data/wordnet-graph.bin', 'dist/embed/data/WORDNET-LICENSE']));
+    expect(shipped).toEqual(expect.arrayContaining(['bin/cairn.js', 'server.json', 'dashboard/dist/index.html', 'dist/embed/data/glove-100d.bin', 'dist/embed/data/glove-100d-wordnet.bin', 'dist/embed/data/wordnet-graph.bin', 'dist/embed/data/WORDNET-LICENSE', 'dist/embed/builtin-worker.js', 'dist/search/snapshot-worker.js']));
     // The coding-agent settings and their hook script, as the checkout has them: README has an npm
     // user copy them from node_modules/cairn-memory/integrations.
     const integrations = readdirSync(join(root, 'integrations'), { recursive: true, encoding: 'utf8' })

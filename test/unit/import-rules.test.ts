@@ -24,7 +24,8 @@ import {
  *
  *   layer  component     paths                                  role     why there
  *   0      domain        domain/                                         pure rules and types
- *   0      version       version.ts                                      a fact about the build; imports nothing of ours
+ *   0      package       version.ts, package-files.ts                    facts about the build: its version, where its files
+ *                                                                        lie; import nothing else of ours
  *   0      event loop    event-loop.ts                                   how background work yields to requests
  *   1      ports         ports/                                          the contracts adapters implement
  *   2      search rules  search-rules/                                   analysis, entry text, BM25, top-k, filters, fusion,
@@ -65,7 +66,7 @@ const SERVER_LAYERS: LayerTable = {
   root: 'server/src/',
   components: [
     { name: 'domain', paths: ['domain/'], layer: 0 },
-    { name: 'version', paths: ['version.ts'], layer: 0 },
+    { name: 'package', paths: ['version.ts', 'package-files.ts'], layer: 0 },
     { name: 'event loop', paths: ['event-loop.ts'], layer: 0 },
     { name: 'wasm', paths: ['wasm/'], layer: 0 },
     { name: 'ports', paths: ['ports/'], layer: 1 },

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Entry point of the `cairn` command: the compiled CLI (npm run build writes dist/). In the
-// repository, `npm start` and the tests run the TypeScript sources instead.
+// Entry point of the `cairn` command: the bundled CLI (npm run build writes dist/). In the
+// repository, `npm start` runs the TypeScript sources instead; the processes the suites spawn
+// run this file.
 import module from 'node:module';
 
 // Node keeps the bytecode it compiles from Cairn's modules and dependencies in its temporary

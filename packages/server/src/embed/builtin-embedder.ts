@@ -1,3 +1,4 @@
+import { codeFile, workerScript } from '../package-files.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { STOP_WORDS, type Word, joinedNames, termOf, words } from '../search-rules/analyzer.ts';
 import { ACRONYM_WEIGHT, Acronyms } from './acronyms.ts';
@@ -5,11 +6,10 @@ import { EmbedThread } from './embed-thread.ts';
 import { type WordUnit, WordVectors } from './word-vectors.ts';
 import { WordSimilarities } from './word-similarities.ts';
 
-// The sources run as .ts (tests, `npm start`), the package as compiled .js.
-const WORKER = new URL(import.meta.url.endsWith('.ts') ? './builtin-worker.ts' : './builtin-worker.js', import.meta.url);
-const TABLE = new URL('./data/glove-100d.bin', import.meta.url);
-const LEXICON = { graph: new URL('./data/wordnet-graph.bin', import.meta.url), vectors: new URL('./data/glove-100d-wordnet.bin', import.meta.url) };
-const ACRONYMS = new URL('./data/acronyms.tsv', import.meta.url);
+const WORKER = workerScript('embed/builtin-worker');
+const TABLE = codeFile('embed/data/glove-100d.bin');
+const LEXICON = { graph: codeFile('embed/data/wordnet-graph.bin'), vectors: codeFile('embed/data/glove-100d-wordnet.bin') };
+const ACRONYMS = codeFile('embed/data/acronyms.tsv');
 
 /** Query expansion (relatedWords), tuned on the operations set of test/eval. */
 const RELATED_PER_WORD = 3;

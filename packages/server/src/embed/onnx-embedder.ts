@@ -1,8 +1,8 @@
+import { workerScript } from '../package-files.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { EmbedThread } from './embed-thread.ts';
 
-// The sources run as .ts (tests, `npm start`), the package as compiled .js.
-const WORKER = new URL(import.meta.url.endsWith('.ts') ? './onnx-worker.ts' : './onnx-worker.js', import.meta.url);
+const WORKER = workerScript('embed/onnx-worker');
 
 /**
  * A sentence model run in-process with ONNX Runtime (CAIRN_EMBEDDINGS_MODEL), in a thread of

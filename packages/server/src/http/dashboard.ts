@@ -2,10 +2,11 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply } from 'fastify';
+import { PACKAGE_ROOT } from '../package-files.ts';
 import type { RoutePlugin } from './http-context.ts';
 
 /** Where `npm run build` puts the dashboard (dashboard/vite.config.ts). */
-export const DASHBOARD_DIST = fileURLToPath(new URL('../../dashboard/dist/', import.meta.url));
+export const DASHBOARD_DIST = fileURLToPath(new URL('dashboard/dist/', PACKAGE_ROOT));
 
 /** Vite names every file under assets/ by its content hash: a changed file is a new URL. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';

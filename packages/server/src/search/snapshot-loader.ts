@@ -1,9 +1,10 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { workerScript } from '../package-files.ts';
 import { slicer } from './byte-codec.ts';
 import { type LoadedSnapshot, type SnapshotFile, readSnapshot } from './index-snapshot.ts';
 
-const WORKER = new URL(import.meta.url.endsWith('.ts') ? './snapshot-worker.ts' : './snapshot-worker.js', import.meta.url);
+const WORKER = workerScript('search/snapshot-worker');
 
 /** A saved index whose reading and decoding began when the file was handed over (`prefetchSnapshot`). */
 export interface PrefetchedSnapshotFile extends SnapshotFile {

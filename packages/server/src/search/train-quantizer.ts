@@ -1,7 +1,8 @@
 import { Worker } from 'node:worker_threads';
+import { workerScript } from '../package-files.ts';
 import { CoarseQuantizer, runInSlices } from './coarse-quantizer.ts';
 
-const WORKER = new URL(import.meta.url.endsWith('.ts') ? './quantizer-worker.ts' : './quantizer-worker.js', import.meta.url);
+const WORKER = workerScript('search/quantizer-worker');
 
 /**
  * Train a coarse quantizer for about `lists` lists on the vectors `sample()` gives (rows of

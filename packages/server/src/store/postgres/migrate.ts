@@ -1,12 +1,14 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { Sql } from './client.ts';
+import { codeFile } from '../../package-files.ts';
 import { VERSION } from '../../version.ts';
 import { SchemaMismatchError } from './damaged-row.ts';
 import { ensureVectorExtension } from './vectors.ts';
 
-const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
+const MIGRATIONS_DIR = fileURLToPath(codeFile('store/postgres/migrations/'));
 const MIGRATION_FILE = /^\d{3}_[a-z0-9_]+\.sql$/;
 
 /**

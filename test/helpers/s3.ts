@@ -117,6 +117,13 @@ export const rawClient = (s3: TestS3): S3Client =>
     maxAttempts: 1,
   });
 
+/**
+ * An SDK client to `endpoint` with the credentials of the environment (the suites set the test
+ * server's): for tests that plant or take objects behind Cairn's back.
+ */
+export const sdkClient = (endpoint: string): S3Client =>
+  new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED' });
+
 function waitReady(proc: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {
     const onExit = (code: number | null) =>

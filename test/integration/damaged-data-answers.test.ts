@@ -5,11 +5,11 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
-import { createS3Client } from '../../packages/server/src/store/s3/s3-client.ts';
 import { filesystemBackend, postgresBackend, s3Backend } from '../helpers/backend-env.ts';
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { connectHttp, connectLocalStdio } from '../helpers/mcp.ts';
 import { runCli } from '../helpers/run-cli.ts';
+import { sdkClient } from '../helpers/s3.ts';
 
 /**
  * A request that meets damaged stored data (a rotten fs log, a damaged S3 object, a PostgreSQL
@@ -199,7 +199,7 @@ describe('damaged stored data answers 503, marked, on every backend', () => {
     await write(cairn, 'rotten', { a: 2 });
     const prefix = env.CAIRN_OBJECT_PREFIX as string;
     const versionKey = new ObjectKeys(prefix).version(addressHash({ namespace: 'default', entity_path: 'damage/p', key: 'rotten' }), 1);
-    const raw = createS3Client({ endpoint: env.CAIRN_OBJECT_ENDPOINT as string, region: 'us-east-1' });
+    const raw = sdkClient(env.CAIRN_OBJECT_ENDPOINT as string);
     try {
       await raw.send(new DeleteObjectCommand({ Bucket: env.CAIRN_OBJECT_BUCKET, Key: versionKey }));
       await raw.send(new PutObjectCommand({ Bucket: env.CAIRN_OBJECT_BUCKET, Key: versionKey, Body: '{"namespace":"default","entity_path":"damage/p","ke' }));

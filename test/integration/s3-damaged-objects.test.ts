@@ -4,10 +4,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BATCH_DEADLINE, BATCH_ID } from '../../packages/server/src/store/s3/batch-markers.ts';
 import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
-import { createS3Client } from '../../packages/server/src/store/s3/s3-client.ts';
 import type { S3Store } from '../../packages/server/src/store/s3/s3-store.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { type TestS3Behind, startS3Behind } from '../helpers/s3.ts';
+import { sdkClient, startS3Behind, type TestS3Behind } from '../helpers/s3.ts';
 
 /**
  * Objects of the bucket damaged or lost after the store wrote them (by hand, a restore, another
@@ -25,7 +24,7 @@ const open = async (prefix: string): Promise<S3Store> => {
 
 beforeAll(async () => {
   s3 = await startS3Behind();
-  raw = createS3Client({ endpoint: s3.endpoint, region: 'us-east-1' });
+  raw = sdkClient(s3.endpoint);
 });
 afterAll(async () => {
   for (const store of opened) await store.close().catch(() => {});

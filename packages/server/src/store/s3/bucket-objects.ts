@@ -1,18 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import {
-  DeleteObjectCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import type { IncomingHttpHeaders } from 'node:http';
 import { ServiceError } from '../../domain/errors.ts';
 import { mapLimit } from '../../domain/map-limit.ts';
 import { isConditionalConflict, isMissingObject, isPreconditionFailed, mayHaveLanded, retried, s3Unavailable } from './s3-client.ts';
+import { S3Error, type S3Http, type S3Request } from './s3-http.ts';
+import { deleteObjectsBody, failedDeletes, parseListPage } from './s3-xml.ts';
 
 /** The deadline of the one read that tries to settle a create whose answer was lost (create). */
 const SETTLE_READ_MS = 1000;
@@ -42,10 +35,10 @@ export interface ReadOptions {
 /**
  * The handful of object operations the store needs, with S3's answers turned into values
  * (missing → null, precondition failed → 'exists') and every other failure into
- * UNAVAILABLE, so the layers above never see SDK errors.
+ * UNAVAILABLE, so the layers above never see the client's errors.
  */
 export class BucketObjects {
-  private readonly client: S3Client;
+  private readonly client: S3Http;
   readonly bucket: string;
   /**
    * Whether the server deletes only on a matching `If-Match` (deleteIfMatch), found out at start
@@ -57,14 +50,14 @@ export class BucketObjects {
   /** Whether the server replaces only on a matching `If-Match` (putIfMatch), found out at start likewise. */
   conditionalPuts = false;
 
-  constructor(client: S3Client, bucket: string) {
+  constructor(client: S3Http, bucket: string) {
     this.client = client;
     this.bucket = bucket;
   }
 
   async ping(): Promise<void> {
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      await this.client.send({ method: 'HEAD', bucket: this.bucket });
     } catch (error) {
       throw s3Unavailable(error, `HeadBucket ${this.bucket}`);
     }
@@ -77,8 +70,8 @@ export class BucketObjects {
   /** The object's body, user metadata and ETag in one GET, or null when it does not exist. */
   async getObject(key: string, options: ReadOptions = {}): Promise<{ text: string; metadata: Record<string, string>; etag: string | null } | null> {
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), httpOptions(options));
-      return { text: out.Body ? await out.Body.transformToString('utf8') : '', metadata: out.Metadata ?? {}, etag: out.ETag ?? null };
+      const out = await this.client.send({ method: 'GET', bucket: this.bucket, key, ...deadline(options) });
+      return { text: out.body.toString('utf8'), metadata: metadataOf(out.headers), etag: etagOf(out.headers) };
     } catch (error) {
       if (isMissingObject(error)) return null;
       throw s3Unavailable(error, 'GetObject');
@@ -88,10 +81,7 @@ export class BucketObjects {
   /** The object's bytes, or null when it does not exist (binary objects: the saved search index). */
   async getBytes(key: string, options: ReadOptions = {}): Promise<Buffer | null> {
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), httpOptions(options));
-      if (!out.Body) return Buffer.alloc(0);
-      const bytes = await out.Body.transformToByteArray();
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      return (await this.client.send({ method: 'GET', bucket: this.bucket, key, ...deadline(options) })).body;
     } catch (error) {
       if (isMissingObject(error)) return null;
       throw s3Unavailable(error, 'GetObject');
@@ -104,10 +94,14 @@ export class BucketObjects {
    */
   async putFile(key: string, path: string, size: number, options: ReadOptions = {}): Promise<void> {
     try {
-      await this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(path), ContentLength: size, ContentType: 'application/octet-stream' }),
-        httpOptions(options),
-      );
+      await this.client.send({
+        method: 'PUT',
+        bucket: this.bucket,
+        key,
+        headers: { 'content-type': 'application/octet-stream' },
+        body: { length: size, stream: () => createReadStream(path) },
+        ...deadline(options),
+      });
     } catch (error) {
       throw s3Unavailable(error, 'PutObject');
     }
@@ -124,8 +118,9 @@ export class BucketObjects {
    */
   async stat(key: string, options: ReadOptions = {}): Promise<{ metadata: Record<string, string>; modifiedAt: Date | null; etag: string | null } | null> {
     try {
-      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }), httpOptions(options));
-      return { metadata: out.Metadata ?? {}, modifiedAt: out.LastModified ?? null, etag: out.ETag ?? null };
+      const out = await this.client.send({ method: 'HEAD', bucket: this.bucket, key, ...deadline(options) });
+      const modified = out.headers['last-modified'];
+      return { metadata: metadataOf(out.headers), modifiedAt: modified ? new Date(modified) : null, etag: etagOf(out.headers) };
     } catch (error) {
       if (isMissingObject(error)) return null;
       throw s3Unavailable(error, 'HeadObject');
@@ -135,18 +130,17 @@ export class BucketObjects {
   /**
    * Create `key` only if it does not exist (`If-None-Match: *`). 'busy' is AWS's 409: another
    * conditional write to the same key is in flight and its outcome is not known yet. Each call
-   * puts a write id of its own in the object's metadata: when the SDK retried a put whose first
+   * puts a write id of its own in the object's metadata: when the client retried a put whose first
    * attempt landed and lost its answer (a timeout, a 500 after the work), the retry meets 412,
    * and the id tells this call's own object from another writer's.
    */
   async create(key: string, body: string, metadata: Record<string, string> = {}): Promise<'created' | 'exists' | 'busy'> {
     const writeId = randomUUID();
-    const command = new PutObjectCommand({ ...putInput(this.bucket, key, body), IfNoneMatch: '*', Metadata: { ...metadata, [WRITE_ID]: writeId } });
-    const attempts = recordAttempts(command);
     try {
-      await this.client.send(command);
+      await this.client.send(putRequest(this.bucket, key, body, { ...metadata, [WRITE_ID]: writeId }, { 'if-none-match': '*' }));
       return 'created';
     } catch (error) {
+      const attempts = error instanceof S3Error ? error.attempts : [error];
       if (isPreconditionFailed(error)) {
         const found = await this.head(key).catch((failed: unknown) => {
           // An earlier attempt may be the object that refused this one: unknown whose it is.
@@ -179,8 +173,8 @@ export class BucketObjects {
   /** Write `key` whatever is there; answers the ETag of the object written (null when the server gives none). */
   async put(key: string, body: string, options: ReadOptions = {}, metadata: Record<string, string> = {}): Promise<string | null> {
     try {
-      const out = await this.client.send(new PutObjectCommand({ ...putInput(this.bucket, key, body), Metadata: metadata }), httpOptions(options));
-      return out.ETag || null;
+      const out = await this.client.send({ ...putRequest(this.bucket, key, body, metadata), ...deadline(options) });
+      return etagOf(out.headers);
     } catch (error) {
       throw s3Unavailable(error, 'PutObject');
     }
@@ -194,7 +188,7 @@ export class BucketObjects {
    */
   async putIfMatch(key: string, body: string, etag: string, options: ReadOptions = {}): Promise<'replaced' | 'changed' | 'gone' | 'busy'> {
     try {
-      await this.client.send(new PutObjectCommand({ ...putInput(this.bucket, key, body), IfMatch: etag }), httpOptions(options));
+      await this.client.send({ ...putRequest(this.bucket, key, body, {}, { 'if-match': etag }), ...deadline(options) });
       return 'replaced';
     } catch (error) {
       if (isPreconditionFailed(error)) return 'changed';
@@ -242,7 +236,7 @@ export class BucketObjects {
 
   async delete(key: string): Promise<void> {
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+      await this.client.send({ method: 'DELETE', bucket: this.bucket, key });
     } catch (error) {
       throw s3Unavailable(error, 'DeleteObject');
     }
@@ -261,8 +255,8 @@ export class BucketObjects {
       let left: readonly string[] = chunk;
       if (this.batchDeletes && chunk.length > 1) {
         try {
-          const out = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } }));
-          left = (out.Errors ?? []).flatMap((e) => (e.Key ? [e.Key] : []));
+          const out = await this.client.send({ method: 'POST', bucket: this.bucket, query: [['delete', '']], headers: { 'content-type': 'application/xml' }, body: deleteObjectsBody(chunk) });
+          left = failedDeletes(out.body.toString('utf8'));
         } catch (error) {
           // Not implemented there (some S3-compatible servers): one at a time from now on.
           if (refusesBatchDelete(error)) this.batchDeletes = false;
@@ -280,7 +274,7 @@ export class BucketObjects {
    */
   async deleteIfMatch(key: string, etag: string): Promise<'deleted' | 'changed' | 'gone' | 'busy'> {
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key, IfMatch: etag }));
+      await this.client.send({ method: 'DELETE', bucket: this.bucket, key, headers: { 'if-match': etag } });
       return 'deleted';
     } catch (error) {
       if (isPreconditionFailed(error)) return 'changed';
@@ -311,15 +305,15 @@ export class BucketObjects {
     for (;;) {
       let page;
       try {
-        page = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(after ? { StartAfter: after } : {}) }),
-        );
+        const query: [string, string][] = [['list-type', '2'], ['prefix', prefix], ['encoding-type', 'url']];
+        if (after) query.push(['start-after', after]);
+        page = parseListPage((await this.client.send({ method: 'GET', bucket: this.bucket, query })).body.toString('utf8'));
       } catch (error) {
         throw s3Unavailable(error, 'ListObjectsV2');
       }
-      const objects = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ key: o.Key, etag: o.ETag || null }] : []));
+      const objects = page.objects;
       yield objects;
-      if (!page.IsTruncated || objects.length === 0) return;
+      if (!page.truncated || objects.length === 0) return;
       after = objects[objects.length - 1]?.key;
     }
   }
@@ -330,41 +324,28 @@ const DELETE_BATCH = 1000;
 
 /**
  * An answer saying the server does not take DeleteObjects as sent (not implemented, or a
- * malformed request to it: some want a Content-MD5 the SDK does not send), rather than an outage.
+ * malformed request to it), rather than an outage.
  */
 const refusesBatchDelete = (error: unknown): boolean => {
-  const { name, $metadata } = (error ?? {}) as { name?: unknown; $metadata?: { httpStatusCode?: unknown } };
-  const status = $metadata?.httpStatusCode;
-  return name === 'NotImplemented' || name === 'MethodNotAllowed' || status === 400 || status === 405 || status === 501;
+  if (!(error instanceof S3Error)) return false;
+  return error.name === 'NotImplemented' || error.name === 'MethodNotAllowed' || error.status === 400 || error.status === 405 || error.status === 501;
 };
 
-/**
- * Collects the error of each attempt of `command` (the SDK retries it: the error it throws is
- * only the last attempt's), to tell whether any attempt may have been carried out.
- */
-const recordAttempts = (command: PutObjectCommand): unknown[] => {
-  const errors: unknown[] = [];
-  command.middlewareStack.add(
-    (next) => async (args) => {
-      try {
-        return await next(args);
-      } catch (error) {
-        errors.push(error);
-        throw error;
-      }
-    },
-    // Below the retry middleware (finalizeRequest), above the deserializer: once per attempt,
-    // seeing S3's error answers as well as network failures.
-    { step: 'deserialize', priority: 'high', name: 'cairnAttemptErrors' },
-  );
-  return errors;
+const META = 'x-amz-meta-';
+
+/** An object's user metadata, from its answer's x-amz-meta-* headers (names in lower case). */
+const metadataOf = (headers: IncomingHttpHeaders): Record<string, string> => {
+  const metadata: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (name.startsWith(META) && typeof value === 'string') metadata[name.slice(META.length)] = value;
+  return metadata;
 };
 
-const putInput = (bucket: string, key: string, body: string) => ({
-  Bucket: bucket,
-  Key: key,
-  Body: body,
-  ContentType: 'application/json',
-});
+const etagOf = (headers: IncomingHttpHeaders): string | null => headers.etag || null;
 
-const httpOptions = (options: ReadOptions) => (options.timeoutMs ? { requestTimeout: options.timeoutMs } : {});
+const putRequest = (bucket: string, key: string, body: string, metadata: Record<string, string>, conditions: Record<string, string> = {}): S3Request => {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...conditions };
+  for (const [name, value] of Object.entries(metadata)) headers[`${META}${name.toLowerCase()}`] = value;
+  return { method: 'PUT', bucket, key, body, headers };
+};
+
+const deadline = (options: ReadOptions): Pick<S3Request, 'timeoutMs'> => (options.timeoutMs ? { timeoutMs: options.timeoutMs } : {});

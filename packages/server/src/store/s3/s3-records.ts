@@ -1,4 +1,4 @@
-import type { S3Client } from '@aws-sdk/client-s3';
+import type { S3Http } from './s3-http.ts';
 import type { RecordStore } from '../../ports/records.ts';
 import { BucketObjects } from './bucket-objects.ts';
 import { RecordObjects } from './record-objects.ts';
@@ -13,7 +13,7 @@ export interface BucketSettings {
 }
 
 /** The bucket's objects under Cairn's prefix, on a client of their own (leases, health checks). */
-export const s3Objects = (settings: BucketSettings): { client: S3Client; objects: BucketObjects; prefix: string } => {
+export const s3Objects = (settings: BucketSettings): { client: S3Http; objects: BucketObjects; prefix: string } => {
   const client = createS3Client({ region: settings.region, ...(settings.endpoint ? { endpoint: settings.endpoint } : {}) });
   return { client, objects: new BucketObjects(client, settings.bucket), prefix: settings.prefix };
 };

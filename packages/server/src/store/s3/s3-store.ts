@@ -1,4 +1,4 @@
-import type { S3Client } from '@aws-sdk/client-s3';
+import type { S3Http } from './s3-http.ts';
 import type { Logger } from 'pino';
 import type { Entry, EntryAddress } from '../../domain/entry.ts';
 import { VersionConflict, unavailable } from '../../domain/errors.ts';
@@ -31,7 +31,7 @@ import { searchIndexObject } from './search-object.ts';
 import { HistoryGone, type VersionObjects } from './version-objects.ts';
 
 export interface S3StoreParts {
-  client: S3Client;
+  client: S3Http;
   objects: BucketObjects;
   keys: ObjectKeys;
   versions: VersionObjects;

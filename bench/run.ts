@@ -16,11 +16,12 @@ import { entriesStep } from './steps/entries.ts';
 import { mcpOverheadStep } from './steps/mcp-overhead.ts';
 import { mcpPeerStep } from './steps/mcp-peer.ts';
 import { postgresStep } from './steps/postgres.ts';
+import { s3Step } from './steps/s3.ts';
 import { searchStep } from './steps/search.ts';
 import { startupStep } from './steps/startup.ts';
 import { webhooksStep } from './steps/webhooks.ts';
 
-const ALL: Step[] = [entriesStep, batchStep, postgresStep, webhooksStep, startupStep, compactionStep, cortexStep, searchStep, mcpOverheadStep, mcpPeerStep, archiveStep];
+const ALL: Step[] = [entriesStep, batchStep, postgresStep, s3Step, webhooksStep, startupStep, compactionStep, cortexStep, searchStep, mcpOverheadStep, mcpPeerStep, archiveStep];
 // BENCH_STEPS=entries,search runs only those (latest.json then holds only those).
 const only = process.env.BENCH_STEPS?.split(',').map((s) => s.trim());
 const steps = only ? ALL.filter((s) => only.includes(s.key)) : ALL;

@@ -36,6 +36,10 @@ export const benchGoals = (r: BenchResults): GoalRow[] => {
         : { measure: 'PostgreSQL read req/s', value: k(p.read.rps), goal: '≥ 50 % of filesystem reads', met: null },
     );
   }
+  if (r.s3) {
+    const s = r.s3;
+    rows.push({ measure: 'S3 write req/s vs raw PUTs to the same server (s3rver)', value: `${pct(s.write_ratio)} (${k(s.write.rps)} vs ${k(s.raw_put.rps)}); read ${k(s.read.rps)} req/s`, goal: '', met: null });
+  }
   if (r.search) {
     // Search goals: hybrid p50 ≤ 1 ms at 10k and p95 ≤ 10 ms at 100k (filesystem), p95 ≤ 20 ms
     // at 100k (PostgreSQL), 1M within 3× of 10k; at 1M fully searchable ≤ 10 s after a restart.

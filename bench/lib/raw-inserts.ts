@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { quantile } from './quantile.ts';
+import { closedLoopRate } from './closed-loop.ts';
 
 export interface InsertRate {
   rps: number;
@@ -25,32 +25,8 @@ export const rawInsertRate = async (dsn: string, seconds: number, body: string, 
     await Promise.all(Array.from({ length: clients }, () => sql`select 1`));
     await sql`checkpoint`;
 
-    const latencies: number[] = [];
-    let errors = 0;
-    const started = performance.now();
-    const until = started + seconds * 1000;
-    const client = async () => {
-      while (performance.now() < until) {
-        const t = performance.now();
-        try {
-          await sql`insert into bench_raw_inserts (body) values (${body}::jsonb)`;
-          latencies.push(performance.now() - t);
-        } catch {
-          errors++;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: clients }, client));
-    const elapsedS = (performance.now() - started) / 1000;
-    const sorted = Float64Array.from(latencies).sort();
-    return {
-      rps: Math.round(latencies.length / elapsedS),
-      p50_ms: quantile(sorted, 0.5),
-      p99_ms: quantile(sorted, 0.99),
-      inserts: latencies.length,
-      errors,
-      clients,
-    };
+    const rate = await closedLoopRate(clients, seconds, () => sql`insert into bench_raw_inserts (body) values (${body}::jsonb)`);
+    return { rps: rate.rps, p50_ms: rate.p50_ms, p99_ms: rate.p99_ms, inserts: rate.done, errors: rate.errors, clients };
   } finally {
     await sql.end({ timeout: 5 });
   }

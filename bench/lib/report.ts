@@ -25,6 +25,7 @@ const throughputChart = (r: BenchResults): string => {
     if (r.entries.update) groups.push({ label: 'update (filesystem)', values: [r.entries.update.rps, r.entries.ceiling_post.rps], note: `p99 ${r.entries.update.p99_ms} ms` });
   }
   if (r.postgres) groups.push({ label: 'write (PostgreSQL)', values: [r.postgres.write.rps, r.postgres.raw_insert.rps], note: `${Math.round(r.postgres.write_ratio * 100)} % of raw INSERTs` });
+  if (r.s3) groups.push({ label: 'write (S3, s3rver)', values: [r.s3.write.rps, r.s3.raw_put.rps], note: `${Math.round(r.s3.write_ratio * 100)} % of raw PUTs` });
   if (r.webhooks && r.entries) groups.push({ label: 'webhook ingest', values: [r.webhooks.ingest.rps, r.entries.ceiling_post.rps], note: 'goal ≥ 3000/s' });
   return groups.length ? barChart('Throughput per operation against its ceiling (same run)', ['Cairn', 'ceiling'], groups, '/s') : '';
 };

@@ -3,6 +3,7 @@ import type { CortexBench } from '../cortex.ts';
 import type { EntriesBench } from '../http-entries.ts';
 import type { PeerBench } from '../mcp-peer.ts';
 import type { PostgresBench } from '../postgres.ts';
+import type { S3Bench } from '../s3.ts';
 import type { SearchBench } from '../search.ts';
 import type { StartupBench } from '../startup.ts';
 import type { WebhookBench } from '../webhooks.ts';
@@ -17,6 +18,7 @@ export interface BenchResults {
   step_seconds?: Record<string, number>;
   entries?: EntriesBench;
   postgres?: PostgresBench;
+  s3?: S3Bench;
   search?: SearchBench;
   startup?: StartupBench;
   compaction?: CompactionBench;

@@ -1,6 +1,6 @@
 import { ServiceError, unavailable } from '../../domain/errors.ts';
 import { defaultCredentials } from './credentials.ts';
-import { CONNECT_TIMEOUT, S3Error, S3Http } from './s3-http.ts';
+import { CONNECT_TIMEOUT, NO_CREDENTIALS, S3Error, S3Http } from './s3-http.ts';
 
 export { REQUEST_TIMEOUT_MS } from './s3-http.ts';
 
@@ -57,11 +57,12 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
  * Whether one attempt of a write may have been carried out although it failed: a timeout or a
  * connection dropped once the request was sent, or a 5xx (the server may have stored the object
  * and then failed). A 4xx, a 503 (S3's SlowDown and its kind refuse a request before doing it),
- * or a connection that was never made, proves nothing was stored.
+ * a connection that was never made, or credentials that could not be found, prove nothing was
+ * stored.
  */
 export const mayHaveLanded = (error: unknown): boolean => {
   const status = httpStatus(error);
   if (status !== undefined) return status >= 500 && status !== 503;
   if (!(error instanceof S3Error)) return true;
-  return !(error.name === CONNECT_TIMEOUT || (error.code !== undefined && NOT_SENT_CODES.has(error.code)));
+  return !(error.name === CONNECT_TIMEOUT || error.name === NO_CREDENTIALS || (error.code !== undefined && NOT_SENT_CODES.has(error.code)));
 };

@@ -52,6 +52,8 @@ const CONNECTION_TIMEOUT_MS = 1000;
 const MAX_ATTEMPTS = 2;
 /** The name of the error of a connection not made in time (which proves the request was not sent). */
 export const CONNECT_TIMEOUT = 'ConnectTimeoutError';
+/** The name of the error of credentials that could not be found (nothing was sent either). */
+export const NO_CREDENTIALS = 'CredentialsError';
 /** The wait before the retry: a random part of this, so that replicas failing together do not retry together. */
 const RETRY_DELAY_MS = 100;
 
@@ -151,6 +153,9 @@ export class S3Http {
     if (body !== undefined) headers['content-length'] = String(bytes ? bytes.length : (body as { length: number }).length);
     if (request.method === 'POST' && bytes) headers['content-md5'] = createHash('md5').update(bytes).digest('base64');
     const query = request.query ?? [];
+    const credentials = await this.credentials().catch((error: unknown) => {
+      throw new S3Error(NO_CREDENTIALS, `no AWS credentials: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    });
     Object.assign(headers, signatureHeaders({
       method: request.method,
       path,
@@ -158,7 +163,7 @@ export class S3Http {
       headers,
       // A streamed body (a saved index, megabytes) is not read twice to be hashed.
       payloadHash: bytes ? sha256Hex(bytes) : body === undefined ? sha256Hex('') : UNSIGNED_PAYLOAD,
-      credentials: await this.credentials(),
+      credentials,
       region: this.region,
       now: new Date(),
     }));
@@ -167,9 +172,11 @@ export class S3Http {
     const transport = base.protocol === 'https:' ? https : http;
     return new Promise<S3Response>((resolve, reject) => {
       const req = transport.request({ protocol: base.protocol, hostname: base.hostname, port: base.port || undefined, method: request.method, path: `${path}${search}`, headers, agent: this.agent });
+      let stream: Readable | undefined;
       const fail = (error: S3Error) => {
         clearTimeout(deadline);
         req.destroy();
+        stream?.destroy();
         reject(error);
       };
       const deadline = setTimeout(() => fail(new S3Error('TimeoutError', `request timed out after ${timeoutMs} ms`)), timeoutMs);
@@ -192,7 +199,7 @@ export class S3Http {
       });
       if (bytes) req.end(bytes);
       else if (body !== undefined && typeof body === 'object' && 'stream' in body) {
-        const stream = body.stream();
+        stream = body.stream();
         stream.on('error', (error) => fail(new S3Error('BodyReadError', error.message, { cause: error })));
         stream.pipe(req);
       } else req.end();

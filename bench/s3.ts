@@ -1,4 +1,4 @@
-import { startS3 } from '../test/helpers/s3.ts';
+import { startS3Behind } from '../test/helpers/s3.ts';
 import { S3Http } from '../packages/server/src/store/s3/s3-http.ts';
 import { VALUE } from './entry-value.ts';
 import { type CairnLoad, benchCairn, ratio } from './http-entries.ts';
@@ -41,20 +41,16 @@ const rawPutRate = async (s3: { endpoint: string; bucket: string; accessKeyId: s
 
 /**
  * Cairn on S3: the write and read loads of the filesystem benchmark (wrk, 50 connections,
- * 1 KiB values) against the test S3 server (s3rver, a process of its own), and that server's
- * PUT rate in the same run. Starts and removes its own server and bucket.
+ * 1 KiB values) against the test S3 server (s3rver, a process of its own, behind the proxy in
+ * this process that enforces conditional writes as S3 does, without which Cairn refuses to
+ * start), and that same path's PUT rate in the same run. Starts and removes its own server
+ * and bucket.
  */
 export const benchS3 = async (seconds: number): Promise<S3Bench> => {
-  const s3 = await startS3();
+  const s3 = await startS3Behind();
   try {
-    const raw_put = await rawPutRate(s3, seconds, VALUE);
-    const cairn = await startCairn({
-      CAIRN_OBJECT_BUCKET: s3.bucket,
-      CAIRN_OBJECT_ENDPOINT: s3.endpoint,
-      CAIRN_OBJECT_PREFIX: 'bench/',
-      AWS_ACCESS_KEY_ID: s3.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    });
+    const raw_put = await rawPutRate({ ...s3, endpoint: s3.proxy.endpoint }, seconds, VALUE);
+    const cairn = await startCairn(s3.env('bench/'));
     try {
       const measured = await benchCairn(cairn.url, seconds);
       return { raw_put, ...measured, write_ratio: ratio(measured.write, raw_put) };

@@ -3,7 +3,7 @@ import { type Step, pct } from '../lib/step.ts';
 
 export const s3Step: Step<S3Bench> = {
   key: 's3',
-  title: (ctx) => `S3 (s3rver): raw PUTs (50 clients, 1 KiB), then Cairn on S3: write and read, ${ctx.seconds} s each`,
+  title: (ctx) => `S3 (s3rver behind the conditional-write proxy): raw PUTs (50 clients, 1 KiB), then Cairn on S3: write and read, ${ctx.seconds} s each`,
   async run(ctx) {
     ctx.progress('test S3 server, raw PUTs, then Cairn');
     const s = await benchS3(ctx.seconds);

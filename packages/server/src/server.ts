@@ -21,6 +21,8 @@ export interface RunningServer {
   cortex: CortexWorker | null;
   /** Everything the server is made of. */
   runtime: Runtime;
+  /** Starts the embedder's warm-up now, if it has not started (see ServerOptions.deferWarmUp). */
+  warmUp(): void;
 }
 
 /**
@@ -40,6 +42,12 @@ export interface ShutdownTimings {
 export interface ServerOptions {
   /** Run a Cortex worker in this process (`cairn serve --with-cortex`). */
   withCortex?: boolean;
+  /**
+   * Leave the embedder's warm-up, which holds the main thread for a few tenths of a second, to
+   * `warmUp()`: `cairn mcp` answers its client's first requests (initialize, the tool list)
+   * before it.
+   */
+  deferWarmUp?: boolean;
 }
 
 export const SHUTDOWN_TIMINGS: Readonly<ShutdownTimings> = Object.freeze({ settleMs: 250, graceMs: 10_000, storeCloseMs: 10_000 });
@@ -113,16 +121,23 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
     // and more on a loaded host), and "cairn is listening", queued behind the line before it,
     // would reach a supervisor or a script waiting for it only after that.
     let closed = false;
-    logger.flush(() =>
-      setImmediate(() => {
-        try {
-          runtime.search.embedder.warm?.();
-        } catch (error) {
-          logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
-        }
-        void warmUp(runtime, () => closed);
-      }),
-    );
+    let warming = false;
+    const startWarmUp = (): void => {
+      if (warming || closed) return;
+      warming = true;
+      logger.flush(() =>
+        setImmediate(() => {
+          logger.debug('search warm-up started');
+          try {
+            runtime.search.embedder.warm?.();
+          } catch (error) {
+            logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
+          }
+          void warmUp(runtime, () => closed);
+        }),
+      );
+    };
+    if (!options.deferWarmUp) startWarmUp();
 
     const stopHttp = async (): Promise<void> => {
       drain.begin();
@@ -160,7 +175,7 @@ export const startServer = async (config: Config, logger: Logger, timings: Parti
       })();
       return closing;
     };
-    return { app, store: runtime.store, url, close, cortex: runtime.cortex, runtime };
+    return { app, store: runtime.store, url, close, cortex: runtime.cortex, runtime, warmUp: startWarmUp };
   } catch (error) {
     await runtime.close();
     throw error;

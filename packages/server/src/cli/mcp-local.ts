@@ -78,6 +78,8 @@ class SharedDirectory implements StdioSession {
   readonly operations = SERVED_OPERATIONS;
   private current!: Delegate;
   private finding: Promise<void> | null = null;
+  /** Whether the session began (StdioSession.begin): a delegate taking over later begins at once. */
+  private begun = false;
 
   private readonly config: Readonly<Config>;
   private readonly logger: Logger;
@@ -107,6 +109,11 @@ class SharedDirectory implements StdioSession {
     const ops: Partial<MemoryOperations> = {};
     for (const name of this.operations) (ops as Record<string, unknown>)[name] = (raw: unknown) => this.call(name, raw, requestId, first);
     return { ops, ...(local.requestId === undefined ? {} : { requestId: local.requestId }), onBug: local.onBug, ...(local.onDamaged ? { onDamaged: local.onDamaged } : {}) };
+  }
+
+  begin(): void {
+    this.begun = true;
+    this.current.session.begin?.();
   }
 
   async close(): Promise<void> {
@@ -149,6 +156,7 @@ class SharedDirectory implements StdioSession {
         await sleep(RETRY_EVERY_MS);
         await failed.session.close();
         this.current = await this.openOrFind(failed.ownerPid);
+        if (this.begun) this.current.session.begin?.();
         if (this.current.ownerPid !== failed.ownerPid) {
           this.logger.info({ dir: this.dir }, this.current.ownerPid === null ? 'the data directory\'s owner went away: serving it here' : 'the data directory\'s owner went away: forwarding to the next');
         }
@@ -209,7 +217,8 @@ class SharedDirectory implements StdioSession {
   private async open(): Promise<Delegate> {
     const key = randomBytes(24).toString('base64url');
     const config: Config = { ...this.config, host: '127.0.0.1', port: 0, apiKeys: [key], rateLimitRpm: 0 };
-    const server = await startServer(config, this.logger, {}, { withCortex: this.withCortex });
+    // Its warm-up waits for the session to begin: the client's initialize is answered first.
+    const server = await startServer(config, this.logger, {}, { withCortex: this.withCortex, deferWarmUp: true });
     try {
       await writeNote(this.dir, { pid: process.pid, url: server.url, key, namespace: this.config.namespace });
     } catch (error) {
@@ -225,6 +234,7 @@ class SharedDirectory implements StdioSession {
         await removeNote(this.dir);
         await server.close();
       },
+      begin: () => server.warmUp(),
     });
     return { session, ownerPid: null };
   }
@@ -257,13 +267,16 @@ export const openLocalMemory = async (config: Readonly<Config>, logger: Logger, 
     return shared;
   }
   const runtime = await createRuntime(config, logger, { withCortex: options.withCortex });
-  // The word table takes about 0.1 s to read: now, rather than inside the first call.
-  setImmediate(() => {
-    try {
-      runtime.search.embedder.warm?.();
-    } catch (error) {
-      logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
-    }
-  });
-  return localSession({ deps: runtime.deps, logger, serving: `the ${config.storage.backend} backend`, close: () => runtime.close() });
+  // The word table takes a few tenths of a second to read: once the first answers are out,
+  // rather than inside the first call.
+  const begin = (): void => {
+    setImmediate(() => {
+      try {
+        runtime.search.embedder.warm?.();
+      } catch (error) {
+        logger.warn({ err: error }, 'loading the embedder ahead of use failed; the first embedding tries again');
+      }
+    });
+  };
+  return localSession({ deps: runtime.deps, logger, serving: `the ${config.storage.backend} backend`, close: () => runtime.close(), begin });
 };

@@ -12,6 +12,8 @@ export interface LocalParts {
   readonly serving: string;
   /** Stops what was opened (the store last). */
   close(): Promise<void>;
+  /** Deferred start-up work (StdioSession.begin): the embedder's warm-up. */
+  begin?(): void;
 }
 
 /**
@@ -21,7 +23,7 @@ export interface LocalParts {
  * its calls work as the server's own work does, without a key, in CAIRN_NAMESPACE, writing
  * as CAIRN_AGENT_ID.
  */
-export const localSession = ({ deps, logger, serving, close }: LocalParts): StdioSession => {
+export const localSession = ({ deps, logger, serving, close, begin }: LocalParts): StdioSession => {
   const { namespace, agentId } = deps.config;
   let calls = 0;
   return {
@@ -38,5 +40,6 @@ export const localSession = ({ deps, logger, serving, close }: LocalParts): Stdi
     },
     banner: `serving ${serving} in this process (namespace ${namespace}, writing as ${agentId})`,
     close,
+    ...(begin ? { begin } : {}),
   };
 };

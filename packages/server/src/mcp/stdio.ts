@@ -16,6 +16,9 @@ import { StdioLines } from './stdio-lines.ts';
 /** How long, once standard input has ended, the requests still in flight get to be answered. */
 const DRAIN_MS = 30_000;
 
+/** When a session's deferred work (StdioSession.begin) starts if no request has come by then. */
+const BEGIN_WITHOUT_REQUEST_MS = 1000;
+
 /**
  * A transport in front of another that keeps the ids of the requests received and not yet
  * answered (nor cancelled by the caller), so that the end of standard input can wait for them:
@@ -30,9 +33,12 @@ class InFlightTransport implements Transport {
   private readonly inner: Transport;
   private readonly open = new Set<RequestId>();
   private idle: Array<() => void> = [];
+  /** Told after each answer is written. */
+  private readonly answered: () => void;
 
-  constructor(inner: Transport) {
+  constructor(inner: Transport, answered: () => void = () => {}) {
     this.inner = inner;
+    this.answered = answered;
   }
 
   get unanswered(): number {
@@ -53,7 +59,10 @@ class InFlightTransport implements Transport {
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     await this.inner.send(message, options);
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) this.settle(message.id);
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+      this.settle(message.id);
+      this.answered();
+    }
   }
 
   async close(): Promise<void> {
@@ -103,6 +112,12 @@ export interface StdioSession {
   readonly banner: string;
   /** Ends the session once its calls are answered (closes the store this process opened). */
   close(): Promise<void>;
+  /**
+   * Work that would hold the first answers back (the built-in embedder's warm-up, a few tenths
+   * of a second of the main thread): called once, when the first request is answered or
+   * BEGIN_WITHOUT_REQUEST_MS after serving began, whichever comes first.
+   */
+  begin?(): void;
 }
 
 /**
@@ -115,7 +130,17 @@ export const serveStdioMcp = async (session: StdioSession): Promise<void> => {
   const server = createMcpServer(offeredTools(session.operations), (extra) => session.scopeOf(extra.requestId));
   // Params the caller got wrong are answered -32602, as /mcp answers them, not -32603 by the SDK.
   const lines = new StdioLines();
-  const transport = new InFlightTransport(new ParamsCheckedTransport(lines));
+  // A client waits for its initialize to be answered before anything else: the session's
+  // deferred work starts once the first answer is on its way (or a while after serving began).
+  let begun = false;
+  const begin = (): void => {
+    if (begun) return;
+    begun = true;
+    clearTimeout(beginAnyway);
+    session.begin?.();
+  };
+  const beginAnyway = setTimeout(begin, BEGIN_WITHOUT_REQUEST_MS);
+  const transport = new InFlightTransport(new ParamsCheckedTransport(lines), begin);
   let ending: Promise<void> | null = null;
   const end = (wait: boolean): Promise<void> => {
     ending ??= (async () => {

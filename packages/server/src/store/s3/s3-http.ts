@@ -20,6 +20,8 @@ export interface S3HttpOptions {
   /** An S3-compatible server (s3rver, MinIO …): addressed path-style (`/bucket/key`). */
   endpoint?: string | undefined;
   credentials: () => Promise<Credentials>;
+  /** This host's clock (a test sets one that is off). */
+  now?: () => number;
 }
 
 export type S3Body = string | Buffer | { length: number; stream: () => Readable };
@@ -67,6 +69,8 @@ export class S3Error extends Error {
   readonly status: number | undefined;
   readonly code: string | undefined;
   attempts: S3Error[] = [this];
+  /** Refused for a signature dated by a clock the client has since corrected (S3Http.followClock): worth another attempt. */
+  clockSkewed = false;
 
   constructor(name: string, message: string, options: { status?: number; code?: string; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -83,6 +87,13 @@ const RETRYABLE_CODES = new Set(['RequestTimeout', 'SlowDown', 'Throttling', 'Th
 /** Whether another attempt may succeed: the connection failed, S3 failed (5xx) or asked to slow down. */
 const retryable = (error: S3Error): boolean =>
   error.status === undefined || error.status >= 500 || error.status === 429 || RETRYABLE_CODES.has(error.name);
+
+/**
+ * How far the bucket's clock (its answers' Date header) may be from ours before requests are
+ * signed by its clock instead: S3 refuses a signature dated more than 15 minutes off its own
+ * (RequestTimeTooSkewed; 403 with no code to a HEAD). As the SDK's client did.
+ */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 const NO_BODY_NAMES: Record<number, string> = { 301: 'PermanentRedirect', 400: 'BadRequest', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 409: 'Conflict', 412: 'PreconditionFailed', 501: 'NotImplemented', 503: 'ServiceUnavailable' };
 
@@ -115,11 +126,15 @@ export class S3Http {
   private readonly endpoint: URL | null;
   private readonly agent: http.Agent;
   private readonly sign: (input: SignInput) => Promise<Record<string, string>>;
+  /** Added to our clock to sign: the bucket's clock less ours, once they were found apart (CLOCK_SKEW_MS). */
+  private clockOffsetMs = 0;
+  private readonly now: () => number;
 
   constructor(options: S3HttpOptions) {
     this.region = options.region;
     this.endpoint = options.endpoint ? new URL(options.endpoint) : null;
     this.sign = s3Signer(options.region, options.credentials);
+    this.now = options.now ?? Date.now;
     const secure = this.endpoint ? this.endpoint.protocol === 'https:' : true;
     this.agent = secure ? new https.Agent({ keepAlive: true, maxSockets: 64 }) : new http.Agent({ keepAlive: true, maxSockets: 64 });
   }
@@ -131,15 +146,26 @@ export class S3Http {
       try {
         const response = await this.attempt(request);
         if (response.status < 300) return response;
-        throw answerError(response, request.method);
+        const error = answerError(response, request.method);
+        // A refusal because our clock is off is mended by signing with the bucket's: once more.
+        if (response.status === 403 && this.followClock(response.headers.date)) error.clockSkewed = true;
+        throw error;
       } catch (caught) {
         const error = caught instanceof S3Error ? caught : new S3Error('Error', String(caught), { cause: caught });
         attempts.push(error);
         error.attempts = attempts;
-        if (attempts.length >= MAX_ATTEMPTS || !retryable(error)) throw error;
+        if (attempts.length >= MAX_ATTEMPTS || !(retryable(error) || error.clockSkewed)) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * RETRY_DELAY_MS));
       }
     }
+  }
+
+  /** Signs by the bucket's clock from now on when `date` (an answer's Date header) is CLOCK_SKEW_MS or more from ours; says whether it changed. */
+  private followClock(date: string | undefined): boolean {
+    const theirs = date === undefined ? Number.NaN : Date.parse(date);
+    if (Number.isNaN(theirs) || Math.abs(theirs - (this.now() + this.clockOffsetMs)) < CLOCK_SKEW_MS) return false;
+    this.clockOffsetMs = theirs - this.now();
+    return true;
   }
 
   /** Closes the idle connections; requests in flight end as they will. */
@@ -162,7 +188,7 @@ export class S3Http {
       headers,
       // A streamed body (a saved index, megabytes) is not read twice to be hashed.
       payloadHash: bytes ? sha256Hex(bytes) : body === undefined ? EMPTY_HASH : UNSIGNED_PAYLOAD,
-      now: new Date(),
+      now: new Date(this.now() + this.clockOffsetMs),
     }).catch((error: unknown) => {
       // The credentials could not be had (signing itself does not fail otherwise).
       throw new S3Error(NO_CREDENTIALS, `no AWS credentials: ${error instanceof Error ? error.message : String(error)}`, { cause: error });

@@ -139,7 +139,7 @@ export const serveStdioMcp = async (session: StdioSession): Promise<void> => {
     clearTimeout(beginAnyway);
     session.begin?.();
   };
-  const beginAnyway = setTimeout(begin, BEGIN_WITHOUT_REQUEST_MS);
+  const beginAnyway = setTimeout(begin, BEGIN_WITHOUT_REQUEST_MS).unref();
   const transport = new InFlightTransport(new ParamsCheckedTransport(lines), begin);
   let ending: Promise<void> | null = null;
   const end = (wait: boolean): Promise<void> => {

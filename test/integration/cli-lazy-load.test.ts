@@ -67,6 +67,8 @@ describe('cairn loads only what the command it runs needs', () => {
     expect(loaded.some((url) => url.endsWith('/packages/server/dist/cli.js'))).toBe(true);
     expect(loaded.some((url) => url.includes('/node_modules/commander/'))).toBe(true);
     expect(heavyIn(loaded)).toEqual([]);
+    // Help reads the commands' definitions only: not even the settings' schema (zod, config.ts).
+    if (args.includes('--help')) expect(loaded.filter((url) => url.includes('/node_modules/zod/'))).toEqual([]);
   });
 
   it('loads the server when `cairn serve` runs (the check above would see it)', () => {

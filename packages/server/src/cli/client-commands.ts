@@ -2,7 +2,6 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CairnClient } from 'cairn-memory-client';
 import { CairnError } from 'cairn-memory-client';
 import type { EntryValue, WriteRequest } from 'cairn-memory-client';
-import { clientOptionsFrom } from './client-env.ts';
 import { exitCodeOf, printOut, sayFailure } from './command-exit.ts';
 import { briefingText, entriesTable, entryDetail, oneLine, preview, table, versionsTable } from './render.ts';
 
@@ -79,6 +78,8 @@ export const action = <A extends unknown[]>(run: (client: CairnClient, options: 
     const options = this.opts<CommonOptions & Record<string, unknown>>();
     let output: Output;
     try {
+      // Loaded here, not with the command's definition: its settings' schema (zod) is no cost to `--help`.
+      const { clientOptionsFrom } = await import('./client-env.ts');
       const client = new CairnClient(clientOptionsFrom(process.env, { url: options.url }));
       output = await run(client, options, ...(args.slice(0, this.registeredArguments.length) as A));
     } catch (error) {

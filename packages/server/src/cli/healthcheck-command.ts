@@ -1,8 +1,6 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { type Command, Option } from 'commander';
-import { parseConfig } from '../config.ts';
-import { cortexHealth } from '../cortex/health.ts';
 import { redactCredentials } from '../domain/redact-credentials.ts';
 import { SettingError } from '../domain/setting-error.ts';
 
@@ -76,6 +74,7 @@ const flag = (args: readonly string[], names: readonly string[]): string | undef
 
 /** `GET /health` of the server this container runs, on the port and host it was given. */
 const serverHealth = async (args: readonly string[]): Promise<{ ok: boolean; message: string }> => {
+  const { parseConfig } = await import('../config.ts');
   const config = parseConfig(process.env, { port: flag(args, ['--port', '-p']), host: flag(args, ['--host']) });
   const host = ['0.0.0.0', '::', '[::]', ''].includes(config.host) ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${config.port}/health`;
@@ -103,6 +102,9 @@ export const registerHealthcheckCommand = (program: Command): void => {
       try {
         const running = await containerCommand(Number(options.pid));
         if (running?.command === 'cortex') {
+          // The settings (zod and every backend's variables) and the Cortex's check load with this
+          // command's action, not with its definition, which every `cairn` start reads.
+          const [{ parseConfig }, { cortexHealth }] = await Promise.all([import('../config.ts'), import('../cortex/health.ts')]);
           const config = parseConfig(process.env);
           verdict = await cortexHealth(config, Date.now, process.env.CAIRN_API_KEY || config.apiKeys[0]);
         } else {

@@ -106,23 +106,21 @@ export async function startS3(): Promise<TestS3> {
   };
 }
 
-/** An SDK client straight to the server (not through the proxy), no retries: what a test asks it is what it sent. */
-export const rawClient = (s3: TestS3): S3Client =>
+/**
+ * An SDK client straight to `s3.endpoint` (the server, or the proxy when given its endpoint),
+ * no retries: what a test asks it is what it sent. Without keys of its own it signs with the
+ * environment's (the suites set the test server's), for tests that plant or take objects
+ * behind Cairn's back and know only its settings.
+ */
+export const rawClient = (s3: Pick<TestS3, 'endpoint'> & Partial<Pick<TestS3, 'accessKeyId' | 'secretAccessKey'>>): S3Client =>
   new S3Client({
     endpoint: s3.endpoint,
     region: 'us-east-1',
     forcePathStyle: true,
     requestChecksumCalculation: 'WHEN_REQUIRED',
-    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    ...(s3.accessKeyId && s3.secretAccessKey ? { credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } } : {}),
     maxAttempts: 1,
   });
-
-/**
- * An SDK client to `endpoint` with the credentials of the environment (the suites set the test
- * server's): for tests that plant or take objects behind Cairn's back.
- */
-export const sdkClient = (endpoint: string): S3Client =>
-  new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED' });
 
 function waitReady(proc: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -9,7 +9,7 @@ import { filesystemBackend, postgresBackend, s3Backend } from '../helpers/backen
 import { type Cairn, startCairn } from '../helpers/cairn.ts';
 import { connectHttp, connectLocalStdio } from '../helpers/mcp.ts';
 import { runCli } from '../helpers/run-cli.ts';
-import { sdkClient } from '../helpers/s3.ts';
+import { rawClient } from '../helpers/s3.ts';
 
 /**
  * A request that meets damaged stored data (a rotten fs log, a damaged S3 object, a PostgreSQL
@@ -199,7 +199,7 @@ describe('damaged stored data answers 503, marked, on every backend', () => {
     await write(cairn, 'rotten', { a: 2 });
     const prefix = env.CAIRN_OBJECT_PREFIX as string;
     const versionKey = new ObjectKeys(prefix).version(addressHash({ namespace: 'default', entity_path: 'damage/p', key: 'rotten' }), 1);
-    const raw = sdkClient(env.CAIRN_OBJECT_ENDPOINT as string);
+    const raw = rawClient({ endpoint: env.CAIRN_OBJECT_ENDPOINT as string });
     try {
       await raw.send(new DeleteObjectCommand({ Bucket: env.CAIRN_OBJECT_BUCKET, Key: versionKey }));
       await raw.send(new PutObjectCommand({ Bucket: env.CAIRN_OBJECT_BUCKET, Key: versionKey, Body: '{"namespace":"default","entity_path":"damage/p","ke' }));

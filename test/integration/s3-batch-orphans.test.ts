@@ -7,7 +7,7 @@ import { BATCH_DEADLINE, BATCH_ID } from '../../packages/server/src/store/s3/bat
 import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { sdkClient, startS3Behind, type TestS3Behind } from '../helpers/s3.ts';
+import { rawClient, startS3Behind, type TestS3Behind } from '../helpers/s3.ts';
 
 /**
  * What a batch writer killed between its version objects and its commit marker leaves on S3:
@@ -33,7 +33,7 @@ afterAll(async () => {
 const plantOrphan = async (key: string, version: number, deadline: number): Promise<string> => {
   const id = `crashed-${key}`;
   const entry = makeEntry({ key, version, value: { orphan: true } });
-  const client = sdkClient(s3.endpoint);
+  const client = rawClient(s3);
   await client.send(
     new PutObjectCommand({
       Bucket: s3.bucket,
@@ -65,7 +65,7 @@ it('aborts an overdue batch on first sight and writes the version in the next sl
   expect((await store.head(first))?.version).toBe(1);
   const second = makeEntry({ key: 'freed', version: 2, value: { real: true } });
   await store.append(second, 1);
-  const client = sdkClient(s3.endpoint);
+  const client = rawClient(s3);
   const marker = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: keys.batch(id) }));
   expect(JSON.parse(await (marker.Body as { transformToString(): Promise<string> }).transformToString())).toEqual({ state: 'aborted' });
   client.destroy();

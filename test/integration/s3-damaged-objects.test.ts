@@ -6,7 +6,7 @@ import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
 import type { S3Store } from '../../packages/server/src/store/s3/s3-store.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { sdkClient, startS3Behind, type TestS3Behind } from '../helpers/s3.ts';
+import { rawClient, startS3Behind, type TestS3Behind } from '../helpers/s3.ts';
 
 /**
  * Objects of the bucket damaged or lost after the store wrote them (by hand, a restore, another
@@ -24,7 +24,7 @@ const open = async (prefix: string): Promise<S3Store> => {
 
 beforeAll(async () => {
   s3 = await startS3Behind();
-  raw = sdkClient(s3.endpoint);
+  raw = rawClient(s3);
 });
 afterAll(async () => {
   for (const store of opened) await store.close().catch(() => {});

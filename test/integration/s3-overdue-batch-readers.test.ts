@@ -9,7 +9,7 @@ import { openS3Store } from '../../packages/server/src/store/s3/index.ts';
 import { ObjectKeys, addressHash } from '../../packages/server/src/store/s3/object-keys.ts';
 import { createS3Client } from '../../packages/server/src/store/s3/s3-client.ts';
 import { makeEntry } from '../contract/store-contract.ts';
-import { sdkClient, startS3Behind, type TestS3Behind } from '../helpers/s3.ts';
+import { rawClient, startS3Behind, type TestS3Behind } from '../helpers/s3.ts';
 
 /**
  * A killed batch writer leaves up to 16 versions of one batch undecided; past the deadline,
@@ -58,7 +58,7 @@ const rawObjects = () => new BucketObjects(createS3Client({ region: 'us-east-1',
 const plantKilledBatch = async (name: string): Promise<{ id: string; entries: Entry[] }> => {
   const id = `killed-${name}`;
   const deadline = Date.now() - 1;
-  const client = sdkClient(s3.endpoint);
+  const client = rawClient(s3);
   const entries = Array.from({ length: READERS }, (_, i) => makeEntry({ entity_path: `herd/${name}`, key: `k${i}`, version: 1 }));
   await Promise.all(
     entries.map((entry) =>
@@ -116,7 +116,7 @@ it('a committed batch whose marker was lost is written again as committed, once,
   expect(new Set(metadata.map((m) => m[BATCH_ID]))).toEqual(new Set([id]));
   expect(await markerOf(id)).toEqual({ state: 'committed' });
   // The marker lost after the commit (deleted by hand, a bucket restored without it); its change objects stay.
-  const client = sdkClient(s3.endpoint);
+  const client = rawClient(s3);
   await client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: keys.batch(id) }));
   client.destroy();
   expect(await markerOf(id)).toBeNull();

@@ -2,8 +2,6 @@ import { ServiceError, unavailable } from '../../domain/errors.ts';
 import { defaultCredentials } from './credentials.ts';
 import { CONNECT_TIMEOUT, NO_CREDENTIALS, S3Error, S3Http } from './s3-http.ts';
 
-export { REQUEST_TIMEOUT_MS } from './s3-http.ts';
-
 export interface S3ClientOptions {
   endpoint?: string;
   region: string;

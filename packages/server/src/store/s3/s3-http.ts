@@ -49,7 +49,7 @@ export interface S3Response {
 // about a second (so the API answers 503 quickly), not hang. The change-log lookback window
 // (change-follower.ts) is sized from these: a change object can land at most ~2 × the request
 // timeout after the timestamp in its key.
-export const REQUEST_TIMEOUT_MS = 3000;
+const REQUEST_TIMEOUT_MS = 3000;
 const CONNECTION_TIMEOUT_MS = 1000;
 const MAX_ATTEMPTS = 2;
 /** The name of the error of a connection not made in time (which proves the request was not sent). */
